@@ -1,0 +1,3 @@
+//! One module per subcommand, in data-flow order.
+
+pub mod capture;

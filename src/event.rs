@@ -1,0 +1,283 @@
+//! The canonical event: one queue line, format v1. No I/O here.
+//!
+//! A queue line is a superset of ContextManager's `HookEntry`, so the extension that tails the
+//! same file keeps working. Field names are a public interface (see DESIGN.md, "Queue line").
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version written in the `v` field of every line cmstore produces.
+pub const QUEUE_FORMAT_VERSION: u32 = 1;
+
+/// Value of `origin` on lines cmstore writes.
+pub const ORIGIN: &str = "cmstore";
+
+/// The canonical hook types, PascalCase as ContextManager spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookType {
+    SessionStart,
+    SessionEnd,
+    UserPromptSubmit,
+    PreToolUse,
+    PostToolUse,
+    PostToolUseFailure,
+    PreCompact,
+    Stop,
+    SubagentStart,
+    SubagentStop,
+    ErrorOccurred,
+    Notification,
+    PermissionRequest,
+}
+
+impl HookType {
+    /// Every canonical type.
+    pub const ALL: [HookType; 13] = [
+        HookType::SessionStart,
+        HookType::SessionEnd,
+        HookType::UserPromptSubmit,
+        HookType::PreToolUse,
+        HookType::PostToolUse,
+        HookType::PostToolUseFailure,
+        HookType::PreCompact,
+        HookType::Stop,
+        HookType::SubagentStart,
+        HookType::SubagentStop,
+        HookType::ErrorOccurred,
+        HookType::Notification,
+        HookType::PermissionRequest,
+    ];
+
+    /// The canonical spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookType::SessionStart => "SessionStart",
+            HookType::SessionEnd => "SessionEnd",
+            HookType::UserPromptSubmit => "UserPromptSubmit",
+            HookType::PreToolUse => "PreToolUse",
+            HookType::PostToolUse => "PostToolUse",
+            HookType::PostToolUseFailure => "PostToolUseFailure",
+            HookType::PreCompact => "PreCompact",
+            HookType::Stop => "Stop",
+            HookType::SubagentStart => "SubagentStart",
+            HookType::SubagentStop => "SubagentStop",
+            HookType::ErrorOccurred => "ErrorOccurred",
+            HookType::Notification => "Notification",
+            HookType::PermissionRequest => "PermissionRequest",
+        }
+    }
+
+    /// Maps an event name from any agent onto a canonical type, or `None` when it has none.
+    ///
+    /// Matching ignores case, so Claude's `PreToolUse`, Copilot CLI's `preToolUse` and the
+    /// canonical spelling all land on the same type. Agent-specific aliases (Copilot CLI's
+    /// `agentStop` and `userPromptSubmitted`, Gemini CLI's `BeforeTool`, Cursor's
+    /// `beforeSubmitPrompt`, …) are listed explicitly.
+    pub fn from_event_name(name: &str) -> Option<HookType> {
+        let lower = name.trim().to_ascii_lowercase();
+        if let Some(known) = HookType::ALL
+            .iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(&lower))
+        {
+            return Some(*known);
+        }
+        Some(match lower.as_str() {
+            "userpromptsubmitted" | "beforesubmitprompt" | "beforeagent" => {
+                HookType::UserPromptSubmit
+            }
+            "agentstop" | "afteragent" => HookType::Stop,
+            "beforetool" => HookType::PreToolUse,
+            "aftertool" => HookType::PostToolUse,
+            "precompress" => HookType::PreCompact,
+            "erroroccured" | "error" => HookType::ErrorOccurred,
+            _ => return None,
+        })
+    }
+}
+
+/// One tool call of a recorded turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    #[serde(rename = "toolName")]
+    pub tool_name: String,
+    /// Compact JSON of the arguments, shortened inside the JSON value so it always parses.
+    pub input: String,
+    pub output: String,
+}
+
+/// One `{user, assistant}` exchange, as PreCompact records them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    pub user: String,
+    pub assistant: String,
+    #[serde(rename = "turnId", default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+}
+
+/// One queue line (format v1). `None` fields are left out of the line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueEntry {
+    pub hook_type: String,
+    /// Epoch milliseconds, taken by capture.
+    pub timestamp: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub participant: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root_hint: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_input: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_response: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_result_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCallRecord>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turns: Option<Vec<TurnRecord>>,
+    pub id: String,
+    pub v: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delegated_agent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+    pub size_bytes: u64,
+    pub estimated_tokens: u64,
+    pub hook_execution_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthetic: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// Why the payload could not be read, when it could not (the line is still written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parse_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub risk: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+}
+
+impl QueueEntry {
+    /// A fresh entry with a new UUIDv7 id, the format version and cmstore's origin.
+    pub fn new(hook_type: impl Into<String>, timestamp_ms: i64) -> QueueEntry {
+        QueueEntry {
+            hook_type: hook_type.into(),
+            timestamp: timestamp_ms,
+            id: new_id(),
+            v: QUEUE_FORMAT_VERSION,
+            origin: Some(ORIGIN.to_string()),
+            ..QueueEntry::default()
+        }
+    }
+
+    /// The compact JSON line, without the trailing newline.
+    pub fn to_line(&self) -> String {
+        // Serializing plain strings, numbers and `Value`s cannot fail.
+        serde_json::to_string(self).expect("queue entry serializes")
+    }
+}
+
+/// A new UUIDv7: unique per entry, and time-ordered so ids sort like the events.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// `ceil(bytes / 4)`, the token estimate vstack's audit hooks use.
+pub fn estimate_tokens(size_bytes: u64) -> u64 {
+    size_bytes.div_ceil(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_names_of_every_agent_map_to_canonical_types() {
+        let cases = [
+            ("PreToolUse", HookType::PreToolUse),
+            ("preToolUse", HookType::PreToolUse),
+            ("userPromptSubmitted", HookType::UserPromptSubmit),
+            ("UserPromptSubmit", HookType::UserPromptSubmit),
+            ("agentStop", HookType::Stop),
+            ("Stop", HookType::Stop),
+            ("subagentStop", HookType::SubagentStop),
+            ("errorOccurred", HookType::ErrorOccurred),
+            ("sessionStart", HookType::SessionStart),
+            ("postToolUseFailure", HookType::PostToolUseFailure),
+            ("permissionRequest", HookType::PermissionRequest),
+            ("notification", HookType::Notification),
+            ("preCompact", HookType::PreCompact),
+            ("BeforeTool", HookType::PreToolUse),
+            ("AfterTool", HookType::PostToolUse),
+            ("PreCompress", HookType::PreCompact),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(HookType::from_event_name(raw), Some(want), "{raw}");
+        }
+        assert_eq!(HookType::from_event_name("PostToolBatch"), None);
+        assert_eq!(HookType::from_event_name(""), None);
+    }
+
+    #[test]
+    fn token_estimate_rounds_up() {
+        assert_eq!(estimate_tokens(0), 0);
+        assert_eq!(estimate_tokens(1), 1);
+        assert_eq!(estimate_tokens(4), 1);
+        assert_eq!(estimate_tokens(5), 2);
+    }
+
+    #[test]
+    fn entry_line_is_compact_and_omits_unknowns() {
+        let mut e = QueueEntry::new("Stop", 1_700_000_000_000);
+        e.session_id = Some("s1".into());
+        let line = e.to_line();
+        assert!(!line.contains('\n'));
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["hookType"], "Stop");
+        assert_eq!(v["sessionId"], "s1");
+        assert_eq!(v["v"], 1);
+        assert_eq!(v["origin"], "cmstore");
+        assert!(v.get("prompt").is_none());
+        assert_eq!(v["id"].as_str().unwrap().len(), 36);
+    }
+}

@@ -1,0 +1,19 @@
+//! The `cmstore` binary: parse arguments, run, turn the result into an exit code.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cmstore::cli::Cli::parse();
+    match cmstore::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            if cmstore::is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("cmstore: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Where cmstore's files live: flags, then environment, then defaults under the home directory.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::cli::Globals;
+
+/// Name of the home directory under the user's home, shared with the ContextManager extension.
+pub const DEFAULT_HOME_DIR: &str = ".contextmanager";
+
+/// Every path cmstore uses, resolved once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    pub home: PathBuf,
+    pub queue: PathBuf,
+    pub db: PathBuf,
+    pub config: PathBuf,
+}
+
+impl Paths {
+    /// Resolves paths from global options (clap has already folded in `CMSTORE_*` variables).
+    pub fn resolve(globals: &Globals) -> Paths {
+        let home = globals.home.clone().unwrap_or_else(default_home);
+        Paths {
+            queue: globals
+                .queue
+                .clone()
+                .unwrap_or_else(|| home.join("hook-queue.jsonl")),
+            db: globals.db.clone().unwrap_or_else(|| home.join("cmstore.db")),
+            config: globals
+                .config
+                .clone()
+                .unwrap_or_else(|| home.join("cmstore.toml")),
+            home,
+        }
+    }
+
+    /// Per-session transcript cursors and last-seen turn ids.
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.join("state")
+    }
+
+    /// The capture debug log, written only when debugging is on.
+    pub fn debug_log(&self) -> PathBuf {
+        self.home.join("logs").join("capture.log")
+    }
+
+    /// Context injected into the agent on prompt, session and subagent start.
+    pub fn session_context(&self) -> PathBuf {
+        self.home.join("session-context.txt")
+    }
+
+    /// Message shown to the agent before it compacts its context.
+    pub fn knowledge_index(&self) -> PathBuf {
+        self.home.join("knowledge-index.txt")
+    }
+}
+
+/// The user's home directory from the platform's variables (`HOME`, else `USERPROFILE`).
+pub fn user_home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var_os("USERPROFILE").filter(|h| !h.is_empty()))
+        .map(PathBuf::from)
+}
+
+fn default_home() -> PathBuf {
+    user_home()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join(DEFAULT_HOME_DIR)
+}
+
+/// Creates `dir` and its parents; directories cmstore creates are private (0700 on Unix).
+pub fn create_private_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Open options for a file cmstore creates: private (0600 on Unix) from its first byte.
+pub fn private_file_options() -> fs::OpenOptions {
+    let mut options = fs::OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_home_defaults() {
+        let globals = Globals {
+            home: Some(PathBuf::from("/h")),
+            queue: Some(PathBuf::from("/q.jsonl")),
+            db: None,
+            config: None,
+        };
+        let paths = Paths::resolve(&globals);
+        assert_eq!(paths.queue, PathBuf::from("/q.jsonl"));
+        assert_eq!(paths.db, PathBuf::from("/h/cmstore.db"));
+        assert_eq!(paths.config, PathBuf::from("/h/cmstore.toml"));
+        assert_eq!(paths.state_dir(), PathBuf::from("/h/state"));
+    }
+}

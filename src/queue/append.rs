@@ -1,0 +1,163 @@
+//! Appending whole lines to the queue: one `write` under an exclusive advisory lock.
+//!
+//! The lock is taken on a sibling file (`hook-queue.jsonl.lock`), never on the queue itself:
+//! queue compaction replaces the queue by rename while holding the lock, and a writer that
+//! locked the old inode would append to a file nobody reads any more. Locking a file that is
+//! never replaced, then opening the queue by path, always appends to the live queue.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::paths::{create_private_dir, private_file_options};
+
+/// How long a hook waits for the queue lock before appending without it.
+///
+/// Writers hold the lock for one `write`; only queue compaction holds it longer. A hook must
+/// never stall its agent, so after this long it appends unlocked: a single `O_APPEND` write
+/// of one buffer is still not interleaved with other appends on local file systems.
+pub const LOCK_WAIT: Duration = Duration::from_millis(1000);
+
+/// Why lines could not be appended.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    #[error("cannot create queue directory {path}: {source}")]
+    CreateDir { path: PathBuf, source: io::Error },
+    #[error("cannot open {path}: {source}")]
+    Open { path: PathBuf, source: io::Error },
+    #[error("cannot write to {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// What happened while appending, for the debug log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendReport {
+    /// Bytes written, newlines included.
+    pub bytes: usize,
+    /// False when the lock could not be had within [`LOCK_WAIT`] and the write went unlocked.
+    pub locked: bool,
+}
+
+/// Path of the lock file that guards `queue`.
+pub fn lock_path(queue: &Path) -> PathBuf {
+    let mut name = queue.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    queue.with_file_name(name)
+}
+
+/// Opens (creating, private) the lock file for `queue` and takes its exclusive lock, waiting at
+/// most `wait`. Returns `Ok(None)` when the lock is still held by someone else after `wait`.
+pub fn lock_queue(queue: &Path, wait: Duration) -> Result<Option<File>, AppendError> {
+    let path = lock_path(queue);
+    let file = private_file_options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| AppendError::Open {
+            path: path.clone(),
+            source,
+        })?;
+    let deadline = Instant::now() + wait;
+    let mut pause = Duration::from_micros(200);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(AppendError::Open { path, source })
+            }
+        }
+    }
+}
+
+/// Appends `lines` (each without its newline) to `queue` in a single write under the lock.
+///
+/// Creates the queue's directory (0700) and the queue (0600) when missing. Lines must not
+/// contain a newline; serialized JSON never does.
+pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, AppendError> {
+    let mut buf = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    for line in lines {
+        debug_assert!(!line.contains('\n'), "queue lines are single lines");
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+    }
+    if buf.is_empty() {
+        return Ok(AppendReport {
+            bytes: 0,
+            locked: true,
+        });
+    }
+    if let Some(dir) = queue.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_private_dir(dir).map_err(|source| AppendError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    // The lock is released when `guard` drops, after the queue file is closed.
+    let guard = lock_queue(queue, LOCK_WAIT)?;
+    let mut file = private_file_options()
+        .create(true)
+        .append(true)
+        .open(queue)
+        .map_err(|source| AppendError::Open {
+            path: queue.to_path_buf(),
+            source,
+        })?;
+    file.write_all(&buf).map_err(|source| AppendError::Write {
+        path: queue.to_path_buf(),
+        source,
+    })?;
+    drop(file);
+    let locked = guard.is_some();
+    drop(guard);
+    Ok(AppendReport {
+        bytes: buf.len(),
+        locked,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_whole_lines_and_creates_private_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("sub").join("q.jsonl");
+        append_lines(&queue, &["{\"a\":1}".into()]).unwrap();
+        let report = append_lines(&queue, &["{\"b\":2}".into(), "{\"c\":3}".into()]).unwrap();
+        assert!(report.locked);
+        assert_eq!(report.bytes, 16);
+        let text = std::fs::read_to_string(&queue).unwrap();
+        assert_eq!(text, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&queue).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            let mode = std::fs::metadata(lock_path(&queue)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+            let mode = std::fs::metadata(queue.parent().unwrap()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700);
+        }
+    }
+
+    #[test]
+    fn a_held_lock_is_waited_for_then_given_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("q.jsonl");
+        let held = lock_queue(&queue, Duration::ZERO).unwrap().expect("free lock");
+        let start = Instant::now();
+        assert!(lock_queue(&queue, Duration::from_millis(50)).unwrap().is_none());
+        assert!(start.elapsed() >= Duration::from_millis(50));
+        drop(held);
+        assert!(lock_queue(&queue, Duration::ZERO).unwrap().is_some());
+    }
+}

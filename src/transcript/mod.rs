@@ -1,0 +1,1 @@
+//! Transcript readers (Claude Code, VS Code Copilot), per-session cursors, turn assembly.

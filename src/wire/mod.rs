@@ -1,0 +1,1 @@
+//! Agent payload dialects -> the canonical queue entry.
