@@ -13,6 +13,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod debug_log;
 pub mod event;
 pub mod paths;
 pub mod queue;
