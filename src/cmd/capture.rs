@@ -140,7 +140,9 @@ fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> 
                 .or_else(|| sniff_string_field(&input.bytes, "sessionId"));
         }
     } else if payload.lossy_utf8 {
-        entry.parse_error = Some("payload held invalid UTF-8, replaced by U+FFFD".to_string());
+        entry.parse_error = Some(
+            "payload held invalid UTF-8 or unpaired surrogates, replaced by U+FFFD".to_string(),
+        );
     }
 
     let hook_type = event.as_deref().and_then(HookType::from_event_name);

@@ -19,7 +19,7 @@ pub enum DecodeError {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Payload {
     fields: Map<String, Value>,
-    /// True when stdin held invalid UTF-8, replaced by U+FFFD before parsing.
+    /// True when stdin held invalid UTF-8 or unpaired surrogate escapes, replaced by U+FFFD.
     pub lossy_utf8: bool,
 }
 
@@ -35,8 +35,15 @@ impl Payload {
                     return Err(DecodeError::Empty);
                 }
                 match std::str::from_utf8(bytes) {
-                    // Valid UTF-8 already: the JSON itself is broken.
-                    Ok(_) => return Err(DecodeError::NotJson(first.to_string())),
+                    // Lone UTF-16 surrogate escapes (`\ud83d` alone) are real: Claude Code on
+                    // Windows writes them. They become U+FFFD instead of losing the event.
+                    Ok(text) => match repair_lone_surrogates(text)
+                        .and_then(|fixed| serde_json::from_str::<Value>(&fixed).ok())
+                    {
+                        Some(value) => (value, true),
+                        // Valid UTF-8 already: the JSON itself is broken.
+                        None => return Err(DecodeError::NotJson(first.to_string())),
+                    },
                     Err(_) => match serde_json::from_str::<Value>(&text) {
                         Ok(value) => (value, true),
                         Err(e) => return Err(DecodeError::NotJson(e.to_string())),
@@ -112,6 +119,51 @@ pub fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
+/// Replaces `\uXXXX` escapes of unpaired UTF-16 surrogates with `\ufffd`, which JSON
+/// parsers accept. Returns `None` when there was nothing to repair.
+pub fn repair_lone_surrogates(text: &str) -> Option<String> {
+    fn escape_at(bytes: &[u8], i: usize) -> Option<u16> {
+        let hex = bytes.get(i + 2..i + 6)?;
+        if bytes[i] != b'\\' || bytes[i + 1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut last, mut changed) = (0, 0, false);
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match escape_at(bytes, i) {
+            Some(0xD800..=0xDBFF) => {
+                if matches!(escape_at(bytes, i + 6), Some(0xDC00..=0xDFFF)) {
+                    i += 12;
+                } else {
+                    out.push_str(&text[last..i]);
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    last = i;
+                    changed = true;
+                }
+            }
+            Some(0xDC00..=0xDFFF) => {
+                out.push_str(&text[last..i]);
+                out.push_str("\\ufffd");
+                i += 6;
+                last = i;
+                changed = true;
+            }
+            // Any other escape, `\\` included: skip the escaped character.
+            _ => i += 2,
+        }
+    }
+    out.push_str(&text[last..]);
+    changed.then_some(out)
+}
+
 /// Reads the string value of `"key":"…"` from the start of a payload that is too large (or too
 /// broken) to parse, so a cut payload still gets its event name and session id.
 pub fn sniff_string_field(bytes: &[u8], key: &str) -> Option<String> {
@@ -168,6 +220,22 @@ mod tests {
         let p = Payload::decode(&bytes).unwrap();
         assert!(p.lossy_utf8);
         assert_eq!(p.str_any(&["prompt"]).unwrap(), "caf\u{fffd}");
+    }
+
+    #[test]
+    fn lone_surrogates_are_repaired_pairs_kept() {
+        let p =
+            Payload::decode(br#"{"a":"x\ud83dy","b":"\ud83d\ude00","c":"\\ud800","d":"\udc00"}"#)
+                .unwrap();
+        assert!(p.lossy_utf8);
+        assert_eq!(p.str_any(&["a"]).unwrap(), "x\u{fffd}y");
+        assert_eq!(p.str_any(&["b"]).unwrap(), "\u{1f600}");
+        assert_eq!(
+            p.str_any(&["c"]).unwrap(),
+            "\\ud800",
+            "an escaped backslash is no escape"
+        );
+        assert_eq!(p.str_any(&["d"]).unwrap(), "\u{fffd}");
     }
 
     #[test]

@@ -1,0 +1,510 @@
+//! `cmstore capture`: every dialect, every reply shape, bad input, concurrency.
+
+use std::fs;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::common::{one_json_object, payload, read_lines, real_fixtures, TestEnv};
+
+/// Runs capture with `stdin` and `args`; asserts exit 0 and one JSON object on stdout.
+fn capture(env: &TestEnv, stdin: impl Into<Vec<u8>>, args: &[&str]) -> Value {
+    let out = env
+        .cmd()
+        .arg("capture")
+        .args(args)
+        .write_stdin(stdin.into())
+        .output()
+        .expect("run cmstore");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    one_json_object(&out.stdout)
+}
+
+fn last_line(env: &TestEnv) -> Value {
+    env.queue_lines().pop().expect("a queue line")
+}
+
+#[test]
+fn every_real_claude_code_payload_is_recorded_with_its_canonical_type() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let mut runs = 0;
+    for source in fs::read_dir(real.join("claude-code")).unwrap() {
+        let source = source.unwrap().path();
+        if !source.is_dir()
+            || !source
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("hooks-")
+        {
+            continue;
+        }
+        for file in fs::read_dir(&source).unwrap() {
+            let file = file.unwrap().path();
+            let text = fs::read_to_string(&file).unwrap();
+            // A sample of each file keeps the test quick; the first and last lines differ most.
+            let lines: Vec<&str> = text.lines().collect();
+            let sample = lines.iter().take(6).chain(lines.last()).copied();
+            for line in sample {
+                let before = env.queue_lines().len();
+                let input = cmstore::wire::Payload::decode(line.as_bytes())
+                    .expect("fixture decodes")
+                    .to_value();
+                let reply = capture(&env, line, &[]);
+                let lines = env.queue_lines();
+                assert_eq!(
+                    lines.len(),
+                    before + 1,
+                    "{}: one line per payload",
+                    file.display()
+                );
+                let got = lines.last().unwrap();
+                runs += 1;
+                let Some(event) = input["hook_event_name"].as_str() else {
+                    // Hand-written log entries without an event name are kept, as Unknown.
+                    assert_eq!(got["hookType"], "Unknown");
+                    continue;
+                };
+                let canonical = match event {
+                    "SessionStart" | "SessionEnd" | "UserPromptSubmit" | "PreToolUse"
+                    | "PostToolUse" | "PostToolUseFailure" | "PreCompact" | "Stop"
+                    | "SubagentStart" | "SubagentStop" | "Notification" | "PermissionRequest" => {
+                        event
+                    }
+                    other => panic!("unexpected event {other} in {}", file.display()),
+                };
+                assert_eq!(got["hookType"], canonical, "{}", file.display());
+                assert_eq!(got["event"], event);
+                assert_eq!(got["agent"], "claude", "{line}");
+                assert_eq!(got["sessionId"], input["session_id"]);
+                assert_eq!(got["v"], 1);
+                assert_eq!(got["sizeBytes"], line.len() as u64);
+                assert_eq!(got["estimatedTokens"], (line.len() as u64).div_ceil(4));
+                if let Some(tool) = input["tool_name"].as_str() {
+                    assert_eq!(got["toolName"], tool);
+                    let tool_input: Value =
+                        serde_json::from_str(got["toolInput"].as_str().unwrap()).unwrap();
+                    assert!(tool_input.is_object(), "toolInput parses: {tool_input}");
+                }
+                if let Some(id) = input["tool_use_id"].as_str() {
+                    assert_eq!(got["toolCallId"], id);
+                }
+                if matches!(event, "PreToolUse" | "PostToolUse") {
+                    assert_eq!(reply, json!({}));
+                }
+            }
+        }
+    }
+    assert!(runs > 100, "only {runs} payloads were tried");
+}
+
+#[test]
+fn vscode_snake_case_payload() {
+    let env = TestEnv::new();
+    capture(&env, payload("vscode-snake-pre-tool-use.json"), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "PreToolUse");
+    assert_eq!(line["agent"], "vscode");
+    assert_eq!(line["participant"], "copilot");
+    assert_eq!(line["sessionId"], "6f1c2a7e-1b2c-4d5e-8f90-123456789abc");
+    assert_eq!(line["toolName"], "run_in_terminal");
+    assert_eq!(line["toolCallId"], "call_abc123");
+    assert_eq!(line["cwd"], "/home/me/app");
+    assert_eq!(line["rootHint"], "/home/me/app");
+    assert_eq!(line["origin"], "cmstore");
+    let input: Value = serde_json::from_str(line["toolInput"].as_str().unwrap()).unwrap();
+    assert_eq!(input["command"], "npm test");
+}
+
+#[test]
+fn vscode_camel_case_payload() {
+    let env = TestEnv::new();
+    capture(&env, payload("vscode-camel-user-prompt-submit.json"), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "UserPromptSubmit");
+    assert_eq!(line["agent"], "vscode");
+    assert_eq!(line["sessionId"], "vs-camel-1");
+    assert_eq!(line["prompt"], "Explain the failing test");
+    assert!(line.get("transcriptPath").is_none(), "null path is no path");
+}
+
+#[test]
+fn vscode_post_tool_use_keeps_the_string_response() {
+    let env = TestEnv::new();
+    capture(&env, payload("vscode-post-tool-use.json"), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "PostToolUse");
+    assert_eq!(line["toolResponse"], "The file was edited.");
+}
+
+#[test]
+fn copilot_camel_case_hooks_take_the_event_from_the_flag() {
+    let env = TestEnv::new();
+    capture(
+        &env,
+        payload("copilot-camel-pre-tool-use.json"),
+        &["--agent", "copilot", "--event", "preToolUse"],
+    );
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "PreToolUse");
+    assert_eq!(line["event"], "preToolUse");
+    assert_eq!(line["agent"], "copilot");
+    assert_eq!(line["participant"], "copilot-cli");
+    assert_eq!(line["sessionId"], "cp-1");
+    let input: Value = serde_json::from_str(line["toolInput"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        input["command"], "rm -rf dist",
+        "toolArgs JSON string is unpacked"
+    );
+    assert!(
+        line["timestamp"].as_i64().unwrap() > 1_704_614_600_000,
+        "capture's own clock"
+    );
+
+    // Sniffed without --agent; toolArgs as an object; toolResult text kept.
+    capture(
+        &env,
+        payload("copilot-camel-post-tool-use.json"),
+        &["--event", "postToolUse"],
+    );
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "PostToolUse");
+    assert_eq!(line["agent"], "copilot");
+    assert_eq!(line["toolResponse"], "File edited");
+    assert_eq!(line["toolResultType"], "success");
+    let input: Value = serde_json::from_str(line["toolInput"].as_str().unwrap()).unwrap();
+    assert_eq!(input["path"], "/path/to/project/a.txt");
+
+    capture(
+        &env,
+        payload("copilot-camel-agent-stop.json"),
+        &["--event", "agentStop"],
+    );
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "Stop");
+    assert_eq!(line["transcriptPath"], "/nonexistent/events.jsonl");
+
+    capture(
+        &env,
+        payload("copilot-camel-error-occurred.json"),
+        &["--event", "errorOccurred"],
+    );
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "ErrorOccurred");
+    assert_eq!(line["error"]["message"], "Network timeout");
+}
+
+#[test]
+fn copilot_session_start_gets_top_level_context() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(env.home().join("session-context.txt"), "Project: demo\n").unwrap();
+    let reply = capture(
+        &env,
+        payload("copilot-camel-session-start.json"),
+        &["--agent", "copilot", "--event", "sessionStart"],
+    );
+    assert_eq!(reply, json!({"additionalContext": "Project: demo"}));
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "SessionStart");
+    assert_eq!(
+        line["prompt"], "Fix the build",
+        "initialPrompt is the prompt"
+    );
+    assert_eq!(line["source"], "new");
+}
+
+#[test]
+fn copilot_pascal_case_hooks() {
+    let env = TestEnv::new();
+    capture(
+        &env,
+        payload("copilot-pascal-pre-tool-use.json"),
+        &["--agent", "copilot"],
+    );
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "PreToolUse");
+    assert_eq!(line["agent"], "copilot");
+    assert_eq!(line["toolName"], "Bash");
+    assert_eq!(line["sessionId"], "3b1f0c2d");
+}
+
+#[test]
+fn codex_payloads() {
+    let env = TestEnv::new();
+    capture(&env, payload("codex-pre-tool-use.json"), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["agent"], "codex");
+    assert_eq!(line["model"], "gpt-5-codex");
+    assert_eq!(line["turnId"], "turn-7");
+    assert_eq!(line["toolCallId"], "call_x1");
+    capture(&env, payload("codex-stop.json"), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "Stop");
+    assert_eq!(
+        line["response"], "All tests pass now.",
+        "last_assistant_message without a transcript"
+    );
+    assert_eq!(line["turnId"], "turn-7");
+}
+
+#[test]
+fn delegation_and_actor_fields() {
+    let env = TestEnv::new();
+    let task = json!({"session_id":"s","transcript_path":"/x/.claude/projects/p/s.jsonl","hook_event_name":"PreToolUse",
+        "tool_name":"Task","tool_input":{"description":"review","prompt":"review it","subagent_type":"code-reviewer"},"tool_use_id":"toolu_9"});
+    capture(&env, task.to_string(), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["delegatedAgent"], "code-reviewer");
+    assert_eq!(line["actorType"], "main");
+
+    capture(&env, payload("vscode-subagent-start.json"), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "SubagentStart");
+    assert_eq!(line["actorName"], "planner");
+    assert_eq!(line["actorType"], "subagent");
+}
+
+#[test]
+fn context_is_injected_on_prompt_subagent_and_session_start() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    // Empty context: nothing to inject, but still a valid reply.
+    let reply = capture(
+        &env,
+        r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#,
+        &[],
+    );
+    assert_eq!(reply, json!({}));
+
+    fs::write(
+        env.home().join("session-context.txt"),
+        "  Project: cmstore\nGoal: ship  \n",
+    )
+    .unwrap();
+    for event in ["UserPromptSubmit", "SubagentStart", "SessionStart"] {
+        let input = json!({"session_id":"s","hook_event_name":event,"prompt":"hi"});
+        let reply = capture(&env, input.to_string(), &[]);
+        assert_eq!(
+            reply,
+            json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "Project: cmstore\nGoal: ship"}}),
+        );
+    }
+    let reply = capture(
+        &env,
+        r#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read"}"#,
+        &[],
+    );
+    assert_eq!(reply, json!({}), "no injection on other events");
+}
+
+#[test]
+fn pre_compact_shows_the_knowledge_index() {
+    let env = TestEnv::new();
+    let input = r#"{"session_id":"s","hook_event_name":"PreCompact","trigger":"auto","custom_instructions":""}"#;
+    assert_eq!(capture(&env, input, &[]), json!({}));
+    fs::write(env.home().join("knowledge-index.txt"), "Cards: A, B\n").unwrap();
+    assert_eq!(
+        capture(&env, input, &[]),
+        json!({"systemMessage": "Cards: A, B"})
+    );
+    assert_eq!(last_line(&env)["trigger"], "auto");
+}
+
+#[test]
+fn bad_stdin_never_breaks_the_agent() {
+    let env = TestEnv::new();
+    // Empty stdin: nothing to record.
+    assert_eq!(capture(&env, "", &[]), json!({}));
+    assert!(env.queue_lines().is_empty());
+
+    // Not JSON, not an object, invalid UTF-8: recorded with the reason, reply {}.
+    let mut bad_utf8 =
+        br#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"caf"#.to_vec();
+    bad_utf8.extend_from_slice(&[0xff, 0xfe]);
+    bad_utf8.extend_from_slice(br#""}"#);
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (b"this is not json".to_vec(), "not JSON"),
+        (b"[1,2,3]".to_vec(), "not an object"),
+        (b"\"a string\"".to_vec(), "not an object"),
+        (b"{\"session_id\":\"s\", \"trunc".to_vec(), "not JSON"),
+        (bad_utf8, "invalid UTF-8"),
+    ];
+    for (input, why) in cases {
+        assert_eq!(capture(&env, input.clone(), &[]), json!({}));
+        let line = last_line(&env);
+        assert!(
+            line["parseError"].as_str().unwrap().contains(why),
+            "{why}: {line}"
+        );
+    }
+    let line = last_line(&env);
+    assert_eq!(
+        line["hookType"], "UserPromptSubmit",
+        "invalid UTF-8 still decodes"
+    );
+    assert_eq!(line["prompt"], "caf\u{fffd}\u{fffd}");
+
+    // An empty payload with --event is still an event.
+    capture(&env, "", &["--agent", "copilot", "--event", "sessionEnd"]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "SessionEnd");
+    assert!(line["parseError"].as_str().unwrap().contains("empty"));
+}
+
+#[test]
+fn a_huge_payload_is_drained_and_marked_truncated() {
+    let env = TestEnv::new();
+    let big = "x".repeat(17 * 1024 * 1024);
+    let input = format!(
+        r#"{{"session_id":"big-1","hook_event_name":"PostToolUse","tool_name":"Read","tool_response":"{big}"}}"#
+    );
+    let reply = capture(&env, input.clone(), &[]);
+    assert_eq!(reply, json!({}));
+    let line = last_line(&env);
+    assert_eq!(line["truncated"], true);
+    assert_eq!(
+        line["hookType"], "PostToolUse",
+        "event sniffed from the kept prefix"
+    );
+    assert_eq!(line["sessionId"], "big-1");
+    assert_eq!(line["sizeBytes"], input.len() as u64, "every byte counted");
+    let queue_size = fs::metadata(env.queue()).unwrap().len();
+    assert!(
+        queue_size < 4096,
+        "the queue line stays small: {queue_size}"
+    );
+}
+
+#[test]
+fn an_unwritable_queue_still_answers_the_agent() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(env.home().join("session-context.txt"), "ctx").unwrap();
+    // A queue whose parent is a file cannot be created, even by root.
+    let blocker = env.dir.path().join("not-a-dir");
+    fs::write(&blocker, "").unwrap();
+    let queue = blocker.join("q.jsonl");
+    let out = env
+        .cmd()
+        .args(["capture", "--queue"])
+        .arg(&queue)
+        .write_stdin(r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#)
+        .env("CMSTORE_DEBUG", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        one_json_object(&out.stdout),
+        json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "ctx"}})
+    );
+    let log = fs::read_to_string(env.home().join("logs/capture.log")).unwrap();
+    assert!(log.contains("queue append failed"), "{log}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_still_answers_the_agent() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args(["capture", "--queue", "/dev/full"])
+        .write_stdin(r#"{"session_id":"s","hook_event_name":"Stop"}"#)
+        .env("CMSTORE_DEBUG", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(one_json_object(&out.stdout), json!({}));
+    let log = fs::read_to_string(env.home().join("logs/capture.log")).unwrap();
+    assert!(log.contains("No space left"), "{log}");
+}
+
+#[test]
+fn debug_log_records_keys_and_nothing_without_the_switch() {
+    let env = TestEnv::new();
+    let input = r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi there"}"#;
+    capture(&env, input, &[]);
+    assert!(!env.home().join("logs").exists(), "no log unless asked");
+    env.cmd()
+        .arg("capture")
+        .env("CMSTORE_DEBUG", "1")
+        .write_stdin(input)
+        .assert()
+        .success();
+    let log = fs::read_to_string(env.home().join("logs/capture.log")).unwrap();
+    assert!(
+        log.contains(r#"keys=["hook_event_name", "prompt", "session_id"]"#),
+        "{log}"
+    );
+    assert!(log.contains("event=UserPromptSubmit agent=claude"), "{log}");
+}
+
+#[cfg(unix)]
+#[test]
+fn files_capture_creates_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    env.cmd()
+        .arg("capture")
+        .env("CMSTORE_DEBUG", "1")
+        .write_stdin(r#"{"session_id":"s","hook_event_name":"Stop"}"#)
+        .assert()
+        .success();
+    let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&env.queue()), 0o600);
+    assert_eq!(mode(&env.home()), 0o700);
+    assert_eq!(mode(&env.home().join("logs/capture.log")), 0o600);
+}
+
+#[test]
+fn sixty_four_concurrent_captures_write_sixty_four_whole_lines() {
+    let env = TestEnv::new();
+    let big = "z".repeat(6000);
+    let mut children = Vec::new();
+    for i in 0..64 {
+        let input = json!({"session_id": format!("s{i}"), "hook_event_name": "PostToolUse",
+            "tool_name": "Write", "tool_input": {"file_path": format!("/f{i}"), "content": big},
+            "tool_response": {"success": true}});
+        let mut child = Command::new(crate::common::bin())
+            .arg("capture")
+            .env("CMSTORE_HOME", env.home())
+            .env("HOME", env.user_home())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        children.push(child);
+    }
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(one_json_object(&out.stdout), json!({}));
+    }
+    let lines = read_lines(&env.queue());
+    assert_eq!(lines.len(), 64);
+    let mut sessions: Vec<String> = lines
+        .iter()
+        .map(|l| l["sessionId"].as_str().unwrap().to_string())
+        .collect();
+    sessions.sort();
+    sessions.dedup();
+    assert_eq!(sessions.len(), 64, "every capture wrote its own line");
+    let mut ids: Vec<&str> = lines.iter().map(|l| l["id"].as_str().unwrap()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 64, "ids are unique");
+}

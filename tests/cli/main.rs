@@ -1,0 +1,4 @@
+//! Black-box tests of the `cmstore` binary: one test binary, one module per subcommand.
+
+mod capture;
+mod common;
