@@ -9,10 +9,11 @@
 //! Layers, each testable alone:
 //! - [`parse_line`]: one JSONL line to [`Record`]s, format detected per line (pure);
 //! - [`Assembler`]: records to [`Turn`]s (pure);
-//! - `Tracker` (next commit): the cursor file, its lock, and reading complete lines;
+//! - [`Tracker`]: the cursor file, its lock, and reading complete lines from the transcript;
 //! - [`discover`]: where a session's transcript lives when the payload does not say.
 
 mod claude;
+mod cursor;
 mod discover;
 mod record;
 mod turns;
@@ -24,6 +25,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::event::ToolCallRecord;
+pub use cursor::{Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS};
 pub use discover::{discover, DiscoveryEnv};
 pub use record::{parse_line, ParseOptions, Record};
 pub use turns::{assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
