@@ -15,6 +15,8 @@
 mod claude;
 mod cursor;
 mod discover;
+#[cfg(test)]
+mod fixtures;
 mod record;
 mod turns;
 mod vscode;
