@@ -732,6 +732,88 @@ mod tests {
     }
 
     #[test]
+    fn parallel_hooks_report_each_turn_once() {
+        let fx = Fixture::new();
+        for i in 0..20 {
+            fx.append(&(prompt(&format!("u{i}"), "p") + &answer("m", "a") + &turn_end()));
+        }
+        let reported: Vec<Turn> = thread::scope(|scope| {
+            let hooks: Vec<_> = (0..6)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let opened = Tracker::open(&fx.state, "sess-1", &fx.transcript).unwrap();
+                        let mut tracker = opened.expect("hooks this short never wait 200 ms");
+                        let turns = tracker.harvest().unwrap();
+                        tracker.save().unwrap();
+                        turns
+                    })
+                })
+                .collect();
+            hooks.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let mut ids: Vec<_> = reported
+            .iter()
+            .map(|t| t.turn_id.clone().unwrap())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(reported.len(), 20);
+        assert_eq!(ids.len(), 20);
+    }
+
+    #[test]
+    fn vscode_turns_end_at_the_next_user_message_only() {
+        let fx = Fixture::new();
+        let line = |kind: &str, id: &str, data: serde_json::Value| {
+            json!({"type": kind, "data": data, "id": id, "timestamp": "t", "parentId": null})
+                .to_string()
+                + "\n"
+        };
+        fx.append(&line(
+            "session.start",
+            "e0",
+            json!({"producer": "copilot-agent"}),
+        ));
+        fx.append(&line(
+            "user.message",
+            "e1",
+            json!({"content": "Run the tests"}),
+        ));
+        fx.append(&line("assistant.turn_start", "e2", json!({"turnId": "0"})));
+        fx.append(&line(
+            "assistant.message",
+            "e3",
+            json!({"messageId": "m1", "content": "", "reasoningText": "Need to run tests."}),
+        ));
+        fx.append(&line(
+            "tool.execution_start",
+            "e4",
+            json!({"toolCallId": "c1", "toolName": "run_in_terminal",
+                "arguments": "{\"command\":\"npm test\"}"}),
+        ));
+        fx.append(&line("assistant.turn_end", "e5", json!({"turnId": "0"})));
+        let (turns, _) = fx.hook(|t| t.harvest().unwrap());
+        assert!(
+            turns.is_empty(),
+            "assistant.turn_end does not end the user's turn"
+        );
+
+        fx.append(&line(
+            "assistant.message",
+            "e6",
+            json!({"messageId": "m2", "content": "5 passing"}),
+        ));
+        fx.append(&line("user.message", "e7", json!({"content": "thanks"})));
+        let (turns, _) = fx.hook(|t| t.harvest().unwrap());
+        assert_eq!(ids(&turns), ["e1"]);
+        let turn = &turns[0];
+        assert_eq!(turn.assistant, "5 passing");
+        assert_eq!(turn.reasoning.as_deref(), Some("Need to run tests."));
+        assert_eq!(turn.tool_calls[0].tool_name, "run_in_terminal");
+        assert_eq!(turn.tool_calls[0].input, r#"{"command":"npm test"}"#);
+    }
+
+    #[test]
     fn recorded_ids_are_bounded() {
         let fx = Fixture::new();
         for i in 0..(RECORDED_IDS + 10) {
