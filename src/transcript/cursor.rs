@@ -118,12 +118,7 @@ impl Tracker {
     /// PostToolUse: every complete turn not yet recorded, oldest first; marks them recorded.
     pub fn harvest(&mut self) -> Result<Vec<Turn>, Error> {
         let completed = self.advance()?;
-        let fresh: Vec<Turn> = completed
-            .into_iter()
-            .filter(|t| !self.is_recorded(t))
-            .collect();
-        fresh.iter().for_each(|t| self.mark_recorded(t));
-        Ok(fresh)
+        Ok(self.take_fresh(completed).0)
     }
 
     /// Stop: (earlier complete turns never recorded, oldest first; the final turn — the
@@ -136,23 +131,17 @@ impl Tracker {
     /// is not reported again, since its id is recorded.
     pub fn finish_turn(&mut self) -> Result<(Vec<Turn>, Option<Turn>), Error> {
         let completed = self.advance()?;
-        let last_is_fresh = completed.last().is_some_and(|t| !self.is_recorded(t));
-        let mut earlier: Vec<Turn> = completed
-            .into_iter()
-            .filter(|t| !self.is_recorded(t))
-            .collect();
+        let (mut earlier, last_is_fresh) = self.take_fresh(completed);
         let last = match &self.state.open {
-            Some(open) => Some(open.to_turn(true)),
+            Some(open) => Some(open.to_turn(true)).filter(|t| !self.is_recorded(t)),
             // The turn already ended in the transcript (e.g. an interruption): the last
             // completed turn is the final one.
             None if last_is_fresh => earlier.pop(),
             None => None,
         };
-        let last = last.filter(|t| !self.is_recorded(t));
-        earlier
-            .iter()
-            .chain(&last)
-            .for_each(|t| self.mark_recorded(t));
+        if let Some(turn) = &last {
+            self.mark_recorded(turn);
+        }
         Ok((earlier, last))
     }
 
@@ -315,6 +304,22 @@ impl Tracker {
             bytes_read,
         };
         Ok((assembler, offset))
+    }
+
+    /// The turns not recorded yet, now marked recorded (a turn id repeated within `turns`
+    /// counts once), and whether the last of `turns` was among them.
+    fn take_fresh(&mut self, turns: Vec<Turn>) -> (Vec<Turn>, bool) {
+        let count = turns.len();
+        let mut fresh = Vec::new();
+        let mut last_is_fresh = false;
+        for (i, turn) in turns.into_iter().enumerate() {
+            if !self.is_recorded(&turn) {
+                self.mark_recorded(&turn);
+                last_is_fresh = i + 1 == count;
+                fresh.push(turn);
+            }
+        }
+        (fresh, last_is_fresh)
     }
 
     fn is_recorded(&self, turn: &Turn) -> bool {
@@ -594,6 +599,15 @@ mod tests {
         assert_eq!(last.assistant, "");
         assert_eq!(last.reasoning.as_deref(), Some("only thoughts"));
         assert_eq!(fx.saved().recorded, ["u1", "u2", "u3"]);
+    }
+
+    #[test]
+    fn a_turn_id_repeated_in_the_transcript_is_reported_once() {
+        let fx = Fixture::new();
+        let turn = prompt("u1", "a") + &answer("m1", "one") + &turn_end();
+        fx.append(&(turn.clone() + &turn));
+        let (turns, _) = fx.hook(|t| t.harvest().unwrap());
+        assert_eq!(ids(&turns), ["u1"]);
     }
 
     #[test]
