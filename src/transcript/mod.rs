@@ -27,6 +27,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::event::ToolCallRecord;
+use crate::event::TurnRecord;
 pub use cursor::{Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS};
 pub use discover::{discover, DiscoveryEnv};
 pub use record::{parse_line, ParseOptions, Record};
@@ -47,6 +48,28 @@ pub struct Turn {
     pub tool_calls: Vec<ToolCallRecord>,
     /// True once the turn has ended (or `Stop` says it has).
     pub complete: bool,
+}
+
+impl Turn {
+    /// The assistant's answer: its text, else its reasoning (VS Code tool-call-only turns),
+    /// else `None`.
+    pub fn response(&self) -> Option<&str> {
+        if !self.assistant.trim().is_empty() {
+            Some(&self.assistant)
+        } else {
+            self.reasoning.as_deref().filter(|r| !r.trim().is_empty())
+        }
+    }
+
+    /// The `{user, assistant, turnId}` shape of a PreCompact queue entry's `turns`, with
+    /// [`Turn::response`] as the assistant text.
+    pub fn to_record(&self) -> TurnRecord {
+        TurnRecord {
+            user: self.user.clone(),
+            assistant: self.response().unwrap_or_default().to_owned(),
+            turn_id: self.turn_id.clone(),
+        }
+    }
 }
 
 /// Why a transcript or cursor could not be read or written.
@@ -76,4 +99,34 @@ pub struct ReadStats {
     /// Bytes read from the transcript, an incomplete last line included (the small
     /// fingerprint read that detects a replaced file is not counted).
     pub bytes_read: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn response_falls_back_to_reasoning() {
+        let mut turn = Turn {
+            turn_id: Some("u1".into()),
+            user: "q".into(),
+            assistant: "answer".into(),
+            reasoning: Some("thoughts".into()),
+            ..Turn::default()
+        };
+        assert_eq!(turn.response(), Some("answer"));
+        turn.assistant = " ".into();
+        assert_eq!(turn.response(), Some("thoughts"));
+        assert_eq!(
+            turn.to_record(),
+            TurnRecord {
+                user: "q".into(),
+                assistant: "thoughts".into(),
+                turn_id: Some("u1".into())
+            }
+        );
+        turn.reasoning = None;
+        assert_eq!(turn.response(), None);
+        assert_eq!(turn.to_record().assistant, "");
+    }
 }
