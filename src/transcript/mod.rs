@@ -1,65 +1,132 @@
 //! Transcript readers (Claude Code, VS Code Copilot), per-session cursors, turn assembly.
-//! TEMPORARY STUB: replaced by the real module on merge.
-#![allow(missing_docs, unused_variables, dead_code)]
+//!
+//! The hook handler calls this on `PostToolUse` (harvest turns whose `Stop` never fired),
+//! `Stop`/`SubagentStop` (the final exchange) and `PreCompact` (every turn since the last
+//! compaction). A hook must be fast, so it never rescans a transcript: a per-session
+//! [`Tracker`] keeps a byte cursor in the state dir and reads only what was appended since the
+//! last hook.
+//!
+//! Layers, each testable alone:
+//! - [`parse_line`]: one JSONL line to [`Record`]s, format detected per line (pure);
+//! - [`Assembler`]: records to [`Turn`]s (pure);
+//! - [`Tracker`]: the cursor file, its lock, and reading complete lines from the transcript;
+//! - [`discover`]: where a session's transcript lives when the payload does not say.
+
+mod claude;
+mod cursor;
+mod discover;
+#[cfg(test)]
+mod fixtures;
+mod record;
+mod turns;
+mod vscode;
+
+use std::io;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
 pub use crate::event::ToolCallRecord;
-use std::path::{Path, PathBuf};
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+use crate::event::TurnRecord;
+pub use cursor::{Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS};
+pub use discover::{discover, DiscoveryEnv};
+pub use record::{parse_line, ParseOptions, Record};
+pub use turns::{assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
+
+/// One user prompt and what the assistant did about it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
+    /// Id of the user prompt's line; the dedup key for recorded turns.
     pub turn_id: Option<String>,
+    /// The prompt text.
     pub user: String,
+    /// Text of the last assistant message with non-empty text (empty when there was none).
     pub assistant: String,
+    /// The last non-empty reasoning, a fallback when `assistant` is empty.
     pub reasoning: Option<String>,
+    /// The first ten tool calls; inputs are compact JSON that always parses, outputs empty.
     pub tool_calls: Vec<ToolCallRecord>,
+    /// True once the turn has ended (or `Stop` says it has).
     pub complete: bool,
 }
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("io")]
-    Io(#[from] std::io::Error),
-}
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReadStats {
-    pub start_offset: u64,
-    pub end_offset: u64,
-    pub bytes_read: u64,
-}
-pub struct Tracker;
-impl Tracker {
-    pub fn open(state_dir: &Path, key: &str, transcript: &Path) -> Result<Option<Tracker>, Error> {
-        Ok(None)
+
+impl Turn {
+    /// The assistant's answer: its text, else its reasoning (VS Code tool-call-only turns),
+    /// else `None`.
+    pub fn response(&self) -> Option<&str> {
+        if !self.assistant.trim().is_empty() {
+            Some(&self.assistant)
+        } else {
+            self.reasoning.as_deref().filter(|r| !r.trim().is_empty())
+        }
     }
-    pub fn harvest(&mut self) -> Result<Vec<Turn>, Error> {
-        Ok(vec![])
-    }
-    pub fn finish_turn(&mut self) -> Result<(Vec<Turn>, Option<Turn>), Error> {
-        Ok((vec![], None))
-    }
-    pub fn compact(&mut self) -> Result<Vec<Turn>, Error> {
-        Ok(vec![])
-    }
-    pub fn stats(&self) -> ReadStats {
-        ReadStats::default()
-    }
-    pub fn save(self) -> Result<(), Error> {
-        Ok(())
-    }
-}
-pub struct DiscoveryEnv {
-    pub home: Option<PathBuf>,
-    pub claude_config_dir: Option<PathBuf>,
-    pub xdg_config_home: Option<PathBuf>,
-    pub appdata: Option<PathBuf>,
-}
-impl DiscoveryEnv {
-    pub fn from_env() -> Self {
-        DiscoveryEnv {
-            home: None,
-            claude_config_dir: None,
-            xdg_config_home: None,
-            appdata: None,
+
+    /// The `{user, assistant, turnId}` shape of a PreCompact queue entry's `turns`, with
+    /// [`Turn::response`] as the assistant text.
+    pub fn to_record(&self) -> TurnRecord {
+        TurnRecord {
+            user: self.user.clone(),
+            assistant: self.response().unwrap_or_default().to_owned(),
+            turn_id: self.turn_id.clone(),
         }
     }
 }
-pub fn discover(session_id: &str, env: &DiscoveryEnv) -> Option<PathBuf> {
-    None
+
+/// Why a transcript or cursor could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The state directory could not be created.
+    #[error("cannot create state directory {path}: {source}")]
+    CreateDir { path: PathBuf, source: io::Error },
+    /// The lock file could not be opened or locked.
+    #[error("cannot lock {path}: {source}")]
+    Lock { path: PathBuf, source: io::Error },
+    /// The transcript could not be read.
+    #[error("cannot read transcript {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    /// The cursor file could not be written.
+    #[error("cannot write cursor {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// What one [`Tracker`] call read from the transcript.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Byte offset where reading started.
+    pub start_offset: u64,
+    /// Byte offset just past the last complete line consumed.
+    pub end_offset: u64,
+    /// Bytes read from the transcript, an incomplete last line included (the small
+    /// fingerprint read that detects a replaced file is not counted).
+    pub bytes_read: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn response_falls_back_to_reasoning() {
+        let mut turn = Turn {
+            turn_id: Some("u1".into()),
+            user: "q".into(),
+            assistant: "answer".into(),
+            reasoning: Some("thoughts".into()),
+            ..Turn::default()
+        };
+        assert_eq!(turn.response(), Some("answer"));
+        turn.assistant = " ".into();
+        assert_eq!(turn.response(), Some("thoughts"));
+        assert_eq!(
+            turn.to_record(),
+            TurnRecord {
+                user: "q".into(),
+                assistant: "thoughts".into(),
+                turn_id: Some("u1".into())
+            }
+        );
+        turn.reasoning = None;
+        assert_eq!(turn.response(), None);
+        assert_eq!(turn.to_record().assistant, "");
+    }
 }

@@ -1,0 +1,218 @@
+//! Claude Code transcript lines (`~/.claude/projects/<project>/<session>.jsonl`).
+//!
+//! Only `user`, `assistant` and `system` lines matter; `parse` is called for those alone.
+//! See `reference/hook-contracts.md` §2 for the shapes.
+
+use serde_json::Value;
+
+use super::record::{tool_input, ParseOptions, Record};
+
+/// Prefix of the text Claude Code writes as a user line when the user interrupts a turn.
+const INTERRUPTED: &str = "[Request interrupted by user";
+
+/// Records of one Claude Code line of type `kind` (`user`, `assistant` or `system`).
+pub(crate) fn parse(kind: &str, line: &Value, options: ParseOptions) -> Vec<Record> {
+    if flag(line, "isSidechain") != options.sidechain {
+        return Vec::new();
+    }
+    match kind {
+        "user" => user(line).into_iter().collect(),
+        "assistant" => assistant(line),
+        "system" if line.get("subtype").and_then(Value::as_str) == Some("turn_duration") => {
+            vec![Record::TurnEnd]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn flag(line: &Value, name: &str) -> bool {
+    line.get(name).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn user(line: &Value) -> Option<Record> {
+    // Injected by the harness, not typed: skill expansions, command caveats, compaction
+    // summaries, lines shown only in the transcript view.
+    if ["isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"]
+        .iter()
+        .any(|name| flag(line, name))
+    {
+        return None;
+    }
+    let content = line.get("message")?.get("content")?;
+    let text = match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => {
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| block_type(b) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            let has_result = blocks.iter().any(|b| block_type(b) == Some("tool_result"));
+            if has_result {
+                // Tool results are the assistant's own loop, not a new prompt; an interruption
+                // can ride along with them and still ends the turn.
+                return texts
+                    .iter()
+                    .any(|t| t.starts_with(INTERRUPTED))
+                    .then_some(Record::TurnEnd);
+            }
+            texts.join("\n")
+        }
+        _ => return None,
+    };
+    if text.starts_with(INTERRUPTED) {
+        return Some(Record::TurnEnd);
+    }
+    Some(Record::UserPrompt {
+        id: line.get("uuid").and_then(Value::as_str).map(str::to_owned),
+        text,
+    })
+}
+
+fn assistant(line: &Value) -> Vec<Record> {
+    // Synthetic error lines (`model: "<synthetic>"`) are not what the model answered.
+    if flag(line, "isApiErrorMessage") {
+        return Vec::new();
+    }
+    let Some(message) = line.get("message") else {
+        return Vec::new();
+    };
+    let message_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+    match message.get("content") {
+        Some(Value::String(text)) => vec![Record::AssistantText {
+            message_id,
+            text: text.clone(),
+        }],
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|block| match block_type(block)? {
+                "text" => Some(Record::AssistantText {
+                    message_id: message_id.clone(),
+                    text: block.get("text")?.as_str()?.to_owned(),
+                }),
+                "thinking" => Some(Record::Reasoning {
+                    text: block.get("thinking")?.as_str()?.to_owned(),
+                }),
+                "tool_use" => Some(Record::ToolUse {
+                    name: block.get("name")?.as_str()?.to_owned(),
+                    input: tool_input(block.get("input")),
+                }),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn block_type(block: &Value) -> Option<&str> {
+    block.get("type").and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::parse_line;
+    use super::*;
+    use serde_json::json;
+
+    fn main_chain(line: &str) -> Vec<Record> {
+        parse_line(line.as_bytes(), ParseOptions::default())
+    }
+
+    fn prompt(id: &str, text: &str) -> Record {
+        Record::UserPrompt {
+            id: Some(id.into()),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn user_prompts_from_strings_and_text_blocks() {
+        assert_eq!(
+            main_chain(
+                r#"{"type":"user","uuid":"u1","message":{"role":"user","content":"fix it"}}"#
+            ),
+            vec![prompt("u1", "fix it")]
+        );
+        let blocks = r#"{"type":"user","uuid":"u2","message":{"content":[
+            {"type":"text","text":"first"},{"type":"image","source":{}},{"type":"text","text":"second"}]}}"#
+            .replace('\n', "");
+        assert_eq!(main_chain(&blocks), vec![prompt("u2", "first\nsecond")]);
+    }
+
+    #[test]
+    fn tool_results_are_not_prompts() {
+        let line = r#"{"type":"user","uuid":"u3","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]},"toolUseResult":"ok"}"#;
+        assert!(main_chain(line).is_empty());
+    }
+
+    #[test]
+    fn injected_user_lines_are_skipped() {
+        for name in [
+            "isMeta",
+            "isSidechain",
+            "isCompactSummary",
+            "isVisibleInTranscriptOnly",
+        ] {
+            let line = json!({"type": "user", "uuid": "u", name: true,
+                "message": {"content": "injected"}});
+            assert!(main_chain(&line.to_string()).is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn sidechain_lines_are_read_only_in_sidechain_mode() {
+        let line =
+            r#"{"type":"user","uuid":"s1","isSidechain":true,"message":{"content":"sub task"}}"#;
+        assert!(main_chain(line).is_empty());
+        let side = parse_line(line.as_bytes(), ParseOptions { sidechain: true });
+        assert_eq!(side, vec![prompt("s1", "sub task")]);
+        let main = r#"{"type":"user","uuid":"m1","message":{"content":"main"}}"#;
+        assert!(parse_line(main.as_bytes(), ParseOptions { sidechain: true }).is_empty());
+    }
+
+    #[test]
+    fn interruptions_end_the_turn() {
+        let line = r#"{"type":"user","uuid":"i","message":{"content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}}"#;
+        assert_eq!(main_chain(line), vec![Record::TurnEnd]);
+    }
+
+    #[test]
+    fn assistant_blocks_become_text_reasoning_and_tool_uses() {
+        let line = r#"{"type":"assistant","message":{"id":"msg_1","content":[
+            {"type":"thinking","thinking":"hmm","signature":"x"},
+            {"type":"text","text":"Running tests"},
+            {"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"npm test"}},
+            {"type":"redacted_thinking","data":"?"}]}}"#
+            .replace('\n', "");
+        assert_eq!(
+            main_chain(&line),
+            vec![
+                Record::Reasoning { text: "hmm".into() },
+                Record::AssistantText {
+                    message_id: Some("msg_1".into()),
+                    text: "Running tests".into()
+                },
+                Record::ToolUse {
+                    name: "Bash".into(),
+                    input: json!({"command": "npm test"})
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn api_errors_and_sidechain_assistant_lines_are_skipped() {
+        let error = r#"{"type":"assistant","isApiErrorMessage":true,"message":{"id":"m","model":"<synthetic>","content":[{"type":"text","text":"API Error: 500"}]}}"#;
+        assert!(main_chain(error).is_empty());
+        let side = r#"{"type":"assistant","isSidechain":true,"message":{"id":"m","content":[{"type":"text","text":"sub"}]}}"#;
+        assert!(main_chain(side).is_empty());
+    }
+
+    #[test]
+    fn turn_duration_ends_the_turn_other_system_lines_do_not() {
+        let end = r#"{"type":"system","subtype":"turn_duration","durationMs":5}"#;
+        assert_eq!(main_chain(end), vec![Record::TurnEnd]);
+        let other = r#"{"type":"system","subtype":"stop_hook_summary"}"#;
+        assert!(main_chain(other).is_empty());
+    }
+}

@@ -1,0 +1,194 @@
+//! Tests over real transcripts in `../shared/fixtures/real` (skipped when that folder is
+//! absent, e.g. in a standalone checkout).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{assemble, ParseOptions, Tracker, Turn};
+
+fn fixtures() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!("skipped: real fixtures not found at {}", dir.display());
+        None
+    }
+}
+
+/// Complete turns of a one-shot parse.
+fn one_shot(bytes: &[u8], options: ParseOptions) -> Vec<Turn> {
+    assemble(bytes, options)
+        .into_iter()
+        .filter(|t| t.complete)
+        .collect()
+}
+
+/// One hook on `key`: open, run `call`, save.
+fn hook<T>(state: &Path, key: &str, transcript: &Path, call: impl FnOnce(&mut Tracker) -> T) -> T {
+    let mut tracker = Tracker::open(state, key, transcript)
+        .unwrap()
+        .expect("lock is free");
+    let out = call(&mut tracker);
+    tracker.save().unwrap();
+    out
+}
+
+/// Replays `bytes` as a growing transcript, in batches of whole lines (sometimes ending in
+/// half a line), running a harvest hook after each batch and a compaction every few batches.
+/// Returns (harvested turns, compacted turns, total bytes read by the harvests).
+fn replay(bytes: &[u8]) -> (Vec<Turn>, Vec<Turn>, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let path = dir.path().join("session.jsonl");
+    let mut file = fs::File::create(&path).unwrap();
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let (mut harvested, mut compacted, mut bytes_read) = (Vec::new(), Vec::new(), 0);
+    let (mut next, mut pending_tail): (usize, &[u8]) = (0, &[]);
+    for round in 0.. {
+        if next >= lines.len() && pending_tail.is_empty() {
+            break;
+        }
+        file.write_all(pending_tail).unwrap();
+        pending_tail = &[];
+        let batch = [1, 3, 7, 2, 13][round % 5];
+        for line in lines.iter().skip(next).take(batch) {
+            file.write_all(line).unwrap();
+        }
+        next += batch;
+        if round % 3 == 1 && next < lines.len() {
+            let (head, tail) = lines[next].split_at(lines[next].len() / 2);
+            file.write_all(head).unwrap();
+            pending_tail = tail;
+            next += 1;
+        }
+        file.flush().unwrap();
+        harvested.extend(hook(&state, "s", &path, |t| {
+            let turns = t.harvest().unwrap();
+            bytes_read += t.stats().bytes_read;
+            turns
+        }));
+        if round % 4 == 3 {
+            compacted.extend(hook(&state, "s-compact", &path, |t| t.compact().unwrap()));
+        }
+    }
+    compacted.extend(hook(&state, "s-compact", &path, |t| t.compact().unwrap()));
+    (harvested, compacted, bytes_read)
+}
+
+#[test]
+fn harvest_in_growing_chunks_equals_a_one_shot_parse() {
+    let Some(dir) = fixtures() else { return };
+    for name in [
+        "transcript-3",
+        "transcript-5",
+        "transcript-7",
+        "transcript-8",
+    ] {
+        let bytes = fs::read(dir.join(format!("claude-code/{name}.jsonl"))).unwrap();
+        let expected = one_shot(&bytes, ParseOptions::default());
+        println!("{name}: {} complete turns", expected.len());
+        assert!(expected.len() >= 2, "{name}");
+        let (harvested, compacted, bytes_read) = replay(&bytes);
+        assert_eq!(harvested, expected, "{name}: harvest");
+        assert_eq!(compacted, expected, "{name}: compact");
+        let ids: HashSet<_> = harvested.iter().map(|t| t.turn_id.clone()).collect();
+        assert_eq!(ids.len(), harvested.len(), "{name}: duplicate turn ids");
+        assert!(harvested.iter().all(|t| t.turn_id.is_some()));
+        // Each byte is read about once (half lines are read twice).
+        assert!(
+            bytes_read < bytes.len() as u64 * 3 / 2,
+            "{name}: read {bytes_read}"
+        );
+    }
+}
+
+#[test]
+fn sidechain_records_stay_out_of_main_turns() {
+    let Some(dir) = fixtures() else { return };
+    let bytes = fs::read(dir.join("claude-code/transcript-1.jsonl")).unwrap();
+    let mut side_texts = HashSet::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if value["isSidechain"] == Value::Bool(true) {
+            match &value["message"]["content"] {
+                Value::String(text) => {
+                    side_texts.insert(text.clone());
+                }
+                Value::Array(blocks) => {
+                    for block in blocks {
+                        if let Some(text) = block["text"].as_str() {
+                            side_texts.insert(text.to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(!side_texts.is_empty());
+    let turns = assemble(&bytes, ParseOptions::default());
+    assert!(!turns.is_empty());
+    for turn in &turns {
+        assert!(!side_texts.contains(&turn.user), "{:?}", turn.user);
+        assert!(
+            !side_texts.contains(&turn.assistant),
+            "{:?}",
+            turn.assistant
+        );
+    }
+}
+
+#[test]
+fn subagent_transcripts_are_read_as_sidechains() {
+    let Some(dir) = fixtures() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let agents = dir.join("claude-code/transcript-10.subagents");
+    let mut seen = 0;
+    for entry in fs::read_dir(&agents).unwrap() {
+        let path = entry.unwrap().path();
+        let key = format!("main-{}", path.file_stem().unwrap().to_string_lossy());
+        let (earlier, last) = hook(state.path(), &key, &path, |t| t.finish_turn().unwrap());
+        assert!(earlier.is_empty(), "{}", path.display());
+        let last = last.expect("the subagent's turn");
+        assert!(
+            !last.user.is_empty() && !last.assistant.is_empty(),
+            "{last:?}"
+        );
+        assert_eq!(last.tool_calls.len(), 1);
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+}
+
+#[test]
+fn copilot_cli_log_yields_its_two_user_turns() {
+    let Some(dir) = fixtures() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let path = dir.join("copilot-cli/output-json-1.jsonl");
+    let (earlier, last) = hook(state.path(), "copilot", &path, |t| t.finish_turn().unwrap());
+    assert_eq!(earlier.len(), 1);
+    let first = &earlier[0];
+    assert!(first.user.starts_with("Invoke skill"), "{:?}", first.user);
+    assert_eq!(first.tool_calls.len(), 1);
+    assert_eq!(first.tool_calls[0].tool_name, "skill");
+    let last = last.expect("final turn");
+    assert!(last.user.starts_with("<skill-context"));
+    assert_eq!(last.tool_calls.len(), 8);
+    assert!(
+        last.assistant.starts_with("No CI checks exist"),
+        "{:?}",
+        last.assistant
+    );
+    assert!(last.reasoning.is_some());
+    for call in first.tool_calls.iter().chain(&last.tool_calls) {
+        serde_json::from_str::<Value>(&call.input).unwrap();
+    }
+    assert_ne!(first.turn_id, last.turn_id);
+}

@@ -1,0 +1,269 @@
+//! Turn assembly: records in, `{user, assistant, reasoning, tool calls}` turns out.
+//!
+//! A turn is one user prompt and everything up to the next prompt. It is *complete* when the
+//! next prompt starts or a [`Record::TurnEnd`] arrives, and only if the assistant produced
+//! something (text, reasoning or a tool call). The turn still open at the end of the input is
+//! kept as an [`OpenTurn`], which the cursor persists so that the next hook, reading only new
+//! bytes, continues it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::record::Record;
+use super::{ToolCallRecord, Turn};
+use crate::shorten::compact_json;
+
+/// Tool calls kept per turn (ContextManager's limit).
+pub const MAX_TOOL_CALLS: usize = 10;
+
+/// Characters of compact JSON kept per tool-call input.
+pub const MAX_TOOL_INPUT_CHARS: usize = 2000;
+
+/// A turn whose prompt has been read but which has not ended yet.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenTurn {
+    /// The prompt's id.
+    pub turn_id: Option<String>,
+    /// Byte offset of the prompt's line in the transcript.
+    pub start_offset: u64,
+    /// The prompt text.
+    pub user: String,
+    /// Text of the latest assistant message with non-empty text.
+    pub assistant: String,
+    /// Message id of `assistant`, to join the parts of a message split over several lines.
+    pub assistant_message_id: Option<String>,
+    /// Latest non-empty reasoning.
+    pub reasoning: Option<String>,
+    /// The first [`MAX_TOOL_CALLS`] tool calls.
+    pub tool_calls: Vec<ToolCallRecord>,
+}
+
+impl OpenTurn {
+    /// True when the assistant has produced anything for this turn.
+    pub fn has_output(&self) -> bool {
+        !self.assistant.trim().is_empty() || self.reasoning.is_some() || !self.tool_calls.is_empty()
+    }
+
+    /// The turn as callers see it.
+    pub fn to_turn(&self, complete: bool) -> Turn {
+        Turn {
+            turn_id: self.turn_id.clone(),
+            user: self.user.clone(),
+            assistant: self.assistant.clone(),
+            reasoning: self.reasoning.clone(),
+            tool_calls: self.tool_calls.clone(),
+            complete,
+        }
+    }
+
+    fn add_text(&mut self, message_id: Option<String>, text: String) {
+        if text.trim().is_empty() {
+            return;
+        }
+        let same_message = message_id.is_some() && message_id == self.assistant_message_id;
+        if same_message && !self.assistant.is_empty() {
+            self.assistant.push('\n');
+            self.assistant.push_str(&text);
+        } else {
+            self.assistant = text;
+            self.assistant_message_id = message_id;
+        }
+    }
+
+    fn add_tool(&mut self, name: String, input: &Value) {
+        if self.tool_calls.len() < MAX_TOOL_CALLS {
+            self.tool_calls.push(ToolCallRecord {
+                tool_name: name,
+                input: compact_json(input, MAX_TOOL_INPUT_CHARS),
+                output: String::new(),
+            });
+        }
+    }
+}
+
+/// Folds records into turns, starting from a (possibly carried-over) open turn.
+#[derive(Debug, Default)]
+pub struct Assembler {
+    open: Option<OpenTurn>,
+    completed: Vec<Turn>,
+}
+
+impl Assembler {
+    /// An assembler that continues `open`.
+    pub fn new(open: Option<OpenTurn>) -> Self {
+        Assembler {
+            open,
+            completed: Vec::new(),
+        }
+    }
+
+    /// Feeds the records of the line that starts at byte `offset`.
+    pub fn feed(&mut self, offset: u64, record: Record) {
+        match record {
+            Record::UserPrompt { id, text } => {
+                self.close();
+                self.open = Some(OpenTurn {
+                    turn_id: id,
+                    start_offset: offset,
+                    user: text,
+                    ..OpenTurn::default()
+                });
+            }
+            Record::TurnEnd => self.close(),
+            // Output before any prompt (a cursor that started mid-turn) or after the turn
+            // ended belongs to no turn we can name: dropped.
+            Record::AssistantText { message_id, text } => {
+                if let Some(open) = &mut self.open {
+                    open.add_text(message_id, text);
+                }
+            }
+            Record::Reasoning { text } => {
+                if let Some(open) = self.open.as_mut().filter(|_| !text.trim().is_empty()) {
+                    open.reasoning = Some(text);
+                }
+            }
+            Record::ToolUse { name, input } => {
+                if let Some(open) = &mut self.open {
+                    open.add_tool(name, &input);
+                }
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(open) = self.open.take().filter(OpenTurn::has_output) {
+            self.completed.push(open.to_turn(true));
+        }
+    }
+
+    /// The turn still open.
+    pub fn open(&self) -> Option<&OpenTurn> {
+        self.open.as_ref()
+    }
+
+    /// Completed turns (oldest first) and the turn still open.
+    pub fn finish(self) -> (Vec<Turn>, Option<OpenTurn>) {
+        (self.completed, self.open)
+    }
+}
+
+/// Parses a whole transcript at once: its complete turns, then the open trailing turn (with
+/// `complete: false`) if it has any output. For tests and one-off tools; hooks use the
+/// incremental [`super::Tracker`].
+pub fn assemble(bytes: &[u8], options: super::ParseOptions) -> Vec<Turn> {
+    let mut assembler = Assembler::default();
+    let mut offset = 0u64;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        if line.ends_with(b"\n") {
+            for record in super::parse_line(line, options) {
+                assembler.feed(offset, record);
+            }
+        }
+        offset += line.len() as u64;
+    }
+    let (mut turns, open) = assembler.finish();
+    turns.extend(open.filter(OpenTurn::has_output).map(|o| o.to_turn(false)));
+    turns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn prompt(id: &str) -> Record {
+        Record::UserPrompt {
+            id: Some(id.into()),
+            text: format!("prompt {id}"),
+        }
+    }
+
+    fn text(message: &str, text: &str) -> Record {
+        Record::AssistantText {
+            message_id: Some(message.into()),
+            text: text.into(),
+        }
+    }
+
+    fn run(records: Vec<Record>) -> (Vec<Turn>, Option<OpenTurn>) {
+        let mut assembler = Assembler::default();
+        for (i, record) in records.into_iter().enumerate() {
+            assembler.feed(i as u64 * 10, record);
+        }
+        assembler.finish()
+    }
+
+    #[test]
+    fn next_prompt_completes_a_turn_and_keeps_the_last_message() {
+        let (turns, open) = run(vec![
+            prompt("a"),
+            text("m1", "first"),
+            text("m2", "second"),
+            text("m3", "  "),
+            prompt("b"),
+        ]);
+        assert_eq!(turns.len(), 1);
+        assert_eq!(turns[0].turn_id.as_deref(), Some("a"));
+        assert_eq!(turns[0].user, "prompt a");
+        assert_eq!(turns[0].assistant, "second");
+        assert!(turns[0].complete);
+        let open = open.unwrap();
+        assert_eq!(open.turn_id.as_deref(), Some("b"));
+        assert_eq!(open.start_offset, 40);
+    }
+
+    #[test]
+    fn parts_of_one_message_are_joined() {
+        let (turns, _) = run(vec![
+            prompt("a"),
+            text("m1", "part one"),
+            Record::ToolUse {
+                name: "Bash".into(),
+                input: json!({}),
+            },
+            text("m1", "part two"),
+            Record::TurnEnd,
+        ]);
+        assert_eq!(turns[0].assistant, "part one\npart two");
+    }
+
+    #[test]
+    fn turns_without_output_are_dropped_and_output_after_the_end_is_ignored() {
+        let (turns, open) = run(vec![
+            text("m0", "orphan before any prompt"),
+            prompt("a"),
+            prompt("b"),
+            text("m1", "answer"),
+            Record::TurnEnd,
+            text("m2", "late"),
+        ]);
+        assert_eq!(turns.len(), 1);
+        assert_eq!(turns[0].turn_id.as_deref(), Some("b"));
+        assert_eq!(turns[0].assistant, "answer");
+        assert!(open.is_none());
+    }
+
+    #[test]
+    fn reasoning_and_tool_calls_are_kept_and_capped() {
+        let mut records = vec![prompt("a"), Record::Reasoning { text: "r1".into() }];
+        records.push(Record::Reasoning { text: "".into() });
+        for i in 0..12 {
+            records.push(Record::ToolUse {
+                name: format!("t{i}"),
+                input: json!({"s": "x".repeat(5000)}),
+            });
+        }
+        records.push(Record::TurnEnd);
+        let (turns, _) = run(records);
+        let turn = &turns[0];
+        assert_eq!(turn.assistant, "");
+        assert_eq!(turn.reasoning.as_deref(), Some("r1"));
+        assert_eq!(turn.tool_calls.len(), MAX_TOOL_CALLS);
+        assert_eq!(turn.tool_calls[9].tool_name, "t9");
+        for call in &turn.tool_calls {
+            assert!(call.input.chars().count() <= MAX_TOOL_INPUT_CHARS);
+            serde_json::from_str::<Value>(&call.input).unwrap();
+            assert_eq!(call.output, "");
+        }
+    }
+}

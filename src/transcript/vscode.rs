@@ -1,0 +1,115 @@
+//! VS Code Copilot Chat transcripts (`GitHub.copilot-chat/transcripts/<session>.jsonl`) and
+//! Copilot CLI event logs, which share the envelope `{type, data, id, timestamp, parentId}`.
+//!
+//! `assistant.turn_end` is deliberately not a turn end: one user message is answered by many
+//! assistant turns (one per model call), so only the next `user.message` closes the user's turn.
+
+use serde_json::Value;
+
+use super::record::{tool_input, Record};
+
+/// Records of one line of type `kind` (`user.message`, `assistant.message` or
+/// `tool.execution_start`).
+pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
+    let Some(data) = line.get("data").filter(|d| d.is_object()) else {
+        return Vec::new();
+    };
+    let text = |name: &str| data.get(name).and_then(Value::as_str).map(str::to_owned);
+    match kind {
+        "user.message" => match text("content") {
+            Some(content) => vec![Record::UserPrompt {
+                id: line.get("id").and_then(Value::as_str).map(str::to_owned),
+                text: content,
+            }],
+            None => Vec::new(),
+        },
+        "assistant.message" => {
+            let mut records = Vec::new();
+            if let Some(reasoning) = text("reasoningText") {
+                records.push(Record::Reasoning { text: reasoning });
+            }
+            if let Some(content) = text("content") {
+                records.push(Record::AssistantText {
+                    message_id: text("messageId"),
+                    text: content,
+                });
+            }
+            records
+        }
+        "tool.execution_start" => match text("toolName") {
+            Some(name) => vec![Record::ToolUse {
+                name,
+                input: tool_input(data.get("arguments")),
+            }],
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::{parse_line, ParseOptions};
+    use super::*;
+    use serde_json::json;
+
+    fn parse(line: &str) -> Vec<Record> {
+        parse_line(line.as_bytes(), ParseOptions::default())
+    }
+
+    #[test]
+    fn user_message_is_a_prompt_with_the_line_id() {
+        assert_eq!(
+            parse(
+                r#"{"type":"user.message","data":{"content":"Run the tests"},"id":"e2","timestamp":"t","parentId":"e1"}"#
+            ),
+            vec![Record::UserPrompt {
+                id: Some("e2".into()),
+                text: "Run the tests".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn assistant_message_gives_reasoning_then_text() {
+        assert_eq!(
+            parse(
+                r#"{"type":"assistant.message","data":{"messageId":"m1","content":"","reasoningText":"Need to run tests.","toolRequests":[{"name":"x"}]},"id":"e4"}"#
+            ),
+            vec![
+                Record::Reasoning {
+                    text: "Need to run tests.".into()
+                },
+                Record::AssistantText {
+                    message_id: Some("m1".into()),
+                    text: String::new()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_arguments_as_object_or_json_string() {
+        let object = r#"{"type":"tool.execution_start","data":{"toolCallId":"c","toolName":"run_in_terminal","arguments":{"command":"npm test"}},"id":"e5"}"#;
+        let string = r#"{"type":"tool.execution_start","data":{"toolCallId":"c","toolName":"run_in_terminal","arguments":"{\"command\":\"npm test\"}"},"id":"e5"}"#;
+        let expected = vec![Record::ToolUse {
+            name: "run_in_terminal".into(),
+            input: json!({"command": "npm test"}),
+        }];
+        assert_eq!(parse(object), expected);
+        assert_eq!(parse(string), expected);
+    }
+
+    #[test]
+    fn turn_end_and_other_events_are_skipped() {
+        for line in [
+            r#"{"type":"assistant.turn_end","data":{"turnId":"0"},"id":"e7"}"#,
+            r#"{"type":"assistant.turn_start","data":{"turnId":"0"},"id":"e3"}"#,
+            r#"{"type":"tool.execution_complete","data":{"toolCallId":"c","success":true},"id":"e6"}"#,
+            r#"{"type":"assistant.message_delta","data":{"deltaContent":"x"},"id":"e8"}"#,
+            r#"{"type":"user.message","data":"oops","id":"e9"}"#,
+        ] {
+            assert!(parse(line).is_empty(), "{line}");
+        }
+    }
+}
