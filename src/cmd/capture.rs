@@ -14,10 +14,10 @@ use serde_json::Value;
 
 use crate::cli::Globals;
 use crate::debug_log::DebugLog;
-use crate::event::{estimate_tokens, HookType, QueueEntry, TurnRecord};
+use crate::event::{estimate_tokens, HookType, QueueEntry};
 use crate::paths::Paths;
 use crate::shorten::cut_text;
-use crate::transcript::{self, DiscoveryEnv, Tracker, Turn};
+use crate::transcript::{self, DiscoveryEnv, FinalTurn, Tracker, Turn};
 use crate::wire::{self, output, payload::sniff_string_field, Agent, DecodeError, Limits, Payload};
 
 /// Largest payload read from stdin; the rest is drained and the entry marked `truncated`.
@@ -167,12 +167,13 @@ fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> 
                     Ok((earlier, last)) => {
                         before.extend(earlier.iter().map(|t| synthetic_stop(&entry, t)));
                         match last {
-                            Some(turn) => fill_exchange(&mut entry, &turn),
-                            None => {
-                                log.note(|| {
-                                    "turn already recorded by harvest: Stop skipped".into()
-                                });
+                            FinalTurn::Fresh(turn) => fill_exchange(&mut entry, &turn),
+                            FinalTurn::Recorded => {
+                                log.note(|| "turn already recorded: Stop skipped".into());
                                 record_main = false;
+                            }
+                            FinalTurn::Missing => {
+                                log.note(|| "no turn in the transcript: payload only".into())
                             }
                         }
                     }
@@ -185,7 +186,7 @@ fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> 
             if let Some(mut tracker) = open_tracker(paths, &payload, &entry, log) {
                 match tracker.compact() {
                     Ok(turns) => {
-                        entry.turns = Some(turns.iter().map(turn_record).collect());
+                        entry.turns = Some(turns.iter().map(Turn::to_record).collect());
                     }
                     Err(err) => log.note(|| format!("reading turns failed: {err}")),
                 }
@@ -333,10 +334,7 @@ fn finish_tracker(tracker: Tracker, log: &mut DebugLog) {
 /// Code writes its transcript asynchronously, so the final message may not be there yet.
 fn fill_exchange(entry: &mut QueueEntry, turn: &Turn) {
     let from_payload = entry.response.take().filter(|r| !r.trim().is_empty());
-    let from_transcript = Some(turn.assistant.clone())
-        .filter(|a| !a.trim().is_empty())
-        .or_else(|| turn.reasoning.clone().filter(|r| !r.trim().is_empty()));
-    entry.response = from_payload.or(from_transcript);
+    entry.response = from_payload.or_else(|| turn.response().map(str::to_string));
     if !turn.user.is_empty() {
         entry.prompt = Some(turn.user.clone());
     }
@@ -362,11 +360,7 @@ fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
     e.actor_name = trigger.actor_name.clone();
     e.synthetic = Some(true);
     e.prompt = Some(turn.user.clone());
-    e.response = Some(if turn.assistant.is_empty() {
-        turn.reasoning.clone().unwrap_or_default()
-    } else {
-        turn.assistant.clone()
-    });
+    e.response = Some(turn.response().unwrap_or_default().to_string());
     e.turn_id = turn.turn_id.clone();
     e.tool_calls = Some(turn.tool_calls.clone());
     let size = turn.user.len()
@@ -379,18 +373,6 @@ fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
     e.size_bytes = size as u64;
     e.estimated_tokens = estimate_tokens(e.size_bytes);
     e
-}
-
-fn turn_record(turn: &Turn) -> TurnRecord {
-    TurnRecord {
-        user: turn.user.clone(),
-        assistant: if turn.assistant.is_empty() {
-            turn.reasoning.clone().unwrap_or_default()
-        } else {
-            turn.assistant.clone()
-        },
-        turn_id: turn.turn_id.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::record::{parse_line, ParseOptions};
 use super::turns::{Assembler, OpenTurn};
-use super::{Error, ReadStats, Turn};
+use super::{Error, FinalTurn, ReadStats, Turn};
 use crate::paths::{create_private_dir, private_file_options};
 
 /// How long [`Tracker::open`] waits for a cursor held by a concurrent hook.
@@ -122,24 +122,32 @@ impl Tracker {
     }
 
     /// Stop: (earlier complete turns never recorded, oldest first; the final turn — the
-    /// current/last turn treated as complete — or `None` when its id was already recorded).
-    /// Marks all returned turns recorded.
+    /// current/last turn treated as complete — or why there is none). Marks all returned
+    /// turns recorded.
     ///
     /// The final turn is returned even without any assistant output (the transcript may lag
     /// behind the hook), so the caller can fall back to `reasoning` or the payload's
     /// `last_assistant_message`. It stays open in the cursor: later output of the same turn
     /// is not reported again, since its id is recorded.
-    pub fn finish_turn(&mut self) -> Result<(Vec<Turn>, Option<Turn>), Error> {
+    pub fn finish_turn(&mut self) -> Result<(Vec<Turn>, FinalTurn), Error> {
         let completed = self.advance()?;
         let (mut earlier, last_is_fresh) = self.take_fresh(completed);
         let last = match &self.state.open {
-            Some(open) => Some(open.to_turn(true)).filter(|t| !self.is_recorded(t)),
+            Some(open) => {
+                let turn = open.to_turn(true);
+                if self.is_recorded(&turn) {
+                    FinalTurn::Recorded
+                } else {
+                    FinalTurn::Fresh(turn)
+                }
+            }
             // The turn already ended in the transcript (e.g. an interruption): the last
             // completed turn is the final one.
-            None if last_is_fresh => earlier.pop(),
-            None => None,
+            None if last_is_fresh => earlier.pop().map_or(FinalTurn::Missing, FinalTurn::Fresh),
+            None if self.state.recorded.is_empty() => FinalTurn::Missing,
+            None => FinalTurn::Recorded,
         };
-        if let Some(turn) = &last {
+        if let FinalTurn::Fresh(turn) = &last {
             self.mark_recorded(turn);
         }
         Ok((earlier, last))
@@ -566,13 +574,15 @@ mod tests {
         fx.append(&(prompt("u1", "first") + &answer("m1", "one") + &turn_end()));
         let (turns, _) = fx.hook(|t| t.harvest().unwrap());
         assert_eq!(ids(&turns), ["u1"]);
-        let ((earlier, last), _) = fx.hook(|t| t.finish_turn().unwrap());
+        let ((earlier, last), _) =
+            fx.hook(|t| t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap());
         assert!(earlier.is_empty());
         assert_eq!(last, None, "already harvested");
 
         // Stop first, then the next prompt completes the same turn for harvest: not again.
         fx.append(&(prompt("u2", "second") + &answer("m2", "two")));
-        let ((earlier, last), _) = fx.hook(|t| t.finish_turn().unwrap());
+        let ((earlier, last), _) =
+            fx.hook(|t| t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap());
         assert!(earlier.is_empty());
         let last = last.unwrap();
         assert_eq!(last.turn_id.as_deref(), Some("u2"));
@@ -581,9 +591,11 @@ mod tests {
         fx.append(&(turn_end() + &prompt("u3", "third") + &answer("m3", "three")));
         let (turns, _) = fx.hook(|t| t.harvest().unwrap());
         assert!(turns.is_empty(), "{turns:?}");
-        let ((_, again), _) = fx.hook(|t| t.finish_turn().unwrap());
+        let ((_, again), _) =
+            fx.hook(|t| t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap());
         assert_eq!(again.unwrap().turn_id.as_deref(), Some("u3"));
-        let ((_, again), _) = fx.hook(|t| t.finish_turn().unwrap());
+        let ((_, again), _) =
+            fx.hook(|t| t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap());
         assert_eq!(again, None);
     }
 
@@ -593,7 +605,8 @@ mod tests {
         fx.append(&(prompt("u1", "a") + &answer("m1", "one")));
         fx.append(&(prompt("u2", "b") + &answer("m2", "two")));
         fx.append(&(prompt("u3", "c") + &thinking("m3", "only thoughts")));
-        let ((earlier, last), _) = fx.hook(|t| t.finish_turn().unwrap());
+        let ((earlier, last), _) =
+            fx.hook(|t| t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap());
         assert_eq!(ids(&earlier), ["u1", "u2"]);
         let last = last.unwrap();
         assert_eq!(last.assistant, "");
@@ -708,7 +721,8 @@ mod tests {
         fx.hook(|t| t.harvest().unwrap());
         let before = fx.saved();
         fs::rename(&fx.transcript, fx.transcript.with_extension("gone")).unwrap();
-        let ((earlier, last), stats) = fx.hook(|t| t.finish_turn().unwrap());
+        let ((earlier, last), stats) =
+            fx.hook(|t| t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap());
         assert!(earlier.is_empty());
         assert_eq!(
             last.unwrap().turn_id.as_deref(),

@@ -154,7 +154,9 @@ fn subagent_transcripts_are_read_as_sidechains() {
     for entry in fs::read_dir(&agents).unwrap() {
         let path = entry.unwrap().path();
         let key = format!("main-{}", path.file_stem().unwrap().to_string_lossy());
-        let (earlier, last) = hook(state.path(), &key, &path, |t| t.finish_turn().unwrap());
+        let (earlier, last) = hook(state.path(), &key, &path, |t| {
+            t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap()
+        });
         assert!(earlier.is_empty(), "{}", path.display());
         let last = last.expect("the subagent's turn");
         assert!(
@@ -172,7 +174,9 @@ fn copilot_cli_log_yields_its_two_user_turns() {
     let Some(dir) = fixtures() else { return };
     let state = tempfile::tempdir().unwrap();
     let path = dir.join("copilot-cli/output-json-1.jsonl");
-    let (earlier, last) = hook(state.path(), "copilot", &path, |t| t.finish_turn().unwrap());
+    let (earlier, last) = hook(state.path(), "copilot", &path, |t| {
+        t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap()
+    });
     assert_eq!(earlier.len(), 1);
     let first = &earlier[0];
     assert!(first.user.starts_with("Invoke skill"), "{:?}", first.user);

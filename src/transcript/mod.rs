@@ -72,6 +72,27 @@ impl Turn {
     }
 }
 
+/// The final turn a `Stop` hook asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinalTurn {
+    /// Not recorded yet: record it now.
+    Fresh(Turn),
+    /// Already recorded (harvested, or an earlier `Stop`): record nothing.
+    Recorded,
+    /// The transcript holds no turn at all (missing, empty, or nothing since the cursor).
+    Missing,
+}
+
+impl FinalTurn {
+    /// The turn to record, if any.
+    pub fn into_turn(self) -> Option<Turn> {
+        match self {
+            FinalTurn::Fresh(turn) => Some(turn),
+            FinalTurn::Recorded | FinalTurn::Missing => None,
+        }
+    }
+}
+
 /// Why a transcript or cursor could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -508,3 +508,288 @@ fn sixty_four_concurrent_captures_write_sixty_four_whole_lines() {
     ids.dedup();
     assert_eq!(ids.len(), 64, "ids are unique");
 }
+
+// ---- transcripts: harvest, Stop, PreCompact, discovery ----
+
+/// Claude Code transcript lines for one turn: prompt, a tool call and its result, an answer.
+fn claude_turn(n: usize, tools: usize) -> String {
+    let mut lines = vec![
+        json!({"type":"user","uuid":format!("u{n}"),"sessionId":"sess","isSidechain":false,
+        "message":{"role":"user","content":format!("prompt {n}")}}),
+    ];
+    for t in 0..tools {
+        lines.push(json!({"type":"assistant","uuid":format!("a{n}-{t}"),"message":{"id":format!("m{n}-{t}"),"role":"assistant",
+            "content":[{"type":"tool_use","id":format!("toolu_{n}_{t}"),"name":"Bash","input":{"command":format!("echo {t} {}", "x".repeat(3000))}}]}}));
+        lines.push(json!({"type":"user","uuid":format!("r{n}-{t}"),"message":{"role":"user",
+            "content":[{"type":"tool_result","tool_use_id":format!("toolu_{n}_{t}"),"content":"ok"}]}}));
+    }
+    lines.push(json!({"type":"assistant","uuid":format!("f{n}"),"message":{"id":format!("mf{n}"),"role":"assistant",
+        "content":[{"type":"text","text":format!("answer {n}")}]}}));
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn append(path: &std::path::Path, text: &str) {
+    let mut f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+fn hook(event: &str, transcript: &std::path::Path) -> String {
+    json!({"session_id":"sess","transcript_path":transcript,"cwd":"/w","hook_event_name":event,
+        "tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_x"})
+    .to_string()
+}
+
+fn stops(env: &TestEnv) -> Vec<Value> {
+    env.queue_lines()
+        .into_iter()
+        .filter(|l| l["hookType"] == "Stop")
+        .collect()
+}
+
+/// The offset saved in the session's cursor file.
+fn cursor_offset(env: &TestEnv) -> u64 {
+    let state = env.home().join("state");
+    let file = fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a cursor file");
+    let v: Value = serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap();
+    v["offset"].as_u64().expect("offset in the cursor")
+}
+
+#[test]
+fn harvest_reads_only_new_bytes_and_records_each_turn_once() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    append(&t, &claude_turn(1, 1));
+    append(
+        &t,
+        &json!({"type":"user","uuid":"u2","message":{"role":"user","content":"prompt 2"}})
+            .to_string(),
+    );
+    append(&t, "\n");
+    // Turn 1 is complete (turn 2 has begun): the hook harvests it.
+    capture(&env, hook("PostToolUse", &t), &[]);
+    let size1 = fs::metadata(&t).unwrap().len();
+    assert_eq!(
+        cursor_offset(&env),
+        size1,
+        "the cursor sits at the end of what was read"
+    );
+    let s = stops(&env);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0]["synthetic"], true);
+    assert_eq!(s[0]["turnId"], "u1");
+    assert_eq!(s[0]["prompt"], "prompt 1");
+    assert_eq!(s[0]["response"], "answer 1");
+    assert_eq!(s[0]["toolCalls"].as_array().unwrap().len(), 1);
+
+    // The transcript grows; the next hook reads exactly the appended bytes.
+    let more = claude_turn(3, 2);
+    append(&t, &more);
+    let out = env
+        .cmd()
+        .arg("capture")
+        .env("CMSTORE_DEBUG", "1")
+        .write_stdin(hook("PostToolUse", &t))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let log = fs::read_to_string(env.home().join("logs/capture.log")).unwrap();
+    let size2 = fs::metadata(&t).unwrap().len();
+    assert!(
+        log.contains(&format!(
+            "transcript read {} bytes ({size1}..{size2})",
+            more.len()
+        )),
+        "{log}"
+    );
+    assert_eq!(cursor_offset(&env), size2);
+    // Turn 2 got no answer (nothing to harvest); turn 3 is still open.
+    let ids: Vec<String> = stops(&env)
+        .iter()
+        .map(|l| l["turnId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["u1"]);
+
+    // Stop closes turn 3 with its final exchange and up to 10 tool calls.
+    capture(&env, hook("Stop", &t), &[]);
+    let s = stops(&env);
+    assert_eq!(s.len(), 2);
+    let real = &s[1];
+    assert!(real.get("synthetic").is_none());
+    assert_eq!(real["turnId"], "u3");
+    assert_eq!(real["prompt"], "prompt 3");
+    assert_eq!(real["response"], "answer 3");
+    let calls = real["toolCalls"].as_array().unwrap();
+    assert_eq!(calls.len(), 2);
+    for call in calls {
+        let input = call["input"].as_str().unwrap();
+        assert!(
+            input.chars().count() <= 2000,
+            "tool input cut to 2000 chars"
+        );
+        let v: Value = serde_json::from_str(input).expect("cut input still parses");
+        assert!(v["command"].as_str().unwrap().starts_with("echo"));
+    }
+
+    // A later harvest does not record turn 3 again, and neither does a repeated Stop.
+    append(&t, &claude_turn(4, 0));
+    capture(&env, hook("PostToolUse", &t), &[]);
+    capture(&env, hook("Stop", &t), &[]);
+    let ids: Vec<String> = stops(&env)
+        .iter()
+        .map(|l| l["turnId"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, ["u1", "u3", "u4"]);
+}
+
+#[test]
+fn harvest_then_stop_of_the_same_turn_yields_one_turn() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    append(&t, &claude_turn(1, 1));
+    // Claude marks the end of a turn; VS Code's Stop may never fire.
+    append(
+        &t,
+        &format!(
+            "{}\n",
+            json!({"type":"system","subtype":"turn_duration","durationMs":1200})
+        ),
+    );
+    capture(&env, hook("PostToolUse", &t), &[]);
+    capture(&env, hook("Stop", &t), &[]);
+    let s = stops(&env);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["turnId"], "u1");
+    assert_eq!(s[0]["synthetic"], true);
+}
+
+#[test]
+fn stop_falls_back_to_reasoning_then_to_the_payload() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join("vs.jsonl");
+    let lines = [
+        json!({"type":"session.start","data":{"sessionId":"sess","producer":"copilot-agent"},"id":"e1","timestamp":"2026-03-20T10:29:58.000Z","parentId":null}),
+        json!({"type":"user.message","data":{"content":"Run the tests"},"id":"e2","timestamp":"2026-03-20T10:30:00.000Z","parentId":"e1"}),
+        json!({"type":"assistant.message","data":{"messageId":"m1","content":"","reasoningText":"Need to run tests.","toolRequests":[]},"id":"e4","timestamp":"2026-03-20T10:30:02.000Z","parentId":"e2"}),
+        json!({"type":"tool.execution_start","data":{"toolCallId":"c1","toolName":"run_in_terminal","arguments":{"command":"npm test"}},"id":"e5","timestamp":"2026-03-20T10:30:02.100Z","parentId":"e4"}),
+    ];
+    for l in &lines {
+        append(&t, &format!("{l}\n"));
+    }
+    let stop = json!({"timestamp":"2026-03-20T10:30:10.000Z","hook_event_name":"Stop","session_id":"sess","transcript_path":t,"stop_hook_active":false});
+    capture(&env, stop.to_string(), &[]);
+    let s = stops(&env);
+    assert_eq!(s[0]["agent"], "vscode");
+    assert_eq!(s[0]["prompt"], "Run the tests");
+    assert_eq!(
+        s[0]["response"], "Need to run tests.",
+        "reasoningText when there is no text"
+    );
+    assert_eq!(s[0]["toolCalls"][0]["toolName"], "run_in_terminal");
+    assert_eq!(s[0]["turnId"], "e2");
+
+    // No transcript at all: the payload's last_assistant_message.
+    let env = TestEnv::new();
+    let stop = json!({"hook_event_name":"Stop","session_id":"other","transcript_path":"/nonexistent/t.jsonl",
+        "last_assistant_message":"Done."});
+    capture(&env, stop.to_string(), &[]);
+    assert_eq!(stops(&env)[0]["response"], "Done.");
+}
+
+#[test]
+fn pre_compact_records_complete_turns_and_keeps_the_trailing_one() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    append(&t, &claude_turn(1, 0));
+    append(&t, &claude_turn(2, 1));
+    // Turn 3 has started but has no answer yet.
+    append(
+        &t,
+        &format!(
+            "{}\n",
+            json!({"type":"user","uuid":"u3","message":{"role":"user","content":"prompt 3"}})
+        ),
+    );
+    let compact = |env: &TestEnv| {
+        let input = json!({"session_id":"sess","transcript_path":t,"hook_event_name":"PreCompact","trigger":"auto"});
+        capture(env, input.to_string(), &[]);
+        last_line(env)
+    };
+    let line = compact(&env);
+    assert_eq!(line["hookType"], "PreCompact");
+    let turns = line["turns"].as_array().unwrap();
+    let users: Vec<&str> = turns.iter().map(|t| t["user"].as_str().unwrap()).collect();
+    assert_eq!(users, ["prompt 1", "prompt 2"]);
+    assert_eq!(turns[1]["assistant"], "answer 2");
+
+    // Turn 3 completes later; the next compaction picks it up, and nothing twice.
+    append(
+        &t,
+        &format!(
+            "{}\n",
+            json!({"type":"assistant","uuid":"f3","message":{"id":"mf3","role":"assistant","content":[{"type":"text","text":"answer 3"}]}})
+        ),
+    );
+    append(&t, &claude_turn(4, 0));
+    let line = compact(&env);
+    let users: Vec<&str> = line["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["user"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["prompt 3"], "turn 4 is still open");
+}
+
+#[test]
+fn a_missing_transcript_path_is_discovered_on_every_platform_layout() {
+    let layouts = [
+        ("claude", ".claude/projects/-home-dev-app"),
+        ("linux vscode", ".config/Code/User/workspaceStorage/abc123/GitHub.copilot-chat/transcripts"),
+        ("macos vscode", "Library/Application Support/Code/User/workspaceStorage/abc123/GitHub.copilot-chat/transcripts"),
+        ("windows vscode", "AppData/Roaming/Code/User/workspaceStorage/abc123/GitHub.copilot-chat/transcripts"),
+    ];
+    for (name, dir) in layouts {
+        let env = TestEnv::new();
+        let folder = env.user_home().join(dir);
+        fs::create_dir_all(&folder).unwrap();
+        let id = "5a3ac9ca-98b3-4cf0-bcdb-9972819cc928";
+        append(&folder.join(format!("{id}.jsonl")), &claude_turn(1, 0));
+        let stop = json!({"session_id": id, "hook_event_name": "Stop", "cwd": "/home/dev/app"});
+        let out = env
+            .cmd()
+            .arg("capture")
+            .env("CMSTORE_DEBUG", "1")
+            .write_stdin(stop.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let line = last_line(&env);
+        assert_eq!(line["response"], "answer 1", "{name}");
+        assert_eq!(line["prompt"], "prompt 1", "{name}");
+        let log = fs::read_to_string(env.home().join("logs/capture.log")).unwrap();
+        assert!(log.contains("transcript (discovered)"), "{name}: {log}");
+        assert!(
+            log.contains("exchange \"prompt 1\" -> \"answer 1\""),
+            "{name}: {log}"
+        );
+    }
+}
+
+#[test]
+fn an_unreadable_transcript_is_not_an_error() {
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("a-directory.jsonl");
+    fs::create_dir_all(&dir).unwrap();
+    for event in ["PostToolUse", "Stop", "PreCompact"] {
+        assert_eq!(capture(&env, hook(event, &dir), &[]), json!({}));
+    }
+    assert_eq!(env.queue_lines().len(), 3);
+}
