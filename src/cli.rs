@@ -41,4 +41,6 @@ pub struct Globals {
 pub enum Command {
     /// Hook handler: read one agent event on stdin, append it to the queue, print the agent's reply
     Capture(cmd::capture::Args),
+    /// Check or show the configuration (cmstore.toml plus CMSTORE_* variables)
+    Config(cmd::config::Args),
 }

@@ -1,4 +1,5 @@
-//! The capture debug log (`<home>/logs/capture.log`), written only when `CMSTORE_DEBUG=1`.
+//! The capture debug log (`<home>/logs/capture.log`), written only when `CMSTORE_DEBUG=1`
+//! or `debug = true` in the configuration.
 //!
 //! The hook's stdout belongs to the agent, so this is where capture says what it saw and why
 //! it did what it did. Failing to write it is never an error.
@@ -22,13 +23,6 @@ impl DebugLog {
             path: enabled.then_some(path),
             lines: Vec::new(),
         }
-    }
-
-    /// True when debugging is on (`CMSTORE_DEBUG` set to anything but `0`, `false` or empty).
-    pub fn enabled_by_env() -> bool {
-        std::env::var("CMSTORE_DEBUG")
-            .map(|v| !matches!(v.trim(), "" | "0" | "false" | "no" | "off"))
-            .unwrap_or(false)
     }
 
     /// Whether notes are kept at all (lets callers skip building expensive notes).

@@ -13,10 +13,13 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod config;
 pub mod debug_log;
 pub mod event;
 pub mod paths;
 pub mod queue;
+pub mod redact;
+pub mod safety;
 pub mod shorten;
 pub mod transcript;
 pub mod wire;
@@ -31,6 +34,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
+        Command::Config(args) => cmd::config::run(&globals, args),
     }
 }
 

@@ -13,9 +13,12 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::cli::Globals;
+use crate::config::{Config, LogLevel, Mode};
 use crate::debug_log::DebugLog;
 use crate::event::{estimate_tokens, HookType, QueueEntry};
 use crate::paths::Paths;
+use crate::redact::Redactor;
+use crate::safety::{self, Verdict};
 use crate::shorten::cut_text;
 use crate::transcript::{self, DiscoveryEnv, FinalTurn, Tracker, Turn};
 use crate::wire::{self, output, payload::sniff_string_field, Agent, DecodeError, Limits, Payload};
@@ -42,9 +45,13 @@ pub struct Args {
 pub fn run(globals: &Globals, args: Args) -> ExitCode {
     let started = Instant::now();
     let paths = Paths::resolve(globals);
-    let mut log = DebugLog::new(paths.debug_log(), DebugLog::enabled_by_env());
+    let (config, problems) = Config::load(&paths.config);
+    let mut log = DebugLog::new(paths.debug_log(), config.debug);
+    for problem in &problems {
+        log.note(|| format!("config: {problem}"));
+    }
     let reply = panic::catch_unwind(AssertUnwindSafe(|| {
-        capture(&paths, &args, started, &mut log)
+        capture(&paths, &config, &args, started, &mut log)
     }))
     .unwrap_or_else(|_| output::empty());
     let mut stdout = io::stdout().lock();
@@ -82,7 +89,13 @@ pub fn read_payload(mut reader: impl Read, limit: usize) -> io::Result<StdinPayl
     })
 }
 
-fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> Value {
+fn capture(
+    paths: &Paths,
+    config: &Config,
+    args: &Args,
+    started: Instant,
+    log: &mut DebugLog,
+) -> Value {
     let stdin = io::stdin();
     if stdin.is_terminal() {
         eprintln!("cmstore capture: reading a hook payload from stdin (end with Ctrl-D)");
@@ -146,9 +159,16 @@ fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> 
     }
 
     let hook_type = event.as_deref().and_then(HookType::from_event_name);
+    if config.log_level == LogLevel::Verbose && decode_error.is_none() {
+        entry.payload = Some(payload.to_value());
+    }
+    let mut reply = None;
+    if hook_type == Some(HookType::PreToolUse) && decode_error.is_none() {
+        reply = safety_gate(config, agent, event.as_deref(), &payload, &mut entry, log);
+    }
     let mut before = Vec::new();
     let mut after = Vec::new();
-    let mut record_main = true;
+    let mut record_main = config.event_enabled(&entry.hook_type);
     match hook_type {
         Some(HookType::PostToolUse) => {
             if let Some(mut tracker) = open_tracker(paths, &payload, &entry, log) {
@@ -195,6 +215,19 @@ fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> 
         }
         _ => {}
     }
+    let redactor = Redactor::new(&config.redact);
+    for e in before
+        .iter_mut()
+        .chain(std::iter::once(&mut entry))
+        .chain(after.iter_mut())
+    {
+        if redactor.redact_entry(e) {
+            log.note(|| format!("secrets redacted in {} entry", e.hook_type));
+        }
+        if !config.store_text {
+            drop_text(e);
+        }
+    }
     if log.is_on() {
         if let (Some(p), Some(r)) = (&entry.prompt, &entry.response) {
             log.note(|| {
@@ -207,7 +240,7 @@ fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> 
         }
     }
 
-    let reply = reply_for(paths, agent, hook_type, event.as_deref(), log);
+    let reply = reply.unwrap_or_else(|| reply_for(paths, agent, hook_type, event.as_deref(), log));
 
     let elapsed = started.elapsed().as_millis() as u64;
     let mut entries = before;
@@ -238,6 +271,77 @@ fn capture(paths: &Paths, args: &Args, started: Instant, log: &mut DebugLog) -> 
         Err(err) => log.note(|| format!("queue append failed: {err}")),
     }
     reply
+}
+
+/// Runs the safety gate on a PreToolUse payload: records the finding on `entry`, and in
+/// enforce mode returns the agent's deny reply.
+fn safety_gate(
+    config: &Config,
+    agent: Agent,
+    event: Option<&str>,
+    payload: &Payload,
+    entry: &mut QueueEntry,
+    log: &mut DebugLog,
+) -> Option<Value> {
+    let input = wire::tool_input(payload);
+    match safety::check(entry.tool_name.as_deref(), input.as_ref(), config) {
+        Verdict::Clean => None,
+        Verdict::Unreadable => {
+            // Never block what cannot be read: enforce mode must not deny everything.
+            entry.risk = Some(safety::UNREADABLE.to_string());
+            entry.decision = Some("allow".to_string());
+            log.note(|| "safety gate could not read the tool call: allowed".into());
+            None
+        }
+        Verdict::Risky { rules, text } => {
+            let rules = rules.join(",");
+            log.note(|| {
+                format!(
+                    "safety gate: {rules} in {:?}",
+                    cut_text(&text, DEBUG_EXCERPT)
+                )
+            });
+            entry.risk = Some(rules.clone());
+            match config.mode {
+                Mode::Audit => {
+                    entry.decision = Some("allow".to_string());
+                    None
+                }
+                Mode::Enforce => {
+                    entry.decision = Some("deny".to_string());
+                    let reason = format!(
+                        "Blocked by cmstore safety gate ({rules}): {}. Set mode = \"audit\" in cmstore.toml to allow such commands.",
+                        cut_text(&text, 200)
+                    );
+                    Some(output::deny(agent, event.unwrap_or("PreToolUse"), &reason))
+                }
+            }
+        }
+    }
+}
+
+/// Drops prompt and response text (`store_text = false`), keeping the rest of the entry.
+fn drop_text(e: &mut QueueEntry) {
+    e.prompt = None;
+    e.response = None;
+    e.message = None;
+    if let Some(turns) = &mut e.turns {
+        for turn in turns {
+            turn.user.clear();
+            turn.assistant.clear();
+        }
+    }
+    if let Some(payload) = e.payload.as_mut().and_then(Value::as_object_mut) {
+        for key in [
+            "prompt",
+            "last_assistant_message",
+            "response",
+            "initialPrompt",
+            "message",
+        ] {
+            payload.remove(key);
+        }
+    }
 }
 
 /// The reply for this event: context injection, the compaction message, or `{}`.

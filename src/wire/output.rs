@@ -18,6 +18,30 @@ pub fn context_injection(agent: Agent, event: &str, context: &str) -> Value {
     }
 }
 
+/// The reply that denies a tool call, in the shape each agent reads.
+///
+/// Claude Code, VS Code and Codex read `hookSpecificOutput.permissionDecision`; Copilot CLI
+/// (both hook casings) a top-level `permissionDecision`; Gemini CLI `decision`; Cursor
+/// `permission`.
+pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
+    match agent {
+        Agent::Copilot => {
+            json!({ "permissionDecision": "deny", "permissionDecisionReason": reason })
+        }
+        Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
+        Agent::Cursor => {
+            json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
+        }
+        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Unknown => json!({
+            "hookSpecificOutput": {
+                "hookEventName": event,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }),
+    }
+}
+
 /// A message shown to the user (PreCompact's knowledge index).
 pub fn system_message(text: &str) -> Value {
     json!({ "systemMessage": text })
@@ -31,6 +55,23 @@ pub fn empty() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deny_shapes_per_agent() {
+        assert_eq!(
+            deny(Agent::Copilot, "preToolUse", "no")["permissionDecision"],
+            "deny"
+        );
+        assert_eq!(
+            deny(Agent::Claude, "PreToolUse", "no")["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+        assert_eq!(deny(Agent::Gemini, "BeforeTool", "no")["decision"], "deny");
+        assert_eq!(
+            deny(Agent::Cursor, "preToolUse", "no")["permission"],
+            "deny"
+        );
+    }
 
     #[test]
     fn copilot_takes_top_level_context_others_nest_it() {

@@ -1,0 +1,431 @@
+//! `cmstore.toml` plus environment overrides, with safe fallbacks.
+//!
+//! Capture reads the configuration on every hook, so a broken file must never break an agent:
+//! every problem becomes a [`Problem`] and the default for that setting applies. `cmstore
+//! config check` (and `status`) report the problems.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// Days of history `prune` keeps when nothing else is configured.
+pub const DEFAULT_RETENTION_DAYS: u32 = 7;
+
+/// What the safety gate does with a risky tool call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Record the risk; the tool proceeds.
+    #[default]
+    Audit,
+    /// Deny the tool call with the agent's deny reply.
+    Enforce,
+}
+
+/// How much of each payload goes into the queue line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogLevel {
+    /// The normalized fields only.
+    #[default]
+    Minimal,
+    /// Also the raw payload, under `payload`.
+    Verbose,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub mode: Mode,
+    pub log_level: LogLevel,
+    pub retention_days: u32,
+    /// Keep prompt and response text (false: the text fields are dropped at capture).
+    pub store_text: bool,
+    /// Write the capture debug log.
+    pub debug: bool,
+    /// Per-event switches by canonical hook type; absent means enabled.
+    pub events: BTreeMap<String, bool>,
+    /// Extra safety patterns (regular expressions), by name.
+    pub safety_add: Vec<(String, String)>,
+    /// Names of built-in safety rules to turn off.
+    pub safety_remove: Vec<String>,
+    /// Extra redaction patterns (regular expressions).
+    pub redact: Vec<String>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            mode: Mode::Audit,
+            log_level: LogLevel::Minimal,
+            retention_days: DEFAULT_RETENTION_DAYS,
+            store_text: true,
+            debug: false,
+            events: BTreeMap::new(),
+            safety_add: Vec::new(),
+            safety_remove: Vec::new(),
+            redact: Vec::new(),
+        }
+    }
+}
+
+/// One thing wrong with the configuration; the default applied instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where: the file path or the environment variable.
+    pub origin: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.origin, self.message)
+    }
+}
+
+/// The file's shape. Every field is optional and loosely typed so that one bad value only
+/// costs that value, not the whole file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    mode: Option<toml::Value>,
+    log_level: Option<toml::Value>,
+    retention_days: Option<toml::Value>,
+    store_text: Option<toml::Value>,
+    debug: Option<toml::Value>,
+    events: Option<BTreeMap<String, toml::Value>>,
+    safety: Option<SafetyConfig>,
+    redaction: Option<RedactionConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SafetyConfig {
+    #[serde(default)]
+    add: BTreeMap<String, String>,
+    #[serde(default)]
+    remove: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RedactionConfig {
+    #[serde(default)]
+    patterns: Vec<String>,
+}
+
+/// A value read from the environment (injected for tests).
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+impl Config {
+    /// Loads `path` (a missing file is fine) and applies `CMSTORE_*` overrides from the
+    /// process environment. Never fails: problems are returned next to the result.
+    pub fn load(path: &Path) -> (Config, Vec<Problem>) {
+        Config::load_with(path, &|k| std::env::var(k).ok())
+    }
+
+    /// [`Config::load`] with an explicit environment.
+    pub fn load_with(path: &Path, env: EnvLookup<'_>) -> (Config, Vec<Problem>) {
+        let mut config = Config::default();
+        let mut problems = Vec::new();
+        match std::fs::read_to_string(path) {
+            Ok(text) => config.apply_file(&text, &path.display().to_string(), &mut problems),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => problems.push(Problem {
+                origin: path.display().to_string(),
+                message: format!("cannot read: {err}"),
+            }),
+        }
+        config.apply_env(env, &mut problems);
+        (config, problems)
+    }
+
+    /// Whether events of `hook_type` are recorded.
+    pub fn event_enabled(&self, hook_type: &str) -> bool {
+        self.events.get(hook_type).copied().unwrap_or(true)
+    }
+
+    fn apply_file(&mut self, text: &str, origin: &str, problems: &mut Vec<Problem>) {
+        let mut problem = |message: String| {
+            problems.push(Problem {
+                origin: origin.to_string(),
+                message,
+            })
+        };
+        let file: FileConfig = match toml::from_str(text) {
+            Ok(file) => file,
+            Err(err) => {
+                problem(format!(
+                    "not valid configuration ({}); defaults apply",
+                    err.message()
+                ));
+                return;
+            }
+        };
+        if let Some(v) = file.mode {
+            match v.as_str().and_then(parse_mode) {
+                Some(mode) => self.mode = mode,
+                None => problem(format!(
+                    "mode = {v}: expected \"audit\" or \"enforce\"; using audit"
+                )),
+            }
+        }
+        if let Some(v) = file.log_level {
+            match v.as_str().and_then(parse_log_level) {
+                Some(level) => self.log_level = level,
+                None => problem(format!(
+                    "log_level = {v}: expected \"minimal\" or \"verbose\"; using minimal"
+                )),
+            }
+        }
+        if let Some(v) = file.retention_days {
+            match v.as_integer().and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0) {
+                Some(days) => self.retention_days = days,
+                None => problem(format!(
+                    "retention_days = {v}: expected a positive whole number; using {DEFAULT_RETENTION_DAYS}"
+                )),
+            }
+        }
+        for (name, value, slot) in [
+            ("store_text", file.store_text, &mut self.store_text),
+            ("debug", file.debug, &mut self.debug),
+        ] {
+            if let Some(v) = value {
+                match v.as_bool() {
+                    Some(b) => *slot = b,
+                    None => problem(format!("{name} = {v}: expected true or false; ignored")),
+                }
+            }
+        }
+        for (event, v) in file.events.unwrap_or_default() {
+            let canonical = crate::event::HookType::from_event_name(&event)
+                .map(|t| t.as_str().to_string())
+                .unwrap_or(event.clone());
+            match v.as_bool() {
+                Some(b) => {
+                    self.events.insert(canonical, b);
+                }
+                None => problem(format!(
+                    "events.{event} = {v}: expected true or false; ignored"
+                )),
+            }
+        }
+        if let Some(safety) = file.safety {
+            for (name, pattern) in safety.add {
+                match regex::Regex::new(&pattern) {
+                    Ok(_) => self.safety_add.push((name, pattern)),
+                    Err(err) => problem(format!("safety.add.{name}: invalid pattern: {err}")),
+                }
+            }
+            for name in safety.remove {
+                if crate::safety::is_rule(&name) {
+                    self.safety_remove.push(name);
+                } else {
+                    problem(format!("safety.remove: no built-in rule named {name:?}"));
+                }
+            }
+        }
+        if let Some(redaction) = file.redaction {
+            for pattern in redaction.patterns {
+                match regex::Regex::new(&pattern) {
+                    Ok(_) => self.redact.push(pattern),
+                    Err(err) => problem(format!(
+                        "redaction.patterns: invalid pattern {pattern:?}: {err}"
+                    )),
+                }
+            }
+        }
+    }
+
+    fn apply_env(&mut self, env: EnvLookup<'_>, problems: &mut Vec<Problem>) {
+        let mut problem = |var: &str, message: String| {
+            problems.push(Problem {
+                origin: var.to_string(),
+                message,
+            })
+        };
+        if let Some(v) = env("CMSTORE_MODE").filter(|v| !v.trim().is_empty()) {
+            match parse_mode(&v) {
+                Some(mode) => self.mode = mode,
+                None => problem(
+                    "CMSTORE_MODE",
+                    format!("{v:?}: expected audit or enforce; ignored"),
+                ),
+            }
+        }
+        if let Some(v) = env("CMSTORE_LOG_LEVEL").filter(|v| !v.trim().is_empty()) {
+            match parse_log_level(&v) {
+                Some(level) => self.log_level = level,
+                None => problem(
+                    "CMSTORE_LOG_LEVEL",
+                    format!("{v:?}: expected minimal or verbose; ignored"),
+                ),
+            }
+        }
+        if let Some(v) = env("CMSTORE_RETENTION_DAYS").filter(|v| !v.trim().is_empty()) {
+            match parse_retention_days(&v) {
+                Some(days) => self.retention_days = days,
+                None => {
+                    self.retention_days = DEFAULT_RETENTION_DAYS;
+                    problem(
+                        "CMSTORE_RETENTION_DAYS",
+                        format!(
+                            "{v:?} is not a positive whole number; using {DEFAULT_RETENTION_DAYS}"
+                        ),
+                    )
+                }
+            }
+        }
+        if let Some(v) = env("CMSTORE_STORE_TEXT").filter(|v| !v.trim().is_empty()) {
+            match parse_bool(&v) {
+                Some(b) => self.store_text = b,
+                None => problem(
+                    "CMSTORE_STORE_TEXT",
+                    format!("{v:?}: expected true or false; ignored"),
+                ),
+            }
+        }
+        if let Some(v) = env("CMSTORE_DEBUG") {
+            self.debug = parse_bool(&v).unwrap_or(!v.trim().is_empty());
+        }
+    }
+}
+
+/// A retention in days: a positive whole number, or `None`.
+pub fn parse_retention_days(text: &str) -> Option<u32> {
+    text.trim().parse::<u32>().ok().filter(|d| *d > 0)
+}
+
+fn parse_mode(text: &str) -> Option<Mode> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "audit" => Some(Mode::Audit),
+        "enforce" => Some(Mode::Enforce),
+        _ => None,
+    }
+}
+
+fn parse_log_level(text: &str) -> Option<LogLevel> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "minimal" => Some(LogLevel::Minimal),
+        "verbose" => Some(LogLevel::Verbose),
+        _ => None,
+    }
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str, env: &[(&str, &str)]) -> (Config, Vec<Problem>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cmstore.toml");
+        std::fs::write(&path, text).unwrap();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::load_with(&path, &|k| {
+            env.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn missing_file_means_defaults_without_problems() {
+        let (config, problems) =
+            Config::load_with(Path::new("/nonexistent/cmstore.toml"), &|_| None);
+        assert_eq!(config, Config::default());
+        assert!(problems.is_empty());
+    }
+
+    #[test]
+    fn a_full_file_is_read() {
+        let (config, problems) = load(
+            r#"
+mode = "enforce"
+log_level = "verbose"
+retention_days = 30
+store_text = false
+[events]
+PostToolUse = false
+notification = false
+[safety]
+add = { no-npm-publish = "npm\\s+publish" }
+remove = ["git-push-force"]
+[redaction]
+patterns = ["corp-[0-9]{6}"]
+"#,
+            &[],
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(config.mode, Mode::Enforce);
+        assert_eq!(config.log_level, LogLevel::Verbose);
+        assert_eq!(config.retention_days, 30);
+        assert!(!config.store_text);
+        assert!(!config.event_enabled("PostToolUse"));
+        assert!(
+            !config.event_enabled("Notification"),
+            "event names are canonicalized"
+        );
+        assert!(config.event_enabled("Stop"));
+        assert_eq!(
+            config.safety_add,
+            vec![("no-npm-publish".into(), "npm\\s+publish".into())]
+        );
+        assert_eq!(config.safety_remove, vec!["git-push-force".to_string()]);
+        assert_eq!(config.redact, vec!["corp-[0-9]{6}".to_string()]);
+    }
+
+    #[test]
+    fn broken_files_fall_back_to_defaults_with_a_reason() {
+        let (config, problems) = load("mode = [unclosed", &[]);
+        assert_eq!(config, Config::default());
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].message.contains("defaults apply"));
+
+        let (config, problems) = load(
+            "mode = \"loud\"\nretention_days = -3\nlog_level = 5\n[safety]\nadd = { bad = \"(\" }\nremove = [\"nope\"]",
+            &[],
+        );
+        assert_eq!(config.mode, Mode::Audit);
+        assert_eq!(config.retention_days, DEFAULT_RETENTION_DAYS);
+        assert_eq!(config.log_level, LogLevel::Minimal);
+        assert!(config.safety_add.is_empty());
+        assert_eq!(problems.len(), 5, "{problems:?}");
+
+        let (_, problems) = load("colour = \"blue\"", &[]);
+        assert!(problems[0].message.contains("colour"), "{problems:?}");
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let (config, problems) = load(
+            "mode = \"audit\"\nretention_days = 30",
+            &[
+                ("CMSTORE_MODE", "enforce"),
+                ("CMSTORE_RETENTION_DAYS", "14"),
+            ],
+        );
+        assert!(problems.is_empty());
+        assert_eq!(config.mode, Mode::Enforce);
+        assert_eq!(config.retention_days, 14);
+    }
+
+    #[test]
+    fn invalid_retention_from_the_environment_falls_back_to_seven() {
+        for bad in ["abc", "0", "-5", "1.5"] {
+            let (config, problems) =
+                load("retention_days = 30", &[("CMSTORE_RETENTION_DAYS", bad)]);
+            assert_eq!(config.retention_days, 7, "{bad}");
+            assert_eq!(problems.len(), 1, "{bad}");
+            assert!(problems[0].message.contains("using 7"));
+        }
+    }
+}
