@@ -47,6 +47,7 @@ fn main() {
     time_run(&cmstore, &homes[2], &harvest_50k);
     time_run(&cmstore, &homes[3], &harvest_50m);
 
+    let harvested_before = count_synthetic(&homes[3].join("hook-queue.jsonl"));
     let mut samples: [Vec<Duration>; 4] = Default::default();
     let mut turn = 0usize;
     for _ in 0..runs {
@@ -59,7 +60,7 @@ fn main() {
         samples[3].push(time_run(&cmstore, &homes[3], &harvest_50m));
     }
 
-    let harvested = count_synthetic(&homes[3].join("hook-queue.jsonl"));
+    let harvested = count_synthetic(&homes[3].join("hook-queue.jsonl")) - harvested_before;
     let names = [
         "empty binary",
         "capture post-2k",
