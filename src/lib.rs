@@ -17,6 +17,7 @@ pub mod debug_log;
 pub mod event;
 pub mod output;
 pub mod paths;
+pub mod query;
 pub mod queue;
 pub mod shorten;
 pub mod transcript;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
+        Command::Query(args) => cmd::query::run(&globals, args),
     }
 }
 
