@@ -575,3 +575,41 @@ fn a_closed_pipe_ends_quietly_with_exit_0() {
     );
     assert_eq!(stderr_of(&output), "");
 }
+
+#[test]
+fn a_wal_store_in_use_by_a_writer_is_read_and_left_unchanged() {
+    let env = TestEnv::new();
+    let db = store(&env);
+    // The ingester's situation: WAL mode, a connection open, committed rows still in the WAL,
+    // and a write transaction in progress.
+    let writer = Connection::open(&db).unwrap();
+    writer.pragma_update(None, "journal_mode", "wal").unwrap();
+    writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    writer
+        .execute("INSERT INTO events(id, ts) VALUES ('e6', 6000)", [])
+        .unwrap();
+    writer
+        .execute_batch("BEGIN IMMEDIATE; INSERT INTO events(id, ts) VALUES ('e7', 7000);")
+        .unwrap();
+    let wal = db.with_extension("db-wal");
+    let (main_before, wal_before) = (std::fs::read(&db).unwrap(), std::fs::read(&wal).unwrap());
+
+    let started = Instant::now();
+    assert_eq!(query_ok(&env, &["select count(*) n from events"]), "n\n6\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the reader waited on the writer"
+    );
+    for sql in [
+        "delete from events",
+        "pragma journal_mode = delete",
+        "vacuum",
+    ] {
+        let stderr = query_fails(&env, &[sql]);
+        assert!(stderr.contains("query refused"), "{sql}: {stderr}");
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), main_before);
+    assert_eq!(std::fs::read(&wal).unwrap(), wal_before);
+    writer.execute_batch("COMMIT").unwrap();
+    assert_eq!(query_ok(&env, &["select count(*) n from events"]), "n\n7\n");
+}
