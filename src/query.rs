@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::limits::Limit;
 use rusqlite::types::Value;
-use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
+use rusqlite::{ffi, Connection, ErrorCode, OpenFlags, Statement};
 
 /// Virtual-machine steps between two checks of the time limit.
 const PROGRESS_STEPS: i32 = 1_000;
@@ -262,7 +262,9 @@ impl ReadOnlyDb {
                 };
                 QueryError::Refused(format!("{what}; SQLite: {}", message(&err)))
             }
-            _ if err.sqlite_error_code() == Some(ErrorCode::ReadOnly) => {
+            // Plain SQLITE_READONLY is a refused write; its extended forms (a WAL index that
+            // cannot be set up, say) are trouble reading, reported as they are.
+            rusqlite::Error::SqliteFailure(e, _) if e.extended_code == ffi::SQLITE_READONLY => {
                 QueryError::Refused(format!("SQLite: {}", message(&err)))
             }
             _ if err.sqlite_error_code() == Some(ErrorCode::OperationInterrupted) && tripped => {

@@ -613,3 +613,33 @@ fn a_wal_store_in_use_by_a_writer_is_read_and_left_unchanged() {
     writer.execute_batch("COMMIT").unwrap();
     assert_eq!(query_ok(&env, &["select count(*) n from events"]), "n\n7\n");
 }
+
+#[test]
+fn time_spent_waiting_on_a_slow_reader_does_not_count_against_the_timeout() {
+    let env = TestEnv::new();
+    store(&env);
+    let mut child = std::process::Command::new(bin())
+        .env("CMSTORE_HOME", env.home())
+        .env_remove("CMSTORE_DB")
+        .args([
+            "query",
+            "--format",
+            "jsonl",
+            "--timeout",
+            "1",
+            "with recursive c(x) as (select 1 union all select x + 1 from c where x < 200000) select x, 'padding padding padding' p from c",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    // The pipe fills and cmstore blocks on it for longer than the limit.
+    std::thread::sleep(Duration::from_millis(1500));
+    let rest = std::io::Read::bytes(reader).count();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    assert!(rest > 1_000_000, "only {rest} bytes after the first line");
+}
