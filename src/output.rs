@@ -507,6 +507,42 @@ mod tests {
 
     const TRICKY_COLUMNS: [&str; 8] = ["n", "big", "real", "uni", "nl", "quote", "blob", "empty"];
 
+    /// A writer whose bytes the test can read while the renderer still owns it.
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streaming_formats_write_each_row_before_the_end() {
+        for format in [
+            Format::Json,
+            Format::Jsonl,
+            Format::Csv,
+            Format::Tsv,
+            Format::Markdown,
+        ] {
+            let sink = Shared::default();
+            let columns = vec!["n".to_owned()];
+            let mut r =
+                Renderer::new(format, sink.clone(), columns, TableOptions::default()).unwrap();
+            r.row(&[Value::Integer(41)]).unwrap();
+            let so_far = String::from_utf8(sink.0.borrow().clone()).unwrap();
+            assert!(so_far.contains("41"), "{format}: {so_far:?}");
+            r.row(&[Value::Integer(42)]).unwrap();
+            let so_far = String::from_utf8(sink.0.borrow().clone()).unwrap();
+            assert!(so_far.contains("42"), "{format}: {so_far:?}");
+            r.finish().unwrap();
+        }
+    }
+
     #[test]
     fn formats_parse_by_name_case_insensitively() {
         for f in Format::ALL {
