@@ -6,7 +6,7 @@
 //! 1000 rows unless `--max-rows` says otherwise; machine formats have no cap. A cut is always
 //! announced on stderr. See `docs/query.md`.
 
-use std::io::{self, BufWriter, IsTerminal, Read};
+use std::io::{self, BufWriter, IsTerminal, LineWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -93,7 +93,12 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
         width: terminal_width(on_terminal),
         color: on_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };
-    let out = BufWriter::new(stdout.lock());
+    // On a terminal each row shows as soon as it is read; in a pipe, block writes are faster.
+    let out: Box<dyn Write> = if on_terminal {
+        Box::new(LineWriter::new(stdout.lock()))
+    } else {
+        Box::new(BufWriter::new(stdout.lock()))
+    };
     let mut renderer = Renderer::new(format, out, columns, table).context("writing results")?;
     let mut shown: u64 = 0;
     let mut cut = false;
