@@ -16,7 +16,9 @@ pub mod cmd;
 pub mod config;
 pub mod debug_log;
 pub mod event;
+pub mod output;
 pub mod paths;
+pub mod query;
 pub mod queue;
 pub mod redact;
 pub mod safety;
@@ -34,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
+        Command::Query(args) => cmd::query::run(&globals, args),
         Command::Config(args) => cmd::config::run(&globals, args),
     }
 }

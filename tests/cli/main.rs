@@ -2,4 +2,5 @@
 
 mod capture;
 mod common;
+mod query;
 mod safety;

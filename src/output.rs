@@ -1,0 +1,751 @@
+//! Renderers for query results: table, JSON, JSON Lines, CSV, TSV and Markdown.
+//!
+//! Pure: column names and rows of SQLite values go in, text comes out on any [`Write`]. No
+//! database access happens here, so every convention below is unit-tested on plain values.
+//!
+//! Conventions, per format:
+//!
+//! | format | NULL | integer / real | blob | text |
+//! |---|---|---|---|---|
+//! | `table` | `∅` (dimmed with color) | right-aligned | `X'…'` hex | one line: `↵` for newlines, control pictures for other control characters; cut with `…` to the width |
+//! | `json`, `jsonl` | `null` | exact JSON numbers (`1.0` stays a real) | `{"$base64":true,"encoded":"…"}` | JSON string, Unicode kept |
+//! | `csv` | empty, unquoted | decimal | `X'…'` hex | RFC 4180: quoted when it holds `,` `"` CR or LF; empty text is `""` |
+//! | `tsv` | `\N` | decimal | `X'…'` hex | PostgreSQL text-COPY escapes: `\\` `\t` `\n` `\r` |
+//! | `markdown` | `∅` | decimal | `X'…'` hex | `\|` for pipes, `<br>` for newlines |
+//!
+//! Reals print as the shortest text that reads back to the same `f64`, always with a `.` or an
+//! exponent (`1.0`, `1e+300`); infinities print as `Inf`/`-Inf` (JSON: the strings `"Inf"` and
+//! `"-Inf"`, as JSON has no such numbers). JSON objects need unique keys, so a repeated column
+//! name gets a suffix there (`n`, `n_2`, …); the other formats keep names as given.
+//!
+//! `json`, `jsonl`, `csv`, `tsv` and `markdown` stream: each row is written as it arrives.
+//! `table` must see every row to size its columns, so it buffers them.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Write};
+use std::str::FromStr;
+
+use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Row, Table};
+use rusqlite::types::Value;
+
+/// How query results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A bordered table sized to the terminal, for reading.
+    Table,
+    /// One JSON array of objects.
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+    /// RFC 4180 comma-separated values with a header line.
+    Csv,
+    /// Tab-separated values with PostgreSQL-style escapes and a header line.
+    Tsv,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+}
+
+impl Format {
+    /// Every format, in the order the help lists them.
+    pub const ALL: [Format; 6] = [
+        Format::Table,
+        Format::Json,
+        Format::Jsonl,
+        Format::Csv,
+        Format::Tsv,
+        Format::Markdown,
+    ];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Markdown => "markdown",
+        }
+    }
+
+    /// True for formats meant for people rather than programs; they get a default row cap.
+    pub fn is_for_people(self) -> bool {
+        matches!(self, Format::Table | Format::Markdown)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown `--format` name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format {0:?} (expected table, json, jsonl, csv, tsv or markdown)")]
+pub struct UnknownFormat(pub String);
+
+impl FromStr for Format {
+    type Err = UnknownFormat;
+
+    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownFormat(s.to_owned()))
+    }
+}
+
+/// Options of the `table` format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableOptions {
+    /// Total width to fit, in terminal columns; `None` draws every cell in full.
+    pub width: Option<u16>,
+    /// Use terminal attributes (dimmed NULL).
+    pub color: bool,
+}
+
+/// Writes one result set in one format: [`Renderer::new`], then [`Renderer::row`] per row,
+/// then [`Renderer::finish`].
+pub struct Renderer<W: Write> {
+    format: Format,
+    out: W,
+    columns: Vec<String>,
+    table: TableOptions,
+    /// Rows held back by the `table` format.
+    buffered: Vec<Vec<Value>>,
+    rows: u64,
+}
+
+impl<W: Write> Renderer<W> {
+    /// Starts the output: streaming formats write their header now.
+    pub fn new(
+        format: Format,
+        mut out: W,
+        columns: Vec<String>,
+        table: TableOptions,
+    ) -> io::Result<Renderer<W>> {
+        let columns = match format {
+            Format::Json | Format::Jsonl => unique_names(columns),
+            _ => columns,
+        };
+        match format {
+            Format::Csv => {
+                write_record(&mut out, "", columns.iter().map(|c| csv_text(c)), ",", CRLF)?
+            }
+            Format::Tsv => write_record(
+                &mut out,
+                "",
+                columns.iter().map(|c| tsv_text(c)),
+                "\t",
+                "\n",
+            )?,
+            Format::Markdown => {
+                let header = columns.iter().map(|c| markdown_text(c));
+                write_record(&mut out, MD.0, header, MD.1, MD.2)?;
+                let rule = columns.iter().map(|_| "---".into());
+                write_record(&mut out, MD.0, rule, MD.1, MD.2)?;
+            }
+            Format::Json => out.write_all(b"[")?,
+            Format::Table | Format::Jsonl => {}
+        }
+        Ok(Renderer {
+            format,
+            out,
+            columns,
+            table,
+            buffered: Vec::new(),
+            rows: 0,
+        })
+    }
+
+    /// Writes (or, for `table`, keeps) one row; `cells` has one value per column.
+    pub fn row(&mut self, cells: &[Value]) -> io::Result<()> {
+        let first = self.rows == 0;
+        self.rows += 1;
+        let out = &mut self.out;
+        match self.format {
+            Format::Table => self.buffered.push(cells.to_vec()),
+            Format::Json => {
+                out.write_all(if first { b"\n" } else { b",\n" })?;
+                write_json_object(out, &self.columns, cells)?;
+            }
+            Format::Jsonl => {
+                write_json_object(out, &self.columns, cells)?;
+                out.write_all(b"\n")?;
+            }
+            Format::Csv => write_record(out, "", cells.iter().map(csv_field), ",", CRLF)?,
+            Format::Tsv => write_record(out, "", cells.iter().map(tsv_field), "\t", "\n")?,
+            Format::Markdown => {
+                write_record(out, MD.0, cells.iter().map(markdown_field), MD.1, MD.2)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the output (the table is drawn now), flushes, and hands the writer back.
+    pub fn finish(mut self) -> io::Result<W> {
+        match self.format {
+            Format::Table => {
+                let text = render_table(&self.columns, &self.buffered, self.table);
+                self.out.write_all(text.as_bytes())?;
+                self.out.write_all(b"\n")?;
+            }
+            Format::Json => {
+                let end: &[u8] = if self.rows == 0 { b"]\n" } else { b"\n]\n" };
+                self.out.write_all(end)?;
+            }
+            _ => {}
+        }
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// RFC 4180 ends records with CRLF.
+const CRLF: &str = "\r\n";
+
+/// Start, separator and end of a Markdown table row.
+const MD: (&str, &str, &str) = ("| ", " | ", " |\n");
+
+/// Writes `start`, the `fields` joined by `sep`, then `end`.
+fn write_record<'a>(
+    out: &mut impl Write,
+    start: &str,
+    fields: impl Iterator<Item = Cow<'a, str>>,
+    sep: &str,
+    end: &str,
+) -> io::Result<()> {
+    out.write_all(start.as_bytes())?;
+    for (i, field) in fields.enumerate() {
+        if i > 0 {
+            out.write_all(sep.as_bytes())?;
+        }
+        out.write_all(field.as_bytes())?;
+    }
+    out.write_all(end.as_bytes())
+}
+
+/// Makes column names unique for JSON objects: the second `n` becomes `n_2`, and so on.
+pub fn unique_names(columns: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(columns.len());
+    for name in columns {
+        let mut candidate = name.clone();
+        let mut n = 2;
+        while !seen.insert(candidate.clone()) {
+            candidate = format!("{name}_{n}");
+            n += 1;
+        }
+        out.push(candidate);
+    }
+    out
+}
+
+/// Writes one row as a JSON object, keys in column order.
+fn write_json_object(out: &mut impl Write, columns: &[String], cells: &[Value]) -> io::Result<()> {
+    out.write_all(b"{")?;
+    for (i, (name, value)) in columns.iter().zip(cells).enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, name)?;
+        out.write_all(b":")?;
+        serde_json::to_writer(&mut *out, &json_value(value))?;
+    }
+    out.write_all(b"}")
+}
+
+/// The JSON form of one value (see the module table).
+pub fn json_value(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Null => serde_json::Value::Null,
+        Value::Integer(i) => serde_json::Value::from(*i),
+        Value::Real(r) => serde_json::Number::from_f64(*r)
+            .map(serde_json::Value::Number)
+            .unwrap_or_else(|| serde_json::Value::String(real_text(*r))),
+        Value::Text(t) => serde_json::Value::String(t.clone()),
+        Value::Blob(b) => serde_json::json!({ "$base64": true, "encoded": base64(b) }),
+    }
+}
+
+/// A real as the shortest text that reads back to the same `f64` (`1.0`, `0.1`, `1e+300`).
+pub fn real_text(r: f64) -> String {
+    match serde_json::Number::from_f64(r) {
+        Some(n) => n.to_string(),
+        None if r.is_nan() => "NaN".to_owned(),
+        None if r > 0.0 => "Inf".to_owned(),
+        None => "-Inf".to_owned(),
+    }
+}
+
+/// A blob as an SQLite hex literal, `X'00FF'`, which can be pasted back into SQL.
+pub fn hex_literal(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut s = String::with_capacity(bytes.len() * 2 + 3);
+    s.push_str("X'");
+    for b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 0xF)] as char);
+    }
+    s.push('\'');
+    s
+}
+
+/// Standard base64 (RFC 4648, with padding).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                s.push(ALPHABET[((n >> (18 - 6 * i)) & 0x3F) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+/// A non-text value as plain text, shared by every text format; `None` for NULL and text.
+fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Integer(i) => Some(i.to_string()),
+        Value::Real(r) => Some(real_text(*r)),
+        Value::Blob(b) => Some(hex_literal(b)),
+        Value::Null | Value::Text(_) => None,
+    }
+}
+
+/// One CSV field: NULL is empty and unquoted, empty text is `""`, so the two stay apart.
+pub fn csv_field(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::Null => "".into(),
+        Value::Text(t) if t.is_empty() => "\"\"".into(),
+        Value::Text(t) => csv_text(t),
+        other => scalar_text(other).unwrap_or_default().into(),
+    }
+}
+
+/// Quotes `s` per RFC 4180 when it holds a comma, a quote, CR or LF; quotes are doubled.
+pub fn csv_text(s: &str) -> Cow<'_, str> {
+    if s.contains([',', '"', '\r', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\"")).into()
+    } else {
+        s.into()
+    }
+}
+
+/// One TSV field, PostgreSQL text-COPY style: NULL is `\N`.
+pub fn tsv_field(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::Null => "\\N".into(),
+        Value::Text(t) => tsv_text(t),
+        other => scalar_text(other).unwrap_or_default().into(),
+    }
+}
+
+/// Escapes backslash, tab, newline and carriage return as `\\`, `\t`, `\n`, `\r`.
+pub fn tsv_text(s: &str) -> Cow<'_, str> {
+    if !s.contains(['\\', '\t', '\n', '\r']) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// One Markdown table cell; NULL is `∅`.
+pub fn markdown_field(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::Null => NULL_MARK.into(),
+        Value::Text(t) => markdown_text(t),
+        other => scalar_text(other).unwrap_or_default().into(),
+    }
+}
+
+/// Escapes `\` and `|`, turns line breaks into `<br>` and other control characters into
+/// their visible pictures, so a cell never breaks the table.
+pub fn markdown_text(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c == '|' || c == '\\' || c.is_control()) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '\\' => out.push_str("\\\\"),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\r' => out.push_str("<br>"),
+            c => out.push(visible(c)),
+        }
+    }
+    out.into()
+}
+
+/// How NULL looks in the table and Markdown formats.
+pub const NULL_MARK: &str = "∅";
+
+/// Text shown on one line: `↵` for a line break, control pictures (`␉`, `␛`, …) for other
+/// control characters, so a cell can neither break the table nor send escapes to the terminal.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\r' => out.push('↵'),
+            c => out.push(visible(c)),
+        }
+    }
+    out.into()
+}
+
+/// Control characters as their Unicode control pictures; everything else unchanged.
+fn visible(c: char) -> char {
+    match c {
+        '\u{0}'..='\u{1f}' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+        '\u{7f}' => '␡',
+        c if c.is_control() => '\u{fffd}',
+        c => c,
+    }
+}
+
+/// Draws the table; each row is kept to one line, cells cut with `…` when a width is set.
+pub fn render_table(columns: &[String], rows: &[Vec<Value>], options: TableOptions) -> String {
+    let mut table = Table::new();
+    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    table.set_truncation_indicator("…");
+    if options.color {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
+    match options.width {
+        Some(width) => {
+            table.set_width(width);
+            table.set_content_arrangement(ContentArrangement::Dynamic);
+        }
+        None => {
+            table.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
+    table.set_header(columns.iter().map(|c| Cell::new(one_line(c))));
+    for cells in rows {
+        let mut row = Row::new();
+        row.max_height(1);
+        for value in cells {
+            row.add_cell(table_cell(value, options.color));
+        }
+        table.add_row(row);
+    }
+    table.to_string()
+}
+
+fn table_cell(value: &Value, color: bool) -> Cell {
+    match value {
+        Value::Null if color => Cell::new(NULL_MARK).add_attribute(Attribute::Dim),
+        Value::Null => Cell::new(NULL_MARK),
+        Value::Text(t) => Cell::new(one_line(t)),
+        Value::Integer(_) | Value::Real(_) => {
+            Cell::new(scalar_text(value).unwrap_or_default()).set_alignment(CellAlignment::Right)
+        }
+        Value::Blob(_) => Cell::new(scalar_text(value).unwrap_or_default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(format: Format, columns: &[&str], rows: &[Vec<Value>]) -> String {
+        let columns = columns.iter().map(|c| c.to_string()).collect();
+        let mut r = Renderer::new(format, Vec::new(), columns, TableOptions::default()).unwrap();
+        for row in rows {
+            r.row(row).unwrap();
+        }
+        String::from_utf8(r.finish().unwrap()).unwrap()
+    }
+
+    fn text(s: &str) -> Value {
+        Value::Text(s.to_owned())
+    }
+
+    /// NULL, a big integer, a real, unicode, a newline, quotes, a comma, a blob, empty text.
+    fn tricky() -> Vec<Value> {
+        vec![
+            Value::Null,
+            Value::Integer(9_007_199_254_740_993),
+            Value::Real(1.0),
+            text("héllo 🦀"),
+            text("two\nlines"),
+            text("say \"hi\", ok"),
+            Value::Blob(vec![0, 1, 254, 255]),
+            text(""),
+        ]
+    }
+
+    const TRICKY_COLUMNS: [&str; 8] = ["n", "big", "real", "uni", "nl", "quote", "blob", "empty"];
+
+    /// A writer whose bytes the test can read while the renderer still owns it.
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().write(buf)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn streaming_formats_write_each_row_before_the_end() {
+        for format in [
+            Format::Json,
+            Format::Jsonl,
+            Format::Csv,
+            Format::Tsv,
+            Format::Markdown,
+        ] {
+            let sink = Shared::default();
+            let columns = vec!["n".to_owned()];
+            let mut r =
+                Renderer::new(format, sink.clone(), columns, TableOptions::default()).unwrap();
+            r.row(&[Value::Integer(41)]).unwrap();
+            let so_far = String::from_utf8(sink.0.borrow().clone()).unwrap();
+            assert!(so_far.contains("41"), "{format}: {so_far:?}");
+            r.row(&[Value::Integer(42)]).unwrap();
+            let so_far = String::from_utf8(sink.0.borrow().clone()).unwrap();
+            assert!(so_far.contains("42"), "{format}: {so_far:?}");
+            r.finish().unwrap();
+        }
+    }
+
+    #[test]
+    fn formats_parse_by_name_case_insensitively() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+        }
+        assert_eq!("JSONL".parse::<Format>(), Ok(Format::Jsonl));
+        assert!("xml".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(base64(input.as_bytes()), expected, "{input:?}");
+        }
+        assert_eq!(base64(&[0, 1, 254, 255]), "AAH+/w==");
+    }
+
+    #[test]
+    fn reals_keep_their_kind_and_precision() {
+        assert_eq!(real_text(1.0), "1.0");
+        assert_eq!(real_text(0.1), "0.1");
+        assert_eq!(real_text(1e300), "1e+300");
+        assert_eq!(real_text(f64::INFINITY), "Inf");
+        assert_eq!(real_text(f64::NEG_INFINITY), "-Inf");
+        assert_eq!(real_text(-2.5), "-2.5");
+    }
+
+    #[test]
+    fn json_is_exact() {
+        let out = render(Format::Json, &TRICKY_COLUMNS, &[tricky(), tricky()]);
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let rows = parsed.as_array().unwrap();
+        assert_eq!(rows.len(), 2);
+        let row = &rows[0];
+        assert!(row["n"].is_null());
+        assert_eq!(row["big"].as_i64(), Some(9_007_199_254_740_993));
+        assert!(row["real"].is_f64());
+        assert_eq!(row["real"].as_f64(), Some(1.0));
+        assert_eq!(row["uni"], "héllo 🦀");
+        assert_eq!(row["nl"], "two\nlines");
+        assert_eq!(row["quote"], "say \"hi\", ok");
+        assert_eq!(row["blob"]["$base64"], true);
+        assert_eq!(row["blob"]["encoded"], "AAH+/w==");
+        assert_eq!(row["empty"], "");
+        // Unicode is written as is, not as \u escapes.
+        assert!(out.contains("héllo 🦀"));
+        // Keys keep column order.
+        assert!(out.find("\"big\"").unwrap() < out.find("\"real\"").unwrap());
+    }
+
+    #[test]
+    fn json_of_no_rows_is_an_empty_array() {
+        let out = render(Format::Json, &["a"], &[]);
+        assert_eq!(out, "[]\n");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&out).unwrap(),
+            serde_json::json!([])
+        );
+    }
+
+    #[test]
+    fn json_infinities_become_strings() {
+        assert_eq!(
+            json_value(&Value::Real(f64::INFINITY)),
+            serde_json::json!("Inf")
+        );
+    }
+
+    #[test]
+    fn jsonl_is_one_object_per_line_with_unique_keys() {
+        let out = render(
+            Format::Jsonl,
+            &["a", "a", "a_2"],
+            &[
+                vec![Value::Integer(1), Value::Integer(2), Value::Integer(3)],
+                vec![Value::Null, text("x\ny"), Value::Real(-0.5)],
+            ],
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2);
+        let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(first, serde_json::json!({"a": 1, "a_2": 2, "a_2_2": 3}));
+        let second: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(second["a_2"], "x\ny");
+        assert_eq!(second["a_2_2"].as_f64(), Some(-0.5));
+    }
+
+    #[test]
+    fn csv_follows_rfc4180() {
+        let out = render(Format::Csv, &TRICKY_COLUMNS, &[tricky()]);
+        assert_eq!(
+            out,
+            "n,big,real,uni,nl,quote,blob,empty\r\n\
+             ,9007199254740993,1.0,héllo 🦀,\"two\nlines\",\"say \"\"hi\"\", ok\",X'0001FEFF',\"\"\r\n"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_header_names_too() {
+        let out = render(Format::Csv, &["a,b", "c\"d"], &[]);
+        assert_eq!(out, "\"a,b\",\"c\"\"d\"\r\n");
+    }
+
+    #[test]
+    fn tsv_escapes_like_postgres_copy() {
+        let out = render(
+            Format::Tsv,
+            &["n", "t"],
+            &[
+                vec![Value::Null, text("a\tb\nc\\d\re")],
+                vec![Value::Integer(-3), text("")],
+            ],
+        );
+        assert_eq!(out, "n\tt\n\\N\ta\\tb\\nc\\\\d\\re\n-3\t\n");
+    }
+
+    #[test]
+    fn markdown_escapes_pipes_and_newlines() {
+        let out = render(
+            Format::Markdown,
+            &["a|b", "c"],
+            &[
+                vec![text("x|y\nz"), Value::Null],
+                vec![Value::Real(2.5), Value::Blob(vec![171])],
+            ],
+        );
+        assert_eq!(
+            out,
+            "| a\\|b | c |\n| --- | --- |\n| x\\|y<br>z | ∅ |\n| 2.5 | X'AB' |\n"
+        );
+    }
+
+    #[test]
+    fn one_line_shows_control_characters() {
+        assert_eq!(one_line("a\r\nb\nc"), "a↵b↵c");
+        assert_eq!(one_line("tab\there"), "tab␉here");
+        assert_eq!(one_line("\u{1b}[31mred"), "␛[31mred");
+        assert_eq!(one_line("plain"), "plain");
+    }
+
+    #[test]
+    fn table_without_width_shows_everything_on_one_line_per_row() {
+        let long = "x".repeat(300);
+        let out = render_table(
+            &["id".into(), "text".into()],
+            &[
+                vec![Value::Integer(7), text(&format!("{long}\nmore"))],
+                vec![Value::Null, text("é")],
+            ],
+            TableOptions::default(),
+        );
+        assert!(out.contains(&format!("{long}↵more")), "{out}");
+        assert!(out.contains(NULL_MARK));
+        // Header, two rows and four rules.
+        assert_eq!(out.lines().count(), 6, "{out}");
+    }
+
+    #[test]
+    fn table_with_width_cuts_wide_cells_with_an_ellipsis() {
+        let long = "y".repeat(300);
+        let out = render_table(
+            &["id".into(), "text".into()],
+            &[vec![Value::Integer(1), text(&long)]],
+            TableOptions {
+                width: Some(40),
+                color: false,
+            },
+        );
+        for line in out.lines() {
+            assert!(line.chars().count() <= 40, "{line:?} is wider than 40");
+        }
+        assert!(out.contains('…'), "{out}");
+        assert_eq!(out.lines().count(), 5, "{out}");
+    }
+
+    #[test]
+    fn table_dims_null_only_with_color() {
+        let rows = [vec![Value::Null]];
+        let plain = render_table(&["n".into()], &rows, TableOptions::default());
+        assert!(!plain.contains('\u{1b}'));
+        let colored = render_table(
+            &["n".into()],
+            &rows,
+            TableOptions {
+                width: None,
+                color: true,
+            },
+        );
+        assert!(colored.contains("\u{1b}[2m"), "{colored:?}");
+    }
+
+    #[test]
+    fn unique_names_suffixes_repeats() {
+        let names = unique_names(vec!["a".into(), "b".into(), "a".into(), "a".into()]);
+        assert_eq!(names, ["a", "b", "a_2", "a_3"]);
+    }
+}
