@@ -15,6 +15,7 @@ pub mod cli;
 pub mod cmd;
 pub mod debug_log;
 pub mod event;
+pub mod hooks;
 pub mod paths;
 pub mod queue;
 pub mod shorten;
