@@ -41,4 +41,6 @@ pub struct Globals {
 pub enum Command {
     /// Hook handler: read one agent event on stdin, append it to the queue, print the agent's reply
     Capture(cmd::capture::Args),
+    /// Install, check or remove the agent hook configuration that runs `cmstore capture`
+    Hooks(cmd::hooks::Args),
 }

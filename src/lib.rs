@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
+        Command::Hooks(args) => cmd::hooks::run(args),
     }
 }
 

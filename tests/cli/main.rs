@@ -2,3 +2,4 @@
 
 mod capture;
 mod common;
+mod hooks;
