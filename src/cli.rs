@@ -43,4 +43,8 @@ pub enum Command {
     Capture(cmd::capture::Args),
     /// Install, check or remove the agent hook configuration that runs `cmstore capture`
     Hooks(cmd::hooks::Args),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish)
+    Completions(cmd::generate::CompletionsArgs),
+    /// Print the man page (roff)
+    Man(cmd::generate::ManArgs),
 }

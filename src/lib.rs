@@ -33,6 +33,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
         Command::Hooks(args) => cmd::hooks::run(args),
+        Command::Completions(args) => cmd::generate::completions(args),
+        Command::Man(args) => cmd::generate::man(args),
     }
 }
 

@@ -1,4 +1,5 @@
 //! One module per subcommand, in data-flow order.
 
 pub mod capture;
+pub mod generate;
 pub mod hooks;

@@ -627,3 +627,41 @@ fn permissions_and_symlinks_survive_a_rewrite() {
         .collect();
     assert_eq!(leftovers.len(), 1, "temporary files left: {leftovers:?}");
 }
+
+#[test]
+fn completions_for_every_shell_name_the_subcommands() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = TestEnv::new()
+            .cmd()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for name in ["capture", "hooks", "completions", "man"] {
+            assert!(text.contains(name), "{shell}: no {name}");
+        }
+    }
+}
+
+#[test]
+fn man_page_is_roff_naming_the_subcommands() {
+    let out = TestEnv::new()
+        .cmd()
+        .arg("man")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with(".ie") || text.contains(".TH cmstore"),
+        "{text}"
+    );
+    for name in ["capture", "hooks", "completions"] {
+        assert!(text.contains(name), "no {name}");
+    }
+}
