@@ -3,3 +3,4 @@
 mod capture;
 mod common;
 mod hooks;
+mod resources;
