@@ -32,7 +32,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
-        Command::Hooks(args) => cmd::hooks::run(args),
+        Command::Hooks(args) => cmd::hooks::run(&globals, args),
         Command::Completions(args) => cmd::generate::completions(args),
         Command::Man(args) => cmd::generate::man(args),
     }

@@ -14,6 +14,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cli::Globals;
 use crate::hooks::merge::{self, State};
 use crate::hooks::style::Style;
 use crate::hooks::{Agent, Location, CURRENT_VERSION};
@@ -21,6 +22,7 @@ use crate::hooks::{Agent, Location, CURRENT_VERSION};
 /// Arguments of `cmstore hooks`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// install, status or uninstall.
     #[command(subcommand)]
     pub action: Action,
 }
@@ -74,6 +76,7 @@ pub struct InstallArgs {
     /// Agents to install for (repeat the flag or separate with commas)
     #[arg(long, value_enum, value_delimiter = ',', required = true)]
     pub agent: Vec<AgentArg>,
+    /// Project or user configuration.
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// Program the hooks run [default: the absolute path of this cmstore binary]; use
@@ -91,6 +94,7 @@ pub struct StatusArgs {
     /// Agents to check [default: all]
     #[arg(long, value_enum, value_delimiter = ',')]
     pub agent: Vec<AgentArg>,
+    /// Project or user configuration.
     #[command(flatten)]
     pub scope: ScopeArgs,
     /// Program the hooks are expected to run [default: this cmstore binary]
@@ -107,6 +111,7 @@ pub struct UninstallArgs {
     /// Agents to uninstall for (repeat the flag or separate with commas)
     #[arg(long, value_enum, value_delimiter = ',', required = true)]
     pub agent: Vec<AgentArg>,
+    /// Project or user configuration.
     #[command(flatten)]
     pub scope: ScopeArgs,
 }
@@ -120,18 +125,20 @@ pub enum Format {
     Json,
 }
 
-/// Runs `cmstore hooks`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+/// Runs `cmstore hooks`. A `--home` or `--queue` given to it (or set through
+/// `CMSTORE_HOME` / `CMSTORE_QUEUE`) is written into the hook command, so capture writes
+/// where this cmstore reads even when the agent runs without those variables.
+pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
-        Action::Install(a) => install(a),
-        Action::Status(a) => status(a),
+        Action::Install(a) => install(globals, a),
+        Action::Status(a) => status(globals, a),
         Action::Uninstall(a) => uninstall(a),
     }
 }
 
-fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
+fn install(globals: &Globals, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
-    let program = program(args.command.as_deref())?;
+    let program = command_words(globals, args.command.as_deref())?;
     let mut failed = false;
     for agent in agents(&args.agent) {
         match install_one(agent, &location, &program, args.force) {
@@ -151,13 +158,13 @@ fn install(args: InstallArgs) -> anyhow::Result<ExitCode> {
 fn install_one(
     agent: Agent,
     location: &Location,
-    program: &str,
+    program: &[String],
     force: bool,
 ) -> anyhow::Result<String> {
     let path = agent.config_path(location);
     let existing = read_existing(&path)?;
     let (mut doc, style) = parse(existing.as_deref(), &path)?;
-    let expected = agent.expected(program);
+    let expected = agent.expected_command(program);
     let shown = path.display();
     let before = merge::status(&doc, &expected).with_context(|| format!("{shown}"))?;
     match before.state {
@@ -249,9 +256,9 @@ struct Row {
     notes: Vec<String>,
 }
 
-fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+fn status(globals: &Globals, args: StatusArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
-    let program = program(args.command.as_deref())?;
+    let program = command_words(globals, args.command.as_deref())?;
     let chosen = if args.agent.is_empty() {
         Agent::ALL.to_vec()
     } else {
@@ -298,7 +305,7 @@ fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
     Ok(exit(invalid))
 }
 
-fn status_row(agent: Agent, location: &Location, program: &str) -> Row {
+fn status_row(agent: Agent, location: &Location, program: &[String]) -> Row {
     let path = agent.config_path(location);
     let mut row = Row {
         agent: agent.name(),
@@ -311,7 +318,7 @@ fn status_row(agent: Agent, location: &Location, program: &str) -> Row {
         events_current: 0,
         notes: Vec::new(),
     };
-    let expected = agent.expected(program);
+    let expected = agent.expected_command(program);
     row.events = expected.events.len();
     let checked = read_existing(&path).and_then(|text| {
         let (doc, _) = parse(text.as_deref(), &path)?;
@@ -406,19 +413,35 @@ fn location(scope: &ScopeArgs) -> anyhow::Result<Location> {
     ))
 }
 
-/// The program the hooks run: `--command`, else this binary's absolute path.
-fn program(command: Option<&str>) -> anyhow::Result<String> {
-    if let Some(command) = command {
-        if command.trim().is_empty() {
-            bail!("--command must not be empty");
+/// What the hooks run before `capture`: `--command`, else this binary's absolute path,
+/// then `--home` and `--queue` as absolute paths when they were given.
+fn command_words(globals: &Globals, command: Option<&str>) -> anyhow::Result<Vec<String>> {
+    let program = match command {
+        Some(command) if command.trim().is_empty() => bail!("--command must not be empty"),
+        Some(command) => command.to_string(),
+        None => {
+            let exe = std::env::current_exe()
+                .context("cannot find this cmstore binary; use --command")?;
+            utf8(&exe, "the path of this binary")?
         }
-        return Ok(command.to_string());
+    };
+    let mut words = vec![program];
+    for (flag, path) in [("--home", &globals.home), ("--queue", &globals.queue)] {
+        if let Some(path) = path {
+            let path = std::path::absolute(path)
+                .with_context(|| format!("cannot resolve {flag} {}", path.display()))?;
+            words.push(flag.to_string());
+            words.push(utf8(&path, flag)?);
+        }
     }
-    let exe = std::env::current_exe().context("cannot find this cmstore binary; use --command")?;
-    exe.to_str().map(str::to_string).with_context(|| {
+    Ok(words)
+}
+
+fn utf8(path: &Path, what: &str) -> anyhow::Result<String> {
+    path.to_str().map(str::to_string).with_context(|| {
         format!(
-            "the path of this binary is not UTF-8 ({}); use --command",
-            exe.display()
+            "{what} is not UTF-8 ({}); hook files are JSON text",
+            path.display()
         )
     })
 }

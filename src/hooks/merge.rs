@@ -136,7 +136,10 @@ pub fn status(doc: &Value, expected: &Expected) -> Result<Status, ShapeError> {
             }
         } else if with_commands_of(entry, want, agent) == *want {
             other_command = true;
-            st.notes.push(format!("{event}: runs another command"));
+            st.notes.push(match first_command(entry, agent) {
+                Some(found) => format!("{event}: runs another command ({found})"),
+                None => format!("{event}: runs another command"),
+            });
         } else {
             edited = true;
             st.notes.push(format!("{event}: edited by hand"));
@@ -287,6 +290,21 @@ fn entry_version(entry: &Value, agent: Agent) -> Option<u32> {
             .iter()
             .find_map(|h| marker.version(h)),
     }
+}
+
+/// The first command line of cmstore's handler in `entry`, to show what it runs.
+fn first_command(entry: &Value, agent: Agent) -> Option<&str> {
+    let handler = match agent.shape() {
+        Shape::Flat => entry,
+        Shape::Grouped => entry
+            .get("hooks")?
+            .as_array()?
+            .iter()
+            .find(|h| agent.marker().version(h).is_some())?,
+    };
+    COMMAND_KEYS
+        .iter()
+        .find_map(|k| handler.get(*k).and_then(Value::as_str))
 }
 
 /// `entry` with its command lines taken from `want`, to tell a path change from an edit.

@@ -179,8 +179,14 @@ impl Agent {
 
     /// What cmstore writes for this agent, with `program` as the cmstore binary.
     pub fn expected(self, program: &str) -> Expected {
-        let sh = quote::sh(program);
-        let ps = quote::powershell(program);
+        self.expected_command(&[program])
+    }
+
+    /// What cmstore writes for this agent, with `words` (the cmstore binary and any global
+    /// options such as `--home DIR`) before `capture`.
+    pub fn expected_command<S: AsRef<str>>(self, words: &[S]) -> Expected {
+        let sh = quote::sh_line(words);
+        let ps = quote::powershell_line(words);
         let mut doc: Value =
             serde_json::from_str(self.template()).expect("embedded hook templates are valid JSON");
         fill(&mut doc, &sh, &ps);

@@ -27,6 +27,29 @@ pub fn powershell(program: &str) -> String {
     format!("& '{}'", program.replace('\'', "''"))
 }
 
+/// `words` (a program and its arguments) as one POSIX shell command line.
+pub fn sh_line<S: AsRef<str>>(words: &[S]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| sh(w.as_ref())).collect();
+    quoted.join(" ")
+}
+
+/// `words` (a program and its arguments) as one PowerShell command line: the program as by
+/// [`powershell`], each argument bare when plain, else single-quoted.
+pub fn powershell_line<S: AsRef<str>>(words: &[S]) -> String {
+    let mut line = words
+        .first()
+        .map_or_else(String::new, |w| powershell(w.as_ref()));
+    for word in words.iter().skip(1).map(AsRef::as_ref) {
+        line.push(' ');
+        if !word.is_empty() && word.chars().all(ps_safe) {
+            line.push_str(word);
+        } else {
+            line.push_str(&format!("'{}'", word.replace('\'', "''")));
+        }
+    }
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,6 +79,14 @@ mod tests {
         );
         assert_eq!(powershell("/o'brien/cm"), "& '/o''brien/cm'");
         assert_eq!(powershell("$env:X"), "& '$env:X'");
+    }
+
+    #[test]
+    fn whole_lines() {
+        let words = ["/opt/a b/cm", "--home", "/h/it's"];
+        assert_eq!(sh_line(&words), r"'/opt/a b/cm' --home '/h/it'\''s'");
+        assert_eq!(powershell_line(&words), "& '/opt/a b/cm' --home '/h/it''s'");
+        assert_eq!(powershell_line(&["cm", "--home", "/h"]), "cm --home /h");
     }
 
     #[test]

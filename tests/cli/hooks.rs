@@ -101,6 +101,13 @@ const COPILOT: Agent = Agent {
 
 const AGENTS: [Agent; 3] = [CLAUDE, VSCODE, COPILOT];
 
+/// `cmstore` without `CMSTORE_HOME`, which would otherwise be written into every hook command.
+fn cmd(env: &TestEnv) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.env_remove("CMSTORE_HOME");
+    cmd
+}
+
 /// A project directory inside the test environment.
 fn project(env: &TestEnv) -> PathBuf {
     let dir = env.dir.path().join("project");
@@ -109,7 +116,7 @@ fn project(env: &TestEnv) -> PathBuf {
 }
 
 fn hooks(env: &TestEnv, args: &[&str], dir: &Path) -> assert_cmd::assert::Assert {
-    env.cmd()
+    cmd(env)
         .arg("hooks")
         .args(args)
         .arg("--project")
@@ -351,7 +358,7 @@ fn a_hand_edited_entry_is_reported_and_only_replaced_with_force() {
             .stderr(predicates::str::contains("--force"));
         assert_eq!(read(&path), edited, "{}: refused install wrote", agent.name);
 
-        env.cmd()
+        cmd(&env)
             .args(["hooks", "install", "--force", "--command", PROGRAM])
             .args(["--agent", agent.name, "--project"])
             .arg(&dir)
@@ -390,7 +397,7 @@ fn another_binary_path_is_outdated_and_install_moves_the_hooks_to_it() {
         let env = TestEnv::new();
         let dir = project(&env);
         let path = dir.join(agent.file);
-        env.cmd()
+        cmd(&env)
             .args(["hooks", "install", "--command", "/old/cmstore"])
             .args(["--agent", agent.name, "--project"])
             .arg(&dir)
@@ -398,10 +405,11 @@ fn another_binary_path_is_outdated_and_install_moves_the_hooks_to_it() {
             .success();
         let st = status(&env, agent, &dir);
         assert_eq!(st["state"], "outdated", "{st}");
-        assert!(st["notes"][0]
-            .as_str()
-            .unwrap()
-            .ends_with("runs another command"));
+        let note = st["notes"][0].as_str().unwrap();
+        assert!(
+            note.contains("runs another command (/old/cmstore capture"),
+            "{note}"
+        );
         install(&env, agent, &dir).success();
         assert!(!read(&path).contains("/old/cmstore"));
         assert_eq!(state(&env, agent, &dir), "installed");
@@ -553,7 +561,7 @@ fn vscode_next_to_copilot_warns_about_double_capture() {
 fn user_scope_writes_under_home_and_honours_config_dir_variables() {
     let env = TestEnv::new();
     for agent in AGENTS {
-        env.cmd()
+        cmd(&env)
             .args(["hooks", "install", "--user", "--command", PROGRAM])
             .args(["--agent", agent.name])
             .assert()
@@ -563,14 +571,14 @@ fn user_scope_writes_under_home_and_honours_config_dir_variables() {
     assert!(home.join(".claude/settings.json").is_file());
     assert!(home.join(".copilot/hooks/cmstore.json").is_file());
     assert!(home.join(".copilot/hooks/cmstore-vscode.json").is_file());
-    env.cmd()
+    cmd(&env)
         .args(["hooks", "status", "--user", "--command", PROGRAM])
         .assert()
         .success()
         .stdout(predicates::str::contains("claude   user     installed"));
 
     let moved = env.dir.path().join("moved");
-    env.cmd()
+    cmd(&env)
         .env("CLAUDE_CONFIG_DIR", moved.join("claude"))
         .env("COPILOT_HOME", moved.join("copilot"))
         .args(["hooks", "install", "--user", "--agent", "claude,copilot"])
@@ -578,6 +586,49 @@ fn user_scope_writes_under_home_and_honours_config_dir_variables() {
         .success();
     assert!(moved.join("claude/settings.json").is_file());
     assert!(moved.join("copilot/hooks/cmstore.json").is_file());
+}
+
+#[test]
+fn home_and_queue_given_to_install_are_written_into_the_command() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let home = env.dir.path().join("my home");
+    env.cmd()
+        .env("CMSTORE_HOME", &home)
+        .args([
+            "hooks",
+            "install",
+            "--agent",
+            "copilot,claude",
+            "--command",
+            "cmstore",
+        ])
+        .args(["--queue", "q.jsonl", "--project"])
+        .arg(&dir)
+        .current_dir(env.dir.path())
+        .assert()
+        .success();
+    let queue = env.dir.path().join("q.jsonl");
+    let doc: Value = serde_json::from_str(&read(&dir.join(COPILOT.file))).unwrap();
+    assert_eq!(
+        doc["hooks"]["sessionStart"][0]["bash"],
+        format!(
+            "cmstore --home '{}' --queue {} capture --agent copilot --event sessionStart || true",
+            home.display(),
+            queue.display()
+        )
+    );
+    assert_eq!(
+        doc["hooks"]["sessionStart"][0]["powershell"],
+        format!(
+            "cmstore --home '{}' --queue {} capture --agent copilot --event sessionStart; exit 0",
+            home.display(),
+            queue.display()
+        )
+    );
+    let st = status(&env, CLAUDE, &dir);
+    assert_eq!(st["state"], "outdated", "without the same --home: {st}");
+    assert!(st["notes"][0].as_str().unwrap().contains("--home"), "{st}");
 }
 
 #[test]
@@ -631,8 +682,7 @@ fn permissions_and_symlinks_survive_a_rewrite() {
 #[test]
 fn completions_for_every_shell_name_the_subcommands() {
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        let out = TestEnv::new()
-            .cmd()
+        let out = cmd(&TestEnv::new())
             .args(["completions", shell])
             .assert()
             .success()
@@ -648,8 +698,7 @@ fn completions_for_every_shell_name_the_subcommands() {
 
 #[test]
 fn man_page_is_roff_naming_the_subcommands() {
-    let out = TestEnv::new()
-        .cmd()
+    let out = cmd(&TestEnv::new())
         .arg("man")
         .assert()
         .success()
