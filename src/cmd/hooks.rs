@@ -293,12 +293,8 @@ fn status(globals: &Globals, args: StatusArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            for agent in Agent::ALL {
-                if let Some(note) =
-                    overlap_note(agent, &location).filter(|_| agent == Agent::Vscode)
-                {
-                    writeln!(out, "note: {note}")?;
-                }
+            if let Some(note) = overlap_note(Agent::Vscode, &location) {
+                writeln!(out, "note: {note}")?;
             }
         }
     }

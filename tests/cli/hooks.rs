@@ -499,6 +499,17 @@ fn uninstall_of_a_fresh_install_deletes_the_file_and_nothing_else() {
 }
 
 #[test]
+fn an_empty_file_is_taken_as_an_empty_configuration() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        write(&dir.join(agent.file), "");
+        install(&env, agent, &dir).success();
+        assert_eq!(state(&env, agent, &dir), "installed");
+    }
+}
+
+#[test]
 fn uninstall_leaves_the_users_own_cmstore_hooks() {
     let env = TestEnv::new();
     let dir = project(&env);
