@@ -187,13 +187,19 @@ fn install_one(
             "installed hooks-v{CURRENT_VERSION} ({} events) into {shown}",
             expected.events.len()
         ),
+        State::Outdated if before.versions.iter().all(|&v| v == CURRENT_VERSION) => {
+            format!("pointed hooks-v{CURRENT_VERSION} at the new command in {shown}")
+        }
         State::Outdated => format!(
             "updated {} to hooks-v{CURRENT_VERSION} in {shown}",
             tokens(&before.versions)
         ),
         _ => format!("replaced hand-edited hooks with hooks-v{CURRENT_VERSION} in {shown}"),
     };
-    if existing.as_deref().is_some_and(|t| !Style::round_trips(t)) {
+    if existing
+        .as_deref()
+        .is_some_and(|t| !t.trim().is_empty() && !Style::round_trips(t))
+    {
         message.push_str(
             "\n  note: the file's layout was not the conventional pretty-printed one; \
              untouched parts were re-laid out too",

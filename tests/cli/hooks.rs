@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::common::{bin, TestEnv};
@@ -410,7 +411,9 @@ fn another_binary_path_is_outdated_and_install_moves_the_hooks_to_it() {
             note.contains("runs another command (/old/cmstore capture"),
             "{note}"
         );
-        install(&env, agent, &dir).success();
+        install(&env, agent, &dir)
+            .success()
+            .stdout(predicates::str::contains("at the new command"));
         assert!(!read(&path).contains("/old/cmstore"));
         assert_eq!(state(&env, agent, &dir), "installed");
     }
@@ -504,9 +507,28 @@ fn an_empty_file_is_taken_as_an_empty_configuration() {
         let env = TestEnv::new();
         let dir = project(&env);
         write(&dir.join(agent.file), "");
-        install(&env, agent, &dir).success();
+        install(&env, agent, &dir)
+            .success()
+            .stdout(predicates::str::contains("note").not());
         assert_eq!(state(&env, agent, &dir), "installed");
     }
+}
+
+#[test]
+fn a_file_in_another_layout_is_relaid_out_and_install_says_so() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let path = dir.join(CLAUDE.file);
+    write(&path, "{ \"model\": \"opus\", \"hooks\": {} }");
+    install(&env, CLAUDE, &dir)
+        .success()
+        .stdout(predicate::str::contains("re-laid out"));
+    let text = read(&path);
+    assert!(
+        text.starts_with("{\"model\":\"opus\",\"hooks\":{"),
+        "{text}"
+    );
+    assert_eq!(state(&env, CLAUDE, &dir), "installed");
 }
 
 #[test]
