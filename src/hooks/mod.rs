@@ -65,6 +65,26 @@ impl Marker {
     }
 }
 
+/// The operating system the hooks will run on, where it changes what is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    /// Linux, macOS and the other Unix-likes.
+    Unix,
+    /// Windows.
+    Windows,
+}
+
+impl Os {
+    /// The system cmstore was built for.
+    pub fn current() -> Os {
+        if cfg!(windows) {
+            Os::Windows
+        } else {
+            Os::Unix
+        }
+    }
+}
+
 /// Which configuration to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
@@ -185,10 +205,25 @@ impl Agent {
     /// What cmstore writes for this agent, with `words` (the cmstore binary and any global
     /// options such as `--home DIR`) before `capture`.
     pub fn expected_command<S: AsRef<str>>(self, words: &[S]) -> Expected {
+        self.expected_for(words, Os::current())
+    }
+
+    /// [`Agent::expected_command`] for hooks that run on `os`. On Windows, Claude Code runs a
+    /// plain command through Git Bash as `bash --login -i -c`, which flashes a console window
+    /// on every event; its `"shell": "powershell"` handlers run hidden, so there cmstore
+    /// writes those, with the PowerShell-quoted command.
+    pub fn expected_for<S: AsRef<str>>(self, words: &[S], os: Os) -> Expected {
         let sh = quote::sh_line(words);
         let ps = quote::powershell_line(words);
+        let mut template = self.template().to_string();
+        if self == Agent::Claude && os == Os::Windows {
+            template = template.replace(
+                "\"command\": \"{{sh}}",
+                "\"shell\": \"powershell\", \"command\": \"{{ps}}",
+            );
+        }
         let mut doc: Value =
-            serde_json::from_str(self.template()).expect("embedded hook templates are valid JSON");
+            serde_json::from_str(&template).expect("embedded hook templates are valid JSON");
         fill(&mut doc, &sh, &ps);
         let Value::Object(mut top) = doc else {
             panic!("hook template is not an object")
@@ -327,6 +362,23 @@ mod tests {
             "& '/opt/my tools/cmstore' capture --agent copilot --event sessionStart; exit 0"
         );
         assert_eq!(e.top["version"], 1);
+    }
+
+    #[test]
+    fn claude_on_windows_runs_through_powershell() {
+        let e = Agent::Claude.expected_for(&[r"C:\Program Files\cmstore.exe"], Os::Windows);
+        for (_, group) in &e.events {
+            let h = &group["hooks"][0];
+            assert_eq!(h["shell"], "powershell");
+            assert_eq!(
+                h["command"],
+                r"& 'C:\Program Files\cmstore.exe' capture --agent claude"
+            );
+        }
+        let unix = Agent::Claude.expected_for(&["/bin/cm"], Os::Unix);
+        assert!(unix.events[0].1["hooks"][0].get("shell").is_none());
+        let vscode = Agent::Vscode.expected_for(&["cm"], Os::Windows);
+        assert_eq!(vscode, Agent::Vscode.expected_for(&["cm"], Os::Unix));
     }
 
     #[test]
