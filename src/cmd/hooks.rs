@@ -2,8 +2,9 @@
 //! that makes each agent run `cmstore capture`.
 //!
 //! The merge itself is pure (`crate::hooks`); this module reads and writes the files: it
-//! never overwrites a file it cannot parse, writes through a temporary file and a rename,
-//! keeps the replaced file's permissions, and writes nothing when nothing changes.
+//! never overwrites a file it cannot parse, keeps the text of everything it did not change,
+//! writes through a temporary file and a rename, keeps the replaced file's permissions, and
+//! writes nothing when nothing changes.
 
 use std::fs;
 use std::io::{self, Write};
@@ -16,6 +17,7 @@ use serde_json::Value;
 
 use crate::cli::Globals;
 use crate::hooks::merge::{self, State};
+use crate::hooks::splice;
 use crate::hooks::style::Style;
 use crate::hooks::{Agent, Location, CURRENT_VERSION};
 
@@ -181,8 +183,8 @@ fn install_one(
         _ => {}
     }
     merge::install(&mut doc, &expected).with_context(|| format!("{shown}"))?;
-    write_atomic(&path, &style.render(&doc))?;
-    let mut message = match before.state {
+    write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
+    Ok(match before.state {
         State::Missing => format!(
             "installed hooks-v{CURRENT_VERSION} ({} events) into {shown}",
             expected.events.len()
@@ -195,17 +197,17 @@ fn install_one(
             tokens(&before.versions)
         ),
         _ => format!("replaced hand-edited hooks with hooks-v{CURRENT_VERSION} in {shown}"),
-    };
-    if existing
-        .as_deref()
-        .is_some_and(|t| !t.trim().is_empty() && !Style::round_trips(t))
-    {
-        message.push_str(
-            "\n  note: the file's layout was not the conventional pretty-printed one; \
-             untouched parts were re-laid out too",
-        );
+    })
+}
+
+/// The new file text: over an existing file, its unchanged parts keep their exact text.
+fn render(existing: Option<&str>, doc: &Value, style: &Style) -> String {
+    match existing {
+        Some(text) if !text.trim_start_matches('\u{feff}').trim().is_empty() => {
+            splice::rewrite(text, doc)
+        }
+        _ => style.render(doc),
     }
-    Ok(message)
 }
 
 fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
@@ -242,7 +244,7 @@ fn uninstall_one(agent: Agent, location: &Location) -> anyhow::Result<String> {
             "removed {removed} hooks; {shown} held nothing else and was deleted"
         ));
     }
-    write_atomic(&path, &style.render(&doc))?;
+    write_atomic(&path, &render(Some(&existing), &doc, &style))?;
     Ok(format!("removed {removed} hooks from {shown}"))
 }
 

@@ -9,6 +9,7 @@
 
 pub mod merge;
 pub mod quote;
+pub mod splice;
 pub mod style;
 
 use std::path::{Path, PathBuf};

@@ -515,20 +515,35 @@ fn an_empty_file_is_taken_as_an_empty_configuration() {
 }
 
 #[test]
-fn a_file_in_another_layout_is_relaid_out_and_install_says_so() {
+fn a_file_in_another_layout_keeps_it_where_cmstore_did_not_write() {
     let env = TestEnv::new();
     let dir = project(&env);
     let path = dir.join(CLAUDE.file);
-    write(&path, "{ \"model\": \"opus\", \"hooks\": {} }");
-    install(&env, CLAUDE, &dir)
-        .success()
-        .stdout(predicate::str::contains("re-laid out"));
-    let text = read(&path);
-    assert!(
-        text.starts_with("{\"model\":\"opus\",\"hooks\":{"),
-        "{text}"
+    let permissions = r#""permissions": { "allow": ["Bash(ls:*)", "Read"] }"#;
+    let user_stop = r#"{ "hooks": [ {"type": "command", "command": "say done"} ] }"#;
+    let other_event = r#""PostCompact": [{"hooks": [{"type": "command", "command": "beep"}]}]"#;
+    let text = format!(
+        "{{\n  {permissions},\n  \"hooks\": {{\n    \"Stop\": [ {user_stop} ],\n    {other_event}\n  }}\n}}\n"
     );
+    write(&path, &text);
+    install(&env, CLAUDE, &dir).success();
+    let installed = read(&path);
+    for part in [permissions, user_stop, other_event] {
+        assert!(
+            installed.contains(part),
+            "{part} not kept verbatim:\n{installed}"
+        );
+    }
     assert_eq!(state(&env, CLAUDE, &dir), "installed");
+    hooks(&env, &["uninstall", "--agent", "claude"], &dir).success();
+    let after = read(&path);
+    assert_eq!(
+        serde_json::from_str::<Value>(&after).unwrap(),
+        serde_json::from_str::<Value>(&text).unwrap()
+    );
+    for part in [permissions, user_stop, other_event] {
+        assert!(after.contains(part), "{part} not kept verbatim:\n{after}");
+    }
 }
 
 #[test]
