@@ -45,4 +45,10 @@ pub enum Command {
     Query(cmd::query::Args),
     /// Check or show the configuration (cmstore.toml plus CMSTORE_* variables)
     Config(cmd::config::Args),
+    /// Install, check or remove the agent hook configuration that runs `cmstore capture`
+    Hooks(cmd::hooks::Args),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish)
+    Completions(cmd::generate::CompletionsArgs),
+    /// Print the man page (roff)
+    Man(cmd::generate::ManArgs),
 }

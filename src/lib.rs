@@ -16,6 +16,7 @@ pub mod cmd;
 pub mod config;
 pub mod debug_log;
 pub mod event;
+pub mod hooks;
 pub mod output;
 pub mod paths;
 pub mod query;
@@ -38,6 +39,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
         Command::Query(args) => cmd::query::run(&globals, args),
         Command::Config(args) => cmd::config::run(&globals, args),
+        Command::Hooks(args) => cmd::hooks::run(&globals, args),
+        Command::Completions(args) => cmd::generate::completions(args),
+        Command::Man(args) => cmd::generate::man(args),
     }
 }
 

@@ -2,4 +2,6 @@
 
 pub mod capture;
 pub mod config;
+pub mod generate;
+pub mod hooks;
 pub mod query;

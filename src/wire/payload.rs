@@ -69,7 +69,7 @@ impl Payload {
         }
     }
 
-    /// The payload's top-level keys, for the debug log.
+    /// The payload's top-level keys in payload order, for the debug log.
     pub fn keys(&self) -> Vec<&str> {
         self.fields.keys().map(String::as_str).collect()
     }

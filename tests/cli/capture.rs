@@ -439,8 +439,17 @@ fn debug_log_records_keys_and_nothing_without_the_switch() {
         .assert()
         .success();
     let log = fs::read_to_string(env.home().join("logs/capture.log")).unwrap();
-    assert!(
-        log.contains(r#"keys=["hook_event_name", "prompt", "session_id"]"#),
+    // The keys are listed in payload order; which order is not the point here.
+    let listed = log
+        .split_once("keys=[")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(keys, _)| keys)
+        .unwrap_or_else(|| panic!("no keys in {log}"));
+    let mut keys: Vec<&str> = listed.split(", ").collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [r#""hook_event_name""#, r#""prompt""#, r#""session_id""#],
         "{log}"
     );
     assert!(log.contains("event=UserPromptSubmit agent=claude"), "{log}");

@@ -45,6 +45,7 @@ impl TestEnv {
             "XDG_CONFIG_HOME",
             "CLAUDE_CONFIG_DIR",
             "USERPROFILE",
+            "COPILOT_HOME",
         ] {
             cmd.env_remove(key);
         }

@@ -2,5 +2,7 @@
 
 mod capture;
 mod common;
+mod hooks;
 mod query;
+mod resources;
 mod safety;

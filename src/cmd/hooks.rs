@@ -1,0 +1,515 @@
+//! `cmstore hooks install|status|uninstall`: write, check and remove the hook configuration
+//! that makes each agent run `cmstore capture`.
+//!
+//! The merge itself is pure (`crate::hooks`); this module reads and writes the files: it
+//! never overwrites a file it cannot parse, keeps the text of everything it did not change,
+//! writes through a temporary file and a rename, keeps the replaced file's permissions, and
+//! writes nothing when nothing changes.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cli::Globals;
+use crate::hooks::merge::{self, State};
+use crate::hooks::splice;
+use crate::hooks::style::Style;
+use crate::hooks::{Agent, Location, CURRENT_VERSION};
+
+/// Arguments of `cmstore hooks`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// install, status or uninstall.
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// What to do with the hooks.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Write cmstore's hooks into the agent's configuration, or update an outdated installation
+    Install(InstallArgs),
+    /// Report per agent: installed, missing, outdated or modified-by-hand
+    Status(StatusArgs),
+    /// Remove the hooks cmstore added, leaving every other hook as it was
+    Uninstall(UninstallArgs),
+}
+
+/// An agent, as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentArg {
+    /// Claude Code (`.claude/settings.json`)
+    Claude,
+    /// VS Code agent hooks (`.github/hooks/cmstore-vscode.json`)
+    Vscode,
+    /// GitHub Copilot CLI (`.github/hooks/cmstore.json`)
+    Copilot,
+}
+
+impl From<AgentArg> for Agent {
+    fn from(a: AgentArg) -> Agent {
+        match a {
+            AgentArg::Claude => Agent::Claude,
+            AgentArg::Vscode => Agent::Vscode,
+            AgentArg::Copilot => Agent::Copilot,
+        }
+    }
+}
+
+/// Which configuration: a project's or the user's.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ScopeArgs {
+    /// Project directory whose configuration to use [default: the current directory]
+    #[arg(long, value_name = "DIR", conflicts_with = "user")]
+    pub project: Option<PathBuf>,
+    /// Use the user's own configuration (~/.claude, ~/.copilot) instead of a project's
+    #[arg(long)]
+    pub user: bool,
+}
+
+/// Arguments of `cmstore hooks install`.
+#[derive(Debug, clap::Args)]
+pub struct InstallArgs {
+    /// Agents to install for (repeat the flag or separate with commas)
+    #[arg(long, value_enum, value_delimiter = ',', required = true)]
+    pub agent: Vec<AgentArg>,
+    /// Project or user configuration.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// Program the hooks run [default: the absolute path of this cmstore binary]; use
+    /// `--command cmstore` for files committed to a shared repository
+    #[arg(long, value_name = "PATH")]
+    pub command: Option<String>,
+    /// Replace cmstore's entries even when they were edited by hand
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Arguments of `cmstore hooks status`.
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// Agents to check [default: all]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub agent: Vec<AgentArg>,
+    /// Project or user configuration.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// Program the hooks are expected to run [default: this cmstore binary]
+    #[arg(long, value_name = "PATH")]
+    pub command: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+/// Arguments of `cmstore hooks uninstall`.
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    /// Agents to uninstall for (repeat the flag or separate with commas)
+    #[arg(long, value_enum, value_delimiter = ',', required = true)]
+    pub agent: Vec<AgentArg>,
+    /// Project or user configuration.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+}
+
+/// Output format of `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line per agent, for people
+    Text,
+    /// A JSON array, one object per agent, for scripts
+    Json,
+}
+
+/// Runs `cmstore hooks`. A `--home` or `--queue` given to it (or set through
+/// `CMSTORE_HOME` / `CMSTORE_QUEUE`) is written into the hook command, so capture writes
+/// where this cmstore reads even when the agent runs without those variables.
+pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
+    match args.action {
+        Action::Install(a) => install(globals, a),
+        Action::Status(a) => status(globals, a),
+        Action::Uninstall(a) => uninstall(a),
+    }
+}
+
+fn install(globals: &Globals, args: InstallArgs) -> anyhow::Result<ExitCode> {
+    let location = location(&args.scope)?;
+    let program = command_words(globals, args.command.as_deref())?;
+    let mut failed = false;
+    for agent in agents(&args.agent) {
+        match install_one(agent, &location, &program, args.force) {
+            Ok(message) => println!("{}: {message}", agent.name()),
+            Err(err) => {
+                eprintln!("cmstore: {}: {err:#}", agent.name());
+                failed = true;
+            }
+        }
+        if let Some(note) = overlap_note(agent, &location) {
+            eprintln!("note: {note}");
+        }
+    }
+    Ok(exit(failed))
+}
+
+fn install_one(
+    agent: Agent,
+    location: &Location,
+    program: &[String],
+    force: bool,
+) -> anyhow::Result<String> {
+    let path = agent.config_path(location);
+    let existing = read_existing(&path)?;
+    let (mut doc, style) = parse(existing.as_deref(), &path)?;
+    let expected = agent.expected_command(program);
+    let shown = path.display();
+    let before = merge::status(&doc, &expected).with_context(|| format!("{shown}"))?;
+    match before.state {
+        State::Installed => {
+            return Ok(format!(
+                "already installed (hooks-v{CURRENT_VERSION}) in {shown}"
+            ))
+        }
+        State::ModifiedByHand if !force => bail!(
+            "{shown}: cmstore's hooks were changed by hand ({}); \
+             re-run with --force to replace them, or uninstall first",
+            before.notes.join("; ")
+        ),
+        _ => {}
+    }
+    merge::install(&mut doc, &expected).with_context(|| format!("{shown}"))?;
+    write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
+    Ok(match before.state {
+        State::Missing => format!(
+            "installed hooks-v{CURRENT_VERSION} ({} events) into {shown}",
+            expected.events.len()
+        ),
+        State::Outdated if before.versions.iter().all(|&v| v == CURRENT_VERSION) => {
+            format!("pointed hooks-v{CURRENT_VERSION} at the new command in {shown}")
+        }
+        State::Outdated => format!(
+            "updated {} to hooks-v{CURRENT_VERSION} in {shown}",
+            tokens(&before.versions)
+        ),
+        _ => format!("replaced hand-edited hooks with hooks-v{CURRENT_VERSION} in {shown}"),
+    })
+}
+
+/// The new file text: over an existing file, its unchanged parts keep their exact text.
+fn render(existing: Option<&str>, doc: &Value, style: &Style) -> String {
+    match existing {
+        Some(text) if !text.trim_start_matches('\u{feff}').trim().is_empty() => {
+            splice::rewrite(text, doc)
+        }
+        _ => style.render(doc),
+    }
+}
+
+fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
+    let location = location(&args.scope)?;
+    let mut failed = false;
+    for agent in agents(&args.agent) {
+        match uninstall_one(agent, &location) {
+            Ok(message) => println!("{}: {message}", agent.name()),
+            Err(err) => {
+                eprintln!("cmstore: {}: {err:#}", agent.name());
+                failed = true;
+            }
+        }
+    }
+    Ok(exit(failed))
+}
+
+fn uninstall_one(agent: Agent, location: &Location) -> anyhow::Result<String> {
+    let path = agent.config_path(location);
+    let shown = path.display();
+    let Some(existing) = read_existing(&path)? else {
+        return Ok(format!("not installed ({shown} does not exist)"));
+    };
+    let (mut doc, style) = parse(Some(&existing), &path)?;
+    let removed = merge::uninstall(&mut doc, agent).with_context(|| format!("{shown}"))?;
+    if removed == 0 {
+        return Ok(format!("not installed in {shown}"));
+    }
+    let expected = agent.expected("");
+    let is_link = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+    if merge::is_empty(&doc, &expected) && !is_link {
+        fs::remove_file(&path).with_context(|| format!("cannot remove {shown}"))?;
+        return Ok(format!(
+            "removed {removed} hooks; {shown} held nothing else and was deleted"
+        ));
+    }
+    write_atomic(&path, &render(Some(&existing), &doc, &style))?;
+    Ok(format!("removed {removed} hooks from {shown}"))
+}
+
+/// One agent's line of `status`.
+#[derive(Debug, Serialize)]
+struct Row {
+    agent: &'static str,
+    scope: &'static str,
+    file: String,
+    /// `installed`, `missing`, `outdated`, `modified-by-hand`, or `invalid` (unreadable file).
+    state: &'static str,
+    /// Tokens found on cmstore's entries.
+    tokens: Vec<String>,
+    current_token: String,
+    events: usize,
+    events_current: usize,
+    notes: Vec<String>,
+}
+
+fn status(globals: &Globals, args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let location = location(&args.scope)?;
+    let program = command_words(globals, args.command.as_deref())?;
+    let chosen = if args.agent.is_empty() {
+        Agent::ALL.to_vec()
+    } else {
+        agents(&args.agent)
+    };
+    let rows: Vec<Row> = chosen
+        .into_iter()
+        .map(|agent| status_row(agent, &location, &program))
+        .collect();
+    let invalid = rows.iter().any(|r| r.state == "invalid");
+    let mut out = io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &rows)?;
+            writeln!(out)?;
+        }
+        Format::Text => {
+            for row in &rows {
+                let token = if row.tokens.is_empty() {
+                    "-".to_string()
+                } else {
+                    row.tokens.join(",")
+                };
+                writeln!(
+                    out,
+                    "{:<8} {:<8} {:<17} {:<9} {}",
+                    row.agent, row.scope, row.state, token, row.file
+                )?;
+                if row.state != "installed" && row.state != "missing" {
+                    for note in &row.notes {
+                        writeln!(out, "    {note}")?;
+                    }
+                }
+            }
+            if let Some(note) = overlap_note(Agent::Vscode, &location) {
+                writeln!(out, "note: {note}")?;
+            }
+        }
+    }
+    Ok(exit(invalid))
+}
+
+fn status_row(agent: Agent, location: &Location, program: &[String]) -> Row {
+    let path = agent.config_path(location);
+    let mut row = Row {
+        agent: agent.name(),
+        scope: location.scope(),
+        file: path.display().to_string(),
+        state: "missing",
+        tokens: Vec::new(),
+        current_token: format!("hooks-v{CURRENT_VERSION}"),
+        events: 0,
+        events_current: 0,
+        notes: Vec::new(),
+    };
+    let expected = agent.expected_command(program);
+    row.events = expected.events.len();
+    let checked = read_existing(&path).and_then(|text| {
+        let (doc, _) = parse(text.as_deref(), &path)?;
+        Ok(merge::status(&doc, &expected)?)
+    });
+    match checked {
+        Ok(st) => {
+            row.state = st.state.name();
+            row.tokens = st.versions.iter().map(|v| format!("hooks-v{v}")).collect();
+            row.events_current = st.events_current;
+            row.notes = st.notes;
+        }
+        Err(err) => {
+            row.state = "invalid";
+            row.notes = vec![format!("{err:#}")];
+        }
+    }
+    row
+}
+
+/// VS Code and Copilot CLI both read every `*.json` in the same hooks directory, so with
+/// both installed side by side each of their events is captured twice.
+fn overlap_note(agent: Agent, location: &Location) -> Option<String> {
+    let other = match agent {
+        Agent::Vscode => Agent::Copilot,
+        Agent::Copilot => Agent::Vscode,
+        Agent::Claude => return None,
+    };
+    let mine = agent.config_path(location);
+    let theirs = other.config_path(location);
+    (mine.exists() && theirs.exists()).then(|| {
+        format!(
+            "{} and {} are both in {}: VS Code and Copilot CLI each read both files, so their \
+             events are captured twice; keep only one (see docs/hooks.md)",
+            file_name(&mine),
+            file_name(&theirs),
+            mine.parent().unwrap_or(Path::new(".")).display()
+        )
+    })
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn tokens(versions: &std::collections::BTreeSet<u32>) -> String {
+    let names: Vec<String> = versions.iter().map(|v| format!("hooks-v{v}")).collect();
+    names.join(",")
+}
+
+fn agents(args: &[AgentArg]) -> Vec<Agent> {
+    let mut agents: Vec<Agent> = args.iter().copied().map(Agent::from).collect();
+    agents.sort();
+    agents.dedup();
+    agents
+}
+
+fn exit(failed: bool) -> ExitCode {
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn location(scope: &ScopeArgs) -> anyhow::Result<Location> {
+    if scope.user {
+        let home = crate::paths::user_home()
+            .context("cannot find the user's home directory (HOME / USERPROFILE)")?;
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        return Ok(Location::User {
+            home,
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            copilot_home: var("COPILOT_HOME"),
+        });
+    }
+    let dir = match &scope.project {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    if !dir.is_dir() {
+        bail!("project directory {} does not exist", dir.display());
+    }
+    Ok(Location::Project(
+        std::path::absolute(&dir).unwrap_or_else(|_| dir.clone()),
+    ))
+}
+
+/// What the hooks run before `capture`: `--command`, else this binary's absolute path,
+/// then `--home` and `--queue` as absolute paths when they were given.
+fn command_words(globals: &Globals, command: Option<&str>) -> anyhow::Result<Vec<String>> {
+    let program = match command {
+        Some(command) if command.trim().is_empty() => bail!("--command must not be empty"),
+        Some(command) => command.to_string(),
+        None => {
+            let exe = std::env::current_exe()
+                .context("cannot find this cmstore binary; use --command")?;
+            utf8(&exe, "the path of this binary")?
+        }
+    };
+    let mut words = vec![program];
+    for (flag, path) in [("--home", &globals.home), ("--queue", &globals.queue)] {
+        if let Some(path) = path {
+            let path = std::path::absolute(path)
+                .with_context(|| format!("cannot resolve {flag} {}", path.display()))?;
+            words.push(flag.to_string());
+            words.push(utf8(&path, flag)?);
+        }
+    }
+    Ok(words)
+}
+
+fn utf8(path: &Path, what: &str) -> anyhow::Result<String> {
+    path.to_str().map(str::to_string).with_context(|| {
+        format!(
+            "{what} is not UTF-8 ({}); hook files are JSON text",
+            path.display()
+        )
+    })
+}
+
+/// The file's text, or `None` when it does not exist.
+fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .with_context(|| format!("{} is not UTF-8; not touching it", path.display())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// The parsed document and its layout; a missing or blank file is an empty object.
+fn parse(text: Option<&str>, path: &Path) -> anyhow::Result<(Value, Style)> {
+    let Some(text) = text.filter(|t| !t.trim_start_matches('\u{feff}').trim().is_empty()) else {
+        return Ok((Value::Object(Default::default()), Style::default()));
+    };
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let doc = serde_json::from_str(body).with_context(|| {
+        format!(
+            "{} is not valid JSON; fix it or move it away (cmstore never overwrites a file \
+             it cannot read)",
+            path.display()
+        )
+    })?;
+    Ok((doc, Style::detect(text)))
+}
+
+/// Replaces `path` with `text` through a temporary file in the same directory and a rename,
+/// so readers see the old file or the new one, never a mix. A symlink is followed (the link
+/// stays a link) and the replaced file's permissions carry over.
+fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if is_link {
+        fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?
+    } else {
+        path.to_path_buf()
+    };
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
+    let tmp = dir.join(format!(
+        ".{}.cmstore-{}.tmp",
+        file_name(&target),
+        std::process::id()
+    ));
+    let result = (|| -> io::Result<()> {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        if let Some(permissions) = permissions {
+            fs::set_permissions(&tmp, permissions)?;
+        }
+        fs::rename(&tmp, &target)
+    })();
+    if result.is_err() {
+        // Best effort: the error being reported matters more than the leftover.
+        let _ = fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write {}", target.display()))
+}

@@ -1,0 +1,764 @@
+//! `cmstore hooks install|status|uninstall`, `cmstore completions` and `cmstore man`, run as
+//! the binary, against files in a temporary project and a temporary user home.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::common::{bin, TestEnv};
+
+/// The program written into hook commands in these tests (`--command`).
+const PROGRAM: &str = "/opt/cm tools/cmstore";
+
+#[derive(Debug, Clone, Copy)]
+struct Agent {
+    name: &'static str,
+    file: &'static str,
+    events: usize,
+    /// A file with the user's own hooks: another event, and one of ours with another command.
+    user_file: &'static str,
+    /// The user's entry under an event cmstore also writes, exactly as in `user_file`.
+    user_block: &'static str,
+    /// One event cmstore writes.
+    event: &'static str,
+    /// The token key and the text it holds at hooks-v1.
+    marker: (&'static str, &'static str),
+    timeout_key: &'static str,
+}
+
+const CLAUDE: Agent = Agent {
+    name: "claude",
+    file: ".claude/settings.json",
+    events: 12,
+    user_file: r#"{
+    "permissions": {
+        "allow": [
+            "Bash(ls:*)"
+        ]
+    },
+    "hooks": {
+        "Stop": [
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "notify-send done"
+                    }
+                ]
+            }
+        ],
+        "PostCompact": [
+            {
+                "matcher": "auto",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "echo compacted",
+                        "timeout": 5
+                    }
+                ]
+            }
+        ]
+    },
+    "model": "opus"
+}
+"#,
+    user_block: r#"            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "notify-send done"
+                    }
+                ]
+            }"#,
+    event: "Stop",
+    marker: ("cmstore", "hooks-v1"),
+    timeout_key: "timeout",
+};
+
+const VSCODE: Agent = Agent {
+    name: "vscode",
+    file: ".github/hooks/cmstore-vscode.json",
+    events: 8,
+    user_file: "{\n  \"hooks\": {\n    \"SessionEnd\": [\n      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/bye.sh\"\n      }\n    ],\n    \"Stop\": [\n      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/stop.sh\",\n        \"timeout\": 15\n      }\n    ]\n  }\n}",
+    user_block: "      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/stop.sh\",\n        \"timeout\": 15\n      }",
+    event: "Stop",
+    marker: ("cmstore", "hooks-v1"),
+    timeout_key: "timeout",
+};
+
+const COPILOT: Agent = Agent {
+    name: "copilot",
+    file: ".github/hooks/cmstore.json",
+    events: 12,
+    user_file: "{\n\t\"version\": 1,\n\t\"hooks\": {\n\t\t\"permissionRequest\": [\n\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./ask.sh\"\n\t\t\t}\n\t\t],\n\t\t\"sessionStart\": [\n\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./hello.sh\",\n\t\t\t\t\"powershell\": \"./hello.ps1\",\n\t\t\t\t\"timeoutSec\": 5\n\t\t\t}\n\t\t]\n\t}\n}\n",
+    user_block: "\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./hello.sh\",\n\t\t\t\t\"powershell\": \"./hello.ps1\",\n\t\t\t\t\"timeoutSec\": 5\n\t\t\t}",
+    event: "sessionStart",
+    marker: ("comment", "cmstore hooks-v1"),
+    timeout_key: "timeoutSec",
+};
+
+const AGENTS: [Agent; 3] = [CLAUDE, VSCODE, COPILOT];
+
+/// `cmstore` without `CMSTORE_HOME`, which would otherwise be written into every hook command.
+fn cmd(env: &TestEnv) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.env_remove("CMSTORE_HOME");
+    cmd
+}
+
+/// A project directory inside the test environment.
+fn project(env: &TestEnv) -> PathBuf {
+    let dir = env.dir.path().join("project");
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn hooks(env: &TestEnv, args: &[&str], dir: &Path) -> assert_cmd::assert::Assert {
+    cmd(env)
+        .arg("hooks")
+        .args(args)
+        .arg("--project")
+        .arg(dir)
+        .assert()
+}
+
+fn install(env: &TestEnv, agent: Agent, dir: &Path) -> assert_cmd::assert::Assert {
+    hooks(
+        env,
+        &["install", "--agent", agent.name, "--command", PROGRAM],
+        dir,
+    )
+}
+
+fn status(env: &TestEnv, agent: Agent, dir: &Path) -> Value {
+    let out = hooks(
+        env,
+        &[
+            "status",
+            "--agent",
+            agent.name,
+            "--command",
+            PROGRAM,
+            "--format",
+            "json",
+        ],
+        dir,
+    )
+    .get_output()
+    .stdout
+    .clone();
+    let rows: Value = serde_json::from_slice(&out).expect("status --format json");
+    assert_eq!(rows.as_array().unwrap().len(), 1, "{rows}");
+    rows[0].clone()
+}
+
+fn state(env: &TestEnv, agent: Agent, dir: &Path) -> String {
+    status(env, agent, dir)["state"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// cmstore's handlers in a parsed file, with their event.
+fn our_handlers(agent: Agent, doc: &Value) -> Vec<(String, Value)> {
+    let mut found = Vec::new();
+    for (event, entries) in doc["hooks"].as_object().unwrap() {
+        for entry in entries.as_array().unwrap() {
+            let handlers = match entry.get("hooks") {
+                Some(Value::Array(hs)) => hs.clone(),
+                _ => vec![entry.clone()],
+            };
+            for h in handlers {
+                if h.get(agent.marker.0).and_then(Value::as_str) == Some(agent.marker.1) {
+                    found.push((event.clone(), h));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn install_into_an_empty_project_writes_every_event() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        install(&env, agent, &dir)
+            .success()
+            .stdout(predicates::str::contains("installed hooks-v1"));
+        let text = read(&dir.join(agent.file));
+        assert!(text.starts_with("{\n  \""), "{text}");
+        assert!(text.ends_with("}\n"));
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let ours = our_handlers(agent, &doc);
+        assert_eq!(ours.len(), agent.events, "{}", agent.name);
+        for (event, h) in &ours {
+            let commands: Vec<&str> = ["command", "windows", "bash", "powershell"]
+                .iter()
+                .filter_map(|k| h.get(*k).and_then(Value::as_str))
+                .collect();
+            assert!(!commands.is_empty(), "{h}");
+            for c in commands {
+                assert!(
+                    c.contains("'/opt/cm tools/cmstore' capture --agent ")
+                        || c.starts_with("& '/opt/cm tools/cmstore' capture --agent "),
+                    "{c}"
+                );
+                assert!(c.contains(&format!("--agent {}", agent.name)), "{c}");
+                if agent.name != "claude" {
+                    assert!(c.contains(&format!("--event {event}")), "{c}");
+                }
+            }
+            assert!(h[agent.timeout_key].as_u64().unwrap() > 0, "{h}");
+        }
+        if agent.name == "copilot" {
+            assert_eq!(doc["version"], 1);
+        }
+        let st = status(&env, agent, &dir);
+        assert_eq!(st["state"], "installed", "{st}");
+        assert_eq!(st["tokens"], serde_json::json!(["hooks-v1"]));
+        assert_eq!(st["events_current"], agent.events);
+    }
+}
+
+#[test]
+fn claude_tool_events_match_every_tool() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    install(&env, CLAUDE, &dir).success();
+    let doc: Value = serde_json::from_str(&read(&dir.join(CLAUDE.file))).unwrap();
+    assert_eq!(doc["hooks"]["PreToolUse"][0]["matcher"], "*");
+    assert!(doc["hooks"]["UserPromptSubmit"][0].get("matcher").is_none());
+    let events: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        events,
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PreCompact",
+            "Stop",
+            "SubagentStart",
+            "SubagentStop",
+            "SessionEnd",
+            "Notification",
+            "PermissionRequest"
+        ]
+    );
+}
+
+#[test]
+fn user_hooks_and_layout_are_kept_and_uninstall_restores_the_file() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        let path = dir.join(agent.file);
+        write(&path, agent.user_file);
+        let before: Value = serde_json::from_str(agent.user_file).unwrap();
+
+        install(&env, agent, &dir).success();
+        let text = read(&path);
+        assert!(
+            text.contains(agent.user_block),
+            "{}: the user's entry is not verbatim:\n{text}",
+            agent.name
+        );
+        assert_eq!(
+            text.ends_with('\n'),
+            agent.user_file.ends_with('\n'),
+            "{}: final newline",
+            agent.name
+        );
+        let second_line = agent.user_file.lines().nth(1).unwrap();
+        assert_eq!(text.lines().nth(1).unwrap(), second_line, "{}", agent.name);
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let top: Vec<&String> = doc.as_object().unwrap().keys().collect();
+        let top_before: Vec<&String> = before.as_object().unwrap().keys().collect();
+        assert_eq!(top, top_before, "{}: top-level key order", agent.name);
+        for (event, entries) in before["hooks"].as_object().unwrap() {
+            let now = doc["hooks"][event].as_array().unwrap();
+            assert_eq!(now[0], entries[0], "{}: {event}", agent.name);
+        }
+        let event_entries = doc["hooks"][agent.event].as_array().unwrap();
+        assert_eq!(event_entries.len(), 2, "{}: user's + ours", agent.name);
+        assert_eq!(our_handlers(agent, &doc).len(), agent.events);
+        assert_eq!(state(&env, agent, &dir), "installed");
+
+        hooks(&env, &["uninstall", "--agent", agent.name], &dir)
+            .success()
+            .stdout(predicates::str::contains(format!(
+                "removed {} hooks",
+                agent.events
+            )));
+        assert_eq!(read(&path), agent.user_file, "{}: uninstall", agent.name);
+        assert_eq!(state(&env, agent, &dir), "missing");
+    }
+}
+
+#[test]
+fn install_twice_is_byte_identical() {
+    for agent in AGENTS {
+        for start in [None, Some(agent.user_file)] {
+            let env = TestEnv::new();
+            let dir = project(&env);
+            let path = dir.join(agent.file);
+            if let Some(text) = start {
+                write(&path, text);
+            }
+            install(&env, agent, &dir).success();
+            let first = fs::read(&path).unwrap();
+            install(&env, agent, &dir)
+                .success()
+                .stdout(predicates::str::contains("already installed"));
+            assert_eq!(fs::read(&path).unwrap(), first, "{}", agent.name);
+        }
+    }
+}
+
+#[test]
+fn a_hand_edited_entry_is_reported_and_only_replaced_with_force() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        let path = dir.join(agent.file);
+        install(&env, agent, &dir).success();
+        let fresh = read(&path);
+        let mut doc: Value = serde_json::from_str(&fresh).unwrap();
+        let entry = &mut doc["hooks"][agent.event][0];
+        let handler = match entry.get_mut("hooks") {
+            Some(hs) => &mut hs[0],
+            None => entry,
+        };
+        handler[agent.timeout_key] = Value::from(99);
+        let edited = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+        write(&path, &edited);
+
+        let st = status(&env, agent, &dir);
+        assert_eq!(st["state"], "modified-by-hand", "{st}");
+        assert_eq!(
+            st["notes"],
+            serde_json::json!([format!("{}: edited by hand", agent.event)])
+        );
+        install(&env, agent, &dir)
+            .failure()
+            .code(1)
+            .stderr(predicates::str::contains("--force"));
+        assert_eq!(read(&path), edited, "{}: refused install wrote", agent.name);
+
+        cmd(&env)
+            .args(["hooks", "install", "--force", "--command", PROGRAM])
+            .args(["--agent", agent.name, "--project"])
+            .arg(&dir)
+            .assert()
+            .success();
+        assert_eq!(read(&path), fresh, "{}", agent.name);
+    }
+}
+
+#[test]
+fn an_older_token_is_outdated_and_install_updates_it() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        let path = dir.join(agent.file);
+        write(&path, agent.user_file);
+        install(&env, agent, &dir).success();
+        let current = read(&path);
+        let old = current.replace("hooks-v1", "hooks-v0");
+        write(&path, &old);
+
+        let st = status(&env, agent, &dir);
+        assert_eq!(st["state"], "outdated", "{st}");
+        assert_eq!(st["tokens"], serde_json::json!(["hooks-v0"]));
+        install(&env, agent, &dir)
+            .success()
+            .stdout(predicates::str::contains("updated hooks-v0 to hooks-v1"));
+        assert_eq!(read(&path), current, "{}", agent.name);
+        assert_eq!(state(&env, agent, &dir), "installed");
+    }
+}
+
+#[test]
+fn another_binary_path_is_outdated_and_install_moves_the_hooks_to_it() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        let path = dir.join(agent.file);
+        cmd(&env)
+            .args(["hooks", "install", "--command", "/old/cmstore"])
+            .args(["--agent", agent.name, "--project"])
+            .arg(&dir)
+            .assert()
+            .success();
+        let st = status(&env, agent, &dir);
+        assert_eq!(st["state"], "outdated", "{st}");
+        let note = st["notes"][0].as_str().unwrap();
+        assert!(
+            note.contains("runs another command (/old/cmstore capture"),
+            "{note}"
+        );
+        install(&env, agent, &dir)
+            .success()
+            .stdout(predicates::str::contains("at the new command"));
+        assert!(!read(&path).contains("/old/cmstore"));
+        assert_eq!(state(&env, agent, &dir), "installed");
+    }
+}
+
+#[test]
+fn the_default_command_is_this_binary() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    hooks(&env, &["install", "--agent", "claude"], &dir).success();
+    let doc: Value = serde_json::from_str(&read(&dir.join(CLAUDE.file))).unwrap();
+    let command = doc["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let exe = fs::canonicalize(bin()).unwrap();
+    let program = command.strip_suffix(" capture --agent claude").unwrap();
+    let program = program.trim_matches('\'');
+    assert_eq!(fs::canonicalize(program).unwrap(), exe);
+    hooks(&env, &["status", "--agent", "claude"], &dir)
+        .success()
+        .stdout(predicates::str::contains("installed"));
+}
+
+#[test]
+fn malformed_files_are_never_touched() {
+    for agent in AGENTS {
+        for bad in [
+            "{\"hooks\": {\"Stop\": [}",
+            "[1, 2]",
+            "{\"hooks\": []}",
+            "{\"hooks\": {\"Stop\": {}, \"sessionStart\": 3}}",
+        ] {
+            let env = TestEnv::new();
+            let dir = project(&env);
+            let path = dir.join(agent.file);
+            write(&path, bad);
+            install(&env, agent, &dir)
+                .failure()
+                .code(1)
+                .stderr(predicates::str::contains(
+                    agent.file.rsplit('/').next().unwrap(),
+                ));
+            assert_eq!(read(&path), bad);
+            // An event that is not an array holds nothing of cmstore's, so uninstall has
+            // nothing to do there; the other shapes cannot be read at all.
+            let uninstall = hooks(&env, &["uninstall", "--agent", agent.name], &dir);
+            if !bad.contains("\"Stop\": {}") {
+                uninstall.failure().code(1);
+            }
+            assert_eq!(read(&path), bad);
+            let out = hooks(
+                &env,
+                &["status", "--agent", agent.name, "--format", "json"],
+                &dir,
+            )
+            .failure()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+            let rows: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(rows[0]["state"], "invalid");
+        }
+    }
+    let env = TestEnv::new();
+    let dir = project(&env);
+    write(&dir.join(CLAUDE.file), "{\n  \"a\": 1,\n}\n");
+    install(&env, CLAUDE, &dir)
+        .failure()
+        .stderr(predicates::str::contains("is not valid JSON"));
+}
+
+#[test]
+fn uninstall_of_a_fresh_install_deletes_the_file_and_nothing_else() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        install(&env, agent, &dir).success();
+        hooks(&env, &["uninstall", "--agent", agent.name], &dir).success();
+        assert!(!dir.join(agent.file).exists(), "{}", agent.name);
+        hooks(&env, &["uninstall", "--agent", agent.name], &dir)
+            .success()
+            .stdout(predicates::str::contains("not installed"));
+    }
+}
+
+#[test]
+fn an_empty_file_is_taken_as_an_empty_configuration() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        write(&dir.join(agent.file), "");
+        install(&env, agent, &dir)
+            .success()
+            .stdout(predicates::str::contains("note").not());
+        assert_eq!(state(&env, agent, &dir), "installed");
+    }
+}
+
+#[test]
+fn a_file_in_another_layout_keeps_it_where_cmstore_did_not_write() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let path = dir.join(CLAUDE.file);
+    let permissions = r#""permissions": { "allow": ["Bash(ls:*)", "Read"] }"#;
+    let user_stop = r#"{ "hooks": [ {"type": "command", "command": "say done"} ] }"#;
+    let other_event = r#""PostCompact": [{"hooks": [{"type": "command", "command": "beep"}]}]"#;
+    let text = format!(
+        "{{\n  {permissions},\n  \"hooks\": {{\n    \"Stop\": [ {user_stop} ],\n    {other_event}\n  }}\n}}\n"
+    );
+    write(&path, &text);
+    install(&env, CLAUDE, &dir).success();
+    let installed = read(&path);
+    for part in [permissions, user_stop, other_event] {
+        assert!(
+            installed.contains(part),
+            "{part} not kept verbatim:\n{installed}"
+        );
+    }
+    assert_eq!(state(&env, CLAUDE, &dir), "installed");
+    hooks(&env, &["uninstall", "--agent", "claude"], &dir).success();
+    let after = read(&path);
+    assert_eq!(
+        serde_json::from_str::<Value>(&after).unwrap(),
+        serde_json::from_str::<Value>(&text).unwrap()
+    );
+    for part in [permissions, user_stop, other_event] {
+        assert!(after.contains(part), "{part} not kept verbatim:\n{after}");
+    }
+}
+
+#[test]
+fn uninstall_leaves_the_users_own_cmstore_hooks() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let path = dir.join(CLAUDE.file);
+    let mine = "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"cmstore capture --agent claude\"\n          }\n        ]\n      }\n    ]\n  }\n}\n";
+    write(&path, mine);
+    assert_eq!(state(&env, CLAUDE, &dir), "missing");
+    install(&env, CLAUDE, &dir).success();
+    hooks(&env, &["uninstall", "--agent", "claude"], &dir).success();
+    assert_eq!(read(&path), mine);
+}
+
+#[test]
+fn several_agents_at_once_and_status_of_all() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    hooks(
+        &env,
+        &["install", "--agent", "claude,copilot", "--command", PROGRAM],
+        &dir,
+    )
+    .success();
+    let out = hooks(
+        &env,
+        &["status", "--command", PROGRAM, "--format", "json"],
+        &dir,
+    )
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let rows: Value = serde_json::from_slice(&out).unwrap();
+    let states: Vec<(&str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["agent"].as_str().unwrap(), r["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("claude", "installed"),
+            ("vscode", "missing"),
+            ("copilot", "installed")
+        ]
+    );
+}
+
+#[test]
+fn vscode_next_to_copilot_warns_about_double_capture() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    install(&env, VSCODE, &dir).success();
+    install(&env, COPILOT, &dir)
+        .success()
+        .stderr(predicates::str::contains("captured twice"));
+}
+
+#[test]
+fn user_scope_writes_under_home_and_honours_config_dir_variables() {
+    let env = TestEnv::new();
+    for agent in AGENTS {
+        cmd(&env)
+            .args(["hooks", "install", "--user", "--command", PROGRAM])
+            .args(["--agent", agent.name])
+            .assert()
+            .success();
+    }
+    let home = env.user_home();
+    assert!(home.join(".claude/settings.json").is_file());
+    assert!(home.join(".copilot/hooks/cmstore.json").is_file());
+    assert!(home.join(".copilot/hooks/cmstore-vscode.json").is_file());
+    cmd(&env)
+        .args(["hooks", "status", "--user", "--command", PROGRAM])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("claude   user     installed"));
+
+    let moved = env.dir.path().join("moved");
+    cmd(&env)
+        .env("CLAUDE_CONFIG_DIR", moved.join("claude"))
+        .env("COPILOT_HOME", moved.join("copilot"))
+        .args(["hooks", "install", "--user", "--agent", "claude,copilot"])
+        .assert()
+        .success();
+    assert!(moved.join("claude/settings.json").is_file());
+    assert!(moved.join("copilot/hooks/cmstore.json").is_file());
+}
+
+#[test]
+fn home_and_queue_given_to_install_are_written_into_the_command() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let home = env.dir.path().join("my home");
+    env.cmd()
+        .env("CMSTORE_HOME", &home)
+        .args([
+            "hooks",
+            "install",
+            "--agent",
+            "copilot,claude",
+            "--command",
+            "cmstore",
+        ])
+        .args(["--queue", "q.jsonl", "--project"])
+        .arg(&dir)
+        .current_dir(env.dir.path())
+        .assert()
+        .success();
+    let queue = env.dir.path().join("q.jsonl");
+    let doc: Value = serde_json::from_str(&read(&dir.join(COPILOT.file))).unwrap();
+    assert_eq!(
+        doc["hooks"]["sessionStart"][0]["bash"],
+        format!(
+            "cmstore --home '{}' --queue {} capture --agent copilot --event sessionStart || true",
+            home.display(),
+            queue.display()
+        )
+    );
+    assert_eq!(
+        doc["hooks"]["sessionStart"][0]["powershell"],
+        format!(
+            "cmstore --home '{}' --queue {} capture --agent copilot --event sessionStart; exit 0",
+            home.display(),
+            queue.display()
+        )
+    );
+    let st = status(&env, CLAUDE, &dir);
+    assert_eq!(st["state"], "outdated", "without the same --home: {st}");
+    assert!(st["notes"][0].as_str().unwrap().contains("--home"), "{st}");
+}
+
+#[test]
+fn a_missing_project_directory_is_an_error() {
+    let env = TestEnv::new();
+    hooks(
+        &env,
+        &["install", "--agent", "claude"],
+        &env.dir.path().join("nope"),
+    )
+    .failure()
+    .code(1)
+    .stderr(predicates::str::contains("does not exist"));
+}
+
+#[cfg(unix)]
+#[test]
+fn permissions_and_symlinks_survive_a_rewrite() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let path = dir.join(CLAUDE.file);
+    write(&path, CLAUDE.user_file);
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    install(&env, CLAUDE, &dir).success();
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    let dotfiles = env.dir.path().join("dotfiles/settings.json");
+    write(&dotfiles, CLAUDE.user_file);
+    let linked = env.dir.path().join("linked");
+    fs::create_dir_all(linked.join(".claude")).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, linked.join(CLAUDE.file)).unwrap();
+    install(&env, CLAUDE, &linked).success();
+    assert!(fs::symlink_metadata(linked.join(CLAUDE.file))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(read(&dotfiles).contains("hooks-v1"));
+    hooks(&env, &["uninstall", "--agent", "claude"], &linked).success();
+    assert_eq!(read(&dotfiles), CLAUDE.user_file);
+    let leftovers: Vec<_> = fs::read_dir(dotfiles.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn completions_for_every_shell_name_the_subcommands() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = cmd(&TestEnv::new())
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for name in ["capture", "hooks", "completions", "man"] {
+            assert!(text.contains(name), "{shell}: no {name}");
+        }
+    }
+}
+
+#[test]
+fn man_page_is_roff_naming_the_subcommands() {
+    let out = cmd(&TestEnv::new())
+        .arg("man")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with(".ie") || text.contains(".TH cmstore"),
+        "{text}"
+    );
+    for name in ["capture", "hooks", "completions"] {
+        assert!(text.contains(name), "no {name}");
+    }
+}
