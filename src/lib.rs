@@ -14,9 +14,11 @@
 pub mod cli;
 pub mod cmd;
 pub mod event;
+pub mod ingest;
 pub mod paths;
 pub mod queue;
 pub mod shorten;
+pub mod store;
 pub mod transcript;
 pub mod wire;
 
@@ -30,6 +32,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
+        Command::Ingest(args) => cmd::ingest::run(&globals, args),
     }
 }
 

@@ -27,7 +27,10 @@ impl Paths {
                 .queue
                 .clone()
                 .unwrap_or_else(|| home.join("hook-queue.jsonl")),
-            db: globals.db.clone().unwrap_or_else(|| home.join("cmstore.db")),
+            db: globals
+                .db
+                .clone()
+                .unwrap_or_else(|| home.join("cmstore.db")),
             config: globals
                 .config
                 .clone()

@@ -142,9 +142,15 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(&queue).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
-            let mode = std::fs::metadata(lock_path(&queue)).unwrap().permissions().mode();
+            let mode = std::fs::metadata(lock_path(&queue))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
-            let mode = std::fs::metadata(queue.parent().unwrap()).unwrap().permissions().mode();
+            let mode = std::fs::metadata(queue.parent().unwrap())
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o700);
         }
     }
@@ -153,9 +159,13 @@ mod tests {
     fn a_held_lock_is_waited_for_then_given_up() {
         let dir = tempfile::tempdir().unwrap();
         let queue = dir.path().join("q.jsonl");
-        let held = lock_queue(&queue, Duration::ZERO).unwrap().expect("free lock");
+        let held = lock_queue(&queue, Duration::ZERO)
+            .unwrap()
+            .expect("free lock");
         let start = Instant::now();
-        assert!(lock_queue(&queue, Duration::from_millis(50)).unwrap().is_none());
+        assert!(lock_queue(&queue, Duration::from_millis(50))
+            .unwrap()
+            .is_none());
         assert!(start.elapsed() >= Duration::from_millis(50));
         drop(held);
         assert!(lock_queue(&queue, Duration::ZERO).unwrap().is_some());
