@@ -101,6 +101,21 @@ struct SessionAgg {
     ended_at: Option<i64>,
 }
 
+/// A tool call's Pre and Post halves seen in this batch, merged before one upsert.
+#[derive(Debug, Default)]
+struct ToolCallAgg {
+    tool_call_id: Option<String>,
+    session_id: Option<String>,
+    tool_name: Option<String>,
+    start_ts: Option<i64>,
+    end_ts: Option<i64>,
+    reported_ms: Option<i64>,
+    success: Option<bool>,
+    result_type: Option<String>,
+    pre_event_id: Option<String>,
+    post_event_id: Option<String>,
+}
+
 /// What a batch wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BatchCounts {
@@ -117,6 +132,7 @@ pub struct Batch<'c> {
     tx: Transaction<'c>,
     now: i64,
     sessions: HashMap<String, SessionAgg>,
+    tool_calls: HashMap<String, ToolCallAgg>,
     unknowns: HashMap<(String, &'static str), i64>,
     counts: BatchCounts,
 }
@@ -144,6 +160,7 @@ impl<'c> Batch<'c> {
             tx,
             now: now_ms,
             sessions: HashMap::new(),
+            tool_calls: HashMap::new(),
             unknowns: HashMap::new(),
             counts: BatchCounts::default(),
         })
@@ -261,7 +278,7 @@ impl<'c> Batch<'c> {
         }
         match row.kind {
             Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure) => {
-                self.upsert_tool_call(row)?;
+                self.aggregate_tool_call(row);
             }
             Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
             _ => {}
@@ -311,59 +328,34 @@ impl<'c> Batch<'c> {
         }
     }
 
-    fn upsert_tool_call(&mut self, row: &EventRow<'_>) -> Result<(), Error> {
+    fn aggregate_tool_call(&mut self, row: &EventRow<'_>) {
         let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
-        if row.kind == Some(HookType::PreToolUse) {
-            self.tx
-                .prepare_cached(
-                    "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name,
-                       start_ts, pre_event_id)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(call_key) DO UPDATE SET
-                       start_ts = excluded.start_ts,
-                       pre_event_id = excluded.pre_event_id,
-                       session_id = coalesce(session_id, excluded.session_id),
-                       tool_name = coalesce(tool_name, excluded.tool_name),
-                       duration_ms = coalesce(duration_ms, end_ts - excluded.start_ts)",
-                )?
-                .execute(params![
-                    key,
-                    row.tool_call_id.as_deref(),
-                    row.session_id.as_deref(),
-                    row.tool_name.as_deref(),
-                    row.ts,
-                    row.id.as_ref(),
-                ])?;
-        } else {
-            let success = row.kind == Some(HookType::PostToolUse)
-                && !matches!(row.tool_result_type.as_deref(), Some("failure" | "denied"));
-            self.tx
-                .prepare_cached(
-                    "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name,
-                       end_ts, duration_ms, success, result_type, post_event_id)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                     ON CONFLICT(call_key) DO UPDATE SET
-                       end_ts = excluded.end_ts,
-                       duration_ms = coalesce(excluded.duration_ms, excluded.end_ts - start_ts),
-                       success = excluded.success,
-                       result_type = excluded.result_type,
-                       post_event_id = excluded.post_event_id,
-                       session_id = coalesce(session_id, excluded.session_id),
-                       tool_name = coalesce(tool_name, excluded.tool_name)",
-                )?
-                .execute(params![
-                    key,
-                    row.tool_call_id.as_deref(),
-                    row.session_id.as_deref(),
-                    row.tool_name.as_deref(),
-                    row.ts,
-                    row.duration_ms,
-                    success,
-                    row.tool_result_type.as_deref(),
-                    row.id.as_ref(),
-                ])?;
+        let agg = match self.tool_calls.get_mut(key) {
+            Some(agg) => agg,
+            None => self.tool_calls.entry(key.to_string()).or_default(),
+        };
+        for (slot, value) in [
+            (&mut agg.tool_call_id, &row.tool_call_id),
+            (&mut agg.session_id, &row.session_id),
+            (&mut agg.tool_name, &row.tool_name),
+        ] {
+            if slot.is_none() {
+                *slot = value.as_deref().map(str::to_string);
+            }
         }
-        Ok(())
+        if row.kind == Some(HookType::PreToolUse) {
+            agg.start_ts = Some(row.ts);
+            agg.pre_event_id = Some(row.id.to_string());
+        } else {
+            agg.end_ts = Some(row.ts);
+            agg.reported_ms = row.duration_ms;
+            agg.success = Some(
+                row.kind == Some(HookType::PostToolUse)
+                    && !matches!(row.tool_result_type.as_deref(), Some("failure" | "denied")),
+            );
+            agg.result_type = row.tool_result_type.as_deref().map(str::to_string);
+            agg.post_event_id = Some(row.id.to_string());
+        }
     }
 
     fn upsert_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
@@ -473,6 +465,42 @@ impl<'c> Batch<'c> {
             )?;
             for ((session, reason), count) in self.unknowns.drain() {
                 stmt.execute(params![session, reason, count])?;
+            }
+        }
+        {
+            // Incoming halves win over stored ones; the duration is the reported one, else
+            // end minus start once both ends are known (in this batch or across batches).
+            let mut stmt = self.tx.prepare_cached(
+                "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+                   end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)
+                 ON CONFLICT(call_key) DO UPDATE SET
+                   tool_call_id = coalesce(tool_call_id, excluded.tool_call_id),
+                   session_id = coalesce(session_id, excluded.session_id),
+                   tool_name = coalesce(tool_name, excluded.tool_name),
+                   duration_ms = coalesce(?7, duration_ms,
+                       coalesce(excluded.end_ts, end_ts) - coalesce(excluded.start_ts, start_ts)),
+                   start_ts = coalesce(excluded.start_ts, start_ts),
+                   end_ts = coalesce(excluded.end_ts, end_ts),
+                   success = coalesce(excluded.success, success),
+                   result_type = coalesce(excluded.result_type, result_type),
+                   pre_event_id = coalesce(excluded.pre_event_id, pre_event_id),
+                   post_event_id = coalesce(excluded.post_event_id, post_event_id)",
+            )?;
+            for (key, c) in self.tool_calls.drain() {
+                stmt.execute(params![
+                    key,
+                    c.tool_call_id,
+                    c.session_id,
+                    c.tool_name,
+                    c.start_ts,
+                    c.end_ts,
+                    c.reported_ms,
+                    c.success,
+                    c.result_type,
+                    c.pre_event_id,
+                    c.post_event_id,
+                ])?;
             }
         }
         let mut stmt = self.tx.prepare_cached(

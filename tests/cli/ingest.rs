@@ -338,6 +338,27 @@ fn derived_rows_join_tool_calls_and_merge_real_and_harvested_turns() {
         env.int("SELECT synthetic FROM turns WHERE session_id = 'd2'"),
         0
     );
+
+    // Post before Pre, in separate transactions: still one joined row.
+    let mut post = entry("PostToolUse", "d2");
+    post.tool_call_id = Some("call-2".into());
+    post.timestamp = 5_400;
+    let mut pre = entry("PreToolUse", "d2");
+    pre.tool_call_id = Some("call-2".into());
+    pre.timestamp = 5_000;
+    env.append(&[post.to_line(), pre.to_line()]);
+    env.cmd()
+        .args(["ingest", "--once", "--batch-size", "1"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.int("SELECT duration_ms FROM tool_calls WHERE call_key = 'call-2' AND success = 1"),
+        400
+    );
+    assert_eq!(
+        env.int("SELECT calls FROM v_tools WHERE tool_name = 'Bash'"),
+        2
+    );
 }
 
 #[test]
