@@ -75,9 +75,13 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
     let mut on_batch = |s: &Stats| {
-        if let Some(bar) = &bar {
+        if let Some(bar) = bar.as_ref().filter(|b| !b.is_finished()) {
             bar.set_position(s.bytes);
             bar.set_message(format!("{} rows", s.rows));
+            if Some(s.bytes) >= bar.length() {
+                // The backlog is done; follow mode goes on without a bar.
+                bar.finish_and_clear();
+            }
         }
     };
     let stats = if args.once {

@@ -78,8 +78,16 @@ pub fn follow(
             let mut t = base;
             t.add(s);
             on_batch(&t);
-        })?;
-        total.add(&pass);
+        });
+        match pass {
+            Ok(pass) => total.add(&pass),
+            // Another writer (prune, a long query with a write) held the database past the
+            // busy timeout: nothing was committed, so waiting and retrying loses nothing.
+            Err(err) if is_busy(&err) => {
+                eprintln!("cmstore ingest: database busy ({err:#}); retrying");
+            }
+            Err(err) => return Err(err),
+        }
         if stop.load(Ordering::SeqCst) {
             return Ok(total);
         }
@@ -92,4 +100,20 @@ pub fn follow(
             Err(RecvTimeoutError::Disconnected) => std::thread::sleep(options.poll),
         }
     }
+}
+
+/// True when `err` is SQLite's "database is locked/busy".
+fn is_busy(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        let sqlite = cause
+            .downcast_ref::<rusqlite::Error>()
+            .or_else(|| match cause.downcast_ref::<crate::store::Error>() {
+                Some(crate::store::Error::Sqlite(e)) => Some(e),
+                _ => None,
+            });
+        matches!(
+            sqlite.and_then(rusqlite::Error::sqlite_error_code),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
 }

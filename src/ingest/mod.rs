@@ -49,9 +49,18 @@ impl Default for Options {
 pub enum Error {
     /// Another `cmstore ingest` holds the database's ingest lock.
     #[error("another `cmstore ingest` is already running on this database (lock {})", .lock.display())]
-    AlreadyRunning { lock: PathBuf },
+    AlreadyRunning {
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// The lock file could not be opened or locked.
     #[error("cannot open ingest lock {}: {source}", .lock.display())]
-    Lock { lock: PathBuf, source: io::Error },
+    Lock {
+        /// The lock file.
+        lock: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
 }
 
 /// Running totals of what ingest did.

@@ -21,9 +21,13 @@ use crate::store::write::{
 /// Why a line is not an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectReason {
+    /// The bytes are not UTF-8.
     InvalidUtf8,
+    /// Not JSON (cut, garbage, empty).
     InvalidJson,
+    /// JSON, but not an object.
     NotAnObject,
+    /// Over the line length limit.
     TooLong,
 }
 

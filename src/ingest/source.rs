@@ -23,7 +23,9 @@ pub const MARKER_BYTES: u64 = 32;
 /// Device and inode of an open file, where the platform has them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FileId {
+    /// Device number.
     pub device: Option<i64>,
+    /// Inode number.
     pub inode: Option<i64>,
 }
 

@@ -19,11 +19,19 @@ const CHUNK: usize = 256 * 1024;
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line<'a> {
     /// A complete line, newline excluded.
-    Complete { offset: u64, bytes: &'a [u8] },
+    Complete {
+        /// Offset of the line's first byte.
+        offset: u64,
+        /// The line.
+        bytes: &'a [u8],
+    },
     /// A complete line over the limit: only its length and first bytes are known.
     TooLong {
+        /// Offset of the line's first byte.
         offset: u64,
+        /// Its length, newline excluded.
         length: u64,
+        /// Its first [`PREFIX_BYTES`] bytes.
         prefix: &'a [u8],
     },
 }

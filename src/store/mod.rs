@@ -42,22 +42,35 @@ pub enum Error {
     /// The database was written by a newer cmstore.
     #[error("{path}: schema version {found} is newer than this cmstore knows ({known}); upgrade cmstore")]
     TooNew {
+        /// The database file.
         path: PathBuf,
+        /// Its `user_version`.
         found: i64,
+        /// Migrations this binary knows.
         known: usize,
     },
     /// Another writer advanced a source's offset between our read and our update.
     #[error(
         "offset of source {source_id} moved from {expected} (another ingester?); batch rolled back"
     )]
-    OffsetMoved { source_id: i64, expected: i64 },
+    OffsetMoved {
+        /// The source whose offset moved.
+        source_id: i64,
+        /// The offset the batch started from.
+        expected: i64,
+    },
+    /// The database file or its directory could not be created.
     #[error("cannot create {path}: {source}")]
     Create {
+        /// What could not be created.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// Any other SQLite failure.
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
+    /// No connection could be had from the pool.
     #[error(transparent)]
     Pool(#[from] r2d2::Error),
 }

@@ -32,27 +32,47 @@ pub struct EventRow<'a> {
     pub id: Cow<'a, str>,
     /// Epoch milliseconds.
     pub ts: i64,
+    /// `hookType`, else the canonical name of `event`, else the raw `event`.
     pub hook_type: Option<Cow<'a, str>>,
     /// `hook_type` when it is one of the canonical types.
     pub kind: Option<HookType>,
+    /// The raw event name.
     pub event: Option<Cow<'a, str>>,
+    /// `agent`, else ContextManager's `participant`.
     pub agent: Option<Cow<'a, str>>,
+    /// `sessionId` / `session_id`.
     pub session_id: Option<Cow<'a, str>>,
+    /// `toolName` / `tool_name`.
     pub tool_name: Option<Cow<'a, str>>,
+    /// `toolCallId` / `tool_call_id`.
     pub tool_call_id: Option<Cow<'a, str>>,
+    /// `turnId`.
     pub turn_id: Option<Cow<'a, str>>,
+    /// `model`, else vstack's `model_used`.
     pub model: Option<Cow<'a, str>>,
+    /// Working directory of the agent.
     pub cwd: Option<Cow<'a, str>>,
+    /// Producer of the line (`cmstore`, `vscode-extension`, …).
     pub origin: Option<Cow<'a, str>>,
+    /// `actorName` / `actor_name`.
     pub actor_name: Option<Cow<'a, str>>,
+    /// `actorType` / `actor_type`.
     pub actor_type: Option<Cow<'a, str>>,
+    /// `delegatedAgent` / `delegated_agent_name`.
     pub delegated_agent: Option<Cow<'a, str>>,
+    /// True for a Stop harvested from the transcript.
     pub synthetic: Option<bool>,
+    /// The user prompt.
     pub prompt: Option<Cow<'a, str>>,
+    /// The assistant's answer.
     pub response: Option<Cow<'a, str>>,
+    /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
+    /// Reported duration of the tool call.
     pub duration_ms: Option<i64>,
+    /// Payload size in bytes.
     pub size_bytes: Option<i64>,
+    /// `ceil(size_bytes / 4)`.
     pub estimated_tokens: Option<i64>,
     /// Number of entries in `toolCalls`, when present.
     pub tool_call_count: Option<i64>,
@@ -65,23 +85,36 @@ pub struct EventRow<'a> {
 /// A row of `sources`: one identified generation of a queue file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceRow {
+    /// Row id, referenced by `events.source_id` and `rejects.source_id`.
     pub id: i64,
+    /// The queue path, absolute.
     pub path: String,
+    /// Committed byte offset: always just after a newline.
     pub offset: i64,
+    /// Device of the file (Unix).
     pub device: Option<i64>,
+    /// Inode of the file (Unix).
     pub inode: Option<i64>,
+    /// Hash of the first line, once it is complete.
     pub fingerprint: Option<String>,
+    /// Hash of the bytes just before `offset`.
     pub marker: Option<String>,
+    /// Complete lines consumed so far.
     pub lines: i64,
 }
 
 /// Where a batch leaves a source: the compare-and-set target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Advance {
+    /// The new offset, just after the last line consumed.
     pub offset: i64,
+    /// Hash of the bytes before the new offset.
     pub marker: Option<String>,
+    /// Fingerprint to record if none is stored yet.
     pub fingerprint: Option<String>,
+    /// File size seen by the batch.
     pub size: i64,
+    /// Lines consumed by the batch.
     pub lines: i64,
 }
 
