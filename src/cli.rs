@@ -41,6 +41,8 @@ pub struct Globals {
 pub enum Command {
     /// Hook handler: read one agent event on stdin, append it to the queue, print the agent's reply
     Capture(cmd::capture::Args),
+    /// Mirror the queue into the database, exactly once per line (follows until Ctrl-C)
+    Ingest(cmd::ingest::Args),
     /// Run one read-only SQL statement against the store and print the rows
     Query(cmd::query::Args),
     /// Check or show the configuration (cmstore.toml plus CMSTORE_* variables)

@@ -17,6 +17,7 @@ pub mod config;
 pub mod debug_log;
 pub mod event;
 pub mod hooks;
+pub mod ingest;
 pub mod output;
 pub mod paths;
 pub mod query;
@@ -24,6 +25,7 @@ pub mod queue;
 pub mod redact;
 pub mod safety;
 pub mod shorten;
+pub mod store;
 pub mod transcript;
 pub mod wire;
 
@@ -37,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
+        Command::Ingest(args) => cmd::ingest::run(&globals, args),
         Command::Query(args) => cmd::query::run(&globals, args),
         Command::Config(args) => cmd::config::run(&globals, args),
         Command::Hooks(args) => cmd::hooks::run(&globals, args),

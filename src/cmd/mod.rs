@@ -4,4 +4,5 @@ pub mod capture;
 pub mod config;
 pub mod generate;
 pub mod hooks;
+pub mod ingest;
 pub mod query;

@@ -2,8 +2,12 @@
 
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
 
+use cmstore::event::QueueEntry;
 use serde_json::Value;
 
 /// A private cmstore home (and user home) in a temporary directory.
@@ -34,7 +38,12 @@ impl TestEnv {
 
     /// `cmstore` with this environment's homes and no inherited `CMSTORE_*` settings.
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::new(bin());
+        assert_cmd::Command::from_std(self.std_cmd())
+    }
+
+    /// The same command as [`TestEnv::cmd`], as a std `Command` for spawning.
+    pub fn std_cmd(&self) -> StdCommand {
+        let mut cmd = StdCommand::new(bin());
         for (key, _) in std::env::vars_os() {
             if key.to_string_lossy().starts_with("CMSTORE_") {
                 cmd.env_remove(&key);
@@ -54,9 +63,85 @@ impl TestEnv {
         cmd
     }
 
+    pub fn db(&self) -> PathBuf {
+        self.home().join("cmstore.db")
+    }
+
     /// Every queue line, parsed.
     pub fn queue_lines(&self) -> Vec<Value> {
         read_lines(&self.queue())
+    }
+
+    /// Starts `cmstore ingest` in follow mode with `extra` arguments.
+    pub fn spawn_follow(&self, extra: &[&str]) -> Child {
+        self.std_cmd()
+            .arg("ingest")
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ingest")
+    }
+
+    /// `cmstore ingest --once`, asserted successful.
+    pub fn ingest_once(&self) {
+        self.cmd().args(["ingest", "--once"]).assert().success();
+    }
+
+    /// Appends lines through the library's locked append.
+    pub fn append(&self, lines: &[String]) {
+        cmstore::queue::append_lines(&self.queue(), lines).expect("append");
+    }
+
+    /// Appends raw bytes, unlocked (half-written lines, garbage).
+    pub fn append_raw(&self, bytes: &[u8]) {
+        std::fs::create_dir_all(self.home()).expect("create home");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.queue())
+            .expect("open queue");
+        f.write_all(bytes).expect("write queue");
+    }
+
+    /// A read-only connection to the database.
+    pub fn conn(&self) -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open_with_flags(
+            self.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("open db");
+        conn.busy_timeout(Duration::from_secs(10)).unwrap();
+        conn
+    }
+
+    /// One integer from `sql`.
+    pub fn int(&self, sql: &str) -> i64 {
+        self.conn()
+            .query_row(sql, [], |r| r.get(0))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// Polls `sql` until it returns `want` or `timeout` passes; returns the last value.
+    pub fn wait_for(&self, sql: &str, want: i64, timeout: Duration) -> i64 {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let got = if self.db().exists() {
+                rusqlite::Connection::open_with_flags(
+                    self.db(),
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+                )
+                .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+                .unwrap_or(-1)
+            } else {
+                -1
+            };
+            if got == want || Instant::now() > deadline {
+                return got;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -109,4 +194,77 @@ pub fn one_json_object(stdout: &[u8]) -> Value {
     );
     assert!(first.is_object(), "stdout is not an object: {text:?}");
     first
+}
+
+/// A v1 line of `hook_type` in `session`, with a fresh UUIDv7 id.
+pub fn line(hook_type: &str, session: &str) -> String {
+    entry(hook_type, session).to_line()
+}
+
+/// A v1 entry of `hook_type` in `session`, to adjust before `to_line()`.
+pub fn entry(hook_type: &str, session: &str) -> QueueEntry {
+    let mut e = QueueEntry::new(hook_type, chrono::Utc::now().timestamp_millis());
+    e.session_id = Some(session.to_string());
+    e.agent = Some("claude".into());
+    if hook_type.contains("Tool") {
+        e.tool_name = Some("Bash".into());
+    }
+    if hook_type.starts_with("Session") {
+        e.actor_name = Some("main".into());
+        e.actor_type = Some("agent".into());
+    }
+    e
+}
+
+/// `n` known, complete v1 lines spread over a few sessions.
+pub fn lines(n: usize) -> Vec<String> {
+    const TYPES: [&str; 4] = [
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Notification",
+    ];
+    (0..n)
+        .map(|i| line(TYPES[i % TYPES.len()], &format!("s{}", i % 3)))
+        .collect()
+}
+
+/// Sends SIGTERM to `child` (Unix `kill`, no `unsafe`).
+#[cfg(unix)]
+pub fn terminate(child: &Child) {
+    let status = StdCommand::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// Waits at most `timeout` for `child` to exit.
+pub fn wait_timeout(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A tiny deterministic PRNG (xorshift64*), so tests need no extra crate.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
 }

@@ -3,6 +3,7 @@
 mod capture;
 mod common;
 mod hooks;
+mod ingest;
 mod query;
 mod resources;
 mod safety;

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Ingest benchmark: cmstore `ingest --once` vs the sqlite3 CLI vs `sqlite-utils insert --nl`,
+# all loading the same generated queue of realistic v1 lines into a database with the same
+# events table and indexes. Prints the median wall time of RUNS runs, lines/s, the ratio to
+# sqlite3, and peak RSS (GNU time's "Maximum resident set size").
+#
+# Needs: cargo, GNU time (/usr/bin/time), sqlite3 (`apt-get install -y sqlite3` if missing),
+# optionally sqlite-utils (`pip install sqlite-utils`; skipped when absent).
+#
+# Usage: benches/ingest.sh [LINES] [RUNS]   (defaults: 1000000 lines, 3 runs; sqlite-utils runs
+# SLOW_RUNS times, default 1; WORK=DIR keeps files there)
+set -euo pipefail
+
+LINES=${1:-1000000}
+RUNS=${2:-3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${WORK:-$(mktemp -d /tmp/cmstore-bench.XXXXXX)}
+QUEUE="$WORK/queue.jsonl"
+TIME=/usr/bin/time
+
+command -v sqlite3 >/dev/null || { echo "sqlite3 missing: apt-get install -y sqlite3" >&2; exit 1; }
+[ -x "$TIME" ] || { echo "GNU time missing: apt-get install -y time" >&2; exit 1; }
+
+echo "== build (release)"
+(cd "$ROOT" && cargo build --release --quiet && cargo build --release --quiet --example gen_queue)
+BIN="$ROOT/target/release/cmstore"
+
+echo "== generate $LINES lines into $QUEUE"
+"$ROOT/target/release/examples/gen_queue" "$QUEUE" "$LINES"
+BYTES=$(stat -c %s "$QUEUE")
+echo "   $BYTES bytes, $((BYTES / LINES)) bytes/line"
+
+# The events table of cmstore's first migration, indexes included: sqlite3 and sqlite-utils
+# get the same table cmstore writes (cmstore also fills sources/sessions/tool_calls/turns).
+SCHEMA="$ROOT/migrations/0001_create_tables.sql"
+
+# run NAME CMD...: runs CMD after a fresh database, records "seconds maxrss_kb".
+run() {
+    local name=$1; shift
+    rm -f "$WORK"/bench.db "$WORK"/bench.db-* "$WORK"/bench.db.*
+    sync
+    "$TIME" -f "%e %M" -o "$WORK/time.$name" "$@" >/dev/null 2>"$WORK/err.$name" \
+        || { echo "$name failed:"; cat "$WORK/err.$name"; exit 1; }
+    cat "$WORK/time.$name" >>"$WORK/all.$name"
+}
+
+cmstore_run() {
+    "$BIN" --db "$WORK/bench.db" --queue "$QUEUE" ingest --once
+}
+
+sqlite3_run() {
+    sqlite3 "$WORK/bench.db" <<SQL
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+.read $SCHEMA
+CREATE TEMP TABLE raw(line TEXT);
+.mode ascii
+.separator $(printf '\037') "\n"
+BEGIN;
+.import $QUEUE raw
+INSERT INTO events(id, ts, hook_type, event, agent, session_id, tool_name, tool_call_id,
+    turn_id, model, cwd, origin, actor_name, actor_type, delegated_agent, synthetic, prompt,
+    response, tool_result_type, duration_ms, size_bytes, estimated_tokens, entry, source_id,
+    source_offset, ingested_at)
+SELECT line->>'id', coalesce(line->>'timestamp', 0), line->>'hookType', line->>'event',
+    line->>'agent', line->>'sessionId', line->>'toolName', line->>'toolCallId', line->>'turnId',
+    line->>'model', line->>'cwd', line->>'origin', line->>'actorName', line->>'actorType',
+    line->>'delegatedAgent', line->>'synthetic', line->>'prompt', line->>'response',
+    line->>'toolResultType', line->>'durationMs', line->>'sizeBytes', line->>'estimatedTokens',
+    line, 1, rowid, 0
+FROM raw WHERE true
+ON CONFLICT(id) DO NOTHING;
+COMMIT;
+SQL
+}
+
+sqlite_utils_run() {
+    sqlite-utils create-table "$WORK/bench.db" events id text timestamp integer hookType text \
+        sessionId text toolName text --pk id
+    sqlite-utils create-index "$WORK/bench.db" events timestamp
+    sqlite-utils create-index "$WORK/bench.db" events sessionId
+    sqlite-utils create-index "$WORK/bench.db" events toolName
+    sqlite-utils insert "$WORK/bench.db" events "$QUEUE" --nl --alter --ignore --batch-size 10000
+}
+
+TOOLS="cmstore sqlite3"
+if command -v sqlite-utils >/dev/null; then TOOLS="$TOOLS sqlite-utils"; else
+    echo "   sqlite-utils not installed (pip install sqlite-utils): skipped"; fi
+
+for i in $(seq "$RUNS"); do
+    for t in $TOOLS; do
+        # sqlite-utils is an order of magnitude slower: SLOW_RUNS runs only (default 1).
+        if [ "$t" = sqlite-utils ] && [ "$i" -gt "${SLOW_RUNS:-1}" ]; then continue; fi
+        echo "== run $i: $t"
+        case $t in
+            cmstore) run cmstore bash -c "$(declare -f cmstore_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_run" ;;
+            sqlite3) run sqlite3 bash -c "$(declare -f sqlite3_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_run" ;;
+            sqlite-utils) run sqlite-utils bash -c "$(declare -f sqlite_utils_run); WORK='$WORK' QUEUE='$QUEUE' sqlite_utils_run" ;;
+        esac
+        cat "$WORK/time.$t"
+    done
+done
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+echo
+echo "lines=$LINES bytes=$BYTES runs=$RUNS"
+printf "%-13s %10s %12s %10s %12s\n" tool "median s" "lines/s" "vs sqlite3" "peak RSS MB"
+base=$(cut -d' ' -f1 "$WORK/all.sqlite3" | median)
+for t in $TOOLS; do
+    s=$(cut -d' ' -f1 "$WORK/all.$t" | median)
+    rss=$(cut -d' ' -f2 "$WORK/all.$t" | sort -n | tail -1)
+    awk -v t="$t" -v s="$s" -v n="$LINES" -v b="$base" -v r="$rss" \
+        'BEGIN { printf "%-13s %10.2f %12.0f %9.2fx %12.1f\n", t, s, n / s, b / s, r / 1024 }'
+done
+echo "(work dir: $WORK)"

@@ -1,0 +1,148 @@
+//! `cmstore ingest`: mirror the queue into the database, following it until SIGINT/SIGTERM, or
+//! draining it once with `--once`.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cli::Globals;
+use crate::ingest::follow::{self, FollowOptions};
+use crate::ingest::{self, Ingester, Options, Stats};
+use crate::paths::Paths;
+use crate::queue::read::DEFAULT_MAX_LINE_BYTES;
+use crate::store;
+
+/// A backlog at least this large gets a progress bar (when stderr is a terminal).
+const PROGRESS_MIN_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Arguments of `cmstore ingest`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Drain the queue and exit instead of following it
+    #[arg(long)]
+    pub once: bool,
+    /// Lines per transaction
+    #[arg(long, value_name = "N", default_value_t = ingest::DEFAULT_BATCH_LINES as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub batch_size: u64,
+    /// Follow mode: longest pause between checks when no file notification arrives
+    #[arg(long, value_name = "MS", default_value_t = 500,
+          value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub poll_ms: u64,
+    /// Lines longer than this many bytes are rejected without being read whole
+    #[arg(long, hide = true, env = "CMSTORE_MAX_LINE_BYTES", value_name = "BYTES",
+          default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
+          value_parser = clap::value_parser!(u64).range(16..=1 << 32))]
+    pub max_line_bytes: u64,
+}
+
+/// Runs `cmstore ingest`.
+pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
+    let paths = Paths::resolve(globals);
+    let _lock = match ingest::lock(&paths.db) {
+        Ok(lock) => lock,
+        Err(err @ ingest::Error::AlreadyRunning { .. }) => {
+            eprintln!("cmstore ingest: {err}; not starting a second one");
+            return Ok(ExitCode::from(3));
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let store = store::open(&paths.db)
+        .with_context(|| format!("cannot open database {}", paths.db.display()))?;
+    let options = Options {
+        batch_lines: usize::try_from(args.batch_size).unwrap_or(ingest::DEFAULT_BATCH_LINES),
+        max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
+    };
+    let mut ingester = Ingester::new(store, &paths.queue, options);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let (wake_tx, wake_rx) = follow::channel();
+    {
+        let stop = Arc::clone(&stop);
+        let wake = wake_tx.clone();
+        ctrlc::set_handler(move || {
+            stop.store(true, Ordering::SeqCst);
+            let _ = wake.send(());
+        })
+        .context("cannot install the SIGINT/SIGTERM handler")?;
+    }
+
+    let started = Instant::now();
+    let bar = progress_bar(ingester.backlog().unwrap_or(0));
+    let mut on_batch = |s: &Stats| {
+        if let Some(bar) = bar.as_ref().filter(|b| !b.is_finished()) {
+            bar.set_position(s.bytes);
+            bar.set_message(format!("{} rows", s.rows));
+            if Some(s.bytes) >= bar.length() {
+                // The backlog is done; follow mode goes on without a bar.
+                bar.finish_and_clear();
+            }
+        }
+    };
+    let stats = if args.once {
+        ingester.pass(&stop, &mut on_batch)?
+    } else {
+        if let Some(dir) = paths.queue.parent().filter(|d| !d.as_os_str().is_empty()) {
+            crate::paths::create_private_dir(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let _watcher = match follow::watch(&paths.queue, wake_tx) {
+            Ok(w) => Some(w),
+            Err(why) => {
+                eprintln!("cmstore ingest: file notifications unavailable ({why}); polling");
+                None
+            }
+        };
+        let options = FollowOptions {
+            poll: Duration::from_millis(args.poll_ms),
+            ..FollowOptions::default()
+        };
+        follow::follow(&mut ingester, options, &stop, &wake_rx, &mut on_batch)?
+    };
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    eprintln!("{}", summary(&stats, started.elapsed()));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn progress_bar(backlog: u64) -> Option<ProgressBar> {
+    if backlog < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(backlog);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} ingest [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {msg} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    Some(bar)
+}
+
+/// The one-line summary printed on exit.
+pub fn summary(stats: &Stats, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    let rate = if secs > 0.0 {
+        stats.lines as f64 / secs
+    } else {
+        0.0
+    };
+    let mut line = format!(
+        "cmstore ingest: {} lines, {} rows, {} duplicates, {} rejects in {:.2} s ({:.0} lines/s)",
+        stats.lines, stats.rows, stats.duplicates, stats.rejects, secs, rate
+    );
+    if stats.restarts > 0 {
+        line.push_str(&format!(
+            "; queue truncated or replaced {} time(s), read again from 0",
+            stats.restarts
+        ));
+    }
+    line
+}

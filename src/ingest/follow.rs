@@ -1,0 +1,119 @@
+//! Follow mode: run a pass whenever the queue may have changed, until asked to stop.
+//!
+//! `notify` watches the queue's directory (so atomic replacement and re-creation are seen, not
+//! only writes to one inode); a short debounce folds a burst of appends into one pass, and a poll
+//! fallback covers file systems where notifications never arrive.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+
+use super::{Ingester, Stats};
+
+/// Timing of follow mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FollowOptions {
+    /// Longest wait between passes when no notification arrives.
+    pub poll: Duration,
+    /// Pause after a notification, so a burst of appends is read in one pass.
+    pub debounce: Duration,
+}
+
+impl Default for FollowOptions {
+    fn default() -> FollowOptions {
+        FollowOptions {
+            poll: Duration::from_millis(500),
+            debounce: Duration::from_millis(50),
+        }
+    }
+}
+
+/// A wake-up channel: file notifications and the signal handler both send on it.
+pub fn channel() -> (Sender<()>, Receiver<()>) {
+    mpsc::channel()
+}
+
+/// Watches the directory of `queue` and sends on `wake` when an entry named like the queue
+/// changes. `None` (poll only) when the platform refuses the watch; the reason is returned.
+pub fn watch(queue: &Path, wake: Sender<()>) -> Result<notify::RecommendedWatcher, String> {
+    let dir = queue
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = queue.file_name().map(|n| n.to_os_string());
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        let Ok(event) = res else { return };
+        // The database often lives in the same directory: our own commits must not wake us.
+        if event
+            .paths
+            .iter()
+            .any(|p| p.file_name().map(|n| n.to_os_string()) == name)
+        {
+            let _ = wake.send(());
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    watcher
+        .watch(dir, RecursiveMode::NonRecursive)
+        .map_err(|e| e.to_string())?;
+    Ok(watcher)
+}
+
+/// Runs passes until `stop` is set; a pass in progress finishes its current commit first.
+pub fn follow(
+    ingester: &mut Ingester,
+    options: FollowOptions,
+    stop: &Arc<AtomicBool>,
+    wake: &Receiver<()>,
+    on_batch: &mut dyn FnMut(&Stats),
+) -> anyhow::Result<Stats> {
+    let mut total = Stats::default();
+    loop {
+        let base = total;
+        let pass = ingester.pass(stop, &mut |s: &Stats| {
+            let mut t = base;
+            t.add(s);
+            on_batch(&t);
+        });
+        match pass {
+            Ok(pass) => total.add(&pass),
+            // Another writer (prune, a long query with a write) held the database past the
+            // busy timeout: nothing was committed, so waiting and retrying loses nothing.
+            Err(err) if is_busy(&err) => {
+                eprintln!("cmstore ingest: database busy ({err:#}); retrying");
+            }
+            Err(err) => return Err(err),
+        }
+        if stop.load(Ordering::SeqCst) {
+            return Ok(total);
+        }
+        match wake.recv_timeout(options.poll) {
+            Ok(()) => {
+                std::thread::sleep(options.debounce);
+                while wake.try_recv().is_ok() {}
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(options.poll),
+        }
+    }
+}
+
+/// True when `err` is SQLite's "database is locked/busy".
+fn is_busy(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        let sqlite = cause
+            .downcast_ref::<rusqlite::Error>()
+            .or_else(|| match cause.downcast_ref::<crate::store::Error>() {
+                Some(crate::store::Error::Sqlite(e)) => Some(e),
+                _ => None,
+            });
+        matches!(
+            sqlite.and_then(rusqlite::Error::sqlite_error_code),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    })
+}

@@ -1,0 +1,394 @@
+//! Ingest: mirror the queue into the store, every line exactly once.
+//!
+//! A pass runs batches until no complete line is left. Each batch is one `BEGIN IMMEDIATE`
+//! transaction ([`crate::store::Batch`]): check the source's identity, read up to
+//! `batch_lines` complete lines from the stored offset, insert rows, rejects and counters, then
+//! move the offset with a compare-and-set. A crash anywhere leaves rows and offset consistent.
+
+pub mod follow;
+pub mod parse;
+pub mod source;
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use anyhow::Context;
+
+use crate::queue::read::{Line, LineReader, DEFAULT_MAX_LINE_BYTES, PREFIX_BYTES};
+use crate::store::write::Advance;
+use crate::store::{self, Batch, Store};
+use parse::parse_line;
+use source::{FileId, Verdict};
+
+/// Default number of lines per transaction.
+pub const DEFAULT_BATCH_LINES: usize = 10_000;
+
+/// Tuning of a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Lines per transaction.
+    pub batch_lines: usize,
+    /// Longer lines (newline excluded) are rejected as `too_long` without being buffered.
+    pub max_line_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            batch_lines: DEFAULT_BATCH_LINES,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// Why ingest cannot run; callers branch on it for the exit message.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Another `cmstore ingest` holds the database's ingest lock.
+    #[error("another `cmstore ingest` is already running on this database (lock {})", .lock.display())]
+    AlreadyRunning {
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// The lock file could not be opened or locked.
+    #[error("cannot open ingest lock {}", .lock.display())]
+    Lock {
+        /// The lock file.
+        lock: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// Running totals of what ingest did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Lines consumed (rows, duplicates and rejects).
+    pub lines: u64,
+    /// Bytes consumed, newlines included.
+    pub bytes: u64,
+    /// New event rows.
+    pub rows: u64,
+    /// Lines whose id was already stored.
+    pub duplicates: u64,
+    /// Lines recorded in `rejects`.
+    pub rejects: u64,
+    /// Committed transactions.
+    pub batches: u64,
+    /// Times the queue was found truncated or replaced.
+    pub restarts: u64,
+}
+
+impl Stats {
+    fn add(&mut self, other: &Stats) {
+        self.lines += other.lines;
+        self.bytes += other.bytes;
+        self.rows += other.rows;
+        self.duplicates += other.duplicates;
+        self.rejects += other.rejects;
+        self.batches += other.batches;
+        self.restarts += other.restarts;
+    }
+}
+
+/// Path of the lock file that keeps a second ingester off `db`.
+pub fn lock_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push(".ingest.lock");
+    PathBuf::from(name)
+}
+
+/// Takes the exclusive ingest lock of `db`; held until the returned file is dropped (or the
+/// process dies, so a killed ingester never blocks the next one).
+pub fn lock(db: &Path) -> Result<File, Error> {
+    let lock = lock_path(db);
+    // On a fresh machine the home directory does not exist yet.
+    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::paths::create_private_dir(dir).map_err(|source| Error::Lock {
+            lock: lock.clone(),
+            source,
+        })?;
+    }
+    let file = crate::paths::private_file_options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(|source| Error::Lock {
+            lock: lock.clone(),
+            source,
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::AlreadyRunning { lock }),
+        Err(std::fs::TryLockError::Error(source)) => Err(Error::Lock { lock, source }),
+    }
+}
+
+/// An open queue file and its identity.
+struct Held {
+    file: File,
+    id: FileId,
+}
+
+/// Ingests one queue file into one store.
+pub struct Ingester {
+    store: Store,
+    path: PathBuf,
+    key: String,
+    options: Options,
+    /// The file being read. Kept open across passes (Unix) so that lines appended to a file
+    /// that is then deleted or renamed away are still drained before moving on.
+    held: Option<Held>,
+    /// (identity, size, mtime) when the last pass found nothing to do: a cheap idle check.
+    idle_at: Option<(FileId, u64, Option<SystemTime>)>,
+}
+
+enum Outcome {
+    /// Nothing to read (or the held file no longer matches the source).
+    Idle,
+    /// A batch committed.
+    Done(Stats),
+}
+
+impl Ingester {
+    /// An ingester of the queue at `path` into `store`.
+    pub fn new(store: Store, path: &Path, options: Options) -> Ingester {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        Ingester {
+            store,
+            key: path.to_string_lossy().into_owned(),
+            path,
+            options,
+            held: None,
+            idle_at: None,
+        }
+    }
+
+    /// Bytes between the committed offset and the end of the queue (0 when unknown).
+    pub fn backlog(&self) -> anyhow::Result<u64> {
+        let Ok(meta) = std::fs::metadata(&self.path) else {
+            return Ok(0);
+        };
+        let conn = self.store.conn()?;
+        let offset: Option<i64> = conn
+            .query_row(
+                "SELECT offset FROM sources WHERE path = ?1 AND retired_at IS NULL",
+                [&self.key],
+                |r| r.get(0),
+            )
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })?;
+        Ok(meta
+            .len()
+            .saturating_sub(offset.map_or(0, |o| o.max(0) as u64)))
+    }
+
+    /// Runs batches until the queue holds no complete unread line or `stop` is set (checked
+    /// between commits). `on_batch` sees the totals after every commit.
+    pub fn pass(
+        &mut self,
+        stop: &AtomicBool,
+        on_batch: &mut dyn FnMut(&Stats),
+    ) -> anyhow::Result<Stats> {
+        let mut total = Stats::default();
+        let mut conflicts = 0;
+        while !stop.load(Ordering::SeqCst) {
+            let fresh = match File::open(&self.path) {
+                Ok(file) => {
+                    let meta = file
+                        .metadata()
+                        .with_context(|| format!("cannot stat {}", self.path.display()))?;
+                    Some((file, meta))
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot open {}", self.path.display()))
+                }
+            };
+            let fresh_id = fresh.as_ref().map(|(_, m)| FileId::of(m));
+            let stale = match (&self.held, fresh_id) {
+                (Some(held), Some(id)) => held.id != id,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if !stale {
+                let Some((file, meta)) = fresh else { break };
+                let id = FileId::of(&meta);
+                let probe = (id, meta.len(), meta.modified().ok());
+                if self.idle_at == Some(probe) {
+                    break;
+                }
+                if self.held.is_none() && id.is_known() {
+                    self.held = Some(Held { file, id });
+                } else if !id.is_known() {
+                    // Without an inode there is nothing to hold on to: read what the path names.
+                    self.held = None;
+                    match self.batch_checked(&file, id, false, &mut conflicts)? {
+                        Outcome::Idle => {
+                            self.idle_at = Some(probe);
+                            break;
+                        }
+                        Outcome::Done(s) => {
+                            total.add(&s);
+                            on_batch(&total);
+                        }
+                    }
+                    continue;
+                }
+            }
+            let held = self.held.as_ref().expect("held file");
+            let (file, id) = (held.file.try_clone()?, held.id);
+            match self.batch_checked(&file, id, stale, &mut conflicts)? {
+                Outcome::Done(s) => {
+                    self.idle_at = None;
+                    total.add(&s);
+                    on_batch(&total);
+                }
+                Outcome::Idle if stale => {
+                    // The old file is drained: move on to whatever the path names now.
+                    self.held = None;
+                }
+                Outcome::Idle => {
+                    let meta = file.metadata()?;
+                    self.idle_at = Some((id, meta.len(), meta.modified().ok()));
+                    break;
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    fn batch_checked(
+        &mut self,
+        file: &File,
+        id: FileId,
+        stale: bool,
+        conflicts: &mut u32,
+    ) -> anyhow::Result<Outcome> {
+        match self.batch(file, id, stale) {
+            Err(e) => match e.downcast_ref::<store::Error>() {
+                Some(store::Error::OffsetMoved { .. }) if *conflicts < 5 => {
+                    // Someone else committed first; re-read the source and try again.
+                    *conflicts += 1;
+                    Ok(Outcome::Done(Stats::default()))
+                }
+                _ => Err(e),
+            },
+            ok => ok,
+        }
+    }
+
+    /// One transaction: identity check, up to `batch_lines` lines, compare-and-set.
+    fn batch(&mut self, file: &File, id: FileId, stale: bool) -> anyhow::Result<Outcome> {
+        let now = now_ms();
+        let size = file.metadata()?.len();
+        let mut conn = self.store.conn()?;
+        let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
+        let mut restarts = 0;
+        let mut created = false;
+        let mut src = match batch.active_source(&self.key)? {
+            Some(src) => src,
+            None if stale => return Ok(Outcome::Idle),
+            None => {
+                created = true;
+                batch.create_source(&self.key, id.device, id.inode)?
+            }
+        };
+        match source::check(&src, id, size, file)
+            .with_context(|| format!("cannot read {}", self.path.display()))?
+        {
+            Verdict::Same => {}
+            // A file we only kept open to drain, that the store no longer follows: drop it.
+            Verdict::Changed(_) if stale => return Ok(Outcome::Idle),
+            Verdict::Changed(why) => {
+                batch.retire_source(&src, why)?;
+                src = batch.create_source(&self.key, id.device, id.inode)?;
+                restarts = 1;
+            }
+        }
+        let start = u64::try_from(src.offset).unwrap_or(0);
+        if start >= size && restarts == 0 && !created {
+            return Ok(Outcome::Idle);
+        }
+        let mut stats = Stats {
+            restarts,
+            ..Stats::default()
+        };
+        let mut reader = LineReader::new(file, start, self.options.max_line_bytes)
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        while stats.lines < self.options.batch_lines as u64 {
+            let line = reader
+                .next_line()
+                .with_context(|| format!("cannot read {}", self.path.display()))?;
+            match line {
+                None => break,
+                Some(Line::Complete { offset, bytes }) => match parse_line(bytes, now) {
+                    Ok(row) => {
+                        batch.insert_event(&row, src.id, offset as i64)?;
+                    }
+                    Err(reason) => {
+                        let prefix = &bytes[..bytes.len().min(PREFIX_BYTES)];
+                        batch.reject(
+                            &src,
+                            offset as i64,
+                            bytes.len() as i64,
+                            reason.as_str(),
+                            prefix,
+                        )?;
+                    }
+                },
+                Some(Line::TooLong {
+                    offset,
+                    length,
+                    prefix,
+                }) => {
+                    batch.reject(
+                        &src,
+                        offset as i64,
+                        length as i64,
+                        parse::RejectReason::TooLong.as_str(),
+                        prefix,
+                    )?;
+                }
+            }
+            stats.lines += 1;
+        }
+        let end = reader.offset();
+        drop(reader);
+        if stats.lines == 0 && restarts == 0 && !created {
+            return Ok(Outcome::Idle);
+        }
+        let advance = Advance {
+            offset: end as i64,
+            marker: source::marker(file, end)?,
+            fingerprint: match src.fingerprint {
+                Some(_) => None,
+                None => source::fingerprint(file)?,
+            },
+            size: size as i64,
+            lines: stats.lines as i64,
+        };
+        let counts = batch.commit(&src, &advance)?;
+        stats.bytes = end - start;
+        stats.rows = counts.rows;
+        stats.duplicates = counts.duplicates;
+        stats.rejects = counts.rejects;
+        stats.batches = 1;
+        if stats.lines == 0 && restarts == 0 {
+            // Only the new source row was written; there is nothing more to read now.
+            return Ok(Outcome::Idle);
+        }
+        Ok(Outcome::Done(stats))
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

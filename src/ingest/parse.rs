@@ -1,0 +1,503 @@
+//! Turning one queue line into an [`EventRow`], or the reason it cannot be one. No I/O.
+//!
+//! Accepted shapes: cmstore's v1 line (camelCase), ContextManager's older lines (no `id`,
+//! arbitrary key order) and vstack-style records (snake_case, ISO `timestamp`, `model_used`).
+//! The fast path deserializes straight into borrowed fields; anything it cannot take
+//! (duplicate keys, odd types) goes through a `serde_json::Value` first, so every line that is
+//! a JSON object becomes a row.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::event::HookType;
+use crate::store::write::{
+    EventRow, MISSING_SESSION_ID, SESSION_WITHOUT_ACTOR, TOOL_WITHOUT_NAME, UNKNOWN_HOOK_TYPE,
+};
+
+/// Why a line is not an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    /// The bytes are not UTF-8.
+    InvalidUtf8,
+    /// Not JSON (cut, garbage, empty).
+    InvalidJson,
+    /// JSON, but not an object.
+    NotAnObject,
+    /// Over the line length limit.
+    TooLong,
+}
+
+impl RejectReason {
+    /// The `rejects.reason` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::InvalidUtf8 => "invalid_utf8",
+            RejectReason::InvalidJson => "invalid_json",
+            RejectReason::NotAnObject => "not_an_object",
+            RejectReason::TooLong => "too_long",
+        }
+    }
+}
+
+/// A scalar of any JSON type; arrays count their elements, objects are skipped.
+#[derive(Debug, Clone, PartialEq)]
+enum Loose<'a> {
+    Str(Cow<'a, str>),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Seq(i64),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Loose<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Loose::Str(Cow::Owned(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Loose::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(i64::try_from(v).map_or(Loose::Float(v as f64), Loose::Int))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Loose::Float(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Loose::Seq(n))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<'a> Loose<'a> {
+    fn into_str(self) -> Option<Cow<'a, str>> {
+        match self {
+            Loose::Str(s) if !s.is_empty() => Some(s),
+            _ => None,
+        }
+    }
+
+    fn as_i64(&self) -> Option<i64> {
+        match self {
+            Loose::Int(v) => Some(*v),
+            Loose::Float(v) if v.is_finite() => Some(*v as i64),
+            Loose::Str(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    fn as_bool(&self) -> Option<bool> {
+        match self {
+            Loose::Bool(b) => Some(*b),
+            Loose::Int(v) => Some(*v != 0),
+            Loose::Str(s) => match s.as_ref() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The fields ingest reads, in both camelCase (cmstore, ContextManager) and snake_case
+/// (vstack, raw payloads). Separate fields instead of serde aliases: a line carrying both
+/// spellings is not an error.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Raw<'a> {
+    #[serde(borrow, rename = "id")]
+    id: Option<Loose<'a>>,
+    #[serde(borrow, rename = "hookType")]
+    hook_type: Option<Loose<'a>>,
+    #[serde(borrow, rename = "hook_type")]
+    hook_type_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "hook_event_name")]
+    hook_event_name: Option<Loose<'a>>,
+    #[serde(borrow, rename = "timestamp")]
+    timestamp: Option<Loose<'a>>,
+    #[serde(borrow, rename = "ts")]
+    ts: Option<Loose<'a>>,
+    #[serde(borrow, rename = "event")]
+    event: Option<Loose<'a>>,
+    #[serde(borrow, rename = "agent")]
+    agent: Option<Loose<'a>>,
+    #[serde(borrow, rename = "participant")]
+    participant: Option<Loose<'a>>,
+    #[serde(borrow, rename = "sessionId")]
+    session_id: Option<Loose<'a>>,
+    #[serde(borrow, rename = "session_id")]
+    session_id_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "toolName")]
+    tool_name: Option<Loose<'a>>,
+    #[serde(borrow, rename = "tool_name")]
+    tool_name_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "toolCallId")]
+    tool_call_id: Option<Loose<'a>>,
+    #[serde(borrow, rename = "tool_call_id")]
+    tool_call_id_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "turnId")]
+    turn_id: Option<Loose<'a>>,
+    #[serde(borrow, rename = "turn_id")]
+    turn_id_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "model")]
+    model: Option<Loose<'a>>,
+    #[serde(borrow, rename = "model_used")]
+    model_used: Option<Loose<'a>>,
+    #[serde(borrow, rename = "cwd")]
+    cwd: Option<Loose<'a>>,
+    #[serde(borrow, rename = "origin")]
+    origin: Option<Loose<'a>>,
+    #[serde(borrow, rename = "actorName")]
+    actor_name: Option<Loose<'a>>,
+    #[serde(borrow, rename = "actor_name")]
+    actor_name_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "actorType")]
+    actor_type: Option<Loose<'a>>,
+    #[serde(borrow, rename = "actor_type")]
+    actor_type_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "delegatedAgent")]
+    delegated_agent: Option<Loose<'a>>,
+    #[serde(borrow, rename = "delegated_agent_name")]
+    delegated_agent_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "synthetic")]
+    synthetic: Option<Loose<'a>>,
+    #[serde(borrow, rename = "prompt")]
+    prompt: Option<Loose<'a>>,
+    #[serde(borrow, rename = "response")]
+    response: Option<Loose<'a>>,
+    #[serde(borrow, rename = "toolResultType")]
+    tool_result_type: Option<Loose<'a>>,
+    #[serde(borrow, rename = "durationMs")]
+    duration_ms: Option<Loose<'a>>,
+    #[serde(borrow, rename = "sizeBytes")]
+    size_bytes: Option<Loose<'a>>,
+    #[serde(borrow, rename = "size_bytes")]
+    size_bytes_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "estimatedTokens")]
+    estimated_tokens: Option<Loose<'a>>,
+    #[serde(borrow, rename = "estimated_tokens")]
+    estimated_tokens_s: Option<Loose<'a>>,
+    #[serde(borrow, rename = "toolCalls")]
+    tool_calls: Option<Loose<'a>>,
+}
+
+fn pick<'a>(first: Option<Loose<'a>>, second: Option<Loose<'a>>) -> Option<Cow<'a, str>> {
+    first
+        .and_then(Loose::into_str)
+        .or_else(|| second.and_then(Loose::into_str))
+}
+
+fn pick_i64(first: &Option<Loose<'_>>, second: &Option<Loose<'_>>) -> Option<i64> {
+    first
+        .as_ref()
+        .and_then(Loose::as_i64)
+        .or_else(|| second.as_ref().and_then(Loose::as_i64))
+}
+
+/// Parses one line (newline excluded) read at ingest time `now_ms`.
+pub fn parse_line(bytes: &[u8], now_ms: i64) -> Result<EventRow<'_>, RejectReason> {
+    let text = std::str::from_utf8(bytes).map_err(|_| RejectReason::InvalidUtf8)?;
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    let starts_object = text.trim_start().starts_with('{');
+    // serde would also take a JSON array as a struct, so only objects try the fast path.
+    let fast = if starts_object {
+        serde_json::from_str::<Raw<'_>>(text).ok()
+    } else {
+        None
+    };
+    let raw = match fast {
+        Some(raw) => raw,
+        None => return slow_path(text, now_ms),
+    };
+    Ok(build(raw, text, now_ms))
+}
+
+fn slow_path(text: &str, now_ms: i64) -> Result<EventRow<'_>, RejectReason> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|_| RejectReason::InvalidJson)?;
+    if !value.is_object() {
+        return Err(RejectReason::NotAnObject);
+    }
+    // Every field of `Raw` takes any JSON type, so this only fails on a broken invariant;
+    // the line is still an object and still becomes a row.
+    let raw = Raw::deserialize(&value).unwrap_or_default();
+    Ok(detach(build(raw, text, now_ms), text))
+}
+
+/// Rebinds a row built from a temporary `Value` to the line itself.
+fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
+    fn own(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+        c.map(|c| Cow::Owned(c.into_owned()))
+    }
+    EventRow {
+        id: Cow::Owned(row.id.into_owned()),
+        ts: row.ts,
+        hook_type: own(row.hook_type),
+        kind: row.kind,
+        event: own(row.event),
+        agent: own(row.agent),
+        session_id: own(row.session_id),
+        tool_name: own(row.tool_name),
+        tool_call_id: own(row.tool_call_id),
+        turn_id: own(row.turn_id),
+        model: own(row.model),
+        cwd: own(row.cwd),
+        origin: own(row.origin),
+        actor_name: own(row.actor_name),
+        actor_type: own(row.actor_type),
+        delegated_agent: own(row.delegated_agent),
+        synthetic: row.synthetic,
+        prompt: own(row.prompt),
+        response: own(row.response),
+        tool_result_type: own(row.tool_result_type),
+        duration_ms: row.duration_ms,
+        size_bytes: row.size_bytes,
+        estimated_tokens: row.estimated_tokens,
+        tool_call_count: row.tool_call_count,
+        entry: text,
+        unknown: row.unknown,
+    }
+}
+
+fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
+    let ts = raw
+        .timestamp
+        .as_ref()
+        .or(raw.ts.as_ref())
+        .and_then(timestamp_ms)
+        .unwrap_or(now_ms);
+    let event = raw.event.and_then(Loose::into_str);
+    let hook_type = pick(raw.hook_type, raw.hook_type_s).or_else(|| {
+        // vstack records and raw payloads name the event instead; map it when it is canonical.
+        let name = event.as_deref().or(None)?;
+        Some(match HookType::from_event_name(name) {
+            Some(t) => Cow::Borrowed(t.as_str()),
+            None => Cow::Owned(name.to_string()),
+        })
+    });
+    let hook_type = hook_type.or_else(|| raw.hook_event_name.and_then(Loose::into_str));
+    let kind = hook_type
+        .as_deref()
+        .and_then(|h| HookType::ALL.iter().copied().find(|t| t.as_str() == h));
+    let session_id = pick(raw.session_id, raw.session_id_s);
+    let tool_name = pick(raw.tool_name, raw.tool_name_s);
+    let actor_name = pick(raw.actor_name, raw.actor_name_s);
+    let actor_type = pick(raw.actor_type, raw.actor_type_s);
+
+    let mut unknown = [None; 4];
+    if kind.is_none() {
+        unknown[0] = Some(UNKNOWN_HOOK_TYPE);
+    }
+    if session_id.is_none() {
+        unknown[1] = Some(MISSING_SESSION_ID);
+    }
+    let tool_event = matches!(
+        kind,
+        Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure)
+    );
+    if tool_event && tool_name.is_none() {
+        unknown[2] = Some(TOOL_WITHOUT_NAME);
+    }
+    let session_event = matches!(kind, Some(HookType::SessionStart | HookType::SessionEnd));
+    if session_event && actor_name.is_none() && actor_type.is_none() {
+        unknown[3] = Some(SESSION_WITHOUT_ACTOR);
+    }
+
+    let id = match raw.id.and_then(Loose::into_str) {
+        Some(id) => id,
+        None => Cow::Owned(line_key(text.as_bytes())),
+    };
+    EventRow {
+        id,
+        ts,
+        hook_type,
+        kind,
+        event,
+        agent: pick(raw.agent, raw.participant),
+        session_id,
+        tool_name,
+        tool_call_id: pick(raw.tool_call_id, raw.tool_call_id_s),
+        turn_id: pick(raw.turn_id, raw.turn_id_s),
+        model: pick(raw.model, raw.model_used),
+        cwd: raw.cwd.and_then(Loose::into_str),
+        origin: raw.origin.and_then(Loose::into_str),
+        actor_name,
+        actor_type,
+        delegated_agent: pick(raw.delegated_agent, raw.delegated_agent_s),
+        synthetic: raw.synthetic.as_ref().and_then(Loose::as_bool),
+        prompt: raw.prompt.and_then(Loose::into_str),
+        response: raw.response.and_then(Loose::into_str),
+        tool_result_type: raw.tool_result_type.and_then(Loose::into_str),
+        duration_ms: raw.duration_ms.as_ref().and_then(Loose::as_i64),
+        size_bytes: pick_i64(&raw.size_bytes, &raw.size_bytes_s),
+        estimated_tokens: pick_i64(&raw.estimated_tokens, &raw.estimated_tokens_s),
+        tool_call_count: match raw.tool_calls {
+            Some(Loose::Seq(n)) => Some(n),
+            _ => None,
+        },
+        entry: text,
+        unknown,
+    }
+}
+
+/// Epoch milliseconds from a numeric `timestamp` (taken as ms) or an ISO 8601 string.
+fn timestamp_ms(v: &Loose<'_>) -> Option<i64> {
+    match v {
+        Loose::Int(ms) => Some(*ms),
+        Loose::Float(ms) if ms.is_finite() => Some(*ms as i64),
+        Loose::Str(s) => {
+            let s = s.trim();
+            if let Ok(ms) = s.parse::<i64>() {
+                return Some(ms);
+            }
+            if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+                return Some(t.timestamp_millis());
+            }
+            // ISO without an offset (PowerShell's local `o` format minus zone): read as UTC.
+            chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f")
+                .ok()
+                .map(|t| t.and_utc().timestamp_millis())
+        }
+        _ => None,
+    }
+}
+
+/// The dedup key of a line without an `id`: a hash of its bytes.
+pub fn line_key(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex(&Sha256::digest(bytes)))
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::QueueEntry;
+
+    #[test]
+    fn a_v1_line_maps_every_column() {
+        let mut e = QueueEntry::new("PostToolUse", 1_700_000_000_123);
+        e.session_id = Some("s1".into());
+        e.tool_name = Some("bash".into());
+        e.tool_call_id = Some("tc1".into());
+        e.agent = Some("claude".into());
+        e.model = Some("opus".into());
+        e.size_bytes = 10;
+        e.estimated_tokens = 3;
+        e.duration_ms = Some(42);
+        let line = e.to_line();
+        let row = parse_line(line.as_bytes(), 5).unwrap();
+        assert_eq!(row.id, e.id.as_str());
+        assert_eq!(row.ts, 1_700_000_000_123);
+        assert_eq!(row.kind, Some(HookType::PostToolUse));
+        assert_eq!(row.session_id.as_deref(), Some("s1"));
+        assert_eq!(row.tool_name.as_deref(), Some("bash"));
+        assert_eq!(row.tool_call_id.as_deref(), Some("tc1"));
+        assert_eq!(row.model.as_deref(), Some("opus"));
+        assert_eq!(row.size_bytes, Some(10));
+        assert_eq!(row.estimated_tokens, Some(3));
+        assert_eq!(row.duration_ms, Some(42));
+        assert_eq!(row.entry, line);
+        assert_eq!(row.unknown, [None; 4]);
+        assert!(matches!(row.id, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn legacy_lines_get_a_hash_key_and_iso_timestamps_parse() {
+        let line = br#"{"timestamp":"2026-01-02T03:04:05Z","event":"preToolUse","session_id":"s","tool_name":"bash","model_used":"gpt"}"#;
+        let row = parse_line(line, 0).unwrap();
+        assert!(row.id.starts_with("sha256:"));
+        assert_eq!(row.id.len(), 7 + 64);
+        assert_eq!(row.ts, 1_767_323_045_000);
+        assert_eq!(row.hook_type.as_deref(), Some("PreToolUse"));
+        assert_eq!(row.model.as_deref(), Some("gpt"));
+        assert_eq!(row.unknown, [None; 4]);
+        let ps = br#"{"timestamp":"2026-01-02T03:04:05.1234567+00:00","hookType":"Stop"}"#;
+        assert_eq!(parse_line(ps, 0).unwrap().ts, 1_767_323_045_123);
+    }
+
+    #[test]
+    fn unknowns_are_flagged() {
+        let row = parse_line(br#"{"hookType":"WriteIntent","timestamp":1}"#, 0).unwrap();
+        assert_eq!(
+            row.unknown,
+            [
+                Some(UNKNOWN_HOOK_TYPE),
+                Some(MISSING_SESSION_ID),
+                None,
+                None
+            ]
+        );
+        let row = parse_line(br#"{"hookType":"PreToolUse","sessionId":"s"}"#, 9).unwrap();
+        assert_eq!(row.unknown, [None, None, Some(TOOL_WITHOUT_NAME), None]);
+        assert_eq!(row.ts, 9);
+        let row = parse_line(br#"{"hookType":"SessionStart","sessionId":"s"}"#, 0).unwrap();
+        assert_eq!(row.unknown, [None, None, None, Some(SESSION_WITHOUT_ACTOR)]);
+    }
+
+    #[test]
+    fn odd_objects_still_become_rows() {
+        let dup = br#"{"hookType":"Stop","hookType":"Stop","sessionId":5,"toolCalls":[1,2,3]}"#;
+        let row = parse_line(dup, 0).unwrap();
+        assert_eq!(row.kind, Some(HookType::Stop));
+        assert_eq!(row.session_id, None);
+        let row = parse_line(br#"{"toolCalls":[{"a":1},{}],"synthetic":true}"#, 0).unwrap();
+        assert_eq!(row.tool_call_count, Some(2));
+        assert_eq!(row.synthetic, Some(true));
+        assert!(parse_line(b"  {}\r", 0).is_ok());
+    }
+
+    #[test]
+    fn rejects_say_why() {
+        assert_eq!(parse_line(b"{nope", 0), Err(RejectReason::InvalidJson));
+        assert_eq!(parse_line(b"", 0), Err(RejectReason::InvalidJson));
+        assert_eq!(parse_line(b"[1,2]", 0), Err(RejectReason::NotAnObject));
+        assert_eq!(parse_line(b"42", 0), Err(RejectReason::NotAnObject));
+        assert_eq!(
+            parse_line(b"{\"a\":\"\xff\"}", 0),
+            Err(RejectReason::InvalidUtf8)
+        );
+    }
+}

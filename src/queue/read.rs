@@ -1,0 +1,281 @@
+//! Reading complete lines from a byte offset of the queue.
+//!
+//! Only `\n`-terminated lines are yielded: a half-written last line is left where it is, and
+//! [`LineReader::offset`] never moves past its first byte, so the next pass reads it whole.
+//! A line longer than the limit is never buffered whole: the reader keeps its first bytes for
+//! the record and skips through the rest.
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+/// Default limit on a line's length (newline excluded).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Bytes of a too-long line kept for the record.
+pub const PREFIX_BYTES: usize = 256;
+
+const CHUNK: usize = 256 * 1024;
+
+/// One item read from the queue.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    /// A complete line, newline excluded.
+    Complete {
+        /// Offset of the line's first byte.
+        offset: u64,
+        /// The line.
+        bytes: &'a [u8],
+    },
+    /// A complete line over the limit: only its length and first bytes are known.
+    TooLong {
+        /// Offset of the line's first byte.
+        offset: u64,
+        /// Its length, newline excluded.
+        length: u64,
+        /// Its first [`PREFIX_BYTES`] bytes.
+        prefix: &'a [u8],
+    },
+}
+
+impl Line<'_> {
+    /// Byte offset of the line's first byte.
+    pub fn offset(&self) -> u64 {
+        match self {
+            Line::Complete { offset, .. } | Line::TooLong { offset, .. } => *offset,
+        }
+    }
+}
+
+/// Reads complete lines from `inner`, starting at a byte offset.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: R,
+    max_line: usize,
+    buf: Vec<u8>,
+    /// `buf[start..end]` holds unread bytes; `buf[start]` is at file offset `pos`.
+    start: usize,
+    end: usize,
+    pos: u64,
+    /// How far into `buf[start..end]` no newline has been found.
+    scanned: usize,
+    prefix: Vec<u8>,
+    eof: bool,
+}
+
+impl<R: Read + Seek> LineReader<R> {
+    /// Positions `inner` at `offset` and reads lines of at most `max_line` bytes from there.
+    pub fn new(mut inner: R, offset: u64, max_line: usize) -> io::Result<LineReader<R>> {
+        inner.seek(SeekFrom::Start(offset))?;
+        Ok(LineReader {
+            inner,
+            max_line: max_line.max(1),
+            buf: Vec::new(),
+            start: 0,
+            end: 0,
+            pos: offset,
+            scanned: 0,
+            prefix: Vec::new(),
+            eof: false,
+        })
+    }
+}
+
+impl<R: Read> LineReader<R> {
+    /// Offset just after the last line yielded: where the next complete line starts.
+    pub fn offset(&self) -> u64 {
+        self.pos
+    }
+
+    /// The next complete line, or `None` at end of file (a trailing partial line is left).
+    ///
+    /// After `None`, more data appended to the file is not seen by this reader; make a new
+    /// reader at [`LineReader::offset`].
+    pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        loop {
+            if let Some(i) = find_newline(&self.buf[self.start + self.scanned..self.end]) {
+                let nl = self.start + self.scanned + i;
+                let offset = self.pos;
+                let line_start = self.start;
+                self.start = nl + 1;
+                self.scanned = 0;
+                self.pos += (nl + 1 - line_start) as u64;
+                let length = nl - line_start;
+                if length > self.max_line {
+                    return Ok(Some(Line::TooLong {
+                        offset,
+                        length: length as u64,
+                        prefix: &self.buf[line_start..line_start + length.min(PREFIX_BYTES)],
+                    }));
+                }
+                return Ok(Some(Line::Complete {
+                    offset,
+                    bytes: &self.buf[line_start..nl],
+                }));
+            }
+            self.scanned = self.end - self.start;
+            if self.scanned > self.max_line {
+                return self.skip_long_line();
+            }
+            if !self.fill()? {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Reads more bytes after `buf[start..end]`; false at end of file.
+    fn fill(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        let want = self.end + CHUNK;
+        if self.buf.len() < want {
+            self.buf.resize(want, 0);
+        }
+        let n = read_retrying(&mut self.inner, &mut self.buf[self.end..])?;
+        if n == 0 {
+            self.eof = true;
+            return Ok(false);
+        }
+        self.end += n;
+        Ok(true)
+    }
+
+    /// Skips the rest of a line already known to be over the limit, keeping its prefix.
+    fn skip_long_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        let offset = self.pos;
+        self.prefix.clear();
+        let keep = (self.end - self.start).min(PREFIX_BYTES);
+        self.prefix
+            .extend_from_slice(&self.buf[self.start..self.start + keep]);
+        let mut length = (self.end - self.start) as u64;
+        self.start = 0;
+        self.end = 0;
+        self.scanned = 0;
+        loop {
+            if !self.fill()? {
+                // The line is not complete yet: leave it for a later pass. `pos` still points
+                // at its first byte; this reader is spent.
+                return Ok(None);
+            }
+            if let Some(i) = find_newline(&self.buf[..self.end]) {
+                length += i as u64;
+                self.start = i + 1;
+                self.pos = offset + length + 1;
+                // Shrink back to normal size: one long line must not pin memory.
+                if self.buf.capacity() > 4 * CHUNK && self.end - self.start <= CHUNK {
+                    self.buf.copy_within(self.start..self.end, 0);
+                    self.end -= self.start;
+                    self.start = 0;
+                    self.buf.truncate(CHUNK.max(self.end));
+                    self.buf.shrink_to_fit();
+                }
+                return Ok(Some(Line::TooLong {
+                    offset,
+                    length,
+                    prefix: &self.prefix,
+                }));
+            }
+            length += self.end as u64;
+            self.end = 0;
+        }
+    }
+}
+
+fn read_retrying<R: Read>(inner: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match inner.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn collect(data: &[u8], offset: u64, max: usize) -> (Vec<(u64, Vec<u8>, bool)>, u64) {
+        let mut r = LineReader::new(Cursor::new(data), offset, max).unwrap();
+        let mut out = Vec::new();
+        while let Some(line) = r.next_line().unwrap() {
+            match line {
+                Line::Complete { offset, bytes } => out.push((offset, bytes.to_vec(), false)),
+                Line::TooLong { offset, length, .. } => {
+                    out.push((offset, vec![0; length as usize], true))
+                }
+            }
+        }
+        (out, r.offset())
+    }
+
+    #[test]
+    fn yields_complete_lines_and_leaves_a_partial_one() {
+        let (lines, end) = collect(b"a\nbb\n\nccc", 0, 100);
+        assert_eq!(
+            lines,
+            vec![
+                (0, b"a".to_vec(), false),
+                (2, b"bb".to_vec(), false),
+                (5, b"".to_vec(), false)
+            ]
+        );
+        assert_eq!(end, 6);
+        let (lines, end) = collect(b"a\nbb\n\nccc\n", 6, 100);
+        assert_eq!(lines, vec![(6, b"ccc".to_vec(), false)]);
+        assert_eq!(end, 10);
+    }
+
+    #[test]
+    fn long_lines_are_skipped_not_buffered() {
+        let mut data = b"ok\n".to_vec();
+        data.extend(std::iter::repeat_n(b'x', 3 * CHUNK + 17));
+        data.extend_from_slice(b"\nafter\n");
+        let (lines, end) = collect(&data, 0, 1000);
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[1].0, 3);
+        assert!(lines[1].2);
+        assert_eq!(lines[1].1.len(), 3 * CHUNK + 17);
+        assert_eq!(
+            lines[2],
+            (3 + 3 * CHUNK as u64 + 18, b"after".to_vec(), false)
+        );
+        assert_eq!(end, data.len() as u64);
+    }
+
+    #[test]
+    fn an_unfinished_long_line_waits() {
+        let mut data = b"ok\n".to_vec();
+        data.extend(std::iter::repeat_n(b'x', 5000));
+        let (lines, end) = collect(&data, 0, 1000);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(end, 3);
+    }
+
+    #[test]
+    fn a_line_of_exactly_the_limit_is_complete() {
+        let (lines, _) = collect(b"abcd\nabcde\n", 0, 4);
+        assert!(!lines[0].2);
+        assert!(lines[1].2);
+    }
+
+    #[test]
+    fn many_lines_across_chunk_boundaries() {
+        let mut data = Vec::new();
+        for i in 0..50_000 {
+            data.extend_from_slice(format!("line number {i}\n").as_bytes());
+        }
+        let (lines, end) = collect(&data, 0, 64);
+        assert_eq!(lines.len(), 50_000);
+        assert_eq!(lines[49_999].1, b"line number 49999".to_vec());
+        assert_eq!(end, data.len() as u64);
+    }
+}

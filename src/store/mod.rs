@@ -1,0 +1,325 @@
+//! The SQLite store: opening (pool, pragmas, embedded migrations) and the ingest batch writer.
+//!
+//! Every connection gets the same pragmas from the pool's init hook; the schema is brought up to
+//! date once per [`open`]. The store never imports the queue: ingest hands it parsed rows.
+
+pub mod write;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::Connection;
+
+use crate::paths::{create_private_dir, private_file_options};
+
+pub use write::{Batch, EventRow, SourceRow};
+
+/// A pool of connections to one database file.
+pub type Pool = r2d2::Pool<SqliteConnectionManager>;
+
+/// A pooled connection.
+pub type PooledConnection = r2d2::PooledConnection<SqliteConnectionManager>;
+
+/// How long a connection waits for another writer before SQLite reports `SQLITE_BUSY`.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The embedded migrations, in order. Append only: a released file is never edited.
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_create_tables",
+        include_str!("../../migrations/0001_create_tables.sql"),
+    ),
+    (
+        "0002_create_views",
+        include_str!("../../migrations/0002_create_views.sql"),
+    ),
+];
+
+/// Errors callers branch on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The database was written by a newer cmstore.
+    #[error("{path}: schema version {found} is newer than this cmstore knows ({known}); upgrade cmstore")]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its `user_version`.
+        found: i64,
+        /// Migrations this binary knows.
+        known: usize,
+    },
+    /// Another writer advanced a source's offset between our read and our update.
+    #[error(
+        "offset of source {source_id} moved from {expected} (another ingester?); batch rolled back"
+    )]
+    OffsetMoved {
+        /// The source whose offset moved.
+        source_id: i64,
+        /// The offset the batch started from.
+        expected: i64,
+    },
+    /// The database file or its directory could not be created.
+    #[error("cannot create {path}")]
+    Create {
+        /// What could not be created.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Any other SQLite failure.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// No connection could be had from the pool.
+    #[error(transparent)]
+    Pool(#[from] r2d2::Error),
+}
+
+/// An open store: a connection pool on a migrated database.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: Pool,
+    path: PathBuf,
+}
+
+impl Store {
+    /// A connection from the pool.
+    pub fn conn(&self) -> Result<PooledConnection, Error> {
+        Ok(self.pool.get()?)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Opens (creating, private) the database at `path` and applies pending migrations.
+pub fn open(path: &Path) -> Result<Store, Error> {
+    create_private_file(path)?;
+    let manager = SqliteConnectionManager::file(path).with_init(apply_pragmas);
+    let pool = r2d2::Pool::builder()
+        .max_size(4)
+        .min_idle(Some(0))
+        .build(manager)?;
+    {
+        let mut conn = pool.get()?;
+        migrate(&mut conn, path, MIGRATIONS.len())?;
+    }
+    restrict_sidecars(path);
+    Ok(Store {
+        pool,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Per-connection settings. `journal_mode` is persistent but cannot change inside a
+/// transaction, so it is set here rather than in a migration.
+fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    conn.execute_batch(
+        "PRAGMA synchronous = NORMAL;
+         PRAGMA journal_size_limit = 67108864;
+         PRAGMA foreign_keys = ON;
+         PRAGMA cache_size = -16000;",
+    )
+}
+
+/// Creates the database file with private permissions before SQLite does (SQLite gives the
+/// `-wal` and `-shm` files the permissions of the database file).
+fn create_private_file(path: &Path) -> Result<(), Error> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_private_dir(dir).map_err(|source| Error::Create {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    if path.exists() {
+        return Ok(());
+    }
+    private_file_options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map(drop)
+        .map_err(|source| Error::Create {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Belt and braces: the `-wal`/`-shm` files may predate us (created by another tool).
+fn restrict_sidecars(path: &Path) {
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mut name = path.as_os_str().to_os_string();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        if let Ok(meta) = std::fs::metadata(&file) {
+            if meta.permissions().mode() & 0o077 != 0 {
+                let _ = std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// The schema version recorded in the database.
+pub fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Applies migrations up to `target` (a count of [`MIGRATIONS`]), each in its own
+/// `BEGIN IMMEDIATE` transaction that re-reads the version, so two processes opening a fresh
+/// database at once apply each file exactly once.
+pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), Error> {
+    let target = target.min(MIGRATIONS.len());
+    if schema_version(conn)? == 0 {
+        // Only effective before the first table exists; lets `prune` reclaim space later.
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+    }
+    loop {
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version = schema_version(&tx)?;
+        if version > MIGRATIONS.len() as i64 {
+            return Err(Error::TooNew {
+                path: path.to_path_buf(),
+                found: version,
+                known: MIGRATIONS.len(),
+            });
+        }
+        let next = version as usize;
+        if next >= target {
+            return Ok(());
+        }
+        tx.execute_batch(MIGRATIONS[next].1)?;
+        tx.pragma_update(None, "user_version", next as i64 + 1)?;
+        tx.commit()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_file_is_embedded_in_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let embedded: Vec<String> = MIGRATIONS.iter().map(|(n, _)| format!("{n}.sql")).collect();
+        assert_eq!(files, embedded);
+        for (i, (name, sql)) in MIGRATIONS.iter().enumerate() {
+            assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
+            assert!(
+                sql.trim_start().starts_with("--"),
+                "{name} opens with a why-comment"
+            );
+        }
+    }
+
+    #[test]
+    fn open_applies_every_migration_and_makes_a_private_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("c.db");
+        let store = open(&path).unwrap();
+        let conn = store.conn().unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), MIGRATIONS.len() as i64);
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        for name in [
+            "events",
+            "sources",
+            "rejects",
+            "unknown_counts",
+            "sessions",
+            "tool_calls",
+            "turns",
+            "v_sessions",
+            "v_tools",
+            "v_daily",
+            "v_unknown",
+        ] {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{name}");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            for suffix in ["", "-wal", "-shm"] {
+                let mut p = path.as_os_str().to_os_string();
+                p.push(suffix);
+                let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o600, "{suffix}");
+            }
+        }
+        drop(conn);
+        // Reopening is a no-op.
+        let again = open(&path).unwrap();
+        assert_eq!(
+            schema_version(&again.conn().unwrap()).unwrap(),
+            MIGRATIONS.len() as i64
+        );
+    }
+
+    #[test]
+    fn a_database_of_an_older_version_upgrades_with_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            migrate(&mut conn, &path, 1).unwrap();
+            assert_eq!(schema_version(&conn).unwrap(), 1);
+            conn.execute_batch(
+                "INSERT INTO events(id, ts, hook_type, session_id, entry, ingested_at)
+                   VALUES ('e1', 86400000, 'UserPromptSubmit', 's1', '{}', 0);
+                 INSERT INTO sessions(session_id, first_seen, last_seen, events, prompts)
+                   VALUES ('s1', 86400000, 86400000, 1, 1);
+                 INSERT INTO unknown_counts VALUES ('s1', 'missing_session_id', 2);",
+            )
+            .unwrap();
+        }
+        let store = open(&path).unwrap();
+        let conn = store.conn().unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), MIGRATIONS.len() as i64);
+        let (prompts, unknown): (i64, String) = conn
+            .query_row(
+                "SELECT prompts, unknown_breakdown FROM v_sessions WHERE session_id = 's1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((prompts, unknown.as_str()), (1, "missing_session_id=2"));
+        let day: String = conn
+            .query_row("SELECT day FROM v_daily", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(day, "1970-01-02");
+    }
+
+    #[test]
+    fn a_newer_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.pragma_update(None, "user_version", 99).unwrap();
+        }
+        assert!(matches!(open(&path), Err(Error::TooNew { found: 99, .. })));
+    }
+}

@@ -1,0 +1,579 @@
+//! One ingest batch: event rows, derived rows, unknown counters, rejects and the new offset,
+//! all in one `BEGIN IMMEDIATE` transaction that commits only if the offset is still where the
+//! batch found it (compare-and-set).
+//!
+//! Derived rows and counters are written only when the event row is new, so a replayed line
+//! (after a crash, a rotation or a second ingester) changes nothing.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+use super::Error;
+use crate::event::HookType;
+
+/// Session id under which lines without one are counted.
+pub const UNKNOWN_SESSION: &str = "unknown-session";
+
+/// Unknown reason: `hookType` is missing or not one of the canonical 13.
+pub const UNKNOWN_HOOK_TYPE: &str = "unknown_hook_type";
+/// Unknown reason: the line carries no session id.
+pub const MISSING_SESSION_ID: &str = "missing_session_id";
+/// Unknown reason: a PreToolUse/PostToolUse/PostToolUseFailure without a tool name.
+pub const TOOL_WITHOUT_NAME: &str = "tool_event_without_tool_name";
+/// Unknown reason: a SessionStart/SessionEnd without `actorName` or `actorType`.
+pub const SESSION_WITHOUT_ACTOR: &str = "session_event_without_actor";
+
+/// One parsed queue line, borrowing from the line where it can.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventRow<'a> {
+    /// The dedup key: the line's `id`, else `sha256:<hex>` of its bytes.
+    pub id: Cow<'a, str>,
+    /// Epoch milliseconds.
+    pub ts: i64,
+    /// `hookType`, else the canonical name of `event`, else the raw `event`.
+    pub hook_type: Option<Cow<'a, str>>,
+    /// `hook_type` when it is one of the canonical types.
+    pub kind: Option<HookType>,
+    /// The raw event name.
+    pub event: Option<Cow<'a, str>>,
+    /// `agent`, else ContextManager's `participant`.
+    pub agent: Option<Cow<'a, str>>,
+    /// `sessionId` / `session_id`.
+    pub session_id: Option<Cow<'a, str>>,
+    /// `toolName` / `tool_name`.
+    pub tool_name: Option<Cow<'a, str>>,
+    /// `toolCallId` / `tool_call_id`.
+    pub tool_call_id: Option<Cow<'a, str>>,
+    /// `turnId`.
+    pub turn_id: Option<Cow<'a, str>>,
+    /// `model`, else vstack's `model_used`.
+    pub model: Option<Cow<'a, str>>,
+    /// Working directory of the agent.
+    pub cwd: Option<Cow<'a, str>>,
+    /// Producer of the line (`cmstore`, `vscode-extension`, …).
+    pub origin: Option<Cow<'a, str>>,
+    /// `actorName` / `actor_name`.
+    pub actor_name: Option<Cow<'a, str>>,
+    /// `actorType` / `actor_type`.
+    pub actor_type: Option<Cow<'a, str>>,
+    /// `delegatedAgent` / `delegated_agent_name`.
+    pub delegated_agent: Option<Cow<'a, str>>,
+    /// True for a Stop harvested from the transcript.
+    pub synthetic: Option<bool>,
+    /// The user prompt.
+    pub prompt: Option<Cow<'a, str>>,
+    /// The assistant's answer.
+    pub response: Option<Cow<'a, str>>,
+    /// `success`, `failure` or `denied`, when the agent says.
+    pub tool_result_type: Option<Cow<'a, str>>,
+    /// Reported duration of the tool call.
+    pub duration_ms: Option<i64>,
+    /// Payload size in bytes.
+    pub size_bytes: Option<i64>,
+    /// `ceil(size_bytes / 4)`.
+    pub estimated_tokens: Option<i64>,
+    /// Number of entries in `toolCalls`, when present.
+    pub tool_call_count: Option<i64>,
+    /// The whole line.
+    pub entry: &'a str,
+    /// Unknown reasons this line counts under (see the `*` constants of this module).
+    pub unknown: [Option<&'static str>; 4],
+}
+
+/// A row of `sources`: one identified generation of a queue file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceRow {
+    /// Row id, referenced by `events.source_id` and `rejects.source_id`.
+    pub id: i64,
+    /// The queue path, absolute.
+    pub path: String,
+    /// Committed byte offset: always just after a newline.
+    pub offset: i64,
+    /// Device of the file (Unix).
+    pub device: Option<i64>,
+    /// Inode of the file (Unix).
+    pub inode: Option<i64>,
+    /// Hash of the first line, once it is complete.
+    pub fingerprint: Option<String>,
+    /// Hash of the bytes just before `offset`.
+    pub marker: Option<String>,
+    /// Complete lines consumed so far.
+    pub lines: i64,
+}
+
+/// Where a batch leaves a source: the compare-and-set target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Advance {
+    /// The new offset, just after the last line consumed.
+    pub offset: i64,
+    /// Hash of the bytes before the new offset.
+    pub marker: Option<String>,
+    /// Fingerprint to record if none is stored yet.
+    pub fingerprint: Option<String>,
+    /// File size seen by the batch.
+    pub size: i64,
+    /// Lines consumed by the batch.
+    pub lines: i64,
+}
+
+#[derive(Debug, Default)]
+struct SessionAgg {
+    agent: Option<String>,
+    model: Option<String>,
+    cwd: Option<String>,
+    first_seen: i64,
+    last_seen: i64,
+    events: i64,
+    prompts: i64,
+    tool_uses: i64,
+    tool_failures: i64,
+    stops: i64,
+    tokens: i64,
+    ended_at: Option<i64>,
+}
+
+/// A tool call's Pre and Post halves seen in this batch, merged before one upsert.
+#[derive(Debug, Default)]
+struct ToolCallAgg {
+    tool_call_id: Option<String>,
+    session_id: Option<String>,
+    tool_name: Option<String>,
+    start_ts: Option<i64>,
+    end_ts: Option<i64>,
+    reported_ms: Option<i64>,
+    success: Option<bool>,
+    result_type: Option<String>,
+    pre_event_id: Option<String>,
+    post_event_id: Option<String>,
+}
+
+/// What a batch wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchCounts {
+    /// New `events` rows.
+    pub rows: u64,
+    /// Lines whose id was already stored.
+    pub duplicates: u64,
+    /// New `rejects` rows.
+    pub rejects: u64,
+}
+
+/// An open ingest transaction.
+pub struct Batch<'c> {
+    tx: Transaction<'c>,
+    now: i64,
+    sessions: HashMap<String, SessionAgg>,
+    tool_calls: HashMap<String, ToolCallAgg>,
+    unknowns: HashMap<(String, &'static str), i64>,
+    counts: BatchCounts,
+}
+
+const SOURCE_COLUMNS: &str = "id, path, offset, device, inode, fingerprint, marker, lines";
+
+fn source_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
+    Ok(SourceRow {
+        id: r.get(0)?,
+        path: r.get(1)?,
+        offset: r.get(2)?,
+        device: r.get(3)?,
+        inode: r.get(4)?,
+        fingerprint: r.get(5)?,
+        marker: r.get(6)?,
+        lines: r.get(7)?,
+    })
+}
+
+impl<'c> Batch<'c> {
+    /// Starts a batch with `BEGIN IMMEDIATE`, waiting (busy timeout) for another writer.
+    pub fn begin(conn: &'c mut Connection, now_ms: i64) -> Result<Batch<'c>, Error> {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        Ok(Batch {
+            tx,
+            now: now_ms,
+            sessions: HashMap::new(),
+            tool_calls: HashMap::new(),
+            unknowns: HashMap::new(),
+            counts: BatchCounts::default(),
+        })
+    }
+
+    /// The live (not retired) source for `path`, if any.
+    pub fn active_source(&self, path: &str) -> Result<Option<SourceRow>, Error> {
+        let sql =
+            format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1 AND retired_at IS NULL");
+        Ok(self
+            .tx
+            .prepare_cached(&sql)?
+            .query_row([path], source_from_row)
+            .optional()?)
+    }
+
+    /// Creates the live source for `path` at offset 0.
+    pub fn create_source(
+        &self,
+        path: &str,
+        device: Option<i64>,
+        inode: Option<i64>,
+    ) -> Result<SourceRow, Error> {
+        let sql = format!(
+            "INSERT INTO sources(path, offset, device, inode, created_at, updated_at)
+             VALUES (?1, 0, ?2, ?3, ?4, ?4) RETURNING {SOURCE_COLUMNS}"
+        );
+        Ok(self.tx.query_row(
+            &sql,
+            params![path, device, inode, self.now],
+            source_from_row,
+        )?)
+    }
+
+    /// Retires `source` (the file was truncated or replaced), if its offset is still the one read.
+    pub fn retire_source(&self, source: &SourceRow, why: &str) -> Result<(), Error> {
+        let n = self.tx.execute(
+            "UPDATE sources SET retired_at = ?1, retired_why = ?2, updated_at = ?1
+             WHERE id = ?3 AND offset = ?4 AND retired_at IS NULL",
+            params![self.now, why, source.id, source.offset],
+        )?;
+        if n != 1 {
+            return Err(Error::OffsetMoved {
+                source_id: source.id,
+                expected: source.offset,
+            });
+        }
+        Ok(())
+    }
+
+    /// Inserts one event; when it is new, also its derived rows and unknown counts.
+    /// Returns whether the row was new.
+    pub fn insert_event(
+        &mut self,
+        row: &EventRow<'_>,
+        source_id: i64,
+        offset: i64,
+    ) -> Result<bool, Error> {
+        let inserted = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO events(id, ts, hook_type, event, agent, session_id, tool_name,
+                   tool_call_id, turn_id, model, cwd, origin, actor_name, actor_type,
+                   delegated_agent, synthetic, prompt, response, tool_result_type, duration_ms,
+                   size_bytes, estimated_tokens, entry, source_id, source_offset, ingested_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                   ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)
+                 ON CONFLICT(id) DO NOTHING",
+            )?
+            .execute(params![
+                row.id.as_ref(),
+                row.ts,
+                row.hook_type.as_deref(),
+                row.event.as_deref(),
+                row.agent.as_deref(),
+                row.session_id.as_deref(),
+                row.tool_name.as_deref(),
+                row.tool_call_id.as_deref(),
+                row.turn_id.as_deref(),
+                row.model.as_deref(),
+                row.cwd.as_deref(),
+                row.origin.as_deref(),
+                row.actor_name.as_deref(),
+                row.actor_type.as_deref(),
+                row.delegated_agent.as_deref(),
+                row.synthetic,
+                row.prompt.as_deref(),
+                row.response.as_deref(),
+                row.tool_result_type.as_deref(),
+                row.duration_ms,
+                row.size_bytes,
+                row.estimated_tokens,
+                row.entry,
+                source_id,
+                offset,
+                self.now,
+            ])?
+            == 1;
+        if !inserted {
+            self.counts.duplicates += 1;
+            return Ok(false);
+        }
+        self.counts.rows += 1;
+        self.derive(row)?;
+        Ok(true)
+    }
+
+    fn derive(&mut self, row: &EventRow<'_>) -> Result<(), Error> {
+        let session = row.session_id.as_deref().unwrap_or(UNKNOWN_SESSION);
+        for reason in row.unknown.iter().flatten() {
+            *self
+                .unknowns
+                .entry((session.to_string(), reason))
+                .or_default() += 1;
+        }
+        match row.kind {
+            Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure) => {
+                self.aggregate_tool_call(row);
+            }
+            Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
+            _ => {}
+        }
+        if let Some(sid) = row.session_id.as_deref() {
+            self.aggregate_session(sid, row);
+        }
+        Ok(())
+    }
+
+    fn aggregate_session(&mut self, sid: &str, row: &EventRow<'_>) {
+        let agg = match self.sessions.get_mut(sid) {
+            Some(agg) => agg,
+            None => self.sessions.entry(sid.to_string()).or_insert(SessionAgg {
+                first_seen: row.ts,
+                last_seen: row.ts,
+                ..SessionAgg::default()
+            }),
+        };
+        agg.first_seen = agg.first_seen.min(row.ts);
+        agg.last_seen = agg.last_seen.max(row.ts);
+        agg.events += 1;
+        agg.tokens += row.estimated_tokens.unwrap_or(0);
+        for (slot, value) in [
+            (&mut agg.agent, &row.agent),
+            (&mut agg.model, &row.model),
+            (&mut agg.cwd, &row.cwd),
+        ] {
+            if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
+                if slot.as_deref() != Some(v) {
+                    *slot = Some(v.to_string());
+                }
+            }
+        }
+        match row.kind {
+            Some(HookType::UserPromptSubmit) => agg.prompts += 1,
+            Some(HookType::PostToolUse) => agg.tool_uses += 1,
+            Some(HookType::PostToolUseFailure) => {
+                agg.tool_uses += 1;
+                agg.tool_failures += 1;
+            }
+            Some(HookType::Stop | HookType::SubagentStop) => agg.stops += 1,
+            Some(HookType::SessionEnd) => {
+                agg.ended_at = Some(agg.ended_at.map_or(row.ts, |t| t.max(row.ts)));
+            }
+            _ => {}
+        }
+    }
+
+    fn aggregate_tool_call(&mut self, row: &EventRow<'_>) {
+        let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
+        let agg = match self.tool_calls.get_mut(key) {
+            Some(agg) => agg,
+            None => self.tool_calls.entry(key.to_string()).or_default(),
+        };
+        for (slot, value) in [
+            (&mut agg.tool_call_id, &row.tool_call_id),
+            (&mut agg.session_id, &row.session_id),
+            (&mut agg.tool_name, &row.tool_name),
+        ] {
+            if slot.is_none() {
+                *slot = value.as_deref().map(str::to_string);
+            }
+        }
+        if row.kind == Some(HookType::PreToolUse) {
+            agg.start_ts = Some(row.ts);
+            agg.pre_event_id = Some(row.id.to_string());
+        } else {
+            agg.end_ts = Some(row.ts);
+            agg.reported_ms = row.duration_ms;
+            agg.success = Some(
+                row.kind == Some(HookType::PostToolUse)
+                    && !matches!(row.tool_result_type.as_deref(), Some("failure" | "denied")),
+            );
+            agg.result_type = row.tool_result_type.as_deref().map(str::to_string);
+            agg.post_event_id = Some(row.id.to_string());
+        }
+    }
+
+    fn upsert_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+        let key = row.turn_id.as_deref().unwrap_or(row.id.as_ref());
+        // The incoming fields win unless they are synthetic and the stored row is real.
+        self.tx
+            .prepare_cached(
+                "INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
+                   tool_call_count, synthetic, event_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                 ON CONFLICT(session_id, turn_key) DO UPDATE SET
+                   ts = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+                        THEN excluded.ts ELSE ts END,
+                   hook_type = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+                        THEN excluded.hook_type ELSE hook_type END,
+                   prompt = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+                        THEN coalesce(excluded.prompt, prompt) ELSE coalesce(prompt, excluded.prompt) END,
+                   response = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+                        THEN coalesce(excluded.response, response) ELSE coalesce(response, excluded.response) END,
+                   tool_call_count = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+                        THEN coalesce(excluded.tool_call_count, tool_call_count)
+                        ELSE coalesce(tool_call_count, excluded.tool_call_count) END,
+                   event_id = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+                        THEN excluded.event_id ELSE event_id END,
+                   synthetic = min(synthetic, excluded.synthetic)",
+            )?
+            .execute(params![
+                session,
+                key,
+                row.turn_id.as_deref(),
+                row.ts,
+                row.hook_type.as_deref(),
+                row.prompt.as_deref(),
+                row.response.as_deref(),
+                row.tool_call_count,
+                row.synthetic.unwrap_or(false),
+                row.id.as_ref(),
+            ])?;
+        Ok(())
+    }
+
+    /// Records a line that could not become an event.
+    pub fn reject(
+        &mut self,
+        source: &SourceRow,
+        offset: i64,
+        length: i64,
+        reason: &str,
+        prefix: &[u8],
+    ) -> Result<(), Error> {
+        let n = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO rejects(source, source_id, offset, length, reason, raw_prefix, ts)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(source_id, offset) DO NOTHING",
+            )?
+            .execute(params![
+                source.path,
+                source.id,
+                offset,
+                length,
+                reason,
+                String::from_utf8_lossy(prefix),
+                self.now,
+            ])?;
+        self.counts.rejects += n as u64;
+        Ok(())
+    }
+
+    /// Writes the aggregated rows, moves the offset with a compare-and-set and commits.
+    /// On [`Error::OffsetMoved`] everything is rolled back.
+    pub fn commit(mut self, source: &SourceRow, to: &Advance) -> Result<BatchCounts, Error> {
+        self.flush_aggregates()?;
+        let n = self.tx.execute(
+            "UPDATE sources SET offset = ?1, marker = ?2,
+               fingerprint = coalesce(fingerprint, ?3), size = ?4, lines = lines + ?5,
+               updated_at = ?6
+             WHERE id = ?7 AND offset = ?8 AND retired_at IS NULL",
+            params![
+                to.offset,
+                to.marker,
+                to.fingerprint,
+                to.size,
+                to.lines,
+                self.now,
+                source.id,
+                source.offset,
+            ],
+        )?;
+        if n != 1 {
+            // Dropping the transaction rolls it back.
+            return Err(Error::OffsetMoved {
+                source_id: source.id,
+                expected: source.offset,
+            });
+        }
+        self.tx.commit()?;
+        Ok(self.counts)
+    }
+
+    fn flush_aggregates(&mut self) -> Result<(), Error> {
+        {
+            let mut stmt = self.tx.prepare_cached(
+                "INSERT INTO unknown_counts(session_id, reason, count) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session_id, reason) DO UPDATE SET count = count + excluded.count",
+            )?;
+            for ((session, reason), count) in self.unknowns.drain() {
+                stmt.execute(params![session, reason, count])?;
+            }
+        }
+        {
+            // Incoming halves win over stored ones; the duration is the reported one, else
+            // end minus start once both ends are known (in this batch or across batches).
+            let mut stmt = self.tx.prepare_cached(
+                "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+                   end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)
+                 ON CONFLICT(call_key) DO UPDATE SET
+                   tool_call_id = coalesce(tool_call_id, excluded.tool_call_id),
+                   session_id = coalesce(session_id, excluded.session_id),
+                   tool_name = coalesce(tool_name, excluded.tool_name),
+                   duration_ms = coalesce(?7, duration_ms,
+                       coalesce(excluded.end_ts, end_ts) - coalesce(excluded.start_ts, start_ts)),
+                   start_ts = coalesce(excluded.start_ts, start_ts),
+                   end_ts = coalesce(excluded.end_ts, end_ts),
+                   success = coalesce(excluded.success, success),
+                   result_type = coalesce(excluded.result_type, result_type),
+                   pre_event_id = coalesce(excluded.pre_event_id, pre_event_id),
+                   post_event_id = coalesce(excluded.post_event_id, post_event_id)",
+            )?;
+            for (key, c) in self.tool_calls.drain() {
+                stmt.execute(params![
+                    key,
+                    c.tool_call_id,
+                    c.session_id,
+                    c.tool_name,
+                    c.start_ts,
+                    c.end_ts,
+                    c.reported_ms,
+                    c.success,
+                    c.result_type,
+                    c.pre_event_id,
+                    c.post_event_id,
+                ])?;
+            }
+        }
+        let mut stmt = self.tx.prepare_cached(
+            "INSERT INTO sessions(session_id, agent, model, cwd, first_seen, last_seen, events,
+               prompts, tool_uses, tool_failures, stops, estimated_tokens, ended, ended_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             ON CONFLICT(session_id) DO UPDATE SET
+               agent = coalesce(excluded.agent, agent),
+               model = coalesce(excluded.model, model),
+               cwd = coalesce(excluded.cwd, cwd),
+               first_seen = min(first_seen, excluded.first_seen),
+               last_seen = max(last_seen, excluded.last_seen),
+               events = events + excluded.events,
+               prompts = prompts + excluded.prompts,
+               tool_uses = tool_uses + excluded.tool_uses,
+               tool_failures = tool_failures + excluded.tool_failures,
+               stops = stops + excluded.stops,
+               estimated_tokens = estimated_tokens + excluded.estimated_tokens,
+               ended = max(ended, excluded.ended),
+               ended_at = max(coalesce(ended_at, excluded.ended_at),
+                              coalesce(excluded.ended_at, ended_at))",
+        )?;
+        for (sid, s) in self.sessions.drain() {
+            stmt.execute(params![
+                sid,
+                s.agent,
+                s.model,
+                s.cwd,
+                s.first_seen,
+                s.last_seen,
+                s.events,
+                s.prompts,
+                s.tool_uses,
+                s.tool_failures,
+                s.stops,
+                s.tokens,
+                s.ended_at.is_some(),
+                s.ended_at,
+            ])?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,589 @@
+//! `cmstore ingest`: exactly once, across restarts, rotations, garbage and kill -9.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use predicates::str::contains;
+
+use crate::common::{self, entry, line, lines, TestEnv};
+
+const ROWS_EXACT: &str =
+    "SELECT CASE WHEN count(*) = count(DISTINCT id) THEN count(*) ELSE -1 END FROM events";
+
+#[test]
+fn once_ingests_every_line_exactly_once_and_a_rerun_adds_nothing() {
+    let env = TestEnv::new();
+    env.append(&lines(250));
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(contains("250 lines, 250 rows"));
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(contains("0 lines, 0 rows"));
+    assert_eq!(env.int(ROWS_EXACT), 250);
+    assert_eq!(env.int("SELECT sum(events) FROM sessions"), 250);
+    assert_eq!(env.int("SELECT count(*) FROM sources"), 1);
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 0);
+    assert_eq!(
+        env.int("SELECT offset FROM sources"),
+        std::fs::metadata(env.queue()).unwrap().len() as i64
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn the_database_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    env.append(&lines(3));
+    env.ingest_once();
+    let mode = std::fs::metadata(env.db()).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn a_partial_line_waits_and_is_completed_across_a_restart() {
+    let env = TestEnv::new();
+    env.append(&lines(2));
+    let third = line("Stop", "s1");
+    let (head, tail) = third.split_at(third.len() / 2);
+    env.append_raw(head.as_bytes());
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 2);
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 0);
+    env.append_raw(format!("{tail}\n").as_bytes());
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 3);
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 0);
+}
+
+#[test]
+fn truncation_is_detected_and_the_new_content_read_from_zero() {
+    let env = TestEnv::new();
+    env.append(&lines(20));
+    env.ingest_once();
+    std::fs::write(env.queue(), b"").unwrap();
+    env.append(&lines(3));
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(contains("truncated or replaced 1 time"));
+    assert_eq!(env.int(ROWS_EXACT), 23);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_why LIKE 'truncated%'"),
+        1
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_at IS NULL"),
+        1
+    );
+}
+
+#[test]
+fn copytruncate_then_more_bytes_than_the_offset_is_detected_by_the_marker() {
+    let env = TestEnv::new();
+    let old = lines(10);
+    env.append(&old);
+    env.ingest_once();
+    // logrotate's copytruncate: copy aside, truncate in place, writers go on at 0.
+    std::fs::copy(env.queue(), env.home().join("hook-queue.jsonl.1")).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(env.queue())
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    // Re-appending two old lines proves replays are absorbed, not doubled.
+    let mut new = lines(30);
+    new.extend_from_slice(&old[..2]);
+    env.append(&new);
+    assert!(std::fs::metadata(env.queue()).unwrap().len() > 10 * 200);
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 40);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_why LIKE 'replaced%'"),
+        1
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn delete_and_recreate_with_the_same_inode_is_caught_by_the_fingerprint() {
+    use std::os::unix::fs::MetadataExt;
+    let env = TestEnv::new();
+    env.append(&lines(10));
+    env.ingest_once();
+    std::fs::remove_file(env.queue()).unwrap();
+    env.append(&lines(12));
+    let meta = std::fs::metadata(env.queue()).unwrap();
+    // Whether or not the file system reused the inode, make the store believe it did: only
+    // the content checks are left to notice the new file.
+    env.conn().close().unwrap();
+    {
+        let rw = rusqlite::Connection::open(env.db()).unwrap();
+        rw.execute(
+            "UPDATE sources SET device = ?1, inode = ?2",
+            [meta.dev() as i64, meta.ino() as i64],
+        )
+        .unwrap();
+    }
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 22);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_why = 'replaced: first line changed'"),
+        1
+    );
+}
+
+#[test]
+fn delete_and_recreate_is_read_from_zero() {
+    let env = TestEnv::new();
+    env.append(&lines(10));
+    env.ingest_once();
+    std::fs::remove_file(env.queue()).unwrap();
+    env.append(&lines(4));
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 14);
+}
+
+#[test]
+fn malformed_lines_are_rejected_with_a_record_and_ingest_goes_on() {
+    let env = TestEnv::new();
+    let good = lines(5);
+    let mut data = Vec::new();
+    let mut offsets = Vec::new();
+    let mut push = |data: &mut Vec<u8>, bytes: &[u8]| {
+        offsets.push(data.len() as i64);
+        data.extend_from_slice(bytes);
+        data.push(b'\n');
+    };
+    push(&mut data, good[0].as_bytes());
+    push(&mut data, b"{\"hookType\": \"Stop\", "); // cut JSON
+    push(&mut data, good[1].as_bytes());
+    push(&mut data, b"{\"prompt\":\"\xff\xfe\"}"); // invalid UTF-8
+    push(&mut data, b"[\"an\", \"array\"]");
+    push(&mut data, b"\"a string\"");
+    push(&mut data, good[2].as_bytes());
+    push(&mut data, &vec![b'x'; 5000]); // over the 1000-byte limit below
+    push(&mut data, b"");
+    push(&mut data, good[3].as_bytes());
+    push(&mut data, b"payload-parse-failed"); // vstack's bare marker lines
+    push(&mut data, good[4].as_bytes());
+    env.append_raw(&data);
+    env.cmd()
+        .args(["ingest", "--once"])
+        .env("CMSTORE_MAX_LINE_BYTES", "1000")
+        .assert()
+        .success()
+        .stderr(contains("12 lines, 5 rows, 0 duplicates, 7 rejects"));
+    assert_eq!(env.int(ROWS_EXACT), 5);
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare("SELECT offset, length, reason, raw_prefix FROM rejects ORDER BY offset")
+        .unwrap();
+    let rows: Vec<(i64, i64, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let reasons: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "invalid_json",
+            "invalid_utf8",
+            "not_an_object",
+            "not_an_object",
+            "too_long",
+            "invalid_json",
+            "invalid_json"
+        ]
+    );
+    assert_eq!(rows[0].0, offsets[1]);
+    assert_eq!(
+        rows[4],
+        (offsets[7], 5000, "too_long".into(), "x".repeat(256))
+    );
+    assert_eq!(rows[1].3, "{\"prompt\":\"\u{fffd}\u{fffd}\"}");
+    assert_eq!(
+        env.int("SELECT offset FROM sources"),
+        data.len() as i64,
+        "the offset moved past every line"
+    );
+}
+
+#[test]
+fn legacy_contextmanager_and_vstack_lines_are_accepted_and_deduplicated_by_hash() {
+    let env = TestEnv::new();
+    let legacy = [
+        r#"{"origin":"vscode-extension","hookType":"PostToolUse","toolName":"read_file","toolInput":"{\"p\":1}","toolResponse":"","sessionId":"cm1","timestamp":1767323045000,"cwd":"/w","rootHint":"w"}"#,
+        r#"{"timestamp":"2026-01-02T03:04:05Z","event":"preToolUse","session_id":"vs1","actor_name":"main","actor_type":"agent","tool_name":"bash","delegated_agent_name":"","model_used":"gpt-5","size_bytes":120,"estimated_tokens":30,"hook_execution_ms":3}"#,
+        r#"{"hookType":"WriteIntent","projectIdHint":"p","writeIntent":"x","timestamp":1767323045000}"#,
+    ];
+    let lines: Vec<String> = legacy.iter().map(|s| s.to_string()).collect();
+    env.append(&lines);
+    env.append(&lines[..1]); // the very same bytes again: one row
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(contains("4 lines, 3 rows, 1 duplicates"));
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE id LIKE 'sha256:%'"),
+        3
+    );
+    assert_eq!(
+        env.int("SELECT ts FROM events WHERE session_id = 'vs1'"),
+        1_767_323_045_000
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE hook_type = 'PreToolUse' AND model = 'gpt-5'"),
+        1
+    );
+    assert_eq!(
+        env.int("SELECT count FROM unknown_counts WHERE session_id = 'unknown-session' AND reason = 'unknown_hook_type'"),
+        1
+    );
+}
+
+#[test]
+fn derived_rows_join_tool_calls_and_merge_real_and_harvested_turns() {
+    let env = TestEnv::new();
+    let mut start = entry("SessionStart", "d1");
+    start.model = Some("opus".into());
+    start.cwd = Some("/w".into());
+    let mut pre = entry("PreToolUse", "d1");
+    pre.tool_call_id = Some("call-1".into());
+    pre.timestamp = 1_000;
+    let mut post = entry("PostToolUseFailure", "d1");
+    post.tool_call_id = Some("call-1".into());
+    post.timestamp = 1_250;
+    let mut real = entry("Stop", "d1");
+    real.turn_id = Some("u1".into());
+    real.response = Some("real answer".into());
+    real.prompt = Some("question".into());
+    let mut harvested = entry("Stop", "d1");
+    harvested.turn_id = Some("u1".into());
+    harvested.response = Some("harvested answer".into());
+    harvested.synthetic = Some(true);
+    let mut no_turn_id = entry("SubagentStop", "d1");
+    no_turn_id.response = Some("sub".into());
+    let end = entry("SessionEnd", "d1");
+    // The real Stop is read first here, then the harvested one: the real fields must stay.
+    env.append(&[
+        start.to_line(),
+        pre.to_line(),
+        post.to_line(),
+        real.to_line(),
+        harvested.to_line(),
+        no_turn_id.to_line(),
+        end.to_line(),
+    ]);
+    env.ingest_once();
+    let conn = env.conn();
+    let (dur, success, name): (i64, i64, String) = conn
+        .query_row(
+            "SELECT duration_ms, success, tool_name FROM tool_calls WHERE call_key = 'call-1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((dur, success, name.as_str()), (250, 0, "Bash"));
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 2);
+    let (response, synthetic): (String, i64) = conn
+        .query_row(
+            "SELECT response, synthetic FROM turns WHERE turn_key = 'u1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((response.as_str(), synthetic), ("real answer", 0));
+    let (events, failures, ended, model): (i64, i64, i64, String) = conn
+        .query_row(
+            "SELECT events, tool_failures, ended, model FROM v_sessions WHERE session_id = 'd1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!((events, failures, ended, model.as_str()), (7, 1, 1, "opus"));
+
+    // A harvested Stop first and the real one later (another batch) gives the real fields.
+    let mut harvested = entry("Stop", "d2");
+    harvested.turn_id = Some("u2".into());
+    harvested.response = Some("harvested".into());
+    harvested.synthetic = Some(true);
+    env.append(&[harvested.to_line()]);
+    env.ingest_once();
+    let mut real = entry("Stop", "d2");
+    real.turn_id = Some("u2".into());
+    real.response = Some("real".into());
+    env.append(&[real.to_line()]);
+    env.ingest_once();
+    let response: String = env
+        .conn()
+        .query_row(
+            "SELECT response FROM turns WHERE session_id = 'd2'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(response, "real");
+    assert_eq!(
+        env.int("SELECT synthetic FROM turns WHERE session_id = 'd2'"),
+        0
+    );
+
+    // Post before Pre, in separate transactions: still one joined row.
+    let mut post = entry("PostToolUse", "d2");
+    post.tool_call_id = Some("call-2".into());
+    post.timestamp = 5_400;
+    let mut pre = entry("PreToolUse", "d2");
+    pre.tool_call_id = Some("call-2".into());
+    pre.timestamp = 5_000;
+    env.append(&[post.to_line(), pre.to_line()]);
+    env.cmd()
+        .args(["ingest", "--once", "--batch-size", "1"])
+        .assert()
+        .success();
+    assert_eq!(
+        env.int("SELECT duration_ms FROM tool_calls WHERE call_key = 'call-2' AND success = 1"),
+        400
+    );
+    assert_eq!(
+        env.int("SELECT calls FROM v_tools WHERE tool_name = 'Bash'"),
+        2
+    );
+}
+
+#[test]
+fn unknown_counters_are_exact_with_40_concurrent_writers() {
+    let env = TestEnv::new();
+    let mut child = env.spawn_follow(&["--poll-ms", "50", "--batch-size", "7"]);
+    let queue = env.queue();
+    let threads: Vec<_> = (0..40)
+        .map(|i| {
+            let queue = queue.clone();
+            std::thread::spawn(move || {
+                let mut unknown = entry("delegationStart", "vs");
+                unknown.tool_name = None;
+                let mut no_session = entry("Notification", "x");
+                no_session.session_id = None;
+                let mut no_tool = entry("PostToolUse", "vs");
+                no_tool.tool_name = None;
+                let mut no_actor = entry(
+                    if i % 2 == 0 {
+                        "SessionStart"
+                    } else {
+                        "SessionEnd"
+                    },
+                    "vs",
+                );
+                no_actor.actor_name = None;
+                no_actor.actor_type = None;
+                for line in [unknown, no_session, no_tool, no_actor] {
+                    cmstore::queue::append_lines(&queue, &[line.to_line()]).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let got = env.wait_for("SELECT count(*) FROM events", 160, Duration::from_secs(20));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(got, 160);
+    env.ingest_once();
+    let count = |session: &str, reason: &str| {
+        env.int(&format!(
+            "SELECT coalesce(sum(count), 0) FROM unknown_counts WHERE session_id = '{session}' AND reason = '{reason}'"
+        ))
+    };
+    assert_eq!(count("vs", "unknown_hook_type"), 40);
+    assert_eq!(count("unknown-session", "missing_session_id"), 40);
+    assert_eq!(count("vs", "tool_event_without_tool_name"), 40);
+    assert_eq!(count("vs", "session_event_without_actor"), 40);
+    assert_eq!(env.int("SELECT sum(count) FROM unknown_counts"), 160);
+    assert_eq!(
+        env.int("SELECT unknown_total FROM v_unknown WHERE session_id = 'vs'"),
+        120
+    );
+}
+
+#[test]
+fn a_second_ingester_exits_with_a_clear_message() {
+    let env = TestEnv::new();
+    env.append(&lines(5));
+    let mut child = env.spawn_follow(&[]);
+    assert_eq!(
+        env.wait_for("SELECT count(*) FROM events", 5, Duration::from_secs(10)),
+        5
+    );
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .code(3)
+        .stderr(contains("already running"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn two_ingesters_at_once_never_double_count() {
+    let env = TestEnv::new();
+    env.append(&lines(3000));
+    let spawn = || {
+        env.std_cmd()
+            .args(["ingest", "--once", "--batch-size", "100"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let codes = [a.status.code(), b.status.code()];
+    assert!(codes.contains(&Some(0)), "{codes:?}");
+    assert!(
+        codes.iter().all(|c| *c == Some(0) || *c == Some(3)),
+        "{codes:?}"
+    );
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 3000);
+    assert_eq!(env.int("SELECT sum(events) FROM sessions"), 3000);
+}
+
+#[test]
+fn two_ingesters_without_the_lock_are_kept_exact_by_the_offset_cas() {
+    let env = TestEnv::new();
+    env.append(&lines(4000));
+    let store = cmstore::store::open(&env.db()).unwrap();
+    let options = cmstore::ingest::Options {
+        batch_lines: 50,
+        ..Default::default()
+    };
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let store = store.clone();
+            let queue = env.queue();
+            std::thread::spawn(move || {
+                let stop = AtomicBool::new(false);
+                let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
+                ing.pass(&stop, &mut |_| {}).unwrap()
+            })
+        })
+        .collect();
+    let stats: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+    assert_eq!(stats.iter().map(|s| s.rows).sum::<u64>(), 4000);
+    assert_eq!(stats.iter().map(|s| s.lines).sum::<u64>(), 4000);
+    assert_eq!(env.int(ROWS_EXACT), 4000);
+    assert_eq!(env.int("SELECT lines FROM sources"), 4000);
+}
+
+#[cfg(unix)]
+#[test]
+fn follow_mode_sees_appends_quickly_and_stops_cleanly_on_sigterm() {
+    let env = TestEnv::new();
+    let mut child = env.spawn_follow(&[]);
+    // Let it start and set up its watch before the first append.
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    env.append(&lines(3));
+    let got = env.wait_for("SELECT count(*) FROM events", 3, Duration::from_secs(5));
+    assert_eq!(got, 3);
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "append-to-queryable took {:?}",
+        started.elapsed()
+    );
+    common::terminate(&child);
+    let status = common::wait_timeout(&mut child, Duration::from_secs(5)).expect("stopped");
+    assert!(status.success(), "{status:?}");
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("3 lines, 3 rows"), "{err}");
+}
+
+#[test]
+fn kill_9_at_random_points_loses_and_doubles_nothing() {
+    let env = TestEnv::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (stop, written, queue) = (stop.clone(), written.clone(), env.queue());
+        std::thread::spawn(move || {
+            let mut rng = common::Rng::new(7);
+            while !stop.load(Ordering::SeqCst) {
+                let n = 1 + rng.below(40) as usize;
+                cmstore::queue::append_lines(&queue, &lines(n)).unwrap();
+                written.fetch_add(n as u64, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_micros(rng.below(3000)));
+            }
+        })
+    };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut rng = common::Rng::new(seed);
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut kills = 0;
+    while kills < 25 && Instant::now() < deadline {
+        let mut child = env.spawn_follow(&["--batch-size", "64", "--poll-ms", "20"]);
+        std::thread::sleep(Duration::from_millis(30 + rng.below(250)));
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        kills += 1;
+    }
+    stop.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    let before = env.int("SELECT count(*) FROM events");
+    assert!(before > 0, "the killed ingesters committed something");
+    env.ingest_once();
+    let total = written.load(Ordering::SeqCst) as i64;
+    assert!(kills >= 20, "only {kills} kills (seed {seed})");
+    assert_eq!(env.int(ROWS_EXACT), total, "seed {seed}");
+    assert_eq!(
+        env.int("SELECT sum(events) FROM sessions"),
+        total,
+        "seed {seed}"
+    );
+    assert_eq!(env.int("SELECT lines FROM sources"), total, "seed {seed}");
+}
+
+#[test]
+fn an_older_database_is_upgraded_by_ingest() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    {
+        let mut conn = rusqlite::Connection::open(env.db()).unwrap();
+        cmstore::store::migrate(&mut conn, &env.db(), 1).unwrap();
+    }
+    env.append(&lines(4));
+    env.ingest_once();
+    assert_eq!(
+        env.int("PRAGMA user_version"),
+        cmstore::store::MIGRATIONS.len() as i64
+    );
+    assert_eq!(env.int("SELECT sum(events) FROM v_sessions"), 4);
+}
+
+#[test]
+fn ingest_works_on_a_fresh_machine_without_a_home_directory() {
+    let env = TestEnv::new();
+    assert!(!env.home().exists());
+    env.ingest_once();
+    assert!(env.db().exists(), "the store is created");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&env.home()), 0o700);
+        assert_eq!(mode(&env.db()), 0o600);
+    }
+}
