@@ -51,7 +51,7 @@ fn main() {
     let mut samples: [Vec<Duration>; 4] = Default::default();
     let mut turn = 0usize;
     for _ in 0..runs {
-        samples[0].push(time_exec(&empty, &post_2k, &homes[0]));
+        samples[0].push(time_spawn(Command::new(&empty), &post_2k));
         samples[1].push(time_run(&cmstore, &homes[1], &post_2k));
         turn += 1;
         append_turn(&t50k, turn);
@@ -107,30 +107,22 @@ fn build_empty_hook(dir: &Path) -> PathBuf {
 }
 
 fn time_run(cmstore: &Path, home: &Path, stdin: &[u8]) -> Duration {
-    let start = Instant::now();
-    let mut child = Command::new(cmstore)
-        .arg("--home")
+    let mut cmd = Command::new(cmstore);
+    cmd.arg("--home")
         .arg(home)
         .arg("capture")
-        .env_remove("CMSTORE_DEBUG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn cmstore");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let status = child.wait().unwrap();
-    let took = start.elapsed();
-    assert!(status.success());
-    took
+        .env_remove("CMSTORE_DEBUG");
+    time_spawn(cmd, stdin)
 }
 
-fn time_exec(bin: &Path, stdin: &[u8], _home: &Path) -> Duration {
+/// Wall time of one whole process: spawn, write `stdin`, wait for exit.
+fn time_spawn(mut cmd: Command, stdin: &[u8]) -> Duration {
     let start = Instant::now();
-    let mut child = Command::new(bin)
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
-        .expect("spawn baseline");
+        .expect("spawn");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     let status = child.wait().unwrap();
     let took = start.elapsed();

@@ -6,25 +6,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::common::{one_json_object, payload, read_lines, real_fixtures, TestEnv};
-
-/// Runs capture with `stdin` and `args`; asserts exit 0 and one JSON object on stdout.
-fn capture(env: &TestEnv, stdin: impl Into<Vec<u8>>, args: &[&str]) -> Value {
-    let out = env
-        .cmd()
-        .arg("capture")
-        .args(args)
-        .write_stdin(stdin.into())
-        .output()
-        .expect("run cmstore");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    one_json_object(&out.stdout)
-}
+use crate::common::{capture, one_json_object, payload, read_lines, real_fixtures, TestEnv};
 
 fn last_line(env: &TestEnv) -> Value {
     env.queue_lines().pop().expect("a queue line")

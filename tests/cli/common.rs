@@ -180,6 +180,25 @@ pub fn real_fixtures() -> Option<PathBuf> {
     }
 }
 
+/// Runs `cmstore capture` with `stdin` and `args`; asserts exit 0 and one JSON object on
+/// stdout, and returns it.
+pub fn capture(env: &TestEnv, stdin: impl Into<Vec<u8>>, args: &[&str]) -> Value {
+    let out = env
+        .cmd()
+        .arg("capture")
+        .args(args)
+        .write_stdin(stdin.into())
+        .output()
+        .expect("run cmstore");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    one_json_object(&out.stdout)
+}
+
 /// Parses stdout as exactly one JSON object (what every agent requires).
 pub fn one_json_object(stdout: &[u8]) -> Value {
     let text = std::str::from_utf8(stdout).expect("stdout is UTF-8");

@@ -4,22 +4,12 @@ use std::fs;
 
 use serde_json::{json, Value};
 
-use crate::common::{one_json_object, TestEnv};
+use crate::common::{capture, one_json_object, TestEnv};
 
+/// Runs capture (a deny is a JSON reply with exit 0, never a crash); returns the reply and
+/// the queue line it wrote.
 fn run(env: &TestEnv, input: &Value, args: &[&str]) -> (Value, Value) {
-    let out = env
-        .cmd()
-        .arg("capture")
-        .args(args)
-        .write_stdin(input.to_string())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "deny is a JSON reply, never a crash"
-    );
-    let reply = one_json_object(&out.stdout);
+    let reply = capture(env, input.to_string(), args);
     let line = env.queue_lines().pop().expect("a queue line");
     (reply, line)
 }
