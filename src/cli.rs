@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cmd;
@@ -16,6 +17,39 @@ pub struct Cli {
     pub globals: Globals,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses the process's command line.
+    ///
+    /// A mistake in a hook's `cmstore capture …` command line must not break the agent: clap
+    /// would exit 2, which Claude Code and VS Code read as "block this tool call". So a
+    /// `capture` command line that does not parse runs capture with its defaults (agent
+    /// sniffed, paths from `CMSTORE_*` variables) after a warning on stderr.
+    pub fn parse_args() -> Cli {
+        match Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(err) => {
+                let informational = matches!(
+                    err.kind(),
+                    ErrorKind::DisplayHelp
+                        | ErrorKind::DisplayVersion
+                        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                );
+                let is_capture = std::env::args_os().skip(1).any(|a| a == "capture");
+                if informational || !is_capture {
+                    err.exit();
+                }
+                let first_line = err.to_string();
+                let first_line = first_line.lines().next().unwrap_or_default();
+                eprintln!("cmstore capture: {first_line}; capturing with default options");
+                Cli {
+                    globals: Globals::from_env(),
+                    command: Command::Capture(cmd::capture::Args::default()),
+                }
+            }
+        }
+    }
 }
 
 /// Options every subcommand accepts.
@@ -34,6 +68,23 @@ pub struct Globals {
     /// Configuration file [default: <home>/cmstore.toml]
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+}
+
+impl Globals {
+    /// Global options from the `CMSTORE_*` variables alone.
+    pub fn from_env() -> Globals {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Globals {
+            home: var("CMSTORE_HOME"),
+            queue: var("CMSTORE_QUEUE"),
+            db: var("CMSTORE_DB"),
+            config: None,
+        }
+    }
 }
 
 /// The subcommands, in data-flow order.

@@ -2,10 +2,8 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = cmstore::cli::Cli::parse();
+    let cli = cmstore::cli::Cli::parse_args();
     match cmstore::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -784,3 +784,26 @@ fn an_unreadable_transcript_is_not_an_error() {
     }
     assert_eq!(env.queue_lines().len(), 3);
 }
+
+#[test]
+fn a_mistyped_capture_command_line_still_captures_and_exits_zero() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(env.home().join("session-context.txt"), "ctx").unwrap();
+    let out = env
+        .cmd()
+        .args(["capture", "--agnet", "claude", "--bogus"])
+        .write_stdin(r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "exit 2 would block the agent");
+    assert_eq!(
+        one_json_object(&out.stdout)["hookSpecificOutput"]["additionalContext"],
+        "ctx"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("capturing with default options"));
+    assert_eq!(last_line(&env)["prompt"], "hi");
+    // Other commands keep clap's usual error.
+    let out = env.cmd().args(["query", "--bogus"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
