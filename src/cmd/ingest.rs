@@ -1,5 +1,8 @@
 //! `cmstore ingest`: mirror the queue into the database, following it until SIGINT/SIGTERM, or
 //! draining it once with `--once`.
+//!
+//! Exit codes: 0 done (or stopped cleanly by a signal, after the current commit), 1 error,
+//! 3 another `cmstore ingest` already holds this database's ingest lock.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
