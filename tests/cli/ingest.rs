@@ -571,3 +571,18 @@ fn an_older_database_is_upgraded_by_ingest() {
     );
     assert_eq!(env.int("SELECT sum(events) FROM v_sessions"), 4);
 }
+
+#[test]
+fn a_missing_queue_is_not_an_error() {
+    let env = TestEnv::new();
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(contains("0 lines, 0 rows"));
+    assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+    // The queue appears later: read from its start.
+    env.append(&lines(2));
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 2);
+}
