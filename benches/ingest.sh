@@ -8,7 +8,7 @@
 # optionally sqlite-utils (`pip install sqlite-utils`; skipped when absent).
 #
 # Usage: benches/ingest.sh [LINES] [RUNS]   (defaults: 1000000 lines, 3 runs; sqlite-utils runs
-# SLOW_RUNS times, default 1; WORK=DIR keeps files there)
+# SLOW_RUNS times, default 1, 0 skips it; WORK=DIR keeps files there)
 set -euo pipefail
 
 LINES=${1:-1000000}
@@ -108,6 +108,7 @@ echo "lines=$LINES bytes=$BYTES runs=$RUNS"
 printf "%-13s %10s %12s %10s %12s\n" tool "median s" "lines/s" "vs sqlite3" "peak RSS MB"
 base=$(cut -d' ' -f1 "$WORK/all.sqlite3" | median)
 for t in $TOOLS; do
+    [ -f "$WORK/all.$t" ] || continue
     s=$(cut -d' ' -f1 "$WORK/all.$t" | median)
     rss=$(cut -d' ' -f2 "$WORK/all.$t" | sort -n | tail -1)
     awk -v t="$t" -v s="$s" -v n="$LINES" -v b="$base" -v r="$rss" \

@@ -125,6 +125,7 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "PRAGMA synchronous = NORMAL;
          PRAGMA journal_size_limit = 67108864;
+         PRAGMA wal_autocheckpoint = 16384;
          PRAGMA foreign_keys = ON;
          PRAGMA cache_size = -16000;",
     )
