@@ -8,7 +8,8 @@
 # optionally sqlite-utils (`pip install sqlite-utils`; skipped when absent).
 #
 # Usage: benches/ingest.sh [LINES] [RUNS]   (defaults: 1000000 lines, 3 runs; sqlite-utils runs
-# SLOW_RUNS times, default 1, 0 skips it; WORK=DIR keeps files there)
+# SLOW_RUNS times, default 1, 0 skips it; WORK=DIR keeps files there; GEN_MODE=small for
+# ~250-byte lines)
 set -euo pipefail
 
 LINES=${1:-1000000}
@@ -26,7 +27,7 @@ echo "== build (release)"
 BIN="$ROOT/target/release/cmstore"
 
 echo "== generate $LINES lines into $QUEUE"
-"$ROOT/target/release/examples/gen_queue" "$QUEUE" "$LINES"
+"$ROOT/target/release/examples/gen_queue" "$QUEUE" "$LINES" ${GEN_MODE:-}
 BYTES=$(stat -c %s "$QUEUE")
 echo "   $BYTES bytes, $((BYTES / LINES)) bytes/line"
 
