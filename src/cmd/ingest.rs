@@ -25,6 +25,10 @@ const PROGRESS_MIN_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Arguments of `cmstore ingest`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 when drained or stopped by SIGINT/SIGTERM (after the \
+    current commit), 1 on error, 3 when another `cmstore ingest` already runs on this database."
+)]
 pub struct Args {
     /// Drain the queue and exit instead of following it
     #[arg(long)]
