@@ -1,9 +1,11 @@
 //! Writes a realistic queue of v1 lines for the ingest benchmark (`benches/ingest.sh`).
 //!
-//! Usage: `cargo run --release --example gen_queue -- OUT LINES`. The mix follows a real agent
+//! Usage: `cargo run --release --example gen_queue -- OUT LINES [small]`. The mix follows a real agent
 //! session: tool calls dominate (PreToolUse/PostToolUse pairs with call ids and compact JSON
 //! inputs), with prompts, Stops carrying the final exchange and tool calls, session starts and
 //! ends, notifications, and a few unknown hook types. Deterministic for a given LINES.
+//! `small` keeps the same mix but drops the free text (inputs, responses, prompts, paths), for
+//! ~250-byte lines like the ones `reference/anchors.md` §7.2 measured.
 
 use std::io::{BufWriter, Write};
 
@@ -61,6 +63,7 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let out = args.next().unwrap_or_else(|| "queue.jsonl".into());
     let lines: u64 = args.next().map_or(Ok(1_000_000), |n| n.parse())?;
+    let small = args.next().as_deref() == Some("small");
     let mut w = BufWriter::new(std::fs::File::create(&out)?);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut ts: i64 = 1_767_225_600_000;
@@ -138,9 +141,19 @@ fn main() -> anyhow::Result<()> {
         }
         e.agent = Some("claude".into());
         e.model = Some("claude-opus-4".into());
-        e.cwd = Some("/home/dev/project".into());
-        e.event = Some(e.hook_type.clone());
-        e.transcript_path = Some("/home/dev/.claude/projects/p/transcript.jsonl".into());
+        if small {
+            e.tool_input = None;
+            e.tool_response = None;
+            e.prompt = None;
+            e.response = None;
+            e.tool_calls = None;
+            e.message = None;
+            e.origin = None;
+        } else {
+            e.cwd = Some("/home/dev/project".into());
+            e.event = Some(e.hook_type.clone());
+            e.transcript_path = Some("/home/dev/.claude/projects/p/transcript.jsonl".into());
+        }
         let line = e.to_line();
         e.size_bytes = line.len() as u64;
         e.estimated_tokens = cmstore::event::estimate_tokens(e.size_bytes);

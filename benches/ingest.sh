@@ -8,7 +8,8 @@
 # optionally sqlite-utils (`pip install sqlite-utils`; skipped when absent).
 #
 # Usage: benches/ingest.sh [LINES] [RUNS]   (defaults: 1000000 lines, 3 runs; sqlite-utils runs
-# SLOW_RUNS times, default 1; WORK=DIR keeps files there)
+# SLOW_RUNS times, default 1, 0 skips it; WORK=DIR keeps files there; GEN_MODE=small for
+# ~250-byte lines)
 set -euo pipefail
 
 LINES=${1:-1000000}
@@ -26,7 +27,7 @@ echo "== build (release)"
 BIN="$ROOT/target/release/cmstore"
 
 echo "== generate $LINES lines into $QUEUE"
-"$ROOT/target/release/examples/gen_queue" "$QUEUE" "$LINES"
+"$ROOT/target/release/examples/gen_queue" "$QUEUE" "$LINES" ${GEN_MODE:-}
 BYTES=$(stat -c %s "$QUEUE")
 echo "   $BYTES bytes, $((BYTES / LINES)) bytes/line"
 
@@ -108,6 +109,7 @@ echo "lines=$LINES bytes=$BYTES runs=$RUNS"
 printf "%-13s %10s %12s %10s %12s\n" tool "median s" "lines/s" "vs sqlite3" "peak RSS MB"
 base=$(cut -d' ' -f1 "$WORK/all.sqlite3" | median)
 for t in $TOOLS; do
+    [ -f "$WORK/all.$t" ] || continue
     s=$(cut -d' ' -f1 "$WORK/all.$t" | median)
     rss=$(cut -d' ' -f2 "$WORK/all.$t" | sort -n | tail -1)
     awk -v t="$t" -v s="$s" -v n="$LINES" -v b="$base" -v r="$rss" \

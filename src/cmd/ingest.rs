@@ -1,5 +1,8 @@
 //! `cmstore ingest`: mirror the queue into the database, following it until SIGINT/SIGTERM, or
 //! draining it once with `--once`.
+//!
+//! Exit codes: 0 done (or stopped cleanly by a signal, after the current commit), 1 error,
+//! 3 another `cmstore ingest` already holds this database's ingest lock.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -22,6 +25,10 @@ const PROGRESS_MIN_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Arguments of `cmstore ingest`.
 #[derive(Debug, Clone, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 when drained or stopped by SIGINT/SIGTERM (after the \
+    current commit), 1 on error, 3 when another `cmstore ingest` already runs on this database."
+)]
 pub struct Args {
     /// Drain the queue and exit instead of following it
     #[arg(long)]

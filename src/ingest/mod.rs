@@ -26,6 +26,10 @@ use source::{FileId, Verdict};
 /// Default number of lines per transaction.
 pub const DEFAULT_BATCH_LINES: usize = 10_000;
 
+/// A batch also ends once it has read this many bytes, so a run of huge lines cannot make one
+/// transaction (and its WAL) arbitrarily large.
+pub const MAX_BATCH_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Tuning of a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
@@ -322,7 +326,9 @@ impl Ingester {
         };
         let mut reader = LineReader::new(file, start, self.options.max_line_bytes)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
-        while stats.lines < self.options.batch_lines as u64 {
+        while stats.lines < self.options.batch_lines as u64
+            && reader.offset() - start < MAX_BATCH_BYTES
+        {
             let line = reader
                 .next_line()
                 .with_context(|| format!("cannot read {}", self.path.display()))?;

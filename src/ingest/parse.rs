@@ -303,7 +303,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
     let event = raw.event.and_then(Loose::into_str);
     let hook_type = pick(raw.hook_type, raw.hook_type_s).or_else(|| {
         // vstack records and raw payloads name the event instead; map it when it is canonical.
-        let name = event.as_deref().or(None)?;
+        let name = event.as_deref()?;
         Some(match HookType::from_event_name(name) {
             Some(t) => Cow::Borrowed(t.as_str()),
             None => Cow::Owned(name.to_string()),

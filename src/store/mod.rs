@@ -96,7 +96,11 @@ impl Store {
 
 /// Opens (creating, private) the database at `path` and applies pending migrations.
 pub fn open(path: &Path) -> Result<Store, Error> {
-    create_private_file(path)?;
+    if create_private_file(path)? {
+        // Only possible before the first page is written, which setting WAL (in the pool's
+        // init hook) already does; lets `prune` give space back with incremental vacuum.
+        Connection::open(path)?.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+    }
     let manager = SqliteConnectionManager::file(path).with_init(apply_pragmas);
     let pool = r2d2::Pool::builder()
         .max_size(4)
@@ -121,14 +125,15 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "PRAGMA synchronous = NORMAL;
          PRAGMA journal_size_limit = 67108864;
+         PRAGMA wal_autocheckpoint = 16384;
          PRAGMA foreign_keys = ON;
          PRAGMA cache_size = -16000;",
     )
 }
 
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
-/// `-wal` and `-shm` files the permissions of the database file).
-fn create_private_file(path: &Path) -> Result<(), Error> {
+/// `-wal` and `-shm` files the permissions of the database file). True when it was created.
+fn create_private_file(path: &Path) -> Result<bool, Error> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_private_dir(dir).map_err(|source| Error::Create {
             path: dir.to_path_buf(),
@@ -136,14 +141,14 @@ fn create_private_file(path: &Path) -> Result<(), Error> {
         })?;
     }
     if path.exists() {
-        return Ok(());
+        return Ok(false);
     }
     private_file_options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(path)
-        .map(drop)
+        .map(|_| true)
         .map_err(|source| Error::Create {
             path: path.to_path_buf(),
             source,
@@ -178,10 +183,6 @@ pub fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
 /// database at once apply each file exactly once.
 pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), Error> {
     let target = target.min(MIGRATIONS.len());
-    if schema_version(conn)? == 0 {
-        // Only effective before the first table exists; lets `prune` reclaim space later.
-        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
-    }
     loop {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let version = schema_version(&tx)?;
@@ -237,6 +238,10 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+        let vacuum: i64 = conn
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(vacuum, 2, "incremental");
         for name in [
             "events",
             "sources",

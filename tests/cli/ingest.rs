@@ -587,3 +587,18 @@ fn ingest_works_on_a_fresh_machine_without_a_home_directory() {
         assert_eq!(mode(&env.db()), 0o600);
     }
 }
+
+#[test]
+fn a_missing_queue_is_not_an_error() {
+    let env = TestEnv::new();
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(contains("0 lines, 0 rows"));
+    assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+    // The queue appears later: read from its start.
+    env.append(&lines(2));
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), 2);
+}
