@@ -15,7 +15,8 @@ use sha2::{Digest, Sha256};
 
 use crate::event::HookType;
 use crate::store::write::{
-    EventRow, MISSING_SESSION_ID, SESSION_WITHOUT_ACTOR, TOOL_WITHOUT_NAME, UNKNOWN_HOOK_TYPE,
+    EventRow, GATE_UNREADABLE, MISSING_SESSION_ID, SESSION_WITHOUT_ACTOR, TOOL_WITHOUT_NAME,
+    UNKNOWN_HOOK_TYPE,
 };
 
 /// Why a line is not an event.
@@ -147,6 +148,8 @@ struct Raw<'a> {
     hook_type_s: Option<Loose<'a>>,
     #[serde(borrow, rename = "hook_event_name")]
     hook_event_name: Option<Loose<'a>>,
+    #[serde(borrow, rename = "risk")]
+    risk: Option<Loose<'a>>,
     #[serde(borrow, rename = "timestamp")]
     timestamp: Option<Loose<'a>>,
     #[serde(borrow, rename = "ts")]
@@ -318,7 +321,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
     let actor_name = pick(raw.actor_name, raw.actor_name_s);
     let actor_type = pick(raw.actor_type, raw.actor_type_s);
 
-    let mut unknown = [None; 4];
+    let mut unknown = [None; 5];
     if kind.is_none() {
         unknown[0] = Some(UNKNOWN_HOOK_TYPE);
     }
@@ -335,6 +338,13 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
     let session_event = matches!(kind, Some(HookType::SessionStart | HookType::SessionEnd));
     if session_event && actor_name.is_none() && actor_type.is_none() {
         unknown[3] = Some(SESSION_WITHOUT_ACTOR);
+    }
+    if raw
+        .risk
+        .and_then(Loose::into_str)
+        .is_some_and(|r| r == crate::safety::UNREADABLE)
+    {
+        unknown[4] = Some(GATE_UNREADABLE);
     }
 
     let id = match raw.id.and_then(Loose::into_str) {
@@ -440,7 +450,7 @@ mod tests {
         assert_eq!(row.estimated_tokens, Some(3));
         assert_eq!(row.duration_ms, Some(42));
         assert_eq!(row.entry, line);
-        assert_eq!(row.unknown, [None; 4]);
+        assert_eq!(row.unknown, [None; 5]);
         assert!(matches!(row.id, Cow::Borrowed(_)));
     }
 
@@ -453,7 +463,7 @@ mod tests {
         assert_eq!(row.ts, 1_767_323_045_000);
         assert_eq!(row.hook_type.as_deref(), Some("PreToolUse"));
         assert_eq!(row.model.as_deref(), Some("gpt"));
-        assert_eq!(row.unknown, [None; 4]);
+        assert_eq!(row.unknown, [None; 5]);
         let ps = br#"{"timestamp":"2026-01-02T03:04:05.1234567+00:00","hookType":"Stop"}"#;
         assert_eq!(parse_line(ps, 0).unwrap().ts, 1_767_323_045_123);
     }
@@ -467,14 +477,33 @@ mod tests {
                 Some(UNKNOWN_HOOK_TYPE),
                 Some(MISSING_SESSION_ID),
                 None,
+                None,
                 None
             ]
         );
         let row = parse_line(br#"{"hookType":"PreToolUse","sessionId":"s"}"#, 9).unwrap();
-        assert_eq!(row.unknown, [None, None, Some(TOOL_WITHOUT_NAME), None]);
+        assert_eq!(
+            row.unknown,
+            [None, None, Some(TOOL_WITHOUT_NAME), None, None]
+        );
         assert_eq!(row.ts, 9);
         let row = parse_line(br#"{"hookType":"SessionStart","sessionId":"s"}"#, 0).unwrap();
-        assert_eq!(row.unknown, [None, None, None, Some(SESSION_WITHOUT_ACTOR)]);
+        assert_eq!(
+            row.unknown,
+            [None, None, None, Some(SESSION_WITHOUT_ACTOR), None]
+        );
+        let unreadable = br#"{"hookType":"PreToolUse","sessionId":"s","risk":"unreadable"}"#;
+        let row = parse_line(unreadable, 0).unwrap();
+        assert_eq!(
+            row.unknown,
+            [
+                None,
+                None,
+                Some(TOOL_WITHOUT_NAME),
+                None,
+                Some(GATE_UNREADABLE)
+            ]
+        );
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub const MISSING_SESSION_ID: &str = "missing_session_id";
 pub const TOOL_WITHOUT_NAME: &str = "tool_event_without_tool_name";
 /// Unknown reason: a SessionStart/SessionEnd without `actorName` or `actorType`.
 pub const SESSION_WITHOUT_ACTOR: &str = "session_event_without_actor";
+/// Unknown reason: the safety gate could not read the tool call (`risk: "unreadable"`), so it
+/// was allowed unchecked.
+pub const GATE_UNREADABLE: &str = "safety_gate_unreadable";
 
 /// One parsed queue line, borrowing from the line where it can.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -79,7 +82,7 @@ pub struct EventRow<'a> {
     /// The whole line.
     pub entry: &'a str,
     /// Unknown reasons this line counts under (see the `*` constants of this module).
-    pub unknown: [Option<&'static str>; 4],
+    pub unknown: [Option<&'static str>; 5],
 }
 
 /// A row of `sources`: one identified generation of a queue file.

@@ -288,3 +288,18 @@ fn an_invalid_config_never_breaks_capture_and_is_reported() {
     let show = env.cmd().args(["config", "show"]).output().unwrap();
     assert!(String::from_utf8_lossy(&show.stdout).contains("mode = \"enforce\""));
 }
+
+#[test]
+fn unreadable_tool_calls_are_counted_as_unknown_by_ingest() {
+    let env = TestEnv::new();
+    set_mode(&env, "enforce");
+    let payload = json!({"session_id":"gate-s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"odd":1}});
+    for _ in 0..3 {
+        assert_eq!(run(&env, &payload, &[]).0, json!({}));
+    }
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count FROM unknown_counts WHERE session_id = 'gate-s' AND reason = 'safety_gate_unreadable'"),
+        3
+    );
+}
