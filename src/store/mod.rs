@@ -3,6 +3,7 @@
 //! Every connection gets the same pragmas from the pool's init hook; the schema is brought up to
 //! date once per [`open`]. The store never imports the queue: ingest hands it parsed rows.
 
+pub mod prune;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -33,6 +34,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0002_create_views",
         include_str!("../../migrations/0002_create_views.sql"),
+    ),
+    (
+        "0003_create_summary_views",
+        include_str!("../../migrations/0003_create_summary_views.sql"),
     ),
 ];
 
@@ -179,8 +184,15 @@ pub fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
 pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), Error> {
     let target = target.min(MIGRATIONS.len());
     if schema_version(conn)? == 0 {
-        // Only effective before the first table exists; lets `prune` reclaim space later.
+        // Lets `prune` give freed pages back. Only possible before the first table exists, and
+        // switching to WAL has already written page 1, so the setting needs a VACUUM to take:
+        // instant on an empty file. A database with tables keeps its mode (see `prune`).
         conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+        let mode: i64 = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        if mode != 2 && tables == 0 {
+            conn.execute_batch("VACUUM")?;
+        }
     }
     loop {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -237,6 +249,10 @@ mod tests {
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+        let auto_vacuum: i64 = conn
+            .query_row("PRAGMA auto_vacuum", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(auto_vacuum, 2, "incremental, so prune can return pages");
         for name in [
             "events",
             "sources",
