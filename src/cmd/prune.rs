@@ -9,6 +9,7 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -59,7 +60,7 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
             let (config, problems) = Config::load(&paths.config);
             for p in problems
                 .iter()
-                .filter(|p| p.to_string().contains("retention"))
+                .filter(|p| p.to_string().to_ascii_lowercase().contains("retention"))
             {
                 eprintln!("cmstore prune: warning: {p}");
             }
@@ -120,6 +121,19 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let db_before = sizes(&paths.db);
     let store = store::open(&paths.db)
         .with_context(|| format!("cannot open database {}", paths.db.display()))?;
+    if args.compact_queue {
+        // We are the one ingester now: drain the queue first, so that its old lines are in the
+        // store (and pruned from it below) before they leave the queue.
+        let mut ingester = ingest::Ingester::new(store.clone(), &paths.queue, Default::default());
+        ingester
+            .pass(&AtomicBool::new(false), &mut |_| {})
+            .with_context(|| {
+                format!(
+                    "cannot ingest {} before compacting it",
+                    paths.queue.display()
+                )
+            })?;
+    }
     let report = {
         let mut conn = store.conn()?;
         store_prune::prune(

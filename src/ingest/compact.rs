@@ -3,7 +3,9 @@
 //! The caller holds the ingest lock ([`super::lock`]), so no ingester moves the offset meanwhile.
 //! Steps, and what a crash at each point leaves:
 //!
-//! 1. Drain the queue into the store (one ingest pass), then check the source's identity.
+//! 1. Check that the store follows this very file (identity, as ingest checks it). `prune`
+//!    drains the queue into the store just before (it holds the ingest lock), so as much as
+//!    possible is ingested, and old lines are pruned from the store in the same run.
 //! 2. Copy the ingested lines to keep (age unknown or at/after the cutoff) into
 //!    `<queue>.compact.tmp` in the same directory, then the not-yet-ingested rest, all without
 //!    the queue lock: hooks keep appending. *Crash: a temp file is left, the queue is intact;
@@ -24,15 +26,14 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use rusqlite::{Connection, OptionalExtension};
 
+use super::now_ms;
 use super::parse::parse_line;
 use super::source::{self, FileId, Verdict};
-use super::{now_ms, Ingester, Options};
 use crate::paths::private_file_options;
 use crate::queue::append::lock_queue;
 use crate::store::write::Advance;
@@ -95,15 +96,9 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     if !queue.exists() {
         return Ok(report);
     }
-    // Step 1: everything ingestible now is ingested, so as much as possible can go.
-    let mut ingester = Ingester::new(store.clone(), queue, Options::default());
-    ingester
-        .pass(&AtomicBool::new(false), &mut |_| {})
-        .context("draining the queue before compaction")?;
-    drop(ingester);
     let Some((file, offset)) = ingested_part(&*store.conn()?, queue)? else {
         bail!(
-            "{} changed while it was being drained; run `cmstore prune --compact-queue` again",
+            "{} is not ingested up to a known offset (new or replaced); run `cmstore ingest --once` first",
             queue.display()
         );
     };
