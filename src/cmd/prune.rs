@@ -163,9 +163,14 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     )?;
     writeln!(
         out,
-        "longest write lock: {} over {} transaction(s)",
+        "longest write lock: {} over {} transaction(s){}",
         ms(report.longest_lock),
-        report.batches
+        report.batches,
+        if report.batches > 0 {
+            format!(" (a {} batch)", report.longest_what)
+        } else {
+            String::new()
+        }
     )?;
     let db_after = sizes(&paths.db);
     let space = match report.auto_vacuum {
