@@ -40,7 +40,8 @@ pub struct Args {
     /// the ingest lock: stop `cmstore ingest` first)
     #[arg(long)]
     pub compact_queue: bool,
-    /// Rows deleted per transaction
+    /// Most rows deleted per transaction (batches shrink when one holds the write lock over
+    /// 25 ms)
     #[arg(long, value_name = "N", default_value_t = store_prune::DEFAULT_BATCH_ROWS as u64,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub batch_rows: u64,

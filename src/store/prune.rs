@@ -1,8 +1,8 @@
 //! Retention: delete rows older than a cutoff in short write transactions, then reclaim space.
 //!
-//! Each batch is one `BEGIN IMMEDIATE` transaction deleting at most `batch_rows` rows, so the
-//! write lock is held for milliseconds and ingest (which waits up to [`super::BUSY_TIMEOUT`])
-//! keeps going in between. `sources` is never touched: offsets stay where they are, so nothing
+//! Each batch is one `BEGIN IMMEDIATE` transaction deleting at most `batch_rows` rows (fewer
+//! while batches take longer than [`TARGET_LOCK`]), so the write lock is held for milliseconds
+//! and ingest (which waits up to [`super::BUSY_TIMEOUT`]) keeps going in between. `sources` is never touched: offsets stay where they are, so nothing
 //! pruned is ever read again from the queue.
 //!
 //! What is old: events by `ts`; tool calls by their start (else end) time; turns and rejects by
@@ -19,14 +19,43 @@ use super::Error;
 /// Rows deleted per transaction by default.
 pub const DEFAULT_BATCH_ROWS: usize = 2000;
 
-/// Pages freed per incremental-vacuum transaction.
-const VACUUM_PAGES: i64 = 256;
+/// Most pages freed per incremental-vacuum transaction.
+const VACUUM_PAGES: i64 = 2048;
 
 /// Transactions between two explicit WAL checkpoints.
 const CHECKPOINT_EVERY: u64 = 8;
 
 /// Pause between two batches, so that a waiting ingester's busy handler finds the lock free.
 const BETWEEN_BATCHES: Duration = Duration::from_millis(2);
+
+/// Write-lock time a batch aims at; batch sizes adapt to stay near it on any machine.
+pub const TARGET_LOCK: Duration = Duration::from_millis(25);
+
+/// Rows (or pages) per transaction: starts small, doubles while batches stay well under
+/// [`TARGET_LOCK`], halves when one goes over, and never exceeds `max`.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    now: i64,
+    max: i64,
+}
+
+impl Pace {
+    fn new(max: i64) -> Pace {
+        let max = max.max(1);
+        Pace {
+            now: max.min(250),
+            max,
+        }
+    }
+
+    fn after(&mut self, held: Duration) {
+        if held > TARGET_LOCK {
+            self.now = (self.now / 2).max(1);
+        } else if held < TARGET_LOCK / 2 {
+            self.now = (self.now * 2).min(self.max);
+        }
+    }
+}
 
 /// One table's old rows: how to find them by rowid.
 struct Target {
@@ -120,7 +149,7 @@ pub fn count(conn: &Connection, cutoff_ms: i64) -> Result<Removed, Error> {
     Ok(removed)
 }
 
-/// Deletes everything older than `cutoff_ms`, `batch_rows` rows per transaction, then frees
+/// Deletes everything older than `cutoff_ms`, at most `batch_rows` rows per transaction, then frees
 /// pages (incremental vacuum, when the database is in that mode) and truncates the WAL.
 /// `on_batch` sees the running report after every commit.
 pub fn prune(
@@ -155,20 +184,25 @@ fn prune_batches(
             table = t.table,
             old = t.old
         );
+        let mut pace = Pace::new(limit);
         loop {
-            let n = timed(conn, report, t.table, |tx| {
-                Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, limit])? as u64)
+            let size = pace.now;
+            let (n, held) = timed(conn, report, t.table, |tx| {
+                Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64)
             })?;
+            pace.after(held);
             report.removed.add(t.table, n);
             on_batch(report);
-            if n < limit as u64 {
+            if n < size as u64 {
                 break;
             }
             thread::sleep(BETWEEN_BATCHES);
         }
     }
+    let mut pace = Pace::new(limit);
     loop {
-        let (sessions, unknown) = timed(conn, report, "sessions", |tx| {
+        let size = pace.now;
+        let ((sessions, unknown), held) = timed(conn, report, "sessions", |tx| {
             // The session ids are chosen and deleted in one transaction: an ingest batch that
             // refreshes a session's last_seen either commits before (the row stays) or after.
             tx.execute_batch(
@@ -177,7 +211,7 @@ fn prune_batches(
             )?;
             tx.execute(
                 &format!("INSERT INTO temp.prune_sessions {OLD_SESSIONS} LIMIT ?2"),
-                rusqlite::params![cutoff_ms, limit],
+                rusqlite::params![cutoff_ms, size],
             )?;
             let unknown = tx.execute(
                 "DELETE FROM unknown_counts
@@ -191,10 +225,11 @@ fn prune_batches(
             )? as u64;
             Ok((sessions, unknown))
         })?;
+        pace.after(held);
         report.removed.add("sessions", sessions);
         report.removed.add("unknown_counts", unknown);
         on_batch(report);
-        if sessions < limit as u64 {
+        if sessions < size as u64 {
             break;
         }
         thread::sleep(BETWEEN_BATCHES);
@@ -203,19 +238,21 @@ fn prune_batches(
 
     report.auto_vacuum = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
     if report.auto_vacuum == 2 {
+        let mut pace = Pace::new(VACUUM_PAGES);
         loop {
             let free: i64 = conn.query_row("PRAGMA freelist_count", [], |r| r.get(0))?;
             if free == 0 {
                 break;
             }
-            let step = free.min(VACUUM_PAGES);
-            timed(conn, report, "vacuum", |tx| {
+            let step = free.min(pace.now);
+            let ((), held) = timed(conn, report, "vacuum", |tx| {
                 // Each step of this pragma frees one page: run it to the end.
                 let mut stmt = tx.prepare(&format!("PRAGMA incremental_vacuum({step})"))?;
                 let mut rows = stmt.query([])?;
                 while rows.next()?.is_some() {}
                 Ok(())
             })?;
+            pace.after(held);
             report.vacuumed_pages += step;
             thread::sleep(BETWEEN_BATCHES);
         }
@@ -223,13 +260,14 @@ fn prune_batches(
     Ok(())
 }
 
-/// Runs `work` in one `BEGIN IMMEDIATE` transaction, counting it and its lock time.
+/// Runs `work` in one `BEGIN IMMEDIATE` transaction, counting it; returns its result and how
+/// long it held the write lock.
 fn timed<T>(
     conn: &mut Connection,
     report: &mut Report,
     what: &'static str,
     work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>,
-) -> Result<T, Error> {
+) -> Result<(T, Duration), Error> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // The lock is ours from here (BEGIN IMMEDIATE waited for it) until the commit returns.
     let held = Instant::now();
@@ -246,7 +284,7 @@ fn timed<T>(
         // blocks no writer, and bounds the WAL without an fsync per batch.
         conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
     }
-    Ok(out)
+    Ok((out, held))
 }
 
 #[cfg(test)]
