@@ -73,15 +73,20 @@ median_ms "summarize --by day" cm summarize --by day --format tsv
 
 CUT=$(sqlite3 "$DB" "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', ts / 1000, 'unixepoch') FROM events ORDER BY ts LIMIT 1 OFFSET $((EVENTS / 2))")
 echo "== prune --before $CUT (half of the events), fresh copy each run"
+locks=(); walls=()
 for i in $(seq "$PRUNE_RUNS"); do
     cp "$PRISTINE" "$DB"; rm -f "$DB"-wal "$DB"-shm
     sync
     t0=$(date +%s%N)
     out=$(cm prune --before "$CUT")
     wall=$(( ($(date +%s%N) - t0) / 1000000 ))
-    lock=$(echo "$out" | sed -n 's/^longest write lock: \([0-9.]*\) ms over \([0-9]*\).*/\1 ms (\2 transactions)/p')
+    lock=$(echo "$out" | sed -n 's/^longest write lock: \([0-9.]*\) ms.*/\1/p')
+    what=$(echo "$out" | sed -n 's/^longest write lock: .* over \([0-9]*\) transaction(s) (a \(.*\) batch)/\1 transactions, longest: \2/p')
     removed=$(echo "$out" | awk '$1 == "events" { print $2 }')
-    echo "   run $i: wall $wall ms, removed $removed events, longest lock $lock"
+    echo "   run $i: wall $wall ms, removed $removed events, longest lock $lock ms ($what)"
+    locks+=("$lock"); walls+=("$wall")
 done
+med() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+echo "   median over $PRUNE_RUNS runs: longest lock $(med "${locks[@]}") ms, wall $(med "${walls[@]}") ms"
 echo "$out" | sed 's/^/   /'
 echo "(files in $WORK)"
