@@ -94,11 +94,15 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     }
 
     if !db_exists {
-        writeln!(
-            out,
+        let note = format!(
             "no database at {} yet; run `cmstore ingest` to create it",
             paths.db.display()
-        )?;
+        );
+        // Machine formats keep stdout to their rows.
+        match sink.format {
+            Format::Table | Format::Markdown => writeln!(out, "{note}")?,
+            _ => eprintln!("cmstore status: {note}"),
+        }
     }
     let heading = |out: &mut dyn Write, title: &str| -> io::Result<()> {
         match sink.format {

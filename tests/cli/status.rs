@@ -22,11 +22,16 @@ fn status_json(env: &TestEnv) -> Value {
 fn without_a_database_status_says_so_and_creates_nothing() {
     let env = TestEnv::new();
     env.cmd()
-        .arg("status")
+        .args(["status", "--format", "table"])
         .assert()
         .success()
         .stdout(predicates::str::contains("no database at"))
         .stdout(predicates::str::contains("run `cmstore ingest`"));
+    env.cmd()
+        .args(["status", "--format", "tsv"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("no database at"));
     let doc = status_json(&env);
     assert_eq!(doc["database"]["exists"], false);
     assert_eq!(doc["sources"], Value::Array(vec![]));
