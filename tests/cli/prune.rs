@@ -384,3 +384,46 @@ fn lines_beyond_the_offset_are_kept_however_old() {
         "nothing read twice"
     );
 }
+
+#[test]
+fn a_crash_between_rename_and_source_update_loses_and_doubles_nothing() {
+    let env = TestEnv::new();
+    let new = aged(10, "new", 1);
+    env.append(&aged(10, "old", 10));
+    env.append(&new);
+    env.ingest_once();
+    // What compaction renames over the queue (kept lines, then a line appended meanwhile),
+    // with the process dying before it records the new file in `sources`.
+    let late = aged(3, "late", 0);
+    let text: String = new.iter().chain(&late).map(|l| format!("{l}\n")).collect();
+    let temp = cmstore::ingest::compact::temp_path(&env.queue());
+    std::fs::write(&temp, text).unwrap();
+    std::fs::rename(&temp, env.queue()).unwrap();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events"),
+        23,
+        "the late lines, nothing twice"
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'late'"),
+        3
+    );
+    assert_eq!(env.int("SELECT count(DISTINCT id) FROM events"), 23);
+}
+
+#[test]
+fn a_temp_file_left_by_a_crash_before_the_rename_is_overwritten() {
+    let env = TestEnv::new();
+    env.append(&aged(10, "old", 10));
+    env.append(&aged(4, "new", 1));
+    env.ingest_once();
+    let temp = cmstore::ingest::compact::temp_path(&env.queue());
+    std::fs::write(&temp, "half a stale copy").unwrap();
+    let report = prune(&env, &["--compact-queue"]);
+    assert_eq!(removed(&report, "queue lines"), 10);
+    assert!(!temp.exists());
+    let lines = read_lines(&env.queue());
+    assert_eq!(lines.len(), 4);
+    assert!(lines.iter().all(|l| l["sessionId"] == "new"));
+}
