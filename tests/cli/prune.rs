@@ -427,3 +427,20 @@ fn a_temp_file_left_by_a_crash_before_the_rename_is_overwritten() {
     assert_eq!(lines.len(), 4);
     assert!(lines.iter().all(|l| l["sessionId"] == "new"));
 }
+
+#[test]
+fn the_configured_retention_is_the_one_prune_uses() {
+    // vstack's B-B5: a configured retention that one of its two pruners never read.
+    let env = TestEnv::new();
+    env.append(&aged(3, "four", 4));
+    env.append(&aged(2, "two", 2));
+    env.ingest_once();
+    std::fs::write(env.home().join("cmstore.toml"), "retention_days = 3\n").unwrap();
+    let report = prune(&env, &[]);
+    assert!(report.contains("keeping 3 days"), "{report}");
+    assert_eq!(removed(&report, "events"), 3);
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'two'"),
+        2
+    );
+}
