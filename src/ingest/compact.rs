@@ -7,8 +7,8 @@
 //!    drains the queue into the store just before (it holds the ingest lock), so as much as
 //!    possible is ingested, and old lines are pruned from the store in the same run.
 //! 2. Copy the ingested lines to keep (age unknown or at/after the cutoff) into
-//!    `<queue>.compact.tmp` in the same directory, then the not-yet-ingested rest, all without
-//!    the queue lock: hooks keep appending. *Crash: a temp file is left, the queue is intact;
+//!    `<queue>.compact.tmp` in the same directory, then the not-yet-ingested rest, and fsync
+//!    it, all without the queue lock: hooks keep appending. *Crash: a temp file is left, the queue is intact;
 //!    the next compaction overwrites the temp file.*
 //! 3. Take the queue lock (hooks wait for it, at most [`crate::queue::append::LOCK_WAIT`]), copy
 //!    the tail appended since step 2, fsync, rename the temp file over the queue, fsync the
@@ -35,7 +35,7 @@ use super::now_ms;
 use super::parse::parse_line;
 use super::source::{self, FileId, Verdict};
 use crate::paths::private_file_options;
-use crate::queue::append::lock_queue;
+use crate::queue::append::{lock_queue, LOCK_WAIT};
 use crate::store::write::Advance;
 use crate::store::{Batch, SourceRow, Store};
 
@@ -127,6 +127,11 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     let kept_bytes = offset - report.dropped_bytes;
     let mut copied = offset;
     copied += copy_from(&file, copied, &mut out)?;
+    // The bulk of the fsync happens here, unlocked; under the lock only the tail is synced.
+    out.flush()?;
+    out.get_ref()
+        .sync_data()
+        .with_context(|| format!("cannot sync {}", temp.display()))?;
 
     // Step 3: under the queue lock, the tail appended since, then the rename.
     let Some(lock) = lock_queue(queue, QUEUE_LOCK_WAIT)? else {
@@ -158,17 +163,28 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     report.lock_held = held.elapsed();
     report.tail_bytes = copied - offset;
 
-    // A hook that gave up waiting (only possible if the lock was held past LOCK_WAIT) may
-    // have appended to the old file: carry such bytes over rather than lose them.
-    let late = file.metadata()?.len().saturating_sub(copied);
-    if late > 0 {
-        let lock = lock_queue(queue, QUEUE_LOCK_WAIT)?;
-        let mut new = private_file_options()
-            .append(true)
-            .open(queue)
-            .with_context(|| format!("cannot reopen {}", queue.display()))?;
-        copy_from(&file, copied, &mut new)?;
-        drop(lock);
+    // A hook that gave up waiting (only possible while the lock was held past LOCK_WAIT) may
+    // have opened the old file before the rename and write to it after: carry such bytes
+    // over rather than lose them. Such a hook writes within moments of giving up, so one more
+    // look after LOCK_WAIT covers it.
+    for look in 0..2 {
+        if look == 1 {
+            if report.lock_held < LOCK_WAIT / 2 {
+                break;
+            }
+            std::thread::sleep(LOCK_WAIT + Duration::from_millis(200));
+        }
+        if file.metadata()?.len() > copied {
+            let lock = lock_queue(queue, QUEUE_LOCK_WAIT)?;
+            let mut new = private_file_options()
+                .append(true)
+                .open(queue)
+                .with_context(|| format!("cannot reopen {}", queue.display()))?;
+            let late = copy_from(&file, copied, &mut new)?;
+            copied += late;
+            report.tail_bytes += late;
+            drop(lock);
+        }
     }
 
     // Step 4: the new file's source row, at the end of the kept ingested lines.
