@@ -154,13 +154,15 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     }
     copied += copy_from(&file, copied, &mut out)?;
     let out = out.into_inner().map_err(|e| e.into_error())?;
-    out.sync_all()
+    out.sync_data()
         .with_context(|| format!("cannot sync {}", temp.display()))?;
     std::fs::rename(&temp, queue)
         .with_context(|| format!("cannot rename {} over {}", temp.display(), queue.display()))?;
-    sync_dir(queue);
     drop(lock);
     report.lock_held = held.elapsed();
+    // The rename is atomic either way; syncing the directory only makes it durable, and hooks
+    // may append to the new file meanwhile.
+    sync_dir(queue);
     report.tail_bytes = copied - offset;
 
     // A hook that gave up waiting (only possible while the lock was held past LOCK_WAIT) may
