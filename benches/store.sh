@@ -89,4 +89,17 @@ done
 med() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "   median over $PRUNE_RUNS runs: longest lock $(med "${locks[@]}") ms, wall $(med "${walls[@]}") ms"
 echo "$out" | sed 's/^/   /'
+
+echo "== prune --before $CUT --compact-queue (the queue too), fresh copies each run"
+[ -f "$WORK/queue.orig" ] || cp "$QUEUE" "$WORK/queue.orig"
+for i in $(seq "$PRUNE_RUNS"); do
+    cp "$PRISTINE" "$DB"; rm -f "$DB"-wal "$DB"-shm
+    cp "$WORK/queue.orig" "$QUEUE"
+    sync
+    t0=$(date +%s%N)
+    out=$(cm prune --before "$CUT" --compact-queue)
+    wall=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "   run $i: wall $wall ms; $(echo "$out" | grep '^queue:')"
+done
+cp "$WORK/queue.orig" "$QUEUE"
 echo "(files in $WORK)"
