@@ -96,6 +96,12 @@ pub enum Command {
     Ingest(cmd::ingest::Args),
     /// Run one read-only SQL statement against the store and print the rows
     Query(cmd::query::Args),
+    /// Summaries per session, tool, day or agent, from the store's views
+    Summarize(cmd::summarize::Args),
+    /// Where ingest stands: sources, offsets, backlog, totals, database size, config problems
+    Status(cmd::status::Args),
+    /// Delete what is older than the retention, in short batches; optionally compact the queue
+    Prune(cmd::prune::Args),
     /// Check or show the configuration (cmstore.toml plus CMSTORE_* variables)
     Config(cmd::config::Args),
     /// Install, check or remove the agent hook configuration that runs `cmstore capture`

@@ -26,6 +26,7 @@ pub mod redact;
 pub mod safety;
 pub mod shorten;
 pub mod store;
+pub mod timespec;
 pub mod transcript;
 pub mod wire;
 
@@ -41,6 +42,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
         Command::Ingest(args) => cmd::ingest::run(&globals, args),
         Command::Query(args) => cmd::query::run(&globals, args),
+        Command::Summarize(args) => cmd::summarize::run(&globals, args),
+        Command::Status(args) => cmd::status::run(&globals, args),
+        Command::Prune(args) => cmd::prune::run(&globals, args),
         Command::Config(args) => cmd::config::run(&globals, args),
         Command::Hooks(args) => cmd::hooks::run(&globals, args),
         Command::Completions(args) => cmd::generate::completions(args),

@@ -5,4 +5,8 @@ pub mod config;
 pub mod generate;
 pub mod hooks;
 pub mod ingest;
+pub mod prune;
 pub mod query;
+pub mod report;
+pub mod status;
+pub mod summarize;

@@ -140,7 +140,7 @@ fn read_sql(args: &Args) -> anyhow::Result<String> {
 }
 
 /// Width to fit tables into: `COLUMNS` when set, else the terminal's; `None` for a pipe.
-fn terminal_width(on_terminal: bool) -> Option<u16> {
+pub fn terminal_width(on_terminal: bool) -> Option<u16> {
     if let Some(cols) = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<u16>().ok())

@@ -3,6 +3,7 @@
 //! Every connection gets the same pragmas from the pool's init hook; the schema is brought up to
 //! date once per [`open`]. The store never imports the queue: ingest hands it parsed rows.
 
+pub mod prune;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -33,6 +34,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0002_create_views",
         include_str!("../../migrations/0002_create_views.sql"),
+    ),
+    (
+        "0003_create_summary_views",
+        include_str!("../../migrations/0003_create_summary_views.sql"),
     ),
 ];
 

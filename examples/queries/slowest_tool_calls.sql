@@ -1,0 +1,11 @@
+-- Which tool calls took longest (reported durationMs, else PostToolUse time minus PreToolUse
+-- time)? The twenty slowest.
+SELECT session_id,
+       tool_name,
+       duration_ms,
+       CASE success WHEN 1 THEN 'ok' WHEN 0 THEN 'failed' ELSE 'unfinished' END AS outcome,
+       strftime('%Y-%m-%dT%H:%M:%SZ', start_ts / 1000, 'unixepoch') AS started
+FROM tool_calls
+WHERE duration_ms IS NOT NULL
+ORDER BY duration_ms DESC, call_key
+LIMIT 20;

@@ -1,0 +1,254 @@
+//! `cmstore prune`: delete what is older than the retention, without stopping capture or ingest.
+//!
+//! The retention comes from `--days`, else `--before`, else the configuration
+//! (`retention_days`, `CMSTORE_RETENTION_DAYS`; invalid or non-positive means 7, with a
+//! warning). Rows go in short batches ([`crate::store::prune`]); `--compact-queue` also rewrites
+//! the queue file ([`crate::ingest::compact`]). `--dry-run` opens the database read-only and
+//! prints the same counts.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::Context;
+use rusqlite::OpenFlags;
+
+use crate::cli::Globals;
+use crate::config::Config;
+use crate::ingest::{self, compact};
+use crate::paths::Paths;
+use crate::store::{self, prune as store_prune};
+use crate::timespec;
+
+/// Arguments of `cmstore prune`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Keep this many days [default: retention_days from the config or CMSTORE_RETENTION_DAYS,
+    /// else 7]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub days: Option<u32>,
+    /// Delete what is older than this instead: a duration ago (36h, 2w) or an ISO
+    /// date/datetime (UTC)
+    #[arg(long, value_name = "WHEN", conflicts_with = "days")]
+    pub before: Option<String>,
+    /// Print what would be removed and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also rewrite the queue file without its ingested lines older than the cutoff (needs
+    /// the ingest lock: stop `cmstore ingest` first)
+    #[arg(long)]
+    pub compact_queue: bool,
+    /// Most rows deleted per transaction (batches shrink when one holds the write lock over
+    /// 25 ms)
+    #[arg(long, value_name = "N", default_value_t = store_prune::DEFAULT_BATCH_ROWS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub batch_rows: u64,
+}
+
+/// Runs `cmstore prune`.
+pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
+    let paths = Paths::resolve(globals);
+    let now = ingest::now_ms();
+    let (cutoff, why) = match (&args.before, args.days) {
+        (Some(when), _) => (
+            timespec::parse_point(when, now).context("--before")?,
+            format!("--before {when}"),
+        ),
+        (None, Some(days)) => (now - i64::from(days) * 86_400_000, format!("{days} days")),
+        (None, None) => {
+            let (config, problems) = Config::load(&paths.config);
+            for p in problems
+                .iter()
+                .filter(|p| p.to_string().to_ascii_lowercase().contains("retention"))
+            {
+                eprintln!("cmstore prune: warning: {p}");
+            }
+            let days = config.retention_days;
+            (now - i64::from(days) * 86_400_000, format!("{days} days"))
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "cmstore prune: cutoff {} (keeping {why}){}",
+        timespec::iso(cutoff),
+        if args.dry_run { "; dry run" } else { "" }
+    )?;
+    if !paths.db.exists() {
+        writeln!(
+            out,
+            "no database at {}; nothing to prune",
+            paths.db.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    if args.dry_run {
+        let conn = rusqlite::Connection::open_with_flags(
+            &paths.db,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("cannot open {}", paths.db.display()))?;
+        conn.busy_timeout(store::BUSY_TIMEOUT)?;
+        let removed = store_prune::count(&conn, cutoff)
+            .with_context(|| format!("cannot count old rows in {}", paths.db.display()))?;
+        let queue = if args.compact_queue {
+            Some(compact::count(&conn, &paths.queue, cutoff)?)
+        } else {
+            None
+        };
+        print_removed(&mut out, "would remove", &removed, queue)?;
+        writeln!(out, "dry run: nothing changed")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    // Compaction must be the only ingester; plain pruning runs beside ingest.
+    let _ingest_lock = if args.compact_queue {
+        match ingest::lock(&paths.db) {
+            Ok(lock) => Some(lock),
+            Err(err @ ingest::Error::AlreadyRunning { .. }) => {
+                eprintln!(
+                    "cmstore prune: {err}; stop it to use --compact-queue (nothing was changed)"
+                );
+                return Ok(ExitCode::from(3));
+            }
+            Err(err) => return Err(err.into()),
+        }
+    } else {
+        None
+    };
+    let db_before = sizes(&paths.db);
+    let store = store::open(&paths.db)
+        .with_context(|| format!("cannot open database {}", paths.db.display()))?;
+    if args.compact_queue {
+        // We are the one ingester now: drain the queue first, so that its old lines are in the
+        // store (and pruned from it below) before they leave the queue.
+        let mut ingester = ingest::Ingester::new(store.clone(), &paths.queue, Default::default());
+        ingester
+            .pass(&AtomicBool::new(false), &mut |_| {})
+            .with_context(|| {
+                format!(
+                    "cannot ingest {} before compacting it",
+                    paths.queue.display()
+                )
+            })?;
+    }
+    let report = {
+        let mut conn = store.conn()?;
+        store_prune::prune(
+            &mut conn,
+            cutoff,
+            usize::try_from(args.batch_rows).unwrap_or(store_prune::DEFAULT_BATCH_ROWS),
+            &mut |_| {},
+        )
+        .with_context(|| format!("cannot prune {}", paths.db.display()))?
+    };
+    let compaction = if args.compact_queue {
+        Some(
+            compact::compact(&store, &paths.queue, cutoff)
+                .with_context(|| format!("cannot compact {}", paths.queue.display()))?,
+        )
+    } else {
+        None
+    };
+    drop(store);
+    print_removed(
+        &mut out,
+        "removed",
+        &report.removed,
+        compaction
+            .as_ref()
+            .map(|c| (c.dropped_lines, c.dropped_bytes)),
+    )?;
+    writeln!(
+        out,
+        "longest write lock: {} over {} transaction(s){}",
+        ms(report.longest_lock),
+        report.batches,
+        if report.batches > 0 {
+            format!(" (a {} batch)", report.longest_what)
+        } else {
+            String::new()
+        }
+    )?;
+    let db_after = sizes(&paths.db);
+    let space = match report.auto_vacuum {
+        2 => format!(
+            "{} page(s) returned by incremental vacuum",
+            report.vacuumed_pages
+        ),
+        // auto_vacuum can only change with a full VACUUM, which would lock the store for as
+        // long as it copies it: freed pages are reused by later inserts instead.
+        _ => "freed pages are reused (the database predates incremental auto-vacuum; \
+              an offline `sqlite3 DB 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM'` shrinks it)"
+            .to_string(),
+    };
+    writeln!(
+        out,
+        "space: database {} -> {}, WAL {} -> {}{}; {space}",
+        bytes(db_before.0),
+        bytes(db_after.0),
+        bytes(db_before.1),
+        bytes(db_after.1),
+        if report.checkpoint_busy {
+            " (a reader kept the WAL checkpoint from finishing)"
+        } else {
+            ""
+        }
+    )?;
+    if let Some(c) = compaction {
+        writeln!(
+            out,
+            "queue: {} line(s) kept, {} bytes carried over unread, now {}; lock held {}",
+            c.kept_lines,
+            c.tail_bytes,
+            bytes(c.new_size),
+            ms(c.lock_held)
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_removed(
+    out: &mut dyn Write,
+    verb: &str,
+    removed: &store_prune::Removed,
+    queue: Option<(u64, u64)>,
+) -> std::io::Result<()> {
+    writeln!(out, "{verb}:")?;
+    for (table, n) in &removed.tables {
+        writeln!(out, "  {table:<16} {n}")?;
+    }
+    if let Some((lines, b)) = queue {
+        writeln!(out, "  {:<16} {lines} ({})", "queue lines", bytes(b))?;
+    }
+    Ok(())
+}
+
+fn sizes(db: &Path) -> (u64, u64) {
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let mut wal = db.as_os_str().to_os_string();
+    wal.push("-wal");
+    (size(db), size(Path::new(&wal)))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}

@@ -1,0 +1,90 @@
+//! Shared by `summarize` and `status`: open the store for reading and print one result set
+//! through the same renderers as `cmstore query`.
+
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::output::{Format, Renderer, TableOptions};
+use crate::query::{Param, QueryError, ReadOnlyDb};
+use crate::store;
+
+/// Where and how a report is printed.
+#[derive(Debug, Clone, Copy)]
+pub struct Sink {
+    /// The output format.
+    pub format: Format,
+    /// Table width and color.
+    pub table: TableOptions,
+}
+
+impl Sink {
+    /// `format`, else a table on a terminal and TSV in a pipe (as `query` does).
+    pub fn for_stdout(format: Option<Format>) -> Sink {
+        let on_terminal = io::stdout().is_terminal();
+        Sink {
+            format: format.unwrap_or(if on_terminal {
+                Format::Table
+            } else {
+                Format::Tsv
+            }),
+            table: TableOptions {
+                width: super::query::terminal_width(on_terminal),
+                color: on_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            },
+        }
+    }
+}
+
+/// Opens `db` read-only after bringing its schema up to date: a database written by an older
+/// cmstore lacks the newer views, and migrations only add (views, indexes).
+pub fn open_read_only(db: &Path) -> Result<ReadOnlyDb, QueryError> {
+    if db.exists() {
+        let behind =
+            rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|c| store::schema_version(&c))
+                .is_ok_and(|v| v < store::MIGRATIONS.len() as i64);
+        if behind {
+            // Migrating needs a write; a failure here shows again, clearer, below.
+            let _ = store::open(db);
+        }
+    }
+    ReadOnlyDb::open(db, None)
+}
+
+/// Runs `sql` with `params` and returns its column names and every row.
+pub fn fetch(
+    db: &ReadOnlyDb,
+    sql: &str,
+    params: &[Param],
+) -> Result<(Vec<String>, Vec<Vec<rusqlite::types::Value>>), QueryError> {
+    let mut query = db.prepare(sql)?;
+    let columns = query.columns();
+    let mut rows = query.run(params)?;
+    let mut all = Vec::new();
+    while let Some(row) = rows.next()? {
+        all.push(row);
+    }
+    Ok((columns, all))
+}
+
+/// Prints `columns` and `rows` to `out` in `sink`'s format.
+pub fn render(
+    out: &mut dyn Write,
+    sink: Sink,
+    columns: Vec<String>,
+    rows: &[Vec<rusqlite::types::Value>],
+) -> anyhow::Result<()> {
+    let mut renderer =
+        Renderer::new(sink.format, BufWriter::new(out), columns, sink.table).context("writing")?;
+    for row in rows {
+        renderer.row(row).context("writing")?;
+    }
+    renderer
+        .finish()
+        .context("writing")?
+        .flush()
+        .context("writing")?;
+    Ok(())
+}

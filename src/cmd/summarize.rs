@@ -1,0 +1,199 @@
+//! `cmstore summarize`: ready-made summaries per session, tool, day or agent.
+//!
+//! Every summary is one `SELECT` over the views of migrations 0002/0003 (`v_session_summary`,
+//! `v_session_tools`, `v_daily`, `v_sessions`), so `cmstore query` against the same view gives
+//! the same figures; `--show-sql` prints the statement. `--since` keeps the sessions seen since
+//! then (their last event is at or after it) for `--by session|tool|agent`, and the days from
+//! that day on for `--by day`.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use rusqlite::types::Value;
+
+use super::report::{self, Sink};
+use crate::cli::Globals;
+use crate::output::Format;
+use crate::paths::Paths;
+use crate::query::Param;
+use crate::timespec;
+
+/// What one summary row stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// One row per session (default)
+    Session,
+    /// One row per tool
+    Tool,
+    /// One row per UTC day
+    Day,
+    /// One row per agent
+    Agent,
+}
+
+/// Arguments of `cmstore summarize`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Only this session (with --by session or tool)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only sessions seen since then: a duration ago (24h, 7d, 2w) or an ISO date/datetime (UTC)
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// One row per session, tool, day or agent
+    #[arg(long, value_enum, default_value_t = By::Session)]
+    pub by: By,
+    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
+    /// terminal, tsv otherwise]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// Print the SQL that produced the summary on stderr
+    #[arg(long)]
+    pub show_sql: bool,
+}
+
+/// Columns of `--by session`: `v_session_summary` without its raw epoch-ms sort keys.
+pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", duration_ms, \
+     ended, prompts, turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
+     estimated_tokens, unknown_total, unknown_breakdown";
+
+/// The statement behind a summary, and its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The `SELECT`.
+    pub sql: String,
+    /// Values of its named parameters.
+    pub params: Vec<Param>,
+}
+
+/// Errors in the combination of options.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// `--session` with a summary that has no per-session rows.
+    #[error("--session applies to --by session and --by tool only")]
+    SessionWithout,
+    /// A `--since` that does not parse.
+    #[error("--since {0}")]
+    Since(#[from] timespec::BadTime),
+}
+
+/// The statement for `by`, restricted to `session` and to what was seen since `since` (ms).
+pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, PlanError> {
+    let mut params = Vec::new();
+    let mut wheres = Vec::new();
+    if let Some(id) = session {
+        wheres.push("session_id = :session");
+        params.push(Param {
+            name: "session".into(),
+            value: Value::Text(id.to_owned()),
+        });
+    }
+    if let Some(ms) = since {
+        wheres.push(match by {
+            By::Day => "day >= date(:since / 1000, 'unixepoch')",
+            By::Tool => {
+                "session_id IN (SELECT session_id FROM v_sessions WHERE last_seen >= :since)"
+            }
+            By::Session | By::Agent => "last_seen >= :since",
+        });
+        params.push(Param {
+            name: "since".into(),
+            value: Value::Integer(ms),
+        });
+    }
+    let filter = if wheres.is_empty() {
+        String::new()
+    } else {
+        format!("\nWHERE {}", wheres.join(" AND "))
+    };
+    let sql = match by {
+        By::Session => format!(
+            "SELECT {SESSION_COLUMNS}\nFROM v_session_summary{filter}\n\
+             ORDER BY last_seen DESC, session_id"
+        ),
+        // The same figures as v_tools, summed over the chosen sessions.
+        By::Tool => format!(
+            "SELECT tool_name, sum(calls) AS calls, sum(succeeded) AS succeeded, \
+             sum(failed) AS failed, sum(unfinished) AS unfinished, sum(total_ms) AS total_ms, \
+             sum(total_ms) / nullif(sum(timed), 0) AS avg_ms, max(max_ms) AS max_ms\n\
+             FROM v_session_tools{filter}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name"
+        ),
+        By::Day => {
+            if session.is_some() {
+                return Err(PlanError::SessionWithout);
+            }
+            format!("SELECT *\nFROM v_daily{filter}\nORDER BY day")
+        }
+        // The same figures as v_agents, over the chosen sessions.
+        By::Agent => {
+            if session.is_some() {
+                return Err(PlanError::SessionWithout);
+            }
+            format!(
+                "SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
+                 sum(events) AS events, sum(prompts) AS prompts, sum(tool_uses) AS tool_uses, \
+                 sum(tool_failures) AS tool_failures, sum(estimated_tokens) AS estimated_tokens, \
+                 strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
+                 strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
+                 FROM v_sessions{filter}\nGROUP BY coalesce(agent, '?')\n\
+                 ORDER BY sessions DESC, agent"
+            )
+        }
+    };
+    Ok(Plan { sql, params })
+}
+
+/// Runs `cmstore summarize`.
+pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
+    let paths = Paths::resolve(globals);
+    let since = args
+        .since
+        .as_deref()
+        .map(|s| timespec::parse_point(s, crate::ingest::now_ms()))
+        .transpose()
+        .map_err(PlanError::from)?;
+    let plan = plan(args.by, args.session.as_deref(), since)?;
+    if args.show_sql {
+        eprintln!("{};", plan.sql);
+    }
+    let db = report::open_read_only(&paths.db)?;
+    let (columns, rows) = report::fetch(&db, &plan.sql, &plan.params)?;
+    let sink = Sink::for_stdout(args.format);
+    let mut out = io::stdout().lock();
+    report::render(&mut out, sink, columns, &rows)?;
+    out.flush().context("writing")?;
+    if rows.is_empty() && args.session.is_some() && args.by == By::Session {
+        eprintln!(
+            "cmstore summarize: no session {:?} in the store",
+            args.session.unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_bind_every_value_and_never_inline_it() {
+        let p = plan(By::Session, Some("x'; drop"), Some(5)).unwrap();
+        assert!(p
+            .sql
+            .contains("session_id = :session AND last_seen >= :since"));
+        assert!(!p.sql.contains("drop"));
+        assert_eq!(p.params.len(), 2);
+        let p = plan(By::Day, None, Some(5)).unwrap();
+        assert!(p.sql.contains("FROM v_daily"));
+        assert_eq!(
+            plan(By::Day, Some("s"), None),
+            Err(PlanError::SessionWithout)
+        );
+        assert_eq!(
+            plan(By::Agent, Some("s"), None),
+            Err(PlanError::SessionWithout)
+        );
+        assert!(plan(By::Tool, None, None).unwrap().params.is_empty());
+    }
+}

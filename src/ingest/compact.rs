@@ -1,0 +1,300 @@
+//! Queue compaction: rewrite `hook-queue.jsonl` without the ingested lines older than a cutoff.
+//!
+//! The caller holds the ingest lock ([`super::lock`]), so no ingester moves the offset meanwhile.
+//! Steps, and what a crash at each point leaves:
+//!
+//! 1. Check that the store follows this very file (identity, as ingest checks it). `prune`
+//!    drains the queue into the store just before (it holds the ingest lock), so as much as
+//!    possible is ingested, and old lines are pruned from the store in the same run.
+//! 2. Copy the ingested lines to keep (age unknown or at/after the cutoff) into
+//!    `<queue>.compact.tmp` in the same directory, then the not-yet-ingested rest, and fsync
+//!    it, all without the queue lock: hooks keep appending. *Crash: a temp file is left, the queue is intact;
+//!    the next compaction overwrites the temp file.*
+//! 3. Take the queue lock (hooks wait for it, at most [`crate::queue::append::LOCK_WAIT`]), copy
+//!    the tail appended since step 2, fsync, rename the temp file over the queue, fsync the
+//!    directory, release. The lock is held only for the tail copy and the rename (milliseconds),
+//!    so no hook gives up waiting and appends to the old file.
+//! 4. In one transaction, retire the old source row (`retired_why = 'compacted'`) and create one
+//!    for the new file at offset = bytes of the kept ingested lines. *Crash between 3 and 4:
+//!    ingest sees a new inode and reads the new file from 0; every line in it is either already
+//!    stored (absorbed by `UNIQUE(id)`) or new. Nothing is lost; lines without an `id` are keyed
+//!    by a hash of their bytes, which did not change.*
+//!
+//! Lines beyond the committed offset are always kept, whatever their age. Lines whose age is
+//! unknown to ingest (rejects) are kept too: only what the store holds may leave the queue.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use rusqlite::{Connection, OptionalExtension};
+
+use super::now_ms;
+use super::parse::parse_line;
+use super::source::{self, FileId, Verdict};
+use crate::paths::private_file_options;
+use crate::queue::append::{lock_queue, LOCK_WAIT};
+use crate::store::write::Advance;
+use crate::store::{Batch, SourceRow, Store};
+
+/// How long compaction waits for the queue lock (hooks hold it for one write each).
+const QUEUE_LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compaction {
+    /// Ingested lines dropped (older than the cutoff).
+    pub dropped_lines: u64,
+    /// Their bytes, newlines included.
+    pub dropped_bytes: u64,
+    /// Ingested lines kept.
+    pub kept_lines: u64,
+    /// Bytes beyond the committed offset carried over (appended or not yet ingested).
+    pub tail_bytes: u64,
+    /// Size of the new queue file.
+    pub new_size: u64,
+    /// How long the queue lock was held.
+    pub lock_held: Duration,
+}
+
+/// Path of the temporary file compaction writes next to `queue`.
+pub fn temp_path(queue: &Path) -> PathBuf {
+    let mut name = queue.file_name().unwrap_or_default().to_os_string();
+    name.push(".compact.tmp");
+    queue.with_file_name(name)
+}
+
+/// Age of the line as ingest stores it, `None` when ingest rejects the line.
+fn line_ts(line: &[u8]) -> Option<i64> {
+    // `now` only matters for lines without a timestamp: they count as new (kept).
+    parse_line(line, i64::MAX).ok().map(|row| row.ts)
+}
+
+/// Counts what [`compact`] would drop, changing nothing: ingested lines older than the cutoff.
+/// Returns `(lines, bytes)`; `conn` may be read-only.
+pub fn count(conn: &Connection, queue: &Path, cutoff_ms: i64) -> anyhow::Result<(u64, u64)> {
+    let Some((file, offset)) = ingested_part(conn, queue)? else {
+        return Ok((0, 0));
+    };
+    let mut dropped = (0, 0);
+    for_each_line(&file, offset, |line| {
+        if line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms) {
+            dropped.0 += 1;
+            dropped.1 += line.len() as u64;
+        }
+        Ok(())
+    })?;
+    Ok(dropped)
+}
+
+/// Rewrites `queue` without the ingested lines older than `cutoff_ms` (see the module docs).
+/// The caller must hold the ingest lock of `store`.
+pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Compaction> {
+    let mut report = Compaction::default();
+    if !queue.exists() {
+        return Ok(report);
+    }
+    let Some((file, offset)) = ingested_part(&*store.conn()?, queue)? else {
+        bail!(
+            "{} is not ingested up to a known offset (new or replaced); run `cmstore ingest --once` first",
+            queue.display()
+        );
+    };
+    let id = FileId::of(&file.metadata()?);
+
+    // Step 2: kept ingested lines, then the rest, without the queue lock.
+    let temp = temp_path(queue);
+    let out = private_file_options()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&temp)
+        .with_context(|| format!("cannot create {}", temp.display()))?;
+    let mut out = BufWriter::new(out);
+    for_each_line(&file, offset, |line| {
+        if line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms) {
+            report.dropped_lines += 1;
+            report.dropped_bytes += line.len() as u64;
+        } else {
+            report.kept_lines += 1;
+            out.write_all(line)?;
+        }
+        Ok(())
+    })
+    .with_context(|| format!("cannot copy {} to {}", queue.display(), temp.display()))?;
+    let kept_bytes = offset - report.dropped_bytes;
+    let mut copied = offset;
+    copied += copy_from(&file, copied, &mut out)?;
+    // The bulk of the fsync happens here, unlocked; under the lock only the tail is synced.
+    out.flush()?;
+    out.get_ref()
+        .sync_data()
+        .with_context(|| format!("cannot sync {}", temp.display()))?;
+
+    // Step 3: under the queue lock, the tail appended since, then the rename.
+    let Some(lock) = lock_queue(queue, QUEUE_LOCK_WAIT)? else {
+        let _ = std::fs::remove_file(&temp);
+        bail!(
+            "the queue lock {} stayed busy for {:?}; nothing changed",
+            crate::queue::append::lock_path(queue).display(),
+            QUEUE_LOCK_WAIT
+        );
+    };
+    let held = Instant::now();
+    let now_id = std::fs::metadata(queue).map(|m| FileId::of(&m)).ok();
+    if now_id != Some(id) {
+        drop(lock);
+        let _ = std::fs::remove_file(&temp);
+        bail!(
+            "{} was replaced during compaction; nothing changed",
+            queue.display()
+        );
+    }
+    copied += copy_from(&file, copied, &mut out)?;
+    let out = out.into_inner().map_err(|e| e.into_error())?;
+    out.sync_data()
+        .with_context(|| format!("cannot sync {}", temp.display()))?;
+    std::fs::rename(&temp, queue)
+        .with_context(|| format!("cannot rename {} over {}", temp.display(), queue.display()))?;
+    drop(lock);
+    report.lock_held = held.elapsed();
+    // The rename is atomic either way; syncing the directory only makes it durable, and hooks
+    // may append to the new file meanwhile.
+    sync_dir(queue);
+    report.tail_bytes = copied - offset;
+
+    // A hook that gave up waiting (only possible while the lock was held past LOCK_WAIT) may
+    // have opened the old file before the rename and write to it after: carry such bytes
+    // over rather than lose them. Such a hook writes within moments of giving up, so one more
+    // look after LOCK_WAIT covers it.
+    for look in 0..2 {
+        if look == 1 {
+            if report.lock_held < LOCK_WAIT / 2 {
+                break;
+            }
+            std::thread::sleep(LOCK_WAIT + Duration::from_millis(200));
+        }
+        if file.metadata()?.len() > copied {
+            let lock = lock_queue(queue, QUEUE_LOCK_WAIT)?;
+            let mut new = private_file_options()
+                .append(true)
+                .open(queue)
+                .with_context(|| format!("cannot reopen {}", queue.display()))?;
+            let late = copy_from(&file, copied, &mut new)?;
+            copied += late;
+            report.tail_bytes += late;
+            drop(lock);
+        }
+    }
+
+    // Step 4: the new file's source row, at the end of the kept ingested lines.
+    let new_file = File::open(queue).with_context(|| format!("cannot open {}", queue.display()))?;
+    let new_meta = new_file.metadata()?;
+    let new_id = FileId::of(&new_meta);
+    report.new_size = new_meta.len();
+    let key = source_key(queue);
+    let mut conn = store.conn()?;
+    let batch = Batch::begin(&mut conn, now_ms())?;
+    if let Some(old) = batch.active_source(&key)? {
+        batch.retire_source(&old, "compacted")?;
+    }
+    let fresh = batch.create_source(&key, new_id.device, new_id.inode)?;
+    let advance = Advance {
+        offset: kept_bytes as i64,
+        marker: source::marker(&new_file, kept_bytes)?,
+        fingerprint: source::fingerprint(&new_file)?,
+        size: report.new_size as i64,
+        lines: report.kept_lines as i64,
+    };
+    batch
+        .commit(&fresh, &advance)
+        .context("recording the compacted queue")?;
+    Ok(report)
+}
+
+/// The source key ingest uses for `queue`: its absolute path.
+fn source_key(queue: &Path) -> String {
+    std::path::absolute(queue)
+        .unwrap_or_else(|_| queue.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The open queue and its committed offset, when the store follows this very file.
+fn ingested_part(conn: &Connection, queue: &Path) -> anyhow::Result<Option<(File, u64)>> {
+    let file = match File::open(queue) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot open {}", queue.display())),
+    };
+    let meta = file.metadata()?;
+    let src = conn
+        .query_row(
+            "SELECT id, path, offset, device, inode, fingerprint, marker, lines
+               FROM sources WHERE path = ?1 AND retired_at IS NULL",
+            [source_key(queue)],
+            |r| {
+                Ok(SourceRow {
+                    id: r.get(0)?,
+                    path: r.get(1)?,
+                    offset: r.get(2)?,
+                    device: r.get(3)?,
+                    inode: r.get(4)?,
+                    fingerprint: r.get(5)?,
+                    marker: r.get(6)?,
+                    lines: r.get(7)?,
+                })
+            },
+        )
+        .optional()?;
+    let Some(src) = src else {
+        return Ok(None);
+    };
+    if source::check(&src, FileId::of(&meta), meta.len(), &file)? != Verdict::Same {
+        return Ok(None);
+    }
+    Ok(Some((file, u64::try_from(src.offset).unwrap_or(0))))
+}
+
+/// Calls `f` with each line (newline included) of the first `end` bytes of `file`.
+fn for_each_line(
+    file: &File,
+    end: u64,
+    mut f: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut reader = BufReader::with_capacity(1 << 20, file.try_clone()?.take(end));
+    reader.get_mut().get_mut().seek(SeekFrom::Start(0))?;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        f(&line)?;
+    }
+}
+
+fn trim_newline(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\n").unwrap_or(line)
+}
+
+/// Copies `file` from `from` to its current end into `out`; returns the bytes copied.
+fn copy_from(file: &File, from: u64, out: &mut dyn Write) -> io::Result<u64> {
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::Start(from))?;
+    io::copy(&mut f, out)
+}
+
+/// Makes the rename durable (Unix); elsewhere the rename is as durable as the platform makes it.
+fn sync_dir(queue: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = queue.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = queue;
+}

@@ -1,0 +1,344 @@
+//! Retention: delete rows older than a cutoff in short write transactions, then reclaim space.
+//!
+//! Each batch is one `BEGIN IMMEDIATE` transaction deleting at most `batch_rows` rows (fewer
+//! while batches take longer than [`TARGET_LOCK`]), so the write lock is held for milliseconds
+//! and ingest (which waits up to [`super::BUSY_TIMEOUT`]) keeps going in between. `sources` is never touched: offsets stay where they are, so nothing
+//! pruned is ever read again from the queue.
+//!
+//! What is old: events by `ts`; tool calls by their start (else end) time; turns and rejects by
+//! `ts`; sessions whose `last_seen` is before the cutoff, with their `unknown_counts` rows.
+//! A session that is still active keeps its row (and its totals) while its old events go.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::Error;
+
+/// Rows deleted per transaction by default.
+pub const DEFAULT_BATCH_ROWS: usize = 2000;
+
+/// Most pages freed per incremental-vacuum transaction.
+const VACUUM_PAGES: i64 = 2048;
+
+/// Transactions between two explicit WAL checkpoints.
+const CHECKPOINT_EVERY: u64 = 8;
+
+/// Pause between two batches, so that a waiting ingester's busy handler finds the lock free.
+const BETWEEN_BATCHES: Duration = Duration::from_millis(2);
+
+/// Write-lock time a batch aims at; batch sizes adapt to stay near it on any machine.
+pub const TARGET_LOCK: Duration = Duration::from_millis(25);
+
+/// Rows (or pages) per transaction: starts small, doubles while batches stay well under
+/// [`TARGET_LOCK`], halves when one goes over, and never exceeds `max`.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    now: i64,
+    max: i64,
+}
+
+impl Pace {
+    fn new(max: i64) -> Pace {
+        let max = max.max(1);
+        Pace {
+            now: max.min(250),
+            max,
+        }
+    }
+
+    fn after(&mut self, held: Duration) {
+        if held > TARGET_LOCK {
+            self.now = (self.now / 2).max(1);
+        } else if held < TARGET_LOCK / 2 {
+            self.now = (self.now * 2).min(self.max);
+        }
+    }
+}
+
+/// One table's old rows: how to find them by rowid.
+struct Target {
+    table: &'static str,
+    /// Selects the rowids of old rows; `?1` is the cutoff in epoch ms.
+    old: &'static str,
+}
+
+const TARGETS: &[Target] = &[
+    Target {
+        table: "events",
+        old: "SELECT seq FROM events WHERE ts < ?1",
+    },
+    Target {
+        table: "tool_calls",
+        old: "SELECT rowid FROM tool_calls WHERE coalesce(start_ts, end_ts) < ?1",
+    },
+    Target {
+        table: "turns",
+        old: "SELECT rowid FROM turns WHERE ts < ?1",
+    },
+    Target {
+        table: "rejects",
+        old: "SELECT id FROM rejects WHERE ts < ?1",
+    },
+];
+
+const OLD_SESSIONS: &str = "SELECT session_id FROM sessions WHERE last_seen < ?1";
+
+/// Rows removed (or, for a dry run, that would be) per table, in a fixed order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// `(table, rows)`.
+    pub tables: Vec<(&'static str, u64)>,
+}
+
+impl Removed {
+    fn add(&mut self, table: &'static str, n: u64) {
+        match self.tables.iter_mut().find(|(t, _)| *t == table) {
+            Some((_, total)) => *total += n,
+            None => self.tables.push((table, n)),
+        }
+    }
+
+    /// Rows of every table together.
+    pub fn total(&self) -> u64 {
+        self.tables.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// What a prune did.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Rows deleted per table.
+    pub removed: Removed,
+    /// Write transactions committed (deletes and vacuum steps).
+    pub batches: u64,
+    /// The longest time one transaction held the write lock.
+    pub longest_lock: Duration,
+    /// What that transaction did: a table name, or `vacuum`.
+    pub longest_what: &'static str,
+    /// Pages returned to the file system by incremental vacuum.
+    pub vacuumed_pages: i64,
+    /// `PRAGMA auto_vacuum`: 0 none, 1 full, 2 incremental.
+    pub auto_vacuum: i64,
+    /// `PRAGMA wal_checkpoint(TRUNCATE)`: true when a reader kept it from completing.
+    pub checkpoint_busy: bool,
+}
+
+/// Counts what [`prune`] would delete at `cutoff_ms`, changing nothing.
+pub fn count(conn: &Connection, cutoff_ms: i64) -> Result<Removed, Error> {
+    let mut removed = Removed::default();
+    for t in TARGETS {
+        let n: i64 = conn.query_row(
+            &format!("SELECT count(*) FROM ({})", t.old),
+            [cutoff_ms],
+            |r| r.get(0),
+        )?;
+        removed.add(t.table, n as u64);
+    }
+    let (sessions, unknown): (i64, i64) = conn.query_row(
+        &format!(
+            "SELECT (SELECT count(*) FROM ({OLD_SESSIONS})),
+                    (SELECT count(*) FROM unknown_counts WHERE session_id IN ({OLD_SESSIONS}))"
+        ),
+        [cutoff_ms],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    removed.add("sessions", sessions as u64);
+    removed.add("unknown_counts", unknown as u64);
+    Ok(removed)
+}
+
+/// Deletes everything older than `cutoff_ms`, at most `batch_rows` rows per transaction, then frees
+/// pages (incremental vacuum, when the database is in that mode) and truncates the WAL.
+/// `on_batch` sees the running report after every commit.
+pub fn prune(
+    conn: &mut Connection,
+    cutoff_ms: i64,
+    batch_rows: usize,
+    on_batch: &mut dyn FnMut(&Report),
+) -> Result<Report, Error> {
+    let mut report = Report::default();
+    let limit = batch_rows.max(1) as i64;
+    // An automatic checkpoint runs inside COMMIT and would be timed as lock time although it
+    // blocks no writer; `timed` checkpoints explicitly after each commit instead.
+    conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
+    let result = prune_batches(conn, cutoff_ms, limit, &mut report, on_batch);
+    conn.execute_batch("PRAGMA wal_autocheckpoint = 1000")?;
+    result?;
+    let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+    report.checkpoint_busy = busy != 0;
+    Ok(report)
+}
+
+fn prune_batches(
+    conn: &mut Connection,
+    cutoff_ms: i64,
+    limit: i64,
+    report: &mut Report,
+    on_batch: &mut dyn FnMut(&Report),
+) -> Result<(), Error> {
+    for t in TARGETS {
+        let sql = format!(
+            "DELETE FROM {table} WHERE rowid IN ({old} LIMIT ?2)",
+            table = t.table,
+            old = t.old
+        );
+        let mut pace = Pace::new(limit);
+        loop {
+            let size = pace.now;
+            let (n, held) = timed(conn, report, t.table, |tx| {
+                Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64)
+            })?;
+            pace.after(held);
+            report.removed.add(t.table, n);
+            on_batch(report);
+            if n < size as u64 {
+                break;
+            }
+            thread::sleep(BETWEEN_BATCHES);
+        }
+    }
+    let mut pace = Pace::new(limit);
+    loop {
+        let size = pace.now;
+        let ((sessions, unknown), held) = timed(conn, report, "sessions", |tx| {
+            // The session ids are chosen and deleted in one transaction: an ingest batch that
+            // refreshes a session's last_seen either commits before (the row stays) or after.
+            tx.execute_batch(
+                "CREATE TEMP TABLE IF NOT EXISTS prune_sessions(session_id TEXT PRIMARY KEY);
+                 DELETE FROM temp.prune_sessions;",
+            )?;
+            tx.execute(
+                &format!("INSERT INTO temp.prune_sessions {OLD_SESSIONS} LIMIT ?2"),
+                rusqlite::params![cutoff_ms, size],
+            )?;
+            let unknown = tx.execute(
+                "DELETE FROM unknown_counts
+                  WHERE session_id IN (SELECT session_id FROM temp.prune_sessions)",
+                [],
+            )? as u64;
+            let sessions = tx.execute(
+                "DELETE FROM sessions
+                  WHERE session_id IN (SELECT session_id FROM temp.prune_sessions)",
+                [],
+            )? as u64;
+            Ok((sessions, unknown))
+        })?;
+        pace.after(held);
+        report.removed.add("sessions", sessions);
+        report.removed.add("unknown_counts", unknown);
+        on_batch(report);
+        if sessions < size as u64 {
+            break;
+        }
+        thread::sleep(BETWEEN_BATCHES);
+    }
+    conn.execute_batch("DROP TABLE IF EXISTS temp.prune_sessions")?;
+
+    report.auto_vacuum = conn.query_row("PRAGMA auto_vacuum", [], |r| r.get(0))?;
+    if report.auto_vacuum == 2 {
+        let mut pace = Pace::new(VACUUM_PAGES);
+        loop {
+            let free: i64 = conn.query_row("PRAGMA freelist_count", [], |r| r.get(0))?;
+            if free == 0 {
+                break;
+            }
+            let step = free.min(pace.now);
+            let ((), held) = timed(conn, report, "vacuum", |tx| {
+                // Each step of this pragma frees one page: run it to the end.
+                let mut stmt = tx.prepare(&format!("PRAGMA incremental_vacuum({step})"))?;
+                let mut rows = stmt.query([])?;
+                while rows.next()?.is_some() {}
+                Ok(())
+            })?;
+            pace.after(held);
+            report.vacuumed_pages += step;
+            thread::sleep(BETWEEN_BATCHES);
+        }
+    }
+    Ok(())
+}
+
+/// Runs `work` in one `BEGIN IMMEDIATE` transaction, counting it; returns its result and how
+/// long it held the write lock.
+fn timed<T>(
+    conn: &mut Connection,
+    report: &mut Report,
+    what: &'static str,
+    work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, Error>,
+) -> Result<(T, Duration), Error> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // The lock is ours from here (BEGIN IMMEDIATE waited for it) until the commit returns.
+    let held = Instant::now();
+    let out = work(&tx)?;
+    tx.commit()?;
+    let held = held.elapsed();
+    if held > report.longest_lock {
+        report.longest_lock = held;
+        report.longest_what = what;
+    }
+    report.batches += 1;
+    if report.batches.is_multiple_of(CHECKPOINT_EVERY) {
+        // Outside the transaction (auto-checkpoint is off, see `prune`): a passive checkpoint
+        // blocks no writer, and bounds the WAL without an fsync per batch.
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+    }
+    Ok((out, held))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(rows: i64) -> (tempfile::TempDir, crate::store::Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&dir.path().join("p.db")).unwrap();
+        let conn = store.conn().unwrap();
+        conn.execute_batch(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows})
+             INSERT INTO events(id, ts, hook_type, session_id, entry, ingested_at)
+               SELECT 'e' || i, i, 'Notification', 's' || (i % 10), '{{}}', 0 FROM n;
+             INSERT INTO sessions(session_id, first_seen, last_seen)
+               SELECT session_id, min(ts), max(ts) FROM events GROUP BY session_id;
+             INSERT INTO unknown_counts SELECT session_id, 'r', 1 FROM sessions;
+             INSERT INTO turns(session_id, turn_key, ts, synthetic, event_id)
+               SELECT session_id, id, ts, 0, id FROM events WHERE ts % 7 = 0;
+             INSERT INTO tool_calls(call_key, session_id, start_ts)
+               SELECT id, session_id, ts FROM events WHERE ts % 3 = 0;
+             INSERT INTO rejects(source, source_id, offset, length, reason, ts)
+               SELECT 'q', 1, seq, 1, 'invalid_json', ts FROM events WHERE ts % 50 = 0;
+             INSERT INTO sources(path, offset, created_at, updated_at) VALUES ('q', 99, 0, 0);"
+        ))
+        .unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn deletes_in_batches_exactly_what_count_predicted() {
+        let (_dir, store) = store_with(5000);
+        let mut conn = store.conn().unwrap();
+        // Sessions s0..s9 have last_seen 4991..5000: a cutoff of 4995 drops s1..s4.
+        let predicted = count(&conn, 4995).unwrap();
+        let mut seen = 0;
+        let report = prune(&mut conn, 4995, 300, &mut |_| seen += 1).unwrap();
+        assert_eq!(report.removed, predicted);
+        let get = |t: &str| predicted.tables.iter().find(|(n, _)| *n == t).unwrap().1;
+        assert_eq!(get("events"), 4994);
+        assert_eq!(get("sessions"), 4);
+        assert_eq!(get("unknown_counts"), 4);
+        assert_eq!(get("rejects"), 99);
+        assert!(report.batches >= 4994 / 300);
+        assert!(seen as u64 >= 4994 / 300 && seen as u64 <= report.batches);
+        let left: i64 = conn
+            .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 6);
+        let offset: i64 = conn
+            .query_row("SELECT offset FROM sources", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(offset, 99, "sources are never touched");
+        assert_eq!(count(&conn, 4995).unwrap().total(), 0);
+        assert_eq!(report.auto_vacuum, 2);
+    }
+}

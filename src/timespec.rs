@@ -1,0 +1,100 @@
+//! Points in time given on the command line: `24h`, `7d`, `2w` ago, or an ISO date/datetime.
+//!
+//! Used by `summarize --since` and `prune --before`. Dates and datetimes without an offset are
+//! UTC, like every time the store prints.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+
+/// A `--since`/`--before` value that is neither a duration nor a date.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?}: expected a duration ago (24h, 7d, 2w) or an ISO date/datetime (2026-11-30, 2026-11-30T08:00:00Z)")]
+pub struct BadTime(pub String);
+
+/// Milliseconds since the Unix epoch of `text`, durations counted back from `now_ms`.
+pub fn parse_point(text: &str, now_ms: i64) -> Result<i64, BadTime> {
+    let t = text.trim();
+    let bad = || BadTime(text.to_owned());
+    if let Some(unit) = t.chars().last().filter(|c| c.is_ascii_alphabetic()) {
+        let number = &t[..t.len() - unit.len_utf8()];
+        if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()) {
+            let n: i64 = number.parse().map_err(|_| bad())?;
+            let hour = 3_600_000_i64;
+            let per = match unit.to_ascii_lowercase() {
+                'h' => hour,
+                'd' => 24 * hour,
+                'w' => 7 * 24 * hour,
+                _ => return Err(bad()),
+            };
+            return n
+                .checked_mul(per)
+                .and_then(|ago| now_ms.checked_sub(ago))
+                .ok_or_else(bad);
+        }
+    }
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Ok(dt.timestamp_millis());
+    }
+    for format in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(t, format) {
+            return Ok(Utc.from_utc_datetime(&naive).timestamp_millis());
+        }
+    }
+    if let Ok(day) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        let midnight = day.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
+        return Ok(Utc.from_utc_datetime(&midnight).timestamp_millis());
+    }
+    Err(bad())
+}
+
+/// `ms` as UTC ISO 8601 with seconds (`2026-11-30T08:00:00Z`), as the views print times.
+pub fn iso(ms: i64) -> String {
+    DateTime::<Utc>::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_764_489_600_000; // 2025-11-30T08:00:00Z
+
+    #[test]
+    fn durations_count_back_from_now() {
+        assert_eq!(parse_point("24h", NOW), Ok(NOW - 86_400_000));
+        assert_eq!(parse_point("7d", NOW), Ok(NOW - 7 * 86_400_000));
+        assert_eq!(parse_point("2W", NOW), Ok(NOW - 14 * 86_400_000));
+        assert_eq!(parse_point(" 0h ", NOW), Ok(NOW));
+    }
+
+    #[test]
+    fn dates_and_datetimes_are_utc() {
+        assert_eq!(parse_point("2025-11-30", NOW), Ok(NOW - 8 * 3_600_000));
+        assert_eq!(parse_point("2025-11-30T08:00:00Z", NOW), Ok(NOW));
+        assert_eq!(parse_point("2025-11-30T09:00:00+01:00", NOW), Ok(NOW));
+        assert_eq!(parse_point("2025-11-30T08:00:00", NOW), Ok(NOW));
+        assert_eq!(parse_point("2025-11-30 08:00", NOW), Ok(NOW));
+        assert_eq!(iso(NOW), "2025-11-30T08:00:00Z");
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        for bad in [
+            "",
+            "d",
+            "7",
+            "7y",
+            "-7d",
+            "yesterday",
+            "2025-13-01",
+            "99999999999999999999d",
+        ] {
+            assert!(parse_point(bad, NOW).is_err(), "{bad}");
+        }
+    }
+}

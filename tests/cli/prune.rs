@@ -1,0 +1,446 @@
+//! `cmstore prune`: retention by age, dry runs, the retention fallback, and pruning and queue
+//! compaction while hooks and ingest keep going.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::common::{entry, read_lines, TestEnv};
+
+const DAY: i64 = 86_400_000;
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// `n` lines of `hook` in session `session`, `days` days old (spread over a few ms).
+fn aged(n: usize, session: &str, days: i64) -> Vec<String> {
+    let base = now() - days * DAY;
+    (0..n)
+        .map(|i| {
+            let hook = ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"][i % 4];
+            let mut e = entry(hook, session);
+            e.timestamp = base + i as i64;
+            if hook.contains("Tool") {
+                e.tool_call_id = Some(format!("{session}-c{}", i / 4));
+            }
+            if hook == "Stop" {
+                e.turn_id = Some(format!("{session}-t{i}"));
+            }
+            e.to_line()
+        })
+        .collect()
+}
+
+fn hash(path: &std::path::Path) -> String {
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn prune(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.cmd().arg("prune").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "prune {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The number `prune` printed for `table`.
+fn removed(report: &str, table: &str) -> i64 {
+    report
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix(table)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no {table} in {report}"))
+}
+
+#[test]
+fn prune_then_ingest_brings_nothing_back() {
+    let env = TestEnv::new();
+    env.append(&aged(40, "old", 10));
+    env.append(&aged(12, "new", 1));
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM events"), 52);
+    let offset = env.int("SELECT offset FROM sources");
+
+    let report = prune(&env, &["--days", "7"]);
+    assert_eq!(removed(&report, "events"), 40);
+    assert_eq!(removed(&report, "tool_calls"), 10);
+    assert_eq!(removed(&report, "turns"), 10);
+    assert_eq!(removed(&report, "sessions"), 1);
+    assert!(report.contains("longest write lock"), "{report}");
+    assert_eq!(env.int("SELECT count(*) FROM events"), 12);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sessions WHERE session_id = 'old'"),
+        0
+    );
+    assert_eq!(
+        env.int("SELECT offset FROM sources"),
+        offset,
+        "offsets untouched"
+    );
+
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events"),
+        12,
+        "nothing came back"
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'old'"),
+        0
+    );
+    // Pages went back to the file system and the WAL was truncated.
+    assert_eq!(env.int("PRAGMA freelist_count"), 0);
+    assert!(
+        report.contains("returned by incremental vacuum"),
+        "{report}"
+    );
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let env = TestEnv::new();
+    env.append(&aged(30, "old", 9));
+    env.append(&aged(5, "new", 0));
+    env.ingest_once();
+    // Settle the WAL so that the main file holds everything before hashing it.
+    prune(&env, &["--days", "30"]);
+    let (db, queue) = (hash(&env.db()), hash(&env.queue()));
+    let report = prune(&env, &["--days", "7", "--dry-run", "--compact-queue"]);
+    assert!(report.contains("would remove"), "{report}");
+    assert_eq!(removed(&report, "events"), 30);
+    assert_eq!(removed(&report, "queue lines"), 30);
+    assert!(report.contains("nothing changed"));
+    assert_eq!(hash(&env.db()), db);
+    assert_eq!(hash(&env.queue()), queue);
+    assert_eq!(env.int("SELECT count(*) FROM events"), 35);
+    // The real run removes exactly what the dry run announced.
+    let real = prune(&env, &["--days", "7"]);
+    assert_eq!(removed(&real, "events"), 30);
+}
+
+#[test]
+fn the_retention_falls_back_to_seven_days_with_a_warning() {
+    let env = TestEnv::new();
+    env.append(&aged(4, "eight", 8));
+    env.append(&aged(4, "six", 6));
+    env.ingest_once();
+    let out = env
+        .cmd()
+        .env("CMSTORE_RETENTION_DAYS", "abc")
+        .args(["prune", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning") && stderr.contains("CMSTORE_RETENTION_DAYS"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("keeping 7 days"), "{stdout}");
+    assert_eq!(removed(&stdout, "events"), 4);
+
+    for bad in ["0", "-3"] {
+        let out = env
+            .cmd()
+            .env("CMSTORE_RETENTION_DAYS", bad)
+            .args(["prune", "--dry-run"])
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("keeping 7 days"));
+    }
+    // A valid value is used, from the environment or the config file.
+    let out = env
+        .cmd()
+        .env("CMSTORE_RETENTION_DAYS", "5")
+        .args(["prune"])
+        .output()
+        .unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(removed(&String::from_utf8_lossy(&out.stdout), "events"), 8);
+    assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+}
+
+/// Starts `cmstore capture` for a Notification of session `session`.
+fn spawn_capture(env: &TestEnv, session: &str) -> Child {
+    let mut child = env
+        .std_cmd()
+        .arg("capture")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let input =
+        format!(r#"{{"session_id":"{session}","hook_event_name":"Notification","message":"m"}}"#);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child
+}
+
+/// In `writers` scoped threads, each running `per` captures one after another (sessions
+/// `w<writer>-<n>`), runs `during` meanwhile and returns what it returned.
+fn with_capture_storm<T>(
+    env: &TestEnv,
+    writers: usize,
+    per: usize,
+    during: impl FnOnce() -> T,
+) -> T {
+    std::thread::scope(|scope| {
+        for w in 0..writers {
+            scope.spawn(move || {
+                for j in 0..per {
+                    let status = spawn_capture(env, &format!("w{w}-{j}")).wait().unwrap();
+                    assert!(status.success());
+                }
+            });
+        }
+        during()
+    })
+}
+
+#[test]
+#[cfg(unix)]
+fn prune_while_capture_and_ingest_run_loses_nothing_new() {
+    let env = TestEnv::new();
+    env.append(&aged(6000, "old", 10));
+    env.append(&aged(40, "recent", 1));
+    env.ingest_once();
+    let mut ingest = env.spawn_follow(&["--poll-ms", "20"]);
+    let report = with_capture_storm(&env, 4, 15, || {
+        prune(&env, &["--days", "7", "--batch-rows", "500"])
+    });
+    assert_eq!(removed(&report, "events"), 6000);
+    let lines = read_lines(&env.queue());
+    let want = lines.len() as i64 - 6000;
+    let got = env.wait_for("SELECT count(*) FROM events", want, Duration::from_secs(30));
+    crate::common::terminate(&ingest);
+    crate::common::wait_timeout(&mut ingest, Duration::from_secs(10)).expect("ingest exits");
+    assert_eq!(got, want);
+    let conn = env.conn();
+    for line in lines
+        .iter()
+        .filter(|l| l["timestamp"].as_i64().unwrap() > now() - 7 * DAY)
+    {
+        let id = line["id"].as_str().unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM events WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(n, 1, "{id} is stored exactly once");
+    }
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id LIKE 'w%'"),
+        60
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'old'"),
+        0
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn compaction_while_eight_captures_append_loses_no_line() {
+    let env = TestEnv::new();
+    let old = aged(3000, "old", 10);
+    let kept = aged(200, "kept", 2);
+    env.append(&old);
+    env.append(&kept);
+    env.ingest_once();
+    let unread = aged(50, "unread", 20);
+    env.append(&unread);
+
+    let report = with_capture_storm(&env, 8, 12, || {
+        std::thread::sleep(Duration::from_millis(100));
+        prune(&env, &["--days", "7", "--compact-queue"])
+    });
+    // The unread old lines were ingested (prune drains the queue first), then pruned.
+    assert_eq!(removed(&report, "events"), 3050, "{report}");
+    assert_eq!(removed(&report, "queue lines"), 3050, "{report}");
+    assert!(report.contains("lock held"), "{report}");
+    assert!(!cmstore::ingest::compact::temp_path(&env.queue()).exists());
+
+    // The queue keeps every line but the 3000 old ingested ones, each once.
+    let lines = read_lines(&env.queue());
+    let mut per_session: HashMap<String, usize> = HashMap::new();
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    for l in &lines {
+        *per_session
+            .entry(l["sessionId"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+        *ids.entry(l["id"].as_str().unwrap().to_owned()).or_default() += 1;
+    }
+    assert!(ids.values().all(|&n| n == 1), "no line doubled");
+    assert_eq!(per_session.get("old"), None);
+    assert_eq!(per_session["kept"], 200);
+    assert_eq!(per_session.get("unread"), None);
+    for w in 0..8 {
+        for j in 0..12 {
+            assert_eq!(per_session.get(&format!("w{w}-{j}")), Some(&1), "w{w}-{j}");
+        }
+    }
+    assert_eq!(lines.len(), 200 + 96);
+
+    // Ingest goes on from the right offset: every line in the DB exactly once.
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM events"), 200 + 96);
+    let conn = env.conn();
+    for id in ids.keys() {
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM events WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(n, 1, "{id}");
+    }
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_why = 'compacted'"),
+        1
+    );
+    let size = std::fs::metadata(env.queue()).unwrap().len() as i64;
+    assert_eq!(
+        env.int("SELECT offset FROM sources WHERE retired_at IS NULL"),
+        size
+    );
+}
+
+#[test]
+fn compaction_refuses_while_ingest_runs() {
+    let env = TestEnv::new();
+    env.append(&aged(5, "old", 10));
+    env.ingest_once();
+    let _lock = cmstore::ingest::lock(&env.db()).unwrap();
+    let before = hash(&env.queue());
+    env.cmd()
+        .args(["prune", "--compact-queue"])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("already running"));
+    assert_eq!(hash(&env.queue()), before);
+}
+
+#[test]
+fn without_a_database_there_is_nothing_to_prune() {
+    let env = TestEnv::new();
+    env.cmd()
+        .args(["prune"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("nothing to prune"));
+    assert!(!env.db().exists());
+}
+
+#[test]
+fn lines_beyond_the_offset_are_kept_however_old() {
+    let env = TestEnv::new();
+    env.append(&aged(20, "old", 10));
+    env.ingest_once();
+    env.append(&aged(7, "unread", 30));
+    let store = cmstore::store::open(&env.db()).unwrap();
+    let c = cmstore::ingest::compact::compact(&store, &env.queue(), now() - 7 * DAY).unwrap();
+    assert_eq!((c.dropped_lines, c.kept_lines), (20, 0));
+    let lines = read_lines(&env.queue());
+    assert_eq!(lines.len(), 7);
+    assert!(lines.iter().all(|l| l["sessionId"] == "unread"));
+    assert_eq!(
+        env.int("SELECT offset FROM sources WHERE retired_at IS NULL"),
+        0
+    );
+    drop(store);
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'unread'"),
+        7
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events"),
+        27,
+        "nothing read twice"
+    );
+}
+
+#[test]
+fn a_crash_between_rename_and_source_update_loses_and_doubles_nothing() {
+    let env = TestEnv::new();
+    let new = aged(10, "new", 1);
+    env.append(&aged(10, "old", 10));
+    env.append(&new);
+    env.ingest_once();
+    // What compaction renames over the queue (kept lines, then a line appended meanwhile),
+    // with the process dying before it records the new file in `sources`.
+    let late = aged(3, "late", 0);
+    let text: String = new.iter().chain(&late).map(|l| format!("{l}\n")).collect();
+    let temp = cmstore::ingest::compact::temp_path(&env.queue());
+    std::fs::write(&temp, text).unwrap();
+    std::fs::rename(&temp, env.queue()).unwrap();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events"),
+        23,
+        "the late lines, nothing twice"
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'late'"),
+        3
+    );
+    assert_eq!(env.int("SELECT count(DISTINCT id) FROM events"), 23);
+}
+
+#[test]
+fn a_temp_file_left_by_a_crash_before_the_rename_is_overwritten() {
+    let env = TestEnv::new();
+    env.append(&aged(10, "old", 10));
+    env.append(&aged(4, "new", 1));
+    env.ingest_once();
+    let temp = cmstore::ingest::compact::temp_path(&env.queue());
+    std::fs::write(&temp, "half a stale copy").unwrap();
+    let report = prune(&env, &["--compact-queue"]);
+    assert_eq!(removed(&report, "queue lines"), 10);
+    assert!(!temp.exists());
+    let lines = read_lines(&env.queue());
+    assert_eq!(lines.len(), 4);
+    assert!(lines.iter().all(|l| l["sessionId"] == "new"));
+}
+
+#[test]
+fn the_configured_retention_is_the_one_prune_uses() {
+    // vstack's B-B5: a configured retention that one of its two pruners never read.
+    let env = TestEnv::new();
+    env.append(&aged(3, "four", 4));
+    env.append(&aged(2, "two", 2));
+    env.ingest_once();
+    std::fs::write(env.home().join("cmstore.toml"), "retention_days = 3\n").unwrap();
+    let report = prune(&env, &[]);
+    assert!(report.contains("keeping 3 days"), "{report}");
+    assert_eq!(removed(&report, "events"), 3);
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'two'"),
+        2
+    );
+}

@@ -1,0 +1,272 @@
+//! `cmstore summarize`: figures per session, tool, day and agent, equal to the views'.
+
+use serde_json::Value;
+
+use crate::common::{entry, TestEnv};
+
+const HOUR: i64 = 3_600_000;
+
+fn now() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// One line of `hook` in `session` at `ts`, adjusted by `f`.
+fn at(
+    hook: &str,
+    session: &str,
+    ts: i64,
+    f: impl FnOnce(&mut cmstore::event::QueueEntry),
+) -> String {
+    let mut e = entry(hook, session);
+    e.timestamp = ts;
+    f(&mut e);
+    e.to_line()
+}
+
+fn tool(hook: &str, session: &str, ts: i64, name: &str, call: &str) -> String {
+    at(hook, session, ts, |e| {
+        e.tool_name = Some(name.into());
+        e.tool_call_id = Some(call.into());
+    })
+}
+
+/// A store with a full session (s1, two hours ago), a session full of unknowns (s2, half an
+/// hour ago), a line without a session, and an old session (s_old, ten days ago).
+pub fn seeded() -> TestEnv {
+    let env = TestEnv::new();
+    let t = now() - 2 * HOUR;
+    let s2 = now() - HOUR / 2;
+    let old = now() - 240 * HOUR;
+    let lines = vec![
+        at("SessionStart", "s1", t, |e| {
+            e.model = Some("m1".into());
+            e.cwd = Some("/p".into());
+        }),
+        at("UserPromptSubmit", "s1", t + 10, |e| {
+            e.prompt = Some("one".into())
+        }),
+        tool("PreToolUse", "s1", t + 20, "Bash", "c1"),
+        tool("PostToolUse", "s1", t + 120, "Bash", "c1"),
+        tool("PreToolUse", "s1", t + 200, "Edit", "c2"),
+        tool("PostToolUseFailure", "s1", t + 250, "Edit", "c2"),
+        at("PreToolUse", "s1", t + 300, |e| {
+            e.tool_name = Some("Task".into());
+            e.tool_call_id = Some("c3".into());
+            e.delegated_agent = Some("planner".into());
+        }),
+        tool("PostToolUse", "s1", t + 1300, "Task", "c3"),
+        at("UserPromptSubmit", "s1", t + 1400, |e| {
+            e.prompt = Some("two".into())
+        }),
+        at("Stop", "s1", t + 1500, |e| e.turn_id = Some("t1".into())),
+        at("SessionEnd", "s1", t + 1600, |_| {}),
+        at("UserPromptSubmit", "s2", s2, |e| {
+            e.agent = Some("vscode".into())
+        }),
+        at("Weird", "s2", s2 + 1, |e| e.agent = Some("vscode".into())),
+        at("Weird", "s2", s2 + 2, |e| e.agent = Some("vscode".into())),
+        at("SessionStart", "s2", s2 + 3, |e| {
+            e.agent = Some("vscode".into());
+            e.actor_name = None;
+            e.actor_type = None;
+        }),
+        at("PreToolUse", "s2", s2 + 4, |e| {
+            e.agent = Some("vscode".into());
+            e.tool_name = None;
+        }),
+        at("Notification", "x", s2 + 5, |e| e.session_id = None),
+        at("UserPromptSubmit", "s_old", old, |_| {}),
+        tool("PreToolUse", "s_old", old + 1, "Read", "c9"),
+        tool("PostToolUse", "s_old", old + 2, "Read", "c9"),
+    ];
+    env.append(&lines);
+    env.ingest_once();
+    env
+}
+
+fn json(env: &TestEnv, args: &[&str]) -> Value {
+    let out = env
+        .cmd()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn stdout(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.cmd().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn summarize_and_query_agree_for_every_grouping() {
+    let env = seeded();
+    let cases = [
+        (
+            "session",
+            format!(
+                "select {} from v_session_summary order by last_seen desc, session_id",
+                cmstore::cmd::summarize::SESSION_COLUMNS
+            ),
+        ),
+        (
+            "tool",
+            "select * from v_tools order by calls desc, tool_name".to_string(),
+        ),
+        ("day", "select * from v_daily order by day".to_string()),
+        (
+            "agent",
+            "select * from v_agents order by sessions desc, agent".to_string(),
+        ),
+    ];
+    for (by, sql) in cases {
+        let summary = stdout(&env, &["summarize", "--by", by, "--format", "json"]);
+        let query = stdout(&env, &["query", &sql, "--format", "json"]);
+        assert_eq!(summary, query, "--by {by}");
+        let rows: Value = serde_json::from_str(&summary).unwrap();
+        assert!(!rows.as_array().unwrap().is_empty(), "--by {by}");
+    }
+}
+
+#[test]
+fn a_session_shows_every_figure() {
+    let env = seeded();
+    let rows = json(&env, &["summarize", "--session", "s1"]);
+    let s = &rows[0];
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(s["agent"], "claude");
+    assert_eq!(s["model"], "m1");
+    assert_eq!(s["cwd"], "/p");
+    assert_eq!(s["duration_ms"], 1600);
+    assert_eq!(s["ended"], 1);
+    assert_eq!(s["prompts"], 2);
+    assert_eq!(s["turns"], 1);
+    assert_eq!(s["tool_uses"], 3);
+    assert_eq!(s["tool_failures"], 1);
+    assert_eq!(s["tools"], "Bash=1/0/100ms;Edit=1/1/50ms;Task=1/0/1000ms");
+    assert_eq!(s["delegations"], 1);
+    assert_eq!(s["delegated_to"], "planner=1");
+    assert_eq!(s["unknown_total"], 0);
+    assert_eq!(s["unknown_breakdown"], "");
+    assert!(s["start"].as_str().unwrap().ends_with('Z'));
+
+    let tools = json(&env, &["summarize", "--session", "s1", "--by", "tool"]);
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tool_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Bash", "Edit", "Task"]);
+    assert_eq!(tools[1]["failed"], 1);
+    assert_eq!(tools[2]["total_ms"], 1000);
+}
+
+#[test]
+fn the_unknown_breakdown_is_sorted_by_reason() {
+    let env = seeded();
+    let rows = json(&env, &["summarize", "--session", "s2"]);
+    assert_eq!(rows[0]["unknown_total"], 4);
+    assert_eq!(
+        rows[0]["unknown_breakdown"],
+        "session_event_without_actor=1;tool_event_without_tool_name=1;unknown_hook_type=2"
+    );
+    // The line without a session counts under vstack's `unknown-session`, in the view.
+    let n = env.int(
+        "SELECT count FROM unknown_counts WHERE session_id = 'unknown-session' \
+         AND reason = 'missing_session_id'",
+    );
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn since_keeps_recent_sessions_and_days() {
+    let env = seeded();
+    let ids = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["session_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = json(&env, &["summarize"]);
+    assert!(ids(&all).contains(&"s_old".to_string()));
+    let recent = json(&env, &["summarize", "--since", "24h"]);
+    assert_eq!(
+        ids(&recent),
+        ["s2", "s1"],
+        "newest first, the old one left out"
+    );
+    let hour = json(&env, &["summarize", "--since", "1h"]);
+    assert_eq!(ids(&hour), ["s2"]);
+    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    assert_eq!(
+        json(&env, &["summarize", "--since", &tomorrow]),
+        Value::Array(vec![])
+    );
+
+    let tools = json(&env, &["summarize", "--by", "tool", "--since", "7d"]);
+    assert!(tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["tool_name"] != "Read"));
+    let agents = json(&env, &["summarize", "--by", "agent", "--since", "1w"]);
+    assert_eq!(agents.as_array().unwrap().len(), 2);
+    let days = json(&env, &["summarize", "--by", "day", "--since", "2d"]);
+    let total: i64 = days
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["events"].as_i64().unwrap())
+        .sum();
+    assert_eq!(total, 17, "every event but the old session's three");
+}
+
+#[test]
+fn bad_options_fail_clearly() {
+    let env = seeded();
+    env.cmd()
+        .args(["summarize", "--since", "yesterday"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("expected a duration ago"));
+    env.cmd()
+        .args(["summarize", "--by", "day", "--session", "s1"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--session applies to"));
+    let empty = TestEnv::new();
+    empty
+        .cmd()
+        .args(["summarize"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("run `cmstore ingest` first"));
+}
+
+#[test]
+fn table_output_shows_the_session() {
+    let env = seeded();
+    let text = stdout(&env, &["summarize", "--session", "s1", "--format", "table"]);
+    assert!(text.contains("planner=1"), "{text}");
+    let sql = env
+        .cmd()
+        .args(["summarize", "--show-sql", "--by", "tool"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&sql.stderr).contains("FROM v_session_tools"));
+}
