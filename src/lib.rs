@@ -28,6 +28,7 @@ pub mod shorten;
 pub mod store;
 pub mod transcript;
 pub mod wire;
+pub mod workload;
 
 use std::process::ExitCode;
 

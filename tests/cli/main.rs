@@ -7,3 +7,4 @@ mod ingest;
 mod query;
 mod resources;
 mod safety;
+mod workload;
