@@ -281,6 +281,14 @@ impl HookCall {
             &Limits::default(),
         );
         e.hook_execution_ms = rng.range(1, 40);
+        // A UUIDv7 on the simulated clock from the seeded generator, so that the same seed
+        // gives the same lines, ids included.
+        let mut random = [0u8; 10];
+        random[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        random[8..].copy_from_slice(&rng.next_u64().to_le_bytes()[..2]);
+        e.id = uuid::Builder::from_unix_timestamp_millis(self.timestamp_ms.max(0) as u64, &random)
+            .into_uuid()
+            .to_string();
         if e.prompt.is_none() {
             e.prompt = self.extra.prompt.clone();
         }
@@ -1180,6 +1188,32 @@ mod tests {
             })
             .count();
         assert!(delegations > 0);
+    }
+
+    #[test]
+    fn queue_lines_are_reproducible_ids_included() {
+        let lines = |seed| {
+            let mut w = Workload::new(Options {
+                seed,
+                ..Options::default()
+            });
+            (0..200)
+                .map(|_| {
+                    let call = w.next_call();
+                    call.to_queue_line(w.rng())
+                })
+                .collect::<Vec<_>>()
+        };
+        let a = lines(4);
+        assert_eq!(a, lines(4));
+        let rows: Vec<String> = a
+            .iter()
+            .filter_map(|l| parse_line(l.as_bytes(), 0).ok())
+            .map(|r| r.id.into_owned())
+            .collect();
+        let unique: std::collections::HashSet<&String> = rows.iter().collect();
+        assert!(rows.len() > 190);
+        assert_eq!(unique.len(), rows.len(), "ids are unique");
     }
 
     #[test]
