@@ -41,7 +41,11 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let input = wire::tool_input(&payload);
-    let _ = cmstore::safety::check(entry.tool_name.as_deref(), input.as_ref(), &Config::default());
+    let _ = cmstore::safety::check(
+        entry.tool_name.as_deref(),
+        input.as_ref(),
+        &Config::default(),
+    );
 
     Redactor::new(&[]).redact_entry(&mut entry);
     check_line(&entry.to_line(), "redacted");

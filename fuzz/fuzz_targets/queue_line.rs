@@ -10,6 +10,9 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(row) = parse_line(data, 1_700_000_000_000) {
         assert!(!row.id.is_empty(), "empty id");
-        assert!(data.starts_with(row.entry.as_bytes()), "entry is not the line");
+        assert!(
+            data.starts_with(row.entry.as_bytes()),
+            "entry is not the line"
+        );
     }
 });
