@@ -2,10 +2,12 @@
 //! decode, sniff the agent and event, normalize, gate, redact, serialize.
 //!
 //! Invariants: nothing panics; the queue line parses back as a JSON object; its `toolInput`,
-//! when present, parses as JSON (also after redaction).
+//! when present, parses as JSON (also after redaction); ingest turns the line into one row
+//! with the entry's id, hook type and session id.
 #![no_main]
 
 use cmstore::config::Config;
+use cmstore::ingest::parse::parse_line;
 use cmstore::redact::Redactor;
 use cmstore::wire::{self, payload, Limits, Payload};
 use libfuzzer_sys::fuzz_target;
@@ -48,7 +50,15 @@ fuzz_target!(|data: &[u8]| {
     );
 
     Redactor::new(&[]).redact_entry(&mut entry);
-    check_line(&entry.to_line(), "redacted");
+    let line = entry.to_line();
+    check_line(&line, "redacted");
+
+    // What capture writes, ingest takes: one row, under the entry's own id and hook type.
+    let row = parse_line(line.as_bytes(), 0)
+        .unwrap_or_else(|e| panic!("ingest rejects a capture line ({e:?}): {line}"));
+    assert_eq!(row.id, entry.id.as_str());
+    assert_eq!(row.hook_type.as_deref(), Some(entry.hook_type.as_str()));
+    assert_eq!(row.session_id.as_deref(), entry.session_id.as_deref());
 });
 
 fn check_line(line: &str, stage: &str) {
