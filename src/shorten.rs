@@ -9,10 +9,13 @@ use serde_json::{Map, Value};
 /// Marker appended to every shortened string.
 pub const ELLIPSIS: char = '…';
 
-/// Cuts `text` to at most `max_chars` characters, ending in `…` when something was removed.
+/// Cuts `text` to at most `max_chars` characters, ending in `…` when something was removed
+/// (a budget of 0 leaves no room for it: the result is empty).
 pub fn cut_text(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         None => text.to_string(),
+        // No room even for the `…`.
+        Some(_) if max_chars == 0 => String::new(),
         Some(_) => {
             let keep = max_chars.saturating_sub(1);
             let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
@@ -146,6 +149,14 @@ mod tests {
         assert_eq!(cut_text("abcd", 3), "ab…");
         assert_eq!(cut_text("ééééé", 3).chars().count(), 3);
         assert_eq!(cut_text("", 0), "");
+    }
+
+    #[test]
+    fn a_zero_budget_gives_nothing_not_an_ellipsis() {
+        // Found by `cargo fuzz run shorten`: the budget 0 gave "…", one char over it.
+        assert_eq!(cut_text("\"q", 0), "");
+        assert_eq!(cut_text("é", 0), "");
+        assert_eq!(cut_text("ab", 1), "…");
     }
 
     #[test]

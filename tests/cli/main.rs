@@ -11,3 +11,4 @@ mod resources;
 mod safety;
 mod status;
 mod summarize;
+mod workload;
