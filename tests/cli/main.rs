@@ -11,4 +11,5 @@ mod resources;
 mod safety;
 mod status;
 mod summarize;
+mod torture;
 mod workload;
