@@ -76,6 +76,19 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
         timespec::iso(cutoff),
         if args.dry_run { "; dry run" } else { "" }
     )?;
+    let cutoff_time =
+        std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(cutoff).unwrap_or(0));
+    let cursors = crate::transcript::remove_stale(&paths.state_dir(), cutoff_time, args.dry_run)
+        .with_context(|| format!("cannot prune {}", paths.state_dir().display()))?;
+    writeln!(
+        out,
+        "transcript cursors of sessions idle since the cutoff: {cursors} {}",
+        if args.dry_run {
+            "would be removed"
+        } else {
+            "removed"
+        }
+    )?;
     if !paths.db.exists() {
         writeln!(
             out,

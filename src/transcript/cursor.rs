@@ -455,6 +455,57 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Removes the cursors of sessions not seen since `cutoff` (their `<key>.json` untouched since
+/// then), with their lock files and any temp files a crash left behind; returns how many
+/// cursors were (or, with `dry_run`, would be) removed. Cursors hold prompt text of the open
+/// turn, so retention applies to them as to the store.
+///
+/// A cursor file is rewritten by every hook of its session, so an old one belongs to a session
+/// that has ended; removing its lock file then cannot race a hook that holds it.
+pub fn remove_stale(
+    state_dir: &Path,
+    cutoff: std::time::SystemTime,
+    dry_run: bool,
+) -> io::Result<usize> {
+    let entries = match fs::read_dir(state_dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(err) => return Err(err),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let path = entry?.path();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let is_cursor = name.ends_with(".json");
+        let is_temp = name.contains(".json.tmp");
+        if !is_cursor && !is_temp {
+            continue;
+        }
+        let modified = fs::metadata(&path).and_then(|m| m.modified())?;
+        if modified >= cutoff {
+            continue;
+        }
+        if is_cursor {
+            removed += 1;
+        }
+        if !dry_run {
+            fs::remove_file(&path)?;
+            if is_cursor {
+                let lock = path.with_extension("lock");
+                match fs::remove_file(&lock) {
+                    Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(removed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -880,5 +931,39 @@ mod tests {
         assert_ne!(file_name_for("a/b"), file_name_for("a:b"));
         assert!(!file_name_for("").is_empty());
         assert!(file_name_for(&"k".repeat(500)).len() < 120);
+    }
+
+    #[test]
+    fn stale_cursors_are_removed_with_their_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "old.json",
+            "old.lock",
+            "new.json",
+            "new.lock",
+            "x.json.tmp42",
+        ] {
+            fs::write(dir.path().join(name), "{}").unwrap();
+        }
+        let future = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        // Everything is older than a cutoff in the future; nothing is older than one in the past.
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        assert_eq!(remove_stale(dir.path(), past, false).unwrap(), 0);
+        assert_eq!(
+            remove_stale(dir.path(), future, true).unwrap(),
+            2,
+            "dry run counts"
+        );
+        assert!(
+            dir.path().join("old.json").exists(),
+            "dry run removes nothing"
+        );
+        assert_eq!(remove_stale(dir.path(), future, false).unwrap(), 2);
+        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        assert_eq!(
+            remove_stale(&dir.path().join("missing"), future, false).unwrap(),
+            0
+        );
     }
 }

@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::event::ToolCallRecord;
 use crate::event::TurnRecord;
-pub use cursor::{Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS};
+pub use cursor::{
+    remove_stale, Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS,
+};
 pub use discover::{discover, DiscoveryEnv};
 pub use record::{parse_line, ParseOptions, Record};
 pub use turns::{assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};

@@ -444,3 +444,36 @@ fn the_configured_retention_is_the_one_prune_uses() {
         2
     );
 }
+
+#[test]
+fn prune_removes_transcript_cursors_of_idle_sessions() {
+    let env = TestEnv::new();
+    let state = env.home().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let ten_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(10 * 86_400);
+    for (name, old) in [
+        ("idle.json", true),
+        ("idle.lock", true),
+        ("live.json", false),
+        ("live.lock", false),
+    ] {
+        let file = std::fs::File::create(state.join(name)).unwrap();
+        if old {
+            file.set_modified(ten_days_ago).unwrap();
+        }
+    }
+    let out = env
+        .cmd()
+        .args(["prune", "--days", "7", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("cursors of sessions idle since the cutoff: 1 would be removed"));
+    assert!(state.join("idle.json").exists());
+    env.cmd().args(["prune", "--days", "7"]).assert().success();
+    assert!(!state.join("idle.json").exists());
+    assert!(!state.join("idle.lock").exists());
+    assert!(state.join("live.json").exists());
+    assert!(state.join("live.lock").exists());
+}
