@@ -26,6 +26,9 @@ use crate::wire::{self, output, payload::sniff_string_field, Agent, DecodeError,
 /// Largest payload read from stdin; the rest is drained and the entry marked `truncated`.
 pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 
+/// Longest queue line capture writes: ingest rejects longer ones.
+const MAX_LINE_BYTES: usize = crate::queue::read::DEFAULT_MAX_LINE_BYTES;
+
 /// Characters of each side of an exchange shown in the debug log.
 const DEBUG_EXCERPT: usize = 80;
 
@@ -109,7 +112,7 @@ fn capture(
     };
     let now_ms = chrono::Utc::now().timestamp_millis();
 
-    let (payload, decode_error) = if input.truncated() {
+    let (mut payload, decode_error) = if input.truncated() {
         (Payload::default(), Some(DecodeError::Truncated))
     } else {
         match Payload::decode(&input.bytes) {
@@ -117,6 +120,11 @@ fn capture(
             Err(e) => (Payload::default(), Some(e)),
         }
     };
+    // Redact before anything is shortened: a cut secret no longer matches its pattern.
+    let redactor = Redactor::new(&config.redact);
+    if decode_error.is_none() && redactor.may_match(&String::from_utf8_lossy(&input.bytes)) {
+        payload.redact_with(&redactor);
+    }
     let agent = Agent::from_flag(&args.agent).unwrap_or_else(|| wire::sniff_agent(&payload));
     let event = wire::event_name(args.event.as_deref(), &payload).or_else(|| {
         sniff_string_field(&input.bytes, "hook_event_name")
@@ -163,12 +171,21 @@ fn capture(
         entry.payload = Some(payload.to_value());
     }
     let mut reply = None;
-    if hook_type == Some(HookType::PreToolUse) && decode_error.is_none() {
-        reply = safety_gate(config, agent, event.as_deref(), &payload, &mut entry, log);
+    if hook_type == Some(HookType::PreToolUse) {
+        if decode_error.is_none() {
+            reply = safety_gate(config, agent, event.as_deref(), &payload, &mut entry, log);
+        } else {
+            // Allowed unchecked, like any call the gate cannot read, and counted by ingest.
+            entry.risk = Some(safety::UNREADABLE.to_string());
+            entry.decision = Some("allow".to_string());
+        }
     }
     let mut before = Vec::new();
     let mut after = Vec::new();
     let mut record_main = config.event_enabled(&entry.hook_type);
+    // The cursor is saved only once its turns are in the queue: saving first would mark them
+    // recorded even when the append then fails, and they would never be written.
+    let mut tracker_to_save = None;
     match hook_type {
         Some(HookType::PostToolUse) => {
             if let Some(mut tracker) = open_tracker(paths, &payload, &entry, log) {
@@ -178,7 +195,7 @@ fn capture(
                     }
                     Err(err) => log.note(|| format!("harvest failed: {err}")),
                 }
-                finish_tracker(tracker, log);
+                tracker_to_save = Some(tracker);
             }
         }
         Some(HookType::Stop) => {
@@ -199,7 +216,7 @@ fn capture(
                     }
                     Err(err) => log.note(|| format!("reading the final exchange failed: {err}")),
                 }
-                finish_tracker(tracker, log);
+                tracker_to_save = Some(tracker);
             }
         }
         Some(HookType::PreCompact) => {
@@ -210,12 +227,11 @@ fn capture(
                     }
                     Err(err) => log.note(|| format!("reading turns failed: {err}")),
                 }
-                finish_tracker(tracker, log);
+                tracker_to_save = Some(tracker);
             }
         }
         _ => {}
     }
-    let redactor = Redactor::new(&config.redact);
     for e in before
         .iter_mut()
         .chain(std::iter::once(&mut entry))
@@ -248,29 +264,53 @@ fn capture(
         entries.push(entry);
     }
     entries.extend(after);
+    entries.retain(|e| config.event_enabled(&e.hook_type));
     let lines: Vec<String> = entries
         .iter_mut()
         .map(|e| {
             e.hook_execution_ms = elapsed;
-            e.to_line()
+            fit_line(e, log)
         })
         .collect();
     match crate::queue::append_lines(&paths.queue, &lines) {
-        Ok(report) => log.note(|| {
-            format!(
-                "appended {} line(s), {} bytes{}",
-                lines.len(),
-                report.bytes,
-                if report.locked {
-                    ""
-                } else {
-                    " WITHOUT the lock (busy)"
-                }
-            )
-        }),
+        Ok(report) => {
+            if let Some(tracker) = tracker_to_save {
+                finish_tracker(tracker, log);
+            }
+            log.note(|| {
+                format!(
+                    "appended {} line(s), {} bytes{}",
+                    lines.len(),
+                    report.bytes,
+                    if report.locked {
+                        ""
+                    } else {
+                        " WITHOUT the lock"
+                    }
+                )
+            })
+        }
+        // The cursor is dropped unsaved: the next hook reads the same turns again.
         Err(err) => log.note(|| format!("queue append failed: {err}")),
     }
     reply
+}
+
+/// The entry's queue line, without its raw `payload` when that would make the line longer than
+/// ingest accepts (the normalized fields are worth more than the copy).
+fn fit_line(e: &mut QueueEntry, log: &mut DebugLog) -> String {
+    let line = e.to_line();
+    if line.len() < MAX_LINE_BYTES || e.payload.is_none() {
+        return line;
+    }
+    e.payload = None;
+    log.note(|| {
+        format!(
+            "raw payload left out: the line would be {} bytes",
+            line.len()
+        )
+    });
+    e.to_line()
 }
 
 /// Runs the safety gate on a PreToolUse payload: records the finding on `entry`, and in

@@ -77,6 +77,15 @@ pub fn lock_queue(queue: &Path, wait: Duration) -> Result<Option<File>, AppendEr
     }
 }
 
+/// True when the last byte of `file` (of length `len`) is a newline (or cannot be read).
+fn ends_with_newline(file: &mut File, len: u64) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))
+        .and_then(|_| file.read_exact(&mut last))
+        .map_or(true, |()| last[0] == b'\n')
+}
+
 /// Appends `lines` (each without its newline) to `queue` in a single write under the lock.
 ///
 /// Creates the queue's directory (0700) and the queue (0600) when missing. Lines must not
@@ -100,25 +109,40 @@ pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, Appe
             source,
         })?;
     }
-    // The lock is released when `guard` drops, after the queue file is closed.
-    let guard = lock_queue(queue, LOCK_WAIT)?;
+    // The lock is released when `guard` drops, after the queue file is closed. A file system
+    // without advisory locks (some network mounts) must not cost the event: append unlocked.
+    let guard = lock_queue(queue, LOCK_WAIT).unwrap_or(None);
     let mut file = private_file_options()
         .create(true)
+        .read(true)
         .append(true)
         .open(queue)
         .map_err(|source| AppendError::Open {
             path: queue.to_path_buf(),
             source,
         })?;
-    file.write_all(&buf).map_err(|source| AppendError::Write {
-        path: queue.to_path_buf(),
-        source,
-    })?;
+    let len_before = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut out = Vec::with_capacity(buf.len() + 1);
+    if len_before > 0 && !ends_with_newline(&mut file, len_before) {
+        // A writer died mid-line (or a full disk cut its write): end that fragment so it
+        // becomes one rejected line instead of swallowing ours.
+        out.push(b'\n');
+    }
+    out.extend_from_slice(&buf);
+    if let Err(source) = file.write_all(&out) {
+        // Leave no torn line behind for the next append to join.
+        let _ = file.set_len(len_before);
+        return Err(AppendError::Write {
+            path: queue.to_path_buf(),
+            source,
+        });
+    }
     drop(file);
+    let out_len = out.len();
     let locked = guard.is_some();
     drop(guard);
     Ok(AppendReport {
-        bytes: buf.len(),
+        bytes: out_len,
         locked,
     })
 }
@@ -153,6 +177,31 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o700);
         }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_ended_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("q.jsonl");
+        std::fs::write(&queue, "{\"a\":1}\n{\"cut").unwrap();
+        append_lines(&queue, &["{\"b\":2}".into()]).unwrap();
+        let text = std::fs::read_to_string(&queue).unwrap();
+        assert_eq!(
+            text, "{\"a\":1}\n{\"cut\n{\"b\":2}\n",
+            "our line stays whole"
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_write_leaves_no_partial_line() {
+        // A queue that is a link to /dev/full, which fails every write with ENOSPC (the lock
+        // file stays in the temp dir).
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("q.jsonl");
+        std::os::unix::fs::symlink("/dev/full", &queue).unwrap();
+        let err = append_lines(&queue, &["{}".into()]).unwrap_err();
+        assert!(matches!(err, AppendError::Write { .. }), "{err}");
     }
 
     #[test]

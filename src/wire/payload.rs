@@ -104,6 +104,13 @@ impl Payload {
             })
     }
 
+    /// Replaces secrets in every string of the payload.
+    pub fn redact_with(&mut self, redactor: &crate::redact::Redactor) {
+        for value in self.fields.values_mut() {
+            redactor.redact_value(value);
+        }
+    }
+
     /// The whole payload as a JSON value (verbose logging keeps it).
     pub fn to_value(&self) -> Value {
         Value::Object(self.fields.clone())

@@ -395,9 +395,13 @@ fn an_unwritable_queue_still_answers_the_agent() {
 #[test]
 fn a_full_disk_still_answers_the_agent() {
     let env = TestEnv::new();
+    // A queue that is a link to /dev/full: every write fails with ENOSPC.
+    let queue = env.dir.path().join("full.jsonl");
+    std::os::unix::fs::symlink("/dev/full", &queue).unwrap();
     let out = env
         .cmd()
-        .args(["capture", "--queue", "/dev/full"])
+        .args(["capture", "--queue"])
+        .arg(&queue)
         .write_stdin(r#"{"session_id":"s","hook_event_name":"Stop"}"#)
         .env("CMSTORE_DEBUG", "1")
         .output()
@@ -806,4 +810,31 @@ fn a_mistyped_capture_command_line_still_captures_and_exits_zero() {
     // Other commands keep clap's usual error.
     let out = env.cmd().args(["query", "--bogus"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn turns_harvested_while_the_queue_is_unwritable_are_written_by_the_next_hook() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    append(&t, &claude_turn(1, 1));
+    append(
+        &t,
+        &format!(
+            "{}\n",
+            json!({"type":"user","uuid":"u2","message":{"role":"user","content":"prompt 2"}})
+        ),
+    );
+    let blocker = env.dir.path().join("not-a-dir");
+    fs::write(&blocker, "").unwrap();
+    env.cmd()
+        .args(["capture", "--queue"])
+        .arg(blocker.join("q.jsonl"))
+        .write_stdin(hook("PostToolUse", &t))
+        .assert()
+        .success();
+    // The failed append left the cursor unsaved: the next hook harvests the same turn.
+    capture(&env, hook("PostToolUse", &t), &[]);
+    let s = stops(&env);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["turnId"], "u1");
 }

@@ -303,3 +303,21 @@ fn unreadable_tool_calls_are_counted_as_unknown_by_ingest() {
         3
     );
 }
+
+#[test]
+fn secrets_are_redacted_before_long_inputs_are_shortened() {
+    let env = TestEnv::new();
+    // Many strings: shortening cuts each to a few characters, which would leave a token too
+    // short to match its pattern if redaction came second.
+    let mut items = vec![Value::String(format!(
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789{}",
+        "y".repeat(100)
+    ))];
+    items.extend((0..399).map(|_| Value::String("z".repeat(100))));
+    let payload = json!({"session_id":"s","hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"items":items}});
+    let (_, line) = run(&env, &payload, &[]);
+    let input = line["toolInput"].as_str().unwrap();
+    assert!(input.len() < 9000, "the input was shortened");
+    let queue = fs::read_to_string(env.queue()).unwrap();
+    assert!(!queue.contains("ghp_abcdefghij"), "{input}");
+}
