@@ -8,8 +8,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use serde::Deserialize;
-
 /// Days of history `prune` keeps when nothing else is configured.
 pub const DEFAULT_RETENTION_DAYS: u32 = 7;
 
@@ -83,37 +81,6 @@ impl fmt::Display for Problem {
     }
 }
 
-/// The file's shape. Every field is optional and loosely typed so that one bad value only
-/// costs that value, not the whole file.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileConfig {
-    mode: Option<toml::Value>,
-    log_level: Option<toml::Value>,
-    retention_days: Option<toml::Value>,
-    store_text: Option<toml::Value>,
-    debug: Option<toml::Value>,
-    events: Option<BTreeMap<String, toml::Value>>,
-    safety: Option<SafetyConfig>,
-    redaction: Option<RedactionConfig>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SafetyConfig {
-    #[serde(default)]
-    add: BTreeMap<String, String>,
-    #[serde(default)]
-    remove: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RedactionConfig {
-    #[serde(default)]
-    patterns: Vec<String>,
-}
-
 /// A value read from the environment (injected for tests).
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -152,17 +119,21 @@ impl Config {
                 message,
             })
         };
-        let file: FileConfig = match toml::from_str(text) {
-            Ok(file) => file,
+        // Read key by key, so one bad or unknown key costs only itself: an enforce mode or a
+        // redaction pattern must not vanish because of a typo elsewhere in the file.
+        let mut table: toml::Table = match text.parse() {
+            Ok(table) => table,
             Err(err) => {
                 problem(format!(
-                    "not valid configuration ({}); defaults apply",
+                    "not valid TOML ({}); defaults apply",
                     err.message()
                 ));
                 return;
             }
         };
-        if let Some(v) = file.mode {
+        // DESIGN.md spells the log level `capture.log_level`; accept that too.
+        let mut capture = take_table(&mut table, "capture", &mut problem);
+        if let Some(v) = table.remove("mode") {
             match v.as_str().and_then(parse_mode) {
                 Some(mode) => self.mode = mode,
                 None => problem(format!(
@@ -170,7 +141,10 @@ impl Config {
                 )),
             }
         }
-        if let Some(v) = file.log_level {
+        if let Some(v) = table
+            .remove("log_level")
+            .or_else(|| capture.remove("log_level"))
+        {
             match v.as_str().and_then(parse_log_level) {
                 Some(level) => self.log_level = level,
                 None => problem(format!(
@@ -178,7 +152,7 @@ impl Config {
                 )),
             }
         }
-        if let Some(v) = file.retention_days {
+        if let Some(v) = table.remove("retention_days") {
             match v.as_integer().and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0) {
                 Some(days) => self.retention_days = days,
                 None => problem(format!(
@@ -186,18 +160,18 @@ impl Config {
                 )),
             }
         }
-        for (name, value, slot) in [
-            ("store_text", file.store_text, &mut self.store_text),
-            ("debug", file.debug, &mut self.debug),
+        for (name, slot) in [
+            ("store_text", &mut self.store_text),
+            ("debug", &mut self.debug),
         ] {
-            if let Some(v) = value {
+            if let Some(v) = table.remove(name) {
                 match v.as_bool() {
                     Some(b) => *slot = b,
                     None => problem(format!("{name} = {v}: expected true or false; ignored")),
                 }
             }
         }
-        for (event, v) in file.events.unwrap_or_default() {
+        for (event, v) in take_table(&mut table, "events", &mut problem) {
             let canonical = crate::event::HookType::from_event_name(&event)
                 .map(|t| t.as_str().to_string())
                 .unwrap_or(event.clone());
@@ -210,29 +184,47 @@ impl Config {
                 )),
             }
         }
-        if let Some(safety) = file.safety {
-            for (name, pattern) in safety.add {
-                match regex::Regex::new(&pattern) {
-                    Ok(_) => self.safety_add.push((name, pattern)),
-                    Err(err) => problem(format!("safety.add.{name}: invalid pattern: {err}")),
-                }
-            }
-            for name in safety.remove {
-                if crate::safety::is_rule(&name) {
-                    self.safety_remove.push(name);
-                } else {
-                    problem(format!("safety.remove: no built-in rule named {name:?}"));
-                }
+        let mut safety = take_table(&mut table, "safety", &mut problem);
+        for (name, pattern) in take_table(&mut safety, "add", &mut problem) {
+            match pattern.as_str().map(regex::Regex::new) {
+                Some(Ok(_)) => self
+                    .safety_add
+                    .push((name, pattern.as_str().unwrap_or_default().to_string())),
+                Some(Err(err)) => problem(format!("safety.add.{name}: invalid pattern: {err}")),
+                None => problem(format!(
+                    "safety.add.{name} = {pattern}: expected a pattern string"
+                )),
             }
         }
-        if let Some(redaction) = file.redaction {
-            for pattern in redaction.patterns {
-                match regex::Regex::new(&pattern) {
-                    Ok(_) => self.redact.push(pattern),
-                    Err(err) => problem(format!(
-                        "redaction.patterns: invalid pattern {pattern:?}: {err}"
-                    )),
-                }
+        for name in take_strings(&mut safety, "remove", "safety.remove", &mut problem) {
+            if crate::safety::is_rule(&name) {
+                self.safety_remove.push(name);
+            } else {
+                problem(format!("safety.remove: no built-in rule named {name:?}"));
+            }
+        }
+        let mut redaction = take_table(&mut table, "redaction", &mut problem);
+        for pattern in take_strings(
+            &mut redaction,
+            "patterns",
+            "redaction.patterns",
+            &mut problem,
+        ) {
+            match regex::Regex::new(&pattern) {
+                Ok(_) => self.redact.push(pattern),
+                Err(err) => problem(format!(
+                    "redaction.patterns: invalid pattern {pattern:?}: {err}"
+                )),
+            }
+        }
+        for (section, rest) in [
+            ("", table),
+            ("capture.", capture),
+            ("safety.", safety),
+            ("redaction.", redaction),
+        ] {
+            for key in rest.keys() {
+                problem(format!("unknown setting {section}{key}; ignored"));
             }
         }
     }
@@ -287,6 +279,46 @@ impl Config {
         }
         if let Some(v) = env("CMSTORE_DEBUG") {
             self.debug = parse_bool(&v).unwrap_or(!v.trim().is_empty());
+        }
+    }
+}
+
+/// Removes `key` from `table` as a table; another type is reported and ignored.
+fn take_table(table: &mut toml::Table, key: &str, problem: &mut impl FnMut(String)) -> toml::Table {
+    match table.remove(key) {
+        None => toml::Table::new(),
+        Some(toml::Value::Table(t)) => t,
+        Some(other) => {
+            problem(format!("{key} = {other}: expected a table; ignored"));
+            toml::Table::new()
+        }
+    }
+}
+
+/// Removes `key` from `table` as a list of strings; other values are reported and skipped.
+fn take_strings(
+    table: &mut toml::Table,
+    key: &str,
+    name: &str,
+    problem: &mut impl FnMut(String),
+) -> Vec<String> {
+    match table.remove(key) {
+        None => Vec::new(),
+        Some(toml::Value::Array(items)) => items
+            .into_iter()
+            .filter_map(|v| match v {
+                toml::Value::String(s) => Some(s),
+                other => {
+                    problem(format!("{name}: {other} is not a string; ignored"));
+                    None
+                }
+            })
+            .collect(),
+        Some(other) => {
+            problem(format!(
+                "{name} = {other}: expected a list of strings; ignored"
+            ));
+            Vec::new()
         }
     }
 }
@@ -402,6 +434,25 @@ patterns = ["corp-[0-9]{6}"]
 
         let (_, problems) = load("colour = \"blue\"", &[]);
         assert!(problems[0].message.contains("colour"), "{problems:?}");
+    }
+
+    #[test]
+    fn one_bad_key_costs_only_itself() {
+        let (config, problems) = load(
+            "mode = \"enforce\"\ncolour = \"blue\"\nevents = true\nstore_text = false\n\
+             [capture]\nlog_level = \"verbose\"\n[safety]\nremove = \"git-push-force\"\n\
+             [redaction]\npatterns = [\"corp-[0-9]+\", 5]\n",
+            &[],
+        );
+        assert_eq!(config.mode, Mode::Enforce, "kept despite the unknown key");
+        assert!(!config.store_text);
+        assert_eq!(
+            config.log_level,
+            LogLevel::Verbose,
+            "capture.log_level is accepted"
+        );
+        assert_eq!(config.redact, vec!["corp-[0-9]+".to_string()]);
+        assert_eq!(problems.len(), 4, "{problems:?}");
     }
 
     #[test]
