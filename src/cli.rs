@@ -44,7 +44,7 @@ impl Cli {
                 let first_line = first_line.lines().next().unwrap_or_default();
                 eprintln!("cmstore capture: {first_line}; capturing with default options");
                 Cli {
-                    globals: Globals::from_env(),
+                    globals: Globals::salvage(std::env::args_os().skip(1)),
                     command: Command::Capture(cmd::capture::Args::default()),
                 }
             }
@@ -71,6 +71,34 @@ pub struct Globals {
 }
 
 impl Globals {
+    /// Global options picked out of a command line that did not parse, over the `CMSTORE_*`
+    /// variables: `cmstore hooks install --home …` writes `--home` into the hook command, and
+    /// a typo elsewhere on that line must not send events to another queue.
+    pub fn salvage(args: impl IntoIterator<Item = std::ffi::OsString>) -> Globals {
+        let mut globals = Globals::from_env();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            let text = arg.to_string_lossy().to_string();
+            let (flag, inline) = match text.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => {
+                    (flag.to_string(), Some(value.into()))
+                }
+                _ => (text, None),
+            };
+            let slot = match flag.as_str() {
+                "--home" => &mut globals.home,
+                "--queue" => &mut globals.queue,
+                "--db" => &mut globals.db,
+                "--config" => &mut globals.config,
+                _ => continue,
+            };
+            if let Some(value) = inline.or_else(|| args.next()) {
+                *slot = Some(PathBuf::from(value));
+            }
+        }
+        globals
+    }
+
     /// Global options from the `CMSTORE_*` variables alone.
     pub fn from_env() -> Globals {
         let var = |name: &str| {
@@ -110,4 +138,25 @@ pub enum Command {
     Completions(cmd::generate::CompletionsArgs),
     /// Print the man page (roff)
     Man(cmd::generate::ManArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_paths_are_salvaged_from_a_broken_command_line() {
+        let args = [
+            "capture",
+            "--agnet",
+            "x",
+            "--home",
+            "/h",
+            "--queue=/q.jsonl",
+        ]
+        .map(std::ffi::OsString::from);
+        let globals = Globals::salvage(args);
+        assert_eq!(globals.home, Some(PathBuf::from("/h")));
+        assert_eq!(globals.queue, Some(PathBuf::from("/q.jsonl")));
+    }
 }

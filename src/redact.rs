@@ -7,6 +7,7 @@
 //! common hook (no secret at all) free of regex start-up cost.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use regex::Regex;
 use serde_json::Value;
@@ -60,6 +61,13 @@ const SHAPES: &[Shape] = &[
     },
 ];
 
+/// The compiled pattern of built-in shape `index`, compiled on first use.
+fn shape_regex(index: usize) -> &'static Regex {
+    static COMPILED: [OnceLock<Regex>; SHAPES.len()] = [const { OnceLock::new() }; SHAPES.len()];
+    COMPILED[index]
+        .get_or_init(|| Regex::new(SHAPES[index].pattern).expect("built-in patterns compile"))
+}
+
 /// Replaces secrets in text.
 #[derive(Debug)]
 pub struct Redactor {
@@ -87,10 +95,9 @@ impl Redactor {
     /// `text` with every secret replaced.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
-        for shape in SHAPES {
+        for (index, shape) in SHAPES.iter().enumerate() {
             if shape.needles.iter().any(|n| out.contains(n)) {
-                let re = Regex::new(shape.pattern).expect("built-in patterns compile");
-                if let Cow::Owned(s) = re.replace_all(&out, shape.replacement) {
+                if let Cow::Owned(s) = shape_regex(index).replace_all(&out, shape.replacement) {
                     out = Cow::Owned(s);
                 }
             }

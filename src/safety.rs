@@ -6,6 +6,8 @@
 //! Here shell commands are found in every agent's shape, SQL rules look at any tool's string
 //! arguments, and an unreadable payload is *allowed* (and marked, so ingest counts it).
 
+use std::sync::OnceLock;
+
 use regex::Regex;
 use serde_json::Value;
 
@@ -143,6 +145,13 @@ const RULES: &[Rule] = &[
     },
 ];
 
+/// The compiled pattern of built-in rule `index`, compiled on first use: most hooks need none.
+fn rule_regex(index: usize) -> &'static Regex {
+    static COMPILED: [OnceLock<Regex>; RULES.len()] = [const { OnceLock::new() }; RULES.len()];
+    COMPILED[index]
+        .get_or_init(|| Regex::new(RULES[index].pattern).expect("built-in patterns compile"))
+}
+
 /// True when `name` names a built-in rule (for `safety.remove` validation).
 pub fn is_rule(name: &str) -> bool {
     RULES.iter().any(|r| r.name == name)
@@ -184,27 +193,31 @@ pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Config) ->
         }
         (false, None) => return Verdict::Clean,
     };
+    // Patterns were validated when the configuration was loaded; compile them once per call.
+    let added: Vec<(&String, Regex)> = config
+        .safety_add
+        .iter()
+        .filter_map(|(name, pattern)| Regex::new(pattern).ok().map(|re| (name, re)))
+        .collect();
     let mut rules = Vec::new();
     let mut matched_text = String::new();
     for text in &texts {
         let lower = text.to_lowercase();
-        for rule in RULES {
+        for (index, rule) in RULES.iter().enumerate() {
             if (!shell && rule.scope == Scope::Shell)
                 || config.safety_remove.iter().any(|r| r == rule.name)
                 || !rule.needles.iter().any(|n| lower.contains(n))
             {
                 continue;
             }
-            let re = Regex::new(rule.pattern).expect("built-in patterns compile");
-            if re.is_match(text) && !rules.iter().any(|r| r == rule.name) {
+            if rule_regex(index).is_match(text) && !rules.iter().any(|r| r == rule.name) {
                 rules.push(rule.name.to_string());
                 matched_text.clone_from(text);
             }
         }
-        for (name, pattern) in &config.safety_add {
-            // Patterns were validated when the configuration was loaded.
-            if Regex::new(pattern).is_ok_and(|re| re.is_match(text)) && !rules.contains(name) {
-                rules.push(name.clone());
+        for (name, re) in &added {
+            if re.is_match(text) && !rules.contains(name) {
+                rules.push((*name).clone());
                 matched_text.clone_from(text);
             }
         }

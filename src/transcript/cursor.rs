@@ -485,7 +485,12 @@ pub fn remove_stale(
         if !is_cursor && !is_temp {
             continue;
         }
-        let modified = fs::metadata(&path).and_then(|m| m.modified())?;
+        // A hook may rename or remove a file meanwhile: that file is simply not stale.
+        let modified = match fs::metadata(&path).and_then(|m| m.modified()) {
+            Ok(modified) => modified,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(err),
+        };
         if modified >= cutoff {
             continue;
         }
@@ -493,7 +498,10 @@ pub fn remove_stale(
             removed += 1;
         }
         if !dry_run {
-            fs::remove_file(&path)?;
+            match fs::remove_file(&path) {
+                Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+                _ => {}
+            }
             if is_cursor {
                 let lock = path.with_extension("lock");
                 match fs::remove_file(&lock) {
