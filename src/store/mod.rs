@@ -39,6 +39,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0003_create_summary_views",
         include_str!("../../migrations/0003_create_summary_views.sql"),
     ),
+    (
+        "0004_create_meta",
+        include_str!("../../migrations/0004_create_meta.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -160,6 +160,14 @@ pub fn prune(
 ) -> Result<Report, Error> {
     let mut report = Report::default();
     let limit = batch_rows.max(1) as i64;
+    // Recorded first, so that a line re-read from a replaced queue cannot bring back what the
+    // batches below delete (ingest skips lines older than the watermark). Never in the future.
+    let watermark = cutoff_ms.min(chrono::Utc::now().timestamp_millis());
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('pruned_before', ?1)
+         ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
+        [watermark],
+    )?;
     // An automatic checkpoint runs inside COMMIT and would be timed as lock time although it
     // blocks no writer; `timed` checkpoints explicitly after each commit instead.
     conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;

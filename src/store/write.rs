@@ -167,6 +167,8 @@ pub struct BatchCounts {
 pub struct Batch<'c> {
     tx: Transaction<'c>,
     now: i64,
+    /// Lines older than this were pruned (or are due to be): they are not stored again.
+    pruned_before: i64,
     sessions: HashMap<String, SessionAgg>,
     tool_calls: HashMap<String, ToolCallAgg>,
     unknowns: HashMap<(String, &'static str), i64>,
@@ -192,9 +194,18 @@ impl<'c> Batch<'c> {
     /// Starts a batch with `BEGIN IMMEDIATE`, waiting (busy timeout) for another writer.
     pub fn begin(conn: &'c mut Connection, now_ms: i64) -> Result<Batch<'c>, Error> {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let pruned_before = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'pruned_before'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(i64::MIN);
         Ok(Batch {
             tx,
             now: now_ms,
+            pruned_before,
             sessions: HashMap::new(),
             tool_calls: HashMap::new(),
             unknowns: HashMap::new(),
@@ -255,6 +266,12 @@ impl<'c> Batch<'c> {
         source_id: i64,
         offset: i64,
     ) -> Result<bool, Error> {
+        if row.ts < self.pruned_before {
+            // Stored once and pruned since (or older than the retention anyway): counted with
+            // the duplicates, never stored again.
+            self.counts.duplicates += 1;
+            return Ok(false);
+        }
         let inserted = self
             .tx
             .prepare_cached(

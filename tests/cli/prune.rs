@@ -477,3 +477,39 @@ fn prune_removes_transcript_cursors_of_idle_sessions() {
     assert!(state.join("live.json").exists());
     assert!(state.join("live.lock").exists());
 }
+
+#[test]
+fn pruned_events_do_not_come_back_when_the_queue_is_read_again_from_its_start() {
+    let env = TestEnv::new();
+    let now = chrono::Utc::now().timestamp_millis();
+    let mut lines = Vec::new();
+    for i in 0..20 {
+        let mut e = entry("PreToolUse", "old-s");
+        e.timestamp = now - 10 * 86_400_000 - i;
+        lines.push(e.to_line());
+    }
+    lines.extend((0..5).map(|_| entry("Stop", "new-s").to_line()));
+    env.append(&lines);
+    env.ingest_once();
+    env.cmd().args(["prune", "--days", "7"]).assert().success();
+    assert_eq!(env.int("SELECT count(*) FROM events"), 5);
+    // The queue is replaced by a copy holding the same lines (a rotation restored, a sync
+    // tool rewriting it): ingest sees a new file and reads it from 0.
+    // It starts with a line of its own, so its identity differs from the old queue.
+    let mut text = format!("{}\n", entry("Stop", "newer-s").to_line()).into_bytes();
+    text.extend(std::fs::read(env.queue()).unwrap());
+    std::fs::remove_file(env.queue()).unwrap();
+    std::fs::write(env.queue(), &text).unwrap();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'old-s'"),
+        0,
+        "nothing comes back"
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events"),
+        6,
+        "the new line is stored"
+    );
+    assert_eq!(env.int("SELECT count(DISTINCT id) FROM events"), 6);
+}
