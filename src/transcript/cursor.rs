@@ -217,8 +217,17 @@ impl Tracker {
             return Ok(Vec::new());
         };
         self.check_identity(&mut file, size)?;
-        let open = self.state.open.take();
-        let (assembler, end) = self.read_from(&mut file, self.state.offset, size, open)?;
+        let mut open = self.state.open.take();
+        let mut start = self.state.offset;
+        if size - start > MAX_COMPACT_BYTES {
+            // A hook must stay fast whatever happened since the last one (hooks disabled, a
+            // busy cursor, huge tool results): skip to the last MAX_COMPACT_BYTES. The turn
+            // that was open is cut by the gap, so it is dropped rather than mis-assembled.
+            start = align_to_line(&mut file, size - MAX_COMPACT_BYTES, size)
+                .map_err(|e| self.read_error(e))?;
+            open = None;
+        }
+        let (assembler, end) = self.read_from(&mut file, start, size, open)?;
         let (completed, open) = assembler.finish();
         self.state.open = open;
         self.state.offset = end;
@@ -815,6 +824,30 @@ mod tests {
         assert_eq!(
             turns.last().unwrap().turn_id.as_deref(),
             Some(last.as_str())
+        );
+    }
+
+    #[test]
+    fn a_huge_growth_between_hooks_is_read_from_its_tail() {
+        let fx = Fixture::new();
+        fx.append(&prompt("u0", "p"));
+        let _ = fx.hook(|t| t.harvest().unwrap());
+        let filler = answer("mf", &"x".repeat(4000));
+        let mut text = String::new();
+        let mut n = 1;
+        while text.len() as u64 <= MAX_COMPACT_BYTES + 10_000 {
+            text += &prompt(&format!("u{n}"), "p");
+            text += &filler;
+            n += 1;
+        }
+        fx.append(&text);
+        let (turns, stats) = fx.hook(|t| t.harvest().unwrap());
+        assert!(stats.bytes_read <= MAX_COMPACT_BYTES, "{stats:?}");
+        assert_eq!(stats.end_offset, fx.len());
+        assert!(!turns.is_empty());
+        assert!(
+            turns.iter().all(|t| t.turn_id.as_deref() != Some("u0")),
+            "the cut turn is dropped"
         );
     }
 
