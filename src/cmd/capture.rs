@@ -274,7 +274,12 @@ fn capture(
         .collect();
     match crate::queue::append_lines(&paths.queue, &lines) {
         Ok(report) => {
-            if let Some(tracker) = tracker_to_save {
+            if let Some(mut tracker) = tracker_to_save {
+                tracker.scrub_open_turn(|text| {
+                    if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {
+                        *text = clean;
+                    }
+                });
                 finish_tracker(tracker, log);
             }
             log.note(|| {

@@ -173,6 +173,22 @@ impl Tracker {
         Ok(completed)
     }
 
+    /// Applies `scrub` to every text the cursor keeps of the open turn (prompt, assistant text,
+    /// reasoning, tool call inputs), so that secret redaction reaches the state file too.
+    pub fn scrub_open_turn(&mut self, mut scrub: impl FnMut(&mut String)) {
+        if let Some(open) = &mut self.state.open {
+            scrub(&mut open.user);
+            scrub(&mut open.assistant);
+            if let Some(reasoning) = &mut open.reasoning {
+                scrub(reasoning);
+            }
+            for call in &mut open.tool_calls {
+                scrub(&mut call.input);
+                scrub(&mut call.output);
+            }
+        }
+    }
+
     /// What the last call read (for the debug log and tests).
     pub fn stats(&self) -> ReadStats {
         self.stats

@@ -321,3 +321,24 @@ fn secrets_are_redacted_before_long_inputs_are_shortened() {
     let queue = fs::read_to_string(env.queue()).unwrap();
     assert!(!queue.contains("ghp_abcdefghij"), "{input}");
 }
+
+#[test]
+fn secrets_in_an_open_turn_do_not_reach_the_cursor_file() {
+    let env = TestEnv::new();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let transcript = env.dir.path().join("t.jsonl");
+    let line = json!({"type":"user","uuid":"u1","message":{"role":"user","content":format!("use {token} to push")}});
+    fs::write(&transcript, format!("{line}\n")).unwrap();
+    let hook = json!({"session_id":"s","transcript_path":transcript,"hook_event_name":"PostToolUse",
+        "tool_name":"Read","tool_input":{"file_path":"/x"}});
+    run(&env, &hook, &[]);
+    let state: Vec<_> = fs::read_dir(env.home().join("state"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!state.is_empty());
+    for file in state {
+        let text = fs::read_to_string(&file).unwrap_or_default();
+        assert!(!text.contains(token), "{}: {text}", file.display());
+    }
+}
