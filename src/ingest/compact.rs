@@ -36,8 +36,8 @@ use super::parse::parse_line;
 use super::source::{self, FileId, Verdict};
 use crate::paths::private_file_options;
 use crate::queue::append::{lock_queue, LOCK_WAIT};
-use crate::store::write::Advance;
-use crate::store::{Batch, SourceRow, Store};
+use crate::store::write::{source_from_row, Advance, SOURCE_COLUMNS};
+use crate::store::{Batch, Store};
 
 /// How long compaction waits for the queue lock (hooks hold it for one write each).
 const QUEUE_LOCK_WAIT: Duration = Duration::from_secs(5);
@@ -232,21 +232,9 @@ fn ingested_part(conn: &Connection, queue: &Path) -> anyhow::Result<Option<(File
     let meta = file.metadata()?;
     let src = conn
         .query_row(
-            "SELECT id, path, offset, device, inode, fingerprint, marker, lines
-               FROM sources WHERE path = ?1 AND retired_at IS NULL",
+            &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1 AND retired_at IS NULL"),
             [source_key(queue)],
-            |r| {
-                Ok(SourceRow {
-                    id: r.get(0)?,
-                    path: r.get(1)?,
-                    offset: r.get(2)?,
-                    device: r.get(3)?,
-                    inode: r.get(4)?,
-                    fingerprint: r.get(5)?,
-                    marker: r.get(6)?,
-                    lines: r.get(7)?,
-                })
-            },
+            source_from_row,
         )
         .optional()?;
     let Some(src) = src else {

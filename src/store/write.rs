@@ -175,9 +175,11 @@ pub struct Batch<'c> {
     counts: BatchCounts,
 }
 
-const SOURCE_COLUMNS: &str = "id, path, offset, device, inode, fingerprint, marker, lines";
+/// The `sources` columns [`source_from_row`] reads, in its order.
+pub const SOURCE_COLUMNS: &str = "id, path, offset, device, inode, fingerprint, marker, lines";
 
-fn source_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
+/// A `sources` row selected as [`SOURCE_COLUMNS`].
+pub fn source_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
     Ok(SourceRow {
         id: r.get(0)?,
         path: r.get(1)?,
