@@ -7,6 +7,8 @@
 # `pip install vstack` (into a venv under WORK) and, unless present, sqlite-utils.
 #
 # Usage: benches/run-all.sh
+# The capture part also runs benches/capture_neighbours.py (a control: the same hooks after
+# different neighbours) and `cargo bench --bench capture` (Claude Code payloads).
 # Environment (defaults in brackets):
 #   WORK=DIR           scratch directory [mktemp under /tmp]; big queues and stores are deleted
 #                      as soon as they have been measured
@@ -72,6 +74,12 @@ if ! skip capture; then
     ls "$PROJ"/.github/hooks/*.json | sed 's|.*/|   rendered |'
     python3 "$ROOT/benches/capture_vs_vstack.py" "$BIN" "$WORK/empty_hook" "$PROJ" \
         "$CAPTURE_RUNS" "$RES/capture_vs_vstack.tsv" | tee "$WORK/capture.out"
+    echo "== capture: does what runs between hooks change start-up? (control)"
+    python3 "$ROOT/benches/capture_neighbours.py" "$BIN" "$WORK/empty_hook" "$PROJ" 60 \
+        | tee "$RES/capture_neighbours.txt"
+    echo "== capture: benches/capture.rs (Claude Code payloads, back to back)"
+    (cd "$ROOT" && cargo bench --quiet --bench capture -- --runs "$CAPTURE_RUNS") 2>&1 \
+        | grep -v '^ *\(Finished\|Running\|Compiling\)' | tee "$RES/capture_rs.txt"
 fi
 
 # ---------------------------------------------------------------------------------------------
