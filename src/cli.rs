@@ -27,6 +27,10 @@ impl Cli {
     /// `capture` command line that does not parse runs capture with its defaults (agent
     /// sniffed, paths from `CMSTORE_*` variables) after a warning on stderr.
     pub fn parse_args() -> Cli {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        if let Some(cli) = Cli::parse_capture(&args) {
+            return cli;
+        }
         match Cli::try_parse() {
             Ok(cli) => cli,
             Err(err) => {
@@ -49,6 +53,50 @@ impl Cli {
                 }
             }
         }
+    }
+}
+
+impl Cli {
+    /// The hook path's command line (`[GLOBALS] capture [--agent A] [--event E]`), parsed
+    /// without building clap's whole command tree: every agent event pays for process start-up,
+    /// so capture skips what only the other commands need. Anything else — help, an unknown
+    /// flag, a non-UTF-8 argument — returns `None` and goes through clap.
+    pub fn parse_capture(args: &[std::ffi::OsString]) -> Option<Cli> {
+        let mut globals = Globals::from_env();
+        let mut capture = cmd::capture::Args {
+            agent: "auto".to_string(),
+            event: None,
+        };
+        let mut seen_capture = false;
+        let mut rest = args.iter();
+        while let Some(arg) = rest.next() {
+            let arg = arg.to_str()?;
+            if arg == "capture" && !seen_capture {
+                seen_capture = true;
+                continue;
+            }
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value)),
+                _ => (arg, None),
+            };
+            let mut value = || match inline {
+                Some(v) => Some(v.to_string()),
+                None => rest.next()?.to_str().map(str::to_string),
+            };
+            match flag {
+                "--home" => globals.home = Some(PathBuf::from(value()?)),
+                "--queue" => globals.queue = Some(PathBuf::from(value()?)),
+                "--db" => globals.db = Some(PathBuf::from(value()?)),
+                "--config" => globals.config = Some(PathBuf::from(value()?)),
+                "--agent" if seen_capture => capture.agent = value()?,
+                "--event" if seen_capture => capture.event = Some(value()?),
+                _ => return None,
+            }
+        }
+        seen_capture.then_some(Cli {
+            globals,
+            command: Command::Capture(capture),
+        })
     }
 }
 
@@ -143,6 +191,36 @@ pub enum Command {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_capture_fast_path_agrees_with_clap() {
+        let cases: &[&[&str]] = &[
+            &["capture"],
+            &["capture", "--agent", "claude"],
+            &["capture", "--agent=copilot", "--event", "preToolUse"],
+            &["--home", "/h", "capture", "--event=Stop"],
+            &[
+                "capture", "--home", "/h", "--queue", "/q", "--db=/d", "--config", "/c",
+            ],
+        ];
+        for case in cases {
+            let args: Vec<std::ffi::OsString> = case.iter().map(Into::into).collect();
+            let fast = Cli::parse_capture(&args).expect("fast path");
+            let slow = Cli::try_parse_from(std::iter::once("cmstore").chain(case.iter().copied()))
+                .expect("clap");
+            assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{case:?}");
+        }
+        for other in [
+            &["capture", "--help"][..],
+            &["capture", "--bogus"],
+            &["query", "select 1"],
+            &["capture", "--agent"],
+            &[],
+        ] {
+            let args: Vec<std::ffi::OsString> = other.iter().map(Into::into).collect();
+            assert!(Cli::parse_capture(&args).is_none(), "{other:?}");
+        }
+    }
 
     #[test]
     fn global_paths_are_salvaged_from_a_broken_command_line() {

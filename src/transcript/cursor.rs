@@ -72,6 +72,9 @@ pub struct Tracker {
     transcript: PathBuf,
     options: ParseOptions,
     state: State,
+    /// The state as loaded (`None` when there was no readable file): an unchanged cursor is
+    /// not rewritten, which spares most hooks a file creation and a rename.
+    loaded: Option<State>,
     stats: ReadStats,
     lock: File,
 }
@@ -104,12 +107,13 @@ impl Tracker {
             return Ok(None);
         };
         let state_path = state_dir.join(format!("{name}.json"));
-        let state = load(&state_path).unwrap_or_default();
+        let loaded = load(&state_path);
         Ok(Some(Tracker {
             state_path,
             transcript: transcript.to_path_buf(),
             options,
-            state,
+            state: loaded.clone().unwrap_or_default(),
+            loaded,
             stats: ReadStats::default(),
             lock,
         }))
@@ -196,6 +200,9 @@ impl Tracker {
 
     /// Persists the cursor (atomic rename) and releases the lock.
     pub fn save(self) -> Result<(), Error> {
+        if self.loaded.as_ref() == Some(&self.state) {
+            return Ok(());
+        }
         let write_error = |source| Error::Write {
             path: self.state_path.clone(),
             source,
