@@ -187,8 +187,8 @@ fn capture(
     // recorded even when the append then fails, and they would never be written.
     let mut tracker_to_save = None;
     match hook_type {
-        Some(HookType::PostToolUse) => {
-            if let Some(mut tracker) = open_tracker(paths, &payload, &entry, log) {
+        Some(t @ HookType::PostToolUse) => {
+            if let Some(mut tracker) = open_tracker(paths, t, &payload, &entry, log) {
                 match tracker.harvest() {
                     Ok(turns) => {
                         after.extend(turns.iter().map(|t| synthetic_stop(&entry, t)));
@@ -198,8 +198,8 @@ fn capture(
                 tracker_to_save = Some(tracker);
             }
         }
-        Some(HookType::Stop) => {
-            if let Some(mut tracker) = open_tracker(paths, &payload, &entry, log) {
+        Some(t @ (HookType::Stop | HookType::SubagentStop)) => {
+            if let Some(mut tracker) = open_tracker(paths, t, &payload, &entry, log) {
                 match tracker.finish_turn() {
                     Ok((earlier, last)) => {
                         before.extend(earlier.iter().map(|t| synthetic_stop(&entry, t)));
@@ -219,8 +219,8 @@ fn capture(
                 tracker_to_save = Some(tracker);
             }
         }
-        Some(HookType::PreCompact) => {
-            if let Some(mut tracker) = open_tracker(paths, &payload, &entry, log) {
+        Some(t @ HookType::PreCompact) => {
+            if let Some(mut tracker) = open_tracker(paths, t, &payload, &entry, log) {
                 match tracker.compact() {
                     Ok(turns) => {
                         entry.turns = Some(turns.iter().map(Turn::to_record).collect());
@@ -429,27 +429,40 @@ fn read_text(path: &Path, log: &mut DebugLog) -> Option<String> {
     }
 }
 
-/// Opens the session's transcript cursor, discovering the transcript when the payload has no
-/// path. `None` when there is no session id, no transcript, or the cursor is busy.
+/// Opens the transcript cursor this hook reads: the session's transcript (discovered when the
+/// payload has no path), or for SubagentStop the subagent's own transcript
+/// (`agent_transcript_path`, a cursor per subagent). `None` when there is no session id, no
+/// transcript, or the cursor is busy.
 fn open_tracker(
     paths: &Paths,
+    hook_type: HookType,
     payload: &Payload,
     entry: &QueueEntry,
     log: &mut DebugLog,
 ) -> Option<Tracker> {
     let session = entry.session_id.as_deref()?;
-    let (path, how) = match wire::transcript_path(payload) {
-        Some(given) => (PathBuf::from(given), "given"),
-        None => match transcript::discover(session, &DiscoveryEnv::from_env()) {
-            Some(found) => (found, "discovered"),
-            None => {
-                log.note(|| format!("no transcript for session {session}"));
-                return None;
-            }
-        },
+    let (key, path, how) = if hook_type == HookType::SubagentStop {
+        // The main transcript's turn is not the subagent's: without its own transcript the
+        // payload's `last_assistant_message` is all there is.
+        let path = payload.str_any(&["agent_transcript_path", "agentTranscriptPath"])?;
+        let agent = payload
+            .str_any(&["agent_id", "agentId"])
+            .unwrap_or_else(|| "subagent".to_string());
+        (format!("{session}:{agent}"), PathBuf::from(path), "given")
+    } else {
+        match wire::transcript_path(payload) {
+            Some(given) => (session.to_string(), PathBuf::from(given), "given"),
+            None => match transcript::discover(session, &DiscoveryEnv::from_env()) {
+                Some(found) => (session.to_string(), found, "discovered"),
+                None => {
+                    log.note(|| format!("no transcript for session {session}"));
+                    return None;
+                }
+            },
+        }
     };
     log.note(|| format!("transcript ({how}) {}", path.display()));
-    match Tracker::open(&paths.state_dir(), session, &path) {
+    match Tracker::open(&paths.state_dir(), &key, &path) {
         Ok(Some(tracker)) => Some(tracker),
         Ok(None) => {
             log.note(|| "transcript cursor busy (another hook holds it): skipped".into());

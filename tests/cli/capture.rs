@@ -838,3 +838,48 @@ fn turns_harvested_while_the_queue_is_unwritable_are_written_by_the_next_hook() 
     assert_eq!(s.len(), 1, "{s:?}");
     assert_eq!(s[0]["turnId"], "u1");
 }
+
+#[test]
+fn subagent_stop_reads_the_subagents_own_transcript_not_the_main_one() {
+    let env = TestEnv::new();
+    let main_t = env.dir.path().join("sess.jsonl");
+    append(&main_t, &claude_turn(1, 0));
+    let sub_dir = env.dir.path().join("sess/subagents");
+    fs::create_dir_all(&sub_dir).unwrap();
+    let sub_t = sub_dir.join("agent-a1b2c3d.jsonl");
+    let sub_lines = [
+        json!({"type":"user","uuid":"su1","isSidechain":true,"agentId":"a1b2c3d","message":{"role":"user","content":"review src/lib.rs"}}),
+        json!({"type":"assistant","uuid":"sa1","isSidechain":true,"agentId":"a1b2c3d","message":{"id":"sm1","role":"assistant",
+            "content":[{"type":"tool_use","id":"toolu_s1","name":"Read","input":{"file_path":"/w/src/lib.rs"}}]}}),
+        json!({"type":"assistant","uuid":"sa2","isSidechain":true,"agentId":"a1b2c3d","message":{"id":"sm2","role":"assistant",
+            "content":[{"type":"text","text":"Looks fine."}]}}),
+    ];
+    for l in &sub_lines {
+        append(&sub_t, &format!("{l}\n"));
+    }
+    let subagent_stop = json!({"session_id":"sess","transcript_path":main_t,"hook_event_name":"SubagentStop",
+        "agent_id":"a1b2c3d","agent_type":"code-reviewer","agent_transcript_path":sub_t,"stop_hook_active":false});
+    capture(&env, subagent_stop.to_string(), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "SubagentStop");
+    assert_eq!(line["prompt"], "review src/lib.rs");
+    assert_eq!(line["response"], "Looks fine.");
+    assert_eq!(line["turnId"], "su1");
+    assert_eq!(line["toolCalls"][0]["toolName"], "Read");
+    assert_eq!(line["actorName"], "code-reviewer");
+
+    // The main session's turn is untouched: its Stop still records it.
+    capture(&env, hook("Stop", &main_t), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["hookType"], "Stop");
+    assert_eq!(line["turnId"], "u1");
+    assert_eq!(line["response"], "answer 1");
+
+    // Without its own transcript a SubagentStop records what its payload says.
+    let bare = json!({"session_id":"sess","transcript_path":main_t,"hook_event_name":"SubagentStop",
+        "agent_id":"zz","last_assistant_message":"Done reviewing."});
+    capture(&env, bare.to_string(), &[]);
+    let line = last_line(&env);
+    assert_eq!(line["response"], "Done reviewing.");
+    assert!(line.get("toolCalls").is_none());
+}
