@@ -2,6 +2,10 @@
 //!
 //! Each variant wraps the `Args` of its `cmd::*` module; nothing below `cmd/` sees clap types.
 
+// Doc comments here are also `--help` text, where `<home>` reads right; rustdoc takes it for
+// an HTML tag.
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;
