@@ -43,6 +43,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0004_create_meta",
         include_str!("../../migrations/0004_create_meta.sql"),
     ),
+    (
+        "0005_reshape_tool_calls",
+        include_str!("../../migrations/0005_reshape_tool_calls.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
@@ -324,6 +328,92 @@ mod tests {
             .query_row("SELECT day FROM v_daily", [], |r| r.get(0))
             .unwrap();
         assert_eq!(day, "1970-01-02");
+    }
+
+    #[test]
+    fn tool_calls_of_version_4_keep_their_rows_and_get_their_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v4.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            migrate(&mut conn, &path, 4).unwrap();
+            conn.execute_batch(
+                "INSERT INTO tool_calls(call_key, session_id, tool_name, start_ts, end_ts,
+                   duration_ms, success) VALUES
+                   ('c1', 's1', 'Bash', 1000, 1200, 200, 1),
+                   ('c2', 's1', 'Bash', 2000, 2900, 900, 0),
+                   ('c3', 's1', 'Read', 3000, NULL, NULL, NULL),
+                   ('c4', NULL, NULL, NULL, 4000, NULL, 1);",
+            )
+            .unwrap();
+        }
+        let store = open(&path).unwrap();
+        let conn = store.conn().unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), MIGRATIONS.len() as i64);
+        type Totals = (
+            String,
+            Option<String>,
+            i64,
+            i64,
+            i64,
+            i64,
+            Option<i64>,
+            Option<i64>,
+        );
+        let rows: Vec<Totals> = conn
+            .prepare(
+                "SELECT session_id, tool_name, calls, succeeded, failed, unfinished, total_ms,
+                        max_ms FROM v_session_tools ORDER BY session_id, tool_name",
+            )
+            .unwrap()
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (
+                    "s1".into(),
+                    Some("Bash".into()),
+                    2,
+                    1,
+                    1,
+                    0,
+                    Some(1100),
+                    Some(900)
+                ),
+                ("s1".into(), Some("Read".into()), 1, 0, 0, 1, None, None),
+                ("unknown-session".into(), None, 1, 1, 0, 0, None, None),
+            ]
+        );
+        // The incomplete call is found by its key; the complete ones are not in that index.
+        let open_calls: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM tool_calls INDEXED BY tool_calls_open
+                  WHERE call_key >= '' AND (start_ts IS NULL OR end_ts IS NULL)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(open_calls, 2);
+        assert_eq!(
+            conn.query_row("SELECT count(*) FROM tool_calls", [], |r| r
+                .get::<_, i64>(0))
+                .unwrap(),
+            4
+        );
     }
 
     #[test]

@@ -5,9 +5,10 @@
 //! and ingest (which waits up to [`super::BUSY_TIMEOUT`]) keeps going in between. `sources` is never touched: offsets stay where they are, so nothing
 //! pruned is ever read again from the queue.
 //!
-//! What is old: events by `ts`; tool calls by their start (else end) time; turns and rejects by
-//! `ts`; sessions whose `last_seen` is before the cutoff, with their `unknown_counts` rows.
-//! A session that is still active keeps its row (and its totals) while its old events go.
+//! What is old: events by `ts`; tool calls by their start (else end) time; per-session tool
+//! totals whose last call is before the cutoff; turns and rejects by `ts`; sessions whose
+//! `last_seen` is before the cutoff, with their `unknown_counts` rows. A session that is still
+//! active keeps its row (and its totals) while its old events go.
 
 use std::thread;
 use std::time::{Duration, Instant};
@@ -72,6 +73,10 @@ const TARGETS: &[Target] = &[
     Target {
         table: "tool_calls",
         old: "SELECT rowid FROM tool_calls WHERE coalesce(start_ts, end_ts) < ?1",
+    },
+    Target {
+        table: "session_tools",
+        old: "SELECT rowid FROM session_tools WHERE last_ts < ?1",
     },
     Target {
         table: "turns",
@@ -314,6 +319,9 @@ mod tests {
                SELECT session_id, id, ts, 0, id FROM events WHERE ts % 7 = 0;
              INSERT INTO tool_calls(call_key, session_id, start_ts)
                SELECT id, session_id, ts FROM events WHERE ts % 3 = 0;
+             INSERT INTO session_tools(session_id, tool_name, calls, last_ts)
+               SELECT session_id, 'Bash', count(*), max(start_ts) FROM tool_calls
+               GROUP BY session_id;
              INSERT INTO rejects(source, source_id, offset, length, reason, ts)
                SELECT 'q', 1, seq, 1, 'invalid_json', ts FROM events WHERE ts % 50 = 0;
              INSERT INTO sources(path, offset, created_at, updated_at) VALUES ('q', 99, 0, 0);"
@@ -328,6 +336,14 @@ mod tests {
         let mut conn = store.conn().unwrap();
         // Sessions s0..s9 have last_seen 4991..5000: a cutoff of 4995 drops s1..s4.
         let predicted = count(&conn, 4995).unwrap();
+        let old_totals: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM session_tools WHERE last_ts < 4995",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(old_totals > 0 && old_totals < 10);
         let mut seen = 0;
         let report = prune(&mut conn, 4995, 300, &mut |_| seen += 1).unwrap();
         assert_eq!(report.removed, predicted);
@@ -336,6 +352,12 @@ mod tests {
         assert_eq!(get("sessions"), 4);
         assert_eq!(get("unknown_counts"), 4);
         assert_eq!(get("rejects"), 99);
+        // Per-session tool totals go once their last call is before the cutoff.
+        assert_eq!(get("session_tools"), old_totals as u64);
+        let left_totals: i64 = conn
+            .query_row("SELECT count(*) FROM session_tools", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left_totals, 10 - old_totals);
         assert!(report.batches >= 4994 / 300);
         assert!(seen as u64 >= 4994 / 300 && seen as u64 <= report.batches);
         let left: i64 = conn

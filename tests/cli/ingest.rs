@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use predicates::str::contains;
 
-use crate::common::{self, entry, line, lines, TestEnv};
+use crate::common::{self, entry, line, lines, Rng, TestEnv};
 
 const ROWS_EXACT: &str =
     "SELECT CASE WHEN count(*) = count(DISTINCT id) THEN count(*) ELSE -1 END FROM events";
@@ -601,4 +601,137 @@ fn a_missing_queue_is_not_an_error() {
     env.append(&lines(2));
     env.ingest_once();
     assert_eq!(env.int(ROWS_EXACT), 2);
+}
+
+/// Tool call halves in a shuffled, messy order: Pre then Post, Post before Pre, a Pre that is
+/// never finished, a duplicate Post from a second hook configuration, calls without a session
+/// or without a tool name on one half.
+fn messy_tool_lines(seed: u64) -> Vec<String> {
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    let mut ts = 1_000_000;
+    for call in 0..120 {
+        let session = format!("m{}", rng.below(4));
+        let key = format!("mc-{}", rng.below(90)); // keys repeat: calls reuse ids
+        let tool = ["Bash", "Read", "Edit"][rng.below(3) as usize];
+        let half = |kind: &str, ts: i64, rng: &mut Rng| {
+            let mut e = entry(kind, &session);
+            e.tool_call_id = Some(key.clone());
+            e.tool_name = Some(tool.into());
+            e.timestamp = ts;
+            match rng.below(12) {
+                0 => e.session_id = None,
+                1 if kind != "PreToolUse" => e.tool_name = None,
+                2 if kind != "PreToolUse" => e.duration_ms = Some(7),
+                _ => {}
+            }
+            e.to_line()
+        };
+        ts += 10 + rng.below(50) as i64;
+        let post_kind = if call % 5 == 0 {
+            "PostToolUseFailure"
+        } else {
+            "PostToolUse"
+        };
+        match rng.below(6) {
+            0 => out.push(half("PreToolUse", ts, &mut rng)),
+            1 => {
+                out.push(half(post_kind, ts + 30, &mut rng));
+                out.push(half("PreToolUse", ts, &mut rng));
+            }
+            2 => {
+                out.push(half("PreToolUse", ts, &mut rng));
+                out.push(half(post_kind, ts + 30, &mut rng));
+                out.push(half(post_kind, ts + 31, &mut rng));
+            }
+            _ => {
+                out.push(half("PreToolUse", ts, &mut rng));
+                out.push(half(post_kind, ts + 25, &mut rng));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn tool_calls_and_their_totals_do_not_depend_on_batch_boundaries() {
+    for seed in [0x5eed, 7, 1234] {
+        same_tool_calls_whatever_the_batches(&messy_tool_lines(seed));
+    }
+}
+
+fn same_tool_calls_whatever_the_batches(lines: &[String]) {
+    let mut results = Vec::new();
+    for batch in ["10000", "1", "2", "7"] {
+        let env = TestEnv::new();
+        env.append(lines);
+        env.cmd()
+            .args(["ingest", "--once", "--batch-size", batch])
+            .assert()
+            .success();
+        let conn = env.conn();
+        let calls: Vec<String> = conn
+            .prepare(
+                "SELECT call_key || '|' || coalesce(session_id, '-') || '|'
+                        || coalesce(tool_name, '-') || '|' || coalesce(start_ts, '-') || '|'
+                        || coalesce(end_ts, '-') || '|' || coalesce(duration_ms, '-') || '|'
+                        || coalesce(success, '-')
+                 FROM tool_calls ORDER BY rowid",
+            )
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        // The totals summaries read are exactly the calls, summed.
+        let rows = |sql: &str| -> Vec<String> {
+            conn.prepare(sql)
+                .unwrap()
+                .query_map([], |r| {
+                    Ok((0..9)
+                        .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
+                        .collect::<Vec<_>>()
+                        .join(","))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        let summed = rows(
+            "SELECT coalesce(session_id, 'unknown-session') AS s, tool_name AS t, count(*),
+                    count(*) FILTER (WHERE success = 1), count(*) FILTER (WHERE success = 0),
+                    count(*) FILTER (WHERE success IS NULL), sum(duration_ms),
+                    count(duration_ms), max(duration_ms)
+             FROM tool_calls GROUP BY 1, 2 ORDER BY s, t",
+        );
+        let totals = rows(
+            "SELECT session_id, tool_name, calls, succeeded, failed, unfinished, total_ms, timed,
+                    max_ms
+             FROM v_session_tools ORDER BY session_id, tool_name",
+        );
+        assert_eq!(totals, summed, "batch size {batch}");
+        assert_eq!(
+            env.int("SELECT sum(calls) FROM v_tools"),
+            calls.len() as i64
+        );
+        results.push((batch, calls));
+    }
+    let (_, first) = &results[0];
+    // The messy input did exercise joins across halves, open calls and duplicates.
+    assert!(
+        first.iter().any(|c| c.ends_with("|-")),
+        "an unfinished call"
+    );
+    assert!(first.iter().any(|c| c.ends_with("|0")), "a failed call");
+    let keys: std::collections::HashSet<&str> =
+        first.iter().map(|c| c.split('|').next().unwrap()).collect();
+    assert!(keys.len() < first.len(), "a key with more than one call");
+    for (batch, calls) in &results[1..] {
+        let mut a = first.clone();
+        let mut b = calls.clone();
+        // Row order follows the first half read in each batch; the rows themselves must match.
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "batch size {batch}");
+    }
 }
