@@ -19,6 +19,7 @@ use std::time::SystemTime;
 use anyhow::Context;
 
 use crate::queue::read::{Line, LineReader, DEFAULT_MAX_LINE_BYTES, PREFIX_BYTES};
+use crate::store::checkpoint::Checkpointer;
 use crate::store::write::Advance;
 use crate::store::{self, Batch, Store};
 use parse::parse_line;
@@ -150,6 +151,9 @@ pub struct Ingester {
     held: Option<Held>,
     /// (identity, size, mtime) when the last pass found nothing to do: a cheap idle check.
     idle_at: Option<(FileId, u64, Option<SystemTime>)>,
+    /// Copies the WAL into the database while batches are read and parsed. Without it (the
+    /// thread could not start), each commit checkpoints as SQLite does by default.
+    checkpointer: Option<Checkpointer>,
 }
 
 enum Outcome {
@@ -163,7 +167,9 @@ impl Ingester {
     /// An ingester of the queue at `path` into `store`.
     pub fn new(store: Store, path: &Path, options: Options) -> Ingester {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let checkpointer = Checkpointer::start(&store).ok();
         Ingester {
+            checkpointer,
             store,
             key: path.to_string_lossy().into_owned(),
             path,
@@ -294,6 +300,9 @@ impl Ingester {
         let now = now_ms();
         let size = file.metadata()?.len();
         let mut conn = self.store.conn()?;
+        if let Some(checkpointer) = &mut self.checkpointer {
+            checkpointer.before_batch(&conn)?;
+        }
         let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
         let mut restarts = 0;
         let mut created = false;
@@ -383,6 +392,9 @@ impl Ingester {
         };
         let counts = batch.commit(&src, &advance)?;
         stats.bytes = end - start;
+        if let Some(checkpointer) = &mut self.checkpointer {
+            checkpointer.committed(stats.bytes);
+        }
         stats.rows = counts.rows;
         stats.duplicates = counts.duplicates;
         stats.rejects = counts.rejects;

@@ -3,6 +3,7 @@
 //! Every connection gets the same pragmas from the pool's init hook; the schema is brought up to
 //! date once per [`open`]. The store never imports the queue: ingest hands it parsed rows.
 
+pub mod checkpoint;
 pub mod prune;
 pub mod write;
 
@@ -21,6 +22,10 @@ pub type Pool = r2d2::Pool<SqliteConnectionManager>;
 
 /// A pooled connection.
 pub type PooledConnection = r2d2::PooledConnection<SqliteConnectionManager>;
+
+/// WAL pages after which a committing connection checkpoints (64 MiB at 4 KiB pages), unless
+/// a [`checkpoint::Checkpointer`] does it in the background.
+pub const AUTOCHECKPOINT_PAGES: i64 = 16384;
 
 /// How long a connection waits for another writer before SQLite reports `SQLITE_BUSY`.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -86,6 +91,9 @@ pub enum Error {
     /// No connection could be had from the pool.
     #[error(transparent)]
     Pool(#[from] r2d2::Error),
+    /// A background thread could not be started.
+    #[error("cannot start a thread: {0}")]
+    Thread(String),
 }
 
 /// An open store: a connection pool on a migrated database.
@@ -138,10 +146,10 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "PRAGMA synchronous = NORMAL;
          PRAGMA journal_size_limit = 67108864;
-         PRAGMA wal_autocheckpoint = 16384;
          PRAGMA foreign_keys = ON;
          PRAGMA cache_size = -16000;",
-    )
+    )?;
+    conn.pragma_update(None, "wal_autocheckpoint", AUTOCHECKPOINT_PAGES)
 }
 
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
