@@ -41,6 +41,10 @@ pub struct Args {
     #[arg(long, value_name = "MS", default_value_t = 500,
           value_parser = clap::value_parser!(u64).range(10..=60_000))]
     pub poll_ms: u64,
+    /// When to load a backlog without the secondary indexes and rebuild them at the end
+    /// (faster for a large backlog; queries are slower meanwhile)
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ingest::DeferIndexes::Auto)]
+    pub defer_indexes: ingest::DeferIndexes,
     /// Lines longer than this many bytes are rejected without being read whole
     #[arg(long, hide = true, env = "CMSTORE_MAX_LINE_BYTES", value_name = "BYTES",
           default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
@@ -64,6 +68,7 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let options = Options {
         batch_lines: usize::try_from(args.batch_size).unwrap_or(ingest::DEFAULT_BATCH_LINES),
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
+        defer_indexes: args.defer_indexes,
     };
     let mut ingester = Ingester::new(store, &paths.queue, options);
 
@@ -149,6 +154,13 @@ pub fn summary(stats: &Stats, elapsed: Duration) -> String {
         line.push_str(&format!(
             "; queue truncated or replaced {} time(s), read again from 0",
             stats.restarts
+        ));
+    }
+    if stats.rebuilt_indexes > 0 {
+        line.push_str(&format!(
+            "; loaded without secondary indexes, {} rebuilt in {:.2} s",
+            stats.rebuilt_indexes,
+            stats.rebuild_ms as f64 / 1000.0
         ));
     }
     line

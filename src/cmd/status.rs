@@ -46,6 +46,21 @@ const TOTALS_SQL: &str = "SELECT (SELECT count(*) FROM events) AS events, \
      (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(ts) / 1000, 'unixepoch') FROM events) AS oldest, \
      (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') FROM events) AS newest";
 
+/// [`TOTALS_SQL`] plus how many secondary indexes are set aside right now (a bulk load in
+/// progress, or one that died: the next ingest rebuilds them).
+fn totals_sql() -> String {
+    let names: Vec<String> = crate::store::indexes::DEFERRABLE
+        .iter()
+        .map(|n| format!("'{n}'"))
+        .collect();
+    format!(
+        "{TOTALS_SQL}, (SELECT {} - count(*) FROM sqlite_master WHERE type = 'index' \
+         AND name IN ({})) AS indexes_set_aside",
+        names.len(),
+        names.join(", ")
+    )
+}
+
 /// Runs `cmstore status`.
 pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let paths = Paths::resolve(globals);
@@ -56,7 +71,7 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let db_exists = paths.db.exists();
     let (sources, totals) = if db_exists {
         let db = ReadOnlyDb::open(&paths.db, None)?;
-        (sources(&db)?, Some(report::fetch(&db, TOTALS_SQL, &[])?))
+        (sources(&db)?, Some(report::fetch(&db, &totals_sql(), &[])?))
     } else {
         (queue_only(&paths.queue), None)
     };

@@ -32,6 +32,23 @@ pub const DEFAULT_BATCH_LINES: usize = 10_000;
 /// transaction (and its WAL) arbitrarily large.
 pub const MAX_BATCH_BYTES: u64 = 64 * 1024 * 1024;
 
+/// A backlog at least this large, and at least as large as the database, is loaded with the
+/// secondary indexes set aside ([`DeferIndexes::Auto`]).
+pub const BULK_MIN_BYTES: u64 = 64 * 1024 * 1024;
+
+/// When a pass sets the secondary indexes aside and rebuilds them once at the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeferIndexes {
+    /// For a backlog of at least 64 MiB that is also at least the size of the database
+    /// (rebuilding then costs less than keeping the indexes up to date row by row).
+    #[default]
+    Auto,
+    /// For any backlog.
+    Always,
+    /// Never: queries stay fast while a backlog loads, at the cost of a slower load.
+    Never,
+}
+
 /// Tuning of a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
@@ -39,6 +56,8 @@ pub struct Options {
     pub batch_lines: usize,
     /// Longer lines (newline excluded) are rejected as `too_long` without being buffered.
     pub max_line_bytes: usize,
+    /// When to load without secondary indexes.
+    pub defer_indexes: DeferIndexes,
 }
 
 impl Default for Options {
@@ -46,6 +65,7 @@ impl Default for Options {
         Options {
             batch_lines: DEFAULT_BATCH_LINES,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            defer_indexes: DeferIndexes::Auto,
         }
     }
 }
@@ -86,6 +106,10 @@ pub struct Stats {
     pub batches: u64,
     /// Times the queue was found truncated or replaced.
     pub restarts: u64,
+    /// Secondary indexes rebuilt after a load without them.
+    pub rebuilt_indexes: u64,
+    /// Time spent rebuilding them, in milliseconds.
+    pub rebuild_ms: u64,
 }
 
 impl Stats {
@@ -97,6 +121,8 @@ impl Stats {
         self.rejects += other.rejects;
         self.batches += other.batches;
         self.restarts += other.restarts;
+        self.rebuilt_indexes += other.rebuilt_indexes;
+        self.rebuild_ms += other.rebuild_ms;
     }
 }
 
@@ -154,6 +180,8 @@ pub struct Ingester {
     /// Copies the WAL into the database while batches are read and parsed. Without it (the
     /// thread could not start), each commit checkpoints as SQLite does by default.
     checkpointer: Option<Checkpointer>,
+    /// False until a pass has made sure no index is left deferred by an interrupted load.
+    indexes_settled: bool,
 }
 
 enum Outcome {
@@ -170,6 +198,7 @@ impl Ingester {
         let checkpointer = Checkpointer::start(&store).ok();
         Ingester {
             checkpointer,
+            indexes_settled: false,
             store,
             key: path.to_string_lossy().into_owned(),
             path,
@@ -201,8 +230,61 @@ impl Ingester {
     }
 
     /// Runs batches until the queue holds no complete unread line or `stop` is set (checked
-    /// between commits). `on_batch` sees the totals after every commit.
+    /// between commits). `on_batch` sees the totals after every commit. A large backlog is
+    /// loaded without secondary indexes (see [`DeferIndexes`]); they are back, rebuilt, when
+    /// this returns, and so are any that an interrupted earlier load left out.
     pub fn pass(
+        &mut self,
+        stop: &AtomicBool,
+        on_batch: &mut dyn FnMut(&Stats),
+    ) -> anyhow::Result<Stats> {
+        let bulk = self.bulk_load()?;
+        if bulk {
+            let mut conn = self.store.conn()?;
+            store::indexes::defer(&mut conn).context("cannot set secondary indexes aside")?;
+            self.indexes_settled = false;
+        }
+        let drained = self.drain(stop, on_batch);
+        if self.indexes_settled {
+            return drained;
+        }
+        let started = std::time::Instant::now();
+        let restored = self
+            .store
+            .conn()
+            .map_err(anyhow::Error::from)
+            .and_then(|mut conn| Ok(store::indexes::restore(&mut conn)?))
+            .context("cannot rebuild the secondary indexes (the next ingest will retry)");
+        let mut stats = drained?;
+        let rebuilt = restored?;
+        self.indexes_settled = true;
+        if rebuilt > 0 {
+            stats.rebuilt_indexes = rebuilt as u64;
+            stats.rebuild_ms = started.elapsed().as_millis() as u64;
+            on_batch(&stats);
+        }
+        Ok(stats)
+    }
+
+    /// Whether this pass should load without secondary indexes.
+    fn bulk_load(&self) -> anyhow::Result<bool> {
+        let min = match self.options.defer_indexes {
+            DeferIndexes::Never => return Ok(false),
+            DeferIndexes::Always => 1,
+            DeferIndexes::Auto => BULK_MIN_BYTES,
+        };
+        let backlog = self.backlog()?;
+        if backlog < min {
+            return Ok(false);
+        }
+        if self.options.defer_indexes == DeferIndexes::Auto {
+            let stored = std::fs::metadata(self.store.path()).map_or(0, |m| m.len());
+            return Ok(backlog >= stored);
+        }
+        Ok(true)
+    }
+
+    fn drain(
         &mut self,
         stop: &AtomicBool,
         on_batch: &mut dyn FnMut(&Stats),

@@ -4,6 +4,7 @@
 //! date once per [`open`]. The store never imports the queue: ingest hands it parsed rows.
 
 pub mod checkpoint;
+pub mod indexes;
 pub mod prune;
 pub mod write;
 
@@ -26,6 +27,9 @@ pub type PooledConnection = r2d2::PooledConnection<SqliteConnectionManager>;
 /// WAL pages after which a committing connection checkpoints (64 MiB at 4 KiB pages), unless
 /// a [`checkpoint::Checkpointer`] does it in the background.
 pub const AUTOCHECKPOINT_PAGES: i64 = 16384;
+
+/// The schema version from which `deferred_indexes` exists.
+const DEFERRED_INDEXES_SINCE: i64 = 6;
 
 /// How long a connection waits for another writer before SQLite reports `SQLITE_BUSY`.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -51,6 +55,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0005_reshape_tool_calls",
         include_str!("../../migrations/0005_reshape_tool_calls.sql"),
+    ),
+    (
+        "0006_create_deferred_indexes",
+        include_str!("../../migrations/0006_create_deferred_indexes.sql"),
     ),
 ];
 
@@ -217,6 +225,10 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
         let next = version as usize;
         if next >= target {
             return Ok(());
+        }
+        if version >= DEFERRED_INDEXES_SINCE {
+            // A migration may rely on any index: bring back those a bulk load set aside.
+            indexes::restore_in(&tx)?;
         }
         tx.execute_batch(MIGRATIONS[next].1)?;
         tx.pragma_update(None, "user_version", next as i64 + 1)?;

@@ -534,7 +534,17 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
     let deadline = Instant::now() + Duration::from_secs(40);
     let mut kills = 0;
     while kills < 25 && Instant::now() < deadline {
-        let mut child = env.spawn_follow(&["--batch-size", "64", "--poll-ms", "20"]);
+        // Every other ingester sets the secondary indexes aside for each pass, so kills also
+        // land between dropping and rebuilding them.
+        let defer = if kills % 2 == 0 { "always" } else { "auto" };
+        let mut child = env.spawn_follow(&[
+            "--batch-size",
+            "64",
+            "--poll-ms",
+            "20",
+            "--defer-indexes",
+            defer,
+        ]);
         std::thread::sleep(Duration::from_millis(30 + rng.below(250)));
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
@@ -554,6 +564,116 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
         "seed {seed}"
     );
     assert_eq!(env.int("SELECT lines FROM sources"), total, "seed {seed}");
+    assert_eq!(env.int("SELECT count(*) FROM deferred_indexes"), 0);
+    assert_eq!(env.int(DEFERRABLE_PRESENT), 4, "seed {seed}");
+}
+
+/// How many of the indexes a bulk load sets aside exist.
+const DEFERRABLE_PRESENT: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'index'
+    AND name IN ('events_session_id', 'events_tool_name', 'tool_calls_session_id',
+                 'tool_calls_tool_name')";
+
+/// Every index of the database with its SQL, sorted.
+fn index_definitions(env: &TestEnv) -> Vec<String> {
+    env.conn()
+        .prepare(
+            "SELECT name || ': ' || coalesce(sql, 'auto') FROM sqlite_master
+              WHERE type = 'index' ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn a_load_without_secondary_indexes_ends_with_the_same_store() {
+    let mut lines = messy_tool_lines(99);
+    lines.extend(common::lines(300));
+    let mut stores = Vec::new();
+    for defer in ["never", "always"] {
+        let env = TestEnv::new();
+        env.append(&lines);
+        let out = env
+            .cmd()
+            .args([
+                "ingest",
+                "--once",
+                "--batch-size",
+                "50",
+                "--defer-indexes",
+                defer,
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stderr
+            .clone();
+        let said = String::from_utf8_lossy(&out).into_owned();
+        assert_eq!(
+            said.contains("loaded without secondary indexes, 4 rebuilt"),
+            defer == "always",
+            "{said}"
+        );
+        assert_eq!(env.int("SELECT count(*) FROM deferred_indexes"), 0);
+        let rows: Vec<String> = env
+            .conn()
+            .prepare("SELECT id || hook_type || coalesce(session_id, '') FROM events ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), lines.len());
+        let calls = env.int("SELECT count(*) FROM tool_calls");
+        stores.push((index_definitions(&env), rows, calls));
+    }
+    assert_eq!(stores[0], stores[1]);
+    // The planner uses the rebuilt index again.
+    let env = TestEnv::new();
+    env.append(&lines);
+    env.cmd()
+        .args(["ingest", "--once", "--defer-indexes", "always"])
+        .assert()
+        .success();
+    let plan: String = env
+        .conn()
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE session_id = 's1'",
+            [],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("events_session_id"), "{plan}");
+}
+
+#[test]
+fn indexes_left_aside_by_an_interrupted_load_are_rebuilt_by_the_next_ingest() {
+    let env = TestEnv::new();
+    env.append(&lines(20));
+    env.ingest_once();
+    let complete = index_definitions(&env);
+    // The state a load leaves when it dies after setting the indexes aside.
+    rusqlite::Connection::open(env.db())
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO deferred_indexes(name, tbl, sql)
+               SELECT name, tbl_name, sql FROM sqlite_master
+                WHERE name IN ('events_session_id', 'tool_calls_tool_name');
+             DROP INDEX events_session_id;
+             DROP INDEX tool_calls_tool_name;",
+        )
+        .unwrap();
+    assert_eq!(env.int(DEFERRABLE_PRESENT), 2);
+    // Nothing new to read, and `never`: the leftovers still come back.
+    env.cmd()
+        .args(["ingest", "--once", "--defer-indexes", "never"])
+        .assert()
+        .success()
+        .stderr(contains("2 rebuilt"));
+    assert_eq!(index_definitions(&env), complete);
+    assert_eq!(env.int("SELECT count(*) FROM deferred_indexes"), 0);
 }
 
 #[test]
