@@ -4,6 +4,12 @@
 # events table and indexes. Prints the median wall time of RUNS runs, lines/s, the ratio to
 # sqlite3, and peak RSS (GNU time's "Maximum resident set size").
 #
+# Rows: cmstore (default: a large backlog loads with its session/tool indexes set aside and
+# rebuilt at the end), cmstore-never (`--defer-indexes never`: every index kept up to date row
+# by row), sqlite3 (one INSERT ... SELECT with every index live), sqlite3-late (the same, the
+# indexes created after the load), sqlite3-floor (only the line and its unique id: the least
+# any exactly-once store of whole lines writes), sqlite-utils.
+#
 # Needs: cargo, GNU time (/usr/bin/time), sqlite3 (`apt-get install -y sqlite3` if missing),
 # optionally sqlite-utils (`pip install sqlite-utils`; skipped when absent).
 #
@@ -49,6 +55,11 @@ cmstore_run() {
     "$BIN" --db "$WORK/bench.db" --queue "$QUEUE" ingest --once
 }
 
+# The same, keeping every index up to date row by row (as in follow mode on a small backlog).
+cmstore_never_run() {
+    "$BIN" --db "$WORK/bench.db" --queue "$QUEUE" ingest --once --defer-indexes never
+}
+
 sqlite3_run() {
     sqlite3 "$WORK/bench.db" <<SQL
 PRAGMA journal_mode = WAL;
@@ -75,6 +86,59 @@ COMMIT;
 SQL
 }
 
+# sqlite3 creating the secondary indexes of events after the load, in the same transaction
+# (what cmstore does for a large backlog).
+sqlite3_late_run() {
+    sqlite3 "$WORK/bench.db" <<SQL
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+.read $SCHEMA
+DROP INDEX events_ts;
+DROP INDEX events_session_id;
+DROP INDEX events_tool_name;
+CREATE TEMP TABLE raw(line TEXT);
+.mode ascii
+.separator $(printf '\037') "\n"
+BEGIN;
+.import $QUEUE raw
+INSERT INTO events(id, ts, hook_type, event, agent, session_id, tool_name, tool_call_id,
+    turn_id, model, cwd, origin, actor_name, actor_type, delegated_agent, synthetic, prompt,
+    response, tool_result_type, duration_ms, size_bytes, estimated_tokens, entry, source_id,
+    source_offset, ingested_at)
+SELECT line->>'id', coalesce(line->>'timestamp', 0), line->>'hookType', line->>'event',
+    line->>'agent', line->>'sessionId', line->>'toolName', line->>'toolCallId', line->>'turnId',
+    line->>'model', line->>'cwd', line->>'origin', line->>'actorName', line->>'actorType',
+    line->>'delegatedAgent', line->>'synthetic', line->>'prompt', line->>'response',
+    line->>'toolResultType', line->>'durationMs', line->>'sizeBytes', line->>'estimatedTokens',
+    line, 1, rowid, 0
+FROM raw WHERE true
+ON CONFLICT(id) DO NOTHING;
+CREATE INDEX events_ts ON events(ts);
+CREATE INDEX events_session_id ON events(session_id);
+CREATE INDEX events_tool_name ON events(tool_name);
+COMMIT;
+SQL
+}
+
+# The floor: the least any exactly-once store of whole lines does, one table with the line and
+# its unique id, no other column, no other index.
+sqlite3_floor_run() {
+    sqlite3 "$WORK/bench.db" <<SQL
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, entry TEXT NOT NULL);
+CREATE TEMP TABLE raw(line TEXT);
+.mode ascii
+.separator $(printf '\037') "\n"
+BEGIN;
+.import $QUEUE raw
+INSERT INTO events(id, entry) SELECT line->>'id', line FROM raw WHERE true
+ON CONFLICT(id) DO NOTHING;
+COMMIT;
+SQL
+}
+
+
 sqlite_utils_run() {
     sqlite-utils create-table "$WORK/bench.db" events id text timestamp integer hookType text \
         sessionId text toolName text --pk id
@@ -84,7 +148,7 @@ sqlite_utils_run() {
     sqlite-utils insert "$WORK/bench.db" events "$QUEUE" --nl --alter --ignore --batch-size 10000
 }
 
-TOOLS="cmstore sqlite3"
+TOOLS="cmstore cmstore-never sqlite3 sqlite3-late sqlite3-floor"
 if command -v sqlite-utils >/dev/null; then TOOLS="$TOOLS sqlite-utils"; else
     echo "   sqlite-utils not installed (pip install sqlite-utils): skipped"; fi
 
@@ -95,6 +159,9 @@ for i in $(seq "$RUNS"); do
         echo "== run $i: $t"
         case $t in
             cmstore) run cmstore bash -c "$(declare -f cmstore_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_run" ;;
+            cmstore-never) run cmstore-never bash -c "$(declare -f cmstore_never_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_never_run" ;;
+            sqlite3-late) run sqlite3-late bash -c "$(declare -f sqlite3_late_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_late_run" ;;
+            sqlite3-floor) run sqlite3-floor bash -c "$(declare -f sqlite3_floor_run); WORK='$WORK' QUEUE='$QUEUE' sqlite3_floor_run" ;;
             sqlite3) run sqlite3 bash -c "$(declare -f sqlite3_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_run" ;;
             sqlite-utils) run sqlite-utils bash -c "$(declare -f sqlite_utils_run); WORK='$WORK' QUEUE='$QUEUE' sqlite_utils_run" ;;
         esac
@@ -106,13 +173,13 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 
 echo
 echo "lines=$LINES bytes=$BYTES runs=$RUNS"
-printf "%-13s %10s %12s %10s %12s\n" tool "median s" "lines/s" "vs sqlite3" "peak RSS MB"
+printf "%-14s %10s %12s %10s %12s\n" tool "median s" "lines/s" "vs sqlite3" "peak RSS MB"
 base=$(cut -d' ' -f1 "$WORK/all.sqlite3" | median)
 for t in $TOOLS; do
     [ -f "$WORK/all.$t" ] || continue
     s=$(cut -d' ' -f1 "$WORK/all.$t" | median)
     rss=$(cut -d' ' -f2 "$WORK/all.$t" | sort -n | tail -1)
     awk -v t="$t" -v s="$s" -v n="$LINES" -v b="$base" -v r="$rss" \
-        'BEGIN { printf "%-13s %10.2f %12.0f %9.2fx %12.1f\n", t, s, n / s, b / s, r / 1024 }'
+        'BEGIN { printf "%-14s %10.2f %12.0f %9.2fx %12.1f\n", t, s, n / s, b / s, r / 1024 }'
 done
 echo "(work dir: $WORK)"

@@ -68,7 +68,7 @@ CREATE TABLE session_tools (
 INSERT INTO session_tools
 SELECT coalesce(session_id, 'unknown-session'), coalesce(tool_name, ''), count(*), coalesce(sum(success = 1), 0),
        coalesce(sum(success = 0), 0), coalesce(sum(success IS NULL), 0),
-       coalesce(sum(duration_ms), 0), count(duration_ms), max(duration_ms),
+       CAST(total(duration_ms) AS INTEGER), count(duration_ms), max(duration_ms),
        max(max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts)))
 FROM tool_calls
 GROUP BY 1, 2;
@@ -96,8 +96,9 @@ SELECT nullif(tool_name, '') AS tool_name,
        sum(succeeded) AS succeeded,
        sum(failed) AS failed,
        sum(unfinished) AS unfinished,
-       CASE WHEN sum(timed) > 0 THEN sum(total_ms) END AS total_ms,
-       sum(total_ms) / nullif(sum(timed), 0) AS avg_ms,
+       -- total() and CAST: a sum past the integer range saturates instead of failing.
+       CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms,
+       CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms,
        max(max_ms) AS max_ms
 FROM session_tools
 GROUP BY tool_name;

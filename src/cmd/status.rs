@@ -47,18 +47,22 @@ const TOTALS_SQL: &str = "SELECT (SELECT count(*) FROM events) AS events, \
      (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') FROM events) AS newest";
 
 /// [`TOTALS_SQL`] plus how many secondary indexes are set aside right now (a bulk load in
-/// progress, or one that died: the next ingest rebuilds them).
-fn totals_sql() -> String {
-    let names: Vec<String> = crate::store::indexes::DEFERRABLE
-        .iter()
-        .map(|n| format!("'{n}'"))
-        .collect();
-    format!(
-        "{TOTALS_SQL}, (SELECT {} - count(*) FROM sqlite_master WHERE type = 'index' \
-         AND name IN ({})) AS indexes_set_aside",
-        names.len(),
-        names.join(", ")
-    )
+/// progress, or one that died: the next ingest rebuilds them). A database that ingest has not
+/// upgraded yet has no `deferred_indexes` table: none then.
+fn totals_sql(db: &ReadOnlyDb) -> anyhow::Result<String> {
+    let has_table = !report::fetch(
+        db,
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deferred_indexes'",
+        &[],
+    )?
+    .1
+    .is_empty();
+    let set_aside = if has_table {
+        "(SELECT count(*) FROM deferred_indexes)"
+    } else {
+        "0"
+    };
+    Ok(format!("{TOTALS_SQL}, {set_aside} AS indexes_set_aside"))
 }
 
 /// Runs `cmstore status`.
@@ -71,7 +75,10 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let db_exists = paths.db.exists();
     let (sources, totals) = if db_exists {
         let db = ReadOnlyDb::open(&paths.db, None)?;
-        (sources(&db)?, Some(report::fetch(&db, &totals_sql(), &[])?))
+        (
+            sources(&db)?,
+            Some(report::fetch(&db, &totals_sql(&db)?, &[])?),
+        )
     } else {
         (queue_only(&paths.queue), None)
     };

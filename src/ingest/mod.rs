@@ -43,7 +43,8 @@ pub enum DeferIndexes {
     /// (rebuilding then costs less than keeping the indexes up to date row by row).
     #[default]
     Auto,
-    /// For any backlog.
+    /// For the backlog found when ingest starts, whatever its size (later passes of follow
+    /// mode keep the indexes).
     Always,
     /// Never: queries stay fast while a backlog loads, at the cost of a slower load.
     Never,
@@ -182,6 +183,8 @@ pub struct Ingester {
     checkpointer: Option<Checkpointer>,
     /// False until a pass has made sure no index is left deferred by an interrupted load.
     indexes_settled: bool,
+    /// Passes run so far.
+    passes: u64,
 }
 
 enum Outcome {
@@ -199,6 +202,7 @@ impl Ingester {
         Ingester {
             checkpointer,
             indexes_settled: false,
+            passes: 0,
             store,
             key: path.to_string_lossy().into_owned(),
             path,
@@ -239,6 +243,7 @@ impl Ingester {
         on_batch: &mut dyn FnMut(&Stats),
     ) -> anyhow::Result<Stats> {
         let bulk = self.bulk_load()?;
+        self.passes += 1;
         if bulk {
             let mut conn = self.store.conn()?;
             store::indexes::defer(&mut conn).context("cannot set secondary indexes aside")?;
@@ -270,6 +275,9 @@ impl Ingester {
     fn bulk_load(&self) -> anyhow::Result<bool> {
         let min = match self.options.defer_indexes {
             DeferIndexes::Never => return Ok(false),
+            // Only the backlog found at start: in follow mode every later pass would rebuild
+            // the indexes for a few lines.
+            DeferIndexes::Always if self.passes > 0 => return Ok(false),
             DeferIndexes::Always => 1,
             DeferIndexes::Auto => BULK_MIN_BYTES,
         };
@@ -383,7 +391,7 @@ impl Ingester {
         let size = file.metadata()?.len();
         let mut conn = self.store.conn()?;
         if let Some(checkpointer) = &mut self.checkpointer {
-            checkpointer.before_batch(&conn)?;
+            checkpointer.before_batch();
         }
         let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
         let mut restarts = 0;

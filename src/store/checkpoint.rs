@@ -1,32 +1,44 @@
 //! WAL checkpoints on a thread of their own, for a long run of write transactions (ingest).
 //!
 //! Left to itself, the connection that commits also checkpoints, so copying the WAL into the
-//! database stops the writer each time. Here the writer turns its automatic checkpoint off and
-//! reports every commit instead; a second connection copies the WAL in the background
-//! (`PASSIVE`: it never blocks the writer or readers) while the writer prepares its next batch.
+//! database stops the writer each time. Here the writer reports every commit instead, and a
+//! second connection copies the WAL in the background (`PASSIVE`: it never blocks the writer
+//! or readers) while the writer prepares its next batch.
 //!
 //! The WAL only starts over from its beginning when a write transaction begins with every frame
-//! already copied. So every [`RESET_BYTES`] the writer waits for the checkpoint to catch up
-//! ([`Checkpointer::before_batch`]); that wait is short, because the checkpoint has been
-//! running all along. Should the thread fail, the writer gets its automatic checkpoint back.
+//! already copied. So every [`RESET_BYTES`] of queue (or [`RESET_COMMITS`] commits) the writer
+//! waits for the checkpoint to catch up ([`Checkpointer::before_batch`]); that wait is short,
+//! because the checkpoint has been running all along. The writer keeps SQLite's automatic
+//! checkpoint ([`AUTOCHECKPOINT_PAGES`], 64 MiB of WAL) as a backstop: it only fires should the
+//! thread fall behind or fail, or for writes the thread is not told about.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use super::{Error, PooledConnection, Store, AUTOCHECKPOINT_PAGES};
+#[cfg(doc)]
+use super::AUTOCHECKPOINT_PAGES;
+use super::{Error, PooledConnection, Store};
 
 /// Committed queue bytes after which a background checkpoint starts.
 pub const CHECKPOINT_BYTES: u64 = 1024 * 1024;
 
+/// Commits after which a background checkpoint starts however few bytes they carried: a
+/// commit writes whole pages, so many small ones (follow mode) make a WAL of their own.
+pub const CHECKPOINT_COMMITS: u64 = 64;
+
 /// Committed queue bytes after which the writer lets the checkpoint catch up, so that the WAL
-/// starts over (a few times these bytes of WAL, well under `journal_size_limit`).
-pub const RESET_BYTES: u64 = 16 * 1024 * 1024;
+/// starts over (a few times these bytes of WAL, under the 64 MiB backstop).
+pub const RESET_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Commits after which the writer lets the checkpoint catch up, whatever their size.
+pub const RESET_COMMITS: u64 = 256;
 
 #[derive(Debug, Default)]
 struct State {
     /// Commits reported, and the queue bytes they carried since the last checkpoint started.
     commits: u64,
     pending_bytes: u64,
+    pending_commits: u64,
     /// The `commits` value the last finished checkpoint started after.
     checkpointed: u64,
     /// The writer waits for a checkpoint of everything committed so far.
@@ -43,8 +55,9 @@ type Shared = Arc<(Mutex<State>, Condvar)>;
 pub struct Checkpointer {
     shared: Shared,
     thread: Option<JoinHandle<()>>,
-    /// Queue bytes committed since the writer last let the checkpoint catch up.
+    /// Queue bytes and commits since the writer last let the checkpoint catch up.
     since_reset: u64,
+    commits_since_reset: u64,
 }
 
 impl Checkpointer {
@@ -63,32 +76,32 @@ impl Checkpointer {
             shared,
             thread: Some(thread),
             since_reset: 0,
+            commits_since_reset: 0,
         })
     }
 
-    /// Sets the writer's automatic checkpoint for its next transaction: off while the thread
-    /// runs, back to the default should it have failed. Before [`RESET_BYTES`] of commits, first
-    /// waits until everything committed is copied, so that the transaction restarts the WAL.
-    pub fn before_batch(&mut self, writer: &rusqlite::Connection) -> Result<(), Error> {
-        let alive = if self.since_reset >= RESET_BYTES {
+    /// Call before each write transaction: every [`RESET_BYTES`] or [`RESET_COMMITS`], waits
+    /// until everything committed is copied, so that this transaction restarts the WAL.
+    /// Returns false once the thread has failed (the backstop checkpoint does its work then).
+    pub fn before_batch(&mut self) -> bool {
+        if self.since_reset >= RESET_BYTES || self.commits_since_reset >= RESET_COMMITS {
             self.since_reset = 0;
-            self.catch_up()
-        } else {
-            lock(&self.shared).failed.is_none()
-        };
-        let pages = if alive { 0 } else { AUTOCHECKPOINT_PAGES };
-        writer.pragma_update(None, "wal_autocheckpoint", pages)?;
-        Ok(())
+            self.commits_since_reset = 0;
+            return self.catch_up();
+        }
+        lock(&self.shared).failed.is_none()
     }
 
     /// Reports a commit that consumed `bytes` of the queue.
     pub fn committed(&mut self, bytes: u64) {
         self.since_reset += bytes;
+        self.commits_since_reset += 1;
         let (mutex, wake) = &*self.shared;
         let mut state = lock_mutex(mutex);
         state.commits += 1;
         state.pending_bytes += bytes;
-        if state.pending_bytes >= CHECKPOINT_BYTES {
+        state.pending_commits += 1;
+        if due(&state) {
             wake.notify_all();
         }
     }
@@ -127,6 +140,11 @@ impl Drop for Checkpointer {
     }
 }
 
+/// Whether enough was committed since the last checkpoint started to start another.
+fn due(state: &State) -> bool {
+    state.pending_bytes >= CHECKPOINT_BYTES || state.pending_commits >= CHECKPOINT_COMMITS
+}
+
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
     lock_mutex(&shared.0)
 }
@@ -146,12 +164,13 @@ fn run(conn: PooledConnection, shared: &Shared) {
                     return;
                 }
                 let behind = state.commits > state.checkpointed;
-                if behind && (state.catch_up || state.pending_bytes >= CHECKPOINT_BYTES) {
+                if behind && (state.catch_up || due(&state)) {
                     break;
                 }
                 state = wake.wait(state).unwrap_or_else(|e| e.into_inner());
             }
             state.pending_bytes = 0;
+            state.pending_commits = 0;
             state.catch_up = false;
             state.commits
         };
@@ -186,10 +205,12 @@ mod tests {
         let store = crate::store::open(&dir.path().join("c.db")).unwrap();
         let mut checkpointer = Checkpointer::start(&store).unwrap();
         let mut writer = store.conn().unwrap();
+        // No backstop here: the copying must be the thread's.
+        writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         let blob = "x".repeat(4000);
         let mut largest_wal = 0;
         for batch in 0..40 {
-            checkpointer.before_batch(&writer).unwrap();
+            assert!(checkpointer.before_batch());
             let tx = writer.transaction().unwrap();
             for i in 0..100 {
                 tx.execute(
@@ -199,23 +220,16 @@ mod tests {
                 .unwrap();
             }
             tx.commit().unwrap();
-            // Pretend each batch read 1 MiB of queue: a reset every 16 batches.
+            // Pretend each batch read 1 MiB of queue: a reset every 8 batches.
             checkpointer.committed(1024 * 1024);
             let wal = std::fs::metadata(dir.path().join("c.db-wal"))
                 .unwrap()
                 .len();
             largest_wal = largest_wal.max(wal);
         }
-        let autocheckpoint: i64 = writer
-            .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(
-            autocheckpoint, 0,
-            "the writer leaves checkpoints to the thread"
-        );
         assert!(checkpointer.failure().is_none());
         // 40 batches of ~400 KiB of pages: without restarts the WAL would pass 16 MB.
-        assert!(largest_wal < 12 * 1024 * 1024, "WAL grew to {largest_wal}");
+        assert!(largest_wal < 8 * 1024 * 1024, "WAL grew to {largest_wal}");
         drop(checkpointer);
         let (log, copied) = wal_frames(&writer);
         assert_eq!(log, copied);
@@ -223,5 +237,33 @@ mod tests {
             .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
             .unwrap();
         assert_eq!(rows, 4000);
+    }
+
+    #[test]
+    fn many_small_commits_restart_the_wal_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&dir.path().join("s.db")).unwrap();
+        let mut checkpointer = Checkpointer::start(&store).unwrap();
+        let writer = store.conn().unwrap();
+        writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        let mut largest_wal = 0;
+        for i in 0..1500 {
+            assert!(checkpointer.before_batch());
+            writer
+                .execute(
+                    "INSERT INTO events(id, ts, session_id, entry, ingested_at)
+                     VALUES (?1, ?2, 's', '{}', 0)",
+                    rusqlite::params![format!("e{i}"), i],
+                )
+                .unwrap();
+            // One short line per commit, as in follow mode.
+            checkpointer.committed(200);
+            let wal = std::fs::metadata(dir.path().join("s.db-wal"))
+                .unwrap()
+                .len();
+            largest_wal = largest_wal.max(wal);
+        }
+        // Each commit writes a few whole pages: 1500 of them without a restart pass 20 MB.
+        assert!(largest_wal < 10 * 1024 * 1024, "WAL grew to {largest_wal}");
     }
 }

@@ -209,9 +209,20 @@ impl CallShare {
             session_id: r.get(0)?,
             tool_name: r.get(1)?,
             success: r.get(2)?,
-            duration_ms: r.get(3)?,
+            duration_ms: whole_ms(r.get(3)?),
             last_ts: r.get(4)?,
         })
+    }
+}
+
+/// A duration as stored: SQLite turns `end - start` into a REAL when it overflows (timestamps
+/// come from the queue unchecked), which must not fail the batch.
+fn whole_ms(value: rusqlite::types::Value) -> Option<i64> {
+    match value {
+        rusqlite::types::Value::Integer(ms) => Some(ms),
+        // `as` saturates at the i64 range.
+        rusqlite::types::Value::Real(ms) if ms.is_finite() => Some(ms as i64),
+        _ => None,
     }
 }
 
@@ -237,7 +248,7 @@ impl ToolTotals {
             None => self.unfinished += 1,
         }
         if let Some(ms) = duration_ms {
-            self.total_ms += ms;
+            self.total_ms = self.total_ms.saturating_add(ms);
             self.timed += 1;
             self.max_ms = Some(self.max_ms.map_or(ms, |m| m.max(ms)));
         }
@@ -254,7 +265,7 @@ impl ToolTotals {
             None => self.unfinished -= 1,
         }
         if let Some(ms) = duration_ms {
-            self.total_ms -= ms;
+            self.total_ms = self.total_ms.saturating_sub(ms);
             self.timed -= 1;
         }
     }

@@ -677,6 +677,47 @@ fn indexes_left_aside_by_an_interrupted_load_are_rebuilt_by_the_next_ingest() {
 }
 
 #[test]
+fn tool_calls_with_absurd_timestamps_do_not_stop_ingest() {
+    let env = TestEnv::new();
+    let mut lines = Vec::new();
+    for (key, start, end) in [
+        ("far", i64::MIN + 1, 1_700_000_000_000),
+        ("far2", i64::MIN + 1, i64::MAX),
+        ("near", 1_000, 1_500),
+    ] {
+        let mut pre = entry("PreToolUse", "t1");
+        pre.tool_call_id = Some(key.into());
+        pre.timestamp = start;
+        let mut post = entry("PostToolUse", "t1");
+        post.tool_call_id = Some(key.into());
+        post.timestamp = end;
+        // The far ones in separate batches too, so the store's join reads the duration back.
+        lines.push(pre.to_line());
+        lines.push(post.to_line());
+    }
+    env.append(&lines);
+    for batch in ["1", "100"] {
+        env.cmd()
+            .args(["ingest", "--once", "--batch-size", batch])
+            .assert()
+            .success();
+    }
+    assert_eq!(env.int("SELECT count(*) FROM tool_calls"), 3);
+    assert_eq!(
+        env.int("SELECT calls FROM v_tools WHERE tool_name = 'Bash'"),
+        3
+    );
+    assert_eq!(
+        env.int("SELECT duration_ms FROM tool_calls WHERE call_key = 'near'"),
+        500
+    );
+    env.cmd()
+        .args(["summarize", "--by", "tool", "--format", "json"])
+        .assert()
+        .success();
+}
+
+#[test]
 fn an_older_database_is_upgraded_by_ingest() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.home()).unwrap();

@@ -65,7 +65,21 @@ fn bytes_behind_follow_ingest_and_appends() {
     assert_eq!(doc["totals"]["events"], 10);
     assert_eq!(doc["totals"]["sessions"], 3);
     assert_eq!(doc["totals"]["rejects"], 1);
+    assert_eq!(doc["totals"]["indexes_set_aside"], 0);
     assert!(doc["database"]["bytes"].as_u64().unwrap() > 0);
+
+    // What a bulk load that died leaves: status says so until the next ingest.
+    rusqlite::Connection::open(env.db())
+        .unwrap()
+        .execute_batch(
+            "INSERT INTO deferred_indexes(name, tbl, sql)
+               SELECT name, tbl_name, sql FROM sqlite_master WHERE name = 'events_tool_name';
+             DROP INDEX events_tool_name;",
+        )
+        .unwrap();
+    assert_eq!(status_json(&env)["totals"]["indexes_set_aside"], 1);
+    env.ingest_once();
+    assert_eq!(status_json(&env)["totals"]["indexes_set_aside"], 0);
 
     let more = lines(2);
     env.append(&more);
