@@ -8,7 +8,8 @@
 # rebuilt at the end), cmstore-never (`--defer-indexes never`: every index kept up to date row
 # by row), sqlite3 (one INSERT ... SELECT with every index live), sqlite3-late (the same, the
 # indexes created after the load), sqlite3-floor (only the line and its unique id: the least
-# any exactly-once store of whole lines writes), sqlite-utils.
+# any exactly-once store of whole lines writes), rust-floor (the same in Rust with cmstore's
+# 10k-line transactions, benches/floor_load.rs), sqlite-utils.
 #
 # Needs: cargo, GNU time (/usr/bin/time), sqlite3 (`apt-get install -y sqlite3` if missing),
 # optionally sqlite-utils (`pip install sqlite-utils`; skipped when absent).
@@ -29,7 +30,8 @@ command -v sqlite3 >/dev/null || { echo "sqlite3 missing: apt-get install -y sql
 [ -x "$TIME" ] || { echo "GNU time missing: apt-get install -y time" >&2; exit 1; }
 
 echo "== build (release)"
-(cd "$ROOT" && cargo build --release --quiet && cargo build --release --quiet --example gen_queue)
+(cd "$ROOT" && cargo build --release --quiet && cargo build --release --quiet --example gen_queue \
+    && cargo build --release --quiet --example floor_load)
 BIN="$ROOT/target/release/cmstore"
 
 echo "== generate $LINES lines into $QUEUE"
@@ -139,6 +141,12 @@ SQL
 }
 
 
+# The same floor in Rust with cmstore's settings: 10k-line transactions, WAL, NORMAL
+# (benches/floor_load.rs).
+rust_floor_run() {
+    "$ROOT/target/release/examples/floor_load" "$QUEUE" "$WORK/bench.db"
+}
+
 sqlite_utils_run() {
     sqlite-utils create-table "$WORK/bench.db" events id text timestamp integer hookType text \
         sessionId text toolName text --pk id
@@ -148,7 +156,7 @@ sqlite_utils_run() {
     sqlite-utils insert "$WORK/bench.db" events "$QUEUE" --nl --alter --ignore --batch-size 10000
 }
 
-TOOLS="cmstore cmstore-never sqlite3 sqlite3-late sqlite3-floor"
+TOOLS="cmstore cmstore-never sqlite3 sqlite3-late sqlite3-floor rust-floor"
 if command -v sqlite-utils >/dev/null; then TOOLS="$TOOLS sqlite-utils"; else
     echo "   sqlite-utils not installed (pip install sqlite-utils): skipped"; fi
 
@@ -162,6 +170,7 @@ for i in $(seq "$RUNS"); do
             cmstore-never) run cmstore-never bash -c "$(declare -f cmstore_never_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_never_run" ;;
             sqlite3-late) run sqlite3-late bash -c "$(declare -f sqlite3_late_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_late_run" ;;
             sqlite3-floor) run sqlite3-floor bash -c "$(declare -f sqlite3_floor_run); WORK='$WORK' QUEUE='$QUEUE' sqlite3_floor_run" ;;
+            rust-floor) run rust-floor bash -c "$(declare -f rust_floor_run); ROOT='$ROOT' WORK='$WORK' QUEUE='$QUEUE' rust_floor_run" ;;
             sqlite3) run sqlite3 bash -c "$(declare -f sqlite3_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_run" ;;
             sqlite-utils) run sqlite-utils bash -c "$(declare -f sqlite_utils_run); WORK='$WORK' QUEUE='$QUEUE' sqlite_utils_run" ;;
         esac
