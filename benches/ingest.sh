@@ -62,16 +62,9 @@ cmstore_never_run() {
     "$BIN" --db "$WORK/bench.db" --queue "$QUEUE" ingest --once --defer-indexes never
 }
 
-sqlite3_run() {
-    sqlite3 "$WORK/bench.db" <<SQL
-PRAGMA journal_mode = WAL;
-PRAGMA synchronous = NORMAL;
-.read $SCHEMA
-CREATE TEMP TABLE raw(line TEXT);
-.mode ascii
-.separator $(printf '\037') "\n"
-BEGIN;
-.import $QUEUE raw
+# The load of sqlite3's rows: every events column cmstore fills, from the line's JSON.
+events_insert_sql() {
+    cat <<'SQL'
 INSERT INTO events(id, ts, hook_type, event, agent, session_id, tool_name, tool_call_id,
     turn_id, model, cwd, origin, actor_name, actor_type, delegated_agent, synthetic, prompt,
     response, tool_result_type, duration_ms, size_bytes, estimated_tokens, entry, source_id,
@@ -84,6 +77,20 @@ SELECT line->>'id', coalesce(line->>'timestamp', 0), line->>'hookType', line->>'
     line, 1, rowid, 0
 FROM raw WHERE true
 ON CONFLICT(id) DO NOTHING;
+SQL
+}
+
+sqlite3_run() {
+    sqlite3 "$WORK/bench.db" <<SQL
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+.read $SCHEMA
+CREATE TEMP TABLE raw(line TEXT);
+.mode ascii
+.separator $(printf '\037') "\n"
+BEGIN;
+.import $QUEUE raw
+$(events_insert_sql)
 COMMIT;
 SQL
 }
@@ -103,18 +110,7 @@ CREATE TEMP TABLE raw(line TEXT);
 .separator $(printf '\037') "\n"
 BEGIN;
 .import $QUEUE raw
-INSERT INTO events(id, ts, hook_type, event, agent, session_id, tool_name, tool_call_id,
-    turn_id, model, cwd, origin, actor_name, actor_type, delegated_agent, synthetic, prompt,
-    response, tool_result_type, duration_ms, size_bytes, estimated_tokens, entry, source_id,
-    source_offset, ingested_at)
-SELECT line->>'id', coalesce(line->>'timestamp', 0), line->>'hookType', line->>'event',
-    line->>'agent', line->>'sessionId', line->>'toolName', line->>'toolCallId', line->>'turnId',
-    line->>'model', line->>'cwd', line->>'origin', line->>'actorName', line->>'actorType',
-    line->>'delegatedAgent', line->>'synthetic', line->>'prompt', line->>'response',
-    line->>'toolResultType', line->>'durationMs', line->>'sizeBytes', line->>'estimatedTokens',
-    line, 1, rowid, 0
-FROM raw WHERE true
-ON CONFLICT(id) DO NOTHING;
+$(events_insert_sql)
 CREATE INDEX events_ts ON events(ts);
 CREATE INDEX events_session_id ON events(session_id);
 CREATE INDEX events_tool_name ON events(tool_name);
@@ -168,10 +164,10 @@ for i in $(seq "$RUNS"); do
         case $t in
             cmstore) run cmstore bash -c "$(declare -f cmstore_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_run" ;;
             cmstore-never) run cmstore-never bash -c "$(declare -f cmstore_never_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_never_run" ;;
-            sqlite3-late) run sqlite3-late bash -c "$(declare -f sqlite3_late_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_late_run" ;;
+            sqlite3-late) run sqlite3-late bash -c "$(declare -f events_insert_sql sqlite3_late_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_late_run" ;;
             sqlite3-floor) run sqlite3-floor bash -c "$(declare -f sqlite3_floor_run); WORK='$WORK' QUEUE='$QUEUE' sqlite3_floor_run" ;;
             rust-floor) run rust-floor bash -c "$(declare -f rust_floor_run); ROOT='$ROOT' WORK='$WORK' QUEUE='$QUEUE' rust_floor_run" ;;
-            sqlite3) run sqlite3 bash -c "$(declare -f sqlite3_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_run" ;;
+            sqlite3) run sqlite3 bash -c "$(declare -f events_insert_sql sqlite3_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_run" ;;
             sqlite-utils) run sqlite-utils bash -c "$(declare -f sqlite_utils_run); WORK='$WORK' QUEUE='$QUEUE' sqlite_utils_run" ;;
         esac
         cat "$WORK/time.$t"
