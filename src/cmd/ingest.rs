@@ -89,10 +89,17 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let mut on_batch = |s: &Stats| {
         if let Some(bar) = bar.as_ref().filter(|b| !b.is_finished()) {
             bar.set_position(s.bytes);
-            bar.set_message(format!("{} rows", s.rows));
-            if Some(s.bytes) >= bar.length() {
-                // The backlog is done; follow mode goes on without a bar.
-                bar.finish_and_clear();
+            if s.rebuilding {
+                bar.set_message(format!("{} rows; rebuilding indexes", s.rows));
+                bar.enable_steady_tick(Duration::from_millis(120));
+            } else if s.rebuilt_indexes > 0 || s.indexes_set_aside == 0 {
+                bar.set_message(format!("{} rows", s.rows));
+                if Some(s.bytes) >= bar.length() {
+                    // The backlog is done; follow mode goes on without a bar.
+                    bar.finish_and_clear();
+                }
+            } else {
+                bar.set_message(format!("{} rows (indexes set aside)", s.rows));
             }
         }
     };

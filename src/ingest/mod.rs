@@ -111,6 +111,10 @@ pub struct Stats {
     pub rebuilt_indexes: u64,
     /// Time spent rebuilding them, in milliseconds.
     pub rebuild_ms: u64,
+    /// Secondary indexes set aside during this pass (seen by the progress callback only).
+    pub indexes_set_aside: u64,
+    /// The pass has read everything and is rebuilding the indexes it set aside.
+    pub rebuilding: bool,
 }
 
 impl Stats {
@@ -124,6 +128,9 @@ impl Stats {
         self.restarts += other.restarts;
         self.rebuilt_indexes += other.rebuilt_indexes;
         self.rebuild_ms += other.rebuild_ms;
+        // Not totals: where the latest pass is.
+        self.indexes_set_aside = other.indexes_set_aside;
+        self.rebuilding = other.rebuilding;
     }
 }
 
@@ -244,14 +251,29 @@ impl Ingester {
     ) -> anyhow::Result<Stats> {
         let bulk = self.bulk_load()?;
         self.passes += 1;
+        let mut set_aside = 0;
         if bulk {
             let mut conn = self.store.conn()?;
-            store::indexes::defer(&mut conn).context("cannot set secondary indexes aside")?;
+            set_aside = store::indexes::defer(&mut conn)
+                .context("cannot set secondary indexes aside")? as u64;
             self.indexes_settled = false;
         }
-        let drained = self.drain(stop, on_batch);
+        let drained = self.drain(stop, &mut |s: &Stats| {
+            on_batch(&Stats {
+                indexes_set_aside: set_aside,
+                ..*s
+            })
+        });
         if self.indexes_settled {
             return drained;
+        }
+        if let (Ok(stats), true) = (&drained, set_aside > 0) {
+            // Tell the caller why nothing moves for a while.
+            on_batch(&Stats {
+                indexes_set_aside: set_aside,
+                rebuilding: true,
+                ..*stats
+            });
         }
         let started = std::time::Instant::now();
         let restored = self
