@@ -96,7 +96,8 @@ SQL
 }
 
 # sqlite3 creating the secondary indexes of events after the load, in the same transaction
-# (what cmstore does for a large backlog).
+# (close to what cmstore does for a large backlog, which sets aside the session and tool indexes
+# and keeps ts).
 sqlite3_late_run() {
     sqlite3 "$WORK/bench.db" <<SQL
 PRAGMA journal_mode = WAL;
@@ -137,7 +138,8 @@ SQL
 }
 
 
-# The same floor in Rust with cmstore's settings: 10k-line transactions, WAL, NORMAL
+# The same floor in Rust with cmstore's transaction size and journal: 10k-line transactions, WAL,
+# NORMAL
 # (benches/floor_load.rs).
 rust_floor_run() {
     "$ROOT/target/release/examples/floor_load" "$QUEUE" "$WORK/bench.db"

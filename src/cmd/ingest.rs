@@ -93,6 +93,7 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
                 bar.set_message(format!("{} rows; rebuilding indexes", s.rows));
                 bar.enable_steady_tick(Duration::from_millis(120));
             } else if s.rebuilt_indexes > 0 || s.indexes_set_aside == 0 {
+                bar.disable_steady_tick();
                 bar.set_message(format!("{} rows", s.rows));
                 if Some(s.bytes) >= bar.length() {
                     // The backlog is done; follow mode goes on without a bar.

@@ -112,11 +112,14 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
             "SELECT {SESSION_COLUMNS}\nFROM v_session_summary{filter}\n\
              ORDER BY last_seen DESC, session_id"
         ),
-        // The same figures as v_tools, summed over the chosen sessions.
+        // The same figures as v_tools, summed over the chosen sessions (total() and CAST: a
+        // sum past the integer range saturates instead of failing).
         By::Tool => format!(
             "SELECT tool_name, sum(calls) AS calls, sum(succeeded) AS succeeded, \
-             sum(failed) AS failed, sum(unfinished) AS unfinished, sum(total_ms) AS total_ms, \
-             sum(total_ms) / nullif(sum(timed), 0) AS avg_ms, max(max_ms) AS max_ms\n\
+             sum(failed) AS failed, sum(unfinished) AS unfinished, \
+             CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms, \
+             CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms, \
+             max(max_ms) AS max_ms\n\
              FROM v_session_tools{filter}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name"
         ),
         By::Day => {

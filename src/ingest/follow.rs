@@ -79,6 +79,12 @@ pub fn follow(
             t.add(s);
             on_batch(&t);
         });
+        if let Err(err) = &pass {
+            if let Some(failed) = err.downcast_ref::<super::RebuildFailed>() {
+                // Its batches are committed: count them whatever happens next.
+                total.add(&failed.stats);
+            }
+        }
         match pass {
             Ok(pass) => total.add(&pass),
             // Another writer (prune, a long query with a write) held the database past the
@@ -116,4 +122,31 @@ fn is_busy(err: &anyhow::Error) -> bool {
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_rebuild_is_retried_and_keeps_the_counts_of_its_pass() {
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("database is locked".into()),
+        );
+        let stats = Stats {
+            lines: 7,
+            rows: 7,
+            ..Stats::default()
+        };
+        let err = anyhow::Error::from(super::super::RebuildFailed {
+            stats,
+            source: crate::store::Error::Sqlite(busy),
+        });
+        assert!(is_busy(&err));
+        let failed = err.downcast_ref::<super::super::RebuildFailed>().unwrap();
+        assert_eq!(failed.stats.rows, 7);
+        let other = anyhow::anyhow!("disk full");
+        assert!(!is_busy(&other));
+    }
 }

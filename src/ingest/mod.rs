@@ -90,6 +90,18 @@ pub enum Error {
     },
 }
 
+/// A pass committed its batches but could not rebuild the indexes it set aside (the next
+/// pass, or the next ingest, retries). Carries what the pass did, so totals stay exact.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot rebuild the secondary indexes (the next ingest will retry)")]
+pub struct RebuildFailed {
+    /// What the pass committed.
+    pub stats: Stats,
+    /// Why the rebuild failed.
+    #[source]
+    pub source: store::Error,
+}
+
 /// Running totals of what ingest did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -279,11 +291,9 @@ impl Ingester {
         let restored = self
             .store
             .conn()
-            .map_err(anyhow::Error::from)
-            .and_then(|mut conn| Ok(store::indexes::restore(&mut conn)?))
-            .context("cannot rebuild the secondary indexes (the next ingest will retry)");
+            .and_then(|mut conn| store::indexes::restore(&mut conn));
         let mut stats = drained?;
-        let rebuilt = restored?;
+        let rebuilt = restored.map_err(|source| RebuildFailed { stats, source })?;
         self.indexes_settled = true;
         if rebuilt > 0 {
             stats.rebuilt_indexes = rebuilt as u64;

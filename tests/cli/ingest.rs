@@ -678,43 +678,47 @@ fn indexes_left_aside_by_an_interrupted_load_are_rebuilt_by_the_next_ingest() {
 
 #[test]
 fn tool_calls_with_absurd_timestamps_do_not_stop_ingest() {
-    let env = TestEnv::new();
     let mut lines = Vec::new();
-    for (key, start, end) in [
-        ("far", i64::MIN + 1, 1_700_000_000_000),
-        ("far2", i64::MIN + 1, i64::MAX),
-        ("near", 1_000, 1_500),
+    for (session, key, start, end) in [
+        ("t1", "far", i64::MIN + 1, 1_700_000_000_000),
+        ("t2", "far2", i64::MIN + 1, i64::MAX),
+        ("t3", "far3", i64::MIN + 1, i64::MAX),
+        ("t1", "near", 1_000, 1_500),
     ] {
-        let mut pre = entry("PreToolUse", "t1");
+        let mut pre = entry("PreToolUse", session);
         pre.tool_call_id = Some(key.into());
         pre.timestamp = start;
-        let mut post = entry("PostToolUse", "t1");
+        let mut post = entry("PostToolUse", session);
         post.tool_call_id = Some(key.into());
         post.timestamp = end;
-        // The far ones in separate batches too, so the store's join reads the duration back.
         lines.push(pre.to_line());
         lines.push(post.to_line());
     }
-    env.append(&lines);
+    // One batch (each call written whole) and one line per batch (the Post half joins the
+    // stored Pre and its duration is read back).
     for batch in ["1", "100"] {
+        let env = TestEnv::new();
+        env.append(&lines);
         env.cmd()
             .args(["ingest", "--once", "--batch-size", batch])
             .assert()
             .success();
+        assert_eq!(env.int("SELECT count(*) FROM tool_calls"), 4, "{batch}");
+        assert_eq!(
+            env.int("SELECT calls FROM v_tools WHERE tool_name = 'Bash'"),
+            4
+        );
+        assert_eq!(
+            env.int("SELECT duration_ms FROM tool_calls WHERE call_key = 'near'"),
+            500
+        );
+        // Totals past the integer range saturate rather than fail the summary.
+        env.cmd()
+            .args(["summarize", "--by", "tool", "--format", "json"])
+            .assert()
+            .success()
+            .stdout(contains("\"calls\":4"));
     }
-    assert_eq!(env.int("SELECT count(*) FROM tool_calls"), 3);
-    assert_eq!(
-        env.int("SELECT calls FROM v_tools WHERE tool_name = 'Bash'"),
-        3
-    );
-    assert_eq!(
-        env.int("SELECT duration_ms FROM tool_calls WHERE call_key = 'near'"),
-        500
-    );
-    env.cmd()
-        .args(["summarize", "--by", "tool", "--format", "json"])
-        .assert()
-        .success();
 }
 
 #[test]
