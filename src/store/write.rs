@@ -704,9 +704,7 @@ impl<'c> Batch<'c> {
             let mut insert = self.tx.prepare_cached(
                 "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
                    end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)
-                 RETURNING session_id, tool_name, success, duration_ms,
-                   max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts))",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)",
             )?;
             self.call_index.clear();
             for (key, c) in self.tool_calls.drain(..) {
@@ -736,7 +734,20 @@ impl<'c> Batch<'c> {
                     None => {
                         let mut bound = vec![&key as &dyn rusqlite::ToSql];
                         bound.extend_from_slice(halves);
-                        insert.query_row(&bound[..], CallShare::from_row)?
+                        insert.execute(&bound[..])?;
+                        // What the row holds, worked out here: RETURNING would make SQLite
+                        // buffer every inserted row.
+                        CallShare {
+                            session_id: c.session_id.clone(),
+                            tool_name: c.tool_name.clone(),
+                            success: c.success,
+                            duration_ms: c.reported_ms.or_else(|| {
+                                // SQLite's `end - start` turns REAL when it overflows, which
+                                // `whole_ms` saturates: the same as saturating here.
+                                Some(c.end_ts?.saturating_sub(c.start_ts?))
+                            }),
+                            last_ts: c.start_ts.max(c.end_ts),
+                        }
                     }
                 };
                 totals
