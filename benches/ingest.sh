@@ -80,16 +80,24 @@ ON CONFLICT(id) DO NOTHING;
 SQL
 }
 
-sqlite3_run() {
-    sqlite3 "$WORK/bench.db" <<SQL
-PRAGMA journal_mode = WAL;
-PRAGMA synchronous = NORMAL;
-.read $SCHEMA
+# Every sqlite3 row starts the same way: the queue file, one line per row, into a temporary
+# table, inside the transaction that then fills events.
+raw_import_sql() {
+    cat <<SQL
 CREATE TEMP TABLE raw(line TEXT);
 .mode ascii
 .separator $(printf '\037') "\n"
 BEGIN;
 .import $QUEUE raw
+SQL
+}
+
+sqlite3_run() {
+    sqlite3 "$WORK/bench.db" <<SQL
+PRAGMA journal_mode = WAL;
+PRAGMA synchronous = NORMAL;
+.read $SCHEMA
+$(raw_import_sql)
 $(events_insert_sql)
 COMMIT;
 SQL
@@ -106,11 +114,7 @@ PRAGMA synchronous = NORMAL;
 DROP INDEX events_ts;
 DROP INDEX events_session_id;
 DROP INDEX events_tool_name;
-CREATE TEMP TABLE raw(line TEXT);
-.mode ascii
-.separator $(printf '\037') "\n"
-BEGIN;
-.import $QUEUE raw
+$(raw_import_sql)
 $(events_insert_sql)
 CREATE INDEX events_ts ON events(ts);
 CREATE INDEX events_session_id ON events(session_id);
@@ -126,11 +130,7 @@ sqlite3_floor_run() {
 PRAGMA journal_mode = WAL;
 PRAGMA synchronous = NORMAL;
 CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, entry TEXT NOT NULL);
-CREATE TEMP TABLE raw(line TEXT);
-.mode ascii
-.separator $(printf '\037') "\n"
-BEGIN;
-.import $QUEUE raw
+$(raw_import_sql)
 INSERT INTO events(id, entry) SELECT line->>'id', line FROM raw WHERE true
 ON CONFLICT(id) DO NOTHING;
 COMMIT;
@@ -166,10 +166,10 @@ for i in $(seq "$RUNS"); do
         case $t in
             cmstore) run cmstore bash -c "$(declare -f cmstore_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_run" ;;
             cmstore-never) run cmstore-never bash -c "$(declare -f cmstore_never_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_never_run" ;;
-            sqlite3-late) run sqlite3-late bash -c "$(declare -f events_insert_sql sqlite3_late_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_late_run" ;;
-            sqlite3-floor) run sqlite3-floor bash -c "$(declare -f sqlite3_floor_run); WORK='$WORK' QUEUE='$QUEUE' sqlite3_floor_run" ;;
+            sqlite3-late) run sqlite3-late bash -c "$(declare -f raw_import_sql events_insert_sql sqlite3_late_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_late_run" ;;
+            sqlite3-floor) run sqlite3-floor bash -c "$(declare -f raw_import_sql sqlite3_floor_run); WORK='$WORK' QUEUE='$QUEUE' sqlite3_floor_run" ;;
             rust-floor) run rust-floor bash -c "$(declare -f rust_floor_run); ROOT='$ROOT' WORK='$WORK' QUEUE='$QUEUE' rust_floor_run" ;;
-            sqlite3) run sqlite3 bash -c "$(declare -f events_insert_sql sqlite3_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_run" ;;
+            sqlite3) run sqlite3 bash -c "$(declare -f raw_import_sql events_insert_sql sqlite3_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_run" ;;
             sqlite-utils) run sqlite-utils bash -c "$(declare -f sqlite_utils_run); WORK='$WORK' QUEUE='$QUEUE' sqlite_utils_run" ;;
         esac
         cat "$WORK/time.$t"
