@@ -198,7 +198,7 @@ pub struct Ingester {
     /// (identity, size, mtime) when the last pass found nothing to do: a cheap idle check.
     idle_at: Option<(FileId, u64, Option<SystemTime>)>,
     /// Copies the WAL into the database while batches are read and parsed. Without it (the
-    /// thread could not start), each commit checkpoints as SQLite does by default.
+    /// thread could not start), commits checkpoint themselves every 64 MiB of WAL, as before.
     checkpointer: Option<Checkpointer>,
     /// False until a pass has made sure no index is left deferred by an interrupted load.
     indexes_settled: bool,
