@@ -6,6 +6,7 @@
 pub mod checkpoint;
 pub mod indexes;
 pub mod prune;
+mod tool_calls;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
+use super::tool_calls::ToolCalls;
 use super::Error;
 use crate::event::HookType;
 
@@ -137,42 +138,6 @@ struct SessionAgg {
     ended_at: Option<i64>,
 }
 
-/// A tool call's Pre and Post halves seen in this batch, merged before one write.
-#[derive(Debug, Default)]
-struct ToolCallAgg {
-    tool_call_id: Option<String>,
-    session_id: Option<String>,
-    tool_name: Option<String>,
-    start_ts: Option<i64>,
-    end_ts: Option<i64>,
-    reported_ms: Option<i64>,
-    success: Option<bool>,
-    result_type: Option<String>,
-    pre_event_id: Option<String>,
-    post_event_id: Option<String>,
-    /// The store's incomplete call of the same key, which this one completes.
-    stored: Option<StoredCall>,
-}
-
-impl ToolCallAgg {
-    /// Both halves seen, here or in the stored row (the test of the `tool_calls_open` index).
-    fn is_complete(&self) -> bool {
-        let stored = self.stored.as_ref();
-        (self.start_ts.is_some() || stored.is_some_and(|s| s.has_pre))
-            && (self.end_ts.is_some() || stored.is_some_and(|s| s.has_post))
-    }
-}
-
-/// An incomplete `tool_calls` row found by key.
-#[derive(Debug)]
-struct StoredCall {
-    rowid: i64,
-    /// What the row adds to `session_tools` now.
-    share: CallShare,
-    has_pre: bool,
-    has_post: bool,
-}
-
 /// What a batch wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BatchCounts {
@@ -184,93 +149,6 @@ pub struct BatchCounts {
     pub rejects: u64,
 }
 
-/// The key of a call's row in `session_tools`: calls without a session id count under
-/// [`UNKNOWN_SESSION`], calls without a tool name under ''.
-fn totals_key(session_id: Option<String>, tool_name: Option<String>) -> (String, String) {
-    (
-        session_id.unwrap_or_else(|| UNKNOWN_SESSION.to_string()),
-        tool_name.unwrap_or_default(),
-    )
-}
-
-/// What one `tool_calls` row adds to its `session_tools` row.
-#[derive(Debug)]
-struct CallShare {
-    session_id: Option<String>,
-    tool_name: Option<String>,
-    success: Option<bool>,
-    duration_ms: Option<i64>,
-    last_ts: Option<i64>,
-}
-
-impl CallShare {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CallShare> {
-        Ok(CallShare {
-            session_id: r.get(0)?,
-            tool_name: r.get(1)?,
-            success: r.get(2)?,
-            duration_ms: whole_ms(r.get(3)?),
-            last_ts: r.get(4)?,
-        })
-    }
-}
-
-/// A duration as stored: SQLite turns `end - start` into a REAL when it overflows (timestamps
-/// come from the queue unchecked), which must not fail the batch.
-fn whole_ms(value: rusqlite::types::Value) -> Option<i64> {
-    match value {
-        rusqlite::types::Value::Integer(ms) => Some(ms),
-        // `as` saturates at the i64 range.
-        rusqlite::types::Value::Real(ms) if ms.is_finite() => Some(ms as i64),
-        _ => None,
-    }
-}
-
-/// A batch's change to one `session_tools` row.
-#[derive(Debug, Default)]
-struct ToolTotals {
-    calls: i64,
-    succeeded: i64,
-    failed: i64,
-    unfinished: i64,
-    total_ms: i64,
-    timed: i64,
-    max_ms: Option<i64>,
-    last_ts: Option<i64>,
-}
-
-impl ToolTotals {
-    fn add(&mut self, success: Option<bool>, duration_ms: Option<i64>, last_ts: Option<i64>) {
-        self.calls += 1;
-        match success {
-            Some(true) => self.succeeded += 1,
-            Some(false) => self.failed += 1,
-            None => self.unfinished += 1,
-        }
-        if let Some(ms) = duration_ms {
-            self.total_ms = self.total_ms.saturating_add(ms);
-            self.timed += 1;
-            self.max_ms = Some(self.max_ms.map_or(ms, |m| m.max(ms)));
-        }
-        self.last_ts = self.last_ts.max(last_ts);
-    }
-
-    /// Takes a stored call's share back out before it is joined. Its duration stays in
-    /// `max_ms`: a join keeps a known duration unless the new half reports another.
-    fn remove(&mut self, success: Option<bool>, duration_ms: Option<i64>) {
-        self.calls -= 1;
-        match success {
-            Some(true) => self.succeeded -= 1,
-            Some(false) => self.failed -= 1,
-            None => self.unfinished -= 1,
-        }
-        if let Some(ms) = duration_ms {
-            self.total_ms = self.total_ms.saturating_sub(ms);
-            self.timed -= 1;
-        }
-    }
-}
-
 /// An open ingest transaction.
 pub struct Batch<'c> {
     tx: Transaction<'c>,
@@ -278,10 +156,7 @@ pub struct Batch<'c> {
     /// Lines older than this were pruned (or are due to be): they are not stored again.
     pruned_before: i64,
     sessions: HashMap<String, SessionAgg>,
-    /// Tool calls in the order their first half was read.
-    tool_calls: Vec<(String, ToolCallAgg)>,
-    /// Index in `tool_calls` of the latest call of each key.
-    call_index: HashMap<String, usize>,
+    tool_calls: ToolCalls,
     unknowns: HashMap<(String, &'static str), i64>,
     counts: BatchCounts,
 }
@@ -320,8 +195,7 @@ impl<'c> Batch<'c> {
             now: now_ms,
             pruned_before,
             sessions: HashMap::new(),
-            tool_calls: Vec::new(),
-            call_index: HashMap::new(),
+            tool_calls: ToolCalls::default(),
             unknowns: HashMap::new(),
             counts: BatchCounts::default(),
         })
@@ -445,7 +319,7 @@ impl<'c> Batch<'c> {
         }
         match row.kind {
             Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure) => {
-                self.aggregate_tool_call(row)?;
+                self.tool_calls.add(&self.tx, row)?;
             }
             Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
             _ => {}
@@ -493,85 +367,6 @@ impl<'c> Batch<'c> {
             }
             _ => {}
         }
-    }
-
-    fn aggregate_tool_call(&mut self, row: &EventRow<'_>) -> Result<(), Error> {
-        let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
-        let is_pre = row.kind == Some(HookType::PreToolUse);
-        // A half joins the latest call of its key while that call lacks a half, whether the
-        // call is stored or in this batch; otherwise it starts a call of its own. So the rows
-        // come out the same however the lines fall into batches.
-        let slot = match self.call_index.get(key) {
-            Some(&i) if !self.tool_calls[i].1.is_complete() => i,
-            seen => {
-                let stored = match seen {
-                    // The store's incomplete call, if any, was joined by that earlier one.
-                    Some(_) => None,
-                    None => self
-                        .tx
-                        .prepare_cached(
-                            "SELECT rowid, session_id, tool_name, success, duration_ms,
-                                    start_ts IS NOT NULL, end_ts IS NOT NULL
-                             FROM tool_calls
-                             WHERE call_key = ?1 AND (start_ts IS NULL OR end_ts IS NULL)",
-                        )?
-                        .query_row([key], |r| {
-                            Ok(StoredCall {
-                                rowid: r.get(0)?,
-                                share: CallShare {
-                                    session_id: r.get(1)?,
-                                    tool_name: r.get(2)?,
-                                    success: r.get(3)?,
-                                    duration_ms: r.get(4)?,
-                                    last_ts: None,
-                                },
-                                has_pre: r.get(5)?,
-                                has_post: r.get(6)?,
-                            })
-                        })
-                        .optional()?,
-                };
-                self.tool_calls.push((
-                    key.to_string(),
-                    ToolCallAgg {
-                        stored,
-                        ..ToolCallAgg::default()
-                    },
-                ));
-                let i = self.tool_calls.len() - 1;
-                self.call_index.insert(key.to_string(), i);
-                i
-            }
-        };
-        let agg = &mut self.tool_calls[slot].1;
-        for (slot, value) in [
-            (&mut agg.tool_call_id, &row.tool_call_id),
-            (&mut agg.session_id, &row.session_id),
-            (&mut agg.tool_name, &row.tool_name),
-        ] {
-            if slot.is_none() {
-                *slot = value.as_deref().map(str::to_string);
-            }
-        }
-        if is_pre {
-            agg.start_ts = Some(row.ts);
-            agg.pre_event_id = Some(row.id.to_string());
-        } else {
-            // A later half wins, but only with what it says (as the store's join does).
-            agg.end_ts = Some(row.ts);
-            if row.duration_ms.is_some() {
-                agg.reported_ms = row.duration_ms;
-            }
-            agg.success = Some(
-                row.kind == Some(HookType::PostToolUse)
-                    && !matches!(row.tool_result_type.as_deref(), Some("failure" | "denied")),
-            );
-            if let Some(result) = row.tool_result_type.as_deref() {
-                agg.result_type = Some(result.to_string());
-            }
-            agg.post_event_id = Some(row.id.to_string());
-        }
-        Ok(())
     }
 
     fn upsert_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
@@ -673,129 +468,6 @@ impl<'c> Batch<'c> {
         Ok(self.counts)
     }
 
-    /// Writes this batch's tool calls: a call that is incomplete in the store (one half came in
-    /// an earlier batch) is joined in place, any other becomes a new row. The per-session tool
-    /// totals move by what changed: the stored row's share out, the joined row's share in.
-    fn flush_tool_calls(&mut self) -> Result<(), Error> {
-        if self.tool_calls.is_empty() {
-            return Ok(());
-        }
-        let mut totals: HashMap<(String, String), ToolTotals> = HashMap::new();
-        {
-            // Incoming halves win over stored ones; the duration is the reported one, else
-            // end minus start once both ends are known (in this batch or across batches).
-            let mut complete = self.tx.prepare_cached(
-                "UPDATE tool_calls SET
-                   tool_call_id = coalesce(tool_call_id, ?2),
-                   session_id = coalesce(session_id, ?3),
-                   tool_name = coalesce(tool_name, ?4),
-                   duration_ms = coalesce(?7, duration_ms,
-                       coalesce(?6, end_ts) - coalesce(?5, start_ts)),
-                   start_ts = coalesce(?5, start_ts),
-                   end_ts = coalesce(?6, end_ts),
-                   success = coalesce(?8, success),
-                   result_type = coalesce(?9, result_type),
-                   pre_event_id = coalesce(?10, pre_event_id),
-                   post_event_id = coalesce(?11, post_event_id)
-                 WHERE rowid = ?1
-                 RETURNING session_id, tool_name, success, duration_ms,
-                   max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts))",
-            )?;
-            let mut insert = self.tx.prepare_cached(
-                "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
-                   end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)",
-            )?;
-            self.call_index.clear();
-            for (key, c) in self.tool_calls.drain(..) {
-                let halves = params![
-                    c.tool_call_id,
-                    c.session_id,
-                    c.tool_name,
-                    c.start_ts,
-                    c.end_ts,
-                    c.reported_ms,
-                    c.success,
-                    c.result_type,
-                    c.pre_event_id,
-                    c.post_event_id,
-                ];
-                let now = match &c.stored {
-                    Some(stored) => {
-                        let was = &stored.share;
-                        totals
-                            .entry(totals_key(was.session_id.clone(), was.tool_name.clone()))
-                            .or_default()
-                            .remove(was.success, was.duration_ms);
-                        let mut bound = vec![&stored.rowid as &dyn rusqlite::ToSql];
-                        bound.extend_from_slice(halves);
-                        complete.query_row(&bound[..], CallShare::from_row)?
-                    }
-                    None => {
-                        let mut bound = vec![&key as &dyn rusqlite::ToSql];
-                        bound.extend_from_slice(halves);
-                        insert.execute(&bound[..])?;
-                        // What the row holds, worked out here: RETURNING would make SQLite
-                        // buffer every inserted row.
-                        CallShare {
-                            session_id: c.session_id.clone(),
-                            tool_name: c.tool_name.clone(),
-                            success: c.success,
-                            duration_ms: c.reported_ms.or_else(|| {
-                                // SQLite's `end - start` turns REAL when it overflows, which
-                                // `whole_ms` saturates: the same as saturating here.
-                                Some(c.end_ts?.saturating_sub(c.start_ts?))
-                            }),
-                            last_ts: c.start_ts.max(c.end_ts),
-                        }
-                    }
-                };
-                totals
-                    .entry(totals_key(now.session_id, now.tool_name))
-                    .or_default()
-                    .add(now.success, now.duration_ms, now.last_ts);
-            }
-        }
-        let mut upsert = self.tx.prepare_cached(
-            "INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished,
-               total_ms, timed, max_ms, last_ts)
-             VALUES (?1, ?2, max(?3, 0), max(?4, 0), max(?5, 0), max(?6, 0), ?7, max(?8, 0), ?9,
-               coalesce(?10, 0))
-             ON CONFLICT(session_id, tool_name) DO UPDATE SET
-               calls = calls + ?3,
-               succeeded = succeeded + ?4,
-               failed = failed + ?5,
-               unfinished = unfinished + ?6,
-               total_ms = total_ms + ?7,
-               timed = timed + ?8,
-               max_ms = max(coalesce(max_ms, ?9), coalesce(?9, max_ms)),
-               last_ts = max(last_ts, coalesce(?10, last_ts))",
-        )?;
-        // A joined call can move to another row (its session or tool name came with the
-        // second half); a row left without calls goes.
-        let mut drop_empty = self.tx.prepare_cached(
-            "DELETE FROM session_tools WHERE session_id = ?1 AND tool_name = ?2 AND calls <= 0",
-        )?;
-        for ((session_id, tool_name), t) in totals {
-            upsert.execute(params![
-                session_id,
-                tool_name,
-                t.calls,
-                t.succeeded,
-                t.failed,
-                t.unfinished,
-                t.total_ms,
-                t.timed,
-                t.max_ms,
-                t.last_ts,
-            ])?;
-            if t.calls < 0 {
-                drop_empty.execute(params![session_id, tool_name])?;
-            }
-        }
-        Ok(())
-    }
-
     fn flush_aggregates(&mut self) -> Result<(), Error> {
         {
             let mut stmt = self.tx.prepare_cached(
@@ -806,7 +478,7 @@ impl<'c> Batch<'c> {
                 stmt.execute(params![session, reason, count])?;
             }
         }
-        self.flush_tool_calls()?;
+        self.tool_calls.flush(&self.tx)?;
         let mut stmt = self.tx.prepare_cached(
             "INSERT INTO sessions(session_id, agent, model, cwd, first_seen, last_seen, events,
                prompts, tool_uses, tool_failures, stops, estimated_tokens, ended, ended_at)
