@@ -648,6 +648,37 @@ fn a_load_without_secondary_indexes_ends_with_the_same_store() {
     assert!(plan.contains("events_session_id"), "{plan}");
 }
 
+#[cfg(unix)]
+#[test]
+fn sigterm_in_the_middle_of_a_load_still_rebuilds_the_indexes() {
+    let env = TestEnv::new();
+    let total = 40_000;
+    env.append(&lines(total));
+    let mut child = env.spawn_follow(&["--defer-indexes", "always", "--batch-size", "100"]);
+    // Wait for the first commits of the load, then stop it.
+    let started = env.wait_for(
+        "SELECT count(*) > 0 FROM events",
+        1,
+        Duration::from_secs(10),
+    );
+    assert_eq!(started, 1, "the load committed nothing in 10 s");
+    common::terminate(&child);
+    let status = common::wait_timeout(&mut child, Duration::from_secs(30)).expect("stopped");
+    assert!(status.success(), "{status:?}");
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(
+        err.contains("loaded without secondary indexes, 4 rebuilt"),
+        "{err}"
+    );
+    let loaded = env.int("SELECT count(*) FROM events");
+    assert!(loaded < total as i64, "stopped in the middle: {loaded}");
+    assert_eq!(env.int("SELECT count(*) FROM deferred_indexes"), 0);
+    assert_eq!(env.int(DEFERRABLE_PRESENT), 4);
+    env.ingest_once();
+    assert_eq!(env.int(ROWS_EXACT), total as i64);
+}
+
 #[test]
 fn indexes_left_aside_by_an_interrupted_load_are_rebuilt_by_the_next_ingest() {
     let env = TestEnv::new();
