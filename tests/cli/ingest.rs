@@ -697,6 +697,19 @@ fn indexes_left_aside_by_an_interrupted_load_are_rebuilt_by_the_next_ingest() {
         )
         .unwrap();
     assert_eq!(env.int(DEFERRABLE_PRESENT), 2);
+    // Queries work meanwhile, only without those indexes.
+    let by_session = env.int("SELECT count(*) FROM events WHERE session_id = 's1'");
+    assert!(by_session > 0);
+    env.cmd()
+        .args([
+            "query",
+            "SELECT count(*) AS n FROM events WHERE session_id = 's1'",
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success()
+        .stdout(format!("n\r\n{by_session}\r\n"));
     // Nothing new to read, and `never`: the leftovers still come back.
     env.cmd()
         .args(["ingest", "--once", "--defer-indexes", "never"])
