@@ -198,7 +198,7 @@ pub struct Ingester {
     /// (identity, size, mtime) when the last pass found nothing to do: a cheap idle check.
     idle_at: Option<(FileId, u64, Option<SystemTime>)>,
     /// Copies the WAL into the database while batches are read and parsed. Without it (the
-    /// thread could not start), commits checkpoint themselves every 64 MiB of WAL, as before.
+    /// thread could not start, or failed), commits checkpoint themselves every 64 MiB of WAL.
     checkpointer: Option<Checkpointer>,
     /// False until a pass has made sure no index is left deferred by an interrupted load.
     indexes_settled: bool,
@@ -423,7 +423,15 @@ impl Ingester {
         let size = file.metadata()?.len();
         let mut conn = self.store.conn()?;
         if let Some(checkpointer) = &mut self.checkpointer {
-            checkpointer.before_batch();
+            if !checkpointer.before_batch() {
+                // Said once: the 64 MiB backstop checkpoint does the work from here on.
+                let why = checkpointer.failure().unwrap_or_default();
+                eprintln!(
+                    "cmstore ingest: background WAL checkpoints stopped ({why}); \
+                     commits checkpoint themselves from now on"
+                );
+                self.checkpointer = None;
+            }
         }
         let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
         let mut restarts = 0;
