@@ -9,29 +9,30 @@
 //! already copied. So every [`RESET_BYTES`] of queue (or [`RESET_COMMITS`] commits) the writer
 //! waits for the checkpoint to catch up ([`Checkpointer::before_batch`]); that wait is short,
 //! because the checkpoint has been running all along. The writer keeps SQLite's automatic
-//! checkpoint ([`AUTOCHECKPOINT_PAGES`], 64 MiB of WAL) as a backstop: it only fires should the
+//! checkpoint ([`AUTOCHECKPOINT_BYTES`] of WAL) as a backstop: it only fires should the
 //! thread fall behind or fail, or for writes the thread is not told about.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 #[cfg(doc)]
-use super::AUTOCHECKPOINT_PAGES;
+use super::AUTOCHECKPOINT_BYTES;
 use super::{Error, PooledConnection, Store};
 
 /// Committed queue bytes after which a background checkpoint starts.
 pub const CHECKPOINT_BYTES: u64 = 1024 * 1024;
 
 /// Commits after which a background checkpoint starts however few bytes they carried: a
-/// commit writes whole pages, so many small ones (follow mode) make a WAL of their own.
-pub const CHECKPOINT_COMMITS: u64 = 64;
+/// commit writes whole pages (four or more 16 KiB ones for even one line), so many small ones
+/// (follow mode) make a WAL of their own.
+pub const CHECKPOINT_COMMITS: u64 = 16;
 
 /// Committed queue bytes after which the writer lets the checkpoint catch up, so that the WAL
 /// starts over (a few times these bytes of WAL, under the 64 MiB backstop).
 pub const RESET_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Commits after which the writer lets the checkpoint catch up, whatever their size.
-pub const RESET_COMMITS: u64 = 256;
+pub const RESET_COMMITS: u64 = 64;
 
 #[derive(Debug, Default)]
 struct State {
