@@ -8,11 +8,18 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Statement};
 
 use super::write::{EventRow, UNKNOWN_SESSION};
 use super::Error;
 use crate::event::HookType;
+
+/// The store's call of a key that still lacks a half, if any (`tool_calls_open`).
+pub(super) const OPEN_CALL: &str = "
+    SELECT rowid, session_id, tool_name, success, duration_ms, start_ts IS NOT NULL,
+      end_ts IS NOT NULL
+    FROM tool_calls
+    WHERE call_key = ?1 AND (start_ts IS NULL OR end_ts IS NULL)";
 
 /// The tool calls of a batch, in the order their first half was read.
 #[derive(Debug, Default)]
@@ -24,7 +31,12 @@ pub(super) struct ToolCalls {
 
 impl ToolCalls {
     /// Adds one PreToolUse, PostToolUse or PostToolUseFailure row (new to the store).
-    pub(super) fn add(&mut self, tx: &Connection, row: &EventRow<'_>) -> Result<(), Error> {
+    /// `open_call` is [`OPEN_CALL`], prepared.
+    pub(super) fn add(
+        &mut self,
+        open_call: &mut Statement<'_>,
+        row: &EventRow<'_>,
+    ) -> Result<(), Error> {
         let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
         let is_pre = row.kind == Some(HookType::PreToolUse);
         // See the module's documentation for the rule.
@@ -34,13 +46,7 @@ impl ToolCalls {
                 let stored = match seen {
                     // The store's incomplete call, if any, was joined by that earlier one.
                     Some(_) => None,
-                    None => tx
-                        .prepare_cached(
-                            "SELECT rowid, session_id, tool_name, success, duration_ms,
-                                    start_ts IS NOT NULL, end_ts IS NOT NULL
-                             FROM tool_calls
-                             WHERE call_key = ?1 AND (start_ts IS NULL OR end_ts IS NULL)",
-                        )?
+                    None => open_call
                         .query_row([key], |r| {
                             Ok(StoredCall {
                                 rowid: r.get(0)?,
