@@ -7,6 +7,7 @@
 
 pub mod compact;
 pub mod follow;
+pub mod lines;
 pub mod parse;
 pub mod source;
 
@@ -18,11 +19,11 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 
-use crate::queue::read::{Line, LineReader, DEFAULT_MAX_LINE_BYTES, PREFIX_BYTES};
+use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
 use crate::store::checkpoint::Checkpointer;
 use crate::store::write::Advance;
 use crate::store::{self, Batch, Store};
-use parse::parse_line;
+use lines::{BatchLines, Parsed};
 use source::{FileId, Verdict};
 
 /// Default number of lines per transaction.
@@ -204,6 +205,8 @@ pub struct Ingester {
     indexes_settled: bool,
     /// Passes run so far.
     passes: u64,
+    /// The current batch's lines (the buffer is reused).
+    lines: BatchLines,
 }
 
 enum Outcome {
@@ -222,6 +225,7 @@ impl Ingester {
             checkpointer,
             indexes_settled: false,
             passes: 0,
+            lines: BatchLines::default(),
             store,
             key: path.to_string_lossy().into_owned(),
             path,
@@ -276,6 +280,9 @@ impl Ingester {
                 ..*s
             })
         });
+        // Between passes (follow mode idles, or SQLite sorts to rebuild indexes) the buffer
+        // would only add to the resident size.
+        self.lines.release();
         if self.indexes_settled {
             return drained;
         }
@@ -466,44 +473,39 @@ impl Ingester {
         };
         let mut reader = LineReader::new(file, start, self.options.max_line_bytes)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
-        while stats.lines < self.options.batch_lines as u64
-            && reader.offset() - start < MAX_BATCH_BYTES
-        {
+        self.lines
+            .read(
+                &mut reader,
+                start,
+                self.options.batch_lines,
+                MAX_BATCH_BYTES,
+            )
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
+            match parsed {
+                Parsed::Row { offset, row } => {
+                    batch.insert_event(&row, src.id, offset as i64)?;
+                }
+                Parsed::Reject {
+                    offset,
+                    length,
+                    reason,
+                    prefix,
+                } => batch.reject(&src, offset as i64, length as i64, reason.as_str(), prefix)?,
+            }
+            Ok(())
+        };
+        stats.lines = self.lines.len() as u64;
+        self.lines.for_each(now, &mut write)?;
+        if self.lines.long_next() {
+            // Still in the reader's buffer: parsed there rather than copied.
             let line = reader
                 .next_line()
                 .with_context(|| format!("cannot read {}", self.path.display()))?;
-            match line {
-                None => break,
-                Some(Line::Complete { offset, bytes }) => match parse_line(bytes, now) {
-                    Ok(row) => {
-                        batch.insert_event(&row, src.id, offset as i64)?;
-                    }
-                    Err(reason) => {
-                        let prefix = &bytes[..bytes.len().min(PREFIX_BYTES)];
-                        batch.reject(
-                            &src,
-                            offset as i64,
-                            bytes.len() as i64,
-                            reason.as_str(),
-                            prefix,
-                        )?;
-                    }
-                },
-                Some(Line::TooLong {
-                    offset,
-                    length,
-                    prefix,
-                }) => {
-                    batch.reject(
-                        &src,
-                        offset as i64,
-                        length as i64,
-                        parse::RejectReason::TooLong.as_str(),
-                        prefix,
-                    )?;
-                }
+            if let Some(line) = line {
+                stats.lines += 1;
+                write(lines::parse(line, now))?;
             }
-            stats.lines += 1;
         }
         let end = reader.offset();
         drop(reader);

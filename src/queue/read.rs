@@ -59,6 +59,8 @@ pub struct LineReader<R> {
     scanned: usize,
     prefix: Vec<u8>,
     eof: bool,
+    /// (`start`, `pos`) before the last complete line yielded, while its bytes are buffered.
+    before_last: Option<(usize, u64)>,
 }
 
 impl<R: Read + Seek> LineReader<R> {
@@ -75,6 +77,7 @@ impl<R: Read + Seek> LineReader<R> {
             scanned: 0,
             prefix: Vec::new(),
             eof: false,
+            before_last: None,
         })
     }
 }
@@ -90,6 +93,7 @@ impl<R: Read> LineReader<R> {
     /// After `None`, more data appended to the file is not seen by this reader; make a new
     /// reader at [`LineReader::offset`].
     pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        self.before_last = None;
         loop {
             if let Some(i) = find_newline(&self.buf[self.start + self.scanned..self.end]) {
                 let nl = self.start + self.scanned + i;
@@ -106,6 +110,7 @@ impl<R: Read> LineReader<R> {
                         prefix: &self.buf[line_start..line_start + length.min(PREFIX_BYTES)],
                     }));
                 }
+                self.before_last = Some((line_start, offset));
                 return Ok(Some(Line::Complete {
                     offset,
                     bytes: &self.buf[line_start..nl],
@@ -118,6 +123,20 @@ impl<R: Read> LineReader<R> {
             if !self.fill()? {
                 return Ok(None);
             }
+        }
+    }
+
+    /// Puts back the complete line the last [`LineReader::next_line`] returned, so that the
+    /// next call returns it again. False (and nothing changes) after anything else.
+    pub fn unread(&mut self) -> bool {
+        match self.before_last.take() {
+            Some((start, pos)) => {
+                self.start = start;
+                self.pos = pos;
+                self.scanned = 0;
+                true
+            }
+            None => false,
         }
     }
 
@@ -232,6 +251,29 @@ mod tests {
         let (lines, end) = collect(b"a\nbb\n\nccc\n", 6, 100);
         assert_eq!(lines, vec![(6, b"ccc".to_vec(), false)]);
         assert_eq!(end, 10);
+    }
+
+    #[test]
+    fn an_unread_line_comes_again() {
+        let mut r = LineReader::new(Cursor::new(&b"a\nbb\ncc"[..]), 0, 100).unwrap();
+        assert!(!r.unread(), "nothing read yet");
+        assert_eq!(r.next_line().unwrap().map(|l| l.offset()), Some(0));
+        assert_eq!(r.offset(), 2);
+        assert!(r.unread());
+        assert!(!r.unread(), "only the last line");
+        assert_eq!(r.offset(), 0);
+        let again = r.next_line().unwrap();
+        assert_eq!(
+            again,
+            Some(Line::Complete {
+                offset: 0,
+                bytes: b"a"
+            })
+        );
+        assert_eq!(r.next_line().unwrap().map(|l| l.offset()), Some(2));
+        assert_eq!(r.next_line().unwrap(), None, "cc is partial");
+        assert!(!r.unread(), "not after the end");
+        assert_eq!(r.offset(), 5);
     }
 
     #[test]
