@@ -6,9 +6,11 @@
 //! or readers) while the writer prepares its next batch.
 //!
 //! The WAL only starts over from its beginning when a write transaction begins with every frame
-//! already copied. So every [`RESET_BYTES`] of queue (or [`RESET_COMMITS`] commits) the writer
-//! waits for the checkpoint to catch up ([`Checkpointer::before_batch`]); that wait is short,
-//! because the checkpoint has been running all along. The writer keeps SQLite's automatic
+//! already copied. So once the WAL holds [`RESET_WAL_BYTES`] (or after [`RESET_COMMITS`]
+//! commits) the writer waits for the checkpoint to catch up ([`Checkpointer::before_batch`]).
+//! Each wait costs the copy and the two `fsync`s of a last checkpoint (10–20 ms), whatever the
+//! WAL's size, so waits are made rare rather than short: 8 MiB of queue between them made a
+//! bulk load of 1M lines wait 1.2 s in all, a WAL of up to 48 MiB about 0.5 s. The writer keeps SQLite's automatic
 //! checkpoint ([`AUTOCHECKPOINT_BYTES`] of WAL) as a backstop: it only fires should the
 //! thread fall behind or fail, or for writes the thread is not told about.
 
@@ -27,9 +29,10 @@ pub const CHECKPOINT_BYTES: u64 = 1024 * 1024;
 /// (follow mode) make a WAL of their own.
 pub const CHECKPOINT_COMMITS: u64 = 16;
 
-/// Committed queue bytes after which the writer lets the checkpoint catch up, so that the WAL
-/// starts over (a few times these bytes of WAL, under the 64 MiB backstop).
-pub const RESET_BYTES: u64 = 8 * 1024 * 1024;
+/// WAL size (as of the latest background checkpoint) from which the writer lets the checkpoint
+/// catch up, so that the WAL starts over: under the 64 MiB backstop, which would otherwise
+/// checkpoint in the writer.
+pub const RESET_WAL_BYTES: i64 = 48 * 1024 * 1024;
 
 /// Commits after which the writer lets the checkpoint catch up, whatever their size.
 pub const RESET_COMMITS: u64 = 64;
@@ -44,6 +47,8 @@ struct State {
     checkpointed: u64,
     /// The writer waits for a checkpoint of everything committed so far.
     catch_up: bool,
+    /// Bytes of WAL frames when the last checkpoint ran.
+    wal_bytes: i64,
     stop: bool,
     /// Why the thread ended early, if it did.
     failed: Option<String>,
@@ -56,9 +61,10 @@ type Shared = Arc<(Mutex<State>, Condvar)>;
 pub struct Checkpointer {
     shared: Shared,
     thread: Option<JoinHandle<()>>,
-    /// Queue bytes and commits since the writer last let the checkpoint catch up.
-    since_reset: u64,
+    /// Commits since the writer last let the checkpoint catch up.
     commits_since_reset: u64,
+    /// [`RESET_WAL_BYTES`], but for tests.
+    reset_wal_bytes: i64,
 }
 
 impl Checkpointer {
@@ -76,26 +82,32 @@ impl Checkpointer {
         Ok(Checkpointer {
             shared,
             thread: Some(thread),
-            since_reset: 0,
             commits_since_reset: 0,
+            reset_wal_bytes: RESET_WAL_BYTES,
         })
     }
 
-    /// Call before each write transaction: every [`RESET_BYTES`] or [`RESET_COMMITS`], waits
-    /// until everything committed is copied, so that this transaction restarts the WAL.
-    /// Returns false once the thread has failed (the backstop checkpoint does its work then).
+    /// Call before each write transaction: once the WAL holds [`RESET_WAL_BYTES`], or after
+    /// [`RESET_COMMITS`] commits, waits until everything committed is copied, so that this
+    /// transaction restarts the WAL. Returns false once the thread has failed (the backstop
+    /// checkpoint does its work then).
     pub fn before_batch(&mut self) -> bool {
-        if self.since_reset >= RESET_BYTES || self.commits_since_reset >= RESET_COMMITS {
-            self.since_reset = 0;
+        let wal_bytes = {
+            let state = lock(&self.shared);
+            if state.failed.is_some() {
+                return false;
+            }
+            state.wal_bytes
+        };
+        if wal_bytes >= self.reset_wal_bytes || self.commits_since_reset >= RESET_COMMITS {
             self.commits_since_reset = 0;
             return self.catch_up();
         }
-        lock(&self.shared).failed.is_none()
+        true
     }
 
     /// Reports a commit that consumed `bytes` of the queue.
     pub fn committed(&mut self, bytes: u64) {
-        self.since_reset += bytes;
         self.commits_since_reset += 1;
         let (mutex, wake) = &*self.shared;
         let mut state = lock_mutex(mutex);
@@ -119,6 +131,9 @@ impl Checkpointer {
             state = wake.wait(state).unwrap_or_else(|e| e.into_inner());
         }
         state.catch_up = false;
+        // The next transaction starts the WAL over (unless a reader still uses it: the next
+        // checkpoint will tell).
+        state.wal_bytes = 0;
         state.failed.is_none()
     }
 
@@ -155,6 +170,10 @@ fn lock_mutex(mutex: &Mutex<State>) -> MutexGuard<'_, State> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+fn page_size(conn: &PooledConnection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA page_size", [], |r| r.get(0))
+}
+
 fn run(conn: PooledConnection, shared: &Shared) {
     let (mutex, wake) = &**shared;
     loop {
@@ -175,10 +194,16 @@ fn run(conn: PooledConnection, shared: &Shared) {
             state.catch_up = false;
             state.commits
         };
-        let outcome = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        // (busy, frames in the WAL, frames copied); the page size cannot change in WAL mode.
+        let outcome = conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1))
+            .and_then(|frames| Ok(frames * page_size(&conn)?));
         let mut state = lock_mutex(mutex);
         match outcome {
-            Ok(()) => state.checkpointed = target,
+            Ok(wal_bytes) => {
+                state.checkpointed = target;
+                state.wal_bytes = wal_bytes;
+            }
             Err(e) => {
                 state.failed = Some(e.to_string());
                 wake.notify_all();
@@ -205,6 +230,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = crate::store::open(&dir.path().join("c.db")).unwrap();
         let mut checkpointer = Checkpointer::start(&store).unwrap();
+        checkpointer.reset_wal_bytes = 4 * 1024 * 1024;
         let mut writer = store.conn().unwrap();
         // No backstop here: the copying must be the thread's.
         writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
@@ -221,7 +247,7 @@ mod tests {
                 .unwrap();
             }
             tx.commit().unwrap();
-            // Pretend each batch read 1 MiB of queue: a reset every 8 batches.
+            // Pretend each batch read 1 MiB of queue: a checkpoint after each.
             checkpointer.committed(1024 * 1024);
             let wal = std::fs::metadata(dir.path().join("c.db-wal"))
                 .unwrap()
@@ -229,7 +255,8 @@ mod tests {
             largest_wal = largest_wal.max(wal);
         }
         assert!(checkpointer.failure().is_none());
-        // 40 batches of ~400 KiB of pages: without restarts the WAL would pass 16 MB.
+        // 40 batches of ~400 KiB of pages: without restarts the WAL would pass 16 MB; it
+        // starts over once a checkpoint has seen 4 MiB of it.
         assert!(largest_wal < 8 * 1024 * 1024, "WAL grew to {largest_wal}");
         drop(checkpointer);
         let (log, copied) = wal_frames(&writer);
