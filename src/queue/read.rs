@@ -213,8 +213,27 @@ fn read_retrying<R: Read>(inner: &mut R, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
+/// Index of the first `\n`. Eight bytes at a time (a byte-wise search was 3% of a bulk load):
+/// `(w - 0x01..) & !w & 0x80..` marks the bytes of `w` that are zero, the lowest of them exactly.
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    const NEWLINES: u64 = u64::from_le_bytes([b'\n'; 8]);
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ NEWLINES;
+        let zeros = w.wrapping_sub(ONES) & !w & HIGHS;
+        if zeros != 0 {
+            return Some(at + (zeros.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| at + i)
 }
 
 #[cfg(test)]
@@ -251,6 +270,21 @@ mod tests {
         let (lines, end) = collect(b"a\nbb\n\nccc\n", 6, 100);
         assert_eq!(lines, vec![(6, b"ccc".to_vec(), false)]);
         assert_eq!(end, 10);
+    }
+
+    #[test]
+    fn the_first_newline_is_found_wherever_it_is() {
+        for len in 0..40 {
+            for fill in [b'a', 0x0b, 0x09, 0x8a, 0xff, 0x00] {
+                let mut bytes = vec![fill; len];
+                assert_eq!(find_newline(&bytes), None, "{len} x {fill:#x}");
+                for first in 0..len {
+                    bytes[first..].fill(b'\n');
+                    assert_eq!(find_newline(&bytes), Some(first), "{len} x {fill:#x}");
+                    bytes.fill(fill);
+                }
+            }
+        }
     }
 
     #[test]
