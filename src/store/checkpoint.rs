@@ -10,9 +10,10 @@
 //! commits) the writer waits for the checkpoint to catch up ([`Checkpointer::before_batch`]).
 //! Each wait costs the copy and the two `fsync`s of a last checkpoint (10–20 ms), whatever the
 //! WAL's size, so waits are made rare rather than short: 8 MiB of queue between them made a
-//! bulk load of 1M lines wait 1.2 s in all, a WAL of up to 48 MiB about 0.5 s. The writer keeps SQLite's automatic
-//! checkpoint ([`AUTOCHECKPOINT_BYTES`] of WAL) as a backstop: it only fires should the
-//! thread fall behind or fail, or for writes the thread is not told about.
+//! bulk load of 1M lines wait 1.2 s in all, a WAL of up to 32–48 MiB about 0.5 s. The writer
+//! keeps SQLite's automatic checkpoint ([`AUTOCHECKPOINT_BYTES`] of WAL) as a backstop: it
+//! only fires should the thread fall behind or fail, or for writes the thread is not told
+//! about (such as an index rebuild).
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -30,9 +31,9 @@ pub const CHECKPOINT_BYTES: u64 = 1024 * 1024;
 pub const CHECKPOINT_COMMITS: u64 = 16;
 
 /// WAL size (as of the latest background checkpoint) from which the writer lets the checkpoint
-/// catch up, so that the WAL starts over: under the 64 MiB backstop, which would otherwise
-/// checkpoint in the writer.
-pub const RESET_WAL_BYTES: i64 = 48 * 1024 * 1024;
+/// catch up, so that the WAL starts over. The figure is one or two commits old (a batch can add
+/// 10–20 MiB), hence the margin under the 64 MiB backstop, which would checkpoint in the writer.
+pub const RESET_WAL_BYTES: i64 = 32 * 1024 * 1024;
 
 /// Commits after which the writer lets the checkpoint catch up, whatever their size.
 pub const RESET_COMMITS: u64 = 64;
