@@ -280,8 +280,8 @@ impl Ingester {
                 ..*s
             })
         });
-        // Between passes (follow mode idles, or SQLite sorts to rebuild indexes) the buffer
-        // would only add to the resident size.
+        // Follow mode may idle for hours between passes: no need to hold 8 MiB meanwhile.
+        // (Before an index rebuild this does not lower the peak: glibc keeps the block.)
         self.lines.release();
         if self.indexes_settled {
             return drained;

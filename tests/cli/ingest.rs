@@ -35,6 +35,52 @@ fn once_ingests_every_line_exactly_once_and_a_rerun_adds_nothing() {
     );
 }
 
+/// Large batches are parsed on a second thread (here the first: 650 lines, a reject among
+/// them), a line over 1 MiB is taken from the reader (last in that batch), and a batch stops
+/// before a line that would overflow its 8 MiB buffer (the 900 KiB lines): none of it may
+/// lose, double or reorder a line.
+#[test]
+fn long_lines_and_large_batches_lose_and_double_nothing() {
+    let env = TestEnv::new();
+    let mut all = lines(700);
+    all.insert(300, "not json".into());
+    let mut long = entry("UserPromptSubmit", "s-long");
+    long.prompt = Some("p".repeat(2 * 1024 * 1024));
+    all.insert(650, long.to_line());
+    for i in 0..12 {
+        let mut near_full = entry("UserPromptSubmit", "s-near");
+        near_full.prompt = Some("q".repeat(900 * 1024));
+        all.insert(660 + i, near_full.to_line());
+    }
+    env.append(&all);
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(contains("714 lines, 713 rows, 0 duplicates, 1 rejects"));
+    assert_eq!(env.int(ROWS_EXACT), 713);
+    assert_eq!(
+        env.int("SELECT length(prompt) FROM events WHERE session_id = 's-long'"),
+        2 * 1024 * 1024
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 's-near'"),
+        12
+    );
+    // Rows come in queue order: their offsets grow with their sequence numbers.
+    assert_eq!(
+        env.int(
+            "SELECT count(*) FROM events a JOIN events b ON b.seq = a.seq + 1
+             WHERE b.source_offset <= a.source_offset"
+        ),
+        0
+    );
+    assert_eq!(
+        env.int("SELECT offset FROM sources"),
+        std::fs::metadata(env.queue()).unwrap().len() as i64
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn the_database_is_private() {
