@@ -141,18 +141,6 @@ impl ToolCalls {
             )?;
             self.index.clear();
             for (key, c) in self.calls.drain(..) {
-                let halves = params![
-                    c.tool_call_id,
-                    c.session_id,
-                    c.tool_name,
-                    c.start_ts,
-                    c.end_ts,
-                    c.reported_ms,
-                    c.success,
-                    c.result_type,
-                    c.pre_event_id,
-                    c.post_event_id,
-                ];
                 let now = match &c.stored {
                     Some(stored) => {
                         let was = &stored.share;
@@ -160,26 +148,49 @@ impl ToolCalls {
                             .entry(totals_key(was.session_id.clone(), was.tool_name.clone()))
                             .or_default()
                             .remove(was.success, was.duration_ms);
-                        let mut bound = vec![&stored.rowid as &dyn rusqlite::ToSql];
-                        bound.extend_from_slice(halves);
-                        complete.query_row(&bound[..], CallShare::from_row)?
+                        complete.query_row(
+                            params![
+                                stored.rowid,
+                                c.tool_call_id,
+                                c.session_id,
+                                c.tool_name,
+                                c.start_ts,
+                                c.end_ts,
+                                c.reported_ms,
+                                c.success,
+                                c.result_type,
+                                c.pre_event_id,
+                                c.post_event_id,
+                            ],
+                            CallShare::from_row,
+                        )?
                     }
                     None => {
-                        let mut bound = vec![&key as &dyn rusqlite::ToSql];
-                        bound.extend_from_slice(halves);
-                        insert.execute(&bound[..])?;
+                        execute_bound!(&mut insert;
+                            &key,
+                            &c.tool_call_id,
+                            &c.session_id,
+                            &c.tool_name,
+                            c.start_ts,
+                            c.end_ts,
+                            c.reported_ms,
+                            c.success,
+                            &c.result_type,
+                            &c.pre_event_id,
+                            &c.post_event_id,
+                        )?;
                         // What the row holds, worked out here: RETURNING would make SQLite
                         // buffer every inserted row.
                         CallShare {
-                            session_id: c.session_id.clone(),
-                            tool_name: c.tool_name.clone(),
-                            success: c.success,
                             duration_ms: c.reported_ms.or_else(|| {
                                 // SQLite's `end - start` turns REAL when it overflows, which
                                 // `whole_ms` saturates: the same as saturating here.
                                 Some(c.end_ts?.saturating_sub(c.start_ts?))
                             }),
                             last_ts: c.start_ts.max(c.end_ts),
+                            session_id: c.session_id,
+                            tool_name: c.tool_name,
+                            success: c.success,
                         }
                     }
                 };
@@ -210,9 +221,9 @@ impl ToolCalls {
             "DELETE FROM session_tools WHERE session_id = ?1 AND tool_name = ?2 AND calls <= 0",
         )?;
         for ((session_id, tool_name), t) in totals {
-            upsert.execute(params![
-                session_id,
-                tool_name,
+            execute_bound!(&mut upsert;
+                &session_id,
+                &tool_name,
                 t.calls,
                 t.succeeded,
                 t.failed,
@@ -221,7 +232,7 @@ impl ToolCalls {
                 t.timed,
                 t.max_ms,
                 t.last_ts,
-            ])?;
+            )?;
             if t.calls < 0 {
                 drop_empty.execute(params![session_id, tool_name])?;
             }

@@ -305,7 +305,7 @@ impl<'c> Batch<'c> {
             self.counts.duplicates += 1;
             return Ok(false);
         }
-        let inserted = self.insert_event.execute(params![
+        let inserted = execute_bound!(&mut self.insert_event;
             row.id.as_ref(),
             row.ts,
             row.hook_type.as_deref(),
@@ -332,7 +332,7 @@ impl<'c> Batch<'c> {
             source_id,
             offset,
             self.now,
-        ])? == 1;
+        )? == 1;
         if !inserted {
             self.counts.duplicates += 1;
             return Ok(false);
@@ -404,7 +404,7 @@ impl<'c> Batch<'c> {
 
     fn upsert_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
         let key = row.turn_id.as_deref().unwrap_or(row.id.as_ref());
-        self.upsert_turn.execute(params![
+        execute_bound!(&mut self.upsert_turn;
             session,
             key,
             row.turn_id.as_deref(),
@@ -415,7 +415,7 @@ impl<'c> Batch<'c> {
             row.tool_call_count,
             row.synthetic.unwrap_or(false),
             row.id.as_ref(),
-        ])?;
+        )?;
         Ok(())
     }
 
