@@ -6,6 +6,10 @@
 //! scoped thread may share it), so handing them over costs no copy; they cross in chunks of
 //! [`CHUNK_LINES`] to keep the channel's cost per line small. A small batch (follow mode) is
 //! parsed in place: a thread would cost more than it saves.
+//!
+//! Once the writer has a full channel of parsed lines to go on with, the helper thread also
+//! runs a job of the caller's ([`BatchLines::for_each_and`]): ingest reads the next batch's
+//! lines into a second buffer then, so that the writer never waits for the queue file.
 
 use std::io::{self, Read};
 use std::ops::Range;
@@ -29,8 +33,9 @@ pub const CHUNK_LINES: usize = 256;
 /// Batches of fewer lines are parsed on the writer's thread.
 pub const THREAD_MIN_LINES: usize = 2 * CHUNK_LINES;
 
-/// Parsed chunks that may wait for the writer.
-const CHUNKS_AHEAD: usize = 4;
+/// Parsed chunks that may wait for the writer: about 10 ms of its work, which covers reading
+/// the next batch (a few ms) on the helper thread.
+const CHUNKS_AHEAD: usize = 16;
 
 #[derive(Debug)]
 enum Item {
@@ -162,33 +167,54 @@ impl BatchLines {
     pub fn for_each<E>(
         &self,
         now_ms: i64,
+        write: impl FnMut(Parsed<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.for_each_and(now_ms, write, || {})
+    }
+
+    /// [`BatchLines::for_each`], and `meanwhile` on the helper thread, as soon as the writer
+    /// has [`CHUNKS_AHEAD`] parsed chunks waiting (or once all lines are parsed). A batch
+    /// parsed in place (a small one, or no thread to be had) does not run it, nor does one whose
+    /// `write` fails before.
+    pub fn for_each_and<E>(
+        &self,
+        now_ms: i64,
         mut write: impl FnMut(Parsed<'_>) -> Result<(), E>,
+        meanwhile: impl FnOnce() + Send,
     ) -> Result<(), E> {
         if self.items.len() < THREAD_MIN_LINES {
-            return self
-                .items
-                .iter()
-                .try_for_each(|item| write(self.parse(item, now_ms)));
+            return self.parse_in_place(now_ms, write);
         }
         std::thread::scope(|scope| {
             let (send, receive) = mpsc::sync_channel::<Vec<Parsed<'_>>>(CHUNKS_AHEAD);
             let parser = std::thread::Builder::new()
                 .name("parse".into())
                 .spawn_scoped(scope, move || {
+                    let mut meanwhile = Some(meanwhile);
                     for chunk in self.items.chunks(CHUNK_LINES) {
                         let parsed = chunk.iter().map(|i| self.parse(i, now_ms)).collect();
-                        if send.send(parsed).is_err() {
+                        let parsed = match send.try_send(parsed) {
+                            Ok(()) => continue,
                             // The writer stopped on an error.
+                            Err(mpsc::TrySendError::Disconnected(_)) => return,
+                            Err(mpsc::TrySendError::Full(parsed)) => parsed,
+                        };
+                        // The writer has plenty to go on with.
+                        if let Some(job) = meanwhile.take() {
+                            job();
+                        }
+                        if send.send(parsed).is_err() {
                             return;
                         }
+                    }
+                    if let Some(job) = meanwhile.take() {
+                        job();
                     }
                 });
             if parser.is_err() {
                 // No thread to be had: parse here.
-                return self
-                    .items
-                    .iter()
-                    .try_for_each(|item| write(self.parse(item, now_ms)));
+                drop(receive);
+                return self.parse_in_place(now_ms, write);
             }
             // `receive` is dropped on an early return, which ends the parser before the
             // scope waits for it.
@@ -197,6 +223,16 @@ impl BatchLines {
             }
             Ok(())
         })
+    }
+
+    fn parse_in_place<E>(
+        &self,
+        now_ms: i64,
+        mut write: impl FnMut(Parsed<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.items
+            .iter()
+            .try_for_each(|item| write(self.parse(item, now_ms)))
     }
 
     fn parse<'a>(&'a self, item: &'a Item, now_ms: i64) -> Parsed<'a> {

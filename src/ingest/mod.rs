@@ -207,6 +207,22 @@ pub struct Ingester {
     passes: u64,
     /// The current batch's lines (the buffer is reused).
     lines: BatchLines,
+    /// The next batch's lines, read while the current batch is written ([`ReadAhead`]).
+    ahead: BatchLines,
+    /// Where the lines in `ahead` come from, while they may still be used.
+    read_ahead: Option<ReadAhead>,
+}
+
+/// Lines read ahead, on the parsing thread, for the next batch of a bulk load: they are used
+/// only if that batch finds the same file and begins exactly where they do (its source check
+/// passed), else read again. Only where files have an identity (Unix): elsewhere the path is
+/// reopened for each batch and could name another file by then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ReadAhead {
+    id: FileId,
+    start: u64,
+    /// Just after the last line read ahead.
+    end: u64,
 }
 
 enum Outcome {
@@ -226,6 +242,8 @@ impl Ingester {
             indexes_settled: false,
             passes: 0,
             lines: BatchLines::default(),
+            ahead: BatchLines::default(),
+            read_ahead: None,
             store,
             key: path.to_string_lossy().into_owned(),
             path,
@@ -280,9 +298,10 @@ impl Ingester {
                 ..*s
             })
         });
-        // Follow mode may idle for hours between passes: no need to hold 8 MiB meanwhile.
-        // (Before an index rebuild this does not lower the peak: glibc keeps the block.)
+        // Follow mode may idle for hours between passes: no need to hold the buffers meanwhile.
         self.lines.release();
+        self.ahead.release();
+        self.read_ahead = None;
         if self.indexes_settled {
             return drained;
         }
@@ -471,16 +490,26 @@ impl Ingester {
             restarts,
             ..Stats::default()
         };
-        let mut reader = LineReader::new(file, start, self.options.max_line_bytes)
-            .with_context(|| format!("cannot read {}", self.path.display()))?;
-        self.lines
-            .read(
-                &mut reader,
-                start,
-                self.options.batch_lines,
-                MAX_BATCH_BYTES,
-            )
-            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        let max_line = self.options.max_line_bytes;
+        let batch_lines = self.options.batch_lines;
+        let read_ahead = self
+            .read_ahead
+            .take()
+            .filter(|ahead| ahead.id == id && ahead.start == start && restarts == 0);
+        let mut reader = match read_ahead {
+            Some(ahead) => {
+                std::mem::swap(&mut self.lines, &mut self.ahead);
+                LineReader::new(file, ahead.end, max_line)
+            }
+            None => LineReader::new(file, start, max_line),
+        }
+        .with_context(|| format!("cannot read {}", self.path.display()))?;
+        if read_ahead.is_none() {
+            self.lines
+                .read(&mut reader, start, batch_lines, MAX_BATCH_BYTES)
+                .with_context(|| format!("cannot read {}", self.path.display()))?;
+        }
+        let lines_end = reader.offset();
         let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
             match parsed {
                 Parsed::Row { offset, row } => {
@@ -496,7 +525,30 @@ impl Ingester {
             Ok(())
         };
         stats.lines = self.lines.len() as u64;
-        self.lines.for_each(now, &mut write)?;
+        // The reader is the next batch's while this one is written, unless a long line is
+        // still to be taken from it.
+        let may_read_ahead = id.is_known() && !self.lines.long_next();
+        let mut next = None;
+        {
+            let (ahead, reader) = (&mut self.ahead, &mut reader);
+            let read_next = || {
+                if !may_read_ahead {
+                    return;
+                }
+                // A failed read is the next batch's to find and report.
+                if let Ok(()) = ahead.read(reader, lines_end, batch_lines, MAX_BATCH_BYTES) {
+                    if !ahead.is_empty() || ahead.long_next() {
+                        next = Some(ReadAhead {
+                            id,
+                            start: lines_end,
+                            end: reader.offset(),
+                        });
+                    }
+                }
+            };
+            self.lines.for_each_and(now, &mut write, read_next)?;
+        }
+        let mut end = lines_end;
         if self.lines.long_next() {
             // Still in the reader's buffer: parsed there rather than copied.
             let line = reader
@@ -506,8 +558,8 @@ impl Ingester {
                 stats.lines += 1;
                 write(lines::parse(line, now))?;
             }
+            end = reader.offset();
         }
-        let end = reader.offset();
         drop(reader);
         if stats.lines == 0 && restarts == 0 && !created {
             return Ok(Outcome::Idle);
@@ -523,6 +575,7 @@ impl Ingester {
             lines: stats.lines as i64,
         };
         let counts = batch.commit(&src, &advance)?;
+        self.read_ahead = next;
         stats.bytes = end - start;
         if let Some(checkpointer) = &mut self.checkpointer {
             checkpointer.committed(stats.bytes);
