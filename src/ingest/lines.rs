@@ -35,7 +35,7 @@ pub const THREAD_MIN_LINES: usize = 2 * CHUNK_LINES;
 
 /// Parsed chunks that may wait for the writer: about 10 ms of its work, which covers reading
 /// the next batch (a few ms) on the helper thread.
-const CHUNKS_AHEAD: usize = 16;
+pub const CHUNKS_AHEAD: usize = 16;
 
 #[derive(Debug)]
 enum Item {
