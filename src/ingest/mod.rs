@@ -20,7 +20,7 @@ use std::time::SystemTime;
 use anyhow::Context;
 
 use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
-use crate::store::checkpoint::Checkpointer;
+use crate::store::checkpoint::{self, Checkpointer};
 use crate::store::write::Advance;
 use crate::store::{self, Batch, Store};
 use lines::{BatchLines, Parsed};
@@ -203,6 +203,9 @@ pub struct Ingester {
     checkpointer: Option<Checkpointer>,
     /// False until a pass has made sure no index is left deferred by an interrupted load.
     indexes_settled: bool,
+    /// The current pass found at least [`BULK_MIN_BYTES`] to read: its batches let the WAL grow
+    /// larger before it starts over ([`store::BULK_WAL_LIMITS`]).
+    large_backlog: bool,
     /// Passes run so far.
     passes: u64,
     /// The current batch's lines (the buffer is reused).
@@ -240,6 +243,7 @@ impl Ingester {
         Ingester {
             checkpointer,
             indexes_settled: false,
+            large_backlog: false,
             passes: 0,
             lines: BatchLines::default(),
             ahead: BatchLines::default(),
@@ -283,7 +287,9 @@ impl Ingester {
         stop: &AtomicBool,
         on_batch: &mut dyn FnMut(&Stats),
     ) -> anyhow::Result<Stats> {
-        let bulk = self.bulk_load()?;
+        let backlog = self.backlog()?;
+        let bulk = self.bulk_load(backlog);
+        self.large_backlog = backlog >= BULK_MIN_BYTES;
         self.passes += 1;
         let mut set_aside = 0;
         if bulk {
@@ -329,25 +335,25 @@ impl Ingester {
         Ok(stats)
     }
 
-    /// Whether this pass should load without secondary indexes.
-    fn bulk_load(&self) -> anyhow::Result<bool> {
+    /// Whether a pass that finds `backlog` bytes to read should load without secondary
+    /// indexes.
+    fn bulk_load(&self, backlog: u64) -> bool {
         let min = match self.options.defer_indexes {
-            DeferIndexes::Never => return Ok(false),
+            DeferIndexes::Never => return false,
             // Only the backlog found at start: in follow mode every later pass would rebuild
             // the indexes for a few lines.
-            DeferIndexes::Always if self.passes > 0 => return Ok(false),
+            DeferIndexes::Always if self.passes > 0 => return false,
             DeferIndexes::Always => 1,
             DeferIndexes::Auto => BULK_MIN_BYTES,
         };
-        let backlog = self.backlog()?;
         if backlog < min {
-            return Ok(false);
+            return false;
         }
         if self.options.defer_indexes == DeferIndexes::Auto {
             let stored = std::fs::metadata(self.store.path()).map_or(0, |m| m.len());
-            return Ok(backlog >= stored);
+            return backlog >= stored;
         }
-        Ok(true)
+        true
     }
 
     fn drain(
@@ -448,8 +454,15 @@ impl Ingester {
         let now = now_ms();
         let size = file.metadata()?.len();
         let mut conn = self.store.conn()?;
+        // Set on every batch: the pool may hand out any of its connections.
+        let (limits, reset_wal_bytes) = if self.large_backlog {
+            (store::BULK_WAL_LIMITS, checkpoint::BULK_RESET_WAL_BYTES)
+        } else {
+            (store::WAL_LIMITS, checkpoint::RESET_WAL_BYTES)
+        };
+        store::set_wal_limits(&conn, limits).context("cannot set the WAL's limits")?;
         if let Some(checkpointer) = &mut self.checkpointer {
-            if !checkpointer.before_batch() {
+            if !checkpointer.before_batch(reset_wal_bytes) {
                 // Said once: the 64 MiB backstop checkpoint does the work from here on.
                 let why = checkpointer.failure().unwrap_or_default();
                 eprintln!(

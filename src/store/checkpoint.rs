@@ -10,10 +10,11 @@
 //! commits) the writer waits for the checkpoint to catch up ([`Checkpointer::before_batch`]).
 //! Each wait costs the copy and the two `fsync`s of a last checkpoint (10–20 ms), whatever the
 //! WAL's size, so waits are made rare rather than short: 8 MiB of queue between them made a
-//! bulk load of 1M lines wait 1.2 s in all, a WAL of up to 32–48 MiB about 0.5 s. The writer
-//! keeps SQLite's automatic checkpoint ([`AUTOCHECKPOINT_BYTES`] of WAL) as a backstop: it
-//! only fires should the thread fall behind or fail, or for writes the thread is not told
-//! about (such as an index rebuild).
+//! bulk load of 1M lines wait 1.2 s in all, a WAL of up to 32–48 MiB about 0.5 s, and a WAL of
+//! up to [`BULK_RESET_WAL_BYTES`] (for a large backlog) 0.2 s. The writer keeps SQLite's
+//! automatic checkpoint ([`AUTOCHECKPOINT_BYTES`] of WAL, more for a large backlog: see
+//! [`super::WalLimits`]) as a backstop: it only fires should the thread fall behind or fail,
+//! or for writes the thread is not told about (such as an index rebuild).
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -34,6 +35,11 @@ pub const CHECKPOINT_COMMITS: u64 = 16;
 /// catch up, so that the WAL starts over. The figure is one or two commits old (a batch can add
 /// 10–20 MiB), hence the margin under the 64 MiB backstop, which would checkpoint in the writer.
 pub const RESET_WAL_BYTES: i64 = 32 * 1024 * 1024;
+
+/// [`RESET_WAL_BYTES`] while a large backlog loads: each catch-up waits for a last
+/// checkpoint and its `fsync`s (10–20 ms), 0.6 s of a 1M-line load at 32 MiB, 0.2 s here. The
+/// writer has [`super::BULK_WAL_LIMITS`] meanwhile.
+pub const BULK_RESET_WAL_BYTES: i64 = 128 * 1024 * 1024;
 
 /// Commits after which the writer lets the checkpoint catch up, whatever their size.
 pub const RESET_COMMITS: u64 = 64;
@@ -64,8 +70,6 @@ pub struct Checkpointer {
     thread: Option<JoinHandle<()>>,
     /// Commits since the writer last let the checkpoint catch up.
     commits_since_reset: u64,
-    /// [`RESET_WAL_BYTES`], but for tests.
-    reset_wal_bytes: i64,
 }
 
 impl Checkpointer {
@@ -84,15 +88,14 @@ impl Checkpointer {
             shared,
             thread: Some(thread),
             commits_since_reset: 0,
-            reset_wal_bytes: RESET_WAL_BYTES,
         })
     }
 
-    /// Call before each write transaction: once the WAL holds [`RESET_WAL_BYTES`], or after
-    /// [`RESET_COMMITS`] commits, waits until everything committed is copied, so that this
-    /// transaction restarts the WAL. Returns false once the thread has failed (the backstop
-    /// checkpoint does its work then).
-    pub fn before_batch(&mut self) -> bool {
+    /// Call before each write transaction: once the WAL holds `reset_wal_bytes`
+    /// ([`RESET_WAL_BYTES`] or [`BULK_RESET_WAL_BYTES`]), or after [`RESET_COMMITS`] commits,
+    /// waits until everything committed is copied, so that this transaction restarts the WAL.
+    /// Returns false once the thread has failed (the backstop checkpoint does its work then).
+    pub fn before_batch(&mut self, reset_wal_bytes: i64) -> bool {
         let wal_bytes = {
             let state = lock(&self.shared);
             if state.failed.is_some() {
@@ -100,7 +103,7 @@ impl Checkpointer {
             }
             state.wal_bytes
         };
-        if wal_bytes >= self.reset_wal_bytes || self.commits_since_reset >= RESET_COMMITS {
+        if wal_bytes >= reset_wal_bytes || self.commits_since_reset >= RESET_COMMITS {
             self.commits_since_reset = 0;
             return self.catch_up();
         }
@@ -231,14 +234,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = crate::store::open(&dir.path().join("c.db")).unwrap();
         let mut checkpointer = Checkpointer::start(&store).unwrap();
-        checkpointer.reset_wal_bytes = 4 * 1024 * 1024;
         let mut writer = store.conn().unwrap();
         // No backstop here: the copying must be the thread's.
         writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         let blob = "x".repeat(4000);
         let mut largest_wal = 0;
         for batch in 0..40 {
-            assert!(checkpointer.before_batch());
+            assert!(checkpointer.before_batch(4 * 1024 * 1024));
             let tx = writer.transaction().unwrap();
             for i in 0..100 {
                 tx.execute(
@@ -277,7 +279,7 @@ mod tests {
         writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         let mut largest_wal = 0;
         for i in 0..1500 {
-            assert!(checkpointer.before_batch());
+            assert!(checkpointer.before_batch(RESET_WAL_BYTES));
             writer
                 .execute(
                     "INSERT INTO events(id, ts, session_id, entry, ingested_at)

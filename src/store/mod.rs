@@ -47,6 +47,46 @@ pub type PooledConnection = r2d2::PooledConnection<SqliteConnectionManager>;
 /// 16,384 of 4 KiB in a database created by an earlier cmstore).
 pub const AUTOCHECKPOINT_BYTES: i64 = 64 * 1024 * 1024;
 
+/// How large a connection lets the WAL grow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalLimits {
+    /// A commit that leaves more WAL than this checkpoints (`wal_autocheckpoint`): the
+    /// backstop behind the background [`checkpoint::Checkpointer`].
+    pub autocheckpoint_bytes: i64,
+    /// A WAL that starts over is cut back to this size (`journal_size_limit`).
+    pub keep_bytes: i64,
+}
+
+/// Every connection's limits.
+pub const WAL_LIMITS: WalLimits = WalLimits {
+    autocheckpoint_bytes: AUTOCHECKPOINT_BYTES,
+    keep_bytes: 64 * 1024 * 1024,
+};
+
+/// The writer's limits while it loads a large backlog: the WAL starts over only every
+/// [`checkpoint::BULK_RESET_WAL_BYTES`], which needs room above that. Kept at its size, the file
+/// is rewritten where its pages are already cached and allocated: cut back to 64 MiB at every
+/// restart, growing it again made commits ~20% slower.
+pub const BULK_WAL_LIMITS: WalLimits = WalLimits {
+    autocheckpoint_bytes: 256 * 1024 * 1024,
+    keep_bytes: 256 * 1024 * 1024,
+};
+
+// Room above the restart size for the batches committed before the writer hears of a
+// checkpoint: the backstop must not fire in the writer.
+const _: () = assert!(BULK_WAL_LIMITS.autocheckpoint_bytes >= 2 * checkpoint::BULK_RESET_WAL_BYTES);
+
+/// Applies `limits` to `conn`.
+pub fn set_wal_limits(conn: &Connection, limits: WalLimits) -> rusqlite::Result<()> {
+    let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    conn.pragma_update(None, "journal_size_limit", limits.keep_bytes)?;
+    conn.pragma_update(
+        None,
+        "wal_autocheckpoint",
+        limits.autocheckpoint_bytes / page_size.max(512),
+    )
+}
+
 /// Page size of a new database. Rows of queue lines (typically 0.5–2 KiB each) fill 16 KiB pages
 /// better than SQLite's default 4 KiB ones, which left ~14% of each page unused; and each page
 /// costs a header, a cell directory and a pointer-map entry. A bulk load of 1M lines takes ~15%
@@ -180,16 +220,10 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     conn.execute_batch(
         "PRAGMA synchronous = NORMAL;
-         PRAGMA journal_size_limit = 67108864;
          PRAGMA foreign_keys = ON;
          PRAGMA cache_size = -16000;",
     )?;
-    let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-    conn.pragma_update(
-        None,
-        "wal_autocheckpoint",
-        AUTOCHECKPOINT_BYTES / page_size.max(512),
-    )
+    set_wal_limits(conn, WAL_LIMITS)
 }
 
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
@@ -273,6 +307,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn wal_limits_are_set_in_bytes_whatever_the_page_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir.path().join("w.db")).unwrap();
+        let conn = store.conn().unwrap();
+        let read = |conn: &Connection| -> (i64, i64) {
+            let pages: i64 = conn
+                .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+                .unwrap();
+            let keep: i64 = conn
+                .query_row("PRAGMA journal_size_limit", [], |r| r.get(0))
+                .unwrap();
+            (pages * PAGE_SIZE, keep)
+        };
+        set_wal_limits(&conn, BULK_WAL_LIMITS).unwrap();
+        assert_eq!(
+            read(&conn),
+            (
+                BULK_WAL_LIMITS.autocheckpoint_bytes,
+                BULK_WAL_LIMITS.keep_bytes
+            )
+        );
+        set_wal_limits(&conn, WAL_LIMITS).unwrap();
+        assert_eq!(
+            read(&conn),
+            (WAL_LIMITS.autocheckpoint_bytes, WAL_LIMITS.keep_bytes)
+        );
+    }
+
+    #[test]
     fn every_migration_file_is_embedded_in_order() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
         let mut files: Vec<String> = std::fs::read_dir(dir)
@@ -315,6 +378,10 @@ mod tests {
             .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
             .unwrap();
         assert_eq!(autocheckpoint * page_size, AUTOCHECKPOINT_BYTES);
+        let keep: i64 = conn
+            .query_row("PRAGMA journal_size_limit", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(keep, WAL_LIMITS.keep_bytes);
         for name in [
             "events",
             "sources",
