@@ -7,6 +7,7 @@
 //! however the lines fall into batches.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
@@ -22,14 +23,26 @@ pub(super) const OPEN_CALL: &str = "
     WHERE call_key = ?1 AND (start_ts IS NULL OR end_ts IS NULL)";
 
 /// The tool calls of a batch, in the order their first half was read.
+///
+/// Their text (keys, ids, names) is kept in one buffer per batch: a bulk load sees ~700k
+/// halves, and a `String` per field, allocated and freed, was a third of this module's time.
 #[derive(Debug, Default)]
-pub(super) struct ToolCalls {
-    calls: Vec<(String, ToolCallAgg)>,
-    /// Index in `calls` of the latest call of each key.
-    index: HashMap<String, usize>,
+pub(super) struct ToolCalls<S = RandomState> {
+    text: String,
+    calls: Vec<ToolCallAgg>,
+    /// The latest call of each key hash (the calls of the same hash are chained, latest first).
+    index: HashMap<u64, usize>,
+    hasher: S,
 }
 
-impl ToolCalls {
+/// Where a string is in [`ToolCalls::text`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl<S: BuildHasher> ToolCalls<S> {
     /// Adds one PreToolUse, PostToolUse or PostToolUseFailure row (new to the store).
     /// `open_call` is [`OPEN_CALL`], prepared.
     pub(super) fn add(
@@ -39,9 +52,10 @@ impl ToolCalls {
     ) -> Result<(), Error> {
         let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
         let is_pre = row.kind == Some(HookType::PreToolUse);
+        let hash = self.hasher.hash_one(key);
         // See the module's documentation for the rule.
-        let slot = match self.index.get(key) {
-            Some(&i) if !self.calls[i].1.is_complete() => i,
+        let slot = match self.latest(hash, key) {
+            Some(i) if !self.calls[i].is_complete() => i,
             seen => {
                 let stored = match seen {
                     // The store's incomplete call, if any, was joined by that earlier one.
@@ -63,31 +77,34 @@ impl ToolCalls {
                         })
                         .optional()?,
                 };
-                self.calls.push((
-                    key.to_string(),
-                    ToolCallAgg {
-                        stored,
-                        ..ToolCallAgg::default()
-                    },
-                ));
-                let i = self.calls.len() - 1;
-                self.index.insert(key.to_string(), i);
-                i
+                let key = self.keep(key);
+                self.calls.push(ToolCallAgg {
+                    key,
+                    same_hash: self.index.insert(hash, self.calls.len()),
+                    stored,
+                    ..ToolCallAgg::default()
+                });
+                self.calls.len() - 1
             }
         };
-        let agg = &mut self.calls[slot].1;
-        for (slot, value) in [
-            (&mut agg.tool_call_id, &row.tool_call_id),
-            (&mut agg.session_id, &row.session_id),
-            (&mut agg.tool_name, &row.tool_name),
+        for (field, value) in [
+            (Field::ToolCallId, &row.tool_call_id),
+            (Field::SessionId, &row.session_id),
+            (Field::ToolName, &row.tool_name),
         ] {
-            if slot.is_none() {
-                *slot = value.as_deref().map(str::to_string);
+            if let Some(value) = value.as_deref() {
+                if self.calls[slot].field(field).is_none() {
+                    let span = self.keep(value);
+                    *self.calls[slot].field(field) = Some(span);
+                }
             }
         }
+        let id = self.keep(&row.id);
+        let result_type = row.tool_result_type.as_deref().map(|r| self.keep(r));
+        let agg = &mut self.calls[slot];
         if is_pre {
             agg.start_ts = Some(row.ts);
-            agg.pre_event_id = Some(row.id.to_string());
+            agg.pre_event_id = Some(id);
         } else {
             // A later half wins, but only with what it says (as the store's join does).
             agg.end_ts = Some(row.ts);
@@ -98,12 +115,42 @@ impl ToolCalls {
                 row.kind == Some(HookType::PostToolUse)
                     && !matches!(row.tool_result_type.as_deref(), Some("failure" | "denied")),
             );
-            if let Some(result) = row.tool_result_type.as_deref() {
-                agg.result_type = Some(result.to_string());
+            if result_type.is_some() {
+                agg.result_type = result_type;
             }
-            agg.post_event_id = Some(row.id.to_string());
+            agg.post_event_id = Some(id);
         }
         Ok(())
+    }
+
+    /// The latest call of `key` in this batch.
+    fn latest(&self, hash: u64, key: &str) -> Option<usize> {
+        let mut at = self.index.get(&hash).copied();
+        while let Some(i) = at {
+            if self.str(self.calls[i].key) == key {
+                return Some(i);
+            }
+            at = self.calls[i].same_hash;
+        }
+        None
+    }
+
+    /// Copies `value` into the batch's text.
+    fn keep(&mut self, value: &str) -> Span {
+        let start = self.text.len();
+        self.text.push_str(value);
+        Span {
+            start,
+            end: self.text.len(),
+        }
+    }
+
+    fn str(&self, span: Span) -> &str {
+        &self.text[span.start..span.end]
+    }
+
+    fn opt_str(&self, span: Option<Span>) -> Option<&str> {
+        span.map(|span| self.str(span))
     }
 
     /// Writes this batch's tool calls: a call that is incomplete in the store (one half came in
@@ -113,7 +160,7 @@ impl ToolCalls {
         if self.calls.is_empty() {
             return Ok(());
         }
-        let mut totals: HashMap<(String, String), ToolTotals> = HashMap::new();
+        let mut totals = Totals::default();
         {
             // Incoming halves win over stored ones; the duration is the reported one, else
             // end minus start once both ends are known (in this batch or across batches).
@@ -139,67 +186,72 @@ impl ToolCalls {
                    end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)",
             )?;
-            self.index.clear();
-            for (key, c) in self.calls.drain(..) {
-                let now = match &c.stored {
+            for c in &self.calls {
+                let tool_call_id = self.opt_str(c.tool_call_id);
+                let session_id = self.opt_str(c.session_id);
+                let tool_name = self.opt_str(c.tool_name);
+                let result_type = self.opt_str(c.result_type);
+                let pre_event_id = self.opt_str(c.pre_event_id);
+                let post_event_id = self.opt_str(c.post_event_id);
+                match &c.stored {
                     Some(stored) => {
                         let was = &stored.share;
                         totals
-                            .entry(totals_key(was.session_id.clone(), was.tool_name.clone()))
-                            .or_default()
+                            .get(was.session_id.as_deref(), was.tool_name.as_deref())
                             .remove(was.success, was.duration_ms);
-                        complete.query_row(
+                        let now = complete.query_row(
                             params![
                                 stored.rowid,
-                                c.tool_call_id,
-                                c.session_id,
-                                c.tool_name,
+                                tool_call_id,
+                                session_id,
+                                tool_name,
                                 c.start_ts,
                                 c.end_ts,
                                 c.reported_ms,
                                 c.success,
-                                c.result_type,
-                                c.pre_event_id,
-                                c.post_event_id,
+                                result_type,
+                                pre_event_id,
+                                post_event_id,
                             ],
                             CallShare::from_row,
-                        )?
+                        )?;
+                        totals
+                            .get(now.session_id.as_deref(), now.tool_name.as_deref())
+                            .add(now.success, now.duration_ms, now.last_ts);
                     }
                     None => {
                         execute_bound!(&mut insert;
-                            &key,
-                            &c.tool_call_id,
-                            &c.session_id,
-                            &c.tool_name,
+                            self.str(c.key),
+                            tool_call_id,
+                            session_id,
+                            tool_name,
                             c.start_ts,
                             c.end_ts,
                             c.reported_ms,
                             c.success,
-                            &c.result_type,
-                            &c.pre_event_id,
-                            &c.post_event_id,
+                            result_type,
+                            pre_event_id,
+                            post_event_id,
                         )?;
                         // What the row holds, worked out here: RETURNING would make SQLite
                         // buffer every inserted row.
-                        CallShare {
-                            duration_ms: c.reported_ms.or_else(|| {
-                                // SQLite's `end - start` turns REAL when it overflows, which
-                                // `whole_ms` saturates: the same as saturating here.
-                                Some(c.end_ts?.saturating_sub(c.start_ts?))
-                            }),
-                            last_ts: c.start_ts.max(c.end_ts),
-                            session_id: c.session_id,
-                            tool_name: c.tool_name,
-                            success: c.success,
-                        }
+                        let duration_ms = c.reported_ms.or_else(|| {
+                            // SQLite's `end - start` turns REAL when it overflows, which
+                            // `whole_ms` saturates: the same as saturating here.
+                            Some(c.end_ts?.saturating_sub(c.start_ts?))
+                        });
+                        totals.get(session_id, tool_name).add(
+                            c.success,
+                            duration_ms,
+                            c.start_ts.max(c.end_ts),
+                        );
                     }
-                };
-                totals
-                    .entry(totals_key(now.session_id, now.tool_name))
-                    .or_default()
-                    .add(now.success, now.duration_ms, now.last_ts);
+                }
             }
         }
+        self.text.clear();
+        self.calls.clear();
+        self.index.clear();
         let mut upsert = tx.prepare_cached(
             "INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished,
                total_ms, timed, max_ms, last_ts)
@@ -220,40 +272,75 @@ impl ToolCalls {
         let mut drop_empty = tx.prepare_cached(
             "DELETE FROM session_tools WHERE session_id = ?1 AND tool_name = ?2 AND calls <= 0",
         )?;
-        for ((session_id, tool_name), t) in totals {
-            execute_bound!(&mut upsert;
-                &session_id,
-                &tool_name,
-                t.calls,
-                t.succeeded,
-                t.failed,
-                t.unfinished,
-                t.total_ms,
-                t.timed,
-                t.max_ms,
-                t.last_ts,
-            )?;
-            if t.calls < 0 {
-                drop_empty.execute(params![session_id, tool_name])?;
+        for (session_id, tools) in &totals.0 {
+            for (tool_name, t) in tools {
+                execute_bound!(&mut upsert;
+                    session_id,
+                    tool_name,
+                    t.calls,
+                    t.succeeded,
+                    t.failed,
+                    t.unfinished,
+                    t.total_ms,
+                    t.timed,
+                    t.max_ms,
+                    t.last_ts,
+                )?;
+                if t.calls < 0 {
+                    drop_empty.execute(params![session_id, tool_name])?;
+                }
             }
         }
         Ok(())
     }
 }
 
+/// A batch's changes to `session_tools`, by session id and tool name.
+#[derive(Debug, Default)]
+struct Totals(HashMap<String, HashMap<String, ToolTotals>>);
+
+impl Totals {
+    /// The change to the row of a call's session and tool: calls without a session id count
+    /// under [`UNKNOWN_SESSION`], calls without a tool name under ''.
+    fn get(&mut self, session_id: Option<&str>, tool_name: Option<&str>) -> &mut ToolTotals {
+        let session_id = session_id.unwrap_or(UNKNOWN_SESSION);
+        let tool_name = tool_name.unwrap_or_default();
+        // Looked up by reference first: most calls go to a row seen before in the batch.
+        if !self.0.contains_key(session_id) {
+            self.0.insert(session_id.to_string(), HashMap::new());
+        }
+        let tools = self.0.get_mut(session_id).expect("inserted above");
+        if !tools.contains_key(tool_name) {
+            tools.insert(tool_name.to_string(), ToolTotals::default());
+        }
+        tools.get_mut(tool_name).expect("inserted above")
+    }
+}
+
+/// Which text field of a call.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    ToolCallId,
+    SessionId,
+    ToolName,
+}
+
 /// A tool call's Pre and Post halves seen in this batch, merged before one write.
 #[derive(Debug, Default)]
 struct ToolCallAgg {
-    tool_call_id: Option<String>,
-    session_id: Option<String>,
-    tool_name: Option<String>,
+    key: Span,
+    /// The call with the same key hash before this one (the same key or a collision).
+    same_hash: Option<usize>,
+    tool_call_id: Option<Span>,
+    session_id: Option<Span>,
+    tool_name: Option<Span>,
     start_ts: Option<i64>,
     end_ts: Option<i64>,
     reported_ms: Option<i64>,
     success: Option<bool>,
-    result_type: Option<String>,
-    pre_event_id: Option<String>,
-    post_event_id: Option<String>,
+    result_type: Option<Span>,
+    pre_event_id: Option<Span>,
+    post_event_id: Option<Span>,
     /// The store's incomplete call of the same key, which this one completes.
     stored: Option<StoredCall>,
 }
@@ -265,6 +352,14 @@ impl ToolCallAgg {
         (self.start_ts.is_some() || stored.is_some_and(|s| s.has_pre))
             && (self.end_ts.is_some() || stored.is_some_and(|s| s.has_post))
     }
+
+    fn field(&mut self, field: Field) -> &mut Option<Span> {
+        match field {
+            Field::ToolCallId => &mut self.tool_call_id,
+            Field::SessionId => &mut self.session_id,
+            Field::ToolName => &mut self.tool_name,
+        }
+    }
 }
 
 /// An incomplete `tool_calls` row found by key.
@@ -275,15 +370,6 @@ struct StoredCall {
     share: CallShare,
     has_pre: bool,
     has_post: bool,
-}
-
-/// The key of a call's row in `session_tools`: calls without a session id count under
-/// [`UNKNOWN_SESSION`], calls without a tool name under ''.
-fn totals_key(session_id: Option<String>, tool_name: Option<String>) -> (String, String) {
-    (
-        session_id.unwrap_or_else(|| UNKNOWN_SESSION.to_string()),
-        tool_name.unwrap_or_default(),
-    )
 }
 
 /// What one `tool_calls` row adds to its `session_tools` row.
@@ -361,5 +447,80 @@ impl ToolTotals {
             self.total_ms = self.total_ms.saturating_sub(ms);
             self.timed -= 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::hash::{BuildHasherDefault, Hasher};
+
+    use super::*;
+    use HookType::{PostToolUse, PreToolUse};
+
+    /// Hashes every key alike: finding a key's latest call must go down the chain.
+    #[derive(Debug, Default)]
+    struct Colliding;
+
+    impl Hasher for Colliding {
+        fn finish(&self) -> u64 {
+            7
+        }
+        fn write(&mut self, _: &[u8]) {}
+    }
+
+    /// The `tool_calls` rows (key, start, end) that `halves` (kind, key, time) make in one batch.
+    fn rows<S: BuildHasher + Default>(
+        halves: &[(HookType, &str, i64)],
+    ) -> Vec<(String, Option<i64>, Option<i64>)> {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&dir.path().join("t.db")).unwrap();
+        let conn = store.conn().unwrap();
+        let mut open_call = conn.prepare(OPEN_CALL).unwrap();
+        let mut calls = ToolCalls::<S>::default();
+        for (i, &(kind, key, ts)) in halves.iter().enumerate() {
+            let row = EventRow {
+                id: format!("e{i}").into(),
+                ts,
+                kind: Some(kind),
+                tool_call_id: Some(key.into()),
+                session_id: Some("s".into()),
+                tool_name: Some("Bash".into()),
+                ..EventRow::default()
+            };
+            calls.add(&mut open_call, &row).unwrap();
+        }
+        calls.flush(&conn).unwrap();
+        let mut select = conn
+            .prepare("SELECT call_key, start_ts, end_ts FROM tool_calls ORDER BY rowid")
+            .unwrap();
+        let found = select
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        found
+    }
+
+    #[test]
+    fn calls_whose_keys_hash_alike_stay_apart() {
+        let halves = [
+            (PreToolUse, "a", 1),
+            (PreToolUse, "b", 2),
+            (PostToolUse, "a", 3),
+            // A second call of key a: a call of its own, and the one its Post joins.
+            (PreToolUse, "a", 4),
+            (PostToolUse, "b", 5),
+            (PostToolUse, "a", 6),
+            (PostToolUse, "c", 7),
+        ];
+        let colliding = rows::<BuildHasherDefault<Colliding>>(&halves);
+        let want: Vec<(String, Option<i64>, Option<i64>)> = vec![
+            ("a".into(), Some(1), Some(3)),
+            ("b".into(), Some(2), Some(5)),
+            ("a".into(), Some(4), Some(6)),
+            ("c".into(), None, Some(7)),
+        ];
+        assert_eq!(colliding, want);
+        assert_eq!(rows::<RandomState>(&halves), want);
     }
 }
