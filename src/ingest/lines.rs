@@ -174,8 +174,9 @@ impl BatchLines {
 
     /// [`BatchLines::for_each`], and `meanwhile` on the helper thread, as soon as the writer
     /// has [`CHUNKS_AHEAD`] parsed chunks waiting (or once all lines are parsed). A batch
-    /// parsed in place (a small one, or no thread to be had) does not run it, nor does one whose
-    /// `write` fails before.
+    /// parsed in place (a small one, or no thread to be had) does not run it; nor, usually, does
+    /// one whose `write` has failed (it may have started before): the caller must not rely on
+    /// its effects when this returns an error.
     pub fn for_each_and<E>(
         &self,
         now_ms: i64,

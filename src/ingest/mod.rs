@@ -199,7 +199,8 @@ pub struct Ingester {
     /// (identity, size, mtime) when the last pass found nothing to do: a cheap idle check.
     idle_at: Option<(FileId, u64, Option<SystemTime>)>,
     /// Copies the WAL into the database while batches are read and parsed. Without it (the
-    /// thread could not start, or failed), commits checkpoint themselves every 64 MiB of WAL.
+    /// thread could not start, or failed), commits checkpoint themselves (SQLite's backstop:
+    /// [`store::WalLimits`]).
     checkpointer: Option<Checkpointer>,
     /// False until a pass has made sure no index is left deferred by an interrupted load.
     indexes_settled: bool,
@@ -216,16 +217,31 @@ pub struct Ingester {
     read_ahead: Option<ReadAhead>,
 }
 
-/// Lines read ahead, on the parsing thread, for the next batch of a bulk load: they are used
-/// only if that batch finds the same file and begins exactly where they do (its source check
-/// passed), else read again. Only where files have an identity (Unix): elsewhere the path is
+/// Lines read ahead, on the parsing thread, for the next batch, while a batch of at least
+/// [`lines::THREAD_MIN_LINES`] lines is written. The next batch uses them only if it finds the
+/// same file and begins exactly where they do (its source check passed), and the file still
+/// holds the same bytes before where they end (an append rolled back meanwhile would not);
+/// otherwise it reads again. Only where files have an identity (Unix): elsewhere the path is
 /// reopened for each batch and could name another file by then.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct ReadAhead {
     id: FileId,
     start: u64,
     /// Just after the last line read ahead.
     end: u64,
+    /// [`source::marker`] at `end` when they were read.
+    marker: Option<String>,
+}
+
+impl ReadAhead {
+    /// Whether a batch of file `id` (of `size` bytes now) that begins at `start` may use these
+    /// lines.
+    fn still_valid(&self, file: &File, id: FileId, start: u64, size: u64) -> io::Result<bool> {
+        Ok(self.id == id
+            && self.start == start
+            && self.end <= size
+            && source::marker(file, self.end)? == self.marker)
+    }
 }
 
 enum Outcome {
@@ -320,10 +336,12 @@ impl Ingester {
             });
         }
         let started = std::time::Instant::now();
-        let restored = self
-            .store
-            .conn()
-            .and_then(|mut conn| store::indexes::restore(&mut conn));
+        let restored = self.store.conn().and_then(|mut conn| {
+            // The connection may come from a batch of a large backlog: back to the usual
+            // backstop, so that the rebuild's pages get checkpointed.
+            store::set_wal_limits(&conn, store::WAL_LIMITS)?;
+            store::indexes::restore(&mut conn)
+        });
         let mut stats = drained?;
         let rebuilt = restored.map_err(|source| RebuildFailed { stats, source })?;
         self.indexes_settled = true;
@@ -394,6 +412,7 @@ impl Ingester {
                 } else if !id.is_known() {
                     // Without an inode there is nothing to hold on to: read what the path names.
                     self.held = None;
+                    self.read_ahead = None;
                     match self.batch_checked(&file, id, false, &mut conflicts)? {
                         Outcome::Idle => {
                             self.idle_at = Some(probe);
@@ -418,6 +437,7 @@ impl Ingester {
                 Outcome::Idle if stale => {
                     // The old file is drained: move on to whatever the path names now.
                     self.held = None;
+                    self.read_ahead = None;
                 }
                 Outcome::Idle => {
                     let meta = file.metadata()?;
@@ -463,7 +483,7 @@ impl Ingester {
         store::set_wal_limits(&conn, limits).context("cannot set the WAL's limits")?;
         if let Some(checkpointer) = &mut self.checkpointer {
             if !checkpointer.before_batch(reset_wal_bytes) {
-                // Said once: the 64 MiB backstop checkpoint does the work from here on.
+                // Said once: SQLite's backstop checkpoint does the work from here on.
                 let why = checkpointer.failure().unwrap_or_default();
                 eprintln!(
                     "cmstore ingest: background WAL checkpoints stopped ({why}); \
@@ -505,11 +525,13 @@ impl Ingester {
         };
         let max_line = self.options.max_line_bytes;
         let batch_lines = self.options.batch_lines;
-        let read_ahead = self
-            .read_ahead
-            .take()
-            .filter(|ahead| ahead.id == id && ahead.start == start && restarts == 0);
-        let mut reader = match read_ahead {
+        let read_ahead = match self.read_ahead.take() {
+            Some(ahead) if restarts == 0 && ahead.still_valid(file, id, start, size)? => {
+                Some(ahead)
+            }
+            _ => None,
+        };
+        let mut reader = match &read_ahead {
             Some(ahead) => {
                 std::mem::swap(&mut self.lines, &mut self.ahead);
                 LineReader::new(file, ahead.end, max_line)
@@ -548,14 +570,19 @@ impl Ingester {
                 if !may_read_ahead {
                     return;
                 }
-                // A failed read is the next batch's to find and report.
+                // A failed read is the next batch's to find and report. (The writer does not
+                // use the file while this runs: the marker may move its shared offset.)
                 if let Ok(()) = ahead.read(reader, lines_end, batch_lines, MAX_BATCH_BYTES) {
                     if !ahead.is_empty() || ahead.long_next() {
-                        next = Some(ReadAhead {
-                            id,
-                            start: lines_end,
-                            end: reader.offset(),
-                        });
+                        let end = reader.offset();
+                        if let Ok(marker) = source::marker(file, end) {
+                            next = Some(ReadAhead {
+                                id,
+                                start: lines_end,
+                                end,
+                                marker,
+                            });
+                        }
                     }
                 }
             };

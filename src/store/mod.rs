@@ -4,19 +4,25 @@
 //! date once per [`open`]. The store never imports the queue: ingest hands it parsed rows.
 
 /// Binds each value to the next parameter of a prepared statement, then runs it; evaluates to
-/// the `rusqlite::Result` of `raw_execute`, so `?` applies. For the statements run once per
-/// line: `execute(params![…])` binds through `&dyn ToSql`, one indirect call and a result
-/// conversion per value, which was a tenth of a bulk load's writer time.
+/// the `rusqlite::Result` of `raw_execute` (an `InvalidParameterCount` error, as `execute`
+/// gives, when the values do not match the parameters), so `?` applies. For the statements run
+/// once per line: `execute(params![…])` binds through `&dyn ToSql`, one indirect call and a
+/// result conversion per value, which was a tenth of a bulk load's writer time.
 macro_rules! execute_bound {
     ($stmt:expr; $($value:expr),+ $(,)?) => {{
         let stmt: &mut rusqlite::Statement<'_> = $stmt;
         let mut index = 0_usize;
         $(
             index += 1;
-            stmt.raw_bind_parameter(index, $value)?;
+            if index <= stmt.parameter_count() {
+                stmt.raw_bind_parameter(index, $value)?;
+            }
         )+
-        debug_assert_eq!(index, stmt.parameter_count(), "one value per parameter");
-        stmt.raw_execute()
+        if index == stmt.parameter_count() {
+            stmt.raw_execute()
+        } else {
+            Err(rusqlite::Error::InvalidParameterCount(index, stmt.parameter_count()))
+        }
     }};
 }
 
@@ -305,6 +311,32 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn execute_bound_wants_one_value_per_parameter() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t(a, b)").unwrap();
+        let mut insert = conn.prepare("INSERT INTO t(a, b) VALUES (?1, ?2)").unwrap();
+        let mut run = |values: &[i64]| -> rusqlite::Result<usize> {
+            match values {
+                [a] => execute_bound!(&mut insert; a),
+                [a, b] => execute_bound!(&mut insert; a, b),
+                [a, b, c] => execute_bound!(&mut insert; a, b, c),
+                _ => unreachable!(),
+            }
+        };
+        assert_eq!(run(&[1, 2]).unwrap(), 1);
+        for (values, given) in [(&[1][..], 1), (&[1, 2, 3][..], 3)] {
+            match run(values) {
+                Err(rusqlite::Error::InvalidParameterCount(n, 2)) => assert_eq!(n, given),
+                other => panic!("{other:?}"),
+            }
+        }
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 1, "nothing run with the wrong number of values");
+    }
 
     #[test]
     fn wal_limits_are_set_in_bytes_whatever_the_page_size() {
