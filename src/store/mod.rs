@@ -196,12 +196,18 @@ impl Store {
 
 /// Opens (creating, private) the database at `path` and applies pending migrations.
 pub fn open(path: &Path) -> Result<Store, Error> {
-    if create_private_file(path)? {
+    create_private_file(path)?;
+    {
         // Only possible before the first page is written, which setting WAL (in the pool's
-        // init hook) already does. Incremental vacuum lets `prune` give space back.
-        Connection::open(path)?.execute_batch(&format!(
-            "PRAGMA page_size = {PAGE_SIZE}; PRAGMA auto_vacuum = INCREMENTAL"
-        ))?;
+        // init hook) already does: for a new file, or one a crash left without a page.
+        // Incremental vacuum lets `prune` give space back.
+        let conn = Connection::open(path)?;
+        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        if pages == 0 {
+            conn.execute_batch(&format!(
+                "PRAGMA page_size = {PAGE_SIZE}; PRAGMA auto_vacuum = INCREMENTAL"
+            ))?;
+        }
     }
     let manager = SqliteConnectionManager::file(path).with_init(apply_pragmas);
     let pool = r2d2::Pool::builder()
@@ -233,8 +239,8 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
 }
 
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
-/// `-wal` and `-shm` files the permissions of the database file). True when it was created.
-fn create_private_file(path: &Path) -> Result<bool, Error> {
+/// `-wal` and `-shm` files the permissions of the database file), unless it exists.
+fn create_private_file(path: &Path) -> Result<(), Error> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_private_dir(dir).map_err(|source| Error::Create {
             path: dir.to_path_buf(),
@@ -242,14 +248,14 @@ fn create_private_file(path: &Path) -> Result<bool, Error> {
         })?;
     }
     if path.exists() {
-        return Ok(false);
+        return Ok(());
     }
     private_file_options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(path)
-        .map(|_| true)
+        .map(|_| ())
         .map_err(|source| Error::Create {
             path: path.to_path_buf(),
             source,
@@ -311,6 +317,23 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_database_file_left_empty_gets_the_settings_of_a_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.db");
+        // As a crash between creating the file and writing its first page leaves it.
+        std::fs::File::create(&path).unwrap();
+        let store = open(&path).unwrap();
+        let conn = store.conn().unwrap();
+        let pragma = |name: &str| -> i64 {
+            conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(pragma("page_size"), PAGE_SIZE);
+        assert_eq!(pragma("auto_vacuum"), 2, "incremental");
+        assert_eq!(schema_version(&conn).unwrap(), MIGRATIONS.len() as i64);
+    }
 
     #[test]
     fn execute_bound_wants_one_value_per_parameter() {
