@@ -40,8 +40,8 @@ pub const BULK_MIN_BYTES: u64 = 64 * 1024 * 1024;
 /// When a pass sets the secondary indexes aside and rebuilds them once at the end.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum DeferIndexes {
-    /// For a backlog of at least 64 MiB that is also at least the size of the database
-    /// (rebuilding then costs less than keeping the indexes up to date row by row).
+    /// For a backlog of at least 64 MiB that is also at least the size of the database's pages
+    /// in use (rebuilding then costs less than keeping the indexes up to date row by row).
     #[default]
     Auto,
     /// For the backlog found when ingest starts, whatever its size (later passes of follow
@@ -368,7 +368,15 @@ impl Ingester {
             return false;
         }
         if self.options.defer_indexes == DeferIndexes::Auto {
-            let stored = std::fs::metadata(self.store.path()).map_or(0, |m| m.len());
+            // Pages in use, not the file's size: after a prune the file keeps free pages until
+            // its vacuum steps hand them back, and a store that looks bigger than its rows
+            // would keep its indexes live for a backlog that loads faster without them.
+            let stored = self
+                .store
+                .conn()
+                .ok()
+                .and_then(|conn| store::used_bytes(&conn).ok())
+                .unwrap_or_else(|| std::fs::metadata(self.store.path()).map_or(0, |m| m.len()));
             return backlog >= stored;
         }
         true

@@ -238,6 +238,16 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
     set_wal_limits(conn, WAL_LIMITS)
 }
 
+/// Bytes of the database's pages in use (free pages, which `prune` leaves until its vacuum
+/// steps hand them back, do not count), as of the latest commit, WAL included.
+pub fn used_bytes(conn: &Connection) -> rusqlite::Result<u64> {
+    let pragma = |name: &str| -> rusqlite::Result<i64> {
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+    };
+    let pages = pragma("page_count")? - pragma("freelist_count")?;
+    Ok(u64::try_from(pages.max(0) * pragma("page_size")?).unwrap_or(0))
+}
+
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
 /// `-wal` and `-shm` files the permissions of the database file), unless it exists.
 fn create_private_file(path: &Path) -> Result<(), Error> {
@@ -317,6 +327,35 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn used_bytes_leave_out_free_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.db");
+        let store = open(&path).unwrap();
+        let conn = store.conn().unwrap();
+        let empty = used_bytes(&conn).unwrap();
+        let blob = "x".repeat(4000);
+        for i in 0..500 {
+            conn.execute(
+                "INSERT INTO events(id, ts, entry, ingested_at) VALUES (?1, 0, ?2, 0)",
+                rusqlite::params![format!("e{i}"), blob],
+            )
+            .unwrap();
+        }
+        let full = used_bytes(&conn).unwrap();
+        assert!(full >= empty + 500 * 4000, "{empty} -> {full}");
+        conn.execute("DELETE FROM events", []).unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+        let file = std::fs::metadata(&path).unwrap().len();
+        let after = used_bytes(&conn).unwrap();
+        assert!(after < empty + 100_000, "{after}");
+        assert!(
+            file >= full,
+            "the file keeps its free pages ({file} < {full})"
+        );
+    }
 
     #[test]
     fn a_database_file_left_empty_gets_the_settings_of_a_new_one() {
