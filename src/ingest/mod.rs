@@ -531,27 +531,10 @@ impl Ingester {
             restarts,
             ..Stats::default()
         };
-        let max_line = self.options.max_line_bytes;
         let batch_lines = self.options.batch_lines;
-        let read_ahead = match self.read_ahead.take() {
-            Some(ahead) if restarts == 0 && ahead.still_valid(file, id, start, size)? => {
-                Some(ahead)
-            }
-            _ => None,
-        };
-        let mut reader = match &read_ahead {
-            Some(ahead) => {
-                std::mem::swap(&mut self.lines, &mut self.ahead);
-                LineReader::new(file, ahead.end, max_line)
-            }
-            None => LineReader::new(file, start, max_line),
-        }
-        .with_context(|| format!("cannot read {}", self.path.display()))?;
-        if read_ahead.is_none() {
-            self.lines
-                .read(&mut reader, start, batch_lines, MAX_BATCH_BYTES)
-                .with_context(|| format!("cannot read {}", self.path.display()))?;
-        }
+        let mut reader = self
+            .take_lines(file, id, start, size, restarts == 0)
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
         let lines_end = reader.offset();
         let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
             match parsed {
@@ -637,6 +620,34 @@ impl Ingester {
             return Ok(Outcome::Idle);
         }
         Ok(Outcome::Done(stats))
+    }
+
+    /// Puts the lines of a batch that begins at `start` in `self.lines`: those read ahead
+    /// during the previous batch if they are still valid (and `may_reuse`: the source did not
+    /// start over), else read now. Returns the reader, positioned after them.
+    fn take_lines<'f>(
+        &mut self,
+        file: &'f File,
+        id: FileId,
+        start: u64,
+        size: u64,
+        may_reuse: bool,
+    ) -> io::Result<LineReader<&'f File>> {
+        let max_line = self.options.max_line_bytes;
+        if let Some(ahead) = self.read_ahead.take() {
+            if may_reuse && ahead.still_valid(file, id, start, size)? {
+                std::mem::swap(&mut self.lines, &mut self.ahead);
+                return LineReader::new(file, ahead.end, max_line);
+            }
+        }
+        let mut reader = LineReader::new(file, start, max_line)?;
+        self.lines.read(
+            &mut reader,
+            start,
+            self.options.batch_lines,
+            MAX_BATCH_BYTES,
+        )?;
+        Ok(reader)
     }
 }
 
