@@ -153,6 +153,34 @@ impl<S: BuildHasher> ToolCalls<S> {
         span.map(|span| self.str(span))
     }
 
+    /// Binds `first` (?1: the call's key to insert, or the rowid of the stored call it
+    /// completes) and the call's fields (?2–?11), which the two statements of
+    /// [`ToolCalls::flush`] take alike.
+    fn bind_call(
+        &self,
+        stmt: &mut Statement<'_>,
+        first: impl rusqlite::ToSql,
+        c: &ToolCallAgg,
+    ) -> rusqlite::Result<()> {
+        if stmt.parameter_count() != 11 {
+            return Err(rusqlite::Error::InvalidParameterCount(
+                11,
+                stmt.parameter_count(),
+            ));
+        }
+        stmt.raw_bind_parameter(1, first)?;
+        stmt.raw_bind_parameter(2, self.opt_str(c.tool_call_id))?;
+        stmt.raw_bind_parameter(3, self.opt_str(c.session_id))?;
+        stmt.raw_bind_parameter(4, self.opt_str(c.tool_name))?;
+        stmt.raw_bind_parameter(5, c.start_ts)?;
+        stmt.raw_bind_parameter(6, c.end_ts)?;
+        stmt.raw_bind_parameter(7, c.reported_ms)?;
+        stmt.raw_bind_parameter(8, c.success)?;
+        stmt.raw_bind_parameter(9, self.opt_str(c.result_type))?;
+        stmt.raw_bind_parameter(10, self.opt_str(c.pre_event_id))?;
+        stmt.raw_bind_parameter(11, self.opt_str(c.post_event_id))
+    }
+
     /// Writes this batch's tool calls: a call that is incomplete in the store (one half came in
     /// an earlier batch) is joined in place, any other becomes a new row. The per-session tool
     /// totals move by what changed: the stored row's share out, the joined row's share in.
@@ -187,52 +215,24 @@ impl<S: BuildHasher> ToolCalls<S> {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)",
             )?;
             for c in &self.calls {
-                let tool_call_id = self.opt_str(c.tool_call_id);
-                let session_id = self.opt_str(c.session_id);
-                let tool_name = self.opt_str(c.tool_name);
-                let result_type = self.opt_str(c.result_type);
-                let pre_event_id = self.opt_str(c.pre_event_id);
-                let post_event_id = self.opt_str(c.post_event_id);
                 match &c.stored {
                     Some(stored) => {
                         let was = &stored.share;
                         totals
                             .get(was.session_id.as_deref(), was.tool_name.as_deref())
                             .remove(was.success, was.duration_ms);
-                        let now = complete.query_row(
-                            params![
-                                stored.rowid,
-                                tool_call_id,
-                                session_id,
-                                tool_name,
-                                c.start_ts,
-                                c.end_ts,
-                                c.reported_ms,
-                                c.success,
-                                result_type,
-                                pre_event_id,
-                                post_event_id,
-                            ],
-                            CallShare::from_row,
-                        )?;
+                        self.bind_call(&mut complete, stored.rowid, c)?;
+                        let now = match complete.raw_query().next()? {
+                            Some(row) => CallShare::from_row(row)?,
+                            None => return Err(rusqlite::Error::QueryReturnedNoRows.into()),
+                        };
                         totals
                             .get(now.session_id.as_deref(), now.tool_name.as_deref())
                             .add(now.success, now.duration_ms, now.last_ts);
                     }
                     None => {
-                        execute_bound!(&mut insert;
-                            self.str(c.key),
-                            tool_call_id,
-                            session_id,
-                            tool_name,
-                            c.start_ts,
-                            c.end_ts,
-                            c.reported_ms,
-                            c.success,
-                            result_type,
-                            pre_event_id,
-                            post_event_id,
-                        )?;
+                        self.bind_call(&mut insert, self.str(c.key), c)?;
+                        insert.raw_execute()?;
                         // What the row holds, worked out here: RETURNING would make SQLite
                         // buffer every inserted row.
                         let duration_ms = c.reported_ms.or_else(|| {
@@ -240,11 +240,9 @@ impl<S: BuildHasher> ToolCalls<S> {
                             // `whole_ms` saturates: the same as saturating here.
                             Some(c.end_ts?.saturating_sub(c.start_ts?))
                         });
-                        totals.get(session_id, tool_name).add(
-                            c.success,
-                            duration_ms,
-                            c.start_ts.max(c.end_ts),
-                        );
+                        totals
+                            .get(self.opt_str(c.session_id), self.opt_str(c.tool_name))
+                            .add(c.success, duration_ms, c.start_ts.max(c.end_ts));
                     }
                 }
             }
