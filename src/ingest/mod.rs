@@ -20,7 +20,7 @@ use std::time::SystemTime;
 use anyhow::Context;
 
 use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
-use crate::store::checkpoint::{self, Checkpointer};
+use crate::store::checkpoint::Checkpointer;
 use crate::store::write::Advance;
 use crate::store::{self, Batch, Store};
 use lines::{BatchLines, Parsed};
@@ -483,14 +483,14 @@ impl Ingester {
         let size = file.metadata()?.len();
         let mut conn = self.store.conn()?;
         // Set on every batch: the pool may hand out any of its connections.
-        let (limits, reset_wal_bytes) = if self.large_backlog {
-            (store::BULK_WAL_LIMITS, checkpoint::BULK_RESET_WAL_BYTES)
+        let limits = if self.large_backlog {
+            store::BULK_WAL_LIMITS
         } else {
-            (store::WAL_LIMITS, checkpoint::RESET_WAL_BYTES)
+            store::WAL_LIMITS
         };
         store::set_wal_limits(&conn, limits).context("cannot set the WAL's limits")?;
         if let Some(checkpointer) = &mut self.checkpointer {
-            if !checkpointer.before_batch(reset_wal_bytes) {
+            if !checkpointer.before_batch(limits.restart_bytes) {
                 // Said once: SQLite's backstop checkpoint does the work from here on.
                 let why = checkpointer.failure().unwrap_or_default();
                 eprintln!(

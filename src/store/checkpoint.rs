@@ -174,10 +174,6 @@ fn lock_mutex(mutex: &Mutex<State>) -> MutexGuard<'_, State> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn page_size(conn: &PooledConnection) -> rusqlite::Result<i64> {
-    conn.query_row("PRAGMA page_size", [], |r| r.get(0))
-}
-
 fn run(conn: PooledConnection, shared: &Shared) {
     let (mutex, wake) = &**shared;
     loop {
@@ -201,7 +197,7 @@ fn run(conn: PooledConnection, shared: &Shared) {
         // (busy, frames in the WAL, frames copied); the page size cannot change in WAL mode.
         let outcome = conn
             .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1))
-            .and_then(|frames| Ok(frames * page_size(&conn)?));
+            .and_then(|frames| Ok(frames * super::pragma_int(&conn, "page_size")?));
         let mut state = lock_mutex(mutex);
         match outcome {
             Ok(wal_bytes) => {

@@ -9,7 +9,7 @@
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::Error;
+use super::{pragma_int, Error};
 
 /// The indexes set aside. Their keys repeat all over the table (a few hundred sessions, a few
 /// dozen tools), so each new row lands in the middle of the index: a B-tree descent per row
@@ -64,8 +64,8 @@ pub fn restore(conn: &mut Connection) -> Result<usize, Error> {
     if count(conn)? == 0 {
         return Ok(0);
     }
-    let threads: i64 = conn.query_row("PRAGMA threads", [], |r| r.get(0))?;
-    let cache: i64 = conn.query_row("PRAGMA cache_size", [], |r| r.get(0))?;
+    let threads = pragma_int(conn, "threads")?;
+    let cache = pragma_int(conn, "cache_size")?;
     let restored = (|| -> Result<usize, Error> {
         conn.pragma_update(None, "threads", REBUILD_THREADS)?;
         conn.pragma_update(None, "cache_size", -REBUILD_CACHE_KIB)?;
@@ -124,11 +124,10 @@ mod tests {
     }
 
     fn sorter_settings(conn: &Connection) -> (i64, i64) {
-        let pragma = |name: &str| -> i64 {
-            conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
-                .unwrap()
-        };
-        (pragma("threads"), pragma("cache_size"))
+        (
+            pragma_int(conn, "threads").unwrap(),
+            pragma_int(conn, "cache_size").unwrap(),
+        )
     }
 
     #[test]

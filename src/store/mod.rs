@@ -11,17 +11,18 @@
 macro_rules! execute_bound {
     ($stmt:expr; $($value:expr),+ $(,)?) => {{
         let stmt: &mut rusqlite::Statement<'_> = $stmt;
+        let count = stmt.parameter_count();
         let mut index = 0_usize;
         $(
             index += 1;
-            if index <= stmt.parameter_count() {
+            if index <= count {
                 stmt.raw_bind_parameter(index, $value)?;
             }
         )+
-        if index == stmt.parameter_count() {
+        if index == count {
             stmt.raw_execute()
         } else {
-            Err(rusqlite::Error::InvalidParameterCount(index, stmt.parameter_count()))
+            Err(rusqlite::Error::InvalidParameterCount(index, count))
         }
     }};
 }
@@ -61,12 +62,16 @@ pub struct WalLimits {
     pub autocheckpoint_bytes: i64,
     /// A WAL that starts over is cut back to this size (`journal_size_limit`).
     pub keep_bytes: i64,
+    /// Once the WAL holds this much, the writer lets the background checkpoint catch up so
+    /// that it starts over ([`checkpoint::Checkpointer::before_batch`]).
+    pub restart_bytes: i64,
 }
 
 /// Every connection's limits.
 pub const WAL_LIMITS: WalLimits = WalLimits {
     autocheckpoint_bytes: AUTOCHECKPOINT_BYTES,
     keep_bytes: 64 * 1024 * 1024,
+    restart_bytes: checkpoint::RESET_WAL_BYTES,
 };
 
 /// The writer's limits while it loads a large backlog: the WAL starts over only every
@@ -76,15 +81,23 @@ pub const WAL_LIMITS: WalLimits = WalLimits {
 pub const BULK_WAL_LIMITS: WalLimits = WalLimits {
     autocheckpoint_bytes: 256 * 1024 * 1024,
     keep_bytes: 256 * 1024 * 1024,
+    restart_bytes: checkpoint::BULK_RESET_WAL_BYTES,
 };
 
 // Room above the restart size for the batches committed before the writer hears of a
 // checkpoint: the backstop must not fire in the writer.
-const _: () = assert!(BULK_WAL_LIMITS.autocheckpoint_bytes >= 2 * checkpoint::BULK_RESET_WAL_BYTES);
+const _: () = assert!(BULK_WAL_LIMITS.autocheckpoint_bytes >= 2 * BULK_WAL_LIMITS.restart_bytes);
+const _: () = assert!(WAL_LIMITS.autocheckpoint_bytes >= 2 * WAL_LIMITS.restart_bytes);
 
-/// Applies `limits` to `conn`.
+/// The integer value of `PRAGMA name` on `conn`.
+pub fn pragma_int(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
+    conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+}
+
+/// Applies `limits` to `conn` (the restart size is the [`checkpoint::Checkpointer`]'s to
+/// apply).
 pub fn set_wal_limits(conn: &Connection, limits: WalLimits) -> rusqlite::Result<()> {
-    let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    let page_size = pragma_int(conn, "page_size")?;
     conn.pragma_update(None, "journal_size_limit", limits.keep_bytes)?;
     conn.pragma_update(
         None,
@@ -202,8 +215,7 @@ pub fn open(path: &Path) -> Result<Store, Error> {
         // init hook) already does: for a new file, or one a crash left without a page.
         // Incremental vacuum lets `prune` give space back.
         let conn = Connection::open(path)?;
-        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-        if pages == 0 {
+        if pragma_int(&conn, "page_count")? == 0 {
             conn.execute_batch(&format!(
                 "PRAGMA page_size = {PAGE_SIZE}; PRAGMA auto_vacuum = INCREMENTAL"
             ))?;
@@ -241,11 +253,8 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
 /// Bytes of the database's pages in use (free pages, which `prune` leaves until its vacuum
 /// steps hand them back, do not count), as of the latest commit, WAL included.
 pub fn used_bytes(conn: &Connection) -> rusqlite::Result<u64> {
-    let pragma = |name: &str| -> rusqlite::Result<i64> {
-        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
-    };
-    let pages = pragma("page_count")? - pragma("freelist_count")?;
-    Ok(u64::try_from(pages.max(0) * pragma("page_size")?).unwrap_or(0))
+    let pages = pragma_int(conn, "page_count")? - pragma_int(conn, "freelist_count")?;
+    Ok(u64::try_from(pages.max(0) * pragma_int(conn, "page_size")?).unwrap_or(0))
 }
 
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
@@ -365,12 +374,8 @@ mod tests {
         std::fs::File::create(&path).unwrap();
         let store = open(&path).unwrap();
         let conn = store.conn().unwrap();
-        let pragma = |name: &str| -> i64 {
-            conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
-                .unwrap()
-        };
-        assert_eq!(pragma("page_size"), PAGE_SIZE);
-        assert_eq!(pragma("auto_vacuum"), 2, "incremental");
+        assert_eq!(pragma_int(&conn, "page_size").unwrap(), PAGE_SIZE);
+        assert_eq!(pragma_int(&conn, "auto_vacuum").unwrap(), 2, "incremental");
         assert_eq!(schema_version(&conn).unwrap(), MIGRATIONS.len() as i64);
     }
 
@@ -406,13 +411,11 @@ mod tests {
         let store = open(&dir.path().join("w.db")).unwrap();
         let conn = store.conn().unwrap();
         let read = |conn: &Connection| -> (i64, i64) {
-            let pages: i64 = conn
-                .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
-                .unwrap();
-            let keep: i64 = conn
-                .query_row("PRAGMA journal_size_limit", [], |r| r.get(0))
-                .unwrap();
-            (pages * PAGE_SIZE, keep)
+            let pages = pragma_int(conn, "wal_autocheckpoint").unwrap();
+            (
+                pages * PAGE_SIZE,
+                pragma_int(conn, "journal_size_limit").unwrap(),
+            )
         };
         set_wal_limits(&conn, BULK_WAL_LIMITS).unwrap();
         assert_eq!(
