@@ -337,6 +337,29 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
 mod tests {
     use super::*;
 
+    /// `.cargo/config.toml` builds the bundled SQLite without its process-wide page cache
+    /// mutex and memory statistics (see there why). Fails if that setting is lost, or is
+    /// overridden by a `LIBSQLITE3_FLAGS` of your own.
+    #[test]
+    fn sqlite_is_built_without_global_cache_and_malloc_mutexes() {
+        let conn = Connection::open_in_memory().unwrap();
+        let options: Vec<String> = conn
+            .prepare("SELECT compile_options FROM pragma_compile_options")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+    }
+
     #[test]
     fn used_bytes_leave_out_free_pages() {
         let dir = tempfile::tempdir().unwrap();
