@@ -34,6 +34,9 @@ echo "== build (release)"
     && cargo build --release --quiet --example floor_load)
 BIN="$ROOT/target/release/cmstore"
 
+# Results of an earlier run in the same WORK would otherwise count in this run's medians.
+rm -f "$WORK"/all.* "$WORK"/time.*
+
 echo "== generate $LINES lines into $QUEUE"
 "$ROOT/target/release/examples/gen_queue" "$QUEUE" "$LINES" ${GEN_MODE:-}
 BYTES=$(stat -c %s "$QUEUE")
