@@ -44,6 +44,9 @@ pub const BULK_RESET_WAL_BYTES: i64 = 128 * 1024 * 1024;
 /// Commits after which the writer lets the checkpoint catch up, whatever their size.
 pub const RESET_COMMITS: u64 = 64;
 
+/// What the thread runs: its result row is (busy, frames in the WAL, frames copied).
+const CHECKPOINT: &str = "PRAGMA wal_checkpoint(PASSIVE)";
+
 #[derive(Debug, Default)]
 struct State {
     /// Commits reported, and the queue bytes they carried since the last checkpoint started.
@@ -75,13 +78,18 @@ pub struct Checkpointer {
 impl Checkpointer {
     /// Starts the thread with a connection of its own from `store`'s pool.
     pub fn start(store: &Store) -> Result<Checkpointer, Error> {
+        Checkpointer::start_running(store, CHECKPOINT)
+    }
+
+    /// [`Checkpointer::start`] with the statement the thread runs (tests make it fail).
+    fn start_running(store: &Store, checkpoint: &'static str) -> Result<Checkpointer, Error> {
         let conn = store.conn()?;
         let shared: Shared = Arc::default();
         let thread = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
                 .name("checkpoint".into())
-                .spawn(move || run(conn, &shared))
+                .spawn(move || run(conn, &shared, checkpoint))
                 .map_err(|e| Error::Thread(e.to_string()))?
         };
         Ok(Checkpointer {
@@ -174,7 +182,7 @@ fn lock_mutex(mutex: &Mutex<State>) -> MutexGuard<'_, State> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn run(conn: PooledConnection, shared: &Shared) {
+fn run(conn: PooledConnection, shared: &Shared, checkpoint: &str) {
     let (mutex, wake) = &**shared;
     loop {
         let target = {
@@ -194,9 +202,9 @@ fn run(conn: PooledConnection, shared: &Shared) {
             state.catch_up = false;
             state.commits
         };
-        // (busy, frames in the WAL, frames copied); the page size cannot change in WAL mode.
+        // The page size cannot change in WAL mode.
         let outcome = conn
-            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1))
+            .query_row(checkpoint, [], |r| r.get::<_, i64>(1))
             .and_then(|frames| Ok(frames * super::pragma_int(&conn, "page_size")?));
         let mut state = lock_mutex(mutex);
         match outcome {
@@ -292,5 +300,32 @@ mod tests {
         }
         // Each commit writes a few whole pages: 1500 of them without a restart pass 20 MB.
         assert!(largest_wal < 10 * 1024 * 1024, "WAL grew to {largest_wal}");
+    }
+
+    #[test]
+    fn a_failed_checkpoint_is_reported_and_never_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&dir.path().join("f.db")).unwrap();
+        let mut checkpointer =
+            Checkpointer::start_running(&store, "SELECT * FROM no_such_table").unwrap();
+        // One small commit: not enough for a checkpoint of the thread's own accord, so the
+        // thread fails during the catch-up below, while the writer waits for it.
+        checkpointer.committed(0);
+        // A restart size of 0 makes the writer wait for a catch-up: it must come back, with
+        // false, once the thread has failed, not wait for a checkpoint that never comes.
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let waited = checkpointer.before_batch(0);
+            let _ = send.send((waited, checkpointer));
+        });
+        let (waited, mut checkpointer) = receive
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("the writer still waits for a checkpoint thread that has failed");
+        assert!(!waited);
+        let why = checkpointer.failure().expect("the failure is kept");
+        assert!(why.contains("no such table"), "{why}");
+        // And from then on without waiting, whatever the WAL holds.
+        assert!(!checkpointer.before_batch(i64::MAX));
+        drop(checkpointer);
     }
 }
