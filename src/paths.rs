@@ -91,6 +91,8 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 
 /// Open options for a file cmstore creates: private (0600 on Unix) from its first byte.
 pub fn private_file_options() -> fs::OpenOptions {
+    // Only Unix has a mode to set.
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut options = fs::OpenOptions::new();
     #[cfg(unix)]
     {

@@ -1,9 +1,13 @@
 //! `cmstore prune`: retention by age, dry runs, the retention fallback, and pruning and queue
 //! compaction while hooks and ingest keep going.
 
+#[cfg(unix)]
 use std::collections::HashMap;
+#[cfg(unix)]
 use std::io::Write;
+#[cfg(unix)]
 use std::process::{Child, Stdio};
+#[cfg(unix)]
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -182,6 +186,7 @@ fn the_retention_falls_back_to_seven_days_with_a_warning() {
 }
 
 /// Starts `cmstore capture` for a Notification of session `session`.
+#[cfg(unix)]
 fn spawn_capture(env: &TestEnv, session: &str) -> Child {
     let mut child = env
         .std_cmd()
@@ -204,6 +209,7 @@ fn spawn_capture(env: &TestEnv, session: &str) -> Child {
 
 /// In `writers` scoped threads, each running `per` captures one after another (sessions
 /// `w<writer>-<n>`), runs `during` meanwhile and returns what it returned.
+#[cfg(unix)]
 fn with_capture_storm<T>(
     env: &TestEnv,
     writers: usize,
