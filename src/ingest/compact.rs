@@ -7,7 +7,8 @@
 //!    drains the queue into the store just before (it holds the ingest lock), so as much as
 //!    possible is ingested, and old lines are pruned from the store in the same run.
 //! 2. Copy the ingested lines to keep (age unknown or at/after the cutoff) into
-//!    `<queue>.compact.tmp` in the same directory, then the not-yet-ingested rest, and fsync
+//!    `<queue>.compact.tmp` in the same directory (that of the file the queue path leads to,
+//!    when it is a symlink: the link stays), then the not-yet-ingested rest, and fsync
 //!    it, all without the queue lock: hooks keep appending. *Crash: a temp file is left, the queue is intact;
 //!    the next compaction overwrites the temp file.*
 //! 3. Take the queue lock (hooks wait for it, at most [`crate::queue::append::LOCK_WAIT`]), copy
@@ -103,9 +104,14 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
         );
     };
     let id = FileId::of(&file.metadata()?);
+    // The file the queue path leads to. Renaming over a symlink would replace the link itself:
+    // the user's layout (a queue kept on another disk, say) would be gone, and the old file
+    // left behind with every line. The lock stays the configured path's: hooks take that one.
+    let target = std::fs::canonicalize(queue)
+        .with_context(|| format!("cannot resolve {}", queue.display()))?;
 
     // Step 2: kept ingested lines, then the rest, without the queue lock.
-    let temp = temp_path(queue);
+    let temp = temp_path(&target);
     let out = private_file_options()
         .create(true)
         .write(true)
@@ -156,13 +162,13 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     let out = out.into_inner().map_err(|e| e.into_error())?;
     out.sync_data()
         .with_context(|| format!("cannot sync {}", temp.display()))?;
-    std::fs::rename(&temp, queue)
-        .with_context(|| format!("cannot rename {} over {}", temp.display(), queue.display()))?;
+    std::fs::rename(&temp, &target)
+        .with_context(|| format!("cannot rename {} over {}", temp.display(), target.display()))?;
     drop(lock);
     report.lock_held = held.elapsed();
     // The rename is atomic either way; syncing the directory only makes it durable, and hooks
     // may append to the new file meanwhile.
-    sync_dir(queue);
+    sync_dir(&target);
     report.tail_bytes = copied - offset;
 
     // A hook that gave up waiting (only possible while the lock was held past LOCK_WAIT) may

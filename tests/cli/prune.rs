@@ -435,6 +435,42 @@ fn a_temp_file_left_by_a_crash_before_the_rename_is_overwritten() {
 }
 
 #[test]
+#[cfg(unix)]
+fn compacting_a_queue_reached_through_a_symlink_keeps_the_link() {
+    // The queue kept elsewhere (another disk, say) and linked from the usual place.
+    let env = TestEnv::new();
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(env.home()).unwrap();
+    let real = elsewhere.join("queue.jsonl");
+    std::fs::write(&real, "").unwrap();
+    std::os::unix::fs::symlink(&real, env.queue()).unwrap();
+    env.append(&aged(10, "old", 10));
+    env.append(&aged(4, "new", 1));
+    env.ingest_once();
+
+    let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    assert_eq!(removed(&report, "queue lines"), 10);
+    let link = std::fs::symlink_metadata(env.queue()).unwrap();
+    assert!(link.file_type().is_symlink(), "the link became {link:?}");
+    let lines = read_lines(&real);
+    assert_eq!(lines.len(), 4, "the target is the file compacted");
+    assert!(lines.iter().all(|l| l["sessionId"] == "new"));
+    assert!(!cmstore::ingest::compact::temp_path(&real).exists());
+    assert!(!cmstore::ingest::compact::temp_path(&env.queue()).exists());
+
+    // Hooks and ingest go on through the link: nothing lost, nothing read twice.
+    env.append(&aged(2, "later", 0));
+    env.ingest_once();
+    assert_eq!(read_lines(&real).len(), 6);
+    assert_eq!(env.int("SELECT count(*) FROM events"), 6);
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'later'"),
+        2
+    );
+}
+
+#[test]
 fn the_configured_retention_is_the_one_prune_uses() {
     // vstack's B-B5: a configured retention that one of its two pruners never read.
     let env = TestEnv::new();
