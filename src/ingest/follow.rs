@@ -1,7 +1,7 @@
 //! Follow mode: run a pass whenever the queue may have changed, until asked to stop.
 //!
 //! `notify` watches the queue's directory (so atomic replacement and re-creation are seen, not
-//! only writes to one inode); a short debounce folds a burst of appends into one pass, and a poll
+//! only writes to one inode), and its target's when the queue path is a symlink; a short debounce folds a burst of appends into one pass, and a poll
 //! fallback covers file systems where notifications never arrive.
 
 use std::path::Path;
@@ -38,29 +38,45 @@ pub fn channel() -> (Sender<()>, Receiver<()>) {
 }
 
 /// Watches the directory of `queue` and sends on `wake` when an entry named like the queue
-/// changes. `None` (poll only) when the platform refuses the watch; the reason is returned.
+/// changes. When `queue` is a symlink, the directory of the file it leads to is watched too:
+/// appends change that file, not the link. `None` (poll only) when the platform refuses the
+/// watch; the reason is returned.
 pub fn watch(queue: &Path, wake: Sender<()>) -> Result<notify::RecommendedWatcher, String> {
-    let dir = queue
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = queue.file_name().map(|n| n.to_os_string());
+    let mut names = vec![queue.file_name().map(|n| n.to_os_string())];
+    let mut dirs = vec![dir_of(queue).to_path_buf()];
+    // Resolved once: a link pointed elsewhere later is still caught by the poll.
+    if let Ok(target) = std::fs::canonicalize(queue) {
+        names.push(target.file_name().map(|n| n.to_os_string()));
+        let target_dir = dir_of(&target).to_path_buf();
+        if std::fs::canonicalize(&dirs[0]).ok().as_ref() != Some(&target_dir) {
+            dirs.push(target_dir);
+        }
+    }
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         let Ok(event) = res else { return };
         // The database often lives in the same directory: our own commits must not wake us.
         if event
             .paths
             .iter()
-            .any(|p| p.file_name().map(|n| n.to_os_string()) == name)
+            .any(|p| names.contains(&p.file_name().map(|n| n.to_os_string())))
         {
             let _ = wake.send(());
         }
     })
     .map_err(|e| e.to_string())?;
-    watcher
-        .watch(dir, RecursiveMode::NonRecursive)
-        .map_err(|e| e.to_string())?;
+    for dir in &dirs {
+        watcher
+            .watch(dir, RecursiveMode::NonRecursive)
+            .map_err(|e| e.to_string())?;
+    }
     Ok(watcher)
+}
+
+/// The directory `path` is in (`.` for a bare file name).
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// Runs passes until `stop` is set; a pass in progress finishes its current commit first.

@@ -84,6 +84,19 @@ impl TestEnv {
             .expect("spawn ingest")
     }
 
+    /// Makes the queue path a symlink to an empty file in another directory (a queue kept on
+    /// another disk, say) and returns that file.
+    #[cfg(unix)]
+    pub fn link_queue_elsewhere(&self) -> PathBuf {
+        let elsewhere = self.dir.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).expect("create elsewhere");
+        std::fs::create_dir_all(self.home()).expect("create home");
+        let real = elsewhere.join("queue.jsonl");
+        std::fs::write(&real, "").expect("create the real queue");
+        std::os::unix::fs::symlink(&real, self.queue()).expect("link the queue");
+        real
+    }
+
     /// `cmstore ingest --once`, asserted successful.
     pub fn ingest_once(&self) {
         self.cmd().args(["ingest", "--once"]).assert().success();

@@ -595,6 +595,33 @@ fn unknown_counters_are_exact_with_40_concurrent_writers() {
 }
 
 #[test]
+#[cfg(unix)]
+fn follow_mode_is_woken_through_a_symlinked_queue() {
+    // The queue kept elsewhere and linked from the usual place: appends change the target,
+    // in another directory, so watching only the link's directory would never fire.
+    let env = TestEnv::new();
+    let real = env.link_queue_elsewhere();
+    env.append(&lines(1));
+    // Polling once a minute: only a file notification can bring the lines in in time.
+    let mut child = env.spawn_follow(&["--poll-ms", "60000"]);
+    let wait = Duration::from_secs(15);
+    assert_eq!(env.wait_for("SELECT count(*) FROM events", 1, wait), 1);
+    env.append(&lines(4)[1..]);
+    assert_eq!(
+        env.wait_for("SELECT count(*) FROM events", 4, wait),
+        4,
+        "appends through the link did not wake ingest"
+    );
+    assert_eq!(
+        common::read_lines(&real).len(),
+        4,
+        "the lines are in the target"
+    );
+    common::terminate(&child);
+    common::wait_timeout(&mut child, Duration::from_secs(10)).expect("ingest exits");
+}
+
+#[test]
 fn a_second_ingester_exits_with_a_clear_message() {
     let env = TestEnv::new();
     env.append(&lines(5));

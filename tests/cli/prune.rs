@@ -439,12 +439,7 @@ fn a_temp_file_left_by_a_crash_before_the_rename_is_overwritten() {
 fn compacting_a_queue_reached_through_a_symlink_keeps_the_link() {
     // The queue kept elsewhere (another disk, say) and linked from the usual place.
     let env = TestEnv::new();
-    let elsewhere = env.dir.path().join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).unwrap();
-    std::fs::create_dir_all(env.home()).unwrap();
-    let real = elsewhere.join("queue.jsonl");
-    std::fs::write(&real, "").unwrap();
-    std::os::unix::fs::symlink(&real, env.queue()).unwrap();
+    let real = env.link_queue_elsewhere();
     env.append(&aged(10, "old", 10));
     env.append(&aged(4, "new", 1));
     env.ingest_once();
