@@ -220,6 +220,16 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
             bytes(c.new_size),
             ms(c.lock_held)
         )?;
+        if let Some((old, new)) = c.extension_offset {
+            writeln!(
+                out,
+                "ContextManager's place in the queue ({}): byte {old} -> {new}",
+                compact::EXTENSION_OFFSET_FILE
+            )?;
+        }
+        if let Some(why) = &c.extension_offset_error {
+            eprintln!("cmstore prune: warning: {why}; the extension may skip or repeat lines");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

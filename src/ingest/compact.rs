@@ -23,6 +23,14 @@
 //!
 //! Lines beyond the committed offset are always kept, whatever their age. Lines whose age is
 //! unknown to ingest (rejects) are kept too: only what the store holds may leave the queue.
+//!
+//! The ContextManager extension tails the same queue and keeps its place as a byte offset in
+//! [`EXTENSION_OFFSET_FILE`] beside it, read when it starts. After step 4 that offset is moved
+//! to the same line of the new file (by the bytes of the dropped lines before it), so an
+//! extension started afterwards neither skips nor repeats lines. A running extension keeps its
+//! place in memory and saves it over ours, hence `docs/prune.md`'s advice to compact with VS
+//! Code closed. An offset that is missing, unreadable, inside a line or past the end of the
+//! file is left as it is.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -39,6 +47,10 @@ use crate::paths::private_file_options;
 use crate::queue::append::{lock_queue, LOCK_WAIT};
 use crate::store::write::{source_from_row, Advance, SOURCE_COLUMNS};
 use crate::store::{Batch, Store};
+
+/// The ContextManager extension's place in the queue: a decimal byte offset, in a file of this
+/// name in the queue's directory (`reference/seed-behavior.md`, "Offset handling").
+pub const EXTENSION_OFFSET_FILE: &str = ".queue-offset";
 
 /// How long compaction waits for the queue lock (hooks hold it for one write each).
 const QUEUE_LOCK_WAIT: Duration = Duration::from_secs(5);
@@ -58,6 +70,11 @@ pub struct Compaction {
     pub new_size: u64,
     /// How long the queue lock was held.
     pub lock_held: Duration,
+    /// The extension's offset ([`EXTENSION_OFFSET_FILE`]) before and after, when it was moved.
+    pub extension_offset: Option<(u64, u64)>,
+    /// Why the extension's offset could not be moved, if it could not (the compaction itself
+    /// went through).
+    pub extension_offset_error: Option<String>,
 }
 
 /// Path of the temporary file compaction writes next to `queue`.
@@ -110,6 +127,9 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     let target = std::fs::canonicalize(queue)
         .with_context(|| format!("cannot resolve {}", queue.display()))?;
 
+    let extension_file = queue.with_file_name(EXTENSION_OFFSET_FILE);
+    let mut extension = read_extension_offset(&extension_file).map(ExtensionPlace::new);
+
     // Step 2: kept ingested lines, then the rest, without the queue lock.
     let temp = temp_path(&target);
     let out = private_file_options()
@@ -119,8 +139,14 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
         .open(&temp)
         .with_context(|| format!("cannot create {}", temp.display()))?;
     let mut out = BufWriter::new(out);
+    let mut line_start = 0;
     for_each_line(&file, offset, |line| {
-        if line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms) {
+        let dropped = line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms);
+        if let Some(place) = &mut extension {
+            place.line(line_start, line.len() as u64, dropped);
+        }
+        line_start += line.len() as u64;
+        if dropped {
             report.dropped_lines += 1;
             report.dropped_bytes += line.len() as u64;
         } else {
@@ -217,7 +243,77 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     batch
         .commit(&fresh, &advance)
         .context("recording the compacted queue")?;
+
+    // Step 5: the extension's place, moved to the same line of the new file.
+    if let Some(moved) = extension.and_then(|place| place.moved(copied)) {
+        match write_extension_offset(&extension_file, moved.1) {
+            Ok(()) => report.extension_offset = Some(moved),
+            Err(e) => {
+                report.extension_offset_error =
+                    Some(format!("cannot update {}: {e}", extension_file.display()))
+            }
+        }
+    }
     Ok(report)
+}
+
+/// The extension's offset in the old queue, and what became of the lines before it.
+#[derive(Debug, Clone, Copy)]
+struct ExtensionPlace {
+    offset: u64,
+    dropped_before: u64,
+    in_dropped_line: bool,
+}
+
+impl ExtensionPlace {
+    fn new(offset: u64) -> ExtensionPlace {
+        ExtensionPlace {
+            offset,
+            dropped_before: 0,
+            in_dropped_line: false,
+        }
+    }
+
+    /// Takes note of the old file's line at `start`, `len` bytes, `dropped` or kept.
+    fn line(&mut self, start: u64, len: u64, dropped: bool) {
+        if !dropped {
+            return;
+        }
+        if start + len <= self.offset {
+            self.dropped_before += len;
+        } else if start < self.offset {
+            self.in_dropped_line = true;
+        }
+    }
+
+    /// `(old, new)` offsets when the place exists in the new file and moved: not inside a
+    /// dropped line, not past the old file's `old_size` bytes (the extension starts from the
+    /// end then, wherever that is).
+    fn moved(self, old_size: u64) -> Option<(u64, u64)> {
+        let keep = self.in_dropped_line || self.offset > old_size || self.dropped_before == 0;
+        (!keep).then(|| (self.offset, self.offset - self.dropped_before))
+    }
+}
+
+/// The offset in the extension's file: a decimal number, surrounding whitespace allowed.
+fn read_extension_offset(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Replaces the extension's file with `offset`, by rename: never a half-written number.
+fn write_extension_offset(path: &Path, offset: u64) -> io::Result<()> {
+    let mut temp = path.as_os_str().to_os_string();
+    temp.push(".cmstore.tmp");
+    let temp = PathBuf::from(temp);
+    let mut out = private_file_options()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&temp)?;
+    out.write_all(offset.to_string().as_bytes())?;
+    out.sync_data()?;
+    drop(out);
+    std::fs::rename(&temp, path)
 }
 
 /// The source key ingest uses for `queue`: its absolute path.
@@ -291,4 +387,63 @@ fn sync_dir(queue: &Path) {
     }
     #[cfg(not(unix))]
     let _ = queue;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The old file's lines as (length, dropped), fed to a place at `offset`.
+    fn place_after(offset: u64, lines: &[(u64, bool)]) -> ExtensionPlace {
+        let mut place = ExtensionPlace::new(offset);
+        let mut start = 0;
+        for &(len, dropped) in lines {
+            place.line(start, len, dropped);
+            start += len;
+        }
+        place
+    }
+
+    const LINES: [(u64, bool); 5] = [(10, true), (20, false), (30, true), (40, false), (50, true)];
+
+    #[test]
+    fn the_extensions_place_moves_back_by_the_dropped_lines_before_it() {
+        // After the first dropped line: it now starts the file.
+        assert_eq!(place_after(10, &LINES).moved(150), Some((10, 0)));
+        // After the kept 20 and the dropped 30: at the start of the kept 40.
+        assert_eq!(place_after(60, &LINES).moved(150), Some((60, 20)));
+        // Inside a kept line: the same byte of it.
+        assert_eq!(place_after(70, &LINES).moved(150), Some((70, 30)));
+        // At the end, after every line.
+        assert_eq!(place_after(150, &LINES).moved(150), Some((150, 60)));
+    }
+
+    #[test]
+    fn the_extensions_place_stays_when_it_cannot_be_placed_or_need_not_move() {
+        // Nothing dropped before it.
+        assert_eq!(place_after(0, &LINES).moved(150), None);
+        assert_eq!(place_after(5, &[(10, false), (10, true)]).moved(20), None);
+        // Inside a dropped line: that line is gone.
+        assert_eq!(place_after(45, &LINES).moved(150), None);
+        // Past the end of the old file: the extension starts from the end anyway.
+        assert_eq!(place_after(151, &LINES).moved(150), None);
+    }
+
+    #[test]
+    fn the_extensions_file_is_read_leniently_and_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(EXTENSION_OFFSET_FILE);
+        assert_eq!(read_extension_offset(&path), None);
+        std::fs::write(&path, " 1234\n").unwrap();
+        assert_eq!(read_extension_offset(&path), Some(1234));
+        std::fs::write(&path, "12a").unwrap();
+        assert_eq!(read_extension_offset(&path), None);
+        write_extension_offset(&path, 77).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "77");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
+    }
 }

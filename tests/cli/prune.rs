@@ -466,6 +466,59 @@ fn compacting_a_queue_reached_through_a_symlink_keeps_the_link() {
 }
 
 #[test]
+fn compaction_moves_the_extensions_place_to_the_same_line() {
+    let env = TestEnv::new();
+    let (old, new) = (aged(10, "old", 10), aged(4, "new", 1));
+    env.append(&old);
+    env.append(&new);
+    env.ingest_once();
+    let unread = aged(2, "unread", 0);
+    env.append(&unread);
+    // The ContextManager extension has read the old lines and two of the new ones.
+    let bytes = |lines: &[String]| lines.iter().map(|l| l.len() as u64 + 1).sum::<u64>();
+    let place = bytes(&old) + bytes(&new[..2]);
+    let offset_file = env.home().join(".queue-offset");
+    std::fs::write(&offset_file, format!("{place}\n")).unwrap();
+
+    let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    let moved: u64 = std::fs::read_to_string(&offset_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(moved, bytes(&new[..2]));
+    assert!(
+        report.contains(&format!("byte {place} -> {moved}")),
+        "{report}"
+    );
+    // What it reads next is what it would have read next.
+    let queue = std::fs::read_to_string(env.queue()).unwrap();
+    let next: String = new[2..]
+        .iter()
+        .chain(&unread)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(&queue[moved as usize..], next);
+}
+
+#[test]
+fn an_unreadable_extension_offset_is_left_as_it_is() {
+    let env = TestEnv::new();
+    env.append(&aged(10, "old", 10));
+    env.append(&aged(4, "new", 1));
+    env.ingest_once();
+    let offset_file = env.home().join(".queue-offset");
+    std::fs::write(&offset_file, "not a number").unwrap();
+    let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    assert_eq!(removed(&report, "queue lines"), 10);
+    assert_eq!(
+        std::fs::read_to_string(&offset_file).unwrap(),
+        "not a number"
+    );
+    assert!(!report.contains("ContextManager's place"), "{report}");
+}
+
+#[test]
 fn the_configured_retention_is_the_one_prune_uses() {
     // vstack's B-B5: a configured retention that one of its two pruners never read.
     let env = TestEnv::new();
