@@ -89,6 +89,18 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     builder.create(dir)
 }
 
+/// The file `path` leads to when it is a symlink, else `path` itself: what to rename over to
+/// replace the file's contents while leaving a link as it is. Only a link resolves, so paths
+/// on file systems where resolving fails (some network shares and RAM disks on Windows) work
+/// as before.
+pub fn resolve_link(path: &Path) -> std::io::Result<PathBuf> {
+    if fs::symlink_metadata(path)?.file_type().is_symlink() {
+        fs::canonicalize(path)
+    } else {
+        Ok(path.to_path_buf())
+    }
+}
+
 /// Open options for a file cmstore creates: private (0600 on Unix) from its first byte.
 pub fn private_file_options() -> fs::OpenOptions {
     // Only Unix has a mode to set.
@@ -105,6 +117,24 @@ pub fn private_file_options() -> fs::OpenOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_link_resolves() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("queue.jsonl");
+        fs::write(&file, "").unwrap();
+        assert_eq!(resolve_link(&file).unwrap(), file);
+        assert!(resolve_link(&dir.path().join("missing")).is_err());
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.jsonl");
+            std::os::unix::fs::symlink(&file, &link).unwrap();
+            assert_eq!(
+                resolve_link(&link).unwrap(),
+                fs::canonicalize(&file).unwrap()
+            );
+        }
+    }
 
     #[test]
     fn flags_override_home_defaults() {

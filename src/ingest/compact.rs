@@ -25,12 +25,12 @@
 //! unknown to ingest (rejects) are kept too: only what the store holds may leave the queue.
 //!
 //! The ContextManager extension tails the same queue and keeps its place as a byte offset in
-//! [`EXTENSION_OFFSET_FILE`] beside it, read when it starts. After step 4 that offset is moved
-//! to the same line of the new file (by the bytes of the dropped lines before it), so an
-//! extension started afterwards neither skips nor repeats lines. A running extension keeps its
-//! place in memory and saves it over ours, hence `docs/prune.md`'s advice to compact with VS
-//! Code closed. An offset that is missing, unreadable, inside a line or past the end of the
-//! file is left as it is.
+//! [`EXTENSION_OFFSET_FILE`] beside it, read when it starts. Right after the rename of step 3
+//! that offset is moved to the same line of the new file (back by the bytes of the dropped
+//! lines before it), so an extension started afterwards repeats nothing and skips only the old
+//! lines dropped here. A running extension keeps its place in memory and saves it over ours,
+//! hence `docs/prune.md`'s advice to compact with VS Code closed. An offset that is missing,
+//! unreadable or past the end of the file is left as it is.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -51,6 +51,10 @@ use crate::store::{Batch, Store};
 /// The ContextManager extension's place in the queue: a decimal byte offset, in a file of this
 /// name in the queue's directory (`reference/seed-behavior.md`, "Offset handling").
 pub const EXTENSION_OFFSET_FILE: &str = ".queue-offset";
+
+/// The name of the queue file the extension tails, and whose place [`EXTENSION_OFFSET_FILE`]
+/// holds.
+pub const EXTENSION_QUEUE_FILE: &str = "hook-queue.jsonl";
 
 /// How long compaction waits for the queue lock (hooks hold it for one write each).
 const QUEUE_LOCK_WAIT: Duration = Duration::from_secs(5);
@@ -124,11 +128,16 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     // The file the queue path leads to. Renaming over a symlink would replace the link itself:
     // the user's layout (a queue kept on another disk, say) would be gone, and the old file
     // left behind with every line. The lock stays the configured path's: hooks take that one.
-    let target = std::fs::canonicalize(queue)
+    let target = crate::paths::resolve_link(queue)
         .with_context(|| format!("cannot resolve {}", queue.display()))?;
 
+    // Only beside the extension's own queue file: a `.queue-offset` next to some other queue
+    // is not its place in this one.
     let extension_file = queue.with_file_name(EXTENSION_OFFSET_FILE);
-    let mut extension = read_extension_offset(&extension_file).map(ExtensionPlace::new);
+    let mut extension = (queue.file_name() == Some(EXTENSION_QUEUE_FILE.as_ref()))
+        .then(|| read_extension_offset(&extension_file))
+        .flatten()
+        .map(ExtensionPlace::new);
 
     // Step 2: kept ingested lines, then the rest, without the queue lock.
     let temp = temp_path(&target);
@@ -197,6 +206,19 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     sync_dir(&target);
     report.tail_bytes = copied - offset;
 
+    // The extension's place, moved to the same line of the new file at once: the old offset
+    // means nothing in it. Bytes carried over below land after what hooks append meanwhile,
+    // so only a place within what the new file holds now can be moved.
+    if let Some(moved) = extension.and_then(|place| place.moved(copied)) {
+        match write_extension_offset(&extension_file, moved.1) {
+            Ok(()) => report.extension_offset = Some(moved),
+            Err(e) => {
+                report.extension_offset_error =
+                    Some(format!("cannot update {}: {e}", extension_file.display()))
+            }
+        }
+    }
+
     // A hook that gave up waiting (only possible while the lock was held past LOCK_WAIT) may
     // have opened the old file before the rename and write to it after: carry such bytes
     // over rather than lose them. Such a hook writes within moments of giving up, so one more
@@ -243,26 +265,14 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     batch
         .commit(&fresh, &advance)
         .context("recording the compacted queue")?;
-
-    // Step 5: the extension's place, moved to the same line of the new file.
-    if let Some(moved) = extension.and_then(|place| place.moved(copied)) {
-        match write_extension_offset(&extension_file, moved.1) {
-            Ok(()) => report.extension_offset = Some(moved),
-            Err(e) => {
-                report.extension_offset_error =
-                    Some(format!("cannot update {}: {e}", extension_file.display()))
-            }
-        }
-    }
     Ok(report)
 }
 
-/// The extension's offset in the old queue, and what became of the lines before it.
+/// The extension's offset in the old queue, and the bytes before it that compaction drops.
 #[derive(Debug, Clone, Copy)]
 struct ExtensionPlace {
     offset: u64,
     dropped_before: u64,
-    in_dropped_line: bool,
 }
 
 impl ExtensionPlace {
@@ -270,28 +280,22 @@ impl ExtensionPlace {
         ExtensionPlace {
             offset,
             dropped_before: 0,
-            in_dropped_line: false,
         }
     }
 
-    /// Takes note of the old file's line at `start`, `len` bytes, `dropped` or kept.
+    /// Takes note of the old file's line at `start`, `len` bytes, `dropped` or kept. A place
+    /// inside a dropped line goes to where that line was: the start of the next line kept.
     fn line(&mut self, start: u64, len: u64, dropped: bool) {
-        if !dropped {
-            return;
-        }
-        if start + len <= self.offset {
-            self.dropped_before += len;
-        } else if start < self.offset {
-            self.in_dropped_line = true;
+        if dropped && start < self.offset {
+            self.dropped_before += len.min(self.offset - start);
         }
     }
 
-    /// `(old, new)` offsets when the place exists in the new file and moved: not inside a
-    /// dropped line, not past the old file's `old_size` bytes (the extension starts from the
-    /// end then, wherever that is).
+    /// `(old, new)` offsets when the place moved and is within the old file's first
+    /// `old_size` bytes (past them, the extension starts from the end anyway).
     fn moved(self, old_size: u64) -> Option<(u64, u64)> {
-        let keep = self.in_dropped_line || self.offset > old_size || self.dropped_before == 0;
-        (!keep).then(|| (self.offset, self.offset - self.dropped_before))
+        (self.dropped_before > 0 && self.offset <= old_size)
+            .then(|| (self.offset, self.offset - self.dropped_before))
     }
 }
 
@@ -302,6 +306,7 @@ fn read_extension_offset(path: &Path) -> Option<u64> {
 
 /// Replaces the extension's file with `offset`, by rename: never a half-written number.
 fn write_extension_offset(path: &Path, offset: u64) -> io::Result<()> {
+    let path = &crate::paths::resolve_link(path)?;
     let mut temp = path.as_os_str().to_os_string();
     temp.push(".cmstore.tmp");
     let temp = PathBuf::from(temp);
@@ -313,7 +318,9 @@ fn write_extension_offset(path: &Path, offset: u64) -> io::Result<()> {
     out.write_all(offset.to_string().as_bytes())?;
     out.sync_data()?;
     drop(out);
-    std::fs::rename(&temp, path)
+    std::fs::rename(&temp, path)?;
+    sync_dir(path);
+    Ok(())
 }
 
 /// The source key ingest uses for `queue`: its absolute path.
@@ -416,6 +423,8 @@ mod tests {
         assert_eq!(place_after(70, &LINES).moved(150), Some((70, 30)));
         // At the end, after every line.
         assert_eq!(place_after(150, &LINES).moved(150), Some((150, 60)));
+        // Inside a dropped line (the 30 at 30..60): where that line was, before the kept 40.
+        assert_eq!(place_after(45, &LINES).moved(150), Some((45, 20)));
     }
 
     #[test]
@@ -423,8 +432,6 @@ mod tests {
         // Nothing dropped before it.
         assert_eq!(place_after(0, &LINES).moved(150), None);
         assert_eq!(place_after(5, &[(10, false), (10, true)]).moved(20), None);
-        // Inside a dropped line: that line is gone.
-        assert_eq!(place_after(45, &LINES).moved(150), None);
         // Past the end of the old file: the extension starts from the end anyway.
         assert_eq!(place_after(151, &LINES).moved(150), None);
     }

@@ -1,8 +1,9 @@
 //! Follow mode: run a pass whenever the queue may have changed, until asked to stop.
 //!
 //! `notify` watches the queue's directory (so atomic replacement and re-creation are seen, not
-//! only writes to one inode), and its target's when the queue path is a symlink; a short debounce folds a burst of appends into one pass, and a poll
-//! fallback covers file systems where notifications never arrive.
+//! only writes to one inode), and its target's too when the queue path is a symlink; a short
+//! debounce folds a burst of appends into one pass, and a poll fallback covers file systems
+//! where notifications never arrive.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,14 +44,13 @@ pub fn channel() -> (Sender<()>, Receiver<()>) {
 /// watch; the reason is returned.
 pub fn watch(queue: &Path, wake: Sender<()>) -> Result<notify::RecommendedWatcher, String> {
     let mut names = vec![queue.file_name().map(|n| n.to_os_string())];
-    let mut dirs = vec![dir_of(queue).to_path_buf()];
     // Resolved once: a link pointed elsewhere later is still caught by the poll.
-    if let Ok(target) = std::fs::canonicalize(queue) {
+    let target = std::fs::symlink_metadata(queue)
+        .is_ok_and(|m| m.file_type().is_symlink())
+        .then(|| std::fs::canonicalize(queue).ok())
+        .flatten();
+    if let Some(target) = &target {
         names.push(target.file_name().map(|n| n.to_os_string()));
-        let target_dir = dir_of(&target).to_path_buf();
-        if std::fs::canonicalize(&dirs[0]).ok().as_ref() != Some(&target_dir) {
-            dirs.push(target_dir);
-        }
     }
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         let Ok(event) = res else { return };
@@ -64,10 +64,15 @@ pub fn watch(queue: &Path, wake: Sender<()>) -> Result<notify::RecommendedWatche
         }
     })
     .map_err(|e| e.to_string())?;
-    for dir in &dirs {
-        watcher
-            .watch(dir, RecursiveMode::NonRecursive)
-            .map_err(|e| e.to_string())?;
+    watcher
+        .watch(dir_of(queue), RecursiveMode::NonRecursive)
+        .map_err(|e| e.to_string())?;
+    if let Some(target) = &target {
+        let link_dir = std::fs::canonicalize(dir_of(queue)).ok();
+        if link_dir.as_deref() != Some(dir_of(target)) {
+            // Best effort: the link's directory is watched and the poll is there.
+            let _ = watcher.watch(dir_of(target), RecursiveMode::NonRecursive);
+        }
     }
     Ok(watcher)
 }

@@ -607,11 +607,15 @@ fn follow_mode_is_woken_through_a_symlinked_queue() {
     let wait = Duration::from_secs(15);
     assert_eq!(env.wait_for("SELECT count(*) FROM events", 1, wait), 1);
     env.append(&lines(4)[1..]);
-    assert_eq!(
-        env.wait_for("SELECT count(*) FROM events", 4, wait),
-        4,
-        "appends through the link did not wake ingest"
-    );
+    let got = env.wait_for("SELECT count(*) FROM events", 4, wait);
+    if got != 4 {
+        common::terminate(&child);
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "appends through the link did not wake ingest ({got} rows); its stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     assert_eq!(
         common::read_lines(&real).len(),
         4,

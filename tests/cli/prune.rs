@@ -440,11 +440,17 @@ fn compacting_a_queue_reached_through_a_symlink_keeps_the_link() {
     // The queue kept elsewhere (another disk, say) and linked from the usual place.
     let env = TestEnv::new();
     let real = env.link_queue_elsewhere();
-    env.append(&aged(10, "old", 10));
+    let old = aged(10, "old", 10);
+    env.append(&old);
     env.append(&aged(4, "new", 1));
     env.ingest_once();
+    // The extension's place sits beside the link it knows, after the old lines.
+    let offset_file = env.home().join(".queue-offset");
+    let read: usize = old.iter().map(|l| l.len() + 1).sum();
+    std::fs::write(&offset_file, read.to_string()).unwrap();
 
     let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    assert_eq!(std::fs::read_to_string(&offset_file).unwrap(), "0");
     assert_eq!(removed(&report, "queue lines"), 10);
     let link = std::fs::symlink_metadata(env.queue()).unwrap();
     assert!(link.file_type().is_symlink(), "the link became {link:?}");
