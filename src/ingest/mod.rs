@@ -408,10 +408,15 @@ impl Ingester {
                 (Some(_), None) => true,
                 (None, _) => false,
             };
+            // The file as it was before this batch: what an idle batch saw at most. A probe
+            // taken after it could include a line appended meanwhile, and the next pass, finding
+            // the same probe, would leave that line unread until the file changed again.
+            let mut before = None;
             if !stale {
                 let Some((file, meta)) = fresh else { break };
                 let id = FileId::of(&meta);
                 let probe = (id, meta.len(), meta.modified().ok());
+                before = Some(probe);
                 if self.idle_at == Some(probe) {
                     break;
                 }
@@ -448,8 +453,7 @@ impl Ingester {
                     self.read_ahead = None;
                 }
                 Outcome::Idle => {
-                    let meta = file.metadata()?;
-                    self.idle_at = Some((id, meta.len(), meta.modified().ok()));
+                    self.idle_at = before;
                     break;
                 }
             }

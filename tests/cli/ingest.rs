@@ -103,6 +103,40 @@ const ROWS_OUT_OF_ORDER: &str = "SELECT count(*) FROM events a JOIN events b ON 
     WHERE b.source_id = a.source_id AND b.source_offset <= a.source_offset";
 
 #[test]
+fn a_line_appended_while_an_idle_batch_waits_for_the_lock_is_read_next_pass() {
+    let env = TestEnv::new();
+    env.append(&lines(1));
+    let store = cmstore::store::open(&env.db()).unwrap();
+    let mut ingester = cmstore::ingest::Ingester::new(store, &env.queue(), Default::default());
+    let stop = AtomicBool::new(false);
+    // Once the first line is committed, another writer takes the database: the pass's next
+    // batch looks at the file's size (nothing new), then waits for the lock, and a line is
+    // appended meanwhile. That batch finds nothing to read at the size it saw.
+    let mut finisher = None;
+    let (db, queue, late) = (env.db(), env.queue(), lines(1));
+    ingester
+        .pass(&stop, &mut |_| {
+            if finisher.is_some() {
+                return;
+            }
+            let blocker = rusqlite::Connection::open(&db).unwrap();
+            blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+            let (queue, late) = (queue.clone(), late.clone());
+            finisher = Some(std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                cmstore::queue::append_lines(&queue, &late).unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+                blocker.execute_batch("COMMIT").unwrap();
+            }));
+        })
+        .unwrap();
+    finisher.expect("a batch was committed").join().unwrap();
+    // The file changed since that batch looked at it: the next pass must read the line.
+    ingester.pass(&stop, &mut |_| {}).unwrap();
+    assert_eq!(env.int(ROWS_EXACT), 2);
+}
+
+#[test]
 fn lines_read_ahead_of_their_batch_are_neither_lost_nor_doubled() {
     let env = TestEnv::new();
     // 600-line batches are parsed on a thread, which reads each next batch ahead. A reject
