@@ -136,7 +136,8 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
             format!(
                 "SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
                  sum(events) AS events, sum(prompts) AS prompts, sum(tool_uses) AS tool_uses, \
-                 sum(tool_failures) AS tool_failures, sum(estimated_tokens) AS estimated_tokens, \
+                 sum(tool_failures) AS tool_failures, \
+                 CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens, \
                  strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
                  strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
                  FROM v_sessions{filter}\nGROUP BY coalesce(agent, '?')\n\

@@ -144,6 +144,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0006_create_deferred_indexes",
         include_str!("../../migrations/0006_create_deferred_indexes.sql"),
     ),
+    (
+        "0007_saturating_token_sums",
+        include_str!("../../migrations/0007_saturating_token_sums.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
@@ -588,6 +592,32 @@ mod tests {
             .query_row("SELECT day FROM v_daily", [], |r| r.get(0))
             .unwrap();
         assert_eq!(day, "1970-01-02");
+    }
+
+    #[test]
+    fn indexes_a_bulk_load_set_aside_are_back_before_a_later_migration_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v6.db");
+        let mut conn = Connection::open(&path).unwrap();
+        migrate(&mut conn, &path, DEFERRED_INDEXES_SINCE as usize).unwrap();
+        // A bulk load interrupted at version 6: its indexes recorded and dropped.
+        assert_eq!(
+            indexes::defer(&mut conn).unwrap(),
+            indexes::DEFERRABLE.len()
+        );
+        migrate(&mut conn, &path, MIGRATIONS.len()).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), MIGRATIONS.len() as i64);
+        assert_eq!(indexes::count(&conn).unwrap(), 0, "nothing left set aside");
+        for name in indexes::DEFERRABLE {
+            let found: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(found, 1, "{name}");
+        }
     }
 
     #[test]

@@ -375,7 +375,8 @@ impl<'c> Batch<'c> {
         agg.first_seen = agg.first_seen.min(row.ts);
         agg.last_seen = agg.last_seen.max(row.ts);
         agg.events += 1;
-        agg.tokens += row.estimated_tokens.unwrap_or(0);
+        // Saturating: the figure comes from the line as written (see migration 0007).
+        agg.tokens = agg.tokens.saturating_add(row.estimated_tokens.unwrap_or(0));
         for (slot, value) in [
             (&mut agg.agent, &row.agent),
             (&mut agg.model, &row.model),
@@ -505,7 +506,8 @@ impl<'c> Batch<'c> {
                tool_uses = tool_uses + excluded.tool_uses,
                tool_failures = tool_failures + excluded.tool_failures,
                stops = stops + excluded.stops,
-               estimated_tokens = estimated_tokens + excluded.estimated_tokens,
+               -- Past the 64-bit range SQLite's + gives a REAL, which CAST saturates.
+               estimated_tokens = CAST(estimated_tokens + excluded.estimated_tokens AS INTEGER),
                ended = max(ended, excluded.ended),
                ended_at = max(coalesce(ended_at, excluded.ended_at),
                               coalesce(excluded.ended_at, ended_at))",

@@ -270,3 +270,39 @@ fn table_output_shows_the_session() {
         .unwrap();
     assert!(String::from_utf8_lossy(&sql.stderr).contains("FROM v_session_tools"));
 }
+
+#[test]
+fn token_figures_past_the_64_bit_range_saturate_instead_of_failing() {
+    // `estimatedTokens` is whatever the line says: a broken writer's figure must not turn a
+    // session's total negative or make summarize fail for the whole store.
+    let env = TestEnv::new();
+    let t = now() - HOUR;
+    let huge = |session: &str, ts: i64| {
+        at("Notification", session, ts, |e| {
+            e.estimated_tokens = i64::MAX as u64
+        })
+    };
+    // Two in one batch (summed in Rust), one more in a later batch (summed by SQLite).
+    env.append(&[huge("s1", t), huge("s1", t + 1), huge("s2", t + 2)]);
+    env.ingest_once();
+    env.append(&[huge("s1", t + 3)]);
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT estimated_tokens FROM sessions WHERE session_id = 's1'"),
+        i64::MAX
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM sessions WHERE typeof(estimated_tokens) != 'integer'"),
+        0
+    );
+    for by in ["day", "agent"] {
+        let rows = json(&env, &["summarize", "--by", by]);
+        assert_eq!(rows[0]["estimated_tokens"], i64::MAX, "--by {by}: {rows}");
+    }
+    let sessions = json(&env, &["summarize"]);
+    assert!(sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["estimated_tokens"] == i64::MAX));
+}
