@@ -226,6 +226,8 @@ pub struct Ingester {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ReadAhead {
     id: FileId,
+    /// The `sources` row they were read for.
+    source: i64,
     start: u64,
     /// Just after the last line read ahead.
     end: u64,
@@ -234,10 +236,18 @@ struct ReadAhead {
 }
 
 impl ReadAhead {
-    /// Whether a batch of file `id` (of `size` bytes now) that begins at `start` may use these
-    /// lines.
-    fn still_valid(&self, file: &File, id: FileId, start: u64, size: u64) -> io::Result<bool> {
+    /// Whether a batch of file `id` (of `size` bytes now) that begins at `start` of source
+    /// row `source` may use these lines.
+    fn still_valid(
+        &self,
+        file: &File,
+        id: FileId,
+        source: i64,
+        start: u64,
+        size: u64,
+    ) -> io::Result<bool> {
         Ok(self.id == id
+            && self.source == source
             && self.start == start
             && self.end <= size
             && source::marker(file, self.end)? == self.marker)
@@ -484,7 +494,6 @@ impl Ingester {
     /// One transaction: identity check, up to `batch_lines` lines, compare-and-set.
     fn batch(&mut self, file: &File, id: FileId, stale: bool) -> anyhow::Result<Outcome> {
         let now = now_ms();
-        let size = file.metadata()?.len();
         let mut conn = self.store.conn()?;
         // Set on every batch: the pool may hand out any of its connections.
         let limits = if self.large_backlog {
@@ -505,6 +514,10 @@ impl Ingester {
             }
         }
         let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
+        // Looked at inside the transaction, like the offset it is compared with: another
+        // ingester (one reaching the database by another path, past the lock) may have
+        // committed lines beyond a size taken before, which would look like a truncation.
+        let size = file.metadata()?.len();
         let mut restarts = 0;
         let mut created = false;
         let mut src = match batch.active_source(&self.key)? {
@@ -537,7 +550,7 @@ impl Ingester {
         };
         let batch_lines = self.options.batch_lines;
         let mut reader = self
-            .take_lines(file, id, start, size, restarts == 0)
+            .take_lines(file, id, src.id, start, size, restarts == 0)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
         let lines_end = reader.offset();
         let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
@@ -558,6 +571,7 @@ impl Ingester {
         // The reader is the next batch's while this one is written, unless a long line is
         // still to be taken from it.
         let may_read_ahead = id.is_known() && !self.lines.long_next();
+        let source_id = src.id;
         let mut next = None;
         {
             let (ahead, reader) = (&mut self.ahead, &mut reader);
@@ -573,6 +587,7 @@ impl Ingester {
                         if let Ok(marker) = source::marker(file, end) {
                             next = Some(ReadAhead {
                                 id,
+                                source: source_id,
                                 start: lines_end,
                                 end,
                                 marker,
@@ -633,13 +648,14 @@ impl Ingester {
         &mut self,
         file: &'f File,
         id: FileId,
+        source: i64,
         start: u64,
         size: u64,
         may_reuse: bool,
     ) -> io::Result<LineReader<&'f File>> {
         let max_line = self.options.max_line_bytes;
         if let Some(ahead) = self.read_ahead.take() {
-            if may_reuse && ahead.still_valid(file, id, start, size)? {
+            if may_reuse && ahead.still_valid(file, id, source, start, size)? {
                 std::mem::swap(&mut self.lines, &mut self.ahead);
                 return LineReader::new(file, ahead.end, max_line);
             }

@@ -728,6 +728,58 @@ fn two_ingesters_without_the_lock_are_kept_exact_by_the_offset_cas() {
     assert_eq!(env.int("SELECT lines FROM sources"), 4000);
 }
 
+#[test]
+fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one() {
+    // Each batch compares the stored offset with the file's size. Taken before the other
+    // ingester's commit, while a hook keeps appending, that size could be below the offset
+    // the other one had just stored: a false "truncated", and the queue read again from 0.
+    let env = TestEnv::new();
+    env.append(&lines(200));
+    let store = cmstore::store::open(&env.db()).unwrap();
+    let options = cmstore::ingest::Options {
+        batch_lines: 20,
+        ..Default::default()
+    };
+    let writing = Arc::new(AtomicBool::new(true));
+    let appender = {
+        let (queue, writing) = (env.queue(), Arc::clone(&writing));
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while writing.load(Ordering::SeqCst) {
+                cmstore::queue::append_lines(&queue, &lines(5)).unwrap();
+                n += 5;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            n
+        })
+    };
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (store, queue) = (store.clone(), env.queue());
+            std::thread::spawn(move || {
+                let stop = AtomicBool::new(false);
+                let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
+                let started = Instant::now();
+                let mut restarts = 0;
+                while started.elapsed() < Duration::from_secs(2) {
+                    restarts += ing.pass(&stop, &mut |_| {}).unwrap().restarts;
+                }
+                restarts
+            })
+        })
+        .collect();
+    let restarts: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    writing.store(false, Ordering::SeqCst);
+    let appended = appender.join().unwrap();
+    env.ingest_once();
+    assert_eq!(restarts, 0, "a growing queue was taken for a replaced one");
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_at IS NOT NULL"),
+        0
+    );
+    assert_eq!(env.int(ROWS_EXACT), 200 + appended);
+}
+
 #[cfg(unix)]
 #[test]
 fn follow_mode_sees_appends_quickly_and_stops_cleanly_on_sigterm() {
