@@ -166,8 +166,13 @@ pub fn prune(
     let mut report = Report::default();
     let limit = batch_rows.max(1) as i64;
     // Recorded first, so that a line re-read from a replaced queue cannot bring back what the
-    // batches below delete (ingest skips lines older than the watermark). Never in the future.
-    let watermark = cutoff_ms.min(chrono::Utc::now().timestamp_millis());
+    // batches below delete (ingest skips lines older than the watermark). Never past the
+    // newest event stored: what is deleted is at most that, and a clock running ahead when
+    // prune ran (or a cutoff of now) must not make ingest skip lines written afterwards.
+    let newest: Option<i64> = conn.query_row("SELECT max(ts) FROM events", [], |r| r.get(0))?;
+    let watermark = cutoff_ms
+        .min(chrono::Utc::now().timestamp_millis())
+        .min(newest.map_or(i64::MIN, |ts| ts.saturating_add(1)));
     conn.execute(
         "INSERT INTO meta(key, value) VALUES ('pruned_before', ?1)
          ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
@@ -328,6 +333,28 @@ mod tests {
         ))
         .unwrap();
         (dir, store)
+    }
+
+    #[test]
+    fn the_watermark_stops_at_the_newest_event_whatever_the_clock() {
+        let (_dir, store) = store_with(5000);
+        let mut conn = store.conn().unwrap();
+        let watermark = |conn: &Connection| -> i64 {
+            conn.query_row(
+                "SELECT value FROM meta WHERE key = 'pruned_before'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        // A cutoff in the future (a clock running ahead): everything goes, but
+        // the lines written afterwards, newer than every event, must still be ingested.
+        let ahead = chrono::Utc::now().timestamp_millis() + 30 * 86_400_000;
+        prune(&mut conn, ahead, 1000, &mut |_| {}).unwrap();
+        assert_eq!(watermark(&conn), 5001);
+        // An empty store lowers nothing and raises nothing.
+        prune(&mut conn, ahead, 1000, &mut |_| {}).unwrap();
+        assert_eq!(watermark(&conn), 5001);
     }
 
     #[test]

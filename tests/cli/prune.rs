@@ -116,6 +116,31 @@ fn prune_then_ingest_brings_nothing_back() {
 }
 
 #[test]
+fn pruning_everything_does_not_make_ingest_skip_lines_written_later() {
+    let env = TestEnv::new();
+    env.append(&aged(8, "old", 10));
+    env.ingest_once();
+    let cutoff = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let report = prune(&env, &["--before", &cutoff]);
+    assert_eq!(removed(&report, "events"), 8);
+    // A line stamped a minute before that cutoff (a hook that wrote late, a harvested turn)
+    // but newer than anything the store held.
+    let mut late = entry("Notification", "late");
+    late.timestamp = now() - 60_000;
+    env.append(&[late.to_line()]);
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'late'"),
+        1
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events"),
+        1,
+        "nothing came back"
+    );
+}
+
+#[test]
 fn dry_run_changes_nothing() {
     let env = TestEnv::new();
     env.append(&aged(30, "old", 9));
