@@ -90,6 +90,10 @@ const TARGETS: &[Target] = &[
 
 const OLD_SESSIONS: &str = "SELECT session_id FROM sessions WHERE last_seen < ?1";
 
+/// Raises `pruned_before` to `?1` (never lowers it).
+const RAISE_WATERMARK: &str = "INSERT INTO meta(key, value) VALUES ('pruned_before', ?1)
+     ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)";
+
 /// Rows removed (or, for a dry run, that would be) per table, in a fixed order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Removed {
@@ -170,14 +174,11 @@ pub fn prune(
     // newest event stored: what is deleted is at most that, and a clock running ahead when
     // prune ran (or a cutoff of now) must not make ingest skip lines written afterwards.
     let newest: Option<i64> = conn.query_row("SELECT max(ts) FROM events", [], |r| r.get(0))?;
+    // Events ingested while prune runs are covered by each batch's own raise (below).
     let watermark = cutoff_ms
         .min(chrono::Utc::now().timestamp_millis())
         .min(newest.map_or(i64::MIN, |ts| ts.saturating_add(1)));
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES ('pruned_before', ?1)
-         ON CONFLICT(key) DO UPDATE SET value = max(value, excluded.value)",
-        [watermark],
-    )?;
+    conn.execute(RAISE_WATERMARK, [watermark])?;
     // An automatic checkpoint runs inside COMMIT and would be timed as lock time although it
     // blocks no writer; `timed` checkpoints explicitly after each commit instead.
     conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
@@ -206,7 +207,24 @@ fn prune_batches(
         loop {
             let size = pace.now;
             let (n, held) = timed(conn, report, t.table, |tx| {
-                Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64)
+                if t.table != "events" {
+                    return Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64);
+                }
+                // Whatever this deletes is covered by the watermark, in the same transaction:
+                // an event ingested after prune started, newer than the one it recorded first,
+                // could otherwise come back from a queue read again from its start.
+                let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts"))?;
+                let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
+                let (mut n, mut newest) = (0, None);
+                while let Some(row) = rows.next()? {
+                    n += 1;
+                    newest = newest.max(Some(row.get::<_, i64>(0)?));
+                }
+                drop(rows);
+                if let Some(ts) = newest {
+                    tx.execute(RAISE_WATERMARK, [ts.saturating_add(1)])?;
+                }
+                Ok(n)
             })?;
             pace.after(held);
             report.removed.add(t.table, n);
@@ -355,6 +373,38 @@ mod tests {
         // An empty store lowers nothing and raises nothing.
         prune(&mut conn, ahead, 1000, &mut |_| {}).unwrap();
         assert_eq!(watermark(&conn), 5001);
+    }
+
+    #[test]
+    fn an_event_ingested_while_prune_runs_is_covered_once_deleted() {
+        let (_dir, store) = store_with(5000);
+        let mut conn = store.conn().unwrap();
+        let mut ingested = false;
+        prune(&mut conn, 10_000, 300, &mut |_| {
+            // After the first batch: newer than every event prune saw, older than its cutoff.
+            if !ingested {
+                ingested = true;
+                store
+                    .conn()
+                    .unwrap()
+                    .execute(
+                        "INSERT INTO events(id, ts, entry, ingested_at) VALUES ('late', 6000, '{}', 0)",
+                        [],
+                    )
+                    .unwrap();
+            }
+        })
+        .unwrap();
+        let (left, watermark): (i64, i64) = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM events),
+                        (SELECT value FROM meta WHERE key = 'pruned_before')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(left, 0, "the late event was pruned too");
+        assert_eq!(watermark, 6001, "and a re-read cannot bring it back");
     }
 
     #[test]

@@ -110,8 +110,12 @@ fn a_line_appended_while_an_idle_batch_waits_for_the_lock_is_read_next_pass() {
     let mut ingester = cmstore::ingest::Ingester::new(store, &env.queue(), Default::default());
     let stop = AtomicBool::new(false);
     // Once the first line is committed, another writer takes the database: the pass's next
-    // batch looks at the file's size (nothing new), then waits for the lock, and a line is
-    // appended meanwhile. That batch finds nothing to read at the size it saw.
+    // batch waits for the lock, and a line is appended meanwhile. Either that batch reads it
+    // (it looks at the file's size inside its transaction) or, having found nothing, it must
+    // not remember the file as already seen with that line in it. (Before either fix, the
+    // size was taken before the wait and the file remembered after it: the line was lost
+    // until the next append. The remaining window, between the size and the idle probe, is
+    // too short to hit from here.)
     let mut finisher = None;
     let (db, queue, late) = (env.db(), env.queue(), lines(1));
     ingester

@@ -299,6 +299,11 @@ fn token_figures_past_the_64_bit_range_saturate_instead_of_failing() {
         let rows = json(&env, &["summarize", "--by", by]);
         assert_eq!(rows[0]["estimated_tokens"], i64::MAX, "--by {by}: {rows}");
     }
+    for view in ["v_daily", "v_agents"] {
+        let sql = format!("select estimated_tokens from {view}");
+        let rows = json(&env, &["query", &sql]);
+        assert_eq!(rows[0]["estimated_tokens"], i64::MAX, "{view}: {rows}");
+    }
     let sessions = json(&env, &["summarize"]);
     assert!(sessions
         .as_array()
