@@ -101,6 +101,42 @@ pub fn resolve_link(path: &Path) -> std::io::Result<PathBuf> {
     }
 }
 
+/// Replaces `path` with `bytes` through a temporary file in the same directory and a rename,
+/// so readers see the old file or the new one, never a mix. A symlink is followed (the link
+/// stays a link, [`resolve_link`]) and the replaced file's permissions carry over.
+pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    // A file not there yet is created; a dangling link is an error, not replaced.
+    let target = match fs::symlink_metadata(path) {
+        Ok(_) => resolve_link(path)?,
+        Err(_) => path.to_path_buf(),
+    };
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
+    let mut name = std::ffi::OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(format!(".cmstore-{}.tmp", std::process::id()));
+    let tmp = dir.join(name);
+    let result = (|| -> io::Result<()> {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Some(permissions) = permissions {
+            fs::set_permissions(&tmp, permissions)?;
+        }
+        fs::rename(&tmp, &target)
+    })();
+    if result.is_err() {
+        // Best effort: the error being reported matters more than the leftover.
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// Open options for a file cmstore creates: private (0600 on Unix) from its first byte.
 pub fn private_file_options() -> fs::OpenOptions {
     // Only Unix has a mode to set.

@@ -477,39 +477,8 @@ fn parse(text: Option<&str>, path: &Path) -> anyhow::Result<(Value, Style)> {
     Ok((doc, Style::detect(text)))
 }
 
-/// Replaces `path` with `text` through a temporary file in the same directory and a rename,
-/// so readers see the old file or the new one, never a mix. A symlink is followed (the link
-/// stays a link) and the replaced file's permissions carry over.
+/// [`crate::paths::replace_file`] with `text`, and the path in the error.
 fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    let target = if is_link {
-        fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?
-    } else {
-        path.to_path_buf()
-    };
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
-    let tmp = dir.join(format!(
-        ".{}.cmstore-{}.tmp",
-        file_name(&target),
-        std::process::id()
-    ));
-    let result = (|| -> io::Result<()> {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        if let Some(permissions) = permissions {
-            fs::set_permissions(&tmp, permissions)?;
-        }
-        fs::rename(&tmp, &target)
-    })();
-    if result.is_err() {
-        // Best effort: the error being reported matters more than the leftover.
-        let _ = fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write {}", target.display()))
+    crate::paths::replace_file(path, text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }

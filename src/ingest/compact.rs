@@ -306,19 +306,7 @@ fn read_extension_offset(path: &Path) -> Option<u64> {
 
 /// Replaces the extension's file with `offset`, by rename: never a half-written number.
 fn write_extension_offset(path: &Path, offset: u64) -> io::Result<()> {
-    let path = &crate::paths::resolve_link(path)?;
-    let mut temp = path.as_os_str().to_os_string();
-    temp.push(".cmstore.tmp");
-    let temp = PathBuf::from(temp);
-    let mut out = private_file_options()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(&temp)?;
-    out.write_all(offset.to_string().as_bytes())?;
-    out.sync_data()?;
-    drop(out);
-    std::fs::rename(&temp, path)?;
+    crate::paths::replace_file(path, offset.to_string().as_bytes())?;
     sync_dir(path);
     Ok(())
 }

@@ -45,10 +45,9 @@ pub fn channel() -> (Sender<()>, Receiver<()>) {
 pub fn watch(queue: &Path, wake: Sender<()>) -> Result<notify::RecommendedWatcher, String> {
     let mut names = vec![queue.file_name().map(|n| n.to_os_string())];
     // Resolved once: a link pointed elsewhere later is still caught by the poll.
-    let target = std::fs::symlink_metadata(queue)
-        .is_ok_and(|m| m.file_type().is_symlink())
-        .then(|| std::fs::canonicalize(queue).ok())
-        .flatten();
+    let target = crate::paths::resolve_link(queue)
+        .ok()
+        .filter(|target| target != queue);
     if let Some(target) = &target {
         names.push(target.file_name().map(|n| n.to_os_string()));
     }

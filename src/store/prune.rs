@@ -169,16 +169,6 @@ pub fn prune(
 ) -> Result<Report, Error> {
     let mut report = Report::default();
     let limit = batch_rows.max(1) as i64;
-    // Recorded first, so that a line re-read from a replaced queue cannot bring back what the
-    // batches below delete (ingest skips lines older than the watermark). Never past the
-    // newest event stored: what is deleted is at most that, and a clock running ahead when
-    // prune ran (or a cutoff of now) must not make ingest skip lines written afterwards.
-    let newest: Option<i64> = conn.query_row("SELECT max(ts) FROM events", [], |r| r.get(0))?;
-    // Events ingested while prune runs are covered by each batch's own raise (below).
-    let watermark = cutoff_ms
-        .min(chrono::Utc::now().timestamp_millis())
-        .min(newest.map_or(i64::MIN, |ts| ts.saturating_add(1)));
-    conn.execute(RAISE_WATERMARK, [watermark])?;
     // An automatic checkpoint runs inside COMMIT and would be timed as lock time although it
     // blocks no writer; `timed` checkpoints explicitly after each commit instead.
     conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
@@ -210,9 +200,11 @@ fn prune_batches(
                 if t.table != "events" {
                     return Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64);
                 }
-                // Whatever this deletes is covered by the watermark, in the same transaction:
-                // an event ingested after prune started, newer than the one it recorded first,
-                // could otherwise come back from a queue read again from its start.
+                // Whatever this deletes is covered by the watermark (ingest skips lines older
+                // than it), in the same transaction, so a queue read again from its start cannot
+                // bring it back. Just past what was deleted, never the cutoff itself: a clock
+                // running ahead, or a cutoff of now, must not make ingest skip lines written
+                // afterwards that are newer than every event deleted.
                 let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts"))?;
                 let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
                 let (mut n, mut newest) = (0, None);
