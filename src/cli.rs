@@ -12,6 +12,7 @@ use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cmd;
+use crate::paths::GivenPaths;
 
 /// An exact, queryable, private event store for AI coding agent hooks.
 #[derive(Debug, Parser)]
@@ -61,6 +62,11 @@ impl Cli {
 }
 
 impl Cli {
+    /// The whole command line's definition, for completions and the man page.
+    pub fn definition() -> clap::Command {
+        <Cli as clap::CommandFactory>::command()
+    }
+
     /// The hook path's command line (`[GLOBALS] capture [--agent A] [--event E]`), parsed
     /// without building clap's whole command tree: every agent event pays for process start-up,
     /// so capture skips what only the other commands need. Anything else — help, an unknown
@@ -149,6 +155,16 @@ impl Globals {
             }
         }
         globals
+    }
+
+    /// The paths these options name, for [`crate::paths::Paths::resolve`].
+    pub fn given_paths(&self) -> GivenPaths {
+        GivenPaths {
+            home: self.home.clone(),
+            queue: self.queue.clone(),
+            db: self.db.clone(),
+            config: self.config.clone(),
+        }
     }
 
     /// Global options from the `CMSTORE_*` variables alone.

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
+use crate::safety::{self, Rules};
+
 /// Days of history `prune` keeps when nothing else is configured.
 pub const DEFAULT_RETENTION_DAYS: u32 = 7;
 
@@ -43,10 +45,8 @@ pub struct Config {
     pub debug: bool,
     /// Per-event switches by canonical hook type; absent means enabled.
     pub events: BTreeMap<String, bool>,
-    /// Extra safety patterns (regular expressions), by name.
-    pub safety_add: Vec<(String, String)>,
-    /// Names of built-in safety rules to turn off.
-    pub safety_remove: Vec<String>,
+    /// The safety gate's changes to its built-in rules.
+    pub safety: Rules,
     /// Extra redaction patterns (regular expressions).
     pub redact: Vec<String>,
 }
@@ -60,8 +60,7 @@ impl Default for Config {
             store_text: true,
             debug: false,
             events: BTreeMap::new(),
-            safety_add: Vec::new(),
-            safety_remove: Vec::new(),
+            safety: Rules::default(),
             redact: Vec::new(),
         }
     }
@@ -172,7 +171,7 @@ impl Config {
             }
         }
         for (event, v) in take_table(&mut table, "events", &mut problem) {
-            let canonical = crate::event::HookType::from_event_name(&event)
+            let canonical = crate::queue_line::HookType::from_event_name(&event)
                 .map(|t| t.as_str().to_string())
                 .unwrap_or(event.clone());
             match v.as_bool() {
@@ -188,7 +187,8 @@ impl Config {
         for (name, pattern) in take_table(&mut safety, "add", &mut problem) {
             match pattern.as_str().map(regex::Regex::new) {
                 Some(Ok(_)) => self
-                    .safety_add
+                    .safety
+                    .add
                     .push((name, pattern.as_str().unwrap_or_default().to_string())),
                 Some(Err(err)) => problem(format!("safety.add.{name}: invalid pattern: {err}")),
                 None => problem(format!(
@@ -197,8 +197,8 @@ impl Config {
             }
         }
         for name in take_strings(&mut safety, "remove", "safety.remove", &mut problem) {
-            if crate::safety::is_rule(&name) {
-                self.safety_remove.push(name);
+            if safety::is_rule(&name) {
+                self.safety.remove.push(name);
             } else {
                 problem(format!("safety.remove: no built-in rule named {name:?}"));
             }
@@ -408,10 +408,10 @@ patterns = ["corp-[0-9]{6}"]
         );
         assert!(config.event_enabled("Stop"));
         assert_eq!(
-            config.safety_add,
+            config.safety.add,
             vec![("no-npm-publish".into(), "npm\\s+publish".into())]
         );
-        assert_eq!(config.safety_remove, vec!["git-push-force".to_string()]);
+        assert_eq!(config.safety.remove, vec!["git-push-force".to_string()]);
         assert_eq!(config.redact, vec!["corp-[0-9]{6}".to_string()]);
     }
 
@@ -429,7 +429,7 @@ patterns = ["corp-[0-9]{6}"]
         assert_eq!(config.mode, Mode::Audit);
         assert_eq!(config.retention_days, DEFAULT_RETENTION_DAYS);
         assert_eq!(config.log_level, LogLevel::Minimal);
-        assert!(config.safety_add.is_empty());
+        assert!(config.safety.add.is_empty());
         assert_eq!(problems.len(), 5, "{problems:?}");
 
         let (_, problems) = load("colour = \"blue\"", &[]);

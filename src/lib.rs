@@ -11,18 +11,20 @@
 //! The hook path (`capture`) runs before anything opens the database: [`run`] dispatches it
 //! first, and nothing it calls imports the store.
 
+pub mod agent_settings;
 pub mod cli;
+pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod debug_log;
-pub mod event;
-pub mod hooks;
 pub mod ingest;
-pub mod output;
 pub mod paths;
-pub mod query;
+pub mod prune;
 pub mod queue;
+pub mod queue_line;
 pub mod redact;
+pub mod render;
+pub mod report;
 pub mod safety;
 pub mod shorten;
 pub mod store;
@@ -34,22 +36,23 @@ pub mod workload;
 use std::process::ExitCode;
 
 use cli::{Cli, Command};
+use paths::Paths;
 
 /// Runs one parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let globals = cli.globals;
+    let paths = &Paths::resolve(cli.globals.given_paths());
     match cli.command {
         // The hook path: never fails, never opens the store.
-        Command::Capture(args) => Ok(cmd::capture::run(&globals, args)),
-        Command::Ingest(args) => cmd::ingest::run(&globals, args),
-        Command::Query(args) => cmd::query::run(&globals, args),
-        Command::Summarize(args) => cmd::summarize::run(&globals, args),
-        Command::Status(args) => cmd::status::run(&globals, args),
-        Command::Prune(args) => cmd::prune::run(&globals, args),
-        Command::Config(args) => cmd::config::run(&globals, args),
-        Command::Hooks(args) => cmd::hooks::run(&globals, args),
-        Command::Completions(args) => cmd::generate::completions(args),
-        Command::Man(args) => cmd::generate::man(args),
+        Command::Capture(args) => Ok(cmd::capture::run(paths, args)),
+        Command::Ingest(args) => cmd::ingest::run(paths, args),
+        Command::Query(args) => cmd::query::run(paths, args),
+        Command::Summarize(args) => cmd::summarize::run(paths, args),
+        Command::Status(args) => cmd::status::run(paths, args),
+        Command::Prune(args) => cmd::prune::run(paths, args),
+        Command::Config(args) => cmd::config::run(paths, args),
+        Command::Hooks(args) => cmd::hooks::run(paths, args),
+        Command::Completions(args) => cmd::generate::completions(args, Cli::definition()),
+        Command::Man(args) => cmd::generate::man(args, Cli::definition()),
     }
 }
 

@@ -4,10 +4,18 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Globals;
-
 /// Name of the home directory under the user's home, shared with the ContextManager extension.
 pub const DEFAULT_HOME_DIR: &str = ".contextmanager";
+
+/// The paths a user named (on the command line or in `CMSTORE_*` variables); each `None`
+/// takes its default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GivenPaths {
+    pub home: Option<PathBuf>,
+    pub queue: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    pub config: Option<PathBuf>,
+}
 
 /// Every path cmstore uses, resolved once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,26 +24,26 @@ pub struct Paths {
     pub queue: PathBuf,
     pub db: PathBuf,
     pub config: PathBuf,
+    /// What the paths were resolved from: which were given and which are defaults.
+    pub given: GivenPaths,
 }
 
 impl Paths {
-    /// Resolves paths from global options (clap has already folded in `CMSTORE_*` variables).
-    pub fn resolve(globals: &Globals) -> Paths {
-        let home = globals.home.clone().unwrap_or_else(default_home);
+    /// Resolves every path: a given one as it is, the others under the home directory.
+    pub fn resolve(given: GivenPaths) -> Paths {
+        let home = given.home.clone().unwrap_or_else(default_home);
         Paths {
-            queue: globals
+            queue: given
                 .queue
                 .clone()
                 .unwrap_or_else(|| home.join("hook-queue.jsonl")),
-            db: globals
-                .db
-                .clone()
-                .unwrap_or_else(|| home.join("cmstore.db")),
-            config: globals
+            db: given.db.clone().unwrap_or_else(|| home.join("cmstore.db")),
+            config: given
                 .config
                 .clone()
                 .unwrap_or_else(|| home.join("cmstore.toml")),
             home,
+            given,
         }
     }
 
@@ -174,13 +182,13 @@ mod tests {
 
     #[test]
     fn flags_override_home_defaults() {
-        let globals = Globals {
+        let given = GivenPaths {
             home: Some(PathBuf::from("/h")),
             queue: Some(PathBuf::from("/q.jsonl")),
             db: None,
             config: None,
         };
-        let paths = Paths::resolve(&globals);
+        let paths = Paths::resolve(given);
         assert_eq!(paths.queue, PathBuf::from("/q.jsonl"));
         assert_eq!(paths.db, PathBuf::from("/h/cmstore.db"));
         assert_eq!(paths.config, PathBuf::from("/h/cmstore.toml"));

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::event::QueueEntry;
+use crate::queue_line::QueueEntry;
 
 /// A built-in secret shape.
 struct Shape {

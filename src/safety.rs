@@ -11,7 +11,14 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::config::Config;
+/// The configured changes to the built-in rules (`[safety]` in cmstore.toml).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// Extra patterns (regular expressions), by name.
+    pub add: Vec<(String, String)>,
+    /// Names of built-in rules to turn off.
+    pub remove: Vec<String>,
+}
 
 /// The `risk` recorded for a tool call the gate could not read (allowed, and counted as
 /// unknown by ingest).
@@ -173,9 +180,9 @@ pub enum Verdict {
     Unreadable,
 }
 
-/// Checks one PreToolUse call against the built-in rules (minus `config.safety_remove`) and
-/// the configured extra patterns.
-pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Config) -> Verdict {
+/// Checks one PreToolUse call against the built-in rules (minus `rules.remove`) and the
+/// configured extra patterns (`rules.add`).
+pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Rules) -> Verdict {
     let Some(tool) = tool_name else {
         return Verdict::Unreadable;
     };
@@ -195,7 +202,7 @@ pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Config) ->
     };
     // Patterns were validated when the configuration was loaded; compile them once per call.
     let added: Vec<(&String, Regex)> = config
-        .safety_add
+        .add
         .iter()
         .filter_map(|(name, pattern)| Regex::new(pattern).ok().map(|re| (name, re)))
         .collect();
@@ -205,7 +212,7 @@ pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Config) ->
         let lower = text.to_lowercase();
         for (index, rule) in RULES.iter().enumerate() {
             if (!shell && rule.scope == Scope::Shell)
-                || config.safety_remove.iter().any(|r| r == rule.name)
+                || config.remove.iter().any(|r| r == rule.name)
                 || !rule.needles.iter().any(|n| lower.contains(n))
             {
                 continue;
@@ -273,7 +280,7 @@ mod tests {
         check(
             Some("Bash"),
             Some(&json!({ "command": cmd })),
-            &Config::default(),
+            &Rules::default(),
         )
     }
 
@@ -348,7 +355,7 @@ mod tests {
 
     #[test]
     fn every_agents_shell_shape_is_read() {
-        let config = Config::default();
+        let config = Rules::default();
         let cases = [
             ("Bash", json!({"command": "rm -rf /", "description": "x"})),
             (
@@ -373,7 +380,7 @@ mod tests {
 
     #[test]
     fn sql_is_checked_in_any_tool_but_shell_rules_only_in_shells() {
-        let config = Config::default();
+        let config = Rules::default();
         let sql = json!({"query": "DROP TABLE users;"});
         assert!(matches!(
             check(Some("mcp__db__execute"), Some(&sql), &config),
@@ -385,7 +392,7 @@ mod tests {
 
     #[test]
     fn unreadable_payloads_are_not_risky() {
-        let config = Config::default();
+        let config = Rules::default();
         assert_eq!(check(None, None, &config), Verdict::Unreadable);
         assert_eq!(check(Some("Bash"), None, &config), Verdict::Unreadable);
         assert_eq!(
@@ -397,10 +404,9 @@ mod tests {
 
     #[test]
     fn rules_can_be_removed_and_added() {
-        let config = Config {
-            safety_remove: vec!["git-push-force".into()],
-            safety_add: vec![("npm-publish".into(), r"\bnpm\s+publish\b".into())],
-            ..Config::default()
+        let config = Rules {
+            remove: vec!["git-push-force".into()],
+            add: vec![("npm-publish".into(), r"\bnpm\s+publish\b".into())],
         };
         let input = json!({"command": "git push --force"});
         assert_eq!(check(Some("Bash"), Some(&input), &config), Verdict::Clean);

@@ -13,7 +13,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{estimate_tokens, ToolCallRecord, TurnRecord};
+use crate::queue_line::{estimate_tokens, ToolCallRecord, TurnRecord};
 use crate::shorten::compact_json;
 use crate::transcript::{MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
 use crate::wire::{self, Agent, Limits, Payload};
@@ -1130,7 +1130,7 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::parse::parse_line;
+    use crate::queue_line::parse::parse_line;
 
     fn calls(seed: u64, n: usize) -> Vec<HookCall> {
         Workload::new(Options {

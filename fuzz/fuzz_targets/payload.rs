@@ -7,7 +7,7 @@
 #![no_main]
 
 use cmstore::config::Config;
-use cmstore::ingest::parse::parse_line;
+use cmstore::queue_line::parse::parse_line;
 use cmstore::redact::Redactor;
 use cmstore::wire::{self, payload, Limits, Payload};
 use libfuzzer_sys::fuzz_target;

@@ -12,16 +12,15 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::cli::Globals;
 use crate::config::{Config, LogLevel, Mode};
 use crate::debug_log::DebugLog;
-use crate::event::{estimate_tokens, HookType, QueueEntry};
 use crate::paths::Paths;
+use crate::queue_line::{estimate_tokens, HookType, QueueEntry};
 use crate::redact::Redactor;
 use crate::safety::{self, Verdict};
 use crate::shorten::cut_text;
 use crate::transcript::{self, DiscoveryEnv, FinalTurn, Tracker, Turn};
-use crate::wire::{self, output, payload::sniff_string_field, Agent, DecodeError, Limits, Payload};
+use crate::wire::{self, payload::sniff_string_field, reply, Agent, DecodeError, Limits, Payload};
 
 /// Largest payload read from stdin; the rest is drained and the entry marked `truncated`.
 pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
@@ -45,18 +44,17 @@ pub struct Args {
 }
 
 /// Runs the hook. Always exits 0: a failing hook would break the agent.
-pub fn run(globals: &Globals, args: Args) -> ExitCode {
+pub fn run(paths: &Paths, args: Args) -> ExitCode {
     let started = Instant::now();
-    let paths = Paths::resolve(globals);
     let (config, problems) = Config::load(&paths.config);
     let mut log = DebugLog::new(paths.debug_log(), config.debug);
     for problem in &problems {
         log.note(|| format!("config: {problem}"));
     }
     let reply = panic::catch_unwind(AssertUnwindSafe(|| {
-        capture(&paths, &config, &args, started, &mut log)
+        capture(paths, &config, &args, started, &mut log)
     }))
-    .unwrap_or_else(|_| output::empty());
+    .unwrap_or_else(|_| reply::empty());
     let mut stdout = io::stdout().lock();
     // A closed stdout is the agent's business; nothing useful can be done about it here.
     let _ = writeln!(stdout, "{reply}").and_then(|()| stdout.flush());
@@ -141,7 +139,7 @@ fn capture(
     });
     if decode_error == Some(DecodeError::Empty) && event.is_none() {
         log.note(|| "empty payload and no --event: nothing to record".to_string());
-        return output::empty();
+        return reply::empty();
     }
 
     let mut entry = wire::normalize(
@@ -329,7 +327,7 @@ fn safety_gate(
     log: &mut DebugLog,
 ) -> Option<Value> {
     let input = wire::tool_input(payload);
-    match safety::check(entry.tool_name.as_deref(), input.as_ref(), config) {
+    match safety::check(entry.tool_name.as_deref(), input.as_ref(), &config.safety) {
         Verdict::Clean => None,
         Verdict::Unreadable => {
             // Never block what cannot be read: enforce mode must not deny everything.
@@ -358,7 +356,7 @@ fn safety_gate(
                         "Blocked by cmstore safety gate ({rules}): {}. Set mode = \"audit\" in cmstore.toml to allow such commands.",
                         cut_text(&text, 200)
                     );
-                    Some(output::deny(agent, event.unwrap_or("PreToolUse"), &reason))
+                    Some(reply::deny(agent, event.unwrap_or("PreToolUse"), &reason))
                 }
             }
         }
@@ -401,16 +399,14 @@ fn reply_for(
         Some(
             t @ (HookType::UserPromptSubmit | HookType::SubagentStart | HookType::SessionStart),
         ) => match read_text(&paths.session_context(), log) {
-            Some(context) => {
-                output::context_injection(agent, event.unwrap_or(t.as_str()), &context)
-            }
-            None => output::empty(),
+            Some(context) => reply::context_injection(agent, event.unwrap_or(t.as_str()), &context),
+            None => reply::empty(),
         },
         Some(HookType::PreCompact) => match read_text(&paths.knowledge_index(), log) {
-            Some(text) => output::system_message(&text),
-            None => output::empty(),
+            Some(text) => reply::system_message(&text),
+            None => reply::empty(),
         },
-        _ => output::empty(),
+        _ => reply::empty(),
     }
 }
 

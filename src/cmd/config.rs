@@ -3,7 +3,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::cli::Globals;
 use crate::config::{Config, LogLevel, Mode};
 use crate::paths::Paths;
 
@@ -24,8 +23,7 @@ pub enum Action {
 }
 
 /// Runs `cmstore config`.
-pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
-    let paths = Paths::resolve(globals);
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let (config, problems) = Config::load(&paths.config);
     let mut out = std::io::stdout().lock();
     match args.action {
@@ -78,8 +76,8 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
                 "# built-in rules: {}",
                 crate::safety::rule_names().join(", ")
             )?;
-            writeln!(out, "remove = {:?}", config.safety_remove)?;
-            for (name, pattern) in &config.safety_add {
+            writeln!(out, "remove = {:?}", config.safety.remove)?;
+            for (name, pattern) in &config.safety.add {
                 writeln!(out, "add.{name} = {pattern:?}")?;
             }
             writeln!(out, "\n[redaction]")?;

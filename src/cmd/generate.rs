@@ -4,10 +4,6 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::CommandFactory;
-
-use crate::cli::Cli;
-
 /// Arguments of `cmstore completions`.
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
@@ -20,18 +16,19 @@ pub struct CompletionsArgs {
 #[derive(Debug, clap::Args)]
 pub struct ManArgs {}
 
-/// Prints the completion script for `args.shell`.
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
+/// Prints the completion script for `args.shell`. `command` is the whole command line's
+/// definition (`cli::Cli`), passed in so that this module need not import the layer above.
+pub fn completions(args: CompletionsArgs, mut command: clap::Command) -> anyhow::Result<ExitCode> {
     // Generated into memory first: clap_complete panics on a write error such as a closed pipe.
     let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "cmstore", &mut buf);
+    clap_complete::generate(args.shell, &mut command, "cmstore", &mut buf);
     print(&buf)
 }
 
-/// Prints the man page (roff) for `cmstore`.
-pub fn man(_args: ManArgs) -> anyhow::Result<ExitCode> {
+/// Prints the man page (roff) for `command`, the whole command line's definition.
+pub fn man(_args: ManArgs, command: clap::Command) -> anyhow::Result<ExitCode> {
     let mut buf = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
+    clap_mangen::Man::new(command).render(&mut buf)?;
     print(&buf)
 }
 

@@ -1,7 +1,7 @@
 //! `cmstore hooks install|status|uninstall`: write, check and remove the hook configuration
 //! that makes each agent run `cmstore capture`.
 //!
-//! The merge itself is pure (`crate::hooks`); this module reads and writes the files: it
+//! The merge itself is pure (`crate::agent_settings`); this module reads and writes the files: it
 //! never overwrites a file it cannot parse, keeps the text of everything it did not change,
 //! writes through a temporary file and a rename, keeps the replaced file's permissions, and
 //! writes nothing when nothing changes.
@@ -15,11 +15,11 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::Globals;
-use crate::hooks::merge::{self, State};
-use crate::hooks::splice;
-use crate::hooks::style::Style;
-use crate::hooks::{Agent, Location, CURRENT_VERSION};
+use crate::agent_settings::merge::{self, State};
+use crate::agent_settings::splice;
+use crate::agent_settings::style::Style;
+use crate::agent_settings::{Agent, Location, CURRENT_VERSION};
+use crate::paths::Paths;
 
 /// Arguments of `cmstore hooks`.
 #[derive(Debug, clap::Args)]
@@ -130,17 +130,17 @@ pub enum Format {
 /// Runs `cmstore hooks`. A `--home` or `--queue` given to it (or set through
 /// `CMSTORE_HOME` / `CMSTORE_QUEUE`) is written into the hook command, so capture writes
 /// where this cmstore reads even when the agent runs without those variables.
-pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
-        Action::Install(a) => install(globals, a),
-        Action::Status(a) => status(globals, a),
+        Action::Install(a) => install(paths, a),
+        Action::Status(a) => status(paths, a),
         Action::Uninstall(a) => uninstall(a),
     }
 }
 
-fn install(globals: &Globals, args: InstallArgs) -> anyhow::Result<ExitCode> {
+fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
-    let program = command_words(globals, args.command.as_deref())?;
+    let program = command_words(paths, args.command.as_deref())?;
     let mut failed = false;
     for agent in agents(&args.agent) {
         match install_one(agent, &location, &program, args.force) {
@@ -264,9 +264,9 @@ struct Row {
     notes: Vec<String>,
 }
 
-fn status(globals: &Globals, args: StatusArgs) -> anyhow::Result<ExitCode> {
+fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
-    let program = command_words(globals, args.command.as_deref())?;
+    let program = command_words(paths, args.command.as_deref())?;
     let chosen = if args.agent.is_empty() {
         Agent::ALL.to_vec()
     } else {
@@ -419,7 +419,7 @@ fn location(scope: &ScopeArgs) -> anyhow::Result<Location> {
 
 /// What the hooks run before `capture`: `--command`, else this binary's absolute path,
 /// then `--home` and `--queue` as absolute paths when they were given.
-fn command_words(globals: &Globals, command: Option<&str>) -> anyhow::Result<Vec<String>> {
+fn command_words(paths: &Paths, command: Option<&str>) -> anyhow::Result<Vec<String>> {
     let program = match command {
         Some(command) if command.trim().is_empty() => bail!("--command must not be empty"),
         Some(command) => command.to_string(),
@@ -430,7 +430,10 @@ fn command_words(globals: &Globals, command: Option<&str>) -> anyhow::Result<Vec
         }
     };
     let mut words = vec![program];
-    for (flag, path) in [("--home", &globals.home), ("--queue", &globals.queue)] {
+    for (flag, path) in [
+        ("--home", &paths.given.home),
+        ("--queue", &paths.given.queue),
+    ] {
         if let Some(path) = path {
             let path = std::path::absolute(path)
                 .with_context(|| format!("cannot resolve {flag} {}", path.display()))?;

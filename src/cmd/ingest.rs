@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::Globals;
 use crate::ingest::follow::{self, FollowOptions};
 use crate::ingest::{self, Ingester, Options, Stats};
 use crate::paths::Paths;
@@ -43,8 +42,8 @@ pub struct Args {
     pub poll_ms: u64,
     /// When to load a backlog without the secondary indexes and rebuild them at the end
     /// (faster for a large backlog; queries are slower meanwhile)
-    #[arg(long, value_name = "WHEN", value_enum, default_value_t = ingest::DeferIndexes::Auto)]
-    pub defer_indexes: ingest::DeferIndexes,
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = DeferIndexes::Auto)]
+    pub defer_indexes: DeferIndexes,
     /// Lines longer than this many bytes are rejected without being read whole
     #[arg(long, hide = true, env = "CMSTORE_MAX_LINE_BYTES", value_name = "BYTES",
           default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
@@ -52,9 +51,32 @@ pub struct Args {
     pub max_line_bytes: u64,
 }
 
+/// `--defer-indexes`: the command line's spelling of [`ingest::DeferIndexes`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeferIndexes {
+    /// For a backlog of at least 64 MiB that is also at least the size of the database's pages
+    /// in use (rebuilding then costs less than keeping the indexes up to date row by row).
+    #[default]
+    Auto,
+    /// For the backlog found when ingest starts, whatever its size (later passes of follow
+    /// mode keep the indexes).
+    Always,
+    /// Never: queries stay fast while a backlog loads, at the cost of a slower load.
+    Never,
+}
+
+impl From<DeferIndexes> for ingest::DeferIndexes {
+    fn from(arg: DeferIndexes) -> ingest::DeferIndexes {
+        match arg {
+            DeferIndexes::Auto => ingest::DeferIndexes::Auto,
+            DeferIndexes::Always => ingest::DeferIndexes::Always,
+            DeferIndexes::Never => ingest::DeferIndexes::Never,
+        }
+    }
+}
+
 /// Runs `cmstore ingest`.
-pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
-    let paths = Paths::resolve(globals);
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let _lock = match ingest::lock(&paths.db) {
         Ok(lock) => lock,
         Err(err @ ingest::Error::AlreadyRunning { .. }) => {
@@ -68,7 +90,7 @@ pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
     let options = Options {
         batch_lines: usize::try_from(args.batch_size).unwrap_or(ingest::DEFAULT_BATCH_LINES),
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
-        defer_indexes: args.defer_indexes,
+        defer_indexes: args.defer_indexes.into(),
     };
     let mut ingester = Ingester::new(store, &paths.queue, options);
 

@@ -7,6 +7,5 @@ pub mod hooks;
 pub mod ingest;
 pub mod prune;
 pub mod query;
-pub mod report;
 pub mod status;
 pub mod summarize;

@@ -3,7 +3,7 @@
 //! The retention comes from `--days`, else `--before`, else the configuration
 //! (`retention_days`, `CMSTORE_RETENTION_DAYS`; invalid or non-positive means 7, with a
 //! warning). Rows go in short batches ([`crate::store::prune`]); `--compact-queue` also rewrites
-//! the queue file ([`crate::ingest::compact`]). `--dry-run` opens the database read-only and
+//! the queue file ([`crate::prune::queue`]). `--dry-run` opens the database read-only and
 //! prints the same counts.
 
 use std::io::Write;
@@ -15,10 +15,11 @@ use std::time::Duration;
 use anyhow::Context;
 use rusqlite::OpenFlags;
 
-use crate::cli::Globals;
+use crate::clock::now_ms;
 use crate::config::Config;
-use crate::ingest::{self, compact};
+use crate::ingest;
 use crate::paths::Paths;
+use crate::prune::queue as compact;
 use crate::store::{self, prune as store_prune};
 use crate::timespec;
 
@@ -48,9 +49,8 @@ pub struct Args {
 }
 
 /// Runs `cmstore prune`.
-pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
-    let paths = Paths::resolve(globals);
-    let now = ingest::now_ms();
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let now = now_ms();
     let (cutoff, why) = match (&args.before, args.days) {
         (Some(when), _) => (
             timespec::parse_point(when, now).context("--before")?,

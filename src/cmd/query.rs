@@ -13,10 +13,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::cli::Globals;
-use crate::output::{Format, Renderer, TableOptions};
 use crate::paths::Paths;
-use crate::query::{Param, ReadOnlyDb};
+use crate::render::{Format, Renderer, TableOptions};
+use crate::report::terminal_width;
+use crate::store::read_only::{Param, ReadOnlyDb};
 
 /// Rows shown by `table` and `markdown` when `--max-rows` is not given.
 pub const DEFAULT_MAX_ROWS_FOR_PEOPLE: u64 = 1000;
@@ -63,9 +63,8 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 }
 
 /// Runs the query and prints its rows.
-pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let sql = read_sql(&args)?;
-    let paths = Paths::resolve(globals);
     let stdout = io::stdout();
     let on_terminal = stdout.is_terminal();
     let format = args.format.unwrap_or(if on_terminal {
@@ -137,19 +136,4 @@ fn read_sql(args: &Args) -> anyhow::Result<String> {
         // clap requires one of the two.
         (None, None) => anyhow::bail!("no SQL given"),
     }
-}
-
-/// Width to fit tables into: `COLUMNS` when set, else the terminal's; `None` for a pipe.
-pub fn terminal_width(on_terminal: bool) -> Option<u16> {
-    if let Some(cols) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<u16>().ok())
-        .filter(|&c| c > 0)
-    {
-        return Some(cols);
-    }
-    // comfy-table already knows how to ask the terminal; an empty table reports that width.
-    on_terminal
-        .then(|| comfy_table::Table::new().width())
-        .flatten()
 }

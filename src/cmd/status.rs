@@ -14,13 +14,12 @@ use anyhow::Context;
 use rusqlite::types::Value;
 use serde_json::{json, Map};
 
-use super::report::{self, Sink};
-use crate::cli::Globals;
 use crate::config::Config;
 use crate::ingest::source::FileId;
-use crate::output::{json_value, Format};
 use crate::paths::Paths;
-use crate::query::ReadOnlyDb;
+use crate::render::{json_value, Format};
+use crate::report::{self, Sink};
+use crate::store::read_only::ReadOnlyDb;
 
 /// Arguments of `cmstore status`.
 #[derive(Debug, Clone, clap::Args)]
@@ -66,8 +65,7 @@ fn totals_sql(db: &ReadOnlyDb) -> anyhow::Result<String> {
 }
 
 /// Runs `cmstore status`.
-pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
-    let paths = Paths::resolve(globals);
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let (_, problems) = Config::load(&paths.config);
     let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let sink = Sink::for_stdout(args.format);

@@ -12,11 +12,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use rusqlite::types::Value;
 
-use super::report::{self, Sink};
-use crate::cli::Globals;
-use crate::output::Format;
 use crate::paths::Paths;
-use crate::query::Param;
+use crate::render::Format;
+use crate::report::{self, Sink};
+use crate::store::read_only::Param;
 use crate::timespec;
 
 /// What one summary row stands for.
@@ -149,12 +148,11 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
 }
 
 /// Runs `cmstore summarize`.
-pub fn run(globals: &Globals, args: Args) -> anyhow::Result<ExitCode> {
-    let paths = Paths::resolve(globals);
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let since = args
         .since
         .as_deref()
-        .map(|s| timespec::parse_point(s, crate::ingest::now_ms()))
+        .map(|s| timespec::parse_point(s, crate::clock::now_ms()))
         .transpose()
         .map_err(PlanError::from)?;
     let plan = plan(args.by, args.session.as_deref(), since)?;

@@ -15,9 +15,9 @@ use std::io::{self, Read};
 use std::ops::Range;
 use std::sync::mpsc;
 
-use super::parse::{parse_line, RejectReason};
 use crate::queue::read::{Line, LineReader, PREFIX_BYTES};
-use crate::store::EventRow;
+use crate::queue_line::parse::{parse_line, RejectReason};
+use crate::queue_line::EventRow;
 
 /// A batch holds at most this many bytes of lines, so that a run of long lines cannot make the
 /// buffer (or the transaction) large: 8 MiB is 10,000 lines of 800 bytes.

@@ -5,10 +5,8 @@
 //! `batch_lines` complete lines from the stored offset, insert rows, rejects and counters, then
 //! move the offset with a compare-and-set. A crash anywhere leaves rows and offset consistent.
 
-pub mod compact;
 pub mod follow;
 pub mod lines;
-pub mod parse;
 pub mod source;
 
 use std::fs::File;
@@ -19,6 +17,7 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 
+use crate::clock::now_ms;
 use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
 use crate::store::checkpoint::Checkpointer;
 use crate::store::write::Advance;
@@ -38,7 +37,7 @@ pub const MAX_BATCH_BYTES: u64 = 64 * 1024 * 1024;
 pub const BULK_MIN_BYTES: u64 = 64 * 1024 * 1024;
 
 /// When a pass sets the secondary indexes aside and rebuilds them once at the end.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DeferIndexes {
     /// For a backlog of at least 64 MiB that is also at least the size of the database's pages
     /// in use (rebuilding then costs less than keeping the indexes up to date row by row).
@@ -669,9 +668,4 @@ impl Ingester {
         )?;
         Ok(reader)
     }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }

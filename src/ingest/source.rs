@@ -11,7 +11,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 use sha2::{Digest, Sha256};
 
-use super::parse::hex;
+use crate::queue_line::parse::hex;
 use crate::store::SourceRow;
 
 /// The first line is fingerprinted up to this many bytes.

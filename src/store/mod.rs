@@ -30,6 +30,7 @@ macro_rules! execute_bound {
 pub mod checkpoint;
 pub mod indexes;
 pub mod prune;
+pub mod read_only;
 mod tool_calls;
 pub mod write;
 
@@ -41,7 +42,7 @@ use rusqlite::Connection;
 
 use crate::paths::{create_private_dir, private_file_options};
 
-pub use write::{Batch, EventRow, SourceRow};
+pub use write::{Batch, SourceRow};
 
 /// A pool of connections to one database file.
 pub type Pool = r2d2::Pool<SqliteConnectionManager>;

@@ -11,9 +11,8 @@ use std::hash::{BuildHasher, RandomState};
 
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
-use super::write::{EventRow, UNKNOWN_SESSION};
 use super::Error;
-use crate::event::HookType;
+use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 
 /// The store's call of a key that still lacks a half, if any (`tool_calls_open`).
 pub(super) const OPEN_CALL: &str = "

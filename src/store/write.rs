@@ -5,7 +5,6 @@
 //! Derived rows and counters are written only when the event row is new, so a replayed line
 //! (after a crash, a rotation or a second ingester) changes nothing.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rusqlite::{
@@ -14,79 +13,7 @@ use rusqlite::{
 
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
-use crate::event::HookType;
-
-/// Session id under which lines without one are counted.
-pub const UNKNOWN_SESSION: &str = "unknown-session";
-
-/// Unknown reason: `hookType` is missing or not one of the canonical 13.
-pub const UNKNOWN_HOOK_TYPE: &str = "unknown_hook_type";
-/// Unknown reason: the line carries no session id.
-pub const MISSING_SESSION_ID: &str = "missing_session_id";
-/// Unknown reason: a PreToolUse/PostToolUse/PostToolUseFailure without a tool name.
-pub const TOOL_WITHOUT_NAME: &str = "tool_event_without_tool_name";
-/// Unknown reason: a SessionStart/SessionEnd without `actorName` or `actorType`.
-pub const SESSION_WITHOUT_ACTOR: &str = "session_event_without_actor";
-/// Unknown reason: the safety gate could not read the tool call (`risk: "unreadable"`), so it
-/// was allowed unchecked.
-pub const GATE_UNREADABLE: &str = "safety_gate_unreadable";
-
-/// One parsed queue line, borrowing from the line where it can.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EventRow<'a> {
-    /// The dedup key: the line's `id`, else `sha256:<hex>` of its bytes.
-    pub id: Cow<'a, str>,
-    /// Epoch milliseconds.
-    pub ts: i64,
-    /// `hookType`, else the canonical name of `event`, else the raw `event`.
-    pub hook_type: Option<Cow<'a, str>>,
-    /// `hook_type` when it is one of the canonical types.
-    pub kind: Option<HookType>,
-    /// The raw event name.
-    pub event: Option<Cow<'a, str>>,
-    /// `agent`, else ContextManager's `participant`.
-    pub agent: Option<Cow<'a, str>>,
-    /// `sessionId` / `session_id`.
-    pub session_id: Option<Cow<'a, str>>,
-    /// `toolName` / `tool_name`.
-    pub tool_name: Option<Cow<'a, str>>,
-    /// `toolCallId` / `tool_call_id`.
-    pub tool_call_id: Option<Cow<'a, str>>,
-    /// `turnId`.
-    pub turn_id: Option<Cow<'a, str>>,
-    /// `model`, else vstack's `model_used`.
-    pub model: Option<Cow<'a, str>>,
-    /// Working directory of the agent.
-    pub cwd: Option<Cow<'a, str>>,
-    /// Producer of the line (`cmstore`, `vscode-extension`, …).
-    pub origin: Option<Cow<'a, str>>,
-    /// `actorName` / `actor_name`.
-    pub actor_name: Option<Cow<'a, str>>,
-    /// `actorType` / `actor_type`.
-    pub actor_type: Option<Cow<'a, str>>,
-    /// `delegatedAgent` / `delegated_agent_name`.
-    pub delegated_agent: Option<Cow<'a, str>>,
-    /// True for a Stop harvested from the transcript.
-    pub synthetic: Option<bool>,
-    /// The user prompt.
-    pub prompt: Option<Cow<'a, str>>,
-    /// The assistant's answer.
-    pub response: Option<Cow<'a, str>>,
-    /// `success`, `failure` or `denied`, when the agent says.
-    pub tool_result_type: Option<Cow<'a, str>>,
-    /// Reported duration of the tool call.
-    pub duration_ms: Option<i64>,
-    /// Payload size in bytes.
-    pub size_bytes: Option<i64>,
-    /// `ceil(size_bytes / 4)`.
-    pub estimated_tokens: Option<i64>,
-    /// Number of entries in `toolCalls`, when present.
-    pub tool_call_count: Option<i64>,
-    /// The whole line.
-    pub entry: &'a str,
-    /// Unknown reasons this line counts under (see the `*` constants of this module).
-    pub unknown: [Option<&'static str>; 5],
-}
+use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 
 /// Inserts one event row, unless its id is stored already.
 const INSERT_EVENT: &str = "

@@ -110,7 +110,7 @@ fn block_type(block: &Value) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::record::parse_line;
+    use super::super::parse::parse_line;
     use super::*;
     use serde_json::json;
 

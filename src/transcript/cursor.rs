@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::record::{parse_line, ParseOptions};
+use super::parse::parse_line;
+use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
 use super::{Error, FinalTurn, ReadStats, Turn};
 use crate::paths::{create_private_dir, private_file_options};

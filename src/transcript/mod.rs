@@ -17,6 +17,7 @@ mod cursor;
 mod discover;
 #[cfg(test)]
 mod fixtures;
+mod parse;
 mod record;
 mod turns;
 mod vscode;
@@ -26,13 +27,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::event::ToolCallRecord;
-use crate::event::TurnRecord;
+pub use crate::queue_line::ToolCallRecord;
+use crate::queue_line::TurnRecord;
 pub use cursor::{
     remove_stale, Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS,
 };
 pub use discover::{discover, DiscoveryEnv};
-pub use record::{parse_line, ParseOptions, Record};
+pub use parse::parse_line;
+pub use record::{ParseOptions, Record};
 pub use turns::{assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
 
 /// One user prompt and what the assistant did about it.

@@ -1,13 +1,7 @@
-//! One transcript line to zero or more [`Record`]s, whichever agent wrote it.
-//!
-//! The format is detected per line from its `type`: Claude Code uses bare words (`user`,
-//! `assistant`, `system`), VS Code Copilot and Copilot CLI use dotted names (`user.message`).
-//! Both formats are internal to their agents and change between versions, so anything
-//! unknown or unparseable yields no record instead of an error.
+//! What a transcript line says, whichever agent wrote it: the [`Record`]s every format's
+//! parser produces ([`super::parse`] picks the parser).
 
 use serde_json::Value;
-
-use super::{claude, vscode};
 
 /// What one transcript line says about the conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,28 +46,6 @@ pub struct ParseOptions {
     pub sidechain: bool,
 }
 
-/// Parses one transcript line (without its newline). Never fails: unknown or broken lines
-/// give an empty list.
-pub fn parse_line(line: &[u8], options: ParseOptions) -> Vec<Record> {
-    let trimmed = line.trim_ascii();
-    if trimmed.first() != Some(&b'{') {
-        return Vec::new();
-    }
-    let Ok(value) = serde_json::from_slice::<Value>(trimmed) else {
-        return Vec::new();
-    };
-    let Some(kind) = value.get("type").and_then(Value::as_str) else {
-        return Vec::new();
-    };
-    match kind {
-        "user" | "assistant" | "system" => claude::parse(kind, &value, options),
-        "user.message" | "assistant.message" | "tool.execution_start" => {
-            vscode::parse(kind, &value)
-        }
-        _ => Vec::new(),
-    }
-}
-
 /// Parses a tool-argument value that may be an object or a JSON *string* holding one.
 pub(crate) fn tool_input(value: Option<&Value>) -> Value {
     match value {
@@ -88,19 +60,6 @@ pub(crate) fn tool_input(value: Option<&Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn unknown_and_broken_lines_are_skipped() {
-        let opts = ParseOptions::default();
-        assert!(parse_line(b"", opts).is_empty());
-        assert!(parse_line(b"not json", opts).is_empty());
-        assert!(parse_line(b"{\"type\":\"user\",", opts).is_empty());
-        assert!(parse_line(b"[1,2]", opts).is_empty());
-        assert!(parse_line(b"{\"no\":\"type\"}", opts).is_empty());
-        assert!(parse_line(br#"{"type":"progress","data":{}}"#, opts).is_empty());
-        assert!(parse_line(br#"{"type":"session.start","data":{}}"#, opts).is_empty());
-        assert!(parse_line(br#"{"type":"user","message":7}"#, opts).is_empty());
-    }
 
     #[test]
     fn tool_input_accepts_objects_and_json_strings() {

@@ -49,7 +49,8 @@ pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::record::{parse_line, ParseOptions};
+    use super::super::parse::parse_line;
+    use super::super::record::ParseOptions;
     use super::*;
     use serde_json::json;
 

@@ -6,12 +6,12 @@
 //! PascalCase hooks, and Codex. Every field is read in every spelling, so the dialect only
 //! matters for naming the agent and for the shape of the reply.
 
-pub mod output;
 pub mod payload;
+pub mod reply;
 
 use serde_json::Value;
 
-use crate::event::{HookType, QueueEntry};
+use crate::queue_line::{HookType, QueueEntry};
 use crate::shorten::{compact_json, cut_text};
 pub use payload::{DecodeError, Payload};
 
@@ -213,7 +213,7 @@ pub fn normalize(
     e.root_hint = e.cwd.clone();
     e.transcript_path = transcript_path(p);
     e.size_bytes = size_bytes;
-    e.estimated_tokens = crate::event::estimate_tokens(size_bytes);
+    e.estimated_tokens = crate::queue_line::estimate_tokens(size_bytes);
 
     let text = |keys: &[&str]| p.str_any(keys).map(|s| cut_text(&s, limits.text));
     e.prompt = text(&["prompt", "userPrompt", "user_prompt", "initialPrompt"]);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use cmstore::event::QueueEntry;
+use cmstore::queue_line::QueueEntry;
 use serde_json::Value;
 
 /// A private cmstore home (and user home) in a temporary directory.

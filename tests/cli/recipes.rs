@@ -20,7 +20,7 @@ fn store() -> TestEnv {
     let t = now() - 900;
     let mut lines = Vec::new();
     let mut add =
-        |hook: &str, session: &str, dt: i64, f: &dyn Fn(&mut cmstore::event::QueueEntry)| {
+        |hook: &str, session: &str, dt: i64, f: &dyn Fn(&mut cmstore::queue_line::QueueEntry)| {
             let mut e = entry(hook, session);
             e.timestamp = t + dt;
             e.estimated_tokens = 10;
@@ -31,7 +31,7 @@ fn store() -> TestEnv {
             lines.push(e.to_line());
         };
     let call = |name: &'static str, id: &'static str, input: &'static str| {
-        move |e: &mut cmstore::event::QueueEntry| {
+        move |e: &mut cmstore::queue_line::QueueEntry| {
             e.tool_name = Some(name.into());
             e.tool_call_id = Some(id.into());
             e.tool_input = Some(input.into());

@@ -15,7 +15,7 @@ fn at(
     hook: &str,
     session: &str,
     ts: i64,
-    f: impl FnOnce(&mut cmstore::event::QueueEntry),
+    f: impl FnOnce(&mut cmstore::queue_line::QueueEntry),
 ) -> String {
     let mut e = entry(hook, session);
     e.timestamp = ts;

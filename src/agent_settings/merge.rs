@@ -1,7 +1,7 @@
 //! Installing, checking and removing cmstore's entries in a parsed hook configuration,
 //! leaving everything else in the document as it was.
 //!
-//! cmstore's entries are recognized only by their marker (see [`crate::hooks::Marker`]);
+//! cmstore's entries are recognized only by their marker (see [`crate::agent_settings::Marker`]);
 //! nothing is matched by command text, so a user's own `cmstore capture` hooks are theirs.
 
 use std::collections::BTreeSet;

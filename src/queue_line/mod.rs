@@ -3,8 +3,16 @@
 //! A queue line is a superset of ContextManager's `HookEntry`, so the extension that tails the
 //! same file keeps working. Field names are a public interface (see DESIGN.md, "Queue line").
 
+pub mod parse;
+pub mod row;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use row::{
+    EventRow, GATE_UNREADABLE, MISSING_SESSION_ID, SESSION_WITHOUT_ACTOR, TOOL_WITHOUT_NAME,
+    UNKNOWN_HOOK_TYPE, UNKNOWN_SESSION,
+};
 
 /// Version written in the `v` field of every line cmstore produces.
 pub const QUEUE_FORMAT_VERSION: u32 = 1;

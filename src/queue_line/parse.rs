@@ -13,11 +13,11 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::event::HookType;
-use crate::store::write::{
+use super::row::{
     EventRow, GATE_UNREADABLE, MISSING_SESSION_ID, SESSION_WITHOUT_ACTOR, TOOL_WITHOUT_NAME,
     UNKNOWN_HOOK_TYPE,
 };
+use super::HookType;
 
 /// Why a line is not an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,7 +424,7 @@ pub fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::QueueEntry;
+    use crate::queue_line::QueueEntry;
 
     #[test]
     fn a_v1_line_maps_every_column() {

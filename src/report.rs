@@ -6,9 +6,9 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use crate::output::{Format, Renderer, TableOptions};
-use crate::query::{Param, QueryError, ReadOnlyDb};
+use crate::render::{Format, Renderer, TableOptions};
 use crate::store;
+use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 
 /// Where and how a report is printed.
 #[derive(Debug, Clone, Copy)]
@@ -30,7 +30,7 @@ impl Sink {
                 Format::Tsv
             }),
             table: TableOptions {
-                width: super::query::terminal_width(on_terminal),
+                width: terminal_width(on_terminal),
                 color: on_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             },
         }
@@ -87,4 +87,19 @@ pub fn render(
         .flush()
         .context("writing")?;
     Ok(())
+}
+
+/// Width to fit tables into: `COLUMNS` when set, else the terminal's; `None` for a pipe.
+pub fn terminal_width(on_terminal: bool) -> Option<u16> {
+    if let Some(cols) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(cols);
+    }
+    // comfy-table already knows how to ask the terminal; an empty table reports that width.
+    on_terminal
+        .then(|| comfy_table::Table::new().width())
+        .flatten()
 }

@@ -40,11 +40,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use rusqlite::{Connection, OptionalExtension};
 
-use super::now_ms;
-use super::parse::parse_line;
-use super::source::{self, FileId, Verdict};
+use crate::clock::now_ms;
+use crate::ingest::source::{self, FileId, Verdict};
 use crate::paths::private_file_options;
 use crate::queue::append::{lock_queue, LOCK_WAIT};
+use crate::queue_line::parse::parse_line;
 use crate::store::write::{source_from_row, Advance, SOURCE_COLUMNS};
 use crate::store::{Batch, Store};
 

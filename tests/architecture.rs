@@ -1,0 +1,571 @@
+//! Holds `src/` to its layering (ARCHITECTURE.md): data flows one way, and so do imports.
+//!
+//! Every file under `src/` is parsed with `syn`; each `use` and each path that starts with
+//! `crate`, `self` or `super` is an edge from that file to the file of the module it names.
+//! Test code (`#[cfg(test)]` items and files declared under it) is left out: the rules are
+//! about what a user's binary is built from. A module's own `mod.rs` reaching into its
+//! children is structure, not an import, so those edges are left out too.
+//!
+//! The rules:
+//! - no circle of imports between files;
+//! - nothing below `cmd/` imports `cli` or `cmd`, and only `cli.rs` and `cmd/` name clap;
+//! - the domain (`queue_line`, `wire`, `transcript`, `safety`, `redact`, `shorten`, `config`)
+//!   imports no stage that does I/O on the queue or the store;
+//! - `queue` and `store` never import each other;
+//! - the capture path (`cmd/capture.rs`, `capture/`) never reaches the store or `rusqlite`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use syn::visit::{self, Visit};
+
+/// A module path inside the crate, `""` for the crate root (`lib.rs`).
+type Module = String;
+
+#[test]
+fn imports_flow_one_way() {
+    let crate_map = CrateMap::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let mut failures = Vec::new();
+    failures.extend(crate_map.circles());
+    failures.extend(crate_map.layer_violations());
+    failures.extend(crate_map.capture_path_violations());
+    failures.extend(crate_map.clap_outside_the_cli());
+    assert!(
+        failures.is_empty(),
+        "{} layering problem(s) in src/:\n  {}",
+        failures.len(),
+        failures.join("\n  ")
+    );
+}
+
+/// Who may not import whom: a module under `from` must not name one under any of `to`.
+const FORBIDDEN: &[(&[&str], &[&str])] = &[
+    (
+        &[
+            "agent_settings",
+            "capture",
+            "clock",
+            "config",
+            "debug_log",
+            "ingest",
+            "paths",
+            "prune",
+            "queue",
+            "queue_line",
+            "redact",
+            "render",
+            "report",
+            "safety",
+            "shorten",
+            "store",
+            "timespec",
+            "transcript",
+            "wire",
+        ],
+        &["cli", "cmd"],
+    ),
+    (
+        &[
+            "queue_line",
+            "wire",
+            "transcript",
+            "safety",
+            "redact",
+            "shorten",
+            "config",
+        ],
+        &[
+            "queue", "store", "ingest", "prune", "report", "render", "capture",
+        ],
+    ),
+    (&["queue"], &["store", "ingest", "prune"]),
+    (&["store"], &["queue", "ingest", "prune"]),
+];
+
+/// Where the capture path starts: the hook runs this and everything it reaches.
+const CAPTURE_ROOTS: &[&str] = &["cmd::capture", "capture"];
+
+/// What the capture path must never reach.
+const NOT_ON_THE_CAPTURE_PATH: &[&str] = &["store", "ingest", "prune", "report", "render"];
+
+struct CrateMap {
+    /// Every product file, by module path.
+    files: BTreeMap<Module, SourceFile>,
+}
+
+struct SourceFile {
+    path: PathBuf,
+    /// Modules this file names (already mapped to modules that have a file).
+    imports: BTreeSet<Module>,
+    /// True when the file names `rusqlite`.
+    uses_rusqlite: bool,
+    /// True when the file names `clap` anywhere, attributes included.
+    uses_clap: bool,
+}
+
+impl CrateMap {
+    fn read(src: &Path) -> CrateMap {
+        let mut parsed = BTreeMap::new();
+        collect_files(src, src, &mut parsed);
+        let test_only = test_only_modules(&parsed);
+        parsed.retain(|module, _| !test_only.iter().any(|t| within(module, t)));
+        let known: BTreeSet<Module> = parsed.keys().cloned().collect();
+        let visitors: BTreeMap<Module, PathVisitor> = parsed
+            .iter()
+            .map(|(module, (_, ast, _))| {
+                let mut visitor = PathVisitor::new(module);
+                visitor.visit_file(ast);
+                (module.clone(), visitor)
+            })
+            .collect();
+        let resolver = Resolver {
+            known: &known,
+            aliases: visitors
+                .iter()
+                .map(|(m, v)| (m.clone(), v.aliases.clone()))
+                .collect(),
+        };
+        let files = parsed
+            .into_iter()
+            .map(|(module, (path, _, text))| {
+                let visitor = &visitors[&module];
+                let imports = visitor
+                    .paths
+                    .iter()
+                    .filter_map(|(written, scope)| resolver.absolute(&module, scope, written))
+                    .filter_map(|path| resolver.owner(&path, 0))
+                    .filter(|target| !within(target, &module))
+                    .collect();
+                let tokens: proc_macro2::TokenStream = text.parse().expect("tokens");
+                let file = SourceFile {
+                    path,
+                    imports,
+                    uses_rusqlite: resolver.externals(&module, visitor).contains("rusqlite"),
+                    uses_clap: idents(tokens).contains("clap"),
+                };
+                (module, file)
+            })
+            .collect();
+        CrateMap { files }
+    }
+
+    /// Every set of files that import each other in a circle (Tarjan's strongly connected
+    /// components with more than one file).
+    fn circles(&self) -> Vec<String> {
+        strongly_connected(&self.files)
+            .into_iter()
+            .filter(|component| component.len() > 1)
+            .map(|component| {
+                let names: Vec<String> = component.iter().map(|m| self.name(m)).collect();
+                format!(
+                    "import circle of {} files: {}",
+                    names.len(),
+                    names.join(", ")
+                )
+            })
+            .collect()
+    }
+
+    fn layer_violations(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (module, file) in &self.files {
+            for (from, to) in FORBIDDEN {
+                if !from.iter().any(|f| within(module, f)) {
+                    continue;
+                }
+                for target in &file.imports {
+                    if to.iter().any(|t| within(target, t)) {
+                        found.push(format!(
+                            "{} imports {}",
+                            self.name(module),
+                            self.name(target)
+                        ));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    fn capture_path_violations(&self) -> Vec<String> {
+        let mut reached: BTreeMap<Module, Module> = BTreeMap::new();
+        let mut todo: Vec<Module> = self
+            .files
+            .keys()
+            .filter(|m| CAPTURE_ROOTS.iter().any(|r| within(m, r)))
+            .cloned()
+            .collect();
+        for root in &todo {
+            reached.insert(root.clone(), root.clone());
+        }
+        while let Some(module) = todo.pop() {
+            for target in &self.files[&module].imports {
+                if !reached.contains_key(target) {
+                    reached.insert(target.clone(), module.clone());
+                    todo.push(target.clone());
+                }
+            }
+        }
+        let mut found = Vec::new();
+        for (module, via) in &reached {
+            let file = &self.files[module];
+            let forbidden = NOT_ON_THE_CAPTURE_PATH.iter().any(|f| within(module, f));
+            if forbidden || file.uses_rusqlite {
+                found.push(format!(
+                    "the capture path reaches {}{} (through {})",
+                    self.name(module),
+                    if file.uses_rusqlite {
+                        ", which uses rusqlite"
+                    } else {
+                        ""
+                    },
+                    self.name(via)
+                ));
+            }
+        }
+        found
+    }
+
+    fn clap_outside_the_cli(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|(module, file)| {
+                file.uses_clap && !(within(module, "cli") || within(module, "cmd"))
+            })
+            .map(|(module, _)| format!("{} names clap", self.name(module)))
+            .collect()
+    }
+
+    fn name(&self, module: &str) -> String {
+        self.files[module]
+            .path
+            .display()
+            .to_string()
+            .replace('\\', "/")
+    }
+}
+
+/// True when `module` is `ancestor` or inside it.
+fn within(module: &str, ancestor: &str) -> bool {
+    module == ancestor
+        || ancestor.is_empty()
+        || module
+            .strip_prefix(ancestor)
+            .is_some_and(|rest| rest.starts_with("::"))
+}
+
+/// Reads every `.rs` file under `dir` except `main.rs` (the binary, which only calls `run`).
+fn collect_files(src: &Path, dir: &Path, out: &mut BTreeMap<Module, (PathBuf, syn::File, String)>) {
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .expect("read src")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect_files(src, &path, out);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") || path == src.join("main.rs") {
+            continue;
+        }
+        let relative = path.strip_prefix(src).expect("under src");
+        let mut parts: Vec<String> = relative
+            .iter()
+            .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+            .collect();
+        if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+            parts.pop();
+        }
+        let text = fs::read_to_string(&path).expect("read file");
+        let ast = syn::parse_file(&text).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+        let shown = Path::new("src").join(relative);
+        out.insert(parts.join("::"), (shown, ast, text));
+    }
+}
+
+/// Modules declared under `#[cfg(test)]` (`#[cfg(test)] mod fixtures;`).
+fn test_only_modules(parsed: &BTreeMap<Module, (PathBuf, syn::File, String)>) -> Vec<Module> {
+    let mut found = Vec::new();
+    for (module, (_, ast, _)) in parsed {
+        for item in &ast.items {
+            if let syn::Item::Mod(m) = item {
+                if m.content.is_none() && is_test_only(&m.attrs) {
+                    found.push(join(module, &m.ident.to_string()));
+                }
+            }
+        }
+    }
+    found
+}
+
+fn is_test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("test")
+            || (a.path().is_ident("cfg")
+                && a.meta
+                    .require_list()
+                    .is_ok_and(|l| l.tokens.to_string().trim() == "test"))
+    })
+}
+
+fn join(module: &str, child: &str) -> Module {
+    if module.is_empty() {
+        child.to_string()
+    } else {
+        format!("{module}::{child}")
+    }
+}
+
+/// What one file names: its `use` items (as aliases) and every multi-segment path in its
+/// code, test-only items skipped.
+struct PathVisitor {
+    /// Where `self::` points (a file `a/b.rs` is module `a::b`; inline `mod` blocks push).
+    scope: Vec<String>,
+    /// Local name -> path as written, from `use` items (`use crate::store;` gives `store`).
+    aliases: BTreeMap<String, (Vec<String>, bool)>,
+    /// Glob imports and paths in code, as written, each with the scope it was written in.
+    paths: Vec<(Vec<String>, Vec<String>)>,
+}
+
+impl PathVisitor {
+    fn new(module: &str) -> PathVisitor {
+        PathVisitor {
+            scope: segments(module),
+            aliases: BTreeMap::new(),
+            paths: Vec::new(),
+        }
+    }
+
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree, public: bool) {
+        let alias = |this: &mut PathVisitor, name: &syn::Ident, local: &syn::Ident| {
+            let mut full = prefix.clone();
+            if name != "self" {
+                full.push(name.to_string());
+            }
+            let local = if local == "self" {
+                prefix.last().cloned().unwrap_or_default()
+            } else {
+                local.to_string()
+            };
+            this.paths.push((full.clone(), this.scope.clone()));
+            this.aliases.insert(local, (full, public));
+        };
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree, public);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => alias(self, &n.ident, &n.ident),
+            syn::UseTree::Rename(r) => alias(self, &r.ident, &r.rename),
+            syn::UseTree::Glob(_) => self.paths.push((prefix.clone(), self.scope.clone())),
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    self.use_tree(prefix, item, public);
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for PathVisitor {
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        if !is_test_only(&item.attrs) {
+            let public = !matches!(item.vis, syn::Visibility::Inherited);
+            self.use_tree(&mut Vec::new(), &item.tree, public);
+        }
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        if is_test_only(&item.attrs) || item.content.is_none() {
+            return;
+        }
+        self.scope.push(item.ident.to_string());
+        visit::visit_item_mod(self, item);
+        self.scope.pop();
+    }
+
+    fn visit_item_fn(&mut self, item: &'ast syn::ItemFn) {
+        if !is_test_only(&item.attrs) {
+            visit::visit_item_fn(self, item);
+        }
+    }
+
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if !is_test_only(&item.attrs) {
+            visit::visit_item_impl(self, item);
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let written: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if written.len() > 1 {
+            self.paths.push((written, self.scope.clone()));
+        }
+        visit::visit_path(self, path);
+    }
+}
+
+fn segments(module: &str) -> Vec<String> {
+    if module.is_empty() {
+        Vec::new()
+    } else {
+        module.split("::").map(str::to_string).collect()
+    }
+}
+
+/// Resolves what files name into the modules they depend on.
+struct Resolver<'a> {
+    known: &'a BTreeSet<Module>,
+    /// Each module's `use` aliases (only `pub use` ones are seen from outside).
+    aliases: BTreeMap<Module, BTreeMap<String, (Vec<String>, bool)>>,
+}
+
+impl Resolver<'_> {
+    /// The crate-absolute form of `written` as seen from `scope` inside `module`'s file, or
+    /// `None` when it names something outside the crate (`std`, `rusqlite`) or a local item.
+    fn absolute(&self, module: &str, scope: &[String], written: &[String]) -> Option<Vec<String>> {
+        let first = written.first()?;
+        let rest = &written[1..];
+        let mut base = match first.as_str() {
+            "crate" => Vec::new(),
+            "self" => scope.to_vec(),
+            "super" => {
+                let mut base = scope.to_vec();
+                base.pop();
+                let mut rest = rest;
+                while rest.first().is_some_and(|s| s == "super") {
+                    base.pop();
+                    rest = &rest[1..];
+                }
+                base.extend(rest.iter().cloned());
+                return Some(base);
+            }
+            name => {
+                if let Some((target, _)) = self.aliases.get(module).and_then(|a| a.get(name)) {
+                    if target.first() != Some(&name.to_string()) {
+                        let mut full = self.absolute(module, scope, target)?;
+                        full.extend(rest.iter().cloned());
+                        return Some(full);
+                    }
+                }
+                let child = [scope, &[name.to_string()]].concat().join("::");
+                if !self.known.contains(&child) {
+                    return None;
+                }
+                scope.to_vec()
+            }
+        };
+        if first != "crate" && first != "self" {
+            base.push(first.clone());
+        }
+        base.extend(rest.iter().cloned());
+        Some(base)
+    }
+
+    /// The module with a file that `path` lives in, following `pub use` re-exports.
+    fn owner(&self, path: &[String], depth: usize) -> Option<Module> {
+        let n = (0..=path.len())
+            .rev()
+            .find(|&n| self.known.contains(&path[..n].join("::")))?;
+        let module = path[..n].join("::");
+        if depth < 8 && n < path.len() {
+            if let Some((target, true)) = self.aliases.get(&module).and_then(|a| a.get(&path[n])) {
+                let scope = segments(&module);
+                if let Some(mut full) = self.absolute(&module, &scope, target) {
+                    full.extend(path[n + 1..].iter().cloned());
+                    return self.owner(&full, depth + 1).or(Some(module));
+                }
+            }
+        }
+        Some(module)
+    }
+
+    /// External crates a file names (first segments that are not the crate's own).
+    fn externals(&self, module: &str, visitor: &PathVisitor) -> BTreeSet<String> {
+        visitor
+            .paths
+            .iter()
+            .filter(|(written, scope)| self.absolute(module, scope, written).is_none())
+            .filter_map(|(written, _)| written.first().cloned())
+            .collect()
+    }
+}
+
+/// Every identifier in a token stream, attributes and macro bodies included.
+fn idents(tokens: proc_macro2::TokenStream) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![tokens];
+    while let Some(stream) = stack.pop() {
+        for tree in stream {
+            match tree {
+                proc_macro2::TokenTree::Ident(i) => {
+                    out.insert(i.to_string());
+                }
+                proc_macro2::TokenTree::Group(g) => stack.push(g.stream()),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// Tarjan's algorithm over the import graph.
+fn strongly_connected(files: &BTreeMap<Module, SourceFile>) -> Vec<Vec<Module>> {
+    struct State<'a> {
+        files: &'a BTreeMap<Module, SourceFile>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        on_stack: BTreeSet<&'a str>,
+        stack: Vec<&'a str>,
+        next: usize,
+        out: Vec<Vec<Module>>,
+    }
+    fn connect<'a>(s: &mut State<'a>, v: &'a str) {
+        s.index.insert(v, s.next);
+        s.low.insert(v, s.next);
+        s.next += 1;
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        for w in &s.files[v].imports {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                connect(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            component.sort();
+            s.out.push(component);
+        }
+    }
+    let mut state = State {
+        files,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        on_stack: BTreeSet::new(),
+        stack: Vec::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for module in files.keys() {
+        if !state.index.contains_key(module.as_str()) {
+            connect(&mut state, module);
+        }
+    }
+    state.out
+}
