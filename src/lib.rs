@@ -17,6 +17,7 @@ pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod debug_log;
+pub mod failure;
 pub mod ingest;
 pub mod paths;
 pub mod prune;
@@ -54,14 +55,4 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Completions(args) => cmd::generate::completions(args, Cli::definition()),
         Command::Man(args) => cmd::generate::man(args, Cli::definition()),
     }
-}
-
-/// True when `err` comes from writing to a closed pipe (`cmstore query … | head`), which is
-/// not an error for a command-line tool.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

@@ -7,11 +7,11 @@ fn main() -> ExitCode {
     match cmstore::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            if cmstore::is_broken_pipe(&err) {
-                return ExitCode::SUCCESS;
+            let (message, code) = cmstore::failure::describe(&err);
+            if let Some(message) = message {
+                eprintln!("{message}");
             }
-            eprintln!("cmstore: {err:#}");
-            ExitCode::FAILURE
+            code
         }
     }
 }

@@ -12,7 +12,8 @@
 //! - the domain (`queue_line`, `wire`, `transcript`, `safety`, `redact`, `shorten`, `config`)
 //!   imports no stage that does I/O on the queue or the store;
 //! - `queue` and `store` never import each other;
-//! - the capture path (`cmd/capture.rs`, `capture/`) never reaches the store or `rusqlite`.
+//! - the capture path (`cmd/capture.rs`, `capture/`) never reaches the store or `rusqlite`;
+//! - nothing below `cmd/` prints: errors go up to `main`, warnings to a caller's callback.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -31,6 +32,7 @@ fn imports_flow_one_way() {
     failures.extend(crate_map.layer_violations());
     failures.extend(crate_map.capture_path_violations());
     failures.extend(crate_map.clap_outside_the_cli());
+    failures.extend(crate_map.printing_below_the_edge());
     assert!(
         failures.is_empty(),
         "{} layering problem(s) in src/:\n  {}",
@@ -39,32 +41,12 @@ fn imports_flow_one_way() {
     );
 }
 
-/// Who may not import whom: a module under `from` must not name one under any of `to`.
+/// The layers at the edge: only the crate root and each other may import them.
+const EDGE: &[&str] = &["cli", "cmd"];
+
+/// Who may not import whom, beyond [`EDGE`]: a module under `from` must not name one under
+/// any of `to`.
 const FORBIDDEN: &[(&[&str], &[&str])] = &[
-    (
-        &[
-            "agent_settings",
-            "capture",
-            "clock",
-            "config",
-            "debug_log",
-            "ingest",
-            "paths",
-            "prune",
-            "queue",
-            "queue_line",
-            "redact",
-            "render",
-            "report",
-            "safety",
-            "shorten",
-            "store",
-            "timespec",
-            "transcript",
-            "wire",
-        ],
-        &["cli", "cmd"],
-    ),
     (
         &[
             "queue_line",
@@ -82,6 +64,9 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
     (&["queue"], &["store", "ingest", "prune"]),
     (&["store"], &["queue", "ingest", "prune"]),
 ];
+
+/// Macros that write to the terminal: only the edge may, so that an error is printed once.
+const PRINTING: &[&str] = &["print", "println", "eprint", "eprintln", "dbg"];
 
 /// Where the capture path starts: the hook runs this and everything it reaches.
 const CAPTURE_ROOTS: &[&str] = &["cmd::capture", "capture"];
@@ -102,6 +87,8 @@ struct SourceFile {
     uses_rusqlite: bool,
     /// True when the file names `clap` anywhere, attributes included.
     uses_clap: bool,
+    /// Printing macros the file's product code calls (`eprintln`, `println`, …).
+    prints: Vec<String>,
 }
 
 impl CrateMap {
@@ -143,6 +130,11 @@ impl CrateMap {
                     imports,
                     uses_rusqlite: resolver.externals(&module, visitor).contains("rusqlite"),
                     uses_clap: idents(tokens).contains("clap"),
+                    prints: PRINTING
+                        .iter()
+                        .filter(|m| visitor.macros.contains(**m))
+                        .map(|m| m.to_string())
+                        .collect(),
                 };
                 (module, file)
             })
@@ -170,6 +162,15 @@ impl CrateMap {
     fn layer_violations(&self) -> Vec<String> {
         let mut found = Vec::new();
         for (module, file) in &self.files {
+            for target in &file.imports {
+                if !at_the_edge(module) && EDGE.iter().any(|e| within(target, e)) {
+                    found.push(format!(
+                        "{} imports {}",
+                        self.name(module),
+                        self.name(target)
+                    ));
+                }
+            }
             for (from, to) in FORBIDDEN {
                 if !from.iter().any(|f| within(module, f)) {
                     continue;
@@ -237,6 +238,20 @@ impl CrateMap {
             .collect()
     }
 
+    fn printing_below_the_edge(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|(module, file)| !file.prints.is_empty() && !at_the_edge(module))
+            .map(|(module, file)| {
+                format!(
+                    "{} prints ({}!): only cli.rs and cmd/ talk to the terminal",
+                    self.name(module),
+                    file.prints.join("!, ")
+                )
+            })
+            .collect()
+    }
+
     fn name(&self, module: &str) -> String {
         self.files[module]
             .path
@@ -244,6 +259,11 @@ impl CrateMap {
             .to_string()
             .replace('\\', "/")
     }
+}
+
+/// True for the crate root and the modules under [`EDGE`].
+fn at_the_edge(module: &str) -> bool {
+    module.is_empty() || EDGE.iter().any(|e| within(module, e))
 }
 
 /// True when `module` is `ancestor` or inside it.
@@ -327,6 +347,8 @@ struct PathVisitor {
     aliases: BTreeMap<String, (Vec<String>, bool)>,
     /// Glob imports and paths in code, as written, each with the scope it was written in.
     paths: Vec<(Vec<String>, Vec<String>)>,
+    /// Names of the macros called (`eprintln`, `format`, …).
+    macros: BTreeSet<String>,
 }
 
 impl PathVisitor {
@@ -335,6 +357,7 @@ impl PathVisitor {
             scope: segments(module),
             aliases: BTreeMap::new(),
             paths: Vec::new(),
+            macros: BTreeSet::new(),
         }
     }
 
@@ -397,6 +420,13 @@ impl<'ast> Visit<'ast> for PathVisitor {
         if !is_test_only(&item.attrs) {
             visit::visit_item_impl(self, item);
         }
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if let Some(last) = mac.path.segments.last() {
+            self.macros.insert(last.ident.to_string());
+        }
+        visit::visit_macro(self, mac);
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {

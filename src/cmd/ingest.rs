@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::failure::Refused;
 use crate::ingest::follow::{self, FollowOptions};
 use crate::ingest::{self, Ingester, Options, Stats};
 use crate::paths::Paths;
@@ -80,8 +81,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let _lock = match ingest::lock(&paths.db) {
         Ok(lock) => lock,
         Err(err @ ingest::Error::AlreadyRunning { .. }) => {
-            eprintln!("cmstore ingest: {err}; not starting a second one");
-            return Ok(ExitCode::from(3));
+            return Err(Refused {
+                why: err.into(),
+                what: "not starting a second one",
+            }
+            .into())
         }
         Err(err) => return Err(err.into()),
     };
@@ -93,6 +97,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         defer_indexes: args.defer_indexes.into(),
     };
     let mut ingester = Ingester::new(store, &paths.queue, options);
+    ingester.on_warning(|warning| eprintln!("cmstore ingest: {warning}"));
 
     let stop = Arc::new(AtomicBool::new(false));
     let (wake_tx, wake_rx) = follow::channel();

@@ -17,6 +17,7 @@ use rusqlite::OpenFlags;
 
 use crate::clock::now_ms;
 use crate::config::Config;
+use crate::failure::Refused;
 use crate::ingest;
 use crate::paths::Paths;
 use crate::prune::queue as compact;
@@ -122,10 +123,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         match ingest::lock(&paths.db) {
             Ok(lock) => Some(lock),
             Err(err @ ingest::Error::AlreadyRunning { .. }) => {
-                eprintln!(
-                    "cmstore prune: {err}; stop it to use --compact-queue (nothing was changed)"
-                );
-                return Ok(ExitCode::from(3));
+                return Err(Refused {
+                    why: err.into(),
+                    what: "stop it to use --compact-queue (nothing was changed)",
+                }
+                .into())
             }
             Err(err) => return Err(err.into()),
         }
@@ -139,6 +141,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         // We are the one ingester now: drain the queue first, so that its old lines are in the
         // store (and pruned from it below) before they leave the queue.
         let mut ingester = ingest::Ingester::new(store.clone(), &paths.queue, Default::default());
+        ingester.on_warning(|warning| eprintln!("cmstore prune: warning: {warning}"));
         ingester
             .pass(&AtomicBool::new(false), &mut |_| {})
             .with_context(|| {

@@ -109,9 +109,9 @@ pub fn follow(
             Ok(pass) => total.add(&pass),
             // Another writer (prune, a long query with a write) held the database past the
             // busy timeout: nothing was committed, so waiting and retrying loses nothing.
-            Err(err) if is_busy(&err) => {
-                eprintln!("cmstore ingest: database busy ({err:#}); retrying");
-            }
+            Err(err) if is_busy(&err) => ingester.warn(super::Warning::DatabaseBusy {
+                error: format!("{err:#}"),
+            }),
             Err(err) => return Err(err),
         }
         if stop.load(Ordering::SeqCst) {

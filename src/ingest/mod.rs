@@ -214,6 +214,28 @@ pub struct Ingester {
     ahead: BatchLines,
     /// Where the lines in `ahead` come from, while they may still be used.
     read_ahead: Option<ReadAhead>,
+    /// Told about problems ingest recovered from (the caller prints them; by default they
+    /// are dropped).
+    on_warning: Box<dyn FnMut(Warning) + Send>,
+}
+
+/// A problem ingest recovered from and went on: worth telling the user, not an error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Warning {
+    /// The background checkpoint thread failed; commits checkpoint themselves from now on.
+    #[error(
+        "background WAL checkpoints stopped ({why}); commits checkpoint themselves from now on"
+    )]
+    CheckpointsStopped {
+        /// The thread's failure.
+        why: String,
+    },
+    /// Another writer held the database past the busy timeout; follow mode retries.
+    #[error("database busy ({error}); retrying")]
+    DatabaseBusy {
+        /// The error the pass ended with.
+        error: String,
+    },
 }
 
 /// Lines read ahead, on the parsing thread, for the next batch, while a batch of at least
@@ -279,7 +301,18 @@ impl Ingester {
             options,
             held: None,
             idle_at: None,
+            on_warning: Box::new(|_| {}),
         }
+    }
+
+    /// Sends every [`Warning`] to `sink` from now on.
+    pub fn on_warning(&mut self, sink: impl FnMut(Warning) + Send + 'static) {
+        self.on_warning = Box::new(sink);
+    }
+
+    /// Tells the caller about `warning`.
+    fn warn(&mut self, warning: Warning) {
+        (self.on_warning)(warning);
     }
 
     /// Bytes between the committed offset and the end of the queue (0 when unknown).
@@ -505,11 +538,8 @@ impl Ingester {
             if !checkpointer.before_batch(limits.restart_bytes) {
                 // Said once: SQLite's backstop checkpoint does the work from here on.
                 let why = checkpointer.failure().unwrap_or_default();
-                eprintln!(
-                    "cmstore ingest: background WAL checkpoints stopped ({why}); \
-                     commits checkpoint themselves from now on"
-                );
                 self.checkpointer = None;
+                self.warn(Warning::CheckpointsStopped { why });
             }
         }
         let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
