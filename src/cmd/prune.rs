@@ -6,6 +6,7 @@
 //! the queue file ([`crate::prune::queue`]). `--dry-run` opens the database read-only and
 //! prints the same counts.
 
+use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -51,8 +52,66 @@ pub struct Args {
 
 /// Runs `cmstore prune`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let (cutoff, why) = cutoff(paths, &args)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "cmstore prune: cutoff {} (keeping {why}){}",
+        timespec::iso(cutoff),
+        if args.dry_run { "; dry run" } else { "" }
+    )?;
+    prune_cursors(&mut out, paths, cutoff, args.dry_run)?;
+    if !paths.db.exists() {
+        writeln!(
+            out,
+            "no database at {}; nothing to prune",
+            paths.db.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dry_run {
+        dry_run(&mut out, paths, &args, cutoff)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let _ingest_lock = lock_for_compaction(paths, args.compact_queue)?;
+    let db_before = sizes(&paths.db);
+    let store = store::open(&paths.db)
+        .with_context(|| format!("cannot open database {}", paths.db.display()))?;
+    if args.compact_queue {
+        drain_queue(&store, paths)?;
+    }
+    let report = prune_rows(&store, paths, cutoff, args.batch_rows)?;
+    let compaction = if args.compact_queue {
+        Some(
+            compact::compact(&store, &paths.queue, cutoff)
+                .with_context(|| format!("cannot compact {}", paths.queue.display()))?,
+        )
+    } else {
+        None
+    };
+    drop(store);
+
+    print_removed(
+        &mut out,
+        "removed",
+        &report.removed,
+        compaction
+            .as_ref()
+            .map(|c| (c.dropped_lines, c.dropped_bytes)),
+    )?;
+    print_lock_and_space(&mut out, &report, db_before, sizes(&paths.db))?;
+    if let Some(compaction) = compaction {
+        print_compaction(&mut out, &compaction)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The cutoff (epoch ms) and how it was chosen: `--before`, else `--days`, else the
+/// configured retention (whose problems are warned about).
+fn cutoff(paths: &Paths, args: &Args) -> anyhow::Result<(i64, String)> {
     let now = now_ms();
-    let (cutoff, why) = match (&args.before, args.days) {
+    Ok(match (&args.before, args.days) {
         (Some(when), _) => (
             timespec::parse_point(when, now).context("--before")?,
             format!("--before {when}"),
@@ -69,115 +128,109 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let days = config.retention_days;
             (now - i64::from(days) * 86_400_000, format!("{days} days"))
         }
-    };
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "cmstore prune: cutoff {} (keeping {why}){}",
-        timespec::iso(cutoff),
-        if args.dry_run { "; dry run" } else { "" }
-    )?;
+    })
+}
+
+/// Removes the transcript cursors of sessions idle since the cutoff, and says how many.
+fn prune_cursors(
+    out: &mut dyn Write,
+    paths: &Paths,
+    cutoff: i64,
+    dry_run: bool,
+) -> anyhow::Result<()> {
     let cutoff_time =
         std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(cutoff).unwrap_or(0));
-    let cursors = crate::transcript::remove_stale(&paths.state_dir(), cutoff_time, args.dry_run)
+    let cursors = crate::transcript::remove_stale(&paths.state_dir(), cutoff_time, dry_run)
         .with_context(|| format!("cannot prune {}", paths.state_dir().display()))?;
     writeln!(
         out,
         "transcript cursors of sessions idle since the cutoff: {cursors} {}",
-        if args.dry_run {
+        if dry_run {
             "would be removed"
         } else {
             "removed"
         }
     )?;
-    if !paths.db.exists() {
-        writeln!(
-            out,
-            "no database at {}; nothing to prune",
-            paths.db.display()
-        )?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    Ok(())
+}
 
-    if args.dry_run {
-        let conn = rusqlite::Connection::open_with_flags(
-            &paths.db,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .with_context(|| format!("cannot open {}", paths.db.display()))?;
-        conn.busy_timeout(store::BUSY_TIMEOUT)?;
-        let removed = store_prune::count(&conn, cutoff)
-            .with_context(|| format!("cannot count old rows in {}", paths.db.display()))?;
-        let queue = if args.compact_queue {
-            Some(compact::count(&conn, &paths.queue, cutoff)?)
-        } else {
-            None
-        };
-        print_removed(&mut out, "would remove", &removed, queue)?;
-        writeln!(out, "dry run: nothing changed")?;
-        return Ok(ExitCode::SUCCESS);
-    }
+/// `--dry-run`: counts what would go, on a read-only connection, and changes nothing.
+fn dry_run(out: &mut dyn Write, paths: &Paths, args: &Args, cutoff: i64) -> anyhow::Result<()> {
+    let conn = rusqlite::Connection::open_with_flags(
+        &paths.db,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open {}", paths.db.display()))?;
+    conn.busy_timeout(store::BUSY_TIMEOUT)?;
+    let removed = store_prune::count(&conn, cutoff)
+        .with_context(|| format!("cannot count old rows in {}", paths.db.display()))?;
+    let queue = if args.compact_queue {
+        Some(compact::count(&conn, &paths.queue, cutoff)?)
+    } else {
+        None
+    };
+    print_removed(out, "would remove", &removed, queue)?;
+    writeln!(out, "dry run: nothing changed")?;
+    Ok(())
+}
 
-    // Compaction must be the only ingester; plain pruning runs beside ingest.
-    let _ingest_lock = if args.compact_queue {
-        match ingest::lock(&paths.db) {
-            Ok(lock) => Some(lock),
-            Err(err @ ingest::Error::AlreadyRunning { .. }) => {
-                return Err(Refused {
-                    why: err.into(),
-                    what: "stop it to use --compact-queue (nothing was changed)",
-                }
-                .into())
-            }
-            Err(err) => return Err(err.into()),
+/// The ingest lock, when compacting: compaction must be the only ingester, while plain
+/// pruning runs beside ingest.
+fn lock_for_compaction(paths: &Paths, compact_queue: bool) -> anyhow::Result<Option<File>> {
+    if !compact_queue {
+        return Ok(None);
+    }
+    match ingest::lock(&paths.db) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(err @ ingest::Error::AlreadyRunning { .. }) => Err(Refused {
+            why: err.into(),
+            what: "stop it to use --compact-queue (nothing was changed)",
         }
-    } else {
-        None
-    };
-    let db_before = sizes(&paths.db);
-    let store = store::open(&paths.db)
-        .with_context(|| format!("cannot open database {}", paths.db.display()))?;
-    if args.compact_queue {
-        // We are the one ingester now: drain the queue first, so that its old lines are in the
-        // store (and pruned from it below) before they leave the queue.
-        let mut ingester = ingest::Ingester::new(store.clone(), &paths.queue, Default::default());
-        ingester.on_warning(|warning| eprintln!("cmstore prune: warning: {warning}"));
-        ingester
-            .pass(&AtomicBool::new(false), &mut |_| {})
-            .with_context(|| {
-                format!(
-                    "cannot ingest {} before compacting it",
-                    paths.queue.display()
-                )
-            })?;
+        .into()),
+        Err(err) => Err(err.into()),
     }
-    let report = {
-        let mut conn = store.conn()?;
-        store_prune::prune(
-            &mut conn,
-            cutoff,
-            usize::try_from(args.batch_rows).unwrap_or(store_prune::DEFAULT_BATCH_ROWS),
-            &mut |_| {},
-        )
-        .with_context(|| format!("cannot prune {}", paths.db.display()))?
-    };
-    let compaction = if args.compact_queue {
-        Some(
-            compact::compact(&store, &paths.queue, cutoff)
-                .with_context(|| format!("cannot compact {}", paths.queue.display()))?,
-        )
-    } else {
-        None
-    };
-    drop(store);
-    print_removed(
-        &mut out,
-        "removed",
-        &report.removed,
-        compaction
-            .as_ref()
-            .map(|c| (c.dropped_lines, c.dropped_bytes)),
-    )?;
+}
+
+/// Ingests the whole queue: as the one ingester now, this puts the queue's old lines in the
+/// store (and so in what is pruned from it) before they leave the queue.
+fn drain_queue(store: &store::Store, paths: &Paths) -> anyhow::Result<()> {
+    let mut ingester = ingest::Ingester::new(store.clone(), &paths.queue, Default::default());
+    ingester.on_warning(|warning| eprintln!("cmstore prune: warning: {warning}"));
+    ingester
+        .pass(&AtomicBool::new(false), &mut |_| {})
+        .with_context(|| {
+            format!(
+                "cannot ingest {} before compacting it",
+                paths.queue.display()
+            )
+        })?;
+    Ok(())
+}
+
+/// Deletes the rows older than the cutoff, in batches of `batch_rows`.
+fn prune_rows(
+    store: &store::Store,
+    paths: &Paths,
+    cutoff: i64,
+    batch_rows: u64,
+) -> anyhow::Result<store_prune::Report> {
+    let mut conn = store.conn()?;
+    store_prune::prune(
+        &mut conn,
+        cutoff,
+        usize::try_from(batch_rows).unwrap_or(store_prune::DEFAULT_BATCH_ROWS),
+        &mut |_| {},
+    )
+    .with_context(|| format!("cannot prune {}", paths.db.display()))
+}
+
+/// The longest write lock prune took, and the space before and after.
+fn print_lock_and_space(
+    out: &mut dyn Write,
+    report: &store_prune::Report,
+    db_before: (u64, u64),
+    db_after: (u64, u64),
+) -> std::io::Result<()> {
     writeln!(
         out,
         "longest write lock: {} over {} transaction(s){}",
@@ -189,7 +242,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             String::new()
         }
     )?;
-    let db_after = sizes(&paths.db);
     let space = match report.auto_vacuum {
         2 => format!(
             "{} page(s) returned by incremental vacuum",
@@ -213,28 +265,30 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         } else {
             ""
         }
+    )
+}
+
+/// What `--compact-queue` did to the queue and to the extension's place in it.
+fn print_compaction(out: &mut dyn Write, c: &compact::Compaction) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "queue: {} line(s) kept, {} bytes carried over unread, now {}; lock held {}",
+        c.kept_lines,
+        c.tail_bytes,
+        bytes(c.new_size),
+        ms(c.lock_held)
     )?;
-    if let Some(c) = compaction {
+    if let Some((old, new)) = c.extension_offset {
         writeln!(
             out,
-            "queue: {} line(s) kept, {} bytes carried over unread, now {}; lock held {}",
-            c.kept_lines,
-            c.tail_bytes,
-            bytes(c.new_size),
-            ms(c.lock_held)
+            "ContextManager's place in the queue ({}): byte {old} -> {new}",
+            compact::EXTENSION_OFFSET_FILE
         )?;
-        if let Some((old, new)) = c.extension_offset {
-            writeln!(
-                out,
-                "ContextManager's place in the queue ({}): byte {old} -> {new}",
-                compact::EXTENSION_OFFSET_FILE
-            )?;
-        }
-        if let Some(why) = &c.extension_offset_error {
-            eprintln!("cmstore prune: warning: {why}; the extension may skip or repeat lines");
-        }
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(why) = &c.extension_offset_error {
+        eprintln!("cmstore prune: warning: {why}; the extension may skip or repeat lines");
+    }
+    Ok(())
 }
 
 fn print_removed(

@@ -21,7 +21,7 @@ use crate::clock::now_ms;
 use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
 use crate::store::checkpoint::Checkpointer;
 use crate::store::write::Advance;
-use crate::store::{self, Batch, Store};
+use crate::store::{self, Batch, SourceRow, Store};
 use lines::{BatchLines, Parsed};
 use source::{FileId, Verdict};
 
@@ -273,6 +273,43 @@ impl ReadAhead {
             && self.end <= size
             && source::marker(file, self.end)? == self.marker)
     }
+}
+
+/// The source row a batch continues, as [`Ingester::find_source`] found it.
+struct FoundSource {
+    row: SourceRow,
+    /// The row was created by this batch (the store followed no file yet).
+    created: bool,
+    /// 1 when the file changed and reading starts over in a new row, else 0.
+    restarts: u64,
+}
+
+impl FoundSource {
+    /// True when the batch continues an existing row where it was: with nothing new to read,
+    /// there is nothing to commit.
+    fn unchanged(&self) -> bool {
+        self.restarts == 0 && !self.created
+    }
+}
+
+/// The part of the file a batch may read: from the committed offset to the size taken in
+/// the transaction.
+#[derive(Clone, Copy)]
+struct Span<'f> {
+    file: &'f File,
+    id: FileId,
+    start: u64,
+    size: u64,
+}
+
+/// What [`Ingester::write_lines`] wrote.
+struct Written {
+    /// Complete lines written (as events or rejects).
+    lines: u64,
+    /// The offset just after them.
+    end: u64,
+    /// The next batch's lines, read ahead meanwhile.
+    next: Option<ReadAhead>,
 }
 
 enum Outcome {
@@ -527,13 +564,72 @@ impl Ingester {
     fn batch(&mut self, file: &File, id: FileId, stale: bool) -> anyhow::Result<Outcome> {
         let now = now_ms();
         let mut conn = self.store.conn()?;
-        // Set on every batch: the pool may hand out any of its connections.
+        self.prepare_wal(&conn)?;
+        let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
+        // Looked at inside the transaction, like the offset it is compared with: another
+        // ingester (one reaching the database by another path, past the lock) may have
+        // committed lines beyond a size taken before, which would look like a truncation.
+        let size = file.metadata()?.len();
+        let Some(found) = self.find_source(&batch, file, id, size, stale)? else {
+            return Ok(Outcome::Idle);
+        };
+        let src = &found.row;
+        let start = u64::try_from(src.offset).unwrap_or(0);
+        if start >= size && found.unchanged() {
+            return Ok(Outcome::Idle);
+        }
+        let span = Span {
+            file,
+            id,
+            start,
+            size,
+        };
+        let written = self.write_lines(&mut batch, src, span, now, found.restarts == 0)?;
+        if written.lines == 0 && found.unchanged() {
+            return Ok(Outcome::Idle);
+        }
+        let advance = Advance {
+            offset: written.end as i64,
+            marker: source::marker(file, written.end)?,
+            fingerprint: match src.fingerprint {
+                Some(_) => None,
+                None => source::fingerprint(file)?,
+            },
+            size: size as i64,
+            lines: written.lines as i64,
+        };
+        let counts = batch.commit(src, &advance)?;
+        self.read_ahead = written.next;
+        let bytes = written.end - start;
+        if let Some(checkpointer) = &mut self.checkpointer {
+            checkpointer.committed(bytes);
+        }
+        if written.lines == 0 && found.restarts == 0 {
+            // Only the new source row was written; there is nothing more to read now.
+            return Ok(Outcome::Idle);
+        }
+        Ok(Outcome::Done(Stats {
+            restarts: found.restarts,
+            lines: written.lines,
+            bytes,
+            rows: counts.rows,
+            duplicates: counts.duplicates,
+            rejects: counts.rejects,
+            batches: 1,
+            ..Stats::default()
+        }))
+    }
+
+    /// Sets the WAL's limits for this batch (on every batch: the pool may hand out any of its
+    /// connections) and lets the checkpointer catch up first; a failed checkpointer is
+    /// reported once and dropped.
+    fn prepare_wal(&mut self, conn: &rusqlite::Connection) -> anyhow::Result<()> {
         let limits = if self.large_backlog {
             store::BULK_WAL_LIMITS
         } else {
             store::WAL_LIMITS
         };
-        store::set_wal_limits(&conn, limits).context("cannot set the WAL's limits")?;
+        store::set_wal_limits(conn, limits).context("cannot set the WAL's limits")?;
         if let Some(checkpointer) = &mut self.checkpointer {
             if !checkpointer.before_batch(limits.restart_bytes) {
                 // Said once: SQLite's backstop checkpoint does the work from here on.
@@ -542,44 +638,64 @@ impl Ingester {
                 self.warn(Warning::CheckpointsStopped { why });
             }
         }
-        let mut batch = Batch::begin(&mut conn, now).context("cannot start ingest transaction")?;
-        // Looked at inside the transaction, like the offset it is compared with: another
-        // ingester (one reaching the database by another path, past the lock) may have
-        // committed lines beyond a size taken before, which would look like a truncation.
-        let size = file.metadata()?.len();
-        let mut restarts = 0;
-        let mut created = false;
-        let mut src = match batch.active_source(&self.key)? {
-            Some(src) => src,
-            None if stale => return Ok(Outcome::Idle),
-            None => {
-                created = true;
-                batch.create_source(&self.key, id.device, id.inode)?
-            }
+        Ok(())
+    }
+
+    /// The source row this batch continues: the active one when it still follows this file,
+    /// else a new one (the old one retired). `None` when a `stale` file (one kept open only
+    /// to drain) is no longer what the store follows.
+    fn find_source(
+        &self,
+        batch: &Batch<'_>,
+        file: &File,
+        id: FileId,
+        size: u64,
+        stale: bool,
+    ) -> anyhow::Result<Option<FoundSource>> {
+        let (row, created) = match batch.active_source(&self.key)? {
+            Some(row) => (row, false),
+            None if stale => return Ok(None),
+            None => (batch.create_source(&self.key, id.device, id.inode)?, true),
         };
-        match source::check(&src, id, size, file)
-            .with_context(|| format!("cannot read {}", self.path.display()))?
-        {
-            Verdict::Same => {}
-            // A file we only kept open to drain, that the store no longer follows: drop it.
-            Verdict::Changed(_) if stale => return Ok(Outcome::Idle),
+        let verdict = source::check(&row, id, size, file)
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        Ok(match verdict {
+            Verdict::Same => Some(FoundSource {
+                row,
+                created,
+                restarts: 0,
+            }),
+            Verdict::Changed(_) if stale => None,
             Verdict::Changed(why) => {
-                batch.retire_source(&src, why)?;
-                src = batch.create_source(&self.key, id.device, id.inode)?;
-                restarts = 1;
+                batch.retire_source(&row, why)?;
+                Some(FoundSource {
+                    row: batch.create_source(&self.key, id.device, id.inode)?,
+                    created,
+                    restarts: 1,
+                })
             }
-        }
-        let start = u64::try_from(src.offset).unwrap_or(0);
-        if start >= size && restarts == 0 && !created {
-            return Ok(Outcome::Idle);
-        }
-        let mut stats = Stats {
-            restarts,
-            ..Stats::default()
-        };
+        })
+    }
+
+    /// Writes the batch's lines (read ahead during the previous batch, or read now) into
+    /// `batch`, each as an event or a reject, while the next batch's lines are read ahead.
+    fn write_lines(
+        &mut self,
+        batch: &mut Batch<'_>,
+        src: &SourceRow,
+        span: Span<'_>,
+        now: i64,
+        may_reuse: bool,
+    ) -> anyhow::Result<Written> {
+        let Span {
+            file,
+            id,
+            start,
+            size,
+        } = span;
         let batch_lines = self.options.batch_lines;
         let mut reader = self
-            .take_lines(file, id, src.id, start, size, restarts == 0)
+            .take_lines(file, id, src.id, start, size, may_reuse)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
         let lines_end = reader.offset();
         let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
@@ -592,11 +708,11 @@ impl Ingester {
                     length,
                     reason,
                     prefix,
-                } => batch.reject(&src, offset as i64, length as i64, reason.as_str(), prefix)?,
+                } => batch.reject(src, offset as i64, length as i64, reason.as_str(), prefix)?,
             }
             Ok(())
         };
-        stats.lines = self.lines.len() as u64;
+        let mut lines = self.lines.len() as u64;
         // The reader is the next batch's while this one is written, unless a long line is
         // still to be taken from it.
         let may_read_ahead = id.is_known() && !self.lines.long_next();
@@ -634,40 +750,12 @@ impl Ingester {
                 .next_line()
                 .with_context(|| format!("cannot read {}", self.path.display()))?;
             if let Some(line) = line {
-                stats.lines += 1;
+                lines += 1;
                 write(lines::parse(line, now))?;
             }
             end = reader.offset();
         }
-        drop(reader);
-        if stats.lines == 0 && restarts == 0 && !created {
-            return Ok(Outcome::Idle);
-        }
-        let advance = Advance {
-            offset: end as i64,
-            marker: source::marker(file, end)?,
-            fingerprint: match src.fingerprint {
-                Some(_) => None,
-                None => source::fingerprint(file)?,
-            },
-            size: size as i64,
-            lines: stats.lines as i64,
-        };
-        let counts = batch.commit(&src, &advance)?;
-        self.read_ahead = next;
-        stats.bytes = end - start;
-        if let Some(checkpointer) = &mut self.checkpointer {
-            checkpointer.committed(stats.bytes);
-        }
-        stats.rows = counts.rows;
-        stats.duplicates = counts.duplicates;
-        stats.rejects = counts.rejects;
-        stats.batches = 1;
-        if stats.lines == 0 && restarts == 0 {
-            // Only the new source row was written; there is nothing more to read now.
-            return Ok(Outcome::Idle);
-        }
-        Ok(Outcome::Done(stats))
+        Ok(Written { lines, end, next })
     }
 
     /// Puts the lines of a batch that begins at `start` in `self.lines`: those read ahead

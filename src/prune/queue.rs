@@ -118,29 +118,81 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     if !queue.exists() {
         return Ok(report);
     }
-    let Some((file, offset)) = ingested_part(&*store.conn()?, queue)? else {
-        bail!(
-            "{} is not ingested up to a known offset (new or replaced); run `cmstore ingest --once` first",
-            queue.display()
-        );
-    };
-    let id = FileId::of(&file.metadata()?);
-    // The file the queue path leads to. Renaming over a symlink would replace the link itself:
-    // the user's layout (a queue kept on another disk, say) would be gone, and the old file
-    // left behind with every line. The lock stays the configured path's: hooks take that one.
-    let target = crate::paths::resolve_link(queue)
-        .with_context(|| format!("cannot resolve {}", queue.display()))?;
+    let mut old = OldQueue::open(store, queue)?;
+    let mut copy = copy_unlocked(&mut old, cutoff_ms, &mut report)?;
+    swap_in(&old, &mut copy, &mut report)?;
+    let copied = copy.copied;
+    report.tail_bytes = copied - old.offset;
+    move_extension_place(&old, copied, &mut report);
+    carry_over_late_writes(&old, copied, &mut report)?;
+    record_new_source(store, queue, old.offset - report.dropped_bytes, &mut report)?;
+    Ok(report)
+}
 
-    // Only beside the extension's own queue file: a `.queue-offset` next to some other queue
-    // is not its place in this one.
-    let extension_file = queue.with_file_name(EXTENSION_OFFSET_FILE);
-    let mut extension = (queue.file_name() == Some(EXTENSION_QUEUE_FILE.as_ref()))
-        .then(|| read_extension_offset(&extension_file))
-        .flatten()
-        .map(ExtensionPlace::new);
+/// The queue as the store follows it, before compaction (step 1).
+struct OldQueue<'q> {
+    /// The queue path as configured (hooks lock and append through it).
+    path: &'q Path,
+    /// The file the path leads to when it is a symlink: what the rename replaces.
+    target: PathBuf,
+    file: File,
+    id: FileId,
+    /// The committed offset: the end of what is ingested.
+    offset: u64,
+    /// The extension's place in this file, when it keeps one beside it.
+    extension: Option<ExtensionPlace>,
+    extension_file: PathBuf,
+}
 
-    // Step 2: kept ingested lines, then the rest, without the queue lock.
-    let temp = temp_path(&target);
+impl<'q> OldQueue<'q> {
+    fn open(store: &Store, queue: &'q Path) -> anyhow::Result<OldQueue<'q>> {
+        let Some((file, offset)) = ingested_part(&*store.conn()?, queue)? else {
+            bail!(
+                "{} is not ingested up to a known offset (new or replaced); run `cmstore ingest --once` first",
+                queue.display()
+            );
+        };
+        let id = FileId::of(&file.metadata()?);
+        // Renaming over a symlink would replace the link itself: the user's layout (a queue
+        // kept on another disk, say) would be gone, and the old file left behind with every
+        // line. The lock stays the configured path's: hooks take that one.
+        let target = crate::paths::resolve_link(queue)
+            .with_context(|| format!("cannot resolve {}", queue.display()))?;
+        // Only beside the extension's own queue file: a `.queue-offset` next to some other
+        // queue is not its place in this one.
+        let extension_file = queue.with_file_name(EXTENSION_OFFSET_FILE);
+        let extension = (queue.file_name() == Some(EXTENSION_QUEUE_FILE.as_ref()))
+            .then(|| read_extension_offset(&extension_file))
+            .flatten()
+            .map(ExtensionPlace::new);
+        Ok(OldQueue {
+            path: queue,
+            target,
+            file,
+            id,
+            offset,
+            extension,
+            extension_file,
+        })
+    }
+}
+
+/// The new queue being written next to the old one.
+struct NewCopy {
+    temp: PathBuf,
+    out: BufWriter<File>,
+    /// Bytes of the old file read so far.
+    copied: u64,
+}
+
+/// Step 2: the kept ingested lines, then the rest, into the temp file and synced, all without
+/// the queue lock (hooks keep appending).
+fn copy_unlocked(
+    old: &mut OldQueue<'_>,
+    cutoff_ms: i64,
+    report: &mut Compaction,
+) -> anyhow::Result<NewCopy> {
+    let temp = temp_path(&old.target);
     let out = private_file_options()
         .create(true)
         .write(true)
@@ -149,9 +201,9 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
         .with_context(|| format!("cannot create {}", temp.display()))?;
     let mut out = BufWriter::new(out);
     let mut line_start = 0;
-    for_each_line(&file, offset, |line| {
+    for_each_line(&old.file, old.offset, |line| {
         let dropped = line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms);
-        if let Some(place) = &mut extension {
+        if let Some(place) = &mut old.extension {
             place.line(line_start, line.len() as u64, dropped);
         }
         line_start += line.len() as u64;
@@ -164,65 +216,86 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
         }
         Ok(())
     })
-    .with_context(|| format!("cannot copy {} to {}", queue.display(), temp.display()))?;
-    let kept_bytes = offset - report.dropped_bytes;
-    let mut copied = offset;
-    copied += copy_from(&file, copied, &mut out)?;
+    .with_context(|| format!("cannot copy {} to {}", old.path.display(), temp.display()))?;
+    let copied = old.offset + copy_from(&old.file, old.offset, &mut out)?;
     // The bulk of the fsync happens here, unlocked; under the lock only the tail is synced.
     out.flush()?;
     out.get_ref()
         .sync_data()
         .with_context(|| format!("cannot sync {}", temp.display()))?;
+    Ok(NewCopy { temp, out, copied })
+}
 
-    // Step 3: under the queue lock, the tail appended since, then the rename.
-    let Some(lock) = lock_queue(queue, QUEUE_LOCK_WAIT)? else {
-        let _ = std::fs::remove_file(&temp);
+/// Step 3: under the queue lock, the tail appended since step 2, then the rename over the
+/// queue. Nothing changes (and the temp file goes) when the lock stays busy or the queue was
+/// replaced meanwhile.
+fn swap_in(old: &OldQueue<'_>, copy: &mut NewCopy, report: &mut Compaction) -> anyhow::Result<()> {
+    let Some(lock) = lock_queue(old.path, QUEUE_LOCK_WAIT)? else {
+        let _ = std::fs::remove_file(&copy.temp);
         bail!(
             "the queue lock {} stayed busy for {:?}; nothing changed",
-            crate::queue::append::lock_path(queue).display(),
+            crate::queue::append::lock_path(old.path).display(),
             QUEUE_LOCK_WAIT
         );
     };
     let held = Instant::now();
-    let now_id = std::fs::metadata(queue).map(|m| FileId::of(&m)).ok();
-    if now_id != Some(id) {
+    let now_id = std::fs::metadata(old.path).map(|m| FileId::of(&m)).ok();
+    if now_id != Some(old.id) {
         drop(lock);
-        let _ = std::fs::remove_file(&temp);
+        let _ = std::fs::remove_file(&copy.temp);
         bail!(
             "{} was replaced during compaction; nothing changed",
-            queue.display()
+            old.path.display()
         );
     }
-    copied += copy_from(&file, copied, &mut out)?;
-    let out = out.into_inner().map_err(|e| e.into_error())?;
-    out.sync_data()
-        .with_context(|| format!("cannot sync {}", temp.display()))?;
-    std::fs::rename(&temp, &target)
-        .with_context(|| format!("cannot rename {} over {}", temp.display(), target.display()))?;
+    copy.copied += copy_from(&old.file, copy.copied, &mut copy.out)?;
+    copy.out.flush()?;
+    copy.out
+        .get_ref()
+        .sync_data()
+        .with_context(|| format!("cannot sync {}", copy.temp.display()))?;
+    std::fs::rename(&copy.temp, &old.target).with_context(|| {
+        format!(
+            "cannot rename {} over {}",
+            copy.temp.display(),
+            old.target.display()
+        )
+    })?;
     drop(lock);
     report.lock_held = held.elapsed();
     // The rename is atomic either way; syncing the directory only makes it durable, and hooks
     // may append to the new file meanwhile.
-    sync_dir(&target);
-    report.tail_bytes = copied - offset;
+    sync_dir(&old.target);
+    Ok(())
+}
 
-    // The extension's place, moved to the same line of the new file at once: the old offset
-    // means nothing in it. Bytes carried over below land after what hooks append meanwhile,
-    // so only a place within what the new file holds now can be moved.
-    if let Some(moved) = extension.and_then(|place| place.moved(copied)) {
-        match write_extension_offset(&extension_file, moved.1) {
-            Ok(()) => report.extension_offset = Some(moved),
-            Err(e) => {
-                report.extension_offset_error =
-                    Some(format!("cannot update {}: {e}", extension_file.display()))
-            }
+/// The extension's place, moved to the same line of the new file at once: the old offset
+/// means nothing in it. Bytes carried over later land after what hooks append meanwhile, so
+/// only a place within what the new file holds now (`copied`) can be moved.
+fn move_extension_place(old: &OldQueue<'_>, copied: u64, report: &mut Compaction) {
+    let Some(moved) = old.extension.and_then(|place| place.moved(copied)) else {
+        return;
+    };
+    match write_extension_offset(&old.extension_file, moved.1) {
+        Ok(()) => report.extension_offset = Some(moved),
+        Err(e) => {
+            report.extension_offset_error = Some(format!(
+                "cannot update {}: {e}",
+                old.extension_file.display()
+            ))
         }
     }
+}
 
-    // A hook that gave up waiting (only possible while the lock was held past LOCK_WAIT) may
-    // have opened the old file before the rename and write to it after: carry such bytes
-    // over rather than lose them. Such a hook writes within moments of giving up, so one more
-    // look after LOCK_WAIT covers it.
+/// A hook that gave up waiting (only possible while the lock was held past `LOCK_WAIT`) may
+/// have opened the old file before the rename and write to it after: such bytes are carried
+/// over rather than lost. Such a hook writes within moments of giving up, so one more look
+/// after `LOCK_WAIT` covers it.
+fn carry_over_late_writes(
+    old: &OldQueue<'_>,
+    mut copied: u64,
+    report: &mut Compaction,
+) -> anyhow::Result<()> {
     for look in 0..2 {
         if look == 1 {
             if report.lock_held < LOCK_WAIT / 2 {
@@ -230,20 +303,29 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
             }
             std::thread::sleep(LOCK_WAIT + Duration::from_millis(200));
         }
-        if file.metadata()?.len() > copied {
-            let lock = lock_queue(queue, QUEUE_LOCK_WAIT)?;
+        if old.file.metadata()?.len() > copied {
+            let lock = lock_queue(old.path, QUEUE_LOCK_WAIT)?;
             let mut new = private_file_options()
                 .append(true)
-                .open(queue)
-                .with_context(|| format!("cannot reopen {}", queue.display()))?;
-            let late = copy_from(&file, copied, &mut new)?;
+                .open(old.path)
+                .with_context(|| format!("cannot reopen {}", old.path.display()))?;
+            let late = copy_from(&old.file, copied, &mut new)?;
             copied += late;
             report.tail_bytes += late;
             drop(lock);
         }
     }
+    Ok(())
+}
 
-    // Step 4: the new file's source row, at the end of the kept ingested lines.
+/// Step 4: in one transaction, the old source row retired and the new file's created, at the
+/// end of the kept ingested lines (`kept_bytes`).
+fn record_new_source(
+    store: &Store,
+    queue: &Path,
+    kept_bytes: u64,
+    report: &mut Compaction,
+) -> anyhow::Result<()> {
     let new_file = File::open(queue).with_context(|| format!("cannot open {}", queue.display()))?;
     let new_meta = new_file.metadata()?;
     let new_id = FileId::of(&new_meta);
@@ -265,7 +347,7 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     batch
         .commit(&fresh, &advance)
         .context("recording the compacted queue")?;
-    Ok(report)
+    Ok(())
 }
 
 /// The extension's offset in the old queue, and the bytes before it that compaction drops.
