@@ -26,6 +26,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::str::FromStr;
 
+use base64::Engine as _;
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Row, Table};
 use rusqlite::types::Value;
 
@@ -295,24 +296,7 @@ pub fn hex_literal(bytes: &[u8]) -> String {
 
 /// Standard base64 (RFC 4648, with padding).
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                s.push(ALPHABET[((n >> (18 - 6 * i)) & 0x3F) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// A non-text value as plain text, shared by every text format; `None` for NULL and text.
