@@ -320,12 +320,24 @@ pub fn csv_field(value: &Value) -> Cow<'_, str> {
 }
 
 /// Quotes `s` per RFC 4180 when it holds a comma, a quote, CR or LF; quotes are doubled.
+///
+/// csv-core, the core of the `csv` crate, decides and escapes. The `csv` crate's `Writer`
+/// is not used: it writes NULL and empty text alike (an empty field, or `""` when it is the
+/// record's only field), and this format keeps the two apart (see [`csv_field`]).
 pub fn csv_text(s: &str) -> Cow<'_, str> {
-    if s.contains([',', '"', '\r', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\"")).into()
-    } else {
-        s.into()
+    let mut writer = csv_core::Writer::new();
+    if !writer.should_quote(s.as_bytes()) {
+        return s.into();
     }
+    // csv-core's bound for one field: the two quotes, and every byte a doubled quote.
+    let mut out = vec![0; 2 + 2 * s.len()];
+    let (_, read, mut written) = writer.field(s.as_bytes(), &mut out);
+    debug_assert_eq!(read, s.len());
+    written += writer.finish(&mut out[written..]).1;
+    out.truncate(written);
+    String::from_utf8(out)
+        .expect("csv-core only adds ASCII quotes to UTF-8 text")
+        .into()
 }
 
 /// One TSV field, PostgreSQL text-COPY style: NULL is `\N`.
@@ -338,6 +350,10 @@ pub fn tsv_field(value: &Value) -> Cow<'_, str> {
 }
 
 /// Escapes backslash, tab, newline and carriage return as `\\`, `\t`, `\n`, `\r`.
+///
+/// Hand-written on purpose: this is PostgreSQL's text-COPY format, not CSV with tabs. The
+/// `csv` crate would put a field holding a tab or a newline in quotes, where COPY writes `\t`
+/// or `\n` in its place, and it has no NULL (`\N`).
 pub fn tsv_text(s: &str) -> Cow<'_, str> {
     if !s.contains(['\\', '\t', '\n', '\r']) {
         return s.into();
