@@ -134,7 +134,7 @@ impl Config {
                 return;
             }
         };
-        // DESIGN.md spells the log level `capture.log_level`; accept that too.
+        // The log level is also accepted as `capture.log_level` (docs/design.md).
         let mut capture = take_table(&mut table, "capture", &mut problem);
         if let Some(v) = table.remove("mode") {
             match v.as_str().and_then(parse_mode) {
