@@ -5,7 +5,8 @@
 //! inputs), with prompts, Stops carrying the final exchange and tool calls, session starts and
 //! ends, notifications, and a few unknown hook types. Deterministic for a given LINES.
 //! `small` keeps the same mix but drops the free text (inputs, responses, prompts, paths), for
-//! ~250-byte lines like the ones `reference/anchors.md` §7.2 measured.
+//! ~250-byte lines like those of the scratch SQLite insert test behind the ingest goal
+//! (BENCHMARKS.md).
 
 use std::io::{BufWriter, Write};
 

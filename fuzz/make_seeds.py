@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Builds the committed seed corpora under fuzz/corpus/<target>/ from the fixtures.
 
-Usage: python3 fuzz/make_seeds.py [--shared /work/shared] [--cmstore target/debug/cmstore]
+Usage: python3 fuzz/make_seeds.py [--shared DIR] [--cmstore target/debug/cmstore]
+
+Real payloads and transcripts are sampled from DIR/fixtures/real/ (default: ../shared beside
+the repository) when it exists; it is not part of the repository, and without it those seeds
+are skipped.
 
 Seeds are named by the SHA-1 of their bytes (libFuzzer's convention), so re-running adds
 nothing twice. Sizes are capped so the corpora stay small (well under 2 MB in all).
@@ -38,11 +42,13 @@ def small_lines(path, limit, rng):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shared", default="/work/shared")
+    ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"))
     ap.add_argument("--cmstore", default=os.path.join(ROOT, "target", "debug", "cmstore"))
     args = ap.parse_args()
     rng = random.Random(7)
     real = os.path.join(args.shared, "fixtures", "real")
+    if not os.path.isdir(real):
+        print(f"no {real}: only the repository's own fixtures are used")
 
     # payload: our own fixtures, plus a few real hook payloads per project and event.
     payloads = []
@@ -74,7 +80,9 @@ def main():
 
     # transcript: single lines and short runs of consecutive lines.
     files = sorted(glob.glob(os.path.join(real, "claude-code", "transcript-*.jsonl")))
-    files.append(os.path.join(real, "copilot-cli", "output-json-1.jsonl"))
+    copilot = os.path.join(real, "copilot-cli", "output-json-1.jsonl")
+    if os.path.exists(copilot):
+        files.append(copilot)
     for p in files:
         for line in small_lines(p, 12, rng):
             put("transcript", line + b"\n")

@@ -119,7 +119,10 @@ impl Config {
             })
         };
         // Read key by key, so one bad or unknown key costs only itself: an enforce mode or a
-        // redaction pattern must not vanish because of a typo elsewhere in the file.
+        // redaction pattern must not vanish because of a typo elsewhere in the file. The toml
+        // crate parses; this walk stands in for a serde struct on purpose, for correctness
+        // rather than speed: with `deny_unknown_fields` one typo rejected the whole file
+        // (CHANGELOG, Fixed), and without it unknown keys would go unreported.
         let mut table: toml::Table = match text.parse() {
             Ok(table) => table,
             Err(err) => {
@@ -130,7 +133,7 @@ impl Config {
                 return;
             }
         };
-        // DESIGN.md spells the log level `capture.log_level`; accept that too.
+        // The log level is also accepted as `capture.log_level` (docs/design.md).
         let mut capture = take_table(&mut table, "capture", &mut problem);
         if let Some(v) = table.remove("mode") {
             match v.as_str().and_then(parse_mode) {

@@ -26,6 +26,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::str::FromStr;
 
+use base64::Engine as _;
 use comfy_table::{presets, Attribute, Cell, CellAlignment, ContentArrangement, Row, Table};
 use rusqlite::types::Value;
 
@@ -295,24 +296,7 @@ pub fn hex_literal(bytes: &[u8]) -> String {
 
 /// Standard base64 (RFC 4648, with padding).
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                s.push(ALPHABET[((n >> (18 - 6 * i)) & 0x3F) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// A non-text value as plain text, shared by every text format; `None` for NULL and text.
@@ -336,12 +320,24 @@ pub fn csv_field(value: &Value) -> Cow<'_, str> {
 }
 
 /// Quotes `s` per RFC 4180 when it holds a comma, a quote, CR or LF; quotes are doubled.
+///
+/// csv-core, the core of the `csv` crate, decides and escapes. The `csv` crate's `Writer`
+/// is not used: it writes NULL and empty text alike (an empty field, or `""` when it is the
+/// record's only field), and this format keeps the two apart (see [`csv_field`]).
 pub fn csv_text(s: &str) -> Cow<'_, str> {
-    if s.contains([',', '"', '\r', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\"")).into()
-    } else {
-        s.into()
+    let mut writer = csv_core::Writer::new();
+    if !writer.should_quote(s.as_bytes()) {
+        return s.into();
     }
+    // csv-core's bound for one field: the two quotes, and every byte a doubled quote.
+    let mut out = vec![0; 2 + 2 * s.len()];
+    let (_, read, mut written) = writer.field(s.as_bytes(), &mut out);
+    debug_assert_eq!(read, s.len());
+    written += writer.finish(&mut out[written..]).1;
+    out.truncate(written);
+    String::from_utf8(out)
+        .expect("csv-core only adds ASCII quotes to UTF-8 text")
+        .into()
 }
 
 /// One TSV field, PostgreSQL text-COPY style: NULL is `\N`.
@@ -354,6 +350,10 @@ pub fn tsv_field(value: &Value) -> Cow<'_, str> {
 }
 
 /// Escapes backslash, tab, newline and carriage return as `\\`, `\t`, `\n`, `\r`.
+///
+/// Hand-written on purpose: this is PostgreSQL's text-COPY format, not CSV with tabs. The
+/// `csv` crate would put a field holding a tab or a newline in quotes, where COPY writes `\t`
+/// or `\n` in its place, and it has no NULL (`\N`).
 pub fn tsv_text(s: &str) -> Cow<'_, str> {
     if !s.contains(['\\', '\t', '\n', '\r']) {
         return s.into();

@@ -1,4 +1,11 @@
 //! Quoting a program path so bash/sh and PowerShell each read it back as one word.
+//!
+//! Hand-written on purpose; the lines land in users' settings files and the tests below pin
+//! them. `shell-words` 1.1 quotes from a deny-list: it leaves `/opt/{a,b}/cmstore` bare,
+//! which bash brace-expands into two words. `shlex` 2.0 is at least as safe as the
+//! allow-list here, but writes a word holding `'` or `\` in double quotes
+//! (`"C:\\bin\\cmstore.exe"`), which changes pinned lines and shows existing installs as
+//! outdated. Neither quotes for PowerShell.
 
 /// Characters that need no quoting in a POSIX shell word.
 fn sh_safe(c: char) -> bool {
@@ -87,6 +94,14 @@ mod tests {
         assert_eq!(sh_line(&words), r"'/opt/a b/cm' --home '/h/it'\''s'");
         assert_eq!(powershell_line(&words), "& '/opt/a b/cm' --home '/h/it''s'");
         assert_eq!(powershell_line(&["cm", "--home", "/h"]), "cm --home /h");
+    }
+
+    #[test]
+    fn braces_and_globs_are_quoted() {
+        // shell-words would leave the first bare: bash reads it as two words.
+        assert_eq!(sh("/opt/{a,b}/cm"), "'/opt/{a,b}/cm'");
+        assert_eq!(sh("/opt/x*/cm"), "'/opt/x*/cm'");
+        assert_eq!(sh("/opt/~x!/cm"), "'/opt/~x!/cm'");
     }
 
     #[test]

@@ -49,7 +49,7 @@ use crate::store::write::{source_from_row, Advance, SOURCE_COLUMNS};
 use crate::store::{Batch, Store};
 
 /// The ContextManager extension's place in the queue: a decimal byte offset, in a file of this
-/// name in the queue's directory (`reference/seed-behavior.md`, "Offset handling").
+/// name in the queue's directory (docs/prune.md, "`--compact-queue`").
 pub const EXTENSION_OFFSET_FILE: &str = ".queue-offset";
 
 /// The name of the queue file the extension tails, and whose place [`EXTENSION_OFFSET_FILE`]

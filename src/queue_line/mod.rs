@@ -1,7 +1,7 @@
 //! The canonical event: one queue line, format v1. No I/O here.
 //!
 //! A queue line is a superset of ContextManager's `HookEntry`, so the extension that tails the
-//! same file keeps working. Field names are a public interface (see DESIGN.md, "Queue line").
+//! same file keeps working. Field names are a public interface (see docs/design.md, "Queue line").
 
 pub mod parse;
 pub mod row;

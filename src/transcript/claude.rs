@@ -1,7 +1,7 @@
 //! Claude Code transcript lines (`~/.claude/projects/<project>/<session>.jsonl`).
 //!
 //! Only `user`, `assistant` and `system` lines matter; `parse` is called for those alone.
-//! See `reference/hook-contracts.md` §2 for the shapes.
+//! See docs/design.md, "Transcripts", for the shapes.
 
 use serde_json::Value;
 

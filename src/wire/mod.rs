@@ -1,6 +1,6 @@
 //! Agent payload dialects -> the canonical queue entry, and the replies each agent expects.
 //!
-//! Five incompatible payload shapes reach the hook (see `reference/hook-contracts.md` §0):
+//! Five incompatible payload shapes reach the hook (see docs/design.md, "Agent payloads"):
 //! Claude Code, VS Code Copilot Chat (snake_case or camelCase), Copilot CLI with camelCase
 //! hooks (no event name; `toolArgs` as a JSON string; epoch-ms timestamp), Copilot CLI with
 //! PascalCase hooks, and Codex. Every field is read in every spelling, so the dialect only
@@ -79,7 +79,7 @@ const GEMINI_EVENTS: [&str; 8] = [
     "PreCompress",
 ];
 
-/// Guesses the agent from the payload's shape (`reference/hook-contracts.md` §0, item 2).
+/// Guesses the agent from the payload's shape (the order is in docs/design.md, "Agent payloads").
 pub fn sniff_agent(p: &Payload) -> Agent {
     if p.has_any(&["conversation_id"]) && p.has_any(&["workspace_roots"]) {
         return Agent::Cursor;

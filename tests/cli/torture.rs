@@ -1,4 +1,4 @@
-//! The end-to-end torture test: the guarantees of DESIGN.md under everything at once.
+//! The end-to-end torture test: the guarantees of docs/design.md under everything at once.
 //!
 //! Capture processes append realistic events of every agent dialect while `ingest` follows the
 //! queue and is killed with SIGKILL at random moments and restarted, the queue is compacted and
