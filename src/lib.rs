@@ -29,7 +29,6 @@ pub mod store;
 pub mod timespec;
 pub mod transcript;
 pub mod wire;
-pub mod workload;
 
 use std::process::ExitCode;
 

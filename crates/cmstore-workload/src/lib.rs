@@ -10,13 +10,16 @@
 //!
 //! The same seed gives the same calls. `examples/workload.rs` writes them out, either as
 //! payload files to feed to `cmstore capture`, or directly as queue lines ([`HookCall::to_queue_line`]).
+//!
+//! A crate of its own, a dev-dependency of `cmstore` only: the tests, benches and examples
+//! build it, the `cmstore` binary does not.
 
 use serde_json::{json, Map, Value};
 
-use crate::event::{estimate_tokens, ToolCallRecord, TurnRecord};
-use crate::shorten::compact_json;
-use crate::transcript::{MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
-use crate::wire::{self, Agent, Limits, Payload};
+use cmstore::event::{estimate_tokens, ToolCallRecord, TurnRecord};
+use cmstore::shorten::compact_json;
+use cmstore::transcript::{MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
+use cmstore::wire::{self, Agent, Limits, Payload};
 
 /// A small, fast, seedable generator (SplitMix64). Not for anything secret.
 #[derive(Debug, Clone)]
@@ -1124,13 +1127,13 @@ fn title(agent: &str) -> String {
 }
 
 fn cut(text: &str, max: usize) -> String {
-    crate::shorten::cut_text(text, max)
+    cmstore::shorten::cut_text(text, max)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::parse::parse_line;
+    use cmstore::ingest::parse::parse_line;
 
     fn calls(seed: u64, n: usize) -> Vec<HookCall> {
         Workload::new(Options {
