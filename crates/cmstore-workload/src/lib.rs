@@ -21,49 +21,9 @@ use cmstore::shorten::compact_json;
 use cmstore::transcript::{MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
 use cmstore::wire::{self, Agent, Limits, Payload};
 
-/// A small, fast, seedable generator (SplitMix64). Not for anything secret.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
+mod rng;
 
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`0` when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next_u64() % n
-        }
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi.saturating_sub(lo) + 1)
-    }
-
-    /// True with probability `percent`/100.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    /// One element of a non-empty slice.
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
+pub use rng::Rng;
 
 /// The payload dialect of one agent (`reference/hook-contracts.md` §0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
