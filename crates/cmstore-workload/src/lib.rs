@@ -164,6 +164,7 @@ enum Step {
     Unknown(&'static str),
 }
 
+/// One simulated agent session: who it is, what it has planned, and its turn so far.
 #[derive(Debug)]
 struct Session {
     id: String,
@@ -200,6 +201,7 @@ pub struct HookCall {
     extra: Extra,
 }
 
+/// A payload: a JSON object, or the raw bytes of a broken one.
 #[derive(Debug, Clone)]
 enum Body {
     Json(Map<String, Value>),
@@ -459,6 +461,13 @@ fn plan(s: &mut Session, rng: &mut Rng) -> bool {
         s.steps.push_back(Step::Event(Kind::SessionEnd));
         return true;
     }
+    plan_turn(s, rng);
+    true
+}
+
+/// One turn: a prompt, a number of tool calls, now and then an error, `Stop`, and every sixth
+/// turn or so a compaction.
+fn plan_turn(s: &mut Session, rng: &mut Rng) {
     s.turns_left -= 1;
     s.turn += 1;
     s.prompt = prompt(rng);
@@ -471,45 +480,7 @@ fn plan(s: &mut Session, rng: &mut Rng) -> bool {
         _ => rng.range(12, 30),
     };
     for _ in 0..calls {
-        let delegate = rng.chance(6) && s.dialect != Dialect::Codex;
-        let call = if delegate {
-            Tool::Delegate {
-                agent: rng.pick(&SUBAGENTS).to_string(),
-                prompt: prompt(rng),
-            }
-        } else {
-            tool(rng)
-        };
-        let call_id = call_id_for(s.dialect, rng);
-        s.tools.push((call, call_id));
-        let i = s.tools.len() - 1;
-        s.steps.push_back(Step::Tool(Kind::Pre, i));
-        if delegate && event_name(s.dialect, Kind::SubagentStart).is_some() {
-            s.steps.push_back(Step::Event(Kind::SubagentStart));
-            for _ in 0..rng.range(1, 4) {
-                s.tools.push((tool(rng), call_id_for(s.dialect, rng)));
-                let j = s.tools.len() - 1;
-                s.steps.push_back(Step::Tool(Kind::Pre, j));
-                s.steps.push_back(Step::Tool(Kind::Post, j));
-            }
-            s.steps.push_back(Step::Event(Kind::SubagentStop));
-        }
-        let failed = rng.chance(5) && event_name(s.dialect, Kind::PostFailure).is_some();
-        s.steps.push_back(Step::Tool(
-            if failed {
-                Kind::PostFailure
-            } else {
-                Kind::Post
-            },
-            i,
-        ));
-        if rng.chance(2) {
-            s.steps.push_back(Step::Event(Kind::Notification));
-        }
-        if rng.chance(1) {
-            let name = *rng.pick(&UNKNOWN_EVENTS);
-            s.steps.push_back(Step::Unknown(name));
-        }
+        plan_tool_call(s, rng);
     }
     if rng.chance(2) {
         s.steps.push_back(Step::Event(Kind::Error));
@@ -518,9 +489,56 @@ fn plan(s: &mut Session, rng: &mut Rng) -> bool {
     if s.turn.is_multiple_of(6) && rng.chance(50) {
         s.steps.push_back(Step::Event(Kind::PreCompact));
     }
-    true
 }
 
+/// One tool call of the main agent, sometimes a delegation whose subagent runs in between
+/// its Pre and Post; sometimes followed by a notification or an unknown event.
+fn plan_tool_call(s: &mut Session, rng: &mut Rng) {
+    let delegate = rng.chance(6) && s.dialect != Dialect::Codex;
+    let call = if delegate {
+        Tool::Delegate {
+            agent: rng.pick(&SUBAGENTS).to_string(),
+            prompt: prompt(rng),
+        }
+    } else {
+        tool(rng)
+    };
+    let call_id = call_id_for(s.dialect, rng);
+    s.tools.push((call, call_id));
+    let i = s.tools.len() - 1;
+    s.steps.push_back(Step::Tool(Kind::Pre, i));
+    if delegate && event_name(s.dialect, Kind::SubagentStart).is_some() {
+        plan_subagent(s, rng);
+    }
+    let failed = rng.chance(5) && event_name(s.dialect, Kind::PostFailure).is_some();
+    let post = if failed {
+        Kind::PostFailure
+    } else {
+        Kind::Post
+    };
+    s.steps.push_back(Step::Tool(post, i));
+    if rng.chance(2) {
+        s.steps.push_back(Step::Event(Kind::Notification));
+    }
+    if rng.chance(1) {
+        let name = *rng.pick(&UNKNOWN_EVENTS);
+        s.steps.push_back(Step::Unknown(name));
+    }
+}
+
+/// A subagent's run: `SubagentStart`, its own few tool calls, `SubagentStop`.
+fn plan_subagent(s: &mut Session, rng: &mut Rng) {
+    s.steps.push_back(Step::Event(Kind::SubagentStart));
+    for _ in 0..rng.range(1, 4) {
+        s.tools.push((tool(rng), call_id_for(s.dialect, rng)));
+        let j = s.tools.len() - 1;
+        s.steps.push_back(Step::Tool(Kind::Pre, j));
+        s.steps.push_back(Step::Tool(Kind::Post, j));
+    }
+    s.steps.push_back(Step::Event(Kind::SubagentStop));
+}
+
+/// A tool call id as the dialect spells it: `toolu_01…` for Claude Code, `call_…` elsewhere.
 fn call_id_for(dialect: Dialect, rng: &mut Rng) -> String {
     match dialect {
         Dialect::Claude => format!("toolu_01{:022x}", rng.next_u64() as u128 * 7919),
@@ -615,15 +633,18 @@ const PATTERNS: [&str; 5] = [
 ];
 const FLAGS: [&str; 5] = ["once", "dry-run", "since", "format", "max-rows"];
 
+/// A user prompt, from a template with a file and a flag filled in.
 fn prompt(rng: &mut Rng) -> String {
     let (template, file, flag) = (*rng.pick(&PROMPTS), *rng.pick(&FILES), *rng.pick(&FLAGS));
     template.replace("{file}", file).replace("{flag}", flag)
 }
 
+/// An assistant's closing answer.
 fn answer(rng: &mut Rng) -> String {
     rng.pick(&ANSWERS).to_string()
 }
 
+/// A tool call of the main agent or a subagent (never a delegation).
 fn tool(rng: &mut Rng) -> Tool {
     let path = rng.pick(&FILES).to_string();
     match rng.below(100) {
@@ -663,6 +684,7 @@ fn tool(rng: &mut Rng) -> Tool {
     }
 }
 
+/// What `tool` printed or returned.
 fn tool_output(tool: &Tool, rng: &mut Rng) -> String {
     match tool {
         Tool::Shell { .. } | Tool::Grep { .. } => rng.pick(&OUTPUTS).to_string(),
@@ -677,6 +699,7 @@ fn tool_output(tool: &Tool, rng: &mut Rng) -> String {
     }
 }
 
+/// `text` cut to at most `max` characters, ending in `…` when cut (cmstore's own shortening).
 fn cut(text: &str, max: usize) -> String {
     cmstore::shorten::cut_text(text, max)
 }
