@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Parser, ValueEnum};
-use cmstore::workload::{Options, Workload};
+use cmstore_workload::{Options, Workload};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Mode {

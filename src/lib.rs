@@ -32,7 +32,6 @@ pub mod store;
 pub mod timespec;
 pub mod transcript;
 pub mod wire;
-pub mod workload;
 
 use std::process::ExitCode;
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::{entry, Rng, TestEnv};
-use cmstore::workload::{Options, Workload};
+use cmstore_workload::{Options, Workload};
 
 const WRITERS: u64 = 4;
 const CALLS_PER_WRITER: usize = 500;

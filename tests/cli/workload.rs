@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use crate::common::TestEnv;
-use cmstore::workload::{Dialect, Options, Workload};
+use cmstore_workload::{Dialect, Options, Workload};
 
 #[test]
 fn every_generated_payload_gives_exactly_one_clean_queue_line() {

@@ -10,57 +10,19 @@
 //!
 //! The same seed gives the same calls. `examples/workload.rs` writes them out, either as
 //! payload files to feed to `cmstore capture`, or directly as queue lines ([`HookCall::to_queue_line`]).
+//!
+//! A crate of its own, a dev-dependency of `cmstore` only: the tests, benches and examples
+//! build it, the `cmstore` binary does not.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use crate::queue_line::{estimate_tokens, ToolCallRecord, TurnRecord};
-use crate::shorten::compact_json;
-use crate::transcript::{MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
-use crate::wire::{self, Agent, Limits, Payload};
+use cmstore::queue_line::{estimate_tokens, ToolCallRecord, TurnRecord};
+use cmstore::wire::{self, Agent, Limits, Payload};
 
-/// A small, fast, seedable generator (SplitMix64). Not for anything secret.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
+mod render;
+mod rng;
 
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`0` when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next_u64() % n
-        }
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi.saturating_sub(lo) + 1)
-    }
-
-    /// True with probability `percent`/100.
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    /// One element of a non-empty slice.
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
+pub use rng::Rng;
 
 /// The payload dialect of one agent (`reference/hook-contracts.md` §0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -202,6 +164,7 @@ enum Step {
     Unknown(&'static str),
 }
 
+/// One simulated agent session: who it is, what it has planned, and its turn so far.
 #[derive(Debug)]
 struct Session {
     id: String,
@@ -238,6 +201,7 @@ pub struct HookCall {
     extra: Extra,
 }
 
+/// A payload: a JSON object, or the raw bytes of a broken one.
 #[derive(Debug, Clone)]
 enum Body {
     Json(Map<String, Value>),
@@ -439,7 +403,7 @@ impl Workload {
                 continue;
             }
             let step = session.steps.pop_front().expect("a planned step");
-            if let Some(call) = render(session, step, self.clock_ms, &mut self.rng) {
+            if let Some(call) = render::render(session, step, self.clock_ms, &mut self.rng) {
                 return self.maybe_break(call);
             }
         }
@@ -497,6 +461,13 @@ fn plan(s: &mut Session, rng: &mut Rng) -> bool {
         s.steps.push_back(Step::Event(Kind::SessionEnd));
         return true;
     }
+    plan_turn(s, rng);
+    true
+}
+
+/// One turn: a prompt, a number of tool calls, now and then an error, `Stop`, and every sixth
+/// turn or so a compaction.
+fn plan_turn(s: &mut Session, rng: &mut Rng) {
     s.turns_left -= 1;
     s.turn += 1;
     s.prompt = prompt(rng);
@@ -509,45 +480,7 @@ fn plan(s: &mut Session, rng: &mut Rng) -> bool {
         _ => rng.range(12, 30),
     };
     for _ in 0..calls {
-        let delegate = rng.chance(6) && s.dialect != Dialect::Codex;
-        let call = if delegate {
-            Tool::Delegate {
-                agent: rng.pick(&SUBAGENTS).to_string(),
-                prompt: prompt(rng),
-            }
-        } else {
-            tool(rng)
-        };
-        let call_id = call_id_for(s.dialect, rng);
-        s.tools.push((call, call_id));
-        let i = s.tools.len() - 1;
-        s.steps.push_back(Step::Tool(Kind::Pre, i));
-        if delegate && event_name(s.dialect, Kind::SubagentStart).is_some() {
-            s.steps.push_back(Step::Event(Kind::SubagentStart));
-            for _ in 0..rng.range(1, 4) {
-                s.tools.push((tool(rng), call_id_for(s.dialect, rng)));
-                let j = s.tools.len() - 1;
-                s.steps.push_back(Step::Tool(Kind::Pre, j));
-                s.steps.push_back(Step::Tool(Kind::Post, j));
-            }
-            s.steps.push_back(Step::Event(Kind::SubagentStop));
-        }
-        let failed = rng.chance(5) && event_name(s.dialect, Kind::PostFailure).is_some();
-        s.steps.push_back(Step::Tool(
-            if failed {
-                Kind::PostFailure
-            } else {
-                Kind::Post
-            },
-            i,
-        ));
-        if rng.chance(2) {
-            s.steps.push_back(Step::Event(Kind::Notification));
-        }
-        if rng.chance(1) {
-            let name = *rng.pick(&UNKNOWN_EVENTS);
-            s.steps.push_back(Step::Unknown(name));
-        }
+        plan_tool_call(s, rng);
     }
     if rng.chance(2) {
         s.steps.push_back(Step::Event(Kind::Error));
@@ -556,409 +489,61 @@ fn plan(s: &mut Session, rng: &mut Rng) -> bool {
     if s.turn.is_multiple_of(6) && rng.chance(50) {
         s.steps.push_back(Step::Event(Kind::PreCompact));
     }
-    true
 }
 
+/// One tool call of the main agent, sometimes a delegation whose subagent runs in between
+/// its Pre and Post; sometimes followed by a notification or an unknown event.
+fn plan_tool_call(s: &mut Session, rng: &mut Rng) {
+    let delegate = rng.chance(6) && s.dialect != Dialect::Codex;
+    let call = if delegate {
+        Tool::Delegate {
+            agent: rng.pick(&SUBAGENTS).to_string(),
+            prompt: prompt(rng),
+        }
+    } else {
+        tool(rng)
+    };
+    let call_id = call_id_for(s.dialect, rng);
+    s.tools.push((call, call_id));
+    let i = s.tools.len() - 1;
+    s.steps.push_back(Step::Tool(Kind::Pre, i));
+    if delegate && event_name(s.dialect, Kind::SubagentStart).is_some() {
+        plan_subagent(s, rng);
+    }
+    let failed = rng.chance(5) && event_name(s.dialect, Kind::PostFailure).is_some();
+    let post = if failed {
+        Kind::PostFailure
+    } else {
+        Kind::Post
+    };
+    s.steps.push_back(Step::Tool(post, i));
+    if rng.chance(2) {
+        s.steps.push_back(Step::Event(Kind::Notification));
+    }
+    if rng.chance(1) {
+        let name = *rng.pick(&UNKNOWN_EVENTS);
+        s.steps.push_back(Step::Unknown(name));
+    }
+}
+
+/// A subagent's run: `SubagentStart`, its own few tool calls, `SubagentStop`.
+fn plan_subagent(s: &mut Session, rng: &mut Rng) {
+    s.steps.push_back(Step::Event(Kind::SubagentStart));
+    for _ in 0..rng.range(1, 4) {
+        s.tools.push((tool(rng), call_id_for(s.dialect, rng)));
+        let j = s.tools.len() - 1;
+        s.steps.push_back(Step::Tool(Kind::Pre, j));
+        s.steps.push_back(Step::Tool(Kind::Post, j));
+    }
+    s.steps.push_back(Step::Event(Kind::SubagentStop));
+}
+
+/// A tool call id as the dialect spells it: `toolu_01…` for Claude Code, `call_…` elsewhere.
 fn call_id_for(dialect: Dialect, rng: &mut Rng) -> String {
     match dialect {
         Dialect::Claude => format!("toolu_01{:022x}", rng.next_u64() as u128 * 7919),
         _ => format!("call_{:024x}", rng.next_u64() as u128 * 104_729),
     }
-}
-
-/// Turns one planned step into a hook call, or `None` when the dialect has no such hook.
-fn render(s: &mut Session, step: Step, clock_ms: i64, rng: &mut Rng) -> Option<HookCall> {
-    let d = s.dialect;
-    let (kind, tool_index, event) = match step {
-        Step::Event(k) => (Some(k), None, event_name(d, k)?.to_string()),
-        Step::Tool(k, i) => (Some(k), Some(i), event_name(d, k)?.to_string()),
-        Step::Unknown(name) => (None, None, name.to_string()),
-    };
-    let mut m = Map::new();
-    let iso = chrono::DateTime::from_timestamp_millis(clock_ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    // Common fields, in each dialect's spelling and order.
-    match d {
-        Dialect::Claude | Dialect::Codex => {
-            m.insert("session_id".into(), json!(s.id));
-            m.insert("transcript_path".into(), json!(s.transcript));
-            m.insert("cwd".into(), json!(s.cwd));
-            m.insert("hook_event_name".into(), json!(event));
-            if d == Dialect::Codex {
-                m.insert("model".into(), json!(s.model));
-                m.insert("turn_id".into(), json!(format!("turn-{}", s.turn)));
-            }
-            m.insert("permission_mode".into(), json!("default"));
-        }
-        Dialect::VscodeSnake => {
-            m.insert("timestamp".into(), json!(iso));
-            m.insert("hook_event_name".into(), json!(event));
-            m.insert("session_id".into(), json!(s.id));
-            m.insert("transcript_path".into(), json!(s.transcript));
-            m.insert("cwd".into(), json!(s.cwd));
-        }
-        Dialect::VscodeCamel => {
-            m.insert("timestamp".into(), json!(iso));
-            m.insert("cwd".into(), json!(s.cwd));
-            m.insert("sessionId".into(), json!(s.id));
-            m.insert("hookEventName".into(), json!(event));
-            m.insert("transcript_path".into(), Value::Null);
-        }
-        Dialect::CopilotCamel => {
-            m.insert("timestamp".into(), json!(clock_ms));
-            m.insert("cwd".into(), json!(s.cwd));
-            m.insert("sessionId".into(), json!(s.id));
-        }
-    }
-    let snake = matches!(d, Dialect::Claude | Dialect::Codex | Dialect::VscodeSnake);
-    let mut extra = Extra::default();
-    match kind {
-        Some(Kind::SessionStart) => {
-            let source = match d {
-                Dialect::VscodeSnake | Dialect::VscodeCamel => "new",
-                _ => *rng.pick(&["startup", "startup", "resume", "clear"]),
-            };
-            m.insert("source".into(), json!(source));
-            if d == Dialect::Claude {
-                m.insert("model".into(), json!(s.model));
-            }
-        }
-        Some(Kind::Prompt) => {
-            m.insert("prompt".into(), json!(s.prompt));
-        }
-        Some(k @ (Kind::Pre | Kind::Post | Kind::PostFailure)) => {
-            let (tool, id) = &s.tools[tool_index.expect("tool steps carry an index")];
-            let (name, input) = tool_call(d, tool);
-            if let Some((agent_id, agent_type)) = &s.subagent {
-                if d != Dialect::CopilotCamel {
-                    m.insert("agent_id".into(), json!(agent_id));
-                    m.insert("agent_type".into(), json!(agent_type));
-                }
-            }
-            if d == Dialect::CopilotCamel {
-                m.insert("toolName".into(), json!(name));
-                m.insert("toolArgs".into(), json!(input.to_string()));
-            } else {
-                m.insert("tool_name".into(), json!(name));
-                m.insert("tool_input".into(), input);
-                m.insert("tool_use_id".into(), json!(id));
-            }
-            let output = tool_output(tool, rng);
-            match (k, d) {
-                (Kind::Pre, _) => {}
-                (Kind::PostFailure, Dialect::CopilotCamel) => {
-                    m.insert("error".into(), json!(output));
-                }
-                (Kind::PostFailure, _) => {
-                    m.insert("error".into(), json!(format!("Exit code 1\n{}", output)));
-                    m.insert("is_interrupt".into(), json!(false));
-                }
-                (_, Dialect::CopilotCamel) => {
-                    m.insert(
-                        "toolResult".into(),
-                        json!({"resultType": "success", "textResultForLlm": output}),
-                    );
-                }
-                (_, Dialect::Claude) => {
-                    let response = match tool {
-                        Tool::Shell { .. } => {
-                            json!({"stdout": output, "stderr": "", "interrupted": false, "isImage": false})
-                        }
-                        Tool::Read { path, lines } => {
-                            json!({"type": "text", "file": {"filePath": path, "content": output, "numLines": lines, "startLine": 1, "totalLines": lines}})
-                        }
-                        Tool::Delegate { .. } => {
-                            json!({"status": "completed", "content": [{"type": "text", "text": output}], "totalDurationMs": rng.range(4000, 90000)})
-                        }
-                        Tool::Edit { path, .. } | Tool::Write { path, .. } => {
-                            json!({"filePath": path, "success": true})
-                        }
-                        Tool::Grep { .. } => {
-                            json!({"mode": "content", "numFiles": rng.range(1, 9), "content": output})
-                        }
-                    };
-                    m.insert("tool_response".into(), response);
-                }
-                _ => {
-                    m.insert("tool_response".into(), json!(output));
-                }
-            }
-            if k != Kind::Pre && s.subagent.is_none() {
-                s.response = cut(&output, 300);
-            }
-        }
-        Some(Kind::SubagentStart) => {
-            let agent = s
-                .tools
-                .iter()
-                .rev()
-                .find_map(|(t, _)| match t {
-                    Tool::Delegate { agent, .. } => Some(agent.clone()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| "general-purpose".into());
-            let agent_id = format!("a{:07x}", rng.below(1 << 28));
-            if d == Dialect::CopilotCamel {
-                m.insert("transcriptPath".into(), json!(s.transcript));
-                m.insert("agentName".into(), json!(agent));
-                m.insert("agentDisplayName".into(), json!(title(&agent)));
-            } else {
-                m.insert("agent_id".into(), json!(agent_id));
-                m.insert("agent_type".into(), json!(agent));
-            }
-            s.subagent = Some((agent_id, agent));
-        }
-        Some(Kind::SubagentStop) => {
-            let (agent_id, agent) = s.subagent.take().unwrap_or_default();
-            let last = answer(rng);
-            if d == Dialect::CopilotCamel {
-                m.insert("transcriptPath".into(), json!(s.transcript));
-                m.insert("agentId".into(), json!(agent_id));
-                m.insert("agentType".into(), json!("custom"));
-                m.insert("agentName".into(), json!(agent));
-                m.insert("response".into(), json!(last));
-                m.insert("stopReason".into(), json!("end_turn"));
-            } else {
-                m.insert("stop_hook_active".into(), json!(false));
-                m.insert("agent_id".into(), json!(agent_id));
-                m.insert("agent_type".into(), json!(agent));
-                if d == Dialect::Claude {
-                    let path = s.transcript.as_deref().unwrap_or_default();
-                    let sub = path.trim_end_matches(".jsonl");
-                    m.insert(
-                        "agent_transcript_path".into(),
-                        json!(format!("{sub}/subagents/agent-{agent_id}.jsonl")),
-                    );
-                    m.insert("last_assistant_message".into(), json!(last));
-                }
-            }
-        }
-        Some(Kind::Stop) => {
-            let last = answer(rng);
-            match d {
-                Dialect::CopilotCamel => {
-                    m.insert("transcriptPath".into(), json!(s.transcript));
-                    m.insert("stopReason".into(), json!("end_turn"));
-                    m.insert("stop_hook_active".into(), json!(false));
-                }
-                Dialect::Claude | Dialect::Codex => {
-                    m.insert("stop_hook_active".into(), json!(false));
-                    m.insert("last_assistant_message".into(), json!(last));
-                }
-                _ => {
-                    m.insert("stop_hook_active".into(), json!(false));
-                }
-            }
-            // What capture reads from the transcript for the final exchange.
-            extra.prompt = Some(s.prompt.clone());
-            extra.turn_id = Some(format!("turn-{}", s.turn));
-            extra.tool_calls = Some(
-                s.tools
-                    .iter()
-                    .take(MAX_TOOL_CALLS)
-                    .map(|(t, _)| ToolCallRecord {
-                        tool_name: tool_call(d, t).0,
-                        input: compact_json(&tool_call(d, t).1, MAX_TOOL_INPUT_CHARS),
-                        output: String::new(),
-                    })
-                    .collect(),
-            );
-            s.history.push(TurnRecord {
-                user: s.prompt.clone(),
-                assistant: last,
-                turn_id: extra.turn_id.clone(),
-            });
-        }
-        Some(Kind::PreCompact) => {
-            let trigger = *rng.pick(&["auto", "auto", "manual"]);
-            if snake {
-                m.insert("trigger".into(), json!(trigger));
-                m.insert("custom_instructions".into(), json!(""));
-            } else {
-                m.insert("transcriptPath".into(), json!(s.transcript));
-                m.insert("trigger".into(), json!(trigger));
-                m.insert("customInstructions".into(), json!(""));
-            }
-            extra.turns = Some(std::mem::take(&mut s.history));
-        }
-        Some(Kind::Notification) => {
-            let (kind, text) = *rng.pick(&[
-                (
-                    "permission_prompt",
-                    "Claude needs your permission to use Bash",
-                ),
-                ("idle_prompt", "Claude is waiting for your input"),
-                ("shell_completed", "Background shell finished"),
-            ]);
-            m.insert("hook_event_name".into(), json!("Notification"));
-            m.insert("message".into(), json!(text));
-            m.insert("notification_type".into(), json!(kind));
-        }
-        Some(Kind::Error) => {
-            m.insert(
-                "error".into(),
-                json!({"message": "Request timed out after 60000ms", "name": "TimeoutError"}),
-            );
-            m.insert("errorContext".into(), json!("model_call"));
-            m.insert("recoverable".into(), json!(true));
-        }
-        Some(Kind::SessionEnd) => {
-            let reason = match d {
-                Dialect::CopilotCamel => *rng.pick(&["complete", "user_exit", "abort"]),
-                _ => *rng.pick(&["other", "logout", "prompt_input_exit", "clear"]),
-            };
-            m.insert("reason".into(), json!(reason));
-        }
-        None => {
-            // An event cmstore does not know: keep the dialect's common fields only.
-            m.insert("detail".into(), json!({"count": rng.below(20)}));
-        }
-    }
-    let mut args = vec![
-        "capture".to_string(),
-        "--agent".to_string(),
-        d.agent().as_str().to_string(),
-    ];
-    if d == Dialect::CopilotCamel {
-        args.push("--event".into());
-        args.push(event.clone());
-    }
-    Some(HookCall {
-        dialect: d,
-        event,
-        args,
-        garbage: false,
-        body: Body::Json(m),
-        timestamp_ms: clock_ms,
-        extra,
-    })
-}
-
-/// The dialect's tool name and arguments for `tool`.
-fn tool_call(d: Dialect, tool: &Tool) -> (String, Value) {
-    let vscode = matches!(d, Dialect::VscodeSnake | Dialect::VscodeCamel);
-    let copilot = d == Dialect::CopilotCamel;
-    let codex = d == Dialect::Codex;
-    let (name, input) = match tool {
-        Tool::Shell {
-            command,
-            description,
-        } => {
-            if vscode {
-                (
-                    "run_in_terminal",
-                    json!({"command": command, "explanation": description, "isBackground": false}),
-                )
-            } else if copilot {
-                (
-                    "bash",
-                    json!({"command": command, "description": description}),
-                )
-            } else if codex {
-                ("Bash", json!({"command": command}))
-            } else {
-                (
-                    "Bash",
-                    json!({"command": command, "description": description}),
-                )
-            }
-        }
-        Tool::Read { path, lines } => {
-            if vscode {
-                (
-                    "read_file",
-                    json!({"filePath": path, "startLine": 1, "endLine": lines}),
-                )
-            } else if copilot {
-                ("view", json!({"path": path}))
-            } else if codex {
-                (
-                    "Bash",
-                    json!({"command": format!("sed -n '1,{lines}p' {path}")}),
-                )
-            } else {
-                ("Read", json!({"file_path": path}))
-            }
-        }
-        Tool::Edit { path, old, new } => {
-            if vscode {
-                (
-                    "replace_string_in_file",
-                    json!({"filePath": path, "oldString": old, "newString": new}),
-                )
-            } else if copilot {
-                (
-                    "edit",
-                    json!({"path": path, "old_str": old, "new_str": new}),
-                )
-            } else if codex {
-                (
-                    "apply_patch",
-                    json!({"input": format!("*** Begin Patch\n*** Update File: {path}\n-{old}\n+{new}\n*** End Patch\n")}),
-                )
-            } else {
-                (
-                    "Edit",
-                    json!({"file_path": path, "old_string": old, "new_string": new, "replace_all": false}),
-                )
-            }
-        }
-        Tool::Write { path, content } => {
-            if vscode {
-                ("create_file", json!({"filePath": path, "content": content}))
-            } else if copilot {
-                ("create", json!({"path": path, "file_text": content}))
-            } else if codex {
-                (
-                    "apply_patch",
-                    json!({"input": format!("*** Begin Patch\n*** Add File: {path}\n+{content}\n*** End Patch\n")}),
-                )
-            } else {
-                ("Write", json!({"file_path": path, "content": content}))
-            }
-        }
-        Tool::Grep { pattern, path } => {
-            if vscode {
-                (
-                    "grep_search",
-                    json!({"query": pattern, "isRegexp": true, "includePattern": format!("{path}/**")}),
-                )
-            } else if copilot {
-                ("grep", json!({"pattern": pattern, "path": path}))
-            } else if codex {
-                (
-                    "Bash",
-                    json!({"command": format!("rg -n '{pattern}' {path}")}),
-                )
-            } else {
-                (
-                    "Grep",
-                    json!({"pattern": pattern, "path": path, "output_mode": "content", "-n": true}),
-                )
-            }
-        }
-        Tool::Delegate { agent, prompt } => {
-            let description = cut(prompt, 40);
-            if vscode {
-                (
-                    "runSubagent",
-                    json!({"agentName": agent, "prompt": prompt, "description": description}),
-                )
-            } else if copilot {
-                (
-                    "task",
-                    json!({"agent_type": agent, "prompt": prompt, "description": description}),
-                )
-            } else {
-                (
-                    "Task",
-                    json!({"description": description, "prompt": prompt, "subagent_type": agent}),
-                )
-            }
-        }
-    };
-    (name.to_string(), input)
 }
 
 const PROJECTS: [&str; 6] = [
@@ -1048,15 +633,18 @@ const PATTERNS: [&str; 5] = [
 ];
 const FLAGS: [&str; 5] = ["once", "dry-run", "since", "format", "max-rows"];
 
+/// A user prompt, from a template with a file and a flag filled in.
 fn prompt(rng: &mut Rng) -> String {
     let (template, file, flag) = (*rng.pick(&PROMPTS), *rng.pick(&FILES), *rng.pick(&FLAGS));
     template.replace("{file}", file).replace("{flag}", flag)
 }
 
+/// An assistant's closing answer.
 fn answer(rng: &mut Rng) -> String {
     rng.pick(&ANSWERS).to_string()
 }
 
+/// A tool call of the main agent or a subagent (never a delegation).
 fn tool(rng: &mut Rng) -> Tool {
     let path = rng.pick(&FILES).to_string();
     match rng.below(100) {
@@ -1096,6 +684,7 @@ fn tool(rng: &mut Rng) -> Tool {
     }
 }
 
+/// What `tool` printed or returned.
 fn tool_output(tool: &Tool, rng: &mut Rng) -> String {
     match tool {
         Tool::Shell { .. } | Tool::Grep { .. } => rng.pick(&OUTPUTS).to_string(),
@@ -1110,27 +699,15 @@ fn tool_output(tool: &Tool, rng: &mut Rng) -> String {
     }
 }
 
-fn title(agent: &str) -> String {
-    agent
-        .split('-')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_uppercase().chain(c).collect::<String>())
-                .unwrap_or_default()
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
+/// `text` cut to at most `max` characters, ending in `…` when cut (cmstore's own shortening).
 fn cut(text: &str, max: usize) -> String {
-    crate::shorten::cut_text(text, max)
+    cmstore::shorten::cut_text(text, max)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue_line::parse::parse_line;
+    use cmstore::queue_line::parse::parse_line;
 
     fn calls(seed: u64, n: usize) -> Vec<HookCall> {
         Workload::new(Options {
