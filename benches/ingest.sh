@@ -16,7 +16,8 @@
 #
 # Usage: benches/ingest.sh [LINES] [RUNS]   (defaults: 1000000 lines, 3 runs; sqlite-utils runs
 # SLOW_RUNS times, default 1, 0 skips it; WORK=DIR keeps files there; GEN_MODE=small for
-# ~250-byte lines)
+# ~250-byte lines; BASELINE=/path/to/an/older/cmstore adds a cmstore-baseline row, that binary
+# run the same way in the same loop; ONLY="cmstore cmstore-baseline sqlite3" runs just those)
 set -euo pipefail
 
 LINES=${1:-1000000}
@@ -58,6 +59,11 @@ run() {
 
 cmstore_run() {
     "$BIN" --db "$WORK/bench.db" --queue "$QUEUE" ingest --once
+}
+
+# The same with another build (BASELINE), to compare two builds side by side.
+cmstore_baseline_run() {
+    "$BASELINE" --db "$WORK/bench.db" --queue "$QUEUE" ingest --once
 }
 
 # The same, keeping every index up to date row by row (as in follow mode on a small backlog).
@@ -160,6 +166,8 @@ sqlite_utils_run() {
 TOOLS="cmstore cmstore-never sqlite3 sqlite3-late sqlite3-floor rust-floor"
 if command -v sqlite-utils >/dev/null; then TOOLS="$TOOLS sqlite-utils"; else
     echo "   sqlite-utils not installed (pip install sqlite-utils): skipped"; fi
+if [ -n "${BASELINE:-}" ]; then TOOLS="cmstore cmstore-baseline ${TOOLS#cmstore }"; fi
+TOOLS=${ONLY:-$TOOLS}
 
 for i in $(seq "$RUNS"); do
     for t in $TOOLS; do
@@ -168,6 +176,7 @@ for i in $(seq "$RUNS"); do
         echo "== run $i: $t"
         case $t in
             cmstore) run cmstore bash -c "$(declare -f cmstore_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_run" ;;
+            cmstore-baseline) run cmstore-baseline bash -c "$(declare -f cmstore_baseline_run); BASELINE='$BASELINE' WORK='$WORK' QUEUE='$QUEUE' cmstore_baseline_run" ;;
             cmstore-never) run cmstore-never bash -c "$(declare -f cmstore_never_run); BIN='$BIN' WORK='$WORK' QUEUE='$QUEUE' cmstore_never_run" ;;
             sqlite3-late) run sqlite3-late bash -c "$(declare -f raw_import_sql events_insert_sql sqlite3_late_run); WORK='$WORK' QUEUE='$QUEUE' SCHEMA='$SCHEMA' sqlite3_late_run" ;;
             sqlite3-floor) run sqlite3-floor bash -c "$(declare -f raw_import_sql sqlite3_floor_run); WORK='$WORK' QUEUE='$QUEUE' sqlite3_floor_run" ;;
@@ -192,4 +201,9 @@ for t in $TOOLS; do
     awk -v t="$t" -v s="$s" -v n="$LINES" -v b="$base" -v r="$rss" \
         'BEGIN { printf "%-14s %10.2f %12.0f %9.2fx %12.1f\n", t, s, n / s, b / s, r / 1024 }'
 done
+if [ -f "$WORK/all.cmstore-baseline" ]; then
+    new=$(cut -d' ' -f1 "$WORK/all.cmstore" | median)
+    old=$(cut -d' ' -f1 "$WORK/all.cmstore-baseline" | median)
+    awk -v n="$new" -v o="$old" 'BEGIN { printf "cmstore / cmstore-baseline: %.3f (below 1: this build is faster)\n", n / o }'
+fi
 echo "(work dir: $WORK)"
