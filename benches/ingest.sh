@@ -17,7 +17,8 @@
 # Usage: benches/ingest.sh [LINES] [RUNS]   (defaults: 1000000 lines, 3 runs; sqlite-utils runs
 # SLOW_RUNS times, default 1, 0 skips it; WORK=DIR keeps files there; GEN_MODE=small for
 # ~250-byte lines; BASELINE=/path/to/an/older/cmstore adds a cmstore-baseline row, that binary
-# run the same way in the same loop; ONLY="cmstore cmstore-baseline sqlite3" runs just those)
+# run the same way in the same loop; ONLY="cmstore cmstore-baseline sqlite3" runs just those,
+# sqlite3 among them)
 set -euo pipefail
 
 LINES=${1:-1000000}
