@@ -1,4 +1,6 @@
-//! The canonical event: one queue line, format v1. No I/O here.
+//! The queue-line contract, format v1, in one place: the entry capture writes
+//! ([`QueueEntry`]), the lenient parser ingest reads every producer's lines with ([`parse`]),
+//! and the row a line becomes in the store ([`row`]). No I/O here.
 //!
 //! A queue line is a superset of ContextManager's `HookEntry`, so the extension that tails the
 //! same file keeps working. Field names are a public interface (see docs/design.md, "Queue line").
