@@ -18,6 +18,7 @@ pub mod cmd;
 pub mod config;
 pub mod debug_log;
 pub mod ingest;
+pub mod lock;
 pub mod paths;
 pub mod prune;
 pub mod queue;

@@ -49,6 +49,7 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "config",
             "debug_log",
             "ingest",
+            "lock",
             "paths",
             "prune",
             "queue",

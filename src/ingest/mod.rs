@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 
@@ -164,19 +164,10 @@ pub fn lock(db: &Path) -> Result<File, Error> {
             source,
         })?;
     }
-    let file = crate::paths::private_file_options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock)
-        .map_err(|source| Error::Lock {
-            lock: lock.clone(),
-            source,
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::AlreadyRunning { lock }),
-        Err(std::fs::TryLockError::Error(source)) => Err(Error::Lock { lock, source }),
+    match crate::lock::exclusive(&lock, Duration::ZERO) {
+        Ok(Some(file)) => Ok(file),
+        Ok(None) => Err(Error::AlreadyRunning { lock }),
+        Err(source) => Err(Error::Lock { lock, source }),
     }
 }
 

@@ -15,8 +15,7 @@ use std::collections::VecDeque;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -104,7 +103,13 @@ impl Tracker {
             source,
         })?;
         let name = file_name_for(key);
-        let Some(lock) = lock(&state_dir.join(format!("{name}.lock")), LOCK_WAIT)? else {
+        let lock_path = state_dir.join(format!("{name}.lock"));
+        let locked =
+            crate::lock::exclusive(&lock_path, LOCK_WAIT).map_err(|source| Error::Lock {
+                path: lock_path.clone(),
+                source,
+            })?;
+        let Some(lock) = locked else {
             return Ok(None);
         };
         let state_path = state_dir.join(format!("{name}.json"));
@@ -426,33 +431,6 @@ fn load(path: &Path) -> Option<State> {
     Some(state)
 }
 
-/// Opens (creating, private) `path` and takes its exclusive lock, waiting at most `wait`.
-fn lock(path: &Path, wait: Duration) -> Result<Option<File>, Error> {
-    let lock_error = |source| Error::Lock {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = private_file_options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(lock_error)?;
-    let deadline = Instant::now() + wait;
-    let mut pause = Duration::from_micros(200);
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Some(file)),
-            Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(fs::TryLockError::WouldBlock) => return Ok(None),
-            Err(fs::TryLockError::Error(source)) => return Err(lock_error(source)),
-        }
-    }
-}
-
 /// The offset of the first line that starts at or after `pos` (`size` when none does).
 fn align_to_line(file: &mut File, pos: u64, size: u64) -> io::Result<u64> {
     if pos == 0 {
@@ -551,6 +529,8 @@ pub fn remove_stale(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::thread;
+    use std::time::Instant;
 
     fn prompt(id: &str, text: &str) -> String {
         json!({"type": "user", "uuid": id, "message": {"role": "user", "content": text}})
