@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -23,7 +23,7 @@ use super::parse::parse_line;
 use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
 use super::{Error, FinalTurn, ReadStats, Turn};
-use crate::paths::{create_private_dir, private_file_options};
+use crate::paths::create_private_dir;
 
 /// How long [`Tracker::open`] waits for a cursor held by a concurrent hook.
 pub const LOCK_WAIT: Duration = Duration::from_millis(200);
@@ -204,7 +204,7 @@ impl Tracker {
         self.stats
     }
 
-    /// Persists the cursor (atomic rename) and releases the lock.
+    /// Persists the cursor (synced, then renamed into place) and releases the lock.
     pub fn save(self) -> Result<(), Error> {
         if self.loaded.as_ref() == Some(&self.state) {
             return Ok(());
@@ -218,24 +218,7 @@ impl Tracker {
             ..self.state.clone()
         })
         .map_err(|e| write_error(io::Error::other(e)))?;
-        let mut tmp_name = self
-            .state_path
-            .file_name()
-            .unwrap_or_default()
-            .to_os_string();
-        tmp_name.push(format!(".tmp{}", std::process::id()));
-        let tmp = self.state_path.with_file_name(tmp_name);
-        let written = private_file_options()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&tmp)
-            .and_then(|mut file| file.write_all(&bytes))
-            .and_then(|()| fs::rename(&tmp, &self.state_path));
-        if let Err(source) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(write_error(source));
-        }
+        crate::paths::replace_private_file(&self.state_path, &bytes).map_err(write_error)?;
         drop(self.lock);
         Ok(())
     }
@@ -492,7 +475,9 @@ pub fn remove_stale(
             .to_string_lossy()
             .to_string();
         let is_cursor = name.ends_with(".json");
-        let is_temp = name.contains(".json.tmp");
+        // `<key>.json.tmp<pid>` is what cmstore wrote before it used `replace_private_file`.
+        let is_temp = name.contains(".json.tmp")
+            || crate::paths::replaced_by_temp(&name).is_some_and(|n| n.ends_with(".json"));
         if !is_cursor && !is_temp {
             continue;
         }
@@ -529,6 +514,7 @@ pub fn remove_stale(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::io::Write;
     use std::thread;
     use std::time::Instant;
 
@@ -987,6 +973,7 @@ mod tests {
             "new.json",
             "new.lock",
             "x.json.tmp42",
+            ".x.json.cmstore-42.tmp",
         ] {
             fs::write(dir.path().join(name), "{}").unwrap();
         }
