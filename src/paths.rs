@@ -82,7 +82,15 @@ fn default_home() -> PathBuf {
         .join(DEFAULT_HOME_DIR)
 }
 
+/// The directory `path` is in: its parent, or `.` for a bare file name.
+pub fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// Creates `dir` and its parents; directories cmstore creates are private (0700 on Unix).
+/// For the directory a file goes in, pass [`dir_of`] the file.
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -130,10 +138,7 @@ fn replace(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
         Ok(_) => resolve_link(path)?,
         Err(_) => path.to_path_buf(),
     };
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = dir_of(&target);
     // Not private: the directories of files other tools own (an agent's settings) are theirs.
     fs::create_dir_all(dir)?;
     let permissions = match private {

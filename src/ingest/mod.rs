@@ -158,12 +158,10 @@ pub fn lock_path(db: &Path) -> PathBuf {
 pub fn lock(db: &Path) -> Result<File, Error> {
     let lock = lock_path(db);
     // On a fresh machine the home directory does not exist yet.
-    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::paths::create_private_dir(dir).map_err(|source| Error::Lock {
-            lock: lock.clone(),
-            source,
-        })?;
-    }
+    crate::paths::create_private_dir(crate::paths::dir_of(db)).map_err(|source| Error::Lock {
+        lock: lock.clone(),
+        source,
+    })?;
     match crate::lock::exclusive(&lock, Duration::ZERO) {
         Ok(Some(file)) => Ok(file),
         Ok(None) => Err(Error::AlreadyRunning { lock }),

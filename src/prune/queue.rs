@@ -375,10 +375,8 @@ fn copy_from(file: &File, from: u64, out: &mut dyn Write) -> io::Result<u64> {
 /// Makes the rename durable (Unix); elsewhere the rename is as durable as the platform makes it.
 fn sync_dir(queue: &Path) {
     #[cfg(unix)]
-    if let Some(dir) = queue.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+    if let Ok(d) = File::open(crate::paths::dir_of(queue)) {
+        let _ = d.sync_all();
     }
     #[cfg(not(unix))]
     let _ = queue;

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::paths::{create_private_dir, private_file_options};
+use crate::paths::{create_private_dir, dir_of, private_file_options};
 
 /// How long a hook waits for the queue lock before appending without it.
 ///
@@ -79,12 +79,11 @@ pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, Appe
             locked: true,
         });
     }
-    if let Some(dir) = queue.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_private_dir(dir).map_err(|source| AppendError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
+    let dir = dir_of(queue);
+    create_private_dir(dir).map_err(|source| AppendError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     // The lock is released when `guard` drops, after the queue file is closed. A file system
     // without advisory locks (some network mounts) must not cost the event: append unlocked.
     let guard = lock_queue(queue, LOCK_WAIT).unwrap_or(None);
