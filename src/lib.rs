@@ -17,6 +17,7 @@ pub mod clock;
 pub mod cmd;
 pub mod config;
 pub mod debug_log;
+pub mod env;
 pub mod ingest;
 pub mod lock;
 pub mod paths;

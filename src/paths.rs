@@ -70,10 +70,7 @@ impl Paths {
 
 /// The user's home directory from the platform's variables (`HOME`, else `USERPROFILE`).
 pub fn user_home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var_os("USERPROFILE").filter(|h| !h.is_empty()))
-        .map(PathBuf::from)
+    crate::env::path("HOME").or_else(|| crate::env::path("USERPROFILE"))
 }
 
 fn default_home() -> PathBuf {

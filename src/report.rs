@@ -29,11 +29,17 @@ impl Sink {
             } else {
                 Format::Tsv
             }),
-            table: TableOptions {
-                width: terminal_width(on_terminal),
-                color: on_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-            },
+            table: table_options(on_terminal),
         }
+    }
+}
+
+/// Tables for stdout: fitted to the terminal's width, and in color on a terminal unless
+/// `NO_COLOR` is set.
+pub fn table_options(on_terminal: bool) -> TableOptions {
+    TableOptions {
+        width: terminal_width(on_terminal),
+        color: on_terminal && crate::env::var_os("NO_COLOR").is_none(),
     }
 }
 
@@ -91,8 +97,7 @@ pub fn render(
 
 /// Width to fit tables into: `COLUMNS` when set, else the terminal's; `None` for a pipe.
 pub fn terminal_width(on_terminal: bool) -> Option<u16> {
-    if let Some(cols) = std::env::var("COLUMNS")
-        .ok()
+    if let Some(cols) = crate::env::var("COLUMNS")
         .and_then(|c| c.trim().parse::<u16>().ok())
         .filter(|&c| c > 0)
     {

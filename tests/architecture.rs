@@ -48,6 +48,7 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "clock",
             "config",
             "debug_log",
+            "env",
             "ingest",
             "lock",
             "paths",
