@@ -277,19 +277,10 @@ impl Ingester {
             return Ok(0);
         };
         let conn = self.store.conn()?;
-        let offset: Option<i64> = conn
-            .query_row(
-                "SELECT offset FROM sources WHERE path = ?1 AND retired_at IS NULL",
-                [&self.key],
-                |r| r.get(0),
-            )
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })?;
+        let source = store::write::active_source(&conn, &self.key)?;
         Ok(meta
             .len()
-            .saturating_sub(offset.map_or(0, |o| o.max(0) as u64)))
+            .saturating_sub(source.map_or(0, |s| s.offset.max(0) as u64)))
     }
 
     /// Runs batches until the queue holds no complete unread line or `stop` is set (checked

@@ -38,14 +38,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::clock::now_ms;
 use crate::ingest::source::{self, FileId, Verdict};
 use crate::paths::private_file_options;
 use crate::queue::append::{lock_queue, LOCK_WAIT};
 use crate::queue_line::parse::parse_line;
-use crate::store::write::{source_from_row, Advance, SOURCE_COLUMNS};
+use crate::store::write::{active_source, Advance};
 use crate::store::{Batch, Store};
 
 /// The ContextManager extension's place in the queue: a decimal byte offset, in a file of this
@@ -327,13 +327,7 @@ fn ingested_part(conn: &Connection, queue: &Path) -> anyhow::Result<Option<(File
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", queue.display())),
     };
     let meta = file.metadata()?;
-    let src = conn
-        .query_row(
-            &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1 AND retired_at IS NULL"),
-            [source_key(queue)],
-            source_from_row,
-        )
-        .optional()?;
+    let src = active_source(conn, &source_key(queue))?;
     let Some(src) = src else {
         return Ok(None);
     };
