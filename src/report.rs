@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::render::{Format, Renderer, TableOptions};
 use crate::store;
-use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
+use crate::store::read_only::{self, Param, QueryError, ReadOnlyDb};
 
 /// Where and how a report is printed.
 #[derive(Debug, Clone, Copy)]
@@ -47,10 +47,9 @@ pub fn table_options(on_terminal: bool) -> TableOptions {
 /// cmstore lacks the newer views, and migrations only add (views, indexes).
 pub fn open_read_only(db: &Path) -> Result<ReadOnlyDb, QueryError> {
     if db.exists() {
-        let behind =
-            rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .and_then(|c| store::schema_version(&c))
-                .is_ok_and(|v| v < store::MIGRATIONS.len() as i64);
+        let behind = read_only::connection(db, read_only::MAX_BUSY_WAIT)
+            .and_then(|c| store::schema_version(&c))
+            .is_ok_and(|v| v < store::MIGRATIONS.len() as i64);
         if behind {
             // Migrating needs a write; a failure here shows again, clearer, below.
             let _ = store::open(db);
