@@ -30,6 +30,7 @@ pub mod report;
 pub mod safety;
 pub mod shorten;
 pub mod store;
+pub mod tail;
 pub mod timespec;
 pub mod transcript;
 pub mod wire;

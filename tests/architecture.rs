@@ -61,6 +61,7 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "safety",
             "shorten",
             "store",
+            "tail",
             "timespec",
             "transcript",
             "wire",

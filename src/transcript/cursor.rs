@@ -24,6 +24,7 @@ use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
 use super::{Error, FinalTurn, ReadStats, Turn};
 use crate::paths::create_private_dir;
+use crate::tail::{Line, LineReader};
 
 /// How long [`Tracker::open`] waits for a cursor held by a concurrent hook.
 pub const LOCK_WAIT: Duration = Duration::from_millis(200);
@@ -266,6 +267,14 @@ impl Tracker {
 
     /// Starts over when the cursor belongs to another file: a first sight, a different path,
     /// a transcript that shrank below the cursor or whose first bytes changed.
+    ///
+    /// Not ingest's check of the queue (`ingest::source`: device and inode, a SHA-256 of the
+    /// complete first line, a marker before the offset), on purpose. Ingest starts over from
+    /// byte 0 and `UNIQUE(id)` absorbs what it reads twice, so any doubt may restart it; here
+    /// starting over reads only the last [`COLD_START_BYTES`] and drops the open turn. This
+    /// fingerprint exists from the first hook on (a first line still being written included)
+    /// and grows with the file up to [`FINGERPRINT_BYTES`]. And it is part of the cursor file:
+    /// another format is another [`STATE_VERSION`], which every cursor would be reset by.
     fn check_identity(&mut self, file: &mut File, size: u64) -> Result<(), Error> {
         let path = self.transcript.to_string_lossy();
         let same = self.state.transcript == path
@@ -312,27 +321,34 @@ impl Tracker {
         size: u64,
         open: Option<OpenTurn>,
     ) -> Result<(Assembler, u64), Error> {
-        let mut buf = Vec::new();
         file.seek(SeekFrom::Start(start))
-            .and_then(|_| file.take(size - start).read_to_end(&mut buf))
             .map_err(|e| self.read_error(e))?;
-        let bytes_read = buf.len() as u64;
-        // A last line without its newline is still being written: leave it for later.
-        let complete = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let mut window = file.take(size - start);
         let mut assembler = Assembler::new(open);
-        let mut offset = start;
-        for line in buf[..complete].split_inclusive(|&b| b == b'\n') {
-            for record in parse_line(&line[..line.len() - 1], self.options) {
-                assembler.feed(offset, record);
+        // No limit on a line's length: the window is bounded (by MAX_COMPACT_BYTES), so every
+        // line comes whole. A last line without its newline is still being written: left for later.
+        let mut reader = LineReader::positioned(&mut window, start, usize::MAX);
+        loop {
+            match reader.next_line() {
+                Ok(Some(Line::Complete { offset, bytes })) => {
+                    for record in parse_line(bytes, self.options) {
+                        assembler.feed(offset, record);
+                    }
+                }
+                // Never without a limit.
+                Ok(Some(Line::TooLong { .. })) => {}
+                Ok(None) => break,
+                Err(e) => return Err(self.read_error(e)),
             }
-            offset += line.len() as u64;
         }
+        let end = reader.offset();
+        drop(reader);
         self.stats = ReadStats {
             start_offset: start,
-            end_offset: offset,
-            bytes_read,
+            end_offset: end,
+            bytes_read: size - start - window.limit(),
         };
-        Ok((assembler, offset))
+        Ok((assembler, end))
     }
 
     /// The turns not recorded yet, now marked recorded (a turn id repeated within `turns`
