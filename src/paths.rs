@@ -1,4 +1,6 @@
-//! Where cmstore's files live: flags, then environment, then defaults under the home directory.
+//! Where cmstore's files live: flags, then environment, then defaults under the home directory;
+//! and the one way each of these is done to a file: creating its private directory, creating
+//! it private, replacing it atomically.
 
 use std::fs;
 use std::io;

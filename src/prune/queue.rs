@@ -82,6 +82,10 @@ pub struct Compaction {
 }
 
 /// Path of the temporary file compaction writes next to `queue`.
+///
+/// Not [`crate::paths::replace_file`], which writes bytes it is given at once: compaction
+/// streams the old file into its temp file in two parts, the second under the queue lock
+/// after checking the queue's identity, and renames while still holding that lock.
 pub fn temp_path(queue: &Path) -> PathBuf {
     let mut name = queue.file_name().unwrap_or_default().to_os_string();
     name.push(".compact.tmp");
