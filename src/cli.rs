@@ -172,15 +172,10 @@ impl Globals {
 
     /// Global options from the `CMSTORE_*` variables alone.
     pub fn from_env() -> Globals {
-        let var = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
         Globals {
-            home: var("CMSTORE_HOME"),
-            queue: var("CMSTORE_QUEUE"),
-            db: var("CMSTORE_DB"),
+            home: crate::env::path("CMSTORE_HOME"),
+            queue: crate::env::path("CMSTORE_QUEUE"),
+            db: crate::env::path("CMSTORE_DB"),
             config: None,
         }
     }

@@ -87,6 +87,8 @@ impl Config {
     /// Loads `path` (a missing file is fine) and applies `CMSTORE_*` overrides from the
     /// process environment. Never fails: problems are returned next to the result.
     pub fn load(path: &Path) -> (Config, Vec<Problem>) {
+        // Not `crate::env::var`: an empty `CMSTORE_DEBUG` is a value here, the switch turned
+        // off (blank values of the other variables count as unset, in `apply_env`).
         Config::load_with(path, &|k| std::env::var(k).ok())
     }
 
@@ -239,7 +241,8 @@ impl Config {
                 message,
             })
         };
-        if let Some(v) = env("CMSTORE_MODE").filter(|v| !v.trim().is_empty()) {
+        let set = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        if let Some(v) = set("CMSTORE_MODE") {
             match parse_mode(&v) {
                 Some(mode) => self.mode = mode,
                 None => problem(
@@ -248,7 +251,7 @@ impl Config {
                 ),
             }
         }
-        if let Some(v) = env("CMSTORE_LOG_LEVEL").filter(|v| !v.trim().is_empty()) {
+        if let Some(v) = set("CMSTORE_LOG_LEVEL") {
             match parse_log_level(&v) {
                 Some(level) => self.log_level = level,
                 None => problem(
@@ -257,7 +260,7 @@ impl Config {
                 ),
             }
         }
-        if let Some(v) = env("CMSTORE_RETENTION_DAYS").filter(|v| !v.trim().is_empty()) {
+        if let Some(v) = set("CMSTORE_RETENTION_DAYS") {
             match parse_retention_days(&v) {
                 Some(days) => self.retention_days = days,
                 None => {
@@ -271,7 +274,7 @@ impl Config {
                 }
             }
         }
-        if let Some(v) = env("CMSTORE_STORE_TEXT").filter(|v| !v.trim().is_empty()) {
+        if let Some(v) = set("CMSTORE_STORE_TEXT") {
             match parse_bool(&v) {
                 Some(b) => self.store_text = b,
                 None => problem(

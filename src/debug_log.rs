@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::paths::{create_private_dir, private_file_options};
+use crate::paths::{create_private_dir, dir_of, private_file_options};
 
 /// Collects notes during one hook run and appends them as one block at the end.
 #[derive(Debug, Default)]
@@ -43,9 +43,7 @@ impl DebugLog {
         if self.lines.is_empty() {
             return;
         }
-        if let Some(dir) = path.parent() {
-            let _ = create_private_dir(dir);
-        }
+        let _ = create_private_dir(dir_of(&path));
         let stamp = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ");
         let pid = std::process::id();
         let mut block = String::new();

@@ -1,4 +1,6 @@
-//! Where cmstore's files live: flags, then environment, then defaults under the home directory.
+//! Where cmstore's files live: flags, then environment, then defaults under the home directory;
+//! and the one way each of these is done to a file: creating its private directory, creating
+//! it private, replacing it atomically.
 
 use std::fs;
 use std::io;
@@ -70,10 +72,7 @@ impl Paths {
 
 /// The user's home directory from the platform's variables (`HOME`, else `USERPROFILE`).
 pub fn user_home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var_os("USERPROFILE").filter(|h| !h.is_empty()))
-        .map(PathBuf::from)
+    crate::env::path("HOME").or_else(|| crate::env::path("USERPROFILE"))
 }
 
 fn default_home() -> PathBuf {
@@ -82,7 +81,15 @@ fn default_home() -> PathBuf {
         .join(DEFAULT_HOME_DIR)
 }
 
+/// The directory `path` is in: its parent, or `.` for a bare file name.
+pub fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// Creates `dir` and its parents; directories cmstore creates are private (0700 on Unix).
+/// For the directory a file goes in, pass [`dir_of`] the file.
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -110,27 +117,41 @@ pub fn resolve_link(path: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// Replaces `path` with `bytes` through a temporary file in the same directory and a rename,
-/// so readers see the old file or the new one, never a mix. A symlink is followed (the link
-/// stays a link, [`resolve_link`]) and the replaced file's permissions carry over.
+/// so readers see the old file or the new one, never a mix; the new bytes are synced before
+/// the rename. A symlink is followed (the link stays a link, [`resolve_link`]) and the
+/// replaced file's permissions carry over; a new file gets the usual ones.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, false)
+}
+
+/// [`replace_file`] for a file of cmstore's own: always private (0600 on Unix), from the
+/// temporary file's first byte.
+pub fn replace_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace(path, bytes, true)
+}
+
+fn replace(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     use std::io::Write;
     // A file not there yet is created; a dangling link is an error, not replaced.
     let target = match fs::symlink_metadata(path) {
         Ok(_) => resolve_link(path)?,
         Err(_) => path.to_path_buf(),
     };
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = dir_of(&target);
+    // Not private: the directories of files other tools own (an agent's settings) are theirs.
     fs::create_dir_all(dir)?;
-    let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
-    let mut name = std::ffi::OsString::from(".");
-    name.push(target.file_name().unwrap_or_default());
-    name.push(format!(".cmstore-{}.tmp", std::process::id()));
-    let tmp = dir.join(name);
+    let permissions = match private {
+        true => None,
+        false => fs::metadata(&target).ok().map(|m| m.permissions()),
+    };
+    let tmp = dir.join(temp_name(target.file_name().unwrap_or_default()));
     let result = (|| -> io::Result<()> {
-        let mut file = fs::File::create(&tmp)?;
+        let mut options = if private {
+            private_file_options()
+        } else {
+            fs::OpenOptions::new()
+        };
+        let mut file = options.create(true).write(true).truncate(true).open(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         if let Some(permissions) = permissions {
@@ -143,6 +164,22 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// The temporary file [`replace_file`] writes before renaming it over `name`.
+fn temp_name(name: &std::ffi::OsStr) -> std::ffi::OsString {
+    let mut temp = std::ffi::OsString::from(".");
+    temp.push(name);
+    temp.push(format!(".cmstore-{}.tmp", std::process::id()));
+    temp
+}
+
+/// The name of the file that `temp` was to replace, when `temp` is the name of a temporary
+/// file of [`replace_file`] (one a crash left behind).
+pub fn replaced_by_temp(temp: &str) -> Option<&str> {
+    let inner = temp.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (name, pid) = inner.rsplit_once(".cmstore-")?;
+    (!name.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then_some(name)
 }
 
 /// Open options for a file cmstore creates: private (0600 on Unix) from its first byte.
@@ -177,6 +214,30 @@ mod tests {
                 resolve_link(&link).unwrap(),
                 fs::canonicalize(&file).unwrap()
             );
+        }
+    }
+
+    #[test]
+    fn a_replacement_temp_names_the_file_it_replaces() {
+        let temp = temp_name("a.json".as_ref());
+        assert_eq!(replaced_by_temp(temp.to_str().unwrap()), Some("a.json"));
+        assert_eq!(replaced_by_temp("a.json"), None);
+        assert_eq!(replaced_by_temp(".a.json.cmstore-x.tmp"), None);
+    }
+
+    #[test]
+    fn a_private_replacement_is_private_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state.json");
+        replace_private_file(&file, b"1").unwrap();
+        replace_private_file(&file, b"22").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"22");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
         }
     }
 

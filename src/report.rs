@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::render::{Format, Renderer, TableOptions};
 use crate::store;
-use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
+use crate::store::read_only::{self, Param, QueryError, ReadOnlyDb};
 
 /// Where and how a report is printed.
 #[derive(Debug, Clone, Copy)]
@@ -29,11 +29,17 @@ impl Sink {
             } else {
                 Format::Tsv
             }),
-            table: TableOptions {
-                width: terminal_width(on_terminal),
-                color: on_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-            },
+            table: table_options(on_terminal),
         }
+    }
+}
+
+/// Tables for stdout: fitted to the terminal's width, and in color on a terminal unless
+/// `NO_COLOR` is set.
+pub fn table_options(on_terminal: bool) -> TableOptions {
+    TableOptions {
+        width: terminal_width(on_terminal),
+        color: on_terminal && crate::env::var_os("NO_COLOR").is_none(),
     }
 }
 
@@ -41,10 +47,9 @@ impl Sink {
 /// cmstore lacks the newer views, and migrations only add (views, indexes).
 pub fn open_read_only(db: &Path) -> Result<ReadOnlyDb, QueryError> {
     if db.exists() {
-        let behind =
-            rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .and_then(|c| store::schema_version(&c))
-                .is_ok_and(|v| v < store::MIGRATIONS.len() as i64);
+        let behind = read_only::connection(db, read_only::MAX_BUSY_WAIT)
+            .and_then(|c| store::schema_version(&c))
+            .is_ok_and(|v| v < store::MIGRATIONS.len() as i64);
         if behind {
             // Migrating needs a write; a failure here shows again, clearer, below.
             let _ = store::open(db);
@@ -91,8 +96,7 @@ pub fn render(
 
 /// Width to fit tables into: `COLUMNS` when set, else the terminal's; `None` for a pipe.
 pub fn terminal_width(on_terminal: bool) -> Option<u16> {
-    if let Some(cols) = std::env::var("COLUMNS")
-        .ok()
+    if let Some(cols) = crate::env::var("COLUMNS")
         .and_then(|c| c.trim().parse::<u16>().ok())
         .filter(|&c| c > 0)
     {

@@ -394,15 +394,10 @@ fn location(scope: &ScopeArgs) -> anyhow::Result<Location> {
     if scope.user {
         let home = crate::paths::user_home()
             .context("cannot find the user's home directory (HOME / USERPROFILE)")?;
-        let var = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
         return Ok(Location::User {
             home,
-            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
-            copilot_home: var("COPILOT_HOME"),
+            claude_config_dir: crate::env::path("CLAUDE_CONFIG_DIR"),
+            copilot_home: crate::env::path("COPILOT_HOME"),
         });
     }
     let dir = match &scope.project {

@@ -134,10 +134,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let stats = if args.once {
         ingester.pass(&stop, &mut on_batch)?
     } else {
-        if let Some(dir) = paths.queue.parent().filter(|d| !d.as_os_str().is_empty()) {
-            crate::paths::create_private_dir(dir)
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
+        let dir = crate::paths::dir_of(&paths.queue);
+        crate::paths::create_private_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         let _watcher = match follow::watch(&paths.queue, wake_tx) {
             Ok(w) => Some(w),
             Err(why) => {

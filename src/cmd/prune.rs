@@ -14,7 +14,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
-use rusqlite::OpenFlags;
 
 use crate::clock::now_ms;
 use crate::config::Config;
@@ -156,12 +155,8 @@ fn prune_cursors(
 
 /// `--dry-run`: counts what would go, on a read-only connection, and changes nothing.
 fn dry_run(out: &mut dyn Write, paths: &Paths, args: &Args, cutoff: i64) -> anyhow::Result<()> {
-    let conn = rusqlite::Connection::open_with_flags(
-        &paths.db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .with_context(|| format!("cannot open {}", paths.db.display()))?;
-    conn.busy_timeout(store::BUSY_TIMEOUT)?;
+    let conn = store::read_only::connection(&paths.db, store::BUSY_TIMEOUT)
+        .with_context(|| format!("cannot open {}", paths.db.display()))?;
     let removed = store_prune::count(&conn, cutoff)
         .with_context(|| format!("cannot count old rows in {}", paths.db.display()))?;
     let queue = if args.compact_queue {

@@ -14,8 +14,8 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::paths::Paths;
-use crate::render::{Format, Renderer, TableOptions};
-use crate::report::terminal_width;
+use crate::render::{Format, Renderer};
+use crate::report::table_options;
 use crate::store::read_only::{Param, ReadOnlyDb};
 
 /// Rows shown by `table` and `markdown` when `--max-rows` is not given.
@@ -88,10 +88,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     // there leaves stdout empty instead of holding a lone header.
     let mut next = rows.next()?;
 
-    let table = TableOptions {
-        width: terminal_width(on_terminal),
-        color: on_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-    };
+    let table = table_options(on_terminal);
     // On a terminal each row shows as soon as it is read; in a pipe, block writes are faster.
     let out: Box<dyn Write> = if on_terminal {
         Box::new(LineWriter::new(stdout.lock()))

@@ -14,6 +14,7 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher};
 
 use super::{Ingester, Stats};
+use crate::paths::dir_of;
 
 /// Timing of follow mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,13 +75,6 @@ pub fn watch(queue: &Path, wake: Sender<()>) -> Result<notify::RecommendedWatche
         }
     }
     Ok(watcher)
-}
-
-/// The directory `path` is in (`.` for a bare file name).
-fn dir_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
 }
 
 /// Runs passes until `stop` is set; a pass in progress finishes its current commit first.

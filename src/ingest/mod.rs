@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 
@@ -158,25 +158,14 @@ pub fn lock_path(db: &Path) -> PathBuf {
 pub fn lock(db: &Path) -> Result<File, Error> {
     let lock = lock_path(db);
     // On a fresh machine the home directory does not exist yet.
-    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        crate::paths::create_private_dir(dir).map_err(|source| Error::Lock {
-            lock: lock.clone(),
-            source,
-        })?;
-    }
-    let file = crate::paths::private_file_options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock)
-        .map_err(|source| Error::Lock {
-            lock: lock.clone(),
-            source,
-        })?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::AlreadyRunning { lock }),
-        Err(std::fs::TryLockError::Error(source)) => Err(Error::Lock { lock, source }),
+    crate::paths::create_private_dir(crate::paths::dir_of(db)).map_err(|source| Error::Lock {
+        lock: lock.clone(),
+        source,
+    })?;
+    match crate::lock::exclusive(&lock, Duration::ZERO) {
+        Ok(Some(file)) => Ok(file),
+        Ok(None) => Err(Error::AlreadyRunning { lock }),
+        Err(source) => Err(Error::Lock { lock, source }),
     }
 }
 
@@ -358,19 +347,10 @@ impl Ingester {
             return Ok(0);
         };
         let conn = self.store.conn()?;
-        let offset: Option<i64> = conn
-            .query_row(
-                "SELECT offset FROM sources WHERE path = ?1 AND retired_at IS NULL",
-                [&self.key],
-                |r| r.get(0),
-            )
-            .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                e => Err(e),
-            })?;
+        let source = store::write::active_source(&conn, &self.key)?;
         Ok(meta
             .len()
-            .saturating_sub(offset.map_or(0, |o| o.max(0) as u64)))
+            .saturating_sub(source.map_or(0, |s| s.offset.max(0) as u64)))
     }
 
     /// Runs batches until the queue holds no complete unread line or `stop` is set (checked

@@ -5,6 +5,11 @@
 //! committed offset. A file smaller than the offset was truncated; a different inode, first line
 //! or marker means it was replaced (copytruncate, delete-and-recreate, inode reuse). Either way
 //! the new content is read from 0, and `UNIQUE(id)` absorbs any line seen twice.
+//!
+//! Transcript cursors (`transcript::cursor`) check their file differently, on purpose: they
+//! restart at a transcript's tail rather than at 0, and rely on the turn ids they recorded
+//! rather than on `UNIQUE(id)`; and their fingerprint is part of the cursor file's format.
+//! What both tails share is the reader of complete lines from an offset ([`crate::tail`]).
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Seek, SeekFrom};

@@ -1,7 +1,7 @@
 //! Queue compaction: rewrite `hook-queue.jsonl` without the ingested lines older than a cutoff.
 //!
-//! The caller holds the ingest lock ([`crate::ingest::lock`]), so no ingester moves the offset meanwhile.
-//! Steps, and what a crash at each point leaves:
+//! The caller holds the ingest lock ([`crate::ingest::lock`]), so no ingester moves the offset
+//! meanwhile. Steps, and what a crash at each point leaves:
 //!
 //! 1. Check that the store follows this very file (identity, as ingest checks it). `prune`
 //!    drains the queue into the store just before (it holds the ingest lock), so as much as
@@ -38,14 +38,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::clock::now_ms;
 use crate::ingest::source::{self, FileId, Verdict};
 use crate::paths::private_file_options;
 use crate::queue::append::{lock_queue, LOCK_WAIT};
 use crate::queue_line::parse::parse_line;
-use crate::store::write::{source_from_row, Advance, SOURCE_COLUMNS};
+use crate::store::write::{active_source, Advance};
 use crate::store::{Batch, Store};
 
 /// The ContextManager extension's place in the queue: a decimal byte offset, in a file of this
@@ -82,6 +82,10 @@ pub struct Compaction {
 }
 
 /// Path of the temporary file compaction writes next to `queue`.
+///
+/// Not [`crate::paths::replace_file`], which writes bytes it is given at once: compaction
+/// streams the old file into its temp file in two parts, the second under the queue lock
+/// after checking the queue's identity, and renames while still holding that lock.
 pub fn temp_path(queue: &Path) -> PathBuf {
     let mut name = queue.file_name().unwrap_or_default().to_os_string();
     name.push(".compact.tmp");
@@ -409,13 +413,7 @@ fn ingested_part(conn: &Connection, queue: &Path) -> anyhow::Result<Option<(File
         Err(e) => return Err(e).with_context(|| format!("cannot open {}", queue.display())),
     };
     let meta = file.metadata()?;
-    let src = conn
-        .query_row(
-            &format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1 AND retired_at IS NULL"),
-            [source_key(queue)],
-            source_from_row,
-        )
-        .optional()?;
+    let src = active_source(conn, &source_key(queue))?;
     let Some(src) = src else {
         return Ok(None);
     };
@@ -457,10 +455,8 @@ fn copy_from(file: &File, from: u64, out: &mut dyn Write) -> io::Result<u64> {
 /// Makes the rename durable (Unix); elsewhere the rename is as durable as the platform makes it.
 fn sync_dir(queue: &Path) {
     #[cfg(unix)]
-    if let Some(dir) = queue.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+    if let Ok(d) = File::open(crate::paths::dir_of(queue)) {
+        let _ = d.sync_all();
     }
     #[cfg(not(unix))]
     let _ = queue;

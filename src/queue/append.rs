@@ -8,10 +8,9 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::paths::{create_private_dir, private_file_options};
+use crate::paths::{create_private_dir, dir_of, private_file_options};
 
 /// How long a hook waits for the queue lock before appending without it.
 ///
@@ -51,30 +50,7 @@ pub fn lock_path(queue: &Path) -> PathBuf {
 /// most `wait`. Returns `Ok(None)` when the lock is still held by someone else after `wait`.
 pub fn lock_queue(queue: &Path, wait: Duration) -> Result<Option<File>, AppendError> {
     let path = lock_path(queue);
-    let file = private_file_options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|source| AppendError::Open {
-            path: path.clone(),
-            source,
-        })?;
-    let deadline = Instant::now() + wait;
-    let mut pause = Duration::from_micros(200);
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Some(file)),
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-            Err(std::fs::TryLockError::Error(source)) => {
-                return Err(AppendError::Open { path, source })
-            }
-        }
-    }
+    crate::lock::exclusive(&path, wait).map_err(|source| AppendError::Open { path, source })
 }
 
 /// True when the last byte of `file` (of length `len`) is a newline (or cannot be read).
@@ -103,12 +79,11 @@ pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, Appe
             locked: true,
         });
     }
-    if let Some(dir) = queue.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_private_dir(dir).map_err(|source| AppendError::CreateDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
+    let dir = dir_of(queue);
+    create_private_dir(dir).map_err(|source| AppendError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     // The lock is released when `guard` drops, after the queue file is closed. A file system
     // without advisory locks (some network mounts) must not cost the event: append unlocked.
     let guard = lock_queue(queue, LOCK_WAIT).unwrap_or(None);
@@ -150,6 +125,7 @@ pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, Appe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn appends_whole_lines_and_creates_private_files() {

@@ -40,7 +40,7 @@ use std::time::Duration;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
-use crate::paths::{create_private_dir, private_file_options};
+use crate::paths::{create_private_dir, dir_of, private_file_options};
 
 pub use write::{Batch, SourceRow};
 
@@ -265,12 +265,11 @@ pub fn used_bytes(conn: &Connection) -> rusqlite::Result<u64> {
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
 /// `-wal` and `-shm` files the permissions of the database file), unless it exists.
 fn create_private_file(path: &Path) -> Result<(), Error> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_private_dir(dir).map_err(|source| Error::Create {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
+    let dir = dir_of(path);
+    create_private_dir(dir).map_err(|source| Error::Create {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     if path.exists() {
         return Ok(());
     }

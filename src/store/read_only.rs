@@ -26,6 +26,21 @@ use rusqlite::limits::Limit;
 use rusqlite::types::Value;
 use rusqlite::{ffi, Connection, ErrorCode, OpenFlags, Statement};
 
+/// The longest a reader waits for a writer (ingest holds its lock briefly) before SQLite
+/// reports the database busy.
+pub const MAX_BUSY_WAIT: Duration = Duration::from_secs(5);
+
+/// Opens the store at `path` for reading only: `SQLITE_OPEN_READ_ONLY` (never created, never
+/// written) and `query_only`, waiting up to `busy` for a writer. Never creates the file; a
+/// missing one is an error.
+pub fn connection(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.pragma_update(None, "query_only", true)?;
+    conn.busy_timeout(busy)?;
+    Ok(conn)
+}
+
 /// Virtual-machine steps between two checks of the time limit.
 const PROGRESS_STEPS: i32 = 1_000;
 
@@ -186,18 +201,11 @@ impl ReadOnlyDb {
             let context = format!("{context} {}", path.display());
             move |source| QueryError::Database { context, source }
         };
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(db_err("opening"))?;
-        conn.pragma_update(None, "query_only", true)
-            .map_err(db_err("setting query_only on"))?;
+        // A writer (ingest) holds its lock briefly; wait for it rather than fail at once.
+        let busy = timeout.unwrap_or(MAX_BUSY_WAIT).min(MAX_BUSY_WAIT);
+        let conn = connection(path, busy).map_err(db_err("opening"))?;
         conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)
             .map_err(db_err("limiting attached databases on"))?;
-        // A writer (ingest) holds its lock briefly; wait for it rather than fail at once.
-        let busy = timeout
-            .unwrap_or(Duration::from_secs(5))
-            .min(Duration::from_secs(5));
-        conn.busy_timeout(busy)
-            .map_err(db_err("setting busy timeout on"))?;
 
         let guard = SharedGuard::default();
         lock(&guard).limit = timeout;

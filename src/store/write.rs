@@ -128,10 +128,20 @@ pub struct Batch<'c> {
 }
 
 /// The `sources` columns [`source_from_row`] reads, in its order.
-pub const SOURCE_COLUMNS: &str = "id, path, offset, device, inode, fingerprint, marker, lines";
+const SOURCE_COLUMNS: &str = "id, path, offset, device, inode, fingerprint, marker, lines";
+
+/// The live (not retired) source for `path`, if any: where ingest stands in that queue file.
+/// `conn` may be read-only, or inside a transaction.
+pub fn active_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<SourceRow>> {
+    let sql =
+        format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1 AND retired_at IS NULL");
+    conn.prepare_cached(&sql)?
+        .query_row([path], source_from_row)
+        .optional()
+}
 
 /// A `sources` row selected as [`SOURCE_COLUMNS`].
-pub fn source_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
+fn source_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SourceRow> {
     Ok(SourceRow {
         id: r.get(0)?,
         path: r.get(1)?,
@@ -175,13 +185,7 @@ impl<'c> Batch<'c> {
 
     /// The live (not retired) source for `path`, if any.
     pub fn active_source(&self, path: &str) -> Result<Option<SourceRow>, Error> {
-        let sql =
-            format!("SELECT {SOURCE_COLUMNS} FROM sources WHERE path = ?1 AND retired_at IS NULL");
-        Ok(self
-            .tx
-            .prepare_cached(&sql)?
-            .query_row([path], source_from_row)
-            .optional()?)
+        Ok(active_source(&self.tx, path)?)
     }
 
     /// Creates the live source for `path` at offset 0.

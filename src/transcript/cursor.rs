@@ -13,10 +13,9 @@
 
 use std::collections::VecDeque;
 use std::fs::{self, File};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +23,8 @@ use super::parse::parse_line;
 use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
 use super::{Error, FinalTurn, ReadStats, Turn};
-use crate::paths::{create_private_dir, private_file_options};
+use crate::paths::create_private_dir;
+use crate::tail::{Line, LineReader};
 
 /// How long [`Tracker::open`] waits for a cursor held by a concurrent hook.
 pub const LOCK_WAIT: Duration = Duration::from_millis(200);
@@ -104,7 +104,13 @@ impl Tracker {
             source,
         })?;
         let name = file_name_for(key);
-        let Some(lock) = lock(&state_dir.join(format!("{name}.lock")), LOCK_WAIT)? else {
+        let lock_path = state_dir.join(format!("{name}.lock"));
+        let locked =
+            crate::lock::exclusive(&lock_path, LOCK_WAIT).map_err(|source| Error::Lock {
+                path: lock_path.clone(),
+                source,
+            })?;
+        let Some(lock) = locked else {
             return Ok(None);
         };
         let state_path = state_dir.join(format!("{name}.json"));
@@ -199,7 +205,7 @@ impl Tracker {
         self.stats
     }
 
-    /// Persists the cursor (atomic rename) and releases the lock.
+    /// Persists the cursor (synced, then renamed into place) and releases the lock.
     pub fn save(self) -> Result<(), Error> {
         if self.loaded.as_ref() == Some(&self.state) {
             return Ok(());
@@ -213,24 +219,7 @@ impl Tracker {
             ..self.state.clone()
         })
         .map_err(|e| write_error(io::Error::other(e)))?;
-        let mut tmp_name = self
-            .state_path
-            .file_name()
-            .unwrap_or_default()
-            .to_os_string();
-        tmp_name.push(format!(".tmp{}", std::process::id()));
-        let tmp = self.state_path.with_file_name(tmp_name);
-        let written = private_file_options()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&tmp)
-            .and_then(|mut file| file.write_all(&bytes))
-            .and_then(|()| fs::rename(&tmp, &self.state_path));
-        if let Err(source) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(write_error(source));
-        }
+        crate::paths::replace_private_file(&self.state_path, &bytes).map_err(write_error)?;
         drop(self.lock);
         Ok(())
     }
@@ -278,6 +267,14 @@ impl Tracker {
 
     /// Starts over when the cursor belongs to another file: a first sight, a different path,
     /// a transcript that shrank below the cursor or whose first bytes changed.
+    ///
+    /// Not ingest's check of the queue (`ingest::source`: device and inode, a SHA-256 of the
+    /// complete first line, a marker before the offset), on purpose. Ingest starts over from
+    /// byte 0 and `UNIQUE(id)` absorbs what it reads twice, so any doubt may restart it; here
+    /// starting over reads only the last [`COLD_START_BYTES`] and drops the open turn. This
+    /// fingerprint exists from the first hook on (a first line still being written included)
+    /// and grows with the file up to [`FINGERPRINT_BYTES`]. And it is part of the cursor file:
+    /// another format is another [`STATE_VERSION`], which every cursor would be reset by.
     fn check_identity(&mut self, file: &mut File, size: u64) -> Result<(), Error> {
         let path = self.transcript.to_string_lossy();
         let same = self.state.transcript == path
@@ -324,27 +321,34 @@ impl Tracker {
         size: u64,
         open: Option<OpenTurn>,
     ) -> Result<(Assembler, u64), Error> {
-        let mut buf = Vec::new();
         file.seek(SeekFrom::Start(start))
-            .and_then(|_| file.take(size - start).read_to_end(&mut buf))
             .map_err(|e| self.read_error(e))?;
-        let bytes_read = buf.len() as u64;
-        // A last line without its newline is still being written: leave it for later.
-        let complete = buf.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let mut window = file.take(size - start);
         let mut assembler = Assembler::new(open);
-        let mut offset = start;
-        for line in buf[..complete].split_inclusive(|&b| b == b'\n') {
-            for record in parse_line(&line[..line.len() - 1], self.options) {
-                assembler.feed(offset, record);
+        // No limit on a line's length: the window is bounded (by MAX_COMPACT_BYTES), so every
+        // line comes whole. A last line without its newline is still being written: left for later.
+        let mut reader = LineReader::positioned(&mut window, start, usize::MAX);
+        loop {
+            match reader.next_line() {
+                Ok(Some(Line::Complete { offset, bytes })) => {
+                    for record in parse_line(bytes, self.options) {
+                        assembler.feed(offset, record);
+                    }
+                }
+                // Never without a limit.
+                Ok(Some(Line::TooLong { .. })) => {}
+                Ok(None) => break,
+                Err(e) => return Err(self.read_error(e)),
             }
-            offset += line.len() as u64;
         }
+        let end = reader.offset();
+        drop(reader);
         self.stats = ReadStats {
             start_offset: start,
-            end_offset: offset,
-            bytes_read,
+            end_offset: end,
+            bytes_read: size - start - window.limit(),
         };
-        Ok((assembler, offset))
+        Ok((assembler, end))
     }
 
     /// The turns not recorded yet, now marked recorded (a turn id repeated within `turns`
@@ -426,33 +430,6 @@ fn load(path: &Path) -> Option<State> {
     Some(state)
 }
 
-/// Opens (creating, private) `path` and takes its exclusive lock, waiting at most `wait`.
-fn lock(path: &Path, wait: Duration) -> Result<Option<File>, Error> {
-    let lock_error = |source| Error::Lock {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = private_file_options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(lock_error)?;
-    let deadline = Instant::now() + wait;
-    let mut pause = Duration::from_micros(200);
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Some(file)),
-            Err(fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(fs::TryLockError::WouldBlock) => return Ok(None),
-            Err(fs::TryLockError::Error(source)) => return Err(lock_error(source)),
-        }
-    }
-}
-
 /// The offset of the first line that starts at or after `pos` (`size` when none does).
 fn align_to_line(file: &mut File, pos: u64, size: u64) -> io::Result<u64> {
     if pos == 0 {
@@ -514,7 +491,9 @@ pub fn remove_stale(
             .to_string_lossy()
             .to_string();
         let is_cursor = name.ends_with(".json");
-        let is_temp = name.contains(".json.tmp");
+        // `<key>.json.tmp<pid>` is what cmstore wrote before it used `replace_private_file`.
+        let is_temp = name.contains(".json.tmp")
+            || crate::paths::replaced_by_temp(&name).is_some_and(|n| n.ends_with(".json"));
         if !is_cursor && !is_temp {
             continue;
         }
@@ -551,6 +530,9 @@ pub fn remove_stale(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::io::Write;
+    use std::thread;
+    use std::time::Instant;
 
     fn prompt(id: &str, text: &str) -> String {
         json!({"type": "user", "uuid": id, "message": {"role": "user", "content": text}})
@@ -1007,6 +989,7 @@ mod tests {
             "new.json",
             "new.lock",
             "x.json.tmp42",
+            ".x.json.cmstore-42.tmp",
         ] {
             fs::write(dir.path().join(name), "{}").unwrap();
         }

@@ -26,16 +26,11 @@ impl DiscoveryEnv {
     /// Reads `HOME`/`USERPROFILE`, `CLAUDE_CONFIG_DIR`, `XDG_CONFIG_HOME` and `APPDATA`;
     /// empty variables count as unset.
     pub fn from_env() -> Self {
-        let var = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
         DiscoveryEnv {
             home: crate::paths::user_home(),
-            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
-            xdg_config_home: var("XDG_CONFIG_HOME"),
-            appdata: var("APPDATA"),
+            claude_config_dir: crate::env::path("CLAUDE_CONFIG_DIR"),
+            xdg_config_home: crate::env::path("XDG_CONFIG_HOME"),
+            appdata: crate::env::path("APPDATA"),
         }
     }
 

@@ -1,0 +1,20 @@
+//! Reading the process environment one way: a variable set to the empty string counts as
+//! unset (`CMSTORE_DB= cmstore …` means the default database, not a file named "").
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// The value of `name`; `None` when it is unset or empty.
+pub fn var_os(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// [`var_os`] as a path.
+pub fn path(name: &str) -> Option<PathBuf> {
+    var_os(name).map(PathBuf::from)
+}
+
+/// [`var_os`] as text; `None` also when the value is not valid Unicode.
+pub fn var(name: &str) -> Option<String> {
+    var_os(name).and_then(|v| v.into_string().ok())
+}
