@@ -788,20 +788,19 @@ fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one
 #[test]
 fn follow_mode_sees_appends_quickly_and_stops_cleanly_on_sigterm() {
     let env = TestEnv::new();
-    let mut child = env.spawn_follow(&[]);
-    // Let it start and set up its watch before the first append.
-    std::thread::sleep(Duration::from_millis(300));
-    let started = Instant::now();
-    env.append(&lines(3));
-    let got = env.wait_for("SELECT count(*) FROM events", 3, Duration::from_secs(5));
-    assert_eq!(got, 3);
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "append-to-queryable took {:?}",
-        started.elapsed()
-    );
+    env.append(&lines(1));
+    // Polling once a minute: lines in the store well before that were brought in by the file
+    // notification, however busy the machine. (How quickly is a measurement, not a test:
+    // benches/follow_latency.py.)
+    let mut child = env.spawn_follow(&["--poll-ms", "60000"]);
+    // Its first line stored: the watch, set up before the first pass, is in place.
+    let wait = Duration::from_secs(15);
+    assert_eq!(env.wait_for("SELECT count(*) FROM events", 1, wait), 1);
+    env.append(&lines(3)[1..]);
+    let got = env.wait_for("SELECT count(*) FROM events", 3, wait);
+    assert_eq!(got, 3, "the append did not wake ingest");
     common::terminate(&child);
-    let status = common::wait_timeout(&mut child, Duration::from_secs(5)).expect("stopped");
+    let status = common::wait_timeout(&mut child, Duration::from_secs(10)).expect("stopped");
     assert!(status.success(), "{status:?}");
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
