@@ -829,9 +829,9 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
         .unwrap()
         .as_nanos() as u64;
     let mut rng = common::Rng::new(seed);
-    let deadline = Instant::now() + Duration::from_secs(40);
-    let mut kills = 0;
-    while kills < 25 && Instant::now() < deadline {
+    // A fixed number of kills, not as many as a deadline allows: a busy machine makes the test
+    // slower, never shorter.
+    for kills in 0..25 {
         // Every other ingester sets the secondary indexes aside for each pass, so kills also
         // land between dropping and rebuilding them.
         let defer = if kills % 2 == 0 { "always" } else { "auto" };
@@ -849,7 +849,6 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
         std::thread::sleep(Duration::from_millis(30 + rng.below(250)));
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
-        kills += 1;
     }
     stop.store(true, Ordering::SeqCst);
     writer.join().unwrap();
@@ -857,7 +856,6 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
     assert!(before > 0, "the killed ingesters committed something");
     env.ingest_once();
     let total = written.load(Ordering::SeqCst) as i64;
-    assert!(kills >= 20, "only {kills} kills (seed {seed})");
     assert_eq!(env.int(ROWS_EXACT), total, "seed {seed}");
     assert_eq!(
         env.int("SELECT sum(events) FROM sessions"),
