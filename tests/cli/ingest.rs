@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use predicates::str::contains;
 
@@ -744,37 +744,37 @@ fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one
         batch_lines: 20,
         ..Default::default()
     };
-    let writing = Arc::new(AtomicBool::new(true));
+    // A fixed number of appends, not as many as the ingesters' time allows: a pass reads to the
+    // end of the queue, and on a busy machine it never got there while the hook kept going.
+    let appends = 1500;
     let appender = {
-        let (queue, writing) = (env.queue(), Arc::clone(&writing));
+        let queue = env.queue();
         std::thread::spawn(move || {
-            let mut n = 0;
-            while writing.load(Ordering::SeqCst) {
+            for _ in 0..appends {
                 cmstore::queue::append_lines(&queue, &lines(5)).unwrap();
-                n += 5;
                 std::thread::sleep(Duration::from_millis(1));
             }
-            n
         })
     };
-    let workers: Vec<_> = (0..2)
-        .map(|_| {
-            let (store, queue) = (store.clone(), env.queue());
-            std::thread::spawn(move || {
-                let stop = AtomicBool::new(false);
-                let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
-                let started = Instant::now();
-                let mut restarts = 0;
-                while started.elapsed() < Duration::from_secs(2) {
-                    restarts += ing.pass(&stop, &mut |_| {}).unwrap().restarts;
-                }
-                restarts
+    let restarts: u64 = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (store, queue, appender) = (store.clone(), env.queue(), &appender);
+                scope.spawn(move || {
+                    let stop = AtomicBool::new(false);
+                    let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
+                    let mut restarts = 0;
+                    while !appender.is_finished() {
+                        restarts += ing.pass(&stop, &mut |_| {}).unwrap().restarts;
+                    }
+                    restarts
+                })
             })
-        })
-        .collect();
-    let restarts: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
-    writing.store(false, Ordering::SeqCst);
-    let appended = appender.join().unwrap();
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    appender.join().unwrap();
+    let appended = 5 * appends;
     env.ingest_once();
     assert_eq!(restarts, 0, "a growing queue was taken for a replaced one");
     assert_eq!(
