@@ -233,9 +233,44 @@ mod tests {
         .unwrap()
     }
 
+    /// Waits until the thread has finished a checkpoint that started after the first `commits`
+    /// commits, or has failed.
+    fn wait_for_checkpoint(checkpointer: &Checkpointer, commits: u64) {
+        let (mutex, wake) = &*checkpointer.shared;
+        let mut state = lock_mutex(mutex);
+        while state.checkpointed < commits && state.failed.is_none() {
+            state = wake.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// The WAL header's checkpoint sequence number: SQLite adds one each time the WAL starts
+    /// over.
+    fn wal_sequence(wal: &std::path::Path) -> u32 {
+        use std::io::Read;
+        let mut header = [0; 16];
+        std::fs::File::open(wal)
+            .unwrap()
+            .read_exact(&mut header)
+            .unwrap();
+        u32::from_be_bytes(header[12..16].try_into().unwrap())
+    }
+
+    fn insert_batch(writer: &mut rusqlite::Connection, batch: u64, blob: &str) {
+        let tx = writer.transaction().unwrap();
+        for i in 0..100 {
+            tx.execute(
+                "INSERT INTO events(id, ts, entry, ingested_at) VALUES (?1, 0, ?2, 0)",
+                rusqlite::params![format!("{batch}-{i}"), blob],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+
     #[test]
     fn the_wal_is_copied_in_the_background_and_starts_over() {
         let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join("c.db-wal");
         let store = crate::store::open(&dir.path().join("c.db")).unwrap();
         let mut checkpointer = Checkpointer::start(&store).unwrap();
         let mut writer = store.conn().unwrap();
@@ -243,28 +278,27 @@ mod tests {
         writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         let blob = "x".repeat(4000);
         let mut largest_wal = 0;
+        let mut first_sequence = None;
         for batch in 0..40 {
             assert!(checkpointer.before_batch(4 * 1024 * 1024));
-            let tx = writer.transaction().unwrap();
-            for i in 0..100 {
-                tx.execute(
-                    "INSERT INTO events(id, ts, entry, ingested_at) VALUES (?1, 0, ?2, 0)",
-                    rusqlite::params![format!("{batch}-{i}"), blob],
-                )
-                .unwrap();
-            }
-            tx.commit().unwrap();
+            insert_batch(&mut writer, batch, &blob);
             // Pretend each batch read 1 MiB of queue: a checkpoint after each.
             checkpointer.committed(1024 * 1024);
-            let wal = std::fs::metadata(dir.path().join("c.db-wal"))
-                .unwrap()
-                .len();
-            largest_wal = largest_wal.max(wal);
+            // The thread may still copy this batch while the next one is written, but falls no
+            // further behind: on a busy machine it could otherwise go unscheduled for the whole
+            // test, and never report the WAL size that makes the writer wait (the backstop,
+            // off here, is for that case).
+            wait_for_checkpoint(&checkpointer, batch);
+            largest_wal = largest_wal.max(std::fs::metadata(&wal).unwrap().len());
+            first_sequence.get_or_insert(wal_sequence(&wal));
         }
         assert!(checkpointer.failure().is_none());
         // 40 batches of ~400 KiB of pages: without restarts the WAL would pass 16 MB; it
         // starts over once a checkpoint has seen 4 MiB of it.
         assert!(largest_wal < 8 * 1024 * 1024, "WAL grew to {largest_wal}");
+        // And SQLite did start it over: the batches make ~22 MB of frames, twice at least.
+        let restarts = wal_sequence(&wal) - first_sequence.unwrap();
+        assert!(restarts >= 2, "the WAL started over {restarts} times");
         drop(checkpointer);
         let (log, copied) = wal_frames(&writer);
         assert_eq!(log, copied);

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use predicates::str::contains;
 
@@ -744,37 +744,37 @@ fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one
         batch_lines: 20,
         ..Default::default()
     };
-    let writing = Arc::new(AtomicBool::new(true));
+    // A fixed number of appends, not as many as the ingesters' time allows: a pass reads to the
+    // end of the queue, and on a busy machine it never got there while the hook kept going.
+    let appends = 1500;
     let appender = {
-        let (queue, writing) = (env.queue(), Arc::clone(&writing));
+        let queue = env.queue();
         std::thread::spawn(move || {
-            let mut n = 0;
-            while writing.load(Ordering::SeqCst) {
+            for _ in 0..appends {
                 cmstore::queue::append_lines(&queue, &lines(5)).unwrap();
-                n += 5;
                 std::thread::sleep(Duration::from_millis(1));
             }
-            n
         })
     };
-    let workers: Vec<_> = (0..2)
-        .map(|_| {
-            let (store, queue) = (store.clone(), env.queue());
-            std::thread::spawn(move || {
-                let stop = AtomicBool::new(false);
-                let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
-                let started = Instant::now();
-                let mut restarts = 0;
-                while started.elapsed() < Duration::from_secs(2) {
-                    restarts += ing.pass(&stop, &mut |_| {}).unwrap().restarts;
-                }
-                restarts
+    let restarts: u64 = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (store, queue, appender) = (store.clone(), env.queue(), &appender);
+                scope.spawn(move || {
+                    let stop = AtomicBool::new(false);
+                    let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
+                    let mut restarts = 0;
+                    while !appender.is_finished() {
+                        restarts += ing.pass(&stop, &mut |_| {}).unwrap().restarts;
+                    }
+                    restarts
+                })
             })
-        })
-        .collect();
-    let restarts: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
-    writing.store(false, Ordering::SeqCst);
-    let appended = appender.join().unwrap();
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    appender.join().unwrap();
+    let appended = 5 * appends;
     env.ingest_once();
     assert_eq!(restarts, 0, "a growing queue was taken for a replaced one");
     assert_eq!(
@@ -788,20 +788,19 @@ fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one
 #[test]
 fn follow_mode_sees_appends_quickly_and_stops_cleanly_on_sigterm() {
     let env = TestEnv::new();
-    let mut child = env.spawn_follow(&[]);
-    // Let it start and set up its watch before the first append.
-    std::thread::sleep(Duration::from_millis(300));
-    let started = Instant::now();
-    env.append(&lines(3));
-    let got = env.wait_for("SELECT count(*) FROM events", 3, Duration::from_secs(5));
-    assert_eq!(got, 3);
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "append-to-queryable took {:?}",
-        started.elapsed()
-    );
+    env.append(&lines(1));
+    // Polling once a minute: lines in the store well before that were brought in by the file
+    // notification, however busy the machine. (How quickly is a measurement, not a test:
+    // benches/follow_latency.py.)
+    let mut child = env.spawn_follow(&["--poll-ms", "60000"]);
+    // Its first line stored: the watch, set up before the first pass, is in place.
+    let wait = Duration::from_secs(15);
+    assert_eq!(env.wait_for("SELECT count(*) FROM events", 1, wait), 1);
+    env.append(&lines(3)[1..]);
+    let got = env.wait_for("SELECT count(*) FROM events", 3, wait);
+    assert_eq!(got, 3, "the append did not wake ingest");
     common::terminate(&child);
-    let status = common::wait_timeout(&mut child, Duration::from_secs(5)).expect("stopped");
+    let status = common::wait_timeout(&mut child, Duration::from_secs(10)).expect("stopped");
     assert!(status.success(), "{status:?}");
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
@@ -830,9 +829,9 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
         .unwrap()
         .as_nanos() as u64;
     let mut rng = common::Rng::new(seed);
-    let deadline = Instant::now() + Duration::from_secs(40);
-    let mut kills = 0;
-    while kills < 25 && Instant::now() < deadline {
+    // A fixed number of kills, not as many as a deadline allows: a busy machine makes the test
+    // slower, never shorter.
+    for kills in 0..25 {
         // Every other ingester sets the secondary indexes aside for each pass, so kills also
         // land between dropping and rebuilding them.
         let defer = if kills % 2 == 0 { "always" } else { "auto" };
@@ -850,7 +849,6 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
         std::thread::sleep(Duration::from_millis(30 + rng.below(250)));
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
-        kills += 1;
     }
     stop.store(true, Ordering::SeqCst);
     writer.join().unwrap();
@@ -858,7 +856,6 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
     assert!(before > 0, "the killed ingesters committed something");
     env.ingest_once();
     let total = written.load(Ordering::SeqCst) as i64;
-    assert!(kills >= 20, "only {kills} kills (seed {seed})");
     assert_eq!(env.int(ROWS_EXACT), total, "seed {seed}");
     assert_eq!(
         env.int("SELECT sum(events) FROM sessions"),

@@ -627,7 +627,10 @@ fn time_spent_waiting_on_a_slow_reader_does_not_count_against_the_timeout() {
             "jsonl",
             "--timeout",
             "1",
-            "with recursive c(x) as (select 1 union all select x + 1 from c where x < 200000) select x, 'padding padding padding' p from c",
+            // 2 MB in 2000 wide rows: the pipe fills all the same, but SQLite's own share of
+            // the limit stays a few milliseconds, even on a loaded machine (200,000 narrow
+            // rows took it past 1 s there).
+            "with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000) select x, printf('%1000s', 'padding') p from c",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
