@@ -287,8 +287,20 @@ impl Config {
                 ),
             }
         }
+        // Empty is the switch turned off; any other value must be one of the documented ones.
         if let Some(v) = env("CMSTORE_DEBUG") {
-            self.debug = parse_bool(&v).unwrap_or(!v.trim().is_empty());
+            match v
+                .trim()
+                .is_empty()
+                .then_some(false)
+                .or_else(|| parse_bool(&v))
+            {
+                Some(b) => self.debug = b,
+                None => problem(
+                    "CMSTORE_DEBUG",
+                    format!("{v:?}: expected 1 or 0 (or true/false, yes/no, on/off); ignored"),
+                ),
+            }
         }
     }
 }
@@ -659,6 +671,27 @@ log_level = "verbose"
         assert!(problems.is_empty());
         assert_eq!(config.mode, Mode::Enforce);
         assert_eq!(config.retention_days, 14);
+    }
+
+    #[test]
+    fn only_documented_debug_values_are_accepted() {
+        for (value, on) in [
+            ("1", true),
+            ("true", true),
+            ("on", true),
+            ("0", false),
+            ("", false),
+        ] {
+            let (config, problems) = load("", &[("CMSTORE_DEBUG", value)]);
+            assert_eq!(config.debug, on, "{value:?}");
+            assert!(problems.is_empty(), "{value:?}: {problems:?}");
+        }
+        for bad in ["7", "debug", "-1"] {
+            let (config, problems) = load("debug = false", &[("CMSTORE_DEBUG", bad)]);
+            assert!(!config.debug, "{bad:?} is ignored");
+            assert_eq!(problems.len(), 1, "{bad:?}: {problems:?}");
+            assert_eq!(problems[0].origin, "CMSTORE_DEBUG");
+        }
     }
 
     #[test]
