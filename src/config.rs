@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
+use crate::paths::Paths;
 use crate::safety::{self, Rules};
 
 mod recover;
@@ -95,13 +96,30 @@ impl Config {
         Config::load_with(path, &|k| std::env::var(k).ok())
     }
 
+    /// Loads the configuration file `paths` names, like [`Config::load`]; a file given with
+    /// `--config` must exist (its absence is a problem), while the default one may be absent.
+    pub fn load_for(paths: &Paths) -> (Config, Vec<Problem>) {
+        Config::load_from(&paths.config, paths.given.config.is_some(), &|k| {
+            std::env::var(k).ok()
+        })
+    }
+
     /// [`Config::load`] with an explicit environment.
     pub fn load_with(path: &Path, env: EnvLookup<'_>) -> (Config, Vec<Problem>) {
+        Config::load_from(path, false, env)
+    }
+
+    /// Loads `path`; `required`: it was named explicitly, so its absence is a problem.
+    pub fn load_from(path: &Path, required: bool, env: EnvLookup<'_>) -> (Config, Vec<Problem>) {
         let mut config = Config::default();
         let mut problems = Vec::new();
         match std::fs::read_to_string(path) {
             Ok(text) => config.apply_file(&text, &path.display().to_string(), &mut problems),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !required => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => problems.push(Problem {
+                origin: path.display().to_string(),
+                message: "does not exist (named by --config); defaults apply".to_string(),
+            }),
             Err(err) => problems.push(Problem {
                 origin: path.display().to_string(),
                 message: format!("cannot read: {err}"),
@@ -397,6 +415,18 @@ mod tests {
             Config::load_with(Path::new("/nonexistent/cmstore.toml"), &|_| None);
         assert_eq!(config, Config::default());
         assert!(problems.is_empty());
+    }
+
+    #[test]
+    fn a_file_named_explicitly_must_exist() {
+        let missing = Path::new("/nonexistent/cmstore.toml");
+        let (config, problems) = Config::load_from(missing, true, &|_| None);
+        assert_eq!(config, Config::default());
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].message.contains("does not exist"),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -66,7 +66,7 @@ fn totals_sql(db: &ReadOnlyDb) -> anyhow::Result<String> {
 
 /// Runs `cmstore status`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let (_, problems) = Config::load(&paths.config);
+    let (_, problems) = Config::load_for(paths);
     let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let sink = Sink::for_stdout(args.format);
 
