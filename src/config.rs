@@ -84,6 +84,38 @@ impl fmt::Display for Problem {
     }
 }
 
+/// The longest [`error_note`], in characters.
+pub const ERROR_NOTE_CHARS: usize = 1000;
+
+/// Where to read the whole list when the note is cut.
+const ERROR_NOTE_END: &str = " (cmstore config check)";
+
+/// `problems` as one line of at most [`ERROR_NOTE_CHARS`] characters, for the `configError`
+/// field of every queue line capture writes while the configuration has a problem; `None`
+/// when it has none.
+pub fn error_note(problems: &[Problem]) -> Option<String> {
+    let joined = problems
+        .iter()
+        .map(|p| {
+            p.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let text = match problems.len() {
+        0 => return None,
+        1 => joined,
+        n => format!("{n} configuration problems: {joined}"),
+    };
+    let budget = ERROR_NOTE_CHARS - ERROR_NOTE_END.chars().count();
+    Some(format!(
+        "{}{ERROR_NOTE_END}",
+        crate::shorten::cut_text(&text, budget)
+    ))
+}
+
 /// A value read from the environment (injected for tests).
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -415,6 +447,27 @@ mod tests {
             Config::load_with(Path::new("/nonexistent/cmstore.toml"), &|_| None);
         assert_eq!(config, Config::default());
         assert!(problems.is_empty());
+    }
+
+    #[test]
+    fn problems_make_one_bounded_line_for_the_queue() {
+        assert_eq!(error_note(&[]), None);
+        let (_, problems) = load("mode = enforce\nretention_days = 0\n", &[]);
+        let note = error_note(&problems).unwrap();
+        assert!(!note.contains('\n'), "{note}");
+        assert!(note.starts_with("2 configuration problems: "), "{note}");
+        assert!(note.contains("line 1: mode"), "{note}");
+        assert!(note.contains("retention_days = 0"), "{note}");
+        assert!(note.ends_with("(cmstore config check)"), "{note}");
+        let many: Vec<Problem> = (0..100)
+            .map(|i| Problem {
+                origin: "cmstore.toml".into(),
+                message: format!("line {i}: {}", "x".repeat(100)),
+            })
+            .collect();
+        let note = error_note(&many).unwrap();
+        assert!(note.chars().count() <= ERROR_NOTE_CHARS, "{}", note.len());
+        assert!(note.ends_with("(cmstore config check)"), "{note}");
     }
 
     #[test]
