@@ -1,9 +1,12 @@
 //! `cmstore config check|show`, and how the other commands report configuration problems.
 
+use std::io::Read;
+use std::time::Duration;
+
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::common::TestEnv;
+use crate::common::{lines, TestEnv};
 
 #[test]
 fn a_given_config_that_does_not_exist_is_a_problem_the_default_one_is_not() {
@@ -33,4 +36,63 @@ fn a_given_config_that_does_not_exist_is_a_problem_the_default_one_is_not() {
         .assert()
         .success()
         .stdout(contains("absent: defaults apply"));
+}
+
+/// Appends `n` lines and waits until follow-mode ingest has them all (`total` in the store).
+fn feed(env: &TestEnv, n: usize, total: i64) {
+    env.append(&lines(n));
+    assert_eq!(
+        env.wait_for(
+            "SELECT count(*) FROM events",
+            total,
+            Duration::from_secs(60)
+        ),
+        total
+    );
+}
+
+#[test]
+fn follow_mode_ingest_warns_once_per_configuration_problem() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    let config = env.home().join("cmstore.toml");
+    std::fs::write(&config, "mode = \"enforce\"\nretention_days = 3O\n").unwrap();
+    let mut child = env.spawn_follow(&["--poll-ms", "20"]);
+    for round in 1..=3 {
+        feed(&env, 2, round * 2);
+    }
+    // A new problem is warned about once; fixing the file is said once.
+    std::fs::write(&config, "mode = \"enforce\"\ncolour = \"blue\"\n").unwrap();
+    feed(&env, 2, 8);
+    feed(&env, 2, 10);
+    std::fs::write(&config, "mode = \"enforce\"\n").unwrap();
+    feed(&env, 2, 12);
+    feed(&env, 2, 14);
+    // Warnings are written as they happen: how ingest ends does not matter.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(
+        stderr.matches("line 2: retention_days").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("unknown setting colour").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("the configuration problems are gone")
+            .count(),
+        1,
+        "{stderr}"
+    );
 }
