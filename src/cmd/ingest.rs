@@ -79,7 +79,7 @@ impl From<DeferIndexes> for ingest::DeferIndexes {
 
 /// Runs `cmstore ingest`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let _lock = match ingest::lock(&paths.db) {
+    let _lock = match ingest::lock(&paths.db, &paths.queue) {
         Ok(lock) => lock,
         Err(err @ ingest::Error::AlreadyRunning { .. }) => {
             return Err(Refused {
