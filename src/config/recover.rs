@@ -26,7 +26,10 @@ use toml::{Table, Value};
 /// the order of the lines (each message starts with its line numbers). `whole` is the error
 /// the document as a whole failed with; it is reported when no statement is to blame.
 pub(super) fn recover(text: &str, whole: &toml::de::Error) -> (Table, Vec<String>) {
+    // A byte-order mark is allowed only at the start of a document, not of each statement.
     let lines: Vec<&str> = text
+        .strip_prefix('\u{feff}')
+        .unwrap_or(text)
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
@@ -435,6 +438,20 @@ mod tests {
         assert_eq!(statement_end(&lines, 4), (6, true));
         assert_eq!(statement_end(&lines, 7), (7, true));
         assert_eq!(statement_end(&lines, 8), (8, false));
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_crlf_line_ends_are_read_as_toml_reads_them() {
+        let text = "\u{feff}mode = \"enforce\"\r\nretention_days = x\r\n[safety]\r\nremove = [\r\n  \"dd\",\r\n]\r\n";
+        let err = text.parse::<Table>().unwrap_err();
+        let (table, problems) = recover(text, &err);
+        assert_eq!(table["mode"].as_str(), Some("enforce"));
+        assert_eq!(table["safety"]["remove"][0].as_str(), Some("dd"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("line 2: retention_days"),
+            "{problems:?}"
+        );
     }
 
     #[test]

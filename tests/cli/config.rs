@@ -96,3 +96,34 @@ fn follow_mode_ingest_warns_once_per_configuration_problem() {
         "{stderr}"
     );
 }
+
+#[test]
+fn status_names_the_lines_a_syntax_error_costs() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "mode = \"enforce\"\n[safety]\nremove = [\"dd\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = doc["config_problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .as_str()
+            .unwrap()
+            .contains("line 3: safety.remove: not valid TOML"),
+        "{problems:?}"
+    );
+    env.cmd()
+        .args(["config", "show"])
+        .assert()
+        .success()
+        .stdout(contains("mode = \"enforce\""));
+}
