@@ -225,14 +225,19 @@ pub fn lock(db: &Path, queue: &Path) -> Result<IngestLock, Error> {
     };
     let path = holder_path(db);
     // Written in place, not renamed over: on Windows a rename over a file someone reads fails.
-    let _ = serde_json::to_vec(&holder).map(|json| {
-        crate::paths::private_file_options()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&path)
-            .and_then(|mut f| io::Write::write_all(&mut f, &json))
-    });
+    let written = crate::paths::private_file_options()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .and_then(|mut f| {
+            let json = serde_json::to_vec(&holder).map_err(io::Error::other)?;
+            io::Write::write_all(&mut f, &json)
+        });
+    if written.is_err() {
+        // A stale file of a killed holder must not pass for this one's.
+        let _ = std::fs::remove_file(&path);
+    }
     Ok(IngestLock {
         _file: file,
         holder: path,
@@ -855,5 +860,37 @@ impl Ingester {
             MAX_BATCH_BYTES,
         )?;
         Ok(reader)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_says_who_holds_it_until_it_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cmstore.db");
+        let queue = dir.path().join("hook-queue.jsonl");
+        assert_eq!(
+            probe(&db).unwrap(),
+            Liveness {
+                running: false,
+                holder: None
+            }
+        );
+        let lock = lock(&db, &queue).unwrap();
+        let seen = probe(&db).unwrap();
+        assert!(seen.running);
+        let holder = seen.holder.expect("a holder file");
+        assert_eq!(holder.pid, std::process::id());
+        assert_eq!(holder.queue, queue.to_string_lossy());
+        assert!(matches!(
+            super::lock(&db, &queue),
+            Err(Error::AlreadyRunning { .. })
+        ));
+        drop(lock);
+        assert!(!holder_path(&db).exists());
+        assert!(!probe(&db).unwrap().running);
     }
 }
