@@ -1,14 +1,18 @@
 //! `cmstore.toml` plus environment overrides, with safe fallbacks.
 //!
 //! Capture reads the configuration on every hook, so a broken file must never break an agent:
-//! every problem becomes a [`Problem`] and the default for that setting applies. `cmstore
-//! config check` (and `status`) report the problems.
+//! every problem becomes a [`Problem`] and the default for that setting applies. A syntax
+//! error costs only the lines it is on (`recover`): every setting that can still be read
+//! applies. `cmstore config check` (and `status`) report the problems.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
+use crate::paths::Paths;
 use crate::safety::{self, Rules};
+
+mod recover;
 
 /// Days of history `prune` keeps when nothing else is configured.
 pub const DEFAULT_RETENTION_DAYS: u32 = 7;
@@ -80,6 +84,38 @@ impl fmt::Display for Problem {
     }
 }
 
+/// The longest [`error_note`], in characters.
+pub const ERROR_NOTE_CHARS: usize = 1000;
+
+/// Where to read the whole list when the note is cut.
+const ERROR_NOTE_END: &str = " (cmstore config check)";
+
+/// `problems` as one line of at most [`ERROR_NOTE_CHARS`] characters, for the `configError`
+/// field of every queue line capture writes while the configuration has a problem; `None`
+/// when it has none.
+pub fn error_note(problems: &[Problem]) -> Option<String> {
+    let joined = problems
+        .iter()
+        .map(|p| {
+            p.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let text = match problems.len() {
+        0 => return None,
+        1 => joined,
+        n => format!("{n} configuration problems: {joined}"),
+    };
+    let budget = ERROR_NOTE_CHARS - ERROR_NOTE_END.chars().count();
+    Some(format!(
+        "{}{ERROR_NOTE_END}",
+        crate::shorten::cut_text(&text, budget)
+    ))
+}
+
 /// A value read from the environment (injected for tests).
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -92,13 +128,30 @@ impl Config {
         Config::load_with(path, &|k| std::env::var(k).ok())
     }
 
+    /// Loads the configuration file `paths` names, like [`Config::load`]; a file given with
+    /// `--config` must exist (its absence is a problem), while the default one may be absent.
+    pub fn load_for(paths: &Paths) -> (Config, Vec<Problem>) {
+        Config::load_from(&paths.config, paths.given.config.is_some(), &|k| {
+            std::env::var(k).ok()
+        })
+    }
+
     /// [`Config::load`] with an explicit environment.
     pub fn load_with(path: &Path, env: EnvLookup<'_>) -> (Config, Vec<Problem>) {
+        Config::load_from(path, false, env)
+    }
+
+    /// Loads `path`; `required`: it was named explicitly, so its absence is a problem.
+    pub fn load_from(path: &Path, required: bool, env: EnvLookup<'_>) -> (Config, Vec<Problem>) {
         let mut config = Config::default();
         let mut problems = Vec::new();
         match std::fs::read_to_string(path) {
             Ok(text) => config.apply_file(&text, &path.display().to_string(), &mut problems),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !required => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => problems.push(Problem {
+                origin: path.display().to_string(),
+                message: "does not exist (named by --config); defaults apply".to_string(),
+            }),
             Err(err) => problems.push(Problem {
                 origin: path.display().to_string(),
                 message: format!("cannot read: {err}"),
@@ -125,14 +178,15 @@ impl Config {
         // crate parses; this walk stands in for a serde struct on purpose, for correctness
         // rather than speed: with `deny_unknown_fields` one typo rejected the whole file
         // (CHANGELOG, Fixed), and without it unknown keys would go unreported.
+        //
+        // A document that is not valid TOML is read statement by statement ([`recover`]):
+        // a syntax error costs only its own lines, never the rest of the file.
         let mut table: toml::Table = match text.parse() {
             Ok(table) => table,
             Err(err) => {
-                problem(format!(
-                    "not valid TOML ({}); defaults apply",
-                    err.message()
-                ));
-                return;
+                let (table, messages) = recover::recover(text, &err);
+                messages.into_iter().for_each(&mut problem);
+                table
             }
         };
         // The log level is also accepted as `capture.log_level` (docs/design.md).
@@ -283,8 +337,20 @@ impl Config {
                 ),
             }
         }
+        // Empty is the switch turned off; any other value must be one of the documented ones.
         if let Some(v) = env("CMSTORE_DEBUG") {
-            self.debug = parse_bool(&v).unwrap_or(!v.trim().is_empty());
+            match v
+                .trim()
+                .is_empty()
+                .then_some(false)
+                .or_else(|| parse_bool(&v))
+            {
+                Some(b) => self.debug = b,
+                None => problem(
+                    "CMSTORE_DEBUG",
+                    format!("{v:?}: expected 1 or 0 (or true/false, yes/no, on/off); ignored"),
+                ),
+            }
         }
     }
 }
@@ -384,6 +450,39 @@ mod tests {
     }
 
     #[test]
+    fn problems_make_one_bounded_line_for_the_queue() {
+        assert_eq!(error_note(&[]), None);
+        let (_, problems) = load("mode = enforce\nretention_days = 0\n", &[]);
+        let note = error_note(&problems).unwrap();
+        assert!(!note.contains('\n'), "{note}");
+        assert!(note.starts_with("2 configuration problems: "), "{note}");
+        assert!(note.contains("line 1: mode"), "{note}");
+        assert!(note.contains("retention_days = 0"), "{note}");
+        assert!(note.ends_with("(cmstore config check)"), "{note}");
+        let many: Vec<Problem> = (0..100)
+            .map(|i| Problem {
+                origin: "cmstore.toml".into(),
+                message: format!("line {i}: {}", "x".repeat(100)),
+            })
+            .collect();
+        let note = error_note(&many).unwrap();
+        assert!(note.chars().count() <= ERROR_NOTE_CHARS, "{}", note.len());
+        assert!(note.ends_with("(cmstore config check)"), "{note}");
+    }
+
+    #[test]
+    fn a_file_named_explicitly_must_exist() {
+        let missing = Path::new("/nonexistent/cmstore.toml");
+        let (config, problems) = Config::load_from(missing, true, &|_| None);
+        assert_eq!(config, Config::default());
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].message.contains("does not exist"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
     fn a_full_file_is_read() {
         let (config, problems) = load(
             r#"
@@ -426,7 +525,8 @@ patterns = ["corp-[0-9]{6}"]
         let (config, problems) = load("mode = [unclosed", &[]);
         assert_eq!(config, Config::default());
         assert_eq!(problems.len(), 1);
-        assert!(problems[0].message.contains("defaults apply"));
+        assert!(problems[0].message.starts_with("line 1: "), "{problems:?}");
+        assert!(problems[0].message.contains("not valid TOML"));
 
         let (config, problems) = load(
             "mode = \"loud\"\nretention_days = -3\nlog_level = 5\n[safety]\nadd = { bad = \"(\" }\nremove = [\"nope\"]",
@@ -461,6 +561,187 @@ patterns = ["corp-[0-9]{6}"]
         assert_eq!(problems.len(), 4, "{problems:?}");
     }
 
+    /// The messages of `problems`, for asserting on.
+    fn messages(problems: &[Problem]) -> Vec<&str> {
+        problems.iter().map(|p| p.message.as_str()).collect()
+    }
+
+    #[test]
+    fn a_syntax_error_costs_only_its_own_line() {
+        let (config, problems) = load(
+            r#"mode = "enforce"
+retention_days = 3O
+store_text = false
+[safety]
+remove = ["git-push-force"]
+add = { npm-publish = 'npm\s+publish' }
+oops this is not toml
+[redaction]
+patterns = ['corp-[0-9]{6}']
+"#,
+            &[],
+        );
+        assert_eq!(config.mode, Mode::Enforce, "{problems:?}");
+        assert!(!config.store_text);
+        assert_eq!(config.retention_days, DEFAULT_RETENTION_DAYS);
+        assert_eq!(config.safety.remove, vec!["git-push-force".to_string()]);
+        assert_eq!(
+            config.safety.add,
+            vec![("npm-publish".into(), "npm\\s+publish".into())]
+        );
+        assert_eq!(config.redact, vec!["corp-[0-9]{6}".to_string()]);
+        let messages = messages(&problems);
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0].starts_with("line 2: retention_days: not valid TOML"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].starts_with("line 7: in [safety]: not valid TOML"),
+            "{messages:?}"
+        );
+    }
+
+    #[test]
+    fn statements_spanning_lines_are_read_whole_or_dropped_whole() {
+        // A multi-line array, a multi-line string and dotted keys, read as TOML reads them,
+        // with a syntax error elsewhere.
+        let (config, problems) = load(
+            r#"[redaction]
+patterns = [
+  'a-[0-9]+', # a comment ]
+  "b]",
+]
+notes = '''
+mode = "enforce"
+'''
+[safety]
+add.rule-one = 'one'
+add . "rule two" = "two"
+[events]
+Stop = flase
+[capture]
+log_level = "verbose"
+"#,
+            &[],
+        );
+        assert_eq!(
+            config.redact,
+            vec!["a-[0-9]+".to_string(), "b]".to_string()]
+        );
+        assert_eq!(
+            config.mode,
+            Mode::Audit,
+            "the string's content is no setting"
+        );
+        assert_eq!(
+            config.safety.add,
+            vec![
+                ("rule two".into(), "two".into()),
+                ("rule-one".into(), "one".into())
+            ]
+        );
+        assert!(config.event_enabled("Stop"));
+        assert_eq!(config.log_level, LogLevel::Verbose);
+        let messages = messages(&problems);
+        assert!(
+            messages[0].starts_with("line 13: events.Stop: not valid TOML"),
+            "{messages:?}"
+        );
+        assert!(messages[1].contains("unknown setting redaction.notes"));
+        assert_eq!(messages.len(), 2, "{messages:?}");
+
+        // A broken multi-line array is dropped as a whole, its lines named.
+        let (config, problems) = load(
+            "mode = \"enforce\"\n[redaction]\npatterns = [\n  'a',\n  'b' 'c',\n]\n",
+            &[],
+        );
+        assert_eq!(config.mode, Mode::Enforce);
+        assert!(config.redact.is_empty());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0]
+                .message
+                .starts_with("lines 3-6: redaction.patterns: not valid TOML"),
+            "{problems:?}"
+        );
+
+        // An opening never closed costs its own line only: what follows is read.
+        let (config, problems) = load(
+            "redaction.patterns = ['a',\nmode = \"enforce\"\nretention_days = 9\n",
+            &[],
+        );
+        assert_eq!(config.mode, Mode::Enforce, "{problems:?}");
+        assert_eq!(config.retention_days, 9);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0]
+                .message
+                .starts_with("line 1: redaction.patterns"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_broken_table_header_costs_its_section() {
+        let (config, problems) = load(
+            "mode = \"enforce\"\n[safety\nremove = [\"dd\"]\n\n[redaction]\npatterns = ['x']\n",
+            &[],
+        );
+        assert_eq!(config.mode, Mode::Enforce);
+        assert!(config.safety.remove.is_empty(), "its table is unknown");
+        assert_eq!(config.redact, vec!["x".to_string()]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].message.starts_with("lines 2-3: "),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_key_set_twice_is_reported_and_enforce_wins_for_mode() {
+        let (config, problems) = load(
+            "mode = \"audit\"\nretention_days = 5\nmode = \"enforce\"\nretention_days = 6\n",
+            &[],
+        );
+        assert_eq!(config.mode, Mode::Enforce, "the stricter mode applies");
+        assert_eq!(config.retention_days, 5, "otherwise the first one applies");
+        let messages = messages(&problems);
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0].starts_with("line 3: mode is set again (first on line 1)"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].starts_with("line 4: retention_days is set again"),
+            "{messages:?}"
+        );
+
+        // Valid statements in an invalid document (a table defined twice) are still read,
+        // and the document's own error is reported.
+        let (config, problems) = load(
+            "[safety]\nremove = [\"dd\"]\n[safety]\nadd = { x = 'y' }\n",
+            &[],
+        );
+        assert_eq!(config.safety.remove, vec!["dd".to_string()]);
+        assert_eq!(config.safety.add, vec![("x".into(), "y".into())]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].message.starts_with("line 3: not valid TOML"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_broken_mode_line_says_enforce_is_lost() {
+        let (config, problems) = load("mode = enforce\n", &[]);
+        assert_eq!(config.mode, Mode::Audit);
+        assert!(
+            problems[0].message.contains("the safety gate only audits"),
+            "{problems:?}"
+        );
+    }
+
     #[test]
     fn environment_overrides_the_file() {
         let (config, problems) = load(
@@ -473,6 +754,27 @@ patterns = ["corp-[0-9]{6}"]
         assert!(problems.is_empty());
         assert_eq!(config.mode, Mode::Enforce);
         assert_eq!(config.retention_days, 14);
+    }
+
+    #[test]
+    fn only_documented_debug_values_are_accepted() {
+        for (value, on) in [
+            ("1", true),
+            ("true", true),
+            ("on", true),
+            ("0", false),
+            ("", false),
+        ] {
+            let (config, problems) = load("", &[("CMSTORE_DEBUG", value)]);
+            assert_eq!(config.debug, on, "{value:?}");
+            assert!(problems.is_empty(), "{value:?}: {problems:?}");
+        }
+        for bad in ["7", "debug", "-1"] {
+            let (config, problems) = load("debug = false", &[("CMSTORE_DEBUG", bad)]);
+            assert!(!config.debug, "{bad:?} is ignored");
+            assert_eq!(problems.len(), 1, "{bad:?}: {problems:?}");
+            assert_eq!(problems[0].origin, "CMSTORE_DEBUG");
+        }
     }
 
     #[test]

@@ -42,6 +42,25 @@ pub fn exclusive(path: &Path, wait: Duration) -> io::Result<Option<File>> {
     }
 }
 
+/// Whether someone holds the lock at `path`, found by taking its shared lock for an instant
+/// (released at once) without creating the file: `Ok(None)` when there is no lock file.
+/// Someone trying to take the lock during that instant is refused, so a holder-to-be that
+/// others probe waits a little ([`exclusive`]'s `wait`) rather than make a single try.
+pub fn is_held(path: &Path) -> io::Result<Option<bool>> {
+    // Read access is enough to lock (Windows: `LockFileEx` needs read or write access).
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    match file.try_lock_shared() {
+        // Released when `file` closes, right away.
+        Ok(()) => Ok(Some(false)),
+        Err(TryLockError::WouldBlock) => Ok(Some(true)),
+        Err(TryLockError::Error(source)) => Err(source),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +83,21 @@ mod tests {
         assert!(start.elapsed() >= Duration::from_millis(50));
         drop(held);
         assert!(exclusive(&path, Duration::ZERO).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_probe_tells_a_held_lock_from_a_free_one_and_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        assert_eq!(is_held(&path).unwrap(), None);
+        assert!(!path.exists());
+        let held = exclusive(&path, Duration::ZERO).unwrap().unwrap();
+        assert_eq!(is_held(&path).unwrap(), Some(true));
+        drop(held);
+        assert_eq!(is_held(&path).unwrap(), Some(false));
+        assert!(
+            exclusive(&path, Duration::ZERO).unwrap().is_some(),
+            "the probe let go"
+        );
     }
 }

@@ -24,7 +24,7 @@ pub enum Action {
 
 /// Runs `cmstore config`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let (config, problems) = Config::load(&paths.config);
+    let (config, problems) = Config::load_for(paths);
     let mut out = std::io::stdout().lock();
     match args.action {
         Action::Check => {

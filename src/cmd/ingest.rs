@@ -8,11 +8,12 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::config::Config;
 use crate::failure::Refused;
 use crate::ingest::follow::{self, FollowOptions};
 use crate::ingest::{self, Ingester, Options, Stats};
@@ -78,7 +79,7 @@ impl From<DeferIndexes> for ingest::DeferIndexes {
 
 /// Runs `cmstore ingest`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let _lock = match ingest::lock(&paths.db) {
+    let _lock = match ingest::lock(&paths.db, &paths.queue) {
         Ok(lock) => lock,
         Err(err @ ingest::Error::AlreadyRunning { .. }) => {
             return Err(Refused {
@@ -98,6 +99,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut ingester = Ingester::new(store, &paths.queue, options);
     ingester.on_warning(|warning| eprintln!("cmstore ingest: {warning}"));
+    // Capture reads the same configuration: what is wrong with it is said here once, and
+    // again only when the file changes and its problems with it.
+    let mut config = ConfigWatch::new(paths);
+    config.check();
 
     let stop = Arc::new(AtomicBool::new(false));
     let (wake_tx, wake_rx) = follow::channel();
@@ -114,6 +119,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
     let mut on_batch = |s: &Stats| {
+        config.check();
         if let Some(bar) = bar.as_ref().filter(|b| !b.is_finished()) {
             bar.set_position(s.bytes);
             if s.rebuilding {
@@ -155,6 +161,50 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!("{}", summary(&stats, started.elapsed()));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The configuration's problems, warned about on stderr when they are new.
+struct ConfigWatch<'a> {
+    paths: &'a Paths,
+    /// The file as it was at the last look: `None` before the first, or when it is absent.
+    stamp: Option<Option<(u64, Option<SystemTime>)>>,
+    /// The problems already warned about.
+    reported: Vec<String>,
+}
+
+impl<'a> ConfigWatch<'a> {
+    fn new(paths: &'a Paths) -> ConfigWatch<'a> {
+        ConfigWatch {
+            paths,
+            stamp: None,
+            reported: Vec::new(),
+        }
+    }
+
+    /// Loads the configuration when the file changed (one `stat` otherwise) and warns about
+    /// each problem not warned about yet; says so once when the last one is gone. The
+    /// environment cannot change under a running process: only the file is looked at.
+    fn check(&mut self) {
+        let stamp = std::fs::metadata(&self.paths.config)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()));
+        if self.stamp == Some(stamp) {
+            return;
+        }
+        self.stamp = Some(stamp);
+        let (_, problems) = Config::load_for(self.paths);
+        let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        for problem in problems.iter().filter(|p| !self.reported.contains(p)) {
+            eprintln!(
+                "cmstore ingest: warning: configuration problem (capture uses the default \
+                 for it): {problem}"
+            );
+        }
+        if problems.is_empty() && !self.reported.is_empty() {
+            eprintln!("cmstore ingest: the configuration problems are gone");
+        }
+        self.reported = problems;
+    }
 }
 
 fn progress_bar(backlog: u64) -> Option<ProgressBar> {

@@ -6,7 +6,6 @@
 //! the queue file ([`crate::prune::queue`]). `--dry-run` opens the database read-only and
 //! prints the same counts.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -171,11 +170,14 @@ fn dry_run(out: &mut dyn Write, paths: &Paths, args: &Args, cutoff: i64) -> anyh
 
 /// The ingest lock, when compacting: compaction must be the only ingester, while plain
 /// pruning runs beside ingest.
-fn lock_for_compaction(paths: &Paths, compact_queue: bool) -> anyhow::Result<Option<File>> {
+fn lock_for_compaction(
+    paths: &Paths,
+    compact_queue: bool,
+) -> anyhow::Result<Option<ingest::IngestLock>> {
     if !compact_queue {
         return Ok(None);
     }
-    match ingest::lock(&paths.db) {
+    match ingest::lock(&paths.db, &paths.queue) {
         Ok(lock) => Ok(Some(lock)),
         Err(err @ ingest::Error::AlreadyRunning { .. }) => Err(Refused {
             why: err.into(),

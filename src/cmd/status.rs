@@ -1,12 +1,17 @@
 //! `cmstore status`: where ingest stands and how big the store is.
 //!
-//! Per active source: path, committed offset, file size, bytes behind (size − offset; the whole
-//! file when it was replaced since the last commit), last commit time and identity. Totals of
-//! events, sessions, rejects and unknowns; database and WAL size; configuration problems.
-//! Read-only: it never creates the database, and reports clearly when there is none yet.
-//! `--format json` prints one object for scripts; other formats print one section per table.
+//! Per active source: path, committed offset, file size, bytes and complete lines behind
+//! (from the offset to the end; the whole file when it was replaced since the last commit),
+//! last commit time, identity, and whether an ingest follows it. Whether an ingest runs (the
+//! database's ingest lock is held), its pid, command and start, and a stale pid file left by
+//! one that was killed. Totals of events, sessions, rejects and unknowns; database and WAL
+//! size; configuration problems.
+//! Read-only: it never creates the database (nor any other file), and reports clearly when
+//! there is none yet. `--format json` prints one object for scripts; other formats print one
+//! section per table.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -16,6 +21,7 @@ use serde_json::{json, Map};
 
 use crate::config::Config;
 use crate::ingest::source::FileId;
+use crate::ingest::{self, Liveness};
 use crate::paths::Paths;
 use crate::render::{json_value, Format};
 use crate::report::{self, Sink};
@@ -66,21 +72,29 @@ fn totals_sql(db: &ReadOnlyDb) -> anyhow::Result<String> {
 
 /// Runs `cmstore status`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let (_, problems) = Config::load(&paths.config);
+    let (_, problems) = Config::load_for(paths);
     let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let sink = Sink::for_stdout(args.format);
 
+    // Before the sources: a source is followed only while an ingest runs.
+    let liveness = ingest::probe(&paths.db).map_err(|err| {
+        format!(
+            "cannot tell whether an ingest runs ({}: {err})",
+            ingest::lock_path(&paths.db).display()
+        )
+    });
     let db_exists = paths.db.exists();
     let (sources, totals) = if db_exists {
         let db = ReadOnlyDb::open(&paths.db, None)?;
         (
-            sources(&db)?,
+            sources(&db, &liveness)?,
             Some(report::fetch(&db, &totals_sql(&db)?, &[])?),
         )
     } else {
         (queue_only(&paths.queue), None)
     };
     let files = file_sizes(&paths.db);
+    let ingest = IngestReport::new(&liveness, &sources);
 
     let mut out = io::stdout().lock();
     if sink.format == Format::Json {
@@ -104,6 +118,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 "wal_bytes": files.1,
             },
             "queue": paths.queue.display().to_string(),
+            "ingest": ingest.to_json(&ingest::lock_path(&paths.db)),
             "sources": objects(&sources),
             "totals": totals.as_ref().and_then(|t| objects(t).into_iter().next()),
             "config_problems": problems,
@@ -144,6 +159,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         row.extend(t_rows.into_iter().next().unwrap_or_default());
     }
     report::render(&mut out, sink, columns, &[row])?;
+    heading(&mut out, "Ingest")?;
+    let (columns, row) = ingest.to_row();
+    report::render(&mut out, sink, columns, &[row])?;
     if !problems.is_empty() {
         heading(&mut out, "Configuration problems")?;
         let rows: Vec<Vec<Value>> = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
@@ -153,6 +171,131 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What status says about ingest: whether one runs, which, and how far behind it is.
+struct IngestReport {
+    /// Whether the ingest lock is held, or why that cannot be told.
+    liveness: Result<Liveness, String>,
+    /// The newest commit of any active source (ISO 8601).
+    last_commit: Option<String>,
+    /// Complete lines not ingested yet, over every source.
+    lines_behind: Option<i64>,
+}
+
+/// The state of a source that an ingest reads.
+const FOLLOWING: &str = "following";
+
+/// The state of a source that nothing reads.
+const NOT_FOLLOWED: &str = "not followed: no ingest running";
+
+impl IngestReport {
+    fn new(liveness: &Result<Liveness, String>, (columns, rows): &Section) -> IngestReport {
+        let col = |name: &str| columns.iter().position(|c| c == name);
+        let last_commit = col("last_commit").and_then(|c| {
+            rows.iter()
+                .filter_map(|row| match &row[c] {
+                    Value::Text(t) => Some(t.clone()),
+                    _ => None,
+                })
+                .max()
+        });
+        let lines_behind = col("lines_behind").and_then(|c| {
+            rows.iter()
+                .map(|row| match row[c] {
+                    Value::Integer(n) => Some(n),
+                    _ => None,
+                })
+                .sum::<Option<i64>>()
+        });
+        IngestReport {
+            liveness: liveness.clone(),
+            last_commit,
+            lines_behind,
+        }
+    }
+
+    /// The holder of the lock, when it runs; a holder file left by one that died, when not.
+    fn holders(&self) -> (Option<&ingest::Holder>, Option<&ingest::Holder>) {
+        match &self.liveness {
+            Ok(l) if l.running => (l.holder.as_ref(), None),
+            Ok(l) => (None, l.holder.as_ref()),
+            Err(_) => (None, None),
+        }
+    }
+
+    /// One sentence for a person.
+    fn note(&self) -> String {
+        let (_, stale) = self.holders();
+        match &self.liveness {
+            Err(why) => why.clone(),
+            Ok(l) if l.running && l.holder.is_none() => {
+                "the ingest lock is held, by a process that did not say which".into()
+            }
+            Ok(l) if l.running => String::new(),
+            Ok(_) => match stale {
+                None => "no ingest running: `cmstore ingest` follows the queue".into(),
+                Some(h) => format!(
+                    "no ingest running; stale pid file: pid {} (started {}) ended without \
+                     removing it",
+                    h.pid,
+                    iso(h.started_ms).unwrap_or_default()
+                ),
+            },
+        }
+    }
+
+    fn to_json(&self, lock: &Path) -> serde_json::Value {
+        let (holder, stale) = self.holders();
+        json!({
+            "running": self.liveness.as_ref().ok().map(|l| l.running),
+            "pid": holder.map(|h| h.pid),
+            "command": holder.map(|h| h.command.clone()),
+            "started": holder.and_then(|h| iso(h.started_ms)),
+            "queue": holder.map(|h| h.queue.clone()),
+            "last_commit": self.last_commit,
+            "lines_behind": self.lines_behind,
+            "stale_pid": stale.map(|h| h.pid),
+            "lock": lock.display().to_string(),
+            "note": self.note(),
+        })
+    }
+
+    fn to_row(&self) -> (Vec<String>, Vec<Value>) {
+        let (holder, _) = self.holders();
+        let text = |t: Option<String>| t.map_or(Value::Null, Value::Text);
+        let columns = [
+            "running",
+            "pid",
+            "command",
+            "started",
+            "last_commit",
+            "lines_behind",
+            "note",
+        ]
+        .map(String::from)
+        .to_vec();
+        let running = match &self.liveness {
+            Ok(l) if l.running => Some("yes".to_string()),
+            Ok(_) => Some("no".to_string()),
+            Err(_) => None,
+        };
+        let row = vec![
+            text(running),
+            holder.map_or(Value::Null, |h| Value::Integer(i64::from(h.pid))),
+            text(holder.map(|h| h.command.clone())),
+            text(holder.and_then(|h| iso(h.started_ms))),
+            text(self.last_commit.clone()),
+            self.lines_behind.map_or(Value::Null, Value::Integer),
+            Value::Text(self.note()),
+        ];
+        (columns, row)
+    }
+}
+
+/// Epoch milliseconds as UTC ISO 8601 to the second, as the SQL of this report prints times.
+fn iso(ms: i64) -> Option<String> {
+    chrono::DateTime::from_timestamp_millis(ms).map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+}
+
 /// Columns of the sources section.
 fn source_columns() -> Vec<String> {
     [
@@ -160,6 +303,7 @@ fn source_columns() -> Vec<String> {
         "offset",
         "size",
         "bytes_behind",
+        "lines_behind",
         "lines",
         "last_commit",
         "identity",
@@ -169,8 +313,26 @@ fn source_columns() -> Vec<String> {
     .to_vec()
 }
 
-/// The active sources, each compared with the file its path names now.
-fn sources(db: &ReadOnlyDb) -> anyhow::Result<Section> {
+/// Complete lines in `path` between `from` and `to` (a half-written last line is not one
+/// yet), or `None` when the file cannot be read.
+fn lines_between(path: &Path, from: u64, to: u64) -> Option<i64> {
+    let mut file = File::open(path).ok()?;
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut rest = file.take(to.saturating_sub(from));
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut lines = 0i64;
+    loop {
+        let n = rest.read(&mut buf).ok()?;
+        if n == 0 {
+            return Some(lines);
+        }
+        lines += buf[..n].iter().filter(|b| **b == b'\n').count() as i64;
+    }
+}
+
+/// The active sources, each compared with the file its path names now and with what the
+/// running ingest (if any) reads.
+fn sources(db: &ReadOnlyDb, liveness: &Result<Liveness, String>) -> anyhow::Result<Section> {
     let (columns, rows) = report::fetch(db, SOURCES_SQL, &[])?;
     let col = |name: &str| columns.iter().position(|c| c == name).unwrap_or(0);
     let int = |v: &Value| match v {
@@ -188,25 +350,44 @@ fn sources(db: &ReadOnlyDb) -> anyhow::Result<Section> {
             device: int(&row[col("device")]),
             inode: int(&row[col("inode")]),
         };
-        let (size, state) = match std::fs::metadata(&path) {
+        // Which source the running ingest reads: the one its holder file names (an ingest
+        // that did not say reads one of them: each is taken as followed).
+        let state_in_place = match liveness {
+            Ok(l) if l.running => match &l.holder {
+                Some(h) if h.queue != path => {
+                    format!("not followed: the running ingest reads {}", h.queue)
+                }
+                _ => FOLLOWING.to_string(),
+            },
+            Ok(_) => NOT_FOLLOWED.to_string(),
+            Err(why) => format!("unknown: {why}"),
+        };
+        let (size, in_place, state) = match std::fs::metadata(&path) {
             Ok(meta) => {
                 let now = FileId::of(&meta);
                 let len = meta.len() as i64;
                 if stored.is_known() && now.is_known() && now != stored {
-                    (Some(len), "replaced: read from 0 on the next pass")
+                    (
+                        Some(len),
+                        false,
+                        "replaced: read from 0 on the next pass".into(),
+                    )
                 } else if len < offset {
-                    (Some(len), "truncated: read from 0 on the next pass")
+                    (
+                        Some(len),
+                        false,
+                        "truncated: read from 0 on the next pass".into(),
+                    )
                 } else {
-                    (Some(len), "following")
+                    (Some(len), true, state_in_place)
                 }
             }
-            Err(_) => (None, "missing"),
+            Err(_) => (None, false, "missing".to_string()),
         };
-        let behind = match (size, state) {
-            (Some(len), "following") => Some(len - offset),
-            (Some(len), _) => Some(len),
-            (None, _) => None,
-        };
+        let from = if in_place { offset } else { 0 };
+        let behind = size.map(|len| len - from);
+        let lines_behind =
+            size.and_then(|len| lines_between(Path::new(&path), from as u64, len as u64));
         let fingerprint = match &row[col("fingerprint")] {
             Value::Text(t) => t.chars().take(12).collect::<String>(),
             _ => "-".into(),
@@ -220,10 +401,11 @@ fn sources(db: &ReadOnlyDb) -> anyhow::Result<Section> {
             Value::Integer(offset),
             size.map_or(Value::Null, Value::Integer),
             behind.map_or(Value::Null, Value::Integer),
+            lines_behind.map_or(Value::Null, Value::Integer),
             row[col("lines")].clone(),
             row[col("last_commit")].clone(),
             Value::Text(identity),
-            Value::Text(state.into()),
+            Value::Text(state),
         ]);
     }
     Ok((source_columns(), out))
@@ -237,6 +419,7 @@ fn queue_only(queue: &Path) -> Section {
             Value::Integer(0),
             Value::Integer(meta.len() as i64),
             Value::Integer(meta.len() as i64),
+            lines_between(queue, 0, meta.len()).map_or(Value::Null, Value::Integer),
             Value::Integer(0),
             Value::Null,
             Value::Null,

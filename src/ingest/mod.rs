@@ -153,20 +153,115 @@ pub fn lock_path(db: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Takes the exclusive ingest lock of `db`; held until the returned file is dropped (or the
-/// process dies, so a killed ingester never blocks the next one).
-pub fn lock(db: &Path) -> Result<File, Error> {
+/// Path of the file that says who holds the ingest lock of `db` ([`Holder`]). Not the lock
+/// file itself: on Windows a locked file cannot be read by others.
+pub fn holder_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push(".ingest.pid");
+    PathBuf::from(name)
+}
+
+/// How long [`lock`] tries: `cmstore status` takes the lock for an instant to see whether it
+/// is held ([`probe`]), and an ingest starting just then must not take that for another one.
+const LOCK_WAIT: Duration = Duration::from_millis(250);
+
+/// Who holds the ingest lock of a database, from its [`holder_path`] file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Holder {
+    /// The process id.
+    pub pid: u32,
+    /// When it took the lock, epoch milliseconds.
+    pub started_ms: i64,
+    /// Its command line, after the program's name.
+    pub command: String,
+    /// The queue it reads (absolute, as `sources.path` holds it).
+    pub queue: String,
+}
+
+/// The exclusive ingest lock of a database, held while this lives (or until the process
+/// dies: a killed ingester never blocks the next one). Its [`Holder`] file is removed when it
+/// is dropped, before the lock is released; one left by a killed holder is stale.
+#[derive(Debug)]
+pub struct IngestLock {
+    /// The locked file; closing it releases the lock, after `drop` ran.
+    _file: File,
+    holder: PathBuf,
+}
+
+impl Drop for IngestLock {
+    fn drop(&mut self) {
+        // Best effort: a file left behind is reported as stale, never taken for a holder.
+        let _ = std::fs::remove_file(&self.holder);
+    }
+}
+
+/// Takes the exclusive ingest lock of `db` for a process that reads `queue`, and writes who
+/// holds it to [`holder_path`] (best effort: without it `status` still sees the lock, only
+/// not whose it is).
+pub fn lock(db: &Path, queue: &Path) -> Result<IngestLock, Error> {
     let lock = lock_path(db);
     // On a fresh machine the home directory does not exist yet.
     crate::paths::create_private_dir(crate::paths::dir_of(db)).map_err(|source| Error::Lock {
         lock: lock.clone(),
         source,
     })?;
-    match crate::lock::exclusive(&lock, Duration::ZERO) {
-        Ok(Some(file)) => Ok(file),
-        Ok(None) => Err(Error::AlreadyRunning { lock }),
-        Err(source) => Err(Error::Lock { lock, source }),
+    let file = match crate::lock::exclusive(&lock, LOCK_WAIT) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Err(Error::AlreadyRunning { lock }),
+        Err(source) => return Err(Error::Lock { lock, source }),
+    };
+    let holder = Holder {
+        pid: std::process::id(),
+        started_ms: now_ms(),
+        command: std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" "),
+        queue: std::path::absolute(queue)
+            .unwrap_or_else(|_| queue.to_path_buf())
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let path = holder_path(db);
+    // Written in place, not renamed over: on Windows a rename over a file someone reads fails.
+    let written = crate::paths::private_file_options()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&path)
+        .and_then(|mut f| {
+            let json = serde_json::to_vec(&holder).map_err(io::Error::other)?;
+            io::Write::write_all(&mut f, &json)
+        });
+    if written.is_err() {
+        // A stale file of a killed holder must not pass for this one's.
+        let _ = std::fs::remove_file(&path);
     }
+    Ok(IngestLock {
+        _file: file,
+        holder: path,
+    })
+}
+
+/// Whether an ingest (or `prune --compact-queue`) holds the ingest lock of a database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Liveness {
+    /// The lock is held.
+    pub running: bool,
+    /// What the holder file says: the holder when `running`, else a holder that died without
+    /// removing it (stale). `None` when there is none, or it cannot be read.
+    pub holder: Option<Holder>,
+}
+
+/// Finds out whether the ingest lock of `db` is held, without creating anything: the lock is
+/// taken (shared) for an instant, which [`lock`] waits out.
+pub fn probe(db: &Path) -> io::Result<Liveness> {
+    let running = crate::lock::is_held(&lock_path(db))?.unwrap_or(false);
+    let holder = std::fs::read(holder_path(db))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    Ok(Liveness { running, holder })
 }
 
 /// An open queue file and its identity.
@@ -765,5 +860,37 @@ impl Ingester {
             MAX_BATCH_BYTES,
         )?;
         Ok(reader)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lock_says_who_holds_it_until_it_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cmstore.db");
+        let queue = dir.path().join("hook-queue.jsonl");
+        assert_eq!(
+            probe(&db).unwrap(),
+            Liveness {
+                running: false,
+                holder: None
+            }
+        );
+        let lock = lock(&db, &queue).unwrap();
+        let seen = probe(&db).unwrap();
+        assert!(seen.running);
+        let holder = seen.holder.expect("a holder file");
+        assert_eq!(holder.pid, std::process::id());
+        assert_eq!(holder.queue, queue.to_string_lossy());
+        assert!(matches!(
+            super::lock(&db, &queue),
+            Err(Error::AlreadyRunning { .. })
+        ));
+        drop(lock);
+        assert!(!holder_path(&db).exists());
+        assert!(!probe(&db).unwrap().running);
     }
 }

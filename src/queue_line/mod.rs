@@ -205,6 +205,10 @@ pub struct QueueEntry {
     pub decision: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payload: Option<Value>,
+    /// What is wrong with the configuration capture ran with, on every line while something
+    /// is ([`crate::config::error_note`]): the settings it could not read took their defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_error: Option<String>,
 }
 
 impl QueueEntry {
@@ -274,6 +278,16 @@ mod tests {
         assert_eq!(estimate_tokens(1), 1);
         assert_eq!(estimate_tokens(4), 1);
         assert_eq!(estimate_tokens(5), 2);
+    }
+
+    #[test]
+    fn a_config_error_is_on_the_line_only_while_there_is_one() {
+        let mut e = QueueEntry::new("Stop", 1_700_000_000_000);
+        let v: Value = serde_json::from_str(&e.to_line()).unwrap();
+        assert!(v.get("configError").is_none());
+        e.config_error = Some("cmstore.toml: line 2: not valid TOML".into());
+        let v: Value = serde_json::from_str(&e.to_line()).unwrap();
+        assert_eq!(v["configError"], "cmstore.toml: line 2: not valid TOML");
     }
 
     #[test]

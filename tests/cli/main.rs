@@ -2,6 +2,7 @@
 
 mod capture;
 mod common;
+mod config;
 mod hooks;
 mod ingest;
 mod prune;

@@ -366,7 +366,7 @@ fn compaction_refuses_while_ingest_runs() {
     let env = TestEnv::new();
     env.append(&aged(5, "old", 10));
     env.ingest_once();
-    let _lock = cmstore::ingest::lock(&env.db()).unwrap();
+    let _lock = cmstore::ingest::lock(&env.db(), &env.queue()).unwrap();
     let before = hash(&env.queue());
     env.cmd()
         .args(["prune", "--compact-queue"])

@@ -290,6 +290,30 @@ fn an_invalid_config_never_breaks_capture_and_is_reported() {
 }
 
 #[test]
+fn enforce_survives_a_syntax_error_elsewhere_in_the_file() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(
+        env.home().join("cmstore.toml"),
+        "mode = \"enforce\"\nretention_days = 3O\n[safety]\nadd = { npm-publish = 'npm\\s+publish' }\n",
+    )
+    .unwrap();
+    let (agent, payload, args) = shell_payloads("rm -rf /").remove(0);
+    let (reply, line) = run(&env, &payload, &args);
+    assert!(is_deny(agent, &reply), "{reply}");
+    assert_eq!(line["decision"], "deny");
+    let (agent, payload, args) = shell_payloads("npm publish").remove(0);
+    assert!(is_deny(agent, &run(&env, &payload, &args).0));
+    let check = env.cmd().args(["config", "check"]).output().unwrap();
+    assert_eq!(check.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        stdout.contains("line 2: retention_days: not valid TOML"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn unreadable_tool_calls_are_counted_as_unknown_by_ingest() {
     let env = TestEnv::new();
     set_mode(&env, "enforce");

@@ -1,5 +1,7 @@
 //! `cmstore status`: sources, backlog, totals and sizes, with or without a database.
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::common::{lines, TestEnv};
@@ -59,7 +61,8 @@ fn bytes_behind_follow_ingest_and_appends() {
     assert_eq!(src["offset"], size);
     assert_eq!(src["size"], size);
     assert_eq!(src["lines"], 11);
-    assert_eq!(src["state"], "following");
+    assert_eq!(src["lines_behind"], 0);
+    assert_eq!(src["state"], "not followed: no ingest running");
     assert!(src["identity"].as_str().unwrap().contains("fp "));
     assert!(src["last_commit"].as_str().unwrap().ends_with('Z'));
     assert_eq!(doc["totals"]["events"], 10);
@@ -86,6 +89,10 @@ fn bytes_behind_follow_ingest_and_appends() {
     let doc = status_json(&env);
     let appended = more.iter().map(|l| l.len() as u64 + 1).sum::<u64>();
     assert_eq!(doc["sources"][0]["bytes_behind"], appended);
+    assert_eq!(doc["sources"][0]["lines_behind"], 2);
+    // A half-written line is not a line yet.
+    env.append_raw(b"{\"half\":");
+    assert_eq!(status_json(&env)["sources"][0]["lines_behind"], 2);
 
     // Table output carries the same sections.
     env.cmd()
@@ -93,7 +100,68 @@ fn bytes_behind_follow_ingest_and_appends() {
         .assert()
         .success()
         .stdout(predicates::str::contains("Sources"))
-        .stdout(predicates::str::contains("following"));
+        .stdout(predicates::str::contains("Ingest"))
+        .stdout(predicates::str::contains("no ingest running"));
+}
+
+#[test]
+fn status_says_whether_an_ingest_runs_and_which() {
+    let env = TestEnv::new();
+    env.append(&lines(3));
+    let doc = status_json(&env);
+    assert_eq!(doc["ingest"]["running"], false, "{doc}");
+    assert_eq!(doc["sources"][0]["lines_behind"], 3);
+
+    let mut child = env.spawn_follow(&["--poll-ms", "20"]);
+    let events = "SELECT count(*) FROM events";
+    assert_eq!(env.wait_for(events, 3, Duration::from_secs(60)), 3);
+    let doc = status_json(&env);
+    let ingest = &doc["ingest"];
+    assert_eq!(ingest["running"], true, "{doc}");
+    assert_eq!(ingest["pid"], child.id(), "{doc}");
+    assert!(
+        ingest["command"].as_str().unwrap().contains("ingest"),
+        "{doc}"
+    );
+    assert!(ingest["started"].as_str().unwrap().ends_with('Z'), "{doc}");
+    assert!(
+        ingest["last_commit"].as_str().unwrap().ends_with('Z'),
+        "{doc}"
+    );
+    assert_eq!(ingest["lines_behind"], 0, "{doc}");
+    assert_eq!(ingest["stale_pid"], Value::Null, "{doc}");
+    assert_eq!(doc["sources"][0]["state"], "following", "{doc}");
+    env.cmd()
+        .args(["status", "--format", "table"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(child.id().to_string()));
+
+    // kill -9 leaves the pid file behind, but not the lock.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let doc = status_json(&env);
+    assert_eq!(doc["ingest"]["running"], false, "{doc}");
+    assert_eq!(doc["ingest"]["pid"], Value::Null, "{doc}");
+    assert_eq!(doc["ingest"]["stale_pid"], child.id(), "{doc}");
+    assert_eq!(
+        doc["sources"][0]["state"],
+        "not followed: no ingest running"
+    );
+    env.cmd()
+        .args(["status", "--format", "table"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("no ingest running"))
+        .stdout(predicates::str::contains("stale"));
+
+    // The next ingest takes the pid file over and removes it when it ends.
+    env.append(&lines(2));
+    env.ingest_once();
+    let doc = status_json(&env);
+    assert_eq!(doc["ingest"]["running"], false);
+    assert_eq!(doc["ingest"]["stale_pid"], Value::Null, "{doc}");
+    assert_eq!(doc["sources"][0]["lines_behind"], 0);
 }
 
 #[test]

@@ -1,0 +1,147 @@
+//! `cmstore config check|show`, and how the other commands report configuration problems.
+
+use std::io::Read;
+use std::time::Duration;
+
+use predicates::str::contains;
+use serde_json::Value;
+
+use crate::common::{lines, TestEnv};
+
+#[test]
+fn a_given_config_that_does_not_exist_is_a_problem_the_default_one_is_not() {
+    let env = TestEnv::new();
+    let missing = env.dir.path().join("missing.toml");
+    let missing = missing.to_str().unwrap();
+    env.cmd()
+        .args(["--config", missing, "config", "check"])
+        .assert()
+        .code(1)
+        .stdout(contains("problem:"))
+        .stdout(contains("does not exist"));
+    let out = env
+        .cmd()
+        .args(["--config", missing, "status", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = doc["config_problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].as_str().unwrap().contains("does not exist"));
+
+    // The default path, absent, is no problem.
+    env.cmd()
+        .args(["config", "check"])
+        .assert()
+        .success()
+        .stdout(contains("absent: defaults apply"));
+}
+
+/// Appends `n` lines and waits until follow-mode ingest has them all (`total` in the store).
+fn feed(env: &TestEnv, n: usize, total: i64) {
+    env.append(&lines(n));
+    assert_eq!(
+        env.wait_for(
+            "SELECT count(*) FROM events",
+            total,
+            Duration::from_secs(60)
+        ),
+        total
+    );
+}
+
+#[test]
+fn follow_mode_ingest_warns_once_per_configuration_problem() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    let config = env.home().join("cmstore.toml");
+    std::fs::write(&config, "mode = \"enforce\"\nretention_days = 3O\n").unwrap();
+    let mut child = env.spawn_follow(&["--poll-ms", "20"]);
+    for round in 1..=3 {
+        feed(&env, 2, round * 2);
+    }
+    // A new problem is warned about once; fixing the file is said once.
+    std::fs::write(&config, "mode = \"enforce\"\ncolour = \"blue\"\n").unwrap();
+    feed(&env, 2, 8);
+    feed(&env, 2, 10);
+    std::fs::write(&config, "mode = \"enforce\"\n").unwrap();
+    feed(&env, 2, 12);
+    feed(&env, 2, 14);
+    // Warnings are written as they happen: how ingest ends does not matter.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(
+        stderr.matches("line 2: retention_days").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("unknown setting colour").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("the configuration problems are gone")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn status_names_the_lines_a_syntax_error_costs() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "mode = \"enforce\"\n[safety]\nremove = [\"dd\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = doc["config_problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .as_str()
+            .unwrap()
+            .contains("line 3: safety.remove: not valid TOML"),
+        "{problems:?}"
+    );
+    env.cmd()
+        .args(["config", "show"])
+        .assert()
+        .success()
+        .stdout(contains("mode = \"enforce\""));
+}
+
+/// For the capture side to un-ignore once it sets `configError` from `config::error_note`.
+#[test]
+#[ignore = "capture does not set configError yet (src/cmd/capture.rs, src/capture/)"]
+fn capture_notes_a_configuration_problem_on_every_line() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    let config = env.home().join("cmstore.toml");
+    std::fs::write(&config, "mode = \"enforce\"\nretention_days = 3O\n").unwrap();
+    let payload = r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
+    crate::common::capture(&env, payload, &[]);
+    std::fs::write(&config, "mode = \"enforce\"\n").unwrap();
+    crate::common::capture(&env, payload, &[]);
+    let lines = env.queue_lines();
+    let note = lines[0]["configError"].as_str().unwrap();
+    assert!(note.contains("line 2: retention_days"), "{note}");
+    assert!(lines[1].get("configError").is_none(), "{}", lines[1]);
+}
