@@ -1,6 +1,7 @@
 //! Queue compaction: rewrite `hook-queue.jsonl` without the ingested lines older than a cutoff.
 //!
-//! The caller holds the ingest lock ([`super::lock`]), so no ingester moves the offset meanwhile.
+//! The caller holds the ingest lock ([`crate::ingest::lock`]), so no ingester moves the offset
+//! meanwhile.
 //! Steps, and what a crash at each point leaves:
 //!
 //! 1. Check that the store follows this very file (identity, as ingest checks it). `prune`
