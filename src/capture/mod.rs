@@ -25,6 +25,8 @@ mod plan;
 mod privacy;
 mod reading;
 mod reply;
+#[cfg(test)]
+mod tests;
 
 pub use finish::{Outcome, Turns};
 pub use line::queue_lines;
