@@ -14,6 +14,8 @@
 //!   reads and harvests exactly that turn. With the per-session cursor the two should cost
 //!   the same. With `--baseline`, both binaries read the same transcripts, each with cursors
 //!   of its own (its own home), so each harvests the same turn.
+//! - cold: the first hook of a session on the 50 MB transcript (no cursor yet), timed apart,
+//!   21 times per binary in fresh homes.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -22,6 +24,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SESSION: &str = "bench-session";
+
+/// First hooks of a session on the 50 MB transcript, per binary.
+const COLD_RUNS: usize = 21;
 
 /// The capture scenarios, in the order each loop iteration runs them.
 const SCENARIOS: [&str; 3] = ["post-2k", "harvest-50k", "harvest-50m"];
@@ -90,11 +95,21 @@ fn main() {
     let harvest_50m = post_tool_use_payload(Some(&t50m), 2048);
     let payloads = [&post_2k, &harvest_50k, &harvest_50m];
 
-    // Cold start: the first hook of a session on a big transcript (tail-bounded read).
-    let cold_50m: Vec<Duration> = subjects
-        .iter()
-        .map(|s| time_run(&s.binary, &s.homes[2], &harvest_50m))
-        .collect();
+    // Cold start: the first hook of a session on a big transcript (tail-bounded read), each
+    // time in a home of its own (no cursor yet), the binaries taking turns going first.
+    let mut cold_50m: Vec<Vec<Duration>> = vec![Vec::new(); subjects.len()];
+    for run in 0..COLD_RUNS {
+        for i in 0..subjects.len() {
+            let pick = if run % 2 == 0 {
+                i
+            } else {
+                subjects.len() - 1 - i
+            };
+            let s = &subjects[pick];
+            let home = work.path().join(format!("cold-{}-{run}", s.label));
+            cold_50m[pick].push(time_run(&s.binary, &home, &harvest_50m));
+        }
+    }
     // Warm the cursors so the loop measures steady state.
     for s in &subjects {
         time_run(&s.binary, &s.homes[1], &harvest_50k);
@@ -165,11 +180,11 @@ fn main() {
         }
         println!();
     }
-    for (s, cold) in subjects.iter().zip(&cold_50m) {
+    for (s, cold) in subjects.iter().zip(&mut cold_50m) {
         println!(
-            "{}: cold first hook on the 50 MB transcript: {:.3} ms",
+            "{}: cold first hook on the 50 MB transcript: median {:.3} ms of {COLD_RUNS}",
             s.label,
-            cold.as_secs_f64() * 1e3
+            percentile(cold, 50)
         );
     }
     for (s, before) in subjects.iter().zip(&harvested_before) {
