@@ -15,7 +15,9 @@
 //! [`queue_lines`] then serializes the entries once the shell knows how long the hook took.
 //!
 //! Debug-log notes go into the [`DebugLog`](crate::debug_log::DebugLog) buffer passed in (the
-//! shell writes it out), built lazily so they cost nothing when the log is off.
+//! shell writes it out), built lazily so they cost nothing when the log is off. The one value
+//! not passed in is each entry's id: [`QueueEntry::new`](crate::queue_line::QueueEntry::new)
+//! draws a fresh UUIDv7 (clock and random bits), as every queue line needs its own.
 
 mod exchange;
 mod finish;
