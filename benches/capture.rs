@@ -210,9 +210,9 @@ fn build_empty_hook(dir: &Path) -> PathBuf {
 }
 
 /// A copy of `binary` in `dir`, which the bench runs instead of the original. Every binary is
-/// read from a file written the same way: on this VM the same bytes start with 9-10 more page
-/// faults from the file the linker wrote than from a copy, which would skew a comparison of a
-/// fresh build with a copied baseline.
+/// read from a file written the same way: on this VM the same bytes start with 9-11 more page
+/// faults from the file the linker wrote, or from an older copy, than from a fresh copy, which
+/// would skew a comparison of a fresh build with a copied baseline.
 fn fresh_copy(binary: &Path, dir: &Path, name: &str) -> PathBuf {
     let copy = dir.join(name);
     fs::copy(binary, &copy).unwrap_or_else(|err| panic!("copying {}: {err}", binary.display()));
