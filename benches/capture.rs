@@ -1,8 +1,10 @@
 //! Whole-process latency of `cmstore capture`, side by side with an empty hook binary.
 //!
-//! Run with `cargo bench --bench capture` (add `-- --runs N` to change the sample size).
-//! Every scenario runs interleaved with the others in the same loop, so machine noise hits all
-//! of them alike; the report gives medians, p90 and ratios to the empty binary's median.
+//! Run with `cargo bench --bench capture` (add `-- --runs N` to change the sample size, and
+//! `-- --baseline PATH` to run a second cmstore binary, such as a build of an older commit, in
+//! the same loop). Every scenario runs interleaved with the others in the same loop, so machine
+//! noise hits all of them alike; the report gives medians, p90 and ratios to the empty binary's
+//! median, and with `--baseline` each scenario's ratio of this build to the baseline.
 //!
 //! Scenarios:
 //! - `empty`: `benches/empty_hook.rs` (drain stdin, print `{}`), built with `rustc -O`.
@@ -10,7 +12,10 @@
 //! - `harvest-50k` / `harvest-50m`: PostToolUse with transcript harvesting, where one new
 //!   turn (~3 KB) is appended to a 50 KB or a 50 MB transcript before each run, so every run
 //!   reads and harvests exactly that turn. With the per-session cursor the two should cost
-//!   the same.
+//!   the same. With `--baseline`, both binaries read the same transcripts, each with cursors
+//!   of its own (its own home), so each harvests the same turn.
+//! - cold: the first hook of a session on the 50 MB transcript (no cursor yet), timed apart,
+//!   21 times per binary in fresh homes.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -20,15 +25,66 @@ use std::time::{Duration, Instant};
 
 const SESSION: &str = "bench-session";
 
+/// First hooks of a session on the 50 MB transcript, per binary.
+const COLD_RUNS: usize = 21;
+
+/// The capture scenarios, in the order each loop iteration runs them.
+const SCENARIOS: [&str; 3] = ["post-2k", "harvest-50k", "harvest-50m"];
+
+/// One cmstore binary under test, with a home of its own per scenario.
+struct Subject {
+    /// `capture` for this build, `baseline` for the `--baseline` binary.
+    label: &'static str,
+    binary: PathBuf,
+    homes: [PathBuf; 3],
+    /// Samples per scenario, in [`SCENARIOS`] order.
+    samples: [Vec<Duration>; 3],
+}
+
+impl Subject {
+    fn new(label: &'static str, binary: PathBuf, work: &Path) -> Subject {
+        let homes = SCENARIOS.map(|s| work.join(format!("home-{label}-{s}")));
+        Subject {
+            label,
+            binary,
+            homes,
+            samples: Default::default(),
+        }
+    }
+
+    fn run(&mut self, scenario: usize, stdin: &[u8]) {
+        let took = time_run(&self.binary, &self.homes[scenario], stdin);
+        self.samples[scenario].push(took);
+    }
+
+    fn synthetic_in(&self, scenario: usize) -> usize {
+        count_synthetic(&self.homes[scenario].join("hook-queue.jsonl"))
+    }
+}
+
 fn main() {
-    let runs = std::env::args()
-        .skip_while(|a| a != "--runs")
-        .nth(1)
+    let args: Vec<String> = std::env::args().collect();
+    let flag = |name: &str| {
+        args.iter()
+            .skip_while(|a| *a != name)
+            .nth(1)
+            .map(String::as_str)
+    };
+    let runs = flag("--runs")
         .and_then(|n| n.parse().ok())
         .unwrap_or(200usize);
-    let cmstore = PathBuf::from(env!("CARGO_BIN_EXE_cmstore"));
     let work = tempfile::tempdir().expect("tempdir");
-    let empty = build_empty_hook(work.path());
+    let this_build = fresh_copy(
+        Path::new(env!("CARGO_BIN_EXE_cmstore")),
+        work.path(),
+        "cmstore-capture",
+    );
+    let mut subjects = vec![Subject::new("capture", this_build, work.path())];
+    if let Some(baseline) = flag("--baseline") {
+        let binary = fresh_copy(Path::new(baseline), work.path(), "cmstore-baseline");
+        subjects.push(Subject::new("baseline", binary, work.path()));
+    }
+    let empty = fresh_copy(&build_empty_hook(work.path()), work.path(), "empty-hook");
 
     let post_2k = post_tool_use_payload(None, 2048);
     let t50k = work.path().join("t50k.jsonl");
@@ -37,60 +93,107 @@ fn main() {
     grow_transcript(&t50m, 50 * 1024 * 1024);
     let harvest_50k = post_tool_use_payload(Some(&t50k), 2048);
     let harvest_50m = post_tool_use_payload(Some(&t50m), 2048);
+    let payloads = [&post_2k, &harvest_50k, &harvest_50m];
 
-    let homes: Vec<PathBuf> = (0..4)
-        .map(|i| work.path().join(format!("home{i}")))
-        .collect();
-    // Cold start: the first hook of a session on a big transcript (tail-bounded read).
-    let cold_50m = time_run(&cmstore, &homes[3], &harvest_50m);
+    // Cold start: the first hook of a session on a big transcript (tail-bounded read), each
+    // time in a home of its own (no cursor yet), the binaries taking turns going first.
+    let mut cold_50m: Vec<Vec<Duration>> = vec![Vec::new(); subjects.len()];
+    for run in 0..COLD_RUNS {
+        for i in 0..subjects.len() {
+            let pick = if run % 2 == 0 {
+                i
+            } else {
+                subjects.len() - 1 - i
+            };
+            let s = &subjects[pick];
+            let home = work.path().join(format!("cold-{}-{run}", s.label));
+            cold_50m[pick].push(time_run(&s.binary, &home, &harvest_50m));
+        }
+    }
     // Warm the cursors so the loop measures steady state.
-    time_run(&cmstore, &homes[2], &harvest_50k);
-    time_run(&cmstore, &homes[3], &harvest_50m);
-
-    let harvested_before = count_synthetic(&homes[3].join("hook-queue.jsonl"));
-    let mut samples: [Vec<Duration>; 4] = Default::default();
-    let mut turn = 0usize;
-    for _ in 0..runs {
-        samples[0].push(time_spawn(Command::new(&empty), &post_2k));
-        samples[1].push(time_run(&cmstore, &homes[1], &post_2k));
-        turn += 1;
-        append_turn(&t50k, turn);
-        samples[2].push(time_run(&cmstore, &homes[2], &harvest_50k));
-        append_turn(&t50m, turn);
-        samples[3].push(time_run(&cmstore, &homes[3], &harvest_50m));
+    for s in &subjects {
+        time_run(&s.binary, &s.homes[1], &harvest_50k);
+        time_run(&s.binary, &s.homes[2], &harvest_50m);
     }
 
-    let harvested = count_synthetic(&homes[3].join("hook-queue.jsonl")) - harvested_before;
-    let names = [
-        "empty binary",
-        "capture post-2k",
-        "capture harvest-50k",
-        "capture harvest-50m",
-    ];
-    let medians: Vec<f64> = samples.iter_mut().map(|s| percentile(s, 50)).collect();
+    let harvested_before: Vec<usize> = subjects.iter().map(|s| s.synthetic_in(2)).collect();
+    let mut empty_samples = Vec::new();
+    for run in 0..runs {
+        empty_samples.push(time_spawn(Command::new(&empty), &post_2k));
+        for (scenario, payload) in payloads.iter().enumerate() {
+            match scenario {
+                1 => append_turn(&t50k, run + 1),
+                2 => append_turn(&t50m, run + 1),
+                _ => {}
+            }
+            // Alternate which binary goes first, so neither always runs right after the
+            // transcript was written (or right after the other binary).
+            let count = subjects.len();
+            for i in 0..count {
+                let pick = if run % 2 == 0 { i } else { count - 1 - i };
+                subjects[pick].run(scenario, payload);
+            }
+        }
+    }
+
+    let empty_median = percentile(&mut empty_samples, 50);
     println!("runs per scenario: {runs} (interleaved)");
     println!("| scenario | median ms | p90 ms | ratio |");
     println!("|---|---:|---:|---|");
-    for (i, name) in names.iter().enumerate() {
-        let ratio = match i {
-            1 => format!("{:.2}x empty", medians[1] / medians[0]),
-            3 => format!("{:.2}x harvest-50k", medians[3] / medians[2]),
-            2 => format!("{:.2}x empty", medians[2] / medians[0]),
-            _ => "1.00x".to_string(),
-        };
+    println!(
+        "| empty binary | {empty_median:.3} | {:.3} | 1.00x |",
+        percentile(&mut empty_samples, 90)
+    );
+    let mut medians = Vec::new();
+    for s in &mut subjects {
+        let m: Vec<f64> = s.samples.iter_mut().map(|v| percentile(v, 50)).collect();
+        for (i, scenario) in SCENARIOS.iter().enumerate() {
+            let ratio = match i {
+                2 => format!("{:.2}x harvest-50k", m[2] / m[1]),
+                _ => format!("{:.2}x empty", m[i] / empty_median),
+            };
+            println!(
+                "| {} {scenario} | {:.3} | {:.3} | {ratio} |",
+                s.label,
+                m[i],
+                percentile(&mut s.samples[i], 90)
+            );
+        }
+        medians.push(m);
+    }
+    if subjects.len() == 2 {
+        println!();
         println!(
-            "| {name} | {:.3} | {:.3} | {ratio} |",
-            medians[i],
-            percentile(&mut samples[i], 90)
+            "this build against the baseline ({})",
+            flag("--baseline").unwrap_or_default()
+        );
+        println!("| scenario | capture ms | baseline ms | capture / empty | baseline / empty | capture / baseline |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        for (i, scenario) in SCENARIOS.iter().enumerate() {
+            let (new, old) = (medians[0][i], medians[1][i]);
+            println!(
+                "| {scenario} | {new:.3} | {old:.3} | {:.2}x | {:.2}x | {:.3}x |",
+                new / empty_median,
+                old / empty_median,
+                new / old
+            );
+        }
+        println!();
+    }
+    for (s, cold) in subjects.iter().zip(&mut cold_50m) {
+        println!(
+            "{}: cold first hook on the 50 MB transcript: median {:.3} ms of {COLD_RUNS}",
+            s.label,
+            percentile(cold, 50)
         );
     }
-    println!(
-        "cold first hook on the 50 MB transcript: {:.3} ms",
-        cold_50m.as_secs_f64() * 1e3
-    );
-    println!(
-        "synthetic Stop lines harvested from the 50 MB transcript: {harvested} (runs: {runs})"
-    );
+    for (s, before) in subjects.iter().zip(&harvested_before) {
+        let harvested = s.synthetic_in(2) - before;
+        println!(
+            "{}: synthetic Stop lines harvested from the 50 MB transcript: {harvested} (runs: {runs})",
+            s.label
+        );
+    }
 }
 
 fn build_empty_hook(dir: &Path) -> PathBuf {
@@ -104,6 +207,16 @@ fn build_empty_hook(dir: &Path) -> PathBuf {
         .expect("run rustc");
     assert!(status.success(), "building the empty hook failed");
     out
+}
+
+/// A copy of `binary` in `dir`, which the bench runs instead of the original. Every binary is
+/// read from a file written the same way: on this VM the same bytes start with 9-11 more page
+/// faults from the file the linker wrote, or from an older copy, than from a fresh copy, which
+/// would skew a comparison of a fresh build with a copied baseline.
+fn fresh_copy(binary: &Path, dir: &Path, name: &str) -> PathBuf {
+    let copy = dir.join(name);
+    fs::copy(binary, &copy).unwrap_or_else(|err| panic!("copying {}: {err}", binary.display()));
+    copy
 }
 
 fn time_run(cmstore: &Path, home: &Path, stdin: &[u8]) -> Duration {

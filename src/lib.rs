@@ -12,6 +12,7 @@
 //! first, and nothing it calls imports the store.
 
 pub mod agent_settings;
+pub mod capture;
 pub mod cli;
 pub mod clock;
 pub mod cmd;

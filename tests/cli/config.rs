@@ -128,9 +128,7 @@ fn status_names_the_lines_a_syntax_error_costs() {
         .stdout(contains("mode = \"enforce\""));
 }
 
-/// For the capture side to un-ignore once it sets `configError` from `config::error_note`.
 #[test]
-#[ignore = "capture does not set configError yet (src/cmd/capture.rs, src/capture/)"]
 fn capture_notes_a_configuration_problem_on_every_line() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.home()).unwrap();

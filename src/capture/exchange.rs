@@ -1,0 +1,81 @@
+//! Turns read from the transcript, put into entries: the final exchange of a Stop, and the
+//! synthetic Stops of harvested turns.
+
+use crate::queue_line::{estimate_tokens, HookType, QueueEntry};
+use crate::transcript::Turn;
+
+/// Puts a turn read from the transcript into a Stop entry.
+///
+/// The response is the transcript's last assistant text, falling back to its reasoning text
+/// (VS Code turns that only called tools), then to the payload's `last_assistant_message`.
+/// When the payload has `last_assistant_message` and it differs, the payload wins: Claude
+/// Code writes its transcript asynchronously, so the final message may not be there yet.
+pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: &Turn) {
+    let from_payload = entry.response.take().filter(|r| !r.trim().is_empty());
+    entry.response = from_payload.or_else(|| turn.response().map(str::to_string));
+    if !turn.user.is_empty() {
+        entry.prompt = Some(turn.user.clone());
+    }
+    entry.tool_calls = Some(turn.tool_calls.clone());
+    if turn.turn_id.is_some() {
+        entry.turn_id = turn.turn_id.clone();
+    }
+}
+
+/// A synthetic `Stop` entry for a turn harvested from the transcript (VS Code turns are
+/// captured this way when its Stop hook never fires). Its size is the turn's own text.
+pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
+    let mut e = QueueEntry::new(HookType::Stop.as_str(), trigger.timestamp);
+    e.event = trigger.event.clone();
+    e.agent = trigger.agent.clone();
+    e.participant = trigger.participant.clone();
+    e.session_id = trigger.session_id.clone();
+    e.cwd = trigger.cwd.clone();
+    e.root_hint = trigger.root_hint.clone();
+    e.transcript_path = trigger.transcript_path.clone();
+    e.model = trigger.model.clone();
+    e.actor_type = trigger.actor_type.clone();
+    e.actor_name = trigger.actor_name.clone();
+    e.synthetic = Some(true);
+    e.prompt = Some(turn.user.clone());
+    e.response = Some(turn.response().unwrap_or_default().to_string());
+    e.turn_id = turn.turn_id.clone();
+    e.tool_calls = Some(turn.tool_calls.clone());
+    let size = turn.user.len()
+        + e.response.as_ref().map_or(0, String::len)
+        + turn
+            .tool_calls
+            .iter()
+            .map(|c| c.tool_name.len() + c.input.len() + c.output.len())
+            .sum::<usize>();
+    e.size_bytes = size as u64;
+    e.estimated_tokens = estimate_tokens(e.size_bytes);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payload_text_wins_over_a_lagging_transcript() {
+        let mut e = QueueEntry::new("Stop", 0);
+        e.response = Some("final".into());
+        let turn = Turn {
+            user: "q".into(),
+            assistant: "earlier".into(),
+            ..Turn::default()
+        };
+        fill_exchange(&mut e, &turn);
+        assert_eq!(e.response.as_deref(), Some("final"));
+        assert_eq!(e.prompt.as_deref(), Some("q"));
+
+        let mut e = QueueEntry::new("Stop", 0);
+        let turn = Turn {
+            reasoning: Some("thinking".into()),
+            ..Turn::default()
+        };
+        fill_exchange(&mut e, &turn);
+        assert_eq!(e.response.as_deref(), Some("thinking"));
+    }
+}

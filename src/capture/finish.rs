@@ -1,0 +1,152 @@
+//! The second step: the turns read from the transcript put into entries, every entry made
+//! fit to leave capture, and the reply chosen.
+
+use super::exchange::{fill_exchange, synthetic_stop};
+use super::plan::Plan;
+use super::privacy::protect;
+use super::reply::Reply;
+use super::DEBUG_EXCERPT;
+use crate::debug_log::DebugLog;
+use crate::queue_line::{HookType, QueueEntry};
+use crate::redact::Redactor;
+use crate::shorten::cut_text;
+use crate::transcript::{FinalTurn, Turn};
+use crate::wire::reply;
+
+/// What the shell read from the transcript, by [`ReadKind`](super::ReadKind).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turns {
+    /// [`Harvest`](super::ReadKind::Harvest): complete turns whose Stop never fired.
+    Harvested(Vec<Turn>),
+    /// [`FinishTurn`](super::ReadKind::FinishTurn): complete turns not recorded yet before
+    /// the final one, and the final one.
+    Finished {
+        /// Turns before the final one, recorded as synthetic Stops ahead of the event.
+        earlier: Vec<Turn>,
+        /// The final turn: the event's own exchange.
+        last: FinalTurn,
+    },
+    /// [`Compact`](super::ReadKind::Compact): every turn since the last compaction.
+    Compacted(Vec<Turn>),
+}
+
+/// What one event records and what the agent is told.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The queue entries to append, in order: synthetic Stops of earlier turns, the event's
+    /// own entry, synthetic Stops of harvested turns; each redacted, and without text when
+    /// `store_text = false`. Types disabled in `[events]` are left out.
+    pub entries: Vec<QueueEntry>,
+    /// The reply to the agent.
+    pub reply: Reply,
+    /// The redactor the entries went through; the shell scrubs the transcript cursor's open
+    /// turn with it before saving the cursor.
+    pub redactor: Redactor,
+}
+
+/// Entries read from the transcript, around the event's own.
+#[derive(Default)]
+struct Around {
+    before: Vec<QueueEntry>,
+    after: Vec<QueueEntry>,
+}
+
+impl Plan<'_> {
+    /// Completes the plan with the turns the shell read (`None` when the event reads none,
+    /// or there was no transcript, or the read failed): the entries to write and the reply.
+    pub fn finish(mut self, turns: Option<Turns>, log: &mut DebugLog) -> Outcome {
+        let mut around = match turns {
+            Some(turns) => self.take_turns(turns, log),
+            None => Around::default(),
+        };
+        for e in around
+            .before
+            .iter_mut()
+            .chain(std::iter::once(&mut self.entry))
+            .chain(around.after.iter_mut())
+        {
+            protect(e, &self.redactor, self.config.store_text, log);
+            e.config_error.clone_from(&self.config_error);
+        }
+        note_exchange(&self.entry, log);
+        let reply = self.reply();
+        let mut entries = around.before;
+        if self.record_main {
+            entries.push(self.entry);
+        }
+        entries.extend(around.after);
+        entries.retain(|e| self.config.event_enabled(&e.hook_type));
+        Outcome {
+            entries,
+            reply,
+            redactor: self.redactor,
+        }
+    }
+
+    /// Puts the turns into entries: synthetic Stops, a Stop's exchange, PreCompact's turns.
+    fn take_turns(&mut self, turns: Turns, log: &mut DebugLog) -> Around {
+        let stops = |turns: &[Turn], trigger: &QueueEntry| -> Vec<QueueEntry> {
+            turns.iter().map(|t| synthetic_stop(trigger, t)).collect()
+        };
+        match turns {
+            Turns::Harvested(turns) => Around {
+                after: stops(&turns, &self.entry),
+                ..Around::default()
+            },
+            Turns::Finished { earlier, last } => {
+                let before = stops(&earlier, &self.entry);
+                match last {
+                    FinalTurn::Fresh(turn) => fill_exchange(&mut self.entry, &turn),
+                    FinalTurn::Recorded => {
+                        log.note(|| "turn already recorded: Stop skipped".into());
+                        self.record_main = false;
+                    }
+                    FinalTurn::Missing => {
+                        log.note(|| "no turn in the transcript: payload only".into())
+                    }
+                }
+                Around {
+                    before,
+                    ..Around::default()
+                }
+            }
+            Turns::Compacted(turns) => {
+                self.entry.turns = Some(turns.iter().map(Turn::to_record).collect());
+                Around::default()
+            }
+        }
+    }
+
+    /// The reply: the gate's deny, context injection, the compaction message, or `{}`.
+    fn reply(&mut self) -> Reply {
+        if let Some(deny) = self.deny.take() {
+            return Reply::Ready(deny);
+        }
+        match self.hook_type {
+            Some(
+                t @ (HookType::UserPromptSubmit | HookType::SubagentStart | HookType::SessionStart),
+            ) => Reply::Context {
+                agent: self.agent,
+                event: self.event.clone().unwrap_or_else(|| t.as_str().to_string()),
+            },
+            Some(HookType::PreCompact) => Reply::SystemMessage,
+            _ => Reply::Ready(reply::empty()),
+        }
+    }
+}
+
+/// The exchange an entry records, in the debug log.
+fn note_exchange(entry: &QueueEntry, log: &mut DebugLog) {
+    if !log.is_on() {
+        return;
+    }
+    if let (Some(p), Some(r)) = (&entry.prompt, &entry.response) {
+        log.note(|| {
+            format!(
+                "exchange {:?} -> {:?}",
+                cut_text(p, DEBUG_EXCERPT),
+                cut_text(r, DEBUG_EXCERPT)
+            )
+        });
+    }
+}

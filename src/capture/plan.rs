@@ -1,0 +1,183 @@
+//! The first step: the payload read into a queue entry, the safety gate run, and the
+//! transcript read the event needs named.
+
+use serde_json::Value;
+
+use super::gate;
+use super::reading::{self, TranscriptRead};
+use crate::config::{Config, LogLevel};
+use crate::debug_log::DebugLog;
+use crate::queue_line::{HookType, QueueEntry};
+use crate::redact::Redactor;
+use crate::wire::{self, payload::sniff_string_field, Agent, DecodeError, Limits, Payload};
+
+/// One hook run's input, as the shell read it.
+#[derive(Debug, Clone, Copy)]
+pub struct Hook<'a> {
+    /// The payload's bytes, as many as were kept.
+    pub bytes: &'a [u8],
+    /// Every byte the agent sent, kept or not.
+    pub total_len: u64,
+    /// `--agent`: an agent's name, or `auto` to tell it from the payload.
+    pub agent: &'a str,
+    /// `--event`, when given.
+    pub event: Option<&'a str>,
+    /// When the hook ran (Unix milliseconds): the entries' timestamp.
+    pub now_ms: i64,
+    /// What is wrong with the configuration, in one line ([`crate::config::error_note`]):
+    /// noted on every entry while there is something.
+    pub config_error: Option<&'a str>,
+}
+
+impl Hook<'_> {
+    /// True when the agent sent more bytes than were kept.
+    pub fn truncated(&self) -> bool {
+        self.total_len > self.bytes.len() as u64
+    }
+}
+
+/// What one event records, before the transcript is read: made by [`prepare`], completed by
+/// [`Plan::finish`].
+#[derive(Debug)]
+pub struct Plan<'c> {
+    pub(super) config: &'c Config,
+    pub(super) redactor: Redactor,
+    pub(super) agent: Agent,
+    /// The event name as the agent spells it.
+    pub(super) event: Option<String>,
+    pub(super) hook_type: Option<HookType>,
+    /// The event's own entry.
+    pub(super) entry: QueueEntry,
+    /// Whether the event's own entry is written (its type is enabled in `[events]`, and a Stop
+    /// whose turn is already recorded is not).
+    pub(super) record_main: bool,
+    /// The safety gate's deny reply, in enforce mode.
+    pub(super) deny: Option<Value>,
+    pub(super) transcript: Option<TranscriptRead>,
+    /// [`Hook::config_error`], for every entry.
+    pub(super) config_error: Option<String>,
+}
+
+impl Plan<'_> {
+    /// The transcript read the event needs, if any: the shell opens the cursor, reads, and
+    /// passes the [`Turns`](super::Turns) to [`Plan::finish`].
+    pub fn transcript(&self) -> Option<&TranscriptRead> {
+        self.transcript.as_ref()
+    }
+}
+
+/// Reads one hook's input into a plan: decodes and redacts the payload, tells the agent and
+/// the event, normalizes the entry and runs the safety gate on PreToolUse. `None` when there
+/// is nothing to record (an empty payload and no event name): the reply is then `{}`, and
+/// nothing is written.
+pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> Option<Plan<'c>> {
+    let (mut payload, decode_error) = decode(hook);
+    // Redact before anything is shortened: a cut secret no longer matches its pattern.
+    let redactor = Redactor::new(&config.redact);
+    if decode_error.is_none() && redactor.may_match(&String::from_utf8_lossy(hook.bytes)) {
+        payload.redact_with(&redactor);
+    }
+    let agent = Agent::from_flag(hook.agent).unwrap_or_else(|| wire::sniff_agent(&payload));
+    let event = event_name(hook, &payload);
+    log.note(|| {
+        format!(
+            "event={} agent={} bytes={} keys={:?}",
+            event.as_deref().unwrap_or("-"),
+            agent.as_str(),
+            hook.total_len,
+            payload.keys()
+        )
+    });
+    if decode_error == Some(DecodeError::Empty) && event.is_none() {
+        log.note(|| "empty payload and no --event: nothing to record".to_string());
+        return None;
+    }
+
+    let mut entry = normalize(
+        hook,
+        &payload,
+        agent,
+        event.as_deref(),
+        decode_error.as_ref(),
+        log,
+    );
+    let readable = decode_error.is_none().then_some(&payload);
+    if config.log_level == LogLevel::Verbose {
+        entry.payload = readable.map(Payload::to_value);
+    }
+    let hook_type = event.as_deref().and_then(HookType::from_event_name);
+    let deny = match hook_type {
+        Some(HookType::PreToolUse) => {
+            gate::check(config, agent, event.as_deref(), readable, &mut entry, log)
+        }
+        _ => None,
+    };
+    let record_main = config.event_enabled(&entry.hook_type);
+    let transcript = reading::locate(hook_type, &payload, &entry);
+    Some(Plan {
+        config,
+        redactor,
+        agent,
+        event,
+        hook_type,
+        entry,
+        record_main,
+        deny,
+        transcript,
+        config_error: hook.config_error.map(str::to_string),
+    })
+}
+
+/// The decoded payload, or an empty one and why it could not be decoded.
+fn decode(hook: &Hook<'_>) -> (Payload, Option<DecodeError>) {
+    if hook.truncated() {
+        return (Payload::default(), Some(DecodeError::Truncated));
+    }
+    match Payload::decode(hook.bytes) {
+        Ok(payload) => (payload, None),
+        Err(err) => (Payload::default(), Some(err)),
+    }
+}
+
+/// The event name: `--event`, else the payload's, else one sniffed from bytes that did not
+/// decode.
+fn event_name(hook: &Hook<'_>, payload: &Payload) -> Option<String> {
+    wire::event_name(hook.event, payload).or_else(|| {
+        sniff_string_field(hook.bytes, "hook_event_name")
+            .or_else(|| sniff_string_field(hook.bytes, "hookEventName"))
+    })
+}
+
+/// The event's entry; a payload that could not be decoded still gives one, with its
+/// `parseError` (and for a cut payload, `truncated` and the session id sniffed from the bytes).
+fn normalize(
+    hook: &Hook<'_>,
+    payload: &Payload,
+    agent: Agent,
+    event: Option<&str>,
+    decode_error: Option<&DecodeError>,
+    log: &mut DebugLog,
+) -> QueueEntry {
+    let mut entry = wire::normalize(
+        payload,
+        agent,
+        event,
+        hook.now_ms,
+        hook.total_len,
+        &Limits::default(),
+    );
+    if let Some(err) = decode_error {
+        log.note(|| format!("payload not usable: {err}"));
+        entry.parse_error = Some(err.to_string());
+        if hook.truncated() {
+            entry.truncated = Some(true);
+            entry.session_id = sniff_string_field(hook.bytes, "session_id")
+                .or_else(|| sniff_string_field(hook.bytes, "sessionId"));
+        }
+    } else if payload.lossy_utf8 {
+        entry.parse_error = Some(
+            "payload held invalid UTF-8 or unpaired surrogates, replaced by U+FFFD".to_string(),
+        );
+    }
+    entry
+}

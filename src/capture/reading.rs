@@ -1,0 +1,86 @@
+//! Which transcript an event reads, and which read it needs.
+
+use crate::queue_line::{HookType, QueueEntry};
+use crate::wire::{self, Payload};
+
+/// The read of the transcript an event needs (a method of
+/// [`Tracker`](crate::transcript::Tracker)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    /// PostToolUse: complete turns whose Stop never fired (`Tracker::harvest`).
+    Harvest,
+    /// Stop and SubagentStop: the final exchange (`Tracker::finish_turn`).
+    FinishTurn,
+    /// PreCompact: every turn since the last compaction (`Tracker::compact`).
+    Compact,
+}
+
+impl ReadKind {
+    /// The read `hook_type` needs, if any.
+    pub fn for_hook(hook_type: HookType) -> Option<ReadKind> {
+        match hook_type {
+            HookType::PostToolUse => Some(ReadKind::Harvest),
+            HookType::Stop | HookType::SubagentStop => Some(ReadKind::FinishTurn),
+            HookType::PreCompact => Some(ReadKind::Compact),
+            _ => None,
+        }
+    }
+}
+
+/// Where the transcript is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// The payload names it.
+    Given(String),
+    /// The payload does not: the shell looks for the session's transcript
+    /// ([`discover`](crate::transcript::discover)).
+    Discover,
+}
+
+/// The transcript read one event needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranscriptRead {
+    /// What to read.
+    pub kind: ReadKind,
+    /// The session the event belongs to.
+    pub session: String,
+    /// The cursor's key in the state dir: the session, or `session:agent` for a subagent.
+    pub key: String,
+    /// Where the transcript is.
+    pub location: Location,
+}
+
+/// The transcript read for an event of `hook_type`: the session's transcript, or for
+/// SubagentStop the subagent's own (`agent_transcript_path`, a cursor per subagent). `None`
+/// when the event reads none, or there is no session id, or a SubagentStop names no
+/// transcript of its own.
+pub(super) fn locate(
+    hook_type: Option<HookType>,
+    payload: &Payload,
+    entry: &QueueEntry,
+) -> Option<TranscriptRead> {
+    let hook_type = hook_type?;
+    let kind = ReadKind::for_hook(hook_type)?;
+    let session = entry.session_id.clone()?;
+    if hook_type == HookType::SubagentStop {
+        // The main transcript's turn is not the subagent's: without its own transcript the
+        // payload's `last_assistant_message` is all there is.
+        let path = payload.str_any(&["agent_transcript_path", "agentTranscriptPath"])?;
+        let agent = payload
+            .str_any(&["agent_id", "agentId"])
+            .unwrap_or_else(|| "subagent".to_string());
+        return Some(TranscriptRead {
+            kind,
+            key: format!("{session}:{agent}"),
+            session,
+            location: Location::Given(path),
+        });
+    }
+    let location = wire::transcript_path(payload).map_or(Location::Discover, Location::Given);
+    Some(TranscriptRead {
+        kind,
+        key: session.clone(),
+        session,
+        location,
+    })
+}
