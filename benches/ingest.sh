@@ -25,6 +25,7 @@ LINES=${1:-1000000}
 RUNS=${2:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-$(mktemp -d /tmp/cmstore-bench.XXXXXX)}
+mkdir -p "$WORK"
 QUEUE="$WORK/queue.jsonl"
 TIME=/usr/bin/time
 
