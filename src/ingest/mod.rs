@@ -146,11 +146,10 @@ impl Stats {
     }
 }
 
-/// Path of the lock file that keeps a second ingester off `db`.
+/// Path of the lock file that keeps a second ingester off `db`: `<db>.ingest.lock`, beside the
+/// database file itself when `db` is a symlink ([`crate::lock::path_for`]).
 pub fn lock_path(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_os_string();
-    name.push(".ingest.lock");
-    PathBuf::from(name)
+    crate::lock::path_for(db, ".ingest.lock")
 }
 
 /// Takes the exclusive ingest lock of `db`; held until the returned file is dropped (or the

@@ -159,7 +159,8 @@ impl<'q> OldQueue<'q> {
         let id = FileId::of(&file.metadata()?);
         // Renaming over a symlink would replace the link itself: the user's layout (a queue
         // kept on another disk, say) would be gone, and the old file left behind with every
-        // line. The lock stays the configured path's: hooks take that one.
+        // line. The queue lock is the target's whatever the spelling (`lock_path`), as hooks
+        // take it.
         let target = crate::paths::resolve_link(queue)
             .with_context(|| format!("cannot resolve {}", queue.display()))?;
         // Only beside the extension's own queue file: a `.queue-offset` next to some other
