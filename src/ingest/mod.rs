@@ -19,8 +19,10 @@ use anyhow::Context;
 
 use crate::clock::now_ms;
 use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
+use crate::queue_line::parse::{parse_line, reject_key, RejectedBytes, FILE_START};
+use crate::queue_line::EventRow;
 use crate::store::checkpoint::Checkpointer;
-use crate::store::write::Advance;
+use crate::store::write::{Advance, Fate, Rejected};
 use crate::store::{self, Batch, SourceRow, Store};
 use lines::{BatchLines, Parsed};
 use source::{FileId, Verdict};
@@ -205,6 +207,58 @@ pub struct Ingester {
     /// Told about problems ingest recovered from (the caller prints them; by default they
     /// are dropped).
     on_warning: Box<dyn FnMut(Warning) + Send>,
+    /// The line a rejected line at the end of the last batch would follow, so that the next
+    /// batch need not read back for it.
+    anchor: Option<AnchorAt>,
+}
+
+/// The last line before a point of the queue that became an event: what a rejected line at
+/// that point is keyed by and goes with ([`crate::queue_line::parse::reject_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Anchor {
+    /// That line's event id, or [`FILE_START`] when no line before the point is an event.
+    id: String,
+    /// Its time, when it has one of its own.
+    ts: Option<i64>,
+    /// It was pruned (or is as old as what was): the rejected lines after it are too.
+    pruned: bool,
+    /// Lines rejected since it.
+    gap: u64,
+}
+
+impl Anchor {
+    fn file_start() -> Anchor {
+        Anchor {
+            id: FILE_START.to_string(),
+            ts: None,
+            pruned: false,
+            gap: 0,
+        }
+    }
+
+    /// The line `row` became `fate`: the lines after it follow it.
+    fn event(&mut self, row: &EventRow<'_>, fate: Fate) {
+        // Reused: no allocation per line.
+        self.id.clear();
+        self.id.push_str(&row.id);
+        self.ts = row.dated.then_some(row.ts);
+        self.pruned = fate == Fate::Pruned;
+        self.gap = 0;
+    }
+
+    /// The key of the next line, rejected.
+    fn next_reject(&mut self, bytes: RejectedBytes<'_>) -> String {
+        self.gap += 1;
+        reject_key(&self.id, self.gap, bytes)
+    }
+}
+
+/// Where an [`Anchor`] was: in source row `source`, for the point `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct AnchorAt {
+    source: i64,
+    offset: u64,
+    anchor: Anchor,
 }
 
 /// A problem ingest recovered from and went on: worth telling the user, not an error.
@@ -298,6 +352,8 @@ struct Written {
     end: u64,
     /// The next batch's lines, read ahead meanwhile.
     next: Option<ReadAhead>,
+    /// The line a rejected line at `end` would follow.
+    anchor: Anchor,
 }
 
 enum Outcome {
@@ -327,6 +383,7 @@ impl Ingester {
             held: None,
             idle_at: None,
             on_warning: Box::new(|_| {}),
+            anchor: None,
         }
     }
 
@@ -565,6 +622,12 @@ impl Ingester {
         };
         let written = self.write_lines(&mut batch, src, span, now, found.restarts == 0)?;
         if written.lines == 0 && found.unchanged() {
+            // Nothing written: the anchor read back still holds for the same point.
+            self.anchor = Some(AnchorAt {
+                source: src.id,
+                offset: written.end,
+                anchor: written.anchor,
+            });
             return Ok(Outcome::Idle);
         }
         let advance = Advance {
@@ -578,6 +641,11 @@ impl Ingester {
             lines: written.lines as i64,
         };
         let counts = batch.commit(src, &advance)?;
+        self.anchor = Some(AnchorAt {
+            source: src.id,
+            offset: written.end,
+            anchor: written.anchor,
+        });
         self.read_ahead = written.next;
         let bytes = written.end - start;
         if let Some(checkpointer) = &mut self.checkpointer {
@@ -673,6 +741,14 @@ impl Ingester {
             size,
         } = span;
         let batch_lines = self.options.batch_lines;
+        // Before the lines are read: reading back moves the file's position, which the reader
+        // (and the read-ahead, on the parse thread) rely on.
+        let mut anchor = match self.anchor.take() {
+            Some(at) if at.source == src.id && at.offset == start => at.anchor,
+            _ => self
+                .anchor_before(batch, file, start, now)
+                .with_context(|| format!("cannot read {}", self.path.display()))?,
+        };
         let mut reader = self
             .take_lines(file, id, src.id, start, size, may_reuse)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
@@ -680,14 +756,28 @@ impl Ingester {
         let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
             match parsed {
                 Parsed::Row { offset, row } => {
-                    batch.insert_event(&row, src.id, offset as i64)?;
+                    let fate = batch.insert_event(&row, src.id, offset as i64)?;
+                    anchor.event(&row, fate);
                 }
                 Parsed::Reject {
                     offset,
                     length,
                     reason,
                     prefix,
-                } => batch.reject(src, offset as i64, length as i64, reason.as_str(), prefix)?,
+                    bytes,
+                } => {
+                    let key = anchor.next_reject(bytes);
+                    let line = Rejected {
+                        offset: offset as i64,
+                        length: length as i64,
+                        reason: reason.as_str(),
+                        prefix,
+                        key: &key,
+                        line_ts: anchor.ts,
+                        after_pruned: anchor.pruned,
+                    };
+                    batch.reject(src, &line)?;
+                }
             }
             Ok(())
         };
@@ -734,7 +824,45 @@ impl Ingester {
             }
             end = reader.offset();
         }
-        Ok(Written { lines, end, next })
+        drop(write);
+        Ok(Written {
+            lines,
+            end,
+            next,
+            anchor,
+        })
+    }
+
+    /// The line a rejected line at `offset` follows, read back from `file`: the closest line
+    /// before it that is an event (how ingest parsed it then), and how many rejected lines
+    /// come between.
+    fn anchor_before(
+        &self,
+        batch: &Batch<'_>,
+        file: &File,
+        offset: u64,
+        now: i64,
+    ) -> anyhow::Result<Anchor> {
+        let mut anchor = Anchor::file_start();
+        let mut found = None;
+        source::lines_before(file, offset, self.options.max_line_bytes, |line| match line
+            .map(|bytes| parse_line(bytes, now))
+        {
+            Some(Ok(row)) => {
+                found = Some((row.id.into_owned(), row.ts, row.dated));
+                true
+            }
+            _ => {
+                anchor.gap += 1;
+                false
+            }
+        })?;
+        if let Some((id, ts, dated)) = found {
+            anchor.pruned = batch.is_pruned(&id, ts, dated)?;
+            anchor.ts = dated.then_some(ts);
+            anchor.id = id;
+        }
+        Ok(anchor)
     }
 
     /// Puts the lines of a batch that begins at `start` in `self.lines`: those read ahead

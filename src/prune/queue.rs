@@ -19,10 +19,13 @@
 //!    for the new file at offset = bytes of the kept ingested lines. *Crash between 3 and 4:
 //!    ingest sees a new inode and reads the new file from 0; every line in it is either already
 //!    stored (absorbed by `UNIQUE(id)`) or new. Nothing is lost; lines without an `id` are keyed
-//!    by a hash of their bytes, which did not change.*
+//!    by a hash of their bytes, which did not change, and rejected lines by the event line
+//!    before them, which stayed with them.*
 //!
-//! Lines beyond the committed offset are always kept, whatever their age. Lines whose age is
-//! unknown to ingest (rejects) are kept too: only what the store holds may leave the queue.
+//! Lines beyond the committed offset are always kept, whatever their age. Of the ingested
+//! ones, what leaves is what the store no longer holds ([`Sorter`]): lines older than the
+//! cutoff, and the rejected lines after a line that leaves (a rejected line goes with the event
+//! line before it; those before any event line stay). Lines without a time stay.
 //!
 //! The ContextManager extension tails the same queue and keeps its place as a byte offset in
 //! [`EXTENSION_OFFSET_FILE`] beside it, read when it starts. Right after the rename of step 3
@@ -44,6 +47,7 @@ use crate::clock::now_ms;
 use crate::ingest::source::{self, FileId, Verdict};
 use crate::paths::private_file_options;
 use crate::queue::append::{lock_queue, LOCK_WAIT};
+use crate::queue::read::DEFAULT_MAX_LINE_BYTES;
 use crate::queue_line::parse::parse_line;
 use crate::store::write::{active_source, Advance};
 use crate::store::{Batch, Store};
@@ -92,10 +96,42 @@ pub fn temp_path(queue: &Path) -> PathBuf {
     queue.with_file_name(name)
 }
 
-/// Age of the line as ingest stores it, `None` when ingest rejects the line.
-fn line_ts(line: &[u8]) -> Option<i64> {
-    // `now` only matters for lines without a timestamp: they count as new (kept).
-    parse_line(line, i64::MAX).ok().map(|row| row.ts)
+/// Which ingested lines leave the queue, line by line in queue order: the store's own rules,
+/// so that what leaves is exactly what prune deleted (or would) and a queue read again from
+/// its start brings nothing back.
+///
+/// - A line with a time of its own leaves when it is older than the cutoff.
+/// - A line without one stays.
+/// - A rejected line goes with the closest line before it that is an event (ingest keys and
+///   dates it by that line); one before any event line stays.
+struct Sorter {
+    cutoff_ms: i64,
+    /// Whether the last event line left; `None` before the first one.
+    last_event_left: Option<bool>,
+}
+
+impl Sorter {
+    fn new(_conn: &Connection, cutoff_ms: i64) -> anyhow::Result<Sorter> {
+        Ok(Sorter {
+            cutoff_ms,
+            last_event_left: None,
+        })
+    }
+
+    /// Whether `line` (newline excluded) leaves the queue.
+    fn leaves(&mut self, line: &[u8]) -> bool {
+        let row = match line.len() > DEFAULT_MAX_LINE_BYTES {
+            true => None,
+            // `now` only matters for lines without a time, which are not judged by it.
+            false => parse_line(line, i64::MAX).ok(),
+        };
+        let Some(row) = row else {
+            return self.last_event_left == Some(true);
+        };
+        let leaves = row.dated && row.ts < self.cutoff_ms;
+        self.last_event_left = Some(leaves);
+        leaves
+    }
 }
 
 /// Counts what [`compact`] would drop, changing nothing: ingested lines older than the cutoff.
@@ -104,9 +140,10 @@ pub fn count(conn: &Connection, queue: &Path, cutoff_ms: i64) -> anyhow::Result<
     let Some((file, offset)) = ingested_part(conn, queue)? else {
         return Ok((0, 0));
     };
+    let mut sorter = Sorter::new(conn, cutoff_ms)?;
     let mut dropped = (0, 0);
     for_each_line(&file, offset, |line| {
-        if line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms) {
+        if sorter.leaves(trim_newline(line)) {
             dropped.0 += 1;
             dropped.1 += line.len() as u64;
         }
@@ -123,7 +160,8 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
         return Ok(report);
     }
     let mut old = OldQueue::open(store, queue)?;
-    let mut copy = copy_unlocked(&mut old, cutoff_ms, &mut report)?;
+    let mut sorter = Sorter::new(&*store.conn()?, cutoff_ms)?;
+    let mut copy = copy_unlocked(&mut old, &mut sorter, &mut report)?;
     swap_in(&old, &mut copy, &mut report)?;
     let copied = copy.copied;
     report.tail_bytes = copied - old.offset;
@@ -194,7 +232,7 @@ struct NewCopy {
 /// the queue lock (hooks keep appending).
 fn copy_unlocked(
     old: &mut OldQueue<'_>,
-    cutoff_ms: i64,
+    sorter: &mut Sorter,
     report: &mut Compaction,
 ) -> anyhow::Result<NewCopy> {
     let temp = temp_path(&old.target);
@@ -207,7 +245,7 @@ fn copy_unlocked(
     let mut out = BufWriter::new(out);
     let mut line_start = 0;
     for_each_line(&old.file, old.offset, |line| {
-        let dropped = line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms);
+        let dropped = sorter.leaves(trim_newline(line));
         if let Some(place) = &mut old.extension {
             place.line(line_start, line.len() as u64, dropped);
         }

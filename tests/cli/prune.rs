@@ -443,6 +443,92 @@ fn a_crash_between_rename_and_source_update_loses_and_doubles_nothing() {
     assert_eq!(env.int("SELECT count(DISTINCT id) FROM events"), 23);
 }
 
+/// `lines` as queue bytes, each with its newline.
+fn joined(lines: &[&str]) -> Vec<u8> {
+    lines
+        .iter()
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect()
+}
+
+#[test]
+fn a_crash_between_rename_and_source_update_records_no_reject_twice() {
+    let env = TestEnv::new();
+    let (old, new) = (aged(6, "old", 10), aged(4, "new", 1));
+    env.append_raw(&joined(&[
+        "garbage before any event",
+        &old[0],
+        &old[1],
+        "garbage after an old line",
+        &old[2],
+        &old[3],
+        &old[4],
+        &old[5],
+        &new[0],
+        "garbage after a new line",
+        "garbage after a new line",
+        &new[1],
+        &new[2],
+        "[\"not an object\"]",
+        &new[3],
+    ]));
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 5);
+    // Compact, then put `sources` back as it was before step 4: a crash right after the
+    // rename leaves the old row live, and ingest takes the new file for another one.
+    let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    let rw = env.rw();
+    rw.execute_batch(
+        "DELETE FROM sources WHERE retired_at IS NULL;
+         UPDATE sources SET retired_at = NULL, retired_why = NULL WHERE retired_why = 'compacted';",
+    )
+    .unwrap();
+    drop(rw);
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("0 rows, 8 duplicates, 0 rejects"));
+    assert_eq!(
+        env.int("SELECT count(*) FROM rejects"),
+        4,
+        "one went with its old line"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 4);
+    assert_eq!(
+        removed(&report, "queue lines"),
+        7,
+        "the old lines and the garbage after one"
+    );
+}
+
+#[test]
+fn rejected_lines_go_with_the_line_before_them_and_do_not_come_back() {
+    let env = TestEnv::new();
+    let (old, new) = (aged(3, "old", 10), aged(2, "new", 1));
+    env.append_raw(&joined(&[
+        "garbage before any event",
+        &old[0],
+        &old[1],
+        "garbage after an old line",
+        &old[2],
+        &new[0],
+        "garbage after a new line",
+        &new[1],
+    ]));
+    env.ingest_once();
+    let report = prune(&env, &["--days", "7"]);
+    assert_eq!(removed(&report, "rejects"), 1, "{report}");
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM rejects"),
+        2,
+        "the old one stays pruned"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 2);
+}
+
 #[test]
 fn a_temp_file_left_by_a_crash_before_the_rename_is_overwritten() {
     let env = TestEnv::new();
