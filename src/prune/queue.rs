@@ -24,8 +24,9 @@
 //!
 //! Lines beyond the committed offset are always kept, whatever their age. Of the ingested
 //! ones, what leaves is what the store no longer holds ([`Sorter`]): lines older than the
-//! cutoff, and the rejected lines after a line that leaves (a rejected line goes with the event
-//! line before it; those before any event line stay). Lines without a time stay.
+//! cutoff, lines without a time whose event prune deleted, and the rejected lines after a line
+//! that leaves (a rejected line goes with the event line before it; those before any event line
+//! stay).
 //!
 //! The ContextManager extension tails the same queue and keeps its place as a byte offset in
 //! [`EXTENSION_OFFSET_FILE`] beside it, read when it starts. Right after the rename of step 3
@@ -35,6 +36,7 @@
 //! hence `docs/prune.md`'s advice to compact with VS Code closed. An offset that is missing,
 //! unreadable or past the end of the file is left as it is.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -101,20 +103,27 @@ pub fn temp_path(queue: &Path) -> PathBuf {
 /// its start brings nothing back.
 ///
 /// - A line with a time of its own leaves when it is older than the cutoff.
-/// - A line without one stays.
+/// - A line without one has the time of ingest in the store: it leaves once prune deleted its
+///   event, which `pruned_lines` remembers (its key is forgotten once the line is gone).
 /// - A rejected line goes with the closest line before it that is an event (ingest keys and
 ///   dates it by that line); one before any event line stays.
 struct Sorter {
     cutoff_ms: i64,
+    /// `pruned_lines` when compaction started.
+    pruned: HashSet<String>,
     /// Whether the last event line left; `None` before the first one.
     last_event_left: Option<bool>,
+    /// Keys of `pruned_lines` whose lines left.
+    forget: Vec<String>,
 }
 
 impl Sorter {
-    fn new(_conn: &Connection, cutoff_ms: i64) -> anyhow::Result<Sorter> {
+    fn new(conn: &Connection, cutoff_ms: i64) -> anyhow::Result<Sorter> {
         Ok(Sorter {
             cutoff_ms,
+            pruned: remembered_pruned(conn)?,
             last_event_left: None,
+            forget: Vec::new(),
         })
     }
 
@@ -128,10 +137,35 @@ impl Sorter {
         let Some(row) = row else {
             return self.last_event_left == Some(true);
         };
-        let leaves = row.dated && row.ts < self.cutoff_ms;
+        let pruned = self.pruned.contains(row.id.as_ref());
+        let leaves = match row.dated {
+            true => row.ts < self.cutoff_ms,
+            false => pruned,
+        };
+        if leaves && pruned {
+            self.forget.push(row.id.into_owned());
+        }
         self.last_event_left = Some(leaves);
         leaves
     }
+}
+
+/// The keys in `pruned_lines` (none in a database from before it, which a dry run does not
+/// upgrade).
+fn remembered_pruned(conn: &Connection) -> anyhow::Result<HashSet<String>> {
+    let exists: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'pruned_lines'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !exists {
+        return Ok(HashSet::new());
+    }
+    let mut stmt = conn.prepare("SELECT key FROM pruned_lines")?;
+    let keys = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(keys)
 }
 
 /// Counts what [`compact`] would drop, changing nothing: ingested lines older than the cutoff.
@@ -167,7 +201,13 @@ pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Co
     report.tail_bytes = copied - old.offset;
     move_extension_place(&old, copied, &mut report);
     carry_over_late_writes(&old, copied, &mut report)?;
-    record_new_source(store, queue, old.offset - report.dropped_bytes, &mut report)?;
+    record_new_source(
+        store,
+        queue,
+        old.offset - report.dropped_bytes,
+        &sorter.forget,
+        &mut report,
+    )?;
     Ok(report)
 }
 
@@ -362,11 +402,12 @@ fn carry_over_late_writes(
 }
 
 /// Step 4: in one transaction, the old source row retired and the new file's created, at the
-/// end of the kept ingested lines (`kept_bytes`).
+/// end of the kept ingested lines (`kept_bytes`), and the pruned lines that left forgotten.
 fn record_new_source(
     store: &Store,
     queue: &Path,
     kept_bytes: u64,
+    forget: &[String],
     report: &mut Compaction,
 ) -> anyhow::Result<()> {
     let new_file = File::open(queue).with_context(|| format!("cannot open {}", queue.display()))?;
@@ -380,6 +421,7 @@ fn record_new_source(
         batch.retire_source(&old, "compacted")?;
     }
     let fresh = batch.create_source(&key, new_id.device, new_id.inode)?;
+    batch.forget_pruned(forget)?;
     let advance = Advance {
         offset: kept_bytes as i64,
         marker: source::marker(&new_file, kept_bytes)?,

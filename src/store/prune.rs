@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Error;
+use crate::queue_line::parse::at_file_start;
 
 /// Rows deleted per transaction by default.
 pub const DEFAULT_BATCH_ROWS: usize = 2000;
@@ -92,6 +93,10 @@ const TARGETS: &[Target] = &[
 
 /// [`TARGETS`]' rejects before migration 0009 (a dry run does not upgrade the database).
 const OLD_REJECTS_BEFORE_0009: &str = "SELECT id FROM rejects WHERE ts < ?1";
+
+/// Remembers a pruned line that a queue may still hold and no time covers.
+const REMEMBER_PRUNED: &str = "INSERT INTO pruned_lines(key, pruned_at) VALUES (?1, ?2)
+     ON CONFLICT(key) DO NOTHING";
 
 const OLD_SESSIONS: &str = "SELECT session_id FROM sessions WHERE last_seen < ?1";
 
@@ -212,6 +217,7 @@ fn prune_batches(
             let size = pace.now;
             let (n, held) = timed(conn, report, t.table, |tx| match t.table {
                 "events" => delete_events(tx, &sql, cutoff_ms, size),
+                "rejects" => delete_rejects(tx, &sql, cutoff_ms, size),
                 _ => Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64),
             })?;
             pace.after(held);
@@ -288,25 +294,71 @@ fn prune_batches(
 /// them back. Whatever this deletes is covered by the watermark (ingest skips lines older than
 /// it), in the same transaction. Just past what was deleted, never the cutoff itself: a clock
 /// running ahead, or a cutoff of now, must not make ingest skip lines written afterwards that
-/// are newer than every event deleted.
+/// are newer than every event deleted. A line without a time of its own got the time of
+/// ingest (`ts = ingested_at`), which no watermark covers: its id is remembered in
+/// `pruned_lines` instead (a dated line that happens to have been ingested in the very
+/// millisecond it names is remembered too, which changes nothing).
 fn delete_events(
     tx: &rusqlite::Transaction<'_>,
     sql: &str,
     cutoff_ms: i64,
     size: i64,
 ) -> Result<u64, Error> {
-    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts"))?;
+    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts, ts = ingested_at, id"))?;
     let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
     let (mut n, mut newest) = (0, None);
+    let mut undated = Vec::new();
     while let Some(row) = rows.next()? {
         n += 1;
         newest = newest.max(Some(row.get::<_, i64>(0)?));
+        if row.get::<_, bool>(1)? {
+            undated.push(row.get::<_, String>(2)?);
+        }
     }
     drop(rows);
     if let Some(ts) = newest {
         tx.execute(RAISE_WATERMARK, [ts.saturating_add(1)])?;
     }
+    remember_pruned(tx, &undated)?;
     Ok(n)
+}
+
+/// One batch of old rejects. A rejected line goes with the event line before it (dated by it,
+/// skipped by ingest when it is); one before any event line of its file has only the time of
+/// ingest, so its key is remembered in `pruned_lines`.
+fn delete_rejects(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    cutoff_ms: i64,
+    size: i64,
+) -> Result<u64, Error> {
+    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING line_key"))?;
+    let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
+    let mut n = 0;
+    let mut at_start = Vec::new();
+    while let Some(row) = rows.next()? {
+        n += 1;
+        if let Some(key) = row.get::<_, Option<String>>(0)? {
+            if at_file_start(&key) {
+                at_start.push(key);
+            }
+        }
+    }
+    drop(rows);
+    remember_pruned(tx, &at_start)?;
+    Ok(n)
+}
+
+fn remember_pruned(tx: &rusqlite::Transaction<'_>, keys: &[String]) -> Result<(), Error> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let now = crate::clock::now_ms();
+    let mut remember = tx.prepare_cached(REMEMBER_PRUNED)?;
+    for key in keys {
+        remember.execute(rusqlite::params![key, now])?;
+    }
+    Ok(())
 }
 
 /// Runs `work` in one `BEGIN IMMEDIATE` transaction, counting it; returns its result and how

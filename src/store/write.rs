@@ -13,6 +13,7 @@ use rusqlite::{
 
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
+use crate::queue_line::parse::at_file_start;
 use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 
 /// Inserts one event row, unless its id is stored already.
@@ -256,9 +257,29 @@ impl<'c> Batch<'c> {
     }
 
     /// Whether prune deleted the line `id` (time `ts`, its own when `dated`): what a queue
-    /// read again must not bring back. Older than `meta.pruned_before`.
-    pub fn is_pruned(&self, _id: &str, ts: i64, _dated: bool) -> Result<bool, Error> {
-        Ok(ts < self.pruned_before)
+    /// read again must not bring back. Older than `meta.pruned_before`, or, for a line without
+    /// a time of its own (which no watermark covers), remembered in `pruned_lines`.
+    pub fn is_pruned(&self, id: &str, ts: i64, dated: bool) -> Result<bool, Error> {
+        Ok(ts < self.pruned_before || (!dated && self.remembered_pruned(id)?))
+    }
+
+    /// Whether `key` is in `pruned_lines`.
+    fn remembered_pruned(&self, key: &str) -> Result<bool, Error> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT 1 FROM pruned_lines WHERE key = ?1")?
+            .exists([key])?)
+    }
+
+    /// Forgets `keys` from `pruned_lines`: their lines left the queue (compaction).
+    pub fn forget_pruned(&self, keys: &[String]) -> Result<(), Error> {
+        let mut forget = self
+            .tx
+            .prepare_cached("DELETE FROM pruned_lines WHERE key = ?1")?;
+        for key in keys {
+            forget.execute([key])?;
+        }
+        Ok(())
     }
 
     /// Inserts one event; when it is new, also its derived rows and unknown counts.
@@ -390,9 +411,10 @@ impl<'c> Batch<'c> {
     }
 
     /// Records a line that could not become an event, unless it is recorded already (its
-    /// key), or was and prune deleted it: it went with the event line before it.
+    /// key), or was and prune deleted it: it went with the event line before it, or, before
+    /// any event line of its file, its key is remembered in `pruned_lines`.
     pub fn reject(&mut self, source: &SourceRow, line: &Rejected<'_>) -> Result<Fate, Error> {
-        if line.after_pruned {
+        if line.after_pruned || (at_file_start(line.key) && self.remembered_pruned(line.key)?) {
             self.counts.duplicates += 1;
             return Ok(Fate::Pruned);
         }

@@ -527,6 +527,75 @@ fn rejected_lines_go_with_the_line_before_them_and_do_not_come_back() {
         "the old one stays pruned"
     );
     assert_eq!(env.int("SELECT count(*) FROM events"), 2);
+
+    // Everything goes: the rejected line before any event line has only the time it was
+    // ingested, which no watermark covers, so its key is remembered instead.
+    let tomorrow = chrono::Utc::now() + chrono::Duration::days(1);
+    let tomorrow = tomorrow.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let report = prune(&env, &["--before", &tomorrow, "--compact-queue"]);
+    assert_eq!(removed(&report, "rejects"), 2, "{report}");
+    // The queue keeps what it cannot date: the rejected line at its start.
+    let queue = std::fs::read_to_string(env.queue()).unwrap();
+    assert_eq!(queue, "garbage before any event\n");
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM rejects"),
+        0,
+        "nothing came back"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+}
+
+#[test]
+fn lines_without_a_time_do_not_come_back_after_prune() {
+    let env = TestEnv::new();
+    // ContextManager's older lines and other producers' may carry no time at all: the store
+    // dates them by their ingest. One with an id, one keyed by the hash of its bytes.
+    let undated = [
+        r#"{"id":"u-1","hookType":"Notification","sessionId":"undated","message":"a"}"#,
+        r#"{"hookType":"Notification","sessionId":"undated","message":"b"}"#,
+    ];
+    let new = aged(3, "new", 1);
+    env.append_raw(&joined(&[
+        undated[0], &new[0], undated[1], &new[1], &new[2],
+    ]));
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'undated'"),
+        2
+    );
+    // Ten days on for them: prune deletes them.
+    env.rw()
+        .execute_batch(&format!(
+            "UPDATE events SET ts = ts - 10 * {DAY}, ingested_at = ingested_at - 10 * {DAY}
+              WHERE session_id = 'undated';
+             UPDATE sessions SET first_seen = first_seen - 10 * {DAY},
+                                 last_seen = last_seen - 10 * {DAY}
+              WHERE session_id = 'undated';"
+        ))
+        .unwrap();
+    let report = prune(&env, &["--days", "7"]);
+    assert_eq!(removed(&report, "events"), 2, "{report}");
+    // The queue read again from its start must not bring them back.
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'undated'"),
+        0,
+        "pruned lines without a time came back"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 3);
+    // Compaction lets them leave the queue, and the store forgets them.
+    let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    assert_eq!(removed(&report, "queue lines"), 2, "{report}");
+    assert!(read_lines(&env.queue())
+        .iter()
+        .all(|l| l["sessionId"] == "new"));
+    assert_eq!(env.int("SELECT count(*) FROM pruned_lines"), 0);
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM events"), 3);
 }
 
 #[test]
