@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context;
 
 use crate::clock::now_ms;
+use crate::queue::append::lock_queue;
 use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
 use crate::queue_line::parse::{parse_line, reject_key, RejectedBytes, FILE_START};
 use crate::queue_line::EventRow;
@@ -363,6 +364,21 @@ enum Outcome {
     Done(Stats),
 }
 
+/// What [`Ingester::find_source`] found.
+enum Found {
+    /// The row to continue.
+    Source(FoundSource),
+    /// A `stale` file (one kept open only to drain) is no longer what the store follows.
+    Stale,
+    /// The file is not the one the store follows, and the queue lock is not held.
+    NeedsLock,
+}
+
+/// How long a batch waits for the queue lock before reading a queue again from its start.
+/// Compaction holds it while it swaps the file and its `sources` row (milliseconds); past this,
+/// ingest goes on without it (a queue read again loses and doubles nothing, it only costs).
+pub const RESTART_LOCK_WAIT: Duration = Duration::from_secs(5);
+
 impl Ingester {
     /// An ingester of the queue at `path` into `store`.
     pub fn new(store: Store, path: &Path, options: Options) -> Ingester {
@@ -583,7 +599,22 @@ impl Ingester {
         stale: bool,
         conflicts: &mut u32,
     ) -> anyhow::Result<Outcome> {
-        match self.batch(file, id, stale) {
+        let outcome = match self.batch(file, id, stale, false) {
+            Ok(None) => {
+                // Outside any transaction: compaction waits for the database while it holds
+                // the queue lock. It replaces the queue and its `sources` row under that lock,
+                // so once it is ours, the store follows either the old file or the new one,
+                // never a renamed file without its row: a compacted queue is never taken for
+                // a replaced one and read again from its start.
+                let lock = lock_queue(&self.path, RESTART_LOCK_WAIT).ok().flatten();
+                let outcome = self.batch(file, id, stale, true);
+                drop(lock);
+                // Only a batch without the lock asks for it: `None` cannot come back.
+                outcome.map(|o| o.unwrap_or(Outcome::Done(Stats::default())))
+            }
+            other => other.map(|o| o.unwrap_or(Outcome::Done(Stats::default()))),
+        };
+        match outcome {
             Err(e) => match e.downcast_ref::<store::Error>() {
                 Some(store::Error::OffsetMoved { .. }) if *conflicts < 5 => {
                     // Someone else committed first; re-read the source and try again.
@@ -597,7 +628,16 @@ impl Ingester {
     }
 
     /// One transaction: identity check, up to `batch_lines` lines, compare-and-set.
-    fn batch(&mut self, file: &File, id: FileId, stale: bool) -> anyhow::Result<Outcome> {
+    /// `locked`: the queue lock is held, so the source may start over; without it, a file
+    /// that changed gives `None` and nothing is written (the caller takes the lock and asks
+    /// again).
+    fn batch(
+        &mut self,
+        file: &File,
+        id: FileId,
+        stale: bool,
+        locked: bool,
+    ) -> anyhow::Result<Option<Outcome>> {
         let now = now_ms();
         let mut conn = self.store.conn()?;
         self.prepare_wal(&conn)?;
@@ -606,13 +646,34 @@ impl Ingester {
         // ingester (one reaching the database by another path, past the lock) may have
         // committed lines beyond a size taken before, which would look like a truncation.
         let size = file.metadata()?.len();
-        let Some(found) = self.find_source(&batch, file, id, size, stale)? else {
-            return Ok(Outcome::Idle);
+        let found = match self.find_source(&batch, file, id, size, stale, locked)? {
+            Found::Source(found) => found,
+            Found::Stale => return Ok(Some(Outcome::Idle)),
+            Found::NeedsLock => return Ok(None),
         };
         let src = &found.row;
+        if found.restarts > 0 {
+            // Only the new row, while the queue lock is held (hooks wait for it): the lines
+            // come in the next batches, without it.
+            let advance = Advance {
+                offset: 0,
+                marker: None,
+                fingerprint: source::fingerprint(file)?,
+                size: size as i64,
+                lines: 0,
+            };
+            batch.commit(src, &advance)?;
+            self.read_ahead = None;
+            self.anchor = None;
+            return Ok(Some(Outcome::Done(Stats {
+                restarts: found.restarts,
+                batches: 1,
+                ..Stats::default()
+            })));
+        }
         let start = u64::try_from(src.offset).unwrap_or(0);
         if start >= size && found.unchanged() {
-            return Ok(Outcome::Idle);
+            return Ok(Some(Outcome::Idle));
         }
         let span = Span {
             file,
@@ -628,7 +689,7 @@ impl Ingester {
                 offset: written.end,
                 anchor: written.anchor,
             });
-            return Ok(Outcome::Idle);
+            return Ok(Some(Outcome::Idle));
         }
         let advance = Advance {
             offset: written.end as i64,
@@ -653,9 +714,9 @@ impl Ingester {
         }
         if written.lines == 0 && found.restarts == 0 {
             // Only the new source row was written; there is nothing more to read now.
-            return Ok(Outcome::Idle);
+            return Ok(Some(Outcome::Idle));
         }
-        Ok(Outcome::Done(Stats {
+        Ok(Some(Outcome::Done(Stats {
             restarts: found.restarts,
             lines: written.lines,
             bytes,
@@ -664,7 +725,7 @@ impl Ingester {
             rejects: counts.rejects,
             batches: 1,
             ..Stats::default()
-        }))
+        })))
     }
 
     /// Sets the WAL's limits for this batch (on every batch: the pool may hand out any of its
@@ -689,8 +750,7 @@ impl Ingester {
     }
 
     /// The source row this batch continues: the active one when it still follows this file,
-    /// else a new one (the old one retired). `None` when a `stale` file (one kept open only
-    /// to drain) is no longer what the store follows.
+    /// else, when `locked` (the queue lock is held), a new one (the old one retired).
     fn find_source(
         &self,
         batch: &Batch<'_>,
@@ -698,24 +758,26 @@ impl Ingester {
         id: FileId,
         size: u64,
         stale: bool,
-    ) -> anyhow::Result<Option<FoundSource>> {
+        locked: bool,
+    ) -> anyhow::Result<Found> {
         let (row, created) = match batch.active_source(&self.key)? {
             Some(row) => (row, false),
-            None if stale => return Ok(None),
+            None if stale => return Ok(Found::Stale),
             None => (batch.create_source(&self.key, id.device, id.inode)?, true),
         };
         let verdict = source::check(&row, id, size, file)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
         Ok(match verdict {
-            Verdict::Same => Some(FoundSource {
+            Verdict::Same => Found::Source(FoundSource {
                 row,
                 created,
                 restarts: 0,
             }),
-            Verdict::Changed(_) if stale => None,
+            Verdict::Changed(_) if stale => Found::Stale,
+            Verdict::Changed(_) if !locked => Found::NeedsLock,
             Verdict::Changed(why) => {
                 batch.retire_source(&row, why)?;
-                Some(FoundSource {
+                Found::Source(FoundSource {
                     row: batch.create_source(&self.key, id.device, id.inode)?,
                     created,
                     restarts: 1,
@@ -845,18 +907,21 @@ impl Ingester {
     ) -> anyhow::Result<Anchor> {
         let mut anchor = Anchor::file_start();
         let mut found = None;
-        source::lines_before(file, offset, self.options.max_line_bytes, |line| match line
-            .map(|bytes| parse_line(bytes, now))
-        {
-            Some(Ok(row)) => {
-                found = Some((row.id.into_owned(), row.ts, row.dated));
-                true
-            }
-            _ => {
-                anchor.gap += 1;
-                false
-            }
-        })?;
+        source::lines_before(
+            file,
+            offset,
+            self.options.max_line_bytes,
+            |_, line| match line.map(|bytes| parse_line(bytes, now)) {
+                Some(Ok(row)) => {
+                    found = Some((row.id.into_owned(), row.ts, row.dated));
+                    true
+                }
+                _ => {
+                    anchor.gap += 1;
+                    false
+                }
+            },
+        )?;
         if let Some((id, ts, dated)) = found {
             anchor.pruned = batch.is_pruned(&id, ts, dated)?;
             anchor.ts = dated.then_some(ts);

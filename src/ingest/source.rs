@@ -125,14 +125,14 @@ pub fn marker(mut file: &File, offset: u64) -> io::Result<Option<String>> {
 }
 
 /// The lines before `offset` (which is 0 or just after a newline), newest first: `f` gets each
-/// one's bytes (newline excluded), or `None` for a line over `max_line` bytes (not read), until
-/// it returns true or the file's start is reached. For the line a batch starts after; it moves
-/// the file's position.
+/// one's length and bytes (newline excluded; `None` for a line over `max_line` bytes, not
+/// read), until it returns true or the file's start is reached. For the line a batch starts
+/// after; it moves the file's position.
 pub fn lines_before(
     mut file: &File,
     offset: u64,
     max_line: usize,
-    mut f: impl FnMut(Option<&[u8]>) -> bool,
+    mut f: impl FnMut(u64, Option<&[u8]>) -> bool,
 ) -> io::Result<()> {
     const CHUNK: u64 = 64 * 1024;
     let mut end = offset;
@@ -174,7 +174,7 @@ pub fn lines_before(
             }
             Some(&line[..])
         };
-        if f(bytes) {
+        if f(length, bytes) {
             return Ok(());
         }
         end = start;
@@ -227,7 +227,12 @@ mod tests {
         let size = file.metadata().unwrap().len();
         let walk = |offset: u64, stop_after: usize| {
             let mut seen = Vec::new();
-            lines_before(&file, offset, 1024, |line| {
+            lines_before(&file, offset, 1024, |length, line| {
+                if let Some(line) = line {
+                    assert_eq!(line.len() as u64, length);
+                } else {
+                    assert_eq!(length, 70 * 1024);
+                }
                 seen.push(line.map(|l| String::from_utf8(l.to_vec()).unwrap()));
                 seen.len() == stop_after
             })

@@ -555,6 +555,72 @@ fn rejects_recorded_before_they_had_a_key_are_not_recorded_again_after_the_upgra
     assert_eq!(env.int("SELECT count(*) FROM rejects"), 4);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_queue_swapped_under_the_queue_lock_is_not_taken_for_a_replaced_one() {
+    use cmstore::ingest::source::{fingerprint, marker, FileId};
+    let env = TestEnv::new();
+    let old = lines(20);
+    env.append(&old);
+    env.ingest_once();
+    // Compaction's steps 3 and 4, played by the test: under the queue lock, a file without
+    // the first 5 lines (plus 3 new ones) renamed over the queue, then its `sources` row.
+    let lock = cmstore::queue::append::lock_queue(&env.queue(), Duration::ZERO)
+        .unwrap()
+        .expect("free lock");
+    let dropped: u64 = old[..5].iter().map(|l| l.len() as u64 + 1).sum();
+    let mut text: String = old[5..].iter().map(|l| format!("{l}\n")).collect();
+    text.extend(lines(3).iter().map(|l| format!("{l}\n")));
+    let temp = env.home().join("swap.tmp");
+    std::fs::write(&temp, &text).unwrap();
+    std::fs::rename(&temp, env.queue()).unwrap();
+    // An ingest meanwhile finds a file that is not the one the store follows: it waits for
+    // the lock instead of reading it again from its start.
+    let mut ingest = env
+        .std_cmd()
+        .args(["ingest", "--once"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        ingest.try_wait().unwrap().is_none(),
+        "ingest waits for the lock"
+    );
+    {
+        let store = cmstore::store::open(&env.db()).unwrap();
+        let mut conn = store.conn().unwrap();
+        let batch = cmstore::store::Batch::begin(&mut conn, 0).unwrap();
+        let key = env.queue().to_string_lossy().into_owned();
+        let live = batch.active_source(&key).unwrap().unwrap();
+        batch.retire_source(&live, "compacted").unwrap();
+        let file = std::fs::File::open(env.queue()).unwrap();
+        let meta = file.metadata().unwrap();
+        let id = FileId::of(&meta);
+        let fresh = batch.create_source(&key, id.device, id.inode).unwrap();
+        let offset = live.offset as u64 - dropped;
+        let advance = cmstore::store::write::Advance {
+            offset: offset as i64,
+            marker: marker(&file, offset).unwrap(),
+            fingerprint: fingerprint(&file).unwrap(),
+            size: meta.len() as i64,
+            lines: 15,
+        };
+        batch.commit(&fresh, &advance).unwrap();
+    }
+    drop(lock);
+    let out = ingest.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("3 lines, 3 rows, 0 duplicates"), "{stderr}");
+    assert!(!stderr.contains("read again"), "{stderr}");
+    assert_eq!(env.int(ROWS_EXACT), 23);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_at IS NOT NULL"),
+        1
+    );
+}
+
 #[test]
 fn legacy_contextmanager_and_vstack_lines_are_accepted_and_deduplicated_by_hash() {
     let env = TestEnv::new();
