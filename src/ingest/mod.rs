@@ -886,7 +886,6 @@ impl Ingester {
             }
             end = reader.offset();
         }
-        drop(write);
         Ok(Written {
             lines,
             end,

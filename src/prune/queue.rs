@@ -34,7 +34,7 @@
 //!    before them, which stayed with them.*
 //!
 //! Lines beyond the committed offset are always kept, whatever their age. Of the ingested
-//! ones, what leaves is what the store no longer holds ([`Sorter`]): lines older than the
+//! ones, what leaves is what the store no longer holds (`Sorter`): lines older than the
 //! cutoff, lines without a time whose event prune deleted, and the rejected lines after a line
 //! that leaves (a rejected line goes with the event line before it; those before any event line
 //! stay).
@@ -239,11 +239,13 @@ pub fn compact(
         sorter.keep_event_at = last_event_line(&old.file, old.offset)?;
     }
     let mut copy = copy_unlocked(&mut old, &mut sorter, &mut report)?;
-    swap_in(store, &old, &mut copy, &sorter.forget, &mut report)?;
+    let recorded = swap_in(store, &old, &mut copy, &sorter.forget, &mut report)?;
     let copied = copy.copied;
     report.tail_bytes = copied - old.offset;
     move_extension_place(&old, copied, &mut report);
+    // Whatever step 4 did: the new file is the queue now, and late bytes must reach it.
     carry_over_late_writes(&old, copied, &mut report)?;
+    recorded?;
     Ok(report)
 }
 
@@ -362,14 +364,15 @@ fn copy_unlocked(
 
 /// Steps 3 and 4: under the queue lock, the tail appended since step 2, the rename over the
 /// queue and the new file's `sources` row. Nothing changes (and the temp file goes) when the
-/// lock stays busy or the queue was replaced meanwhile.
+/// lock stays busy or the queue was replaced meanwhile. Once renamed, what step 4 gave: an
+/// error then still leaves the new file the queue (ingest reads it again from its start).
 fn swap_in(
     store: &Store,
     old: &OldQueue<'_>,
     copy: &mut NewCopy,
     forget: &[String],
     report: &mut Compaction,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<anyhow::Result<()>> {
     let Some(lock) = lock_queue(old.path, QUEUE_LOCK_WAIT)? else {
         let _ = std::fs::remove_file(&copy.temp);
         bail!(
@@ -410,7 +413,7 @@ fn swap_in(
     // The rename is atomic either way; syncing the directory only makes it durable, and hooks
     // may append to the new file meanwhile.
     sync_dir(&old.target);
-    recorded
+    Ok(recorded)
 }
 
 /// The extension's place, moved to the same line of the new file at once: the old offset
