@@ -3,10 +3,14 @@
 //! A lock file is never replaced (the files it guards may be, by rename: a lock on a replaced
 //! inode guards nothing). The lock is held while the returned [`File`] lives, and released by
 //! the system when the process dies, so a killed holder never blocks the next one.
+//!
+//! A lock file is named after the file it guards and sits beside it ([`path_for`]): beside the
+//! file itself, not beside a symlink to it, so that every spelling of one file (a link, its
+//! target, another link) takes the one lock.
 
 use std::fs::{File, TryLockError};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -17,6 +21,17 @@ const FIRST_PAUSE: Duration = Duration::from_micros(200);
 
 /// The longest pause between two tries: a lock freed meanwhile is taken within this long.
 const MAX_PAUSE: Duration = Duration::from_millis(20);
+
+/// The lock file that guards `file`: `<file><suffix>`, beside the file a symlink leads to when
+/// `file` is one ([`crate::paths::resolve_link`]: one `lstat`, and a `canonicalize` only for a
+/// link, so the hook's path stays cheap). A file that is not there yet, or a link that leads
+/// nowhere, gets the lock beside the path as given: there is nothing to replace yet.
+pub fn path_for(file: &Path, suffix: &str) -> PathBuf {
+    let file = crate::paths::resolve_link(file).unwrap_or_else(|_| file.to_path_buf());
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    file.with_file_name(name)
+}
 
 /// Opens (creating it, private) the lock file at `path` and takes its exclusive lock, trying
 /// again with back-off for at most `wait` (`Duration::ZERO`: a single try). `Ok(None)` when
@@ -64,6 +79,31 @@ pub fn is_held(path: &Path) -> io::Result<Option<bool>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_sits_beside_the_file_a_link_leads_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cmstore.db");
+        // Not there yet: beside the path as given.
+        assert_eq!(
+            path_for(&file, ".ingest.lock"),
+            dir.path().join("cmstore.db.ingest.lock")
+        );
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(
+            path_for(&file, ".ingest.lock"),
+            dir.path().join("cmstore.db.ingest.lock")
+        );
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.db");
+            std::os::unix::fs::symlink(&file, &link).unwrap();
+            let beside_target = std::fs::canonicalize(&file)
+                .unwrap()
+                .with_file_name("cmstore.db.ingest.lock");
+            assert_eq!(path_for(&link, ".ingest.lock"), beside_target);
+        }
+    }
 
     #[test]
     fn a_held_lock_is_waited_for_then_given_up() {

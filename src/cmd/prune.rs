@@ -3,9 +3,11 @@
 //! The retention comes from `--days`, else `--before`, else the configuration
 //! (`retention_days`, `CMSTORE_RETENTION_DAYS`; invalid or non-positive means 7, with a
 //! warning). Rows go in short batches ([`crate::store::prune`]); `--compact-queue` also rewrites
-//! the queue file ([`crate::prune::queue`]). `--dry-run` opens the database read-only and
-//! prints the same counts.
+//! the queue file ([`crate::prune::queue`]), beside a running `cmstore ingest` or not; it refuses
+//! (exit 3) before changing anything only while another compaction of the queue runs.
+//! `--dry-run` opens the database read-only and prints the same counts.
 
+use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -37,8 +39,8 @@ pub struct Args {
     /// Print what would be removed and change nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Also rewrite the queue file without its ingested lines older than the cutoff (needs
-    /// the ingest lock: stop `cmstore ingest` first)
+    /// Also rewrite the queue file without its ingested lines older than the cutoff (a
+    /// running `cmstore ingest` keeps going; docs/prune.md)
     #[arg(long)]
     pub compact_queue: bool,
     /// Most rows deleted per transaction (batches shrink when one holds the write lock over
@@ -51,6 +53,11 @@ pub struct Args {
 /// Runs `cmstore prune`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let (cutoff, why) = cutoff(paths, &args)?;
+    // Before anything changes: a second compaction of the queue refuses, and changes nothing.
+    let _compaction_lock = match args.compact_queue && !args.dry_run {
+        true => lock_compaction(paths)?,
+        false => None,
+    };
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -72,17 +79,21 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let _ingest_lock = lock_for_compaction(paths, args.compact_queue)?;
+    let ingest_lock = match args.compact_queue {
+        true => sole_ingester(paths)?,
+        false => None,
+    };
     let db_before = sizes(&paths.db);
     let store = store::open(&paths.db)
         .with_context(|| format!("cannot open database {}", paths.db.display()))?;
-    if args.compact_queue {
+    if ingest_lock.is_some() {
         drain_queue(&store, paths)?;
     }
     let report = prune_rows(&store, paths, cutoff, args.batch_rows)?;
     let compaction = if args.compact_queue {
+        let beside_ingest = ingest_lock.is_none();
         Some(
-            compact::compact(&store, &paths.queue, cutoff)
+            compact::compact(&store, &paths.queue, cutoff, beside_ingest)
                 .with_context(|| format!("cannot compact {}", paths.queue.display()))?,
         )
     } else {
@@ -168,28 +179,43 @@ fn dry_run(out: &mut dyn Write, paths: &Paths, args: &Args, cutoff: i64) -> anyh
     Ok(())
 }
 
-/// The ingest lock, when compacting: compaction must be the only ingester, while plain
-/// pruning runs beside ingest.
-fn lock_for_compaction(
-    paths: &Paths,
-    compact_queue: bool,
-) -> anyhow::Result<Option<ingest::IngestLock>> {
-    if !compact_queue {
+/// The compaction lock of the queue ([`compact::lock`]); a refusal (exit 3) while another
+/// `prune --compact-queue` holds it. `None` when the queue's directory is not there (nothing to
+/// compact).
+fn lock_compaction(paths: &Paths) -> anyhow::Result<Option<File>> {
+    if !crate::paths::dir_of(&paths.queue).is_dir() {
         return Ok(None);
     }
-    match ingest::lock(&paths.db, &paths.queue) {
-        Ok(lock) => Ok(Some(lock)),
-        Err(err @ ingest::Error::AlreadyRunning { .. }) => Err(Refused {
-            why: err.into(),
-            what: "stop it to use --compact-queue (nothing was changed)",
+    let lock = compact::lock_path(&paths.queue);
+    match compact::lock(&paths.queue) {
+        Ok(Some(file)) => Ok(Some(file)),
+        Ok(None) => Err(Refused {
+            why: anyhow::anyhow!(
+                "another `cmstore prune --compact-queue` is compacting {} (lock {})",
+                paths.queue.display(),
+                lock.display()
+            ),
+            what: "nothing was changed",
         }
         .into()),
+        Err(err) => Err(err).with_context(|| format!("cannot open {}", lock.display())),
+    }
+}
+
+/// The ingest lock when no `cmstore ingest` holds it: prune is then the one ingester, and
+/// drains the queue before compacting it. `None` while ingest runs: compaction goes on beside
+/// it, the two coordinating through the queue lock ([`compact::compact`]).
+fn sole_ingester(paths: &Paths) -> anyhow::Result<Option<ingest::IngestLock>> {
+    match ingest::lock(&paths.db, &paths.queue) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(ingest::Error::AlreadyRunning { .. }) => Ok(None),
         Err(err) => Err(err.into()),
     }
 }
 
 /// Ingests the whole queue: as the one ingester now, this puts the queue's old lines in the
-/// store (and so in what is pruned from it) before they leave the queue.
+/// store (and so in what is pruned from it) before they leave the queue. (Beside a running
+/// ingest, lines it has not read yet stay in the queue, whatever their age, until a later run.)
 fn drain_queue(store: &store::Store, paths: &Paths) -> anyhow::Result<()> {
     let mut ingester = ingest::Ingester::new(store.clone(), &paths.queue, Default::default());
     ingester.on_warning(|warning| eprintln!("cmstore prune: warning: {warning}"));

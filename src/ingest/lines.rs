@@ -16,7 +16,7 @@ use std::ops::Range;
 use std::sync::mpsc;
 
 use crate::queue::read::{Line, LineReader, PREFIX_BYTES};
-use crate::queue_line::parse::{parse_line, RejectReason};
+use crate::queue_line::parse::{parse_line, RejectReason, RejectedBytes};
 use crate::queue_line::EventRow;
 
 /// A batch holds at most this many bytes of lines, so that a run of long lines cannot make the
@@ -72,6 +72,8 @@ pub enum Parsed<'a> {
         reason: RejectReason,
         /// Its first bytes.
         prefix: &'a [u8],
+        /// What its key is made of ([`crate::queue_line::parse::reject_key`]).
+        bytes: RejectedBytes<'a>,
     },
 }
 
@@ -271,6 +273,7 @@ pub fn parse(line: Line<'_>, now_ms: i64) -> Parsed<'_> {
                 length: bytes.len() as u64,
                 reason,
                 prefix: &bytes[..bytes.len().min(PREFIX_BYTES)],
+                bytes: RejectedBytes::Whole(bytes),
             },
         },
         Line::TooLong {
@@ -282,6 +285,7 @@ pub fn parse(line: Line<'_>, now_ms: i64) -> Parsed<'_> {
             length,
             reason: RejectReason::TooLong,
             prefix,
+            bytes: RejectedBytes::Cut { prefix, length },
         },
     }
 }

@@ -18,9 +18,12 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context;
 
 use crate::clock::now_ms;
+use crate::queue::append::lock_queue;
 use crate::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
+use crate::queue_line::parse::{parse_line, reject_key, RejectedBytes, FILE_START};
+use crate::queue_line::EventRow;
 use crate::store::checkpoint::Checkpointer;
-use crate::store::write::Advance;
+use crate::store::write::{Advance, Fate, Rejected};
 use crate::store::{self, Batch, SourceRow, Store};
 use lines::{BatchLines, Parsed};
 use source::{FileId, Verdict};
@@ -146,11 +149,10 @@ impl Stats {
     }
 }
 
-/// Path of the lock file that keeps a second ingester off `db`.
+/// Path of the lock file that keeps a second ingester off `db`: `<db>.ingest.lock`, beside the
+/// database file itself when `db` is a symlink ([`crate::lock::path_for`]).
 pub fn lock_path(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_os_string();
-    name.push(".ingest.lock");
-    PathBuf::from(name)
+    crate::lock::path_for(db, ".ingest.lock")
 }
 
 /// Path of the file that says who holds the ingest lock of `db` ([`Holder`]). Not the lock
@@ -301,6 +303,58 @@ pub struct Ingester {
     /// Told about problems ingest recovered from (the caller prints them; by default they
     /// are dropped).
     on_warning: Box<dyn FnMut(Warning) + Send>,
+    /// The line a rejected line at the end of the last batch would follow, so that the next
+    /// batch need not read back for it.
+    anchor: Option<AnchorAt>,
+}
+
+/// The last line before a point of the queue that became an event: what a rejected line at
+/// that point is keyed by and goes with ([`crate::queue_line::parse::reject_key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Anchor {
+    /// That line's event id, or [`FILE_START`] when no line before the point is an event.
+    id: String,
+    /// Its time, when it has one of its own.
+    ts: Option<i64>,
+    /// It was pruned (or is as old as what was): the rejected lines after it are too.
+    pruned: bool,
+    /// Lines rejected since it.
+    gap: u64,
+}
+
+impl Anchor {
+    fn file_start() -> Anchor {
+        Anchor {
+            id: FILE_START.to_string(),
+            ts: None,
+            pruned: false,
+            gap: 0,
+        }
+    }
+
+    /// The line `row` became `fate`: the lines after it follow it.
+    fn event(&mut self, row: &EventRow<'_>, fate: Fate) {
+        // Reused: no allocation per line.
+        self.id.clear();
+        self.id.push_str(&row.id);
+        self.ts = row.dated.then_some(row.ts);
+        self.pruned = fate == Fate::Pruned;
+        self.gap = 0;
+    }
+
+    /// The key of the next line, rejected.
+    fn next_reject(&mut self, bytes: RejectedBytes<'_>) -> String {
+        self.gap += 1;
+        reject_key(&self.id, self.gap, bytes)
+    }
+}
+
+/// Where an [`Anchor`] was: in source row `source`, for the point `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct AnchorAt {
+    source: i64,
+    offset: u64,
+    anchor: Anchor,
 }
 
 /// A problem ingest recovered from and went on: worth telling the user, not an error.
@@ -394,6 +448,8 @@ struct Written {
     end: u64,
     /// The next batch's lines, read ahead meanwhile.
     next: Option<ReadAhead>,
+    /// The line a rejected line at `end` would follow.
+    anchor: Anchor,
 }
 
 enum Outcome {
@@ -402,6 +458,21 @@ enum Outcome {
     /// A batch committed.
     Done(Stats),
 }
+
+/// What [`Ingester::find_source`] found.
+enum Found {
+    /// The row to continue.
+    Source(FoundSource),
+    /// A `stale` file (one kept open only to drain) is no longer what the store follows.
+    Stale,
+    /// The file is not the one the store follows, and the queue lock is not held.
+    NeedsLock,
+}
+
+/// How long a batch waits for the queue lock before reading a queue again from its start.
+/// Compaction holds it while it swaps the file and its `sources` row (milliseconds); past this,
+/// ingest goes on without it (a queue read again loses and doubles nothing, it only costs).
+pub const RESTART_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 impl Ingester {
     /// An ingester of the queue at `path` into `store`.
@@ -423,6 +494,7 @@ impl Ingester {
             held: None,
             idle_at: None,
             on_warning: Box::new(|_| {}),
+            anchor: None,
         }
     }
 
@@ -622,7 +694,22 @@ impl Ingester {
         stale: bool,
         conflicts: &mut u32,
     ) -> anyhow::Result<Outcome> {
-        match self.batch(file, id, stale) {
+        let outcome = match self.batch(file, id, stale, false) {
+            Ok(None) => {
+                // Outside any transaction: compaction waits for the database while it holds
+                // the queue lock. It replaces the queue and its `sources` row under that lock,
+                // so once it is ours, the store follows either the old file or the new one,
+                // never a renamed file without its row: a compacted queue is never taken for
+                // a replaced one and read again from its start.
+                let lock = lock_queue(&self.path, RESTART_LOCK_WAIT).ok().flatten();
+                let outcome = self.batch(file, id, stale, true);
+                drop(lock);
+                // Only a batch without the lock asks for it: `None` cannot come back.
+                outcome.map(|o| o.unwrap_or(Outcome::Done(Stats::default())))
+            }
+            other => other.map(|o| o.unwrap_or(Outcome::Done(Stats::default()))),
+        };
+        match outcome {
             Err(e) => match e.downcast_ref::<store::Error>() {
                 Some(store::Error::OffsetMoved { .. }) if *conflicts < 5 => {
                     // Someone else committed first; re-read the source and try again.
@@ -636,7 +723,16 @@ impl Ingester {
     }
 
     /// One transaction: identity check, up to `batch_lines` lines, compare-and-set.
-    fn batch(&mut self, file: &File, id: FileId, stale: bool) -> anyhow::Result<Outcome> {
+    /// `locked`: the queue lock is held, so the source may start over; without it, a file
+    /// that changed gives `None` and nothing is written (the caller takes the lock and asks
+    /// again).
+    fn batch(
+        &mut self,
+        file: &File,
+        id: FileId,
+        stale: bool,
+        locked: bool,
+    ) -> anyhow::Result<Option<Outcome>> {
         let now = now_ms();
         let mut conn = self.store.conn()?;
         self.prepare_wal(&conn)?;
@@ -645,13 +741,34 @@ impl Ingester {
         // ingester (one reaching the database by another path, past the lock) may have
         // committed lines beyond a size taken before, which would look like a truncation.
         let size = file.metadata()?.len();
-        let Some(found) = self.find_source(&batch, file, id, size, stale)? else {
-            return Ok(Outcome::Idle);
+        let found = match self.find_source(&batch, file, id, size, stale, locked)? {
+            Found::Source(found) => found,
+            Found::Stale => return Ok(Some(Outcome::Idle)),
+            Found::NeedsLock => return Ok(None),
         };
         let src = &found.row;
+        if found.restarts > 0 {
+            // Only the new row, while the queue lock is held (hooks wait for it): the lines
+            // come in the next batches, without it.
+            let advance = Advance {
+                offset: 0,
+                marker: None,
+                fingerprint: source::fingerprint(file)?,
+                size: size as i64,
+                lines: 0,
+            };
+            batch.commit(src, &advance)?;
+            self.read_ahead = None;
+            self.anchor = None;
+            return Ok(Some(Outcome::Done(Stats {
+                restarts: found.restarts,
+                batches: 1,
+                ..Stats::default()
+            })));
+        }
         let start = u64::try_from(src.offset).unwrap_or(0);
         if start >= size && found.unchanged() {
-            return Ok(Outcome::Idle);
+            return Ok(Some(Outcome::Idle));
         }
         let span = Span {
             file,
@@ -661,7 +778,13 @@ impl Ingester {
         };
         let written = self.write_lines(&mut batch, src, span, now, found.restarts == 0)?;
         if written.lines == 0 && found.unchanged() {
-            return Ok(Outcome::Idle);
+            // Nothing written: the anchor read back still holds for the same point.
+            self.anchor = Some(AnchorAt {
+                source: src.id,
+                offset: written.end,
+                anchor: written.anchor,
+            });
+            return Ok(Some(Outcome::Idle));
         }
         let advance = Advance {
             offset: written.end as i64,
@@ -674,6 +797,11 @@ impl Ingester {
             lines: written.lines as i64,
         };
         let counts = batch.commit(src, &advance)?;
+        self.anchor = Some(AnchorAt {
+            source: src.id,
+            offset: written.end,
+            anchor: written.anchor,
+        });
         self.read_ahead = written.next;
         let bytes = written.end - start;
         if let Some(checkpointer) = &mut self.checkpointer {
@@ -681,9 +809,9 @@ impl Ingester {
         }
         if written.lines == 0 && found.restarts == 0 {
             // Only the new source row was written; there is nothing more to read now.
-            return Ok(Outcome::Idle);
+            return Ok(Some(Outcome::Idle));
         }
-        Ok(Outcome::Done(Stats {
+        Ok(Some(Outcome::Done(Stats {
             restarts: found.restarts,
             lines: written.lines,
             bytes,
@@ -692,7 +820,7 @@ impl Ingester {
             rejects: counts.rejects,
             batches: 1,
             ..Stats::default()
-        }))
+        })))
     }
 
     /// Sets the WAL's limits for this batch (on every batch: the pool may hand out any of its
@@ -717,8 +845,7 @@ impl Ingester {
     }
 
     /// The source row this batch continues: the active one when it still follows this file,
-    /// else a new one (the old one retired). `None` when a `stale` file (one kept open only
-    /// to drain) is no longer what the store follows.
+    /// else, when `locked` (the queue lock is held), a new one (the old one retired).
     fn find_source(
         &self,
         batch: &Batch<'_>,
@@ -726,24 +853,26 @@ impl Ingester {
         id: FileId,
         size: u64,
         stale: bool,
-    ) -> anyhow::Result<Option<FoundSource>> {
+        locked: bool,
+    ) -> anyhow::Result<Found> {
         let (row, created) = match batch.active_source(&self.key)? {
             Some(row) => (row, false),
-            None if stale => return Ok(None),
+            None if stale => return Ok(Found::Stale),
             None => (batch.create_source(&self.key, id.device, id.inode)?, true),
         };
         let verdict = source::check(&row, id, size, file)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
         Ok(match verdict {
-            Verdict::Same => Some(FoundSource {
+            Verdict::Same => Found::Source(FoundSource {
                 row,
                 created,
                 restarts: 0,
             }),
-            Verdict::Changed(_) if stale => None,
+            Verdict::Changed(_) if stale => Found::Stale,
+            Verdict::Changed(_) if !locked => Found::NeedsLock,
             Verdict::Changed(why) => {
                 batch.retire_source(&row, why)?;
-                Some(FoundSource {
+                Found::Source(FoundSource {
                     row: batch.create_source(&self.key, id.device, id.inode)?,
                     created,
                     restarts: 1,
@@ -769,6 +898,14 @@ impl Ingester {
             size,
         } = span;
         let batch_lines = self.options.batch_lines;
+        // Before the lines are read: reading back moves the file's position, which the reader
+        // (and the read-ahead, on the parse thread) rely on.
+        let mut anchor = match self.anchor.take() {
+            Some(at) if at.source == src.id && at.offset == start => at.anchor,
+            _ => self
+                .anchor_before(batch, file, start, now)
+                .with_context(|| format!("cannot read {}", self.path.display()))?,
+        };
         let mut reader = self
             .take_lines(file, id, src.id, start, size, may_reuse)
             .with_context(|| format!("cannot read {}", self.path.display()))?;
@@ -776,14 +913,28 @@ impl Ingester {
         let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
             match parsed {
                 Parsed::Row { offset, row } => {
-                    batch.insert_event(&row, src.id, offset as i64)?;
+                    let fate = batch.insert_event(&row, src.id, offset as i64)?;
+                    anchor.event(&row, fate);
                 }
                 Parsed::Reject {
                     offset,
                     length,
                     reason,
                     prefix,
-                } => batch.reject(src, offset as i64, length as i64, reason.as_str(), prefix)?,
+                    bytes,
+                } => {
+                    let key = anchor.next_reject(bytes);
+                    let line = Rejected {
+                        offset: offset as i64,
+                        length: length as i64,
+                        reason: reason.as_str(),
+                        prefix,
+                        key: &key,
+                        line_ts: anchor.ts,
+                        after_pruned: anchor.pruned,
+                    };
+                    batch.reject(src, &line)?;
+                }
             }
             Ok(())
         };
@@ -830,7 +981,47 @@ impl Ingester {
             }
             end = reader.offset();
         }
-        Ok(Written { lines, end, next })
+        Ok(Written {
+            lines,
+            end,
+            next,
+            anchor,
+        })
+    }
+
+    /// The line a rejected line at `offset` follows, read back from `file`: the closest line
+    /// before it that is an event (how ingest parsed it then), and how many rejected lines
+    /// come between.
+    fn anchor_before(
+        &self,
+        batch: &Batch<'_>,
+        file: &File,
+        offset: u64,
+        now: i64,
+    ) -> anyhow::Result<Anchor> {
+        let mut anchor = Anchor::file_start();
+        let mut found = None;
+        source::lines_before(
+            file,
+            offset,
+            self.options.max_line_bytes,
+            |_, line| match line.map(|bytes| parse_line(bytes, now)) {
+                Some(Ok(row)) => {
+                    found = Some((row.id.into_owned(), row.ts, row.dated));
+                    true
+                }
+                _ => {
+                    anchor.gap += 1;
+                    false
+                }
+            },
+        )?;
+        if let Some((id, ts, dated)) = found {
+            anchor.pruned = batch.is_pruned(&id, ts, dated)?;
+            anchor.ts = dated.then_some(ts);
+            anchor.id = id;
+        }
+        Ok(anchor)
     }
 
     /// Puts the lines of a batch that begins at `start` in `self.lines`: those read ahead

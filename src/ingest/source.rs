@@ -124,6 +124,64 @@ pub fn marker(mut file: &File, offset: u64) -> io::Result<Option<String>> {
     Ok(Some(hex(&Sha256::digest(&buf[..want]))))
 }
 
+/// The lines before `offset` (which is 0 or just after a newline), newest first: `f` gets each
+/// one's length and bytes (newline excluded; `None` for a line over `max_line` bytes, not
+/// read), until it returns true or the file's start is reached. For the line a batch starts
+/// after; it moves the file's position.
+pub fn lines_before(
+    mut file: &File,
+    offset: u64,
+    max_line: usize,
+    mut f: impl FnMut(u64, Option<&[u8]>) -> bool,
+) -> io::Result<()> {
+    const CHUNK: u64 = 64 * 1024;
+    let mut end = offset;
+    let mut chunk = Vec::new();
+    let mut line = Vec::new();
+    while end > 0 {
+        // The line ends with the newline at `end - 1`; it starts after the newline before it.
+        let newline = end - 1;
+        let mut start = 0;
+        let mut at = newline;
+        while at > 0 {
+            let from = at.saturating_sub(CHUNK);
+            chunk.resize((at - from) as usize, 0);
+            file.seek(SeekFrom::Start(from))?;
+            let n = read_full(file, &mut chunk)?;
+            if n < chunk.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the queue is shorter than its committed offset",
+                ));
+            }
+            if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+                start = from + i as u64 + 1;
+                break;
+            }
+            at = from;
+        }
+        let length = newline - start;
+        let bytes = if length > max_line as u64 {
+            None
+        } else {
+            line.resize(length as usize, 0);
+            file.seek(SeekFrom::Start(start))?;
+            if read_full(file, &mut line)? < line.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the queue is shorter than its committed offset",
+                ));
+            }
+            Some(&line[..])
+        };
+        if f(length, bytes) {
+            return Ok(());
+        }
+        end = start;
+    }
+    Ok(())
+}
+
 fn read_full(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
@@ -157,5 +215,37 @@ mod tests {
         assert_eq!(marker(&r, 0).unwrap(), None);
         assert_ne!(marker(&r, 8).unwrap(), marker(&r, 16).unwrap());
         assert_eq!(marker(&r, 1000).unwrap(), Some(String::new()));
+    }
+
+    #[test]
+    fn lines_before_an_offset_come_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q");
+        let long = "y".repeat(70 * 1024);
+        std::fs::write(&path, format!("a\n\n{long}\nbb\nccc\n")).unwrap();
+        let file = File::open(&path).unwrap();
+        let size = file.metadata().unwrap().len();
+        let walk = |offset: u64, stop_after: usize| {
+            let mut seen = Vec::new();
+            lines_before(&file, offset, 1024, |length, line| {
+                if let Some(line) = line {
+                    assert_eq!(line.len() as u64, length);
+                } else {
+                    assert_eq!(length, 70 * 1024);
+                }
+                seen.push(line.map(|l| String::from_utf8(l.to_vec()).unwrap()));
+                seen.len() == stop_after
+            })
+            .unwrap();
+            seen
+        };
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            walk(size, usize::MAX),
+            [some("ccc"), some("bb"), None, some(""), some("a")]
+        );
+        assert_eq!(walk(size, 2), [some("ccc"), some("bb")]);
+        assert_eq!(walk(2, usize::MAX), [some("a")]);
+        assert!(walk(0, usize::MAX).is_empty());
     }
 }

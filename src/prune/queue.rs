@@ -1,28 +1,43 @@
 //! Queue compaction: rewrite `hook-queue.jsonl` without the ingested lines older than a cutoff.
 //!
-//! The caller holds the ingest lock ([`crate::ingest::lock`]), so no ingester moves the offset
-//! meanwhile. Steps, and what a crash at each point leaves:
+//! The caller holds the compaction lock ([`lock`]), so compactions of one queue never overlap.
+//! It may hold the ingest lock ([`crate::ingest::lock`]) too, or a `cmstore ingest` may be
+//! running: then the two coordinate through the queue lock. Ingest starts a source over
+//! (retires its row, reads a file from 0) only while it holds that lock; compaction renames the
+//! new file over the queue *and* records it in `sources` while it holds it (steps 3 and 4). So
+//! ingest never sees the renamed file without its row, never takes it for a replaced file, and
+//! never reads it again from its start; until then it may go on in the old file, which step 4
+//! accounts for. Compaction waits for the database under the queue lock, ingest never waits for
+//! the queue lock inside a transaction: no deadlock. Steps, and what a crash at each point
+//! leaves:
 //!
 //! 1. Check that the store follows this very file (identity, as ingest checks it). `prune`
-//!    drains the queue into the store just before (it holds the ingest lock), so as much as
+//!    drains the queue into the store just before when it holds the ingest lock, so as much as
 //!    possible is ingested, and old lines are pruned from the store in the same run.
 //! 2. Copy the ingested lines to keep (age unknown or at/after the cutoff) into
 //!    `<queue>.compact.tmp` in the same directory (that of the file the queue path leads to,
 //!    when it is a symlink: the link stays), then the not-yet-ingested rest, and fsync
 //!    it, all without the queue lock: hooks keep appending. *Crash: a temp file is left, the queue is intact;
 //!    the next compaction overwrites the temp file.*
-//! 3. Take the queue lock (hooks wait for it, at most [`crate::queue::append::LOCK_WAIT`]), copy
-//!    the tail appended since step 2, fsync, rename the temp file over the queue, fsync the
-//!    directory, release. The lock is held only for the tail copy and the rename (milliseconds),
-//!    so no hook gives up waiting and appends to the old file.
-//! 4. In one transaction, retire the old source row (`retired_why = 'compacted'`) and create one
-//!    for the new file at offset = bytes of the kept ingested lines. *Crash between 3 and 4:
+//! 3. Take the queue lock (hooks wait for it, at most [`crate::queue::append::LOCK_WAIT`]), check
+//!    the queue and its `sources` row are still those of step 1, copy the tail appended since
+//!    step 2, fsync, rename the temp file over the queue. The lock is held only for the tail
+//!    copy, the rename and step 4 (milliseconds), so no hook gives up waiting and appends to the
+//!    old file.
+//! 4. Still under the lock, in one transaction, retire the old source row (`retired_why =
+//!    'compacted'`) and create one for the new file at the new place of what is ingested now
+//!    (the offset read in this transaction, less the dropped bytes); release, fsync the
+//!    directory. *Crash between 3 and 4:
 //!    ingest sees a new inode and reads the new file from 0; every line in it is either already
 //!    stored (absorbed by `UNIQUE(id)`) or new. Nothing is lost; lines without an `id` are keyed
-//!    by a hash of their bytes, which did not change.*
+//!    by a hash of their bytes, which did not change, and rejected lines by the event line
+//!    before them, which stayed with them.*
 //!
-//! Lines beyond the committed offset are always kept, whatever their age. Lines whose age is
-//! unknown to ingest (rejects) are kept too: only what the store holds may leave the queue.
+//! Lines beyond the committed offset are always kept, whatever their age. Of the ingested
+//! ones, what leaves is what the store no longer holds (`Sorter`): lines older than the
+//! cutoff, lines without a time whose event prune deleted, and the rejected lines after a line
+//! that leaves (a rejected line goes with the event line before it; those before any event line
+//! stay).
 //!
 //! The ContextManager extension tails the same queue and keeps its place as a byte offset in
 //! [`EXTENSION_OFFSET_FILE`] beside it, read when it starts. Right after the rename of step 3
@@ -32,6 +47,7 @@
 //! hence `docs/prune.md`'s advice to compact with VS Code closed. An offset that is missing,
 //! unreadable or past the end of the file is left as it is.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -44,8 +60,9 @@ use crate::clock::now_ms;
 use crate::ingest::source::{self, FileId, Verdict};
 use crate::paths::private_file_options;
 use crate::queue::append::{lock_queue, LOCK_WAIT};
+use crate::queue::read::DEFAULT_MAX_LINE_BYTES;
 use crate::queue_line::parse::parse_line;
-use crate::store::write::{active_source, Advance};
+use crate::store::write::{active_source, Advance, SourceRow};
 use crate::store::{Batch, Store};
 
 /// The ContextManager extension's place in the queue: a decimal byte offset, in a file of this
@@ -81,6 +98,19 @@ pub struct Compaction {
     pub extension_offset_error: Option<String>,
 }
 
+/// Path of the lock that keeps a second compaction off `queue` (the temporary file and the
+/// rename are one compaction's): `<queue>.compact.lock`, beside the file itself when `queue`
+/// is a symlink ([`crate::lock::path_for`]), as the temporary file is.
+pub fn lock_path(queue: &Path) -> PathBuf {
+    crate::lock::path_for(queue, ".compact.lock")
+}
+
+/// Takes the compaction lock of `queue` ([`lock_path`]), in one try: `Ok(None)` while another
+/// compaction holds it. Held until the returned file is dropped.
+pub fn lock(queue: &Path) -> io::Result<Option<File>> {
+    crate::lock::exclusive(&lock_path(queue), Duration::ZERO)
+}
+
 /// Path of the temporary file compaction writes next to `queue`.
 ///
 /// Not [`crate::paths::replace_file`], which writes bytes it is given at once: compaction
@@ -92,24 +122,95 @@ pub fn temp_path(queue: &Path) -> PathBuf {
     queue.with_file_name(name)
 }
 
-/// Age of the line as ingest stores it, `None` when ingest rejects the line.
-fn line_ts(line: &[u8]) -> Option<i64> {
-    // `now` only matters for lines without a timestamp: they count as new (kept).
-    parse_line(line, i64::MAX).ok().map(|row| row.ts)
+/// Which ingested lines leave the queue, line by line in queue order: the store's own rules,
+/// so that what leaves is exactly what prune deleted (or would) and a queue read again from
+/// its start brings nothing back.
+///
+/// - A line with a time of its own leaves when it is older than the cutoff.
+/// - A line without one has the time of ingest in the store: it leaves once prune deleted its
+///   event, which `pruned_lines` remembers (its key is forgotten once the line is gone).
+/// - A rejected line goes with the closest line before it that is an event (ingest keys and
+///   dates it by that line); one before any event line stays.
+struct Sorter {
+    cutoff_ms: i64,
+    /// `pruned_lines` when compaction started.
+    pruned: HashSet<String>,
+    /// Whether the last event line left; `None` before the first one.
+    last_event_left: Option<bool>,
+    /// Keys of `pruned_lines` whose lines left.
+    forget: Vec<String>,
+    /// The start of an event line that stays whatever its age.
+    keep_event_at: Option<u64>,
+}
+
+impl Sorter {
+    fn new(conn: &Connection, cutoff_ms: i64) -> anyhow::Result<Sorter> {
+        Ok(Sorter {
+            cutoff_ms,
+            pruned: remembered_pruned(conn)?,
+            last_event_left: None,
+            forget: Vec::new(),
+            keep_event_at: None,
+        })
+    }
+
+    /// Whether `line` (newline excluded), which starts at byte `start`, leaves the queue.
+    fn leaves(&mut self, start: u64, line: &[u8]) -> bool {
+        let row = match line.len() > DEFAULT_MAX_LINE_BYTES {
+            true => None,
+            // `now` only matters for lines without a time, which are not judged by it.
+            false => parse_line(line, i64::MAX).ok(),
+        };
+        let Some(row) = row else {
+            return self.last_event_left == Some(true);
+        };
+        let pruned = self.pruned.contains(row.id.as_ref());
+        let leaves = match row.dated {
+            true => row.ts < self.cutoff_ms,
+            false => pruned,
+        } && self.keep_event_at != Some(start);
+        if leaves && pruned {
+            self.forget.push(row.id.into_owned());
+        }
+        self.last_event_left = Some(leaves);
+        leaves
+    }
+}
+
+/// The keys in `pruned_lines` (none in a database from before it, which a dry run does not
+/// upgrade).
+fn remembered_pruned(conn: &Connection) -> anyhow::Result<HashSet<String>> {
+    let exists: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'pruned_lines'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !exists {
+        return Ok(HashSet::new());
+    }
+    let mut stmt = conn.prepare("SELECT key FROM pruned_lines")?;
+    let keys = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(keys)
 }
 
 /// Counts what [`compact`] would drop, changing nothing: ingested lines older than the cutoff.
 /// Returns `(lines, bytes)`; `conn` may be read-only.
 pub fn count(conn: &Connection, queue: &Path, cutoff_ms: i64) -> anyhow::Result<(u64, u64)> {
-    let Some((file, offset)) = ingested_part(conn, queue)? else {
+    let Some((file, source)) = ingested_part(conn, queue)? else {
         return Ok((0, 0));
     };
+    let offset = u64::try_from(source.offset).unwrap_or(0);
+    let mut sorter = Sorter::new(conn, cutoff_ms)?;
     let mut dropped = (0, 0);
+    let mut start = 0;
     for_each_line(&file, offset, |line| {
-        if line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms) {
+        if sorter.leaves(start, trim_newline(line)) {
             dropped.0 += 1;
             dropped.1 += line.len() as u64;
         }
+        start += line.len() as u64;
         Ok(())
     })?;
     Ok(dropped)
@@ -117,20 +218,47 @@ pub fn count(conn: &Connection, queue: &Path, cutoff_ms: i64) -> anyhow::Result<
 
 /// Rewrites `queue` without the ingested lines older than `cutoff_ms` (see the module docs).
 /// The caller must hold the ingest lock of `store`.
-pub fn compact(store: &Store, queue: &Path, cutoff_ms: i64) -> anyhow::Result<Compaction> {
+///
+/// `beside_ingest`: a `cmstore ingest` may be running (the caller could not take the ingest
+/// lock). Compaction then coordinates with it through the queue lock (see the module docs)
+/// and keeps the last ingested event line, whatever its age, so that a rejected line that
+/// ingest records after it from the old file keeps its key in the new one.
+pub fn compact(
+    store: &Store,
+    queue: &Path,
+    cutoff_ms: i64,
+    beside_ingest: bool,
+) -> anyhow::Result<Compaction> {
     let mut report = Compaction::default();
     if !queue.exists() {
         return Ok(report);
     }
     let mut old = OldQueue::open(store, queue)?;
-    let mut copy = copy_unlocked(&mut old, cutoff_ms, &mut report)?;
-    swap_in(&old, &mut copy, &mut report)?;
+    let mut sorter = Sorter::new(&*store.conn()?, cutoff_ms)?;
+    if beside_ingest {
+        sorter.keep_event_at = last_event_line(&old.file, old.offset)?;
+    }
+    let mut copy = copy_unlocked(&mut old, &mut sorter, &mut report)?;
+    let recorded = swap_in(store, &old, &mut copy, &sorter.forget, &mut report)?;
     let copied = copy.copied;
     report.tail_bytes = copied - old.offset;
     move_extension_place(&old, copied, &mut report);
+    // Whatever step 4 did: the new file is the queue now, and late bytes must reach it.
     carry_over_late_writes(&old, copied, &mut report)?;
-    record_new_source(store, queue, old.offset - report.dropped_bytes, &mut report)?;
+    recorded?;
     Ok(report)
+}
+
+/// Where the last line before `offset` that is an event starts, if any.
+fn last_event_line(file: &File, offset: u64) -> anyhow::Result<Option<u64>> {
+    let mut start = offset;
+    let mut found = false;
+    source::lines_before(file, offset, DEFAULT_MAX_LINE_BYTES, |length, line| {
+        start -= length + 1;
+        found = line.is_some_and(|bytes| parse_line(bytes, i64::MAX).is_ok());
+        found
+    })?;
+    Ok(found.then_some(start))
 }
 
 /// The queue as the store follows it, before compaction (step 1).
@@ -141,7 +269,9 @@ struct OldQueue<'q> {
     target: PathBuf,
     file: File,
     id: FileId,
-    /// The committed offset: the end of what is ingested.
+    /// The `sources` row that follows it, as it was when compaction started.
+    source: SourceRow,
+    /// The committed offset then: the end of what is known ingested.
     offset: u64,
     /// The extension's place in this file, when it keeps one beside it.
     extension: Option<ExtensionPlace>,
@@ -150,7 +280,7 @@ struct OldQueue<'q> {
 
 impl<'q> OldQueue<'q> {
     fn open(store: &Store, queue: &'q Path) -> anyhow::Result<OldQueue<'q>> {
-        let Some((file, offset)) = ingested_part(&*store.conn()?, queue)? else {
+        let Some((file, source)) = ingested_part(&*store.conn()?, queue)? else {
             bail!(
                 "{} is not ingested up to a known offset (new or replaced); run `cmstore ingest --once` first",
                 queue.display()
@@ -159,7 +289,8 @@ impl<'q> OldQueue<'q> {
         let id = FileId::of(&file.metadata()?);
         // Renaming over a symlink would replace the link itself: the user's layout (a queue
         // kept on another disk, say) would be gone, and the old file left behind with every
-        // line. The lock stays the configured path's: hooks take that one.
+        // line. The queue lock is the target's whatever the spelling (`lock_path`), as hooks
+        // take it.
         let target = crate::paths::resolve_link(queue)
             .with_context(|| format!("cannot resolve {}", queue.display()))?;
         // Only beside the extension's own queue file: a `.queue-offset` next to some other
@@ -174,7 +305,8 @@ impl<'q> OldQueue<'q> {
             target,
             file,
             id,
-            offset,
+            offset: u64::try_from(source.offset).unwrap_or(0),
+            source,
             extension,
             extension_file,
         })
@@ -193,7 +325,7 @@ struct NewCopy {
 /// the queue lock (hooks keep appending).
 fn copy_unlocked(
     old: &mut OldQueue<'_>,
-    cutoff_ms: i64,
+    sorter: &mut Sorter,
     report: &mut Compaction,
 ) -> anyhow::Result<NewCopy> {
     let temp = temp_path(&old.target);
@@ -206,7 +338,7 @@ fn copy_unlocked(
     let mut out = BufWriter::new(out);
     let mut line_start = 0;
     for_each_line(&old.file, old.offset, |line| {
-        let dropped = line_ts(trim_newline(line)).is_some_and(|ts| ts < cutoff_ms);
+        let dropped = sorter.leaves(line_start, trim_newline(line));
         if let Some(place) = &mut old.extension {
             place.line(line_start, line.len() as u64, dropped);
         }
@@ -230,10 +362,17 @@ fn copy_unlocked(
     Ok(NewCopy { temp, out, copied })
 }
 
-/// Step 3: under the queue lock, the tail appended since step 2, then the rename over the
-/// queue. Nothing changes (and the temp file goes) when the lock stays busy or the queue was
-/// replaced meanwhile.
-fn swap_in(old: &OldQueue<'_>, copy: &mut NewCopy, report: &mut Compaction) -> anyhow::Result<()> {
+/// Steps 3 and 4: under the queue lock, the tail appended since step 2, the rename over the
+/// queue and the new file's `sources` row. Nothing changes (and the temp file goes) when the
+/// lock stays busy or the queue was replaced meanwhile. Once renamed, what step 4 gave: an
+/// error then still leaves the new file the queue (ingest reads it again from its start).
+fn swap_in(
+    store: &Store,
+    old: &OldQueue<'_>,
+    copy: &mut NewCopy,
+    forget: &[String],
+    report: &mut Compaction,
+) -> anyhow::Result<anyhow::Result<()>> {
     let Some(lock) = lock_queue(old.path, QUEUE_LOCK_WAIT)? else {
         let _ = std::fs::remove_file(&copy.temp);
         bail!(
@@ -244,7 +383,9 @@ fn swap_in(old: &OldQueue<'_>, copy: &mut NewCopy, report: &mut Compaction) -> a
     };
     let held = Instant::now();
     let now_id = std::fs::metadata(old.path).map(|m| FileId::of(&m)).ok();
-    if now_id != Some(old.id) {
+    // Ingest starts a source over only under this lock, so the row cannot change from here on.
+    let followed = active_source(&*store.conn()?, &source_key(old.path))?;
+    if now_id != Some(old.id) || followed.map(|row| row.id) != Some(old.source.id) {
         drop(lock);
         let _ = std::fs::remove_file(&copy.temp);
         bail!(
@@ -265,12 +406,14 @@ fn swap_in(old: &OldQueue<'_>, copy: &mut NewCopy, report: &mut Compaction) -> a
             old.target.display()
         )
     })?;
+    // Still under the lock: an ingester that finds the new file waits for its row.
+    let recorded = record_new_source(store, old, copy.copied, forget, report);
     drop(lock);
     report.lock_held = held.elapsed();
     // The rename is atomic either way; syncing the directory only makes it durable, and hooks
     // may append to the new file meanwhile.
     sync_dir(&old.target);
-    Ok(())
+    Ok(recorded)
 }
 
 /// The extension's place, moved to the same line of the new file at once: the old offset
@@ -323,13 +466,17 @@ fn carry_over_late_writes(
 }
 
 /// Step 4: in one transaction, the old source row retired and the new file's created, at the
-/// end of the kept ingested lines (`kept_bytes`).
+/// place in it of what is ingested now (ingest may have gone on in the old file meanwhile: the
+/// bytes after the old offset were copied as they were, `dropped_bytes` earlier), and the
+/// pruned lines that left forgotten. `copied`: the bytes of the old file the new one holds.
 fn record_new_source(
     store: &Store,
-    queue: &Path,
-    kept_bytes: u64,
+    old: &OldQueue<'_>,
+    copied: u64,
+    forget: &[String],
     report: &mut Compaction,
 ) -> anyhow::Result<()> {
+    let queue = old.path;
     let new_file = File::open(queue).with_context(|| format!("cannot open {}", queue.display()))?;
     let new_meta = new_file.metadata()?;
     let new_id = FileId::of(&new_meta);
@@ -337,16 +484,37 @@ fn record_new_source(
     let key = source_key(queue);
     let mut conn = store.conn()?;
     let batch = Batch::begin(&mut conn, now_ms())?;
-    if let Some(old) = batch.active_source(&key)? {
-        batch.retire_source(&old, "compacted")?;
-    }
+    let Some(live) = batch
+        .active_source(&key)?
+        .filter(|row| row.id == old.source.id)
+    else {
+        bail!(
+            "{} is followed by another sources row than when compaction started; \
+             ingest will read the compacted file again from its start (nothing lost)",
+            queue.display()
+        );
+    };
+    let live_offset = u64::try_from(live.offset).unwrap_or(0);
+    // Lines ingested from the old file since step 1 are where they were, `dropped_bytes`
+    // earlier. Past `copied` (a late writer's bytes, carried over to the end later) the old
+    // offset is the place known to be a line's start: what follows is read again.
+    let (ingested, lines) = match live_offset <= copied {
+        true => (
+            live_offset,
+            report.kept_lines as i64 + (live.lines - old.source.lines),
+        ),
+        false => (old.offset, report.kept_lines as i64),
+    };
+    let kept_bytes = ingested - report.dropped_bytes;
+    batch.retire_source(&live, "compacted")?;
     let fresh = batch.create_source(&key, new_id.device, new_id.inode)?;
+    batch.forget_pruned(forget)?;
     let advance = Advance {
         offset: kept_bytes as i64,
         marker: source::marker(&new_file, kept_bytes)?,
         fingerprint: source::fingerprint(&new_file)?,
         size: report.new_size as i64,
-        lines: report.kept_lines as i64,
+        lines,
     };
     batch
         .commit(&fresh, &advance)
@@ -405,8 +573,8 @@ fn source_key(queue: &Path) -> String {
         .into_owned()
 }
 
-/// The open queue and its committed offset, when the store follows this very file.
-fn ingested_part(conn: &Connection, queue: &Path) -> anyhow::Result<Option<(File, u64)>> {
+/// The open queue and the `sources` row that follows it, when the store follows this very file.
+fn ingested_part(conn: &Connection, queue: &Path) -> anyhow::Result<Option<(File, SourceRow)>> {
     let file = match File::open(queue) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -420,7 +588,7 @@ fn ingested_part(conn: &Connection, queue: &Path) -> anyhow::Result<Option<(File
     if source::check(&src, FileId::of(&meta), meta.len(), &file)? != Verdict::Same {
         return Ok(None);
     }
-    Ok(Some((file, u64::try_from(src.offset).unwrap_or(0))))
+    Ok(Some((file, src)))
 }
 
 /// Calls `f` with each line (newline included) of the first `end` bytes of `file`.

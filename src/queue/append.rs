@@ -39,11 +39,11 @@ pub struct AppendReport {
     pub locked: bool,
 }
 
-/// Path of the lock file that guards `queue`.
+/// Path of the lock file that guards `queue`: `<queue>.lock` beside the queue file itself, so
+/// that capture, ingest and compaction take one lock whichever spelling of the queue each was
+/// given (a symlink or its target; [`crate::lock::path_for`]).
 pub fn lock_path(queue: &Path) -> PathBuf {
-    let mut name = queue.file_name().unwrap_or_default().to_os_string();
-    name.push(".lock");
-    queue.with_file_name(name)
+    crate::lock::path_for(queue, ".lock")
 }
 
 /// Opens (creating, private) the lock file for `queue` and takes its exclusive lock, waiting at
@@ -178,6 +178,39 @@ mod tests {
         std::os::unix::fs::symlink("/dev/full", &queue).unwrap();
         let err = append_lines(&queue, &["{}".into()]).unwrap_err();
         assert!(matches!(err, AppendError::Write { .. }), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn two_spellings_of_one_queue_take_one_lock() {
+        // The queue kept elsewhere and linked from the home directory: capture configured
+        // with the link and prune with the target (or the other way round) must exclude each
+        // other, or a hook can append to the inode compaction is renaming away.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+        let real = dir.path().join("elsewhere").join("queue.jsonl");
+        std::fs::write(&real, "").unwrap();
+        let link = dir.path().join("hook-queue.jsonl");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        for (first, second) in [(&link, &real), (&real, &link)] {
+            let held = lock_queue(first, Duration::ZERO)
+                .unwrap()
+                .expect("free lock");
+            assert!(
+                lock_queue(second, Duration::ZERO).unwrap().is_none(),
+                "{} takes the lock {} holds",
+                second.display(),
+                first.display()
+            );
+            drop(held);
+        }
+        // The lock file sits beside the file itself, not beside the link.
+        assert!(!dir.path().join("hook-queue.jsonl.lock").exists());
+        assert!(dir
+            .path()
+            .join("elsewhere")
+            .join("queue.jsonl.lock")
+            .exists());
     }
 
     #[test]

@@ -269,6 +269,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
     EventRow {
         id: Cow::Owned(row.id.into_owned()),
         ts: row.ts,
+        dated: row.dated,
         hook_type: own(row.hook_type),
         kind: row.kind,
         event: own(row.event),
@@ -297,12 +298,12 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
 }
 
 fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
-    let ts = raw
+    let dated = raw
         .timestamp
         .as_ref()
         .or(raw.ts.as_ref())
-        .and_then(timestamp_ms)
-        .unwrap_or(now_ms);
+        .and_then(timestamp_ms);
+    let ts = dated.unwrap_or(now_ms);
     let event = raw.event.and_then(Loose::into_str);
     let hook_type = pick(raw.hook_type, raw.hook_type_s).or_else(|| {
         // vstack records and raw payloads name the event instead; map it when it is canonical.
@@ -354,6 +355,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
     EventRow {
         id,
         ts,
+        dated: dated.is_some(),
         hook_type,
         kind,
         event,
@@ -411,6 +413,49 @@ pub fn line_key(bytes: &[u8]) -> String {
     format!("sha256:{}", hex(&Sha256::digest(bytes)))
 }
 
+/// What a rejected line is, for its key: the line's bytes, or, for a line too long to be read
+/// whole, its first bytes and its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectedBytes<'a> {
+    /// The whole line, newline excluded.
+    Whole(&'a [u8]),
+    /// The first bytes of a line of `length` bytes.
+    Cut {
+        /// Its first bytes.
+        prefix: &'a [u8],
+        /// Its length, newline excluded.
+        length: u64,
+    },
+}
+
+/// The anchor of a rejected line at the start of its file, before any line that became an event.
+pub const FILE_START: &str = "^";
+
+/// True when `key` (a [`reject_key`]) is that of a rejected line before any event line of its
+/// file: no line's time covers it.
+pub fn at_file_start(key: &str) -> bool {
+    key.strip_prefix(FILE_START)
+        .is_some_and(|rest| rest.starts_with('#'))
+}
+
+/// The dedup key of a rejected line (`rejects.line_key`): where it is and what it is.
+///
+/// `anchor` is the `id` of the closest line before it that became an event ([`FILE_START`] when
+/// there is none), `gap` how many lines after that one it comes (1: right after), and then a
+/// hash of its bytes: `<anchor>#<gap>:<hex>`, or `<anchor>#<gap>:<hex>/<length>` for a line too
+/// long to be read whole (the hash is of its first bytes). A file read again from its start
+/// (replaced, rotated back, remounted, compacted) gives each rejected line the key it had, as
+/// long as the line before it that is an event is still there; two equal garbage lines in two
+/// places get two keys.
+pub fn reject_key(anchor: &str, gap: u64, bytes: RejectedBytes<'_>) -> String {
+    match bytes {
+        RejectedBytes::Whole(line) => format!("{anchor}#{gap}:{}", hex(&Sha256::digest(line))),
+        RejectedBytes::Cut { prefix, length } => {
+            format!("{anchor}#{gap}:{}/{length}", hex(&Sha256::digest(prefix)))
+        }
+    }
+}
+
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
@@ -441,6 +486,7 @@ mod tests {
         let row = parse_line(line.as_bytes(), 5).unwrap();
         assert_eq!(row.id, e.id.as_str());
         assert_eq!(row.ts, 1_700_000_000_123);
+        assert!(row.dated);
         assert_eq!(row.kind, Some(HookType::PostToolUse));
         assert_eq!(row.session_id.as_deref(), Some("s1"));
         assert_eq!(row.tool_name.as_deref(), Some("bash"));
@@ -452,6 +498,39 @@ mod tests {
         assert_eq!(row.entry, line);
         assert_eq!(row.unknown, [None; 5]);
         assert!(matches!(row.id, Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_line_without_a_time_is_dated_by_ingest_and_says_so() {
+        let row = parse_line(br#"{"hookType":"Stop","id":"x"}"#, 77).unwrap();
+        assert_eq!((row.ts, row.dated), (77, false));
+        let row = parse_line(br#"{"hookType":"Stop","ts":5}"#, 77).unwrap();
+        assert_eq!((row.ts, row.dated), (5, true));
+        let row = parse_line(br#"{"timestamp":"soon"}"#, 77).unwrap();
+        assert_eq!(
+            (row.ts, row.dated),
+            (77, false),
+            "an unreadable time is no time"
+        );
+    }
+
+    #[test]
+    fn a_rejected_line_is_keyed_by_its_place_and_its_bytes() {
+        let key = reject_key("e1", 2, RejectedBytes::Whole(b"garbage"));
+        assert!(key.starts_with("e1#2:"), "{key}");
+        assert_eq!(key.len(), "e1#2:".len() + 64);
+        assert_ne!(key, reject_key("e1", 3, RejectedBytes::Whole(b"garbage")));
+        assert_ne!(key, reject_key("e2", 2, RejectedBytes::Whole(b"garbage")));
+        assert_ne!(key, reject_key("e1", 2, RejectedBytes::Whole(b"garbagf")));
+        let cut = reject_key(
+            FILE_START,
+            1,
+            RejectedBytes::Cut {
+                prefix: b"xx",
+                length: 9000,
+            },
+        );
+        assert!(cut.starts_with("^#1:") && cut.ends_with("/9000"), "{cut}");
     }
 
     #[test]

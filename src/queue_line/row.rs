@@ -27,6 +27,9 @@ pub struct EventRow<'a> {
     pub id: Cow<'a, str>,
     /// Epoch milliseconds.
     pub ts: i64,
+    /// True when `ts` comes from the line (`timestamp` or `ts`); false when the line carries
+    /// no time and `ts` is the time of ingest.
+    pub dated: bool,
     /// `hookType`, else the canonical name of `event`, else the raw `event`.
     pub hook_type: Option<Cow<'a, str>>,
     /// `hook_type` when it is one of the canonical types.

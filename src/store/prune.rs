@@ -6,7 +6,8 @@
 //! pruned is ever read again from the queue.
 //!
 //! What is old: events by `ts`; tool calls by their start (else end) time; per-session tool
-//! totals whose last call is before the cutoff; turns and rejects by `ts`; sessions whose
+//! totals whose last call is before the cutoff; turns by `ts`; rejects by the time of the event
+//! line before them (`line_ts`), else of their ingest; sessions whose
 //! `last_seen` is before the cutoff, with their `unknown_counts` rows. A session that is still
 //! active keeps its row (and its totals) while its old events go.
 
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::Error;
+use crate::queue_line::parse::at_file_start;
 
 /// Rows deleted per transaction by default.
 pub const DEFAULT_BATCH_ROWS: usize = 2000;
@@ -84,9 +86,17 @@ const TARGETS: &[Target] = &[
     },
     Target {
         table: "rejects",
-        old: "SELECT id FROM rejects WHERE ts < ?1",
+        // Dated by the event line before it when that line has a time, else by ingest.
+        old: "SELECT id FROM rejects WHERE coalesce(line_ts, ts) < ?1",
     },
 ];
+
+/// [`TARGETS`]' rejects before migration 0009 (a dry run does not upgrade the database).
+const OLD_REJECTS_BEFORE_0009: &str = "SELECT id FROM rejects WHERE ts < ?1";
+
+/// Remembers a pruned line that a queue may still hold and no time covers.
+const REMEMBER_PRUNED: &str = "INSERT INTO pruned_lines(key, pruned_at) VALUES (?1, ?2)
+     ON CONFLICT(key) DO NOTHING";
 
 const OLD_SESSIONS: &str = "SELECT session_id FROM sessions WHERE last_seen < ?1";
 
@@ -134,15 +144,24 @@ pub struct Report {
     pub checkpoint_busy: bool,
 }
 
-/// Counts what [`prune`] would delete at `cutoff_ms`, changing nothing.
+/// Counts what [`prune`] would delete at `cutoff_ms`, changing nothing. `conn` may be
+/// read-only, on a database not upgraded yet.
 pub fn count(conn: &Connection, cutoff_ms: i64) -> Result<Removed, Error> {
     let mut removed = Removed::default();
+    let keyed_rejects: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_info('rejects') WHERE name = 'line_ts'",
+        [],
+        |r| r.get(0),
+    )?;
     for t in TARGETS {
-        let n: i64 = conn.query_row(
-            &format!("SELECT count(*) FROM ({})", t.old),
-            [cutoff_ms],
-            |r| r.get(0),
-        )?;
+        let old = match t.table {
+            "rejects" if !keyed_rejects => OLD_REJECTS_BEFORE_0009,
+            _ => t.old,
+        };
+        let n: i64 =
+            conn.query_row(&format!("SELECT count(*) FROM ({old})"), [cutoff_ms], |r| {
+                r.get(0)
+            })?;
         removed.add(t.table, n as u64);
     }
     let (sessions, unknown): (i64, i64) = conn.query_row(
@@ -196,27 +215,10 @@ fn prune_batches(
         let mut pace = Pace::new(limit);
         loop {
             let size = pace.now;
-            let (n, held) = timed(conn, report, t.table, |tx| {
-                if t.table != "events" {
-                    return Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64);
-                }
-                // Whatever this deletes is covered by the watermark (ingest skips lines older
-                // than it), in the same transaction, so a queue read again from its start cannot
-                // bring it back. Just past what was deleted, never the cutoff itself: a clock
-                // running ahead, or a cutoff of now, must not make ingest skip lines written
-                // afterwards that are newer than every event deleted.
-                let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts"))?;
-                let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
-                let (mut n, mut newest) = (0, None);
-                while let Some(row) = rows.next()? {
-                    n += 1;
-                    newest = newest.max(Some(row.get::<_, i64>(0)?));
-                }
-                drop(rows);
-                if let Some(ts) = newest {
-                    tx.execute(RAISE_WATERMARK, [ts.saturating_add(1)])?;
-                }
-                Ok(n)
+            let (n, held) = timed(conn, report, t.table, |tx| match t.table {
+                "events" => delete_events(tx, &sql, cutoff_ms, size),
+                "rejects" => delete_rejects(tx, &sql, cutoff_ms, size),
+                _ => Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64),
             })?;
             pace.after(held);
             report.removed.add(t.table, n);
@@ -284,6 +286,77 @@ fn prune_batches(
             report.vacuumed_pages += step;
             thread::sleep(BETWEEN_BATCHES);
         }
+    }
+    Ok(())
+}
+
+/// One batch of old events, deleted so that a queue read again from its start cannot bring
+/// them back. Whatever this deletes is covered by the watermark (ingest skips lines older than
+/// it), in the same transaction. Just past what was deleted, never the cutoff itself: a clock
+/// running ahead, or a cutoff of now, must not make ingest skip lines written afterwards that
+/// are newer than every event deleted. A line without a time of its own got the time of
+/// ingest (`ts = ingested_at`), which no watermark covers: its id is remembered in
+/// `pruned_lines` instead (a dated line that happens to have been ingested in the very
+/// millisecond it names is remembered too, which changes nothing).
+fn delete_events(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    cutoff_ms: i64,
+    size: i64,
+) -> Result<u64, Error> {
+    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts, ts = ingested_at, id"))?;
+    let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
+    let (mut n, mut newest) = (0, None);
+    let mut undated = Vec::new();
+    while let Some(row) = rows.next()? {
+        n += 1;
+        newest = newest.max(Some(row.get::<_, i64>(0)?));
+        if row.get::<_, bool>(1)? {
+            undated.push(row.get::<_, String>(2)?);
+        }
+    }
+    drop(rows);
+    if let Some(ts) = newest {
+        tx.execute(RAISE_WATERMARK, [ts.saturating_add(1)])?;
+    }
+    remember_pruned(tx, &undated)?;
+    Ok(n)
+}
+
+/// One batch of old rejects. A rejected line goes with the event line before it (dated by it,
+/// skipped by ingest when it is); one before any event line of its file has only the time of
+/// ingest, so its key is remembered in `pruned_lines`.
+fn delete_rejects(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    cutoff_ms: i64,
+    size: i64,
+) -> Result<u64, Error> {
+    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING line_key"))?;
+    let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
+    let mut n = 0;
+    let mut at_start = Vec::new();
+    while let Some(row) = rows.next()? {
+        n += 1;
+        if let Some(key) = row.get::<_, Option<String>>(0)? {
+            if at_file_start(&key) {
+                at_start.push(key);
+            }
+        }
+    }
+    drop(rows);
+    remember_pruned(tx, &at_start)?;
+    Ok(n)
+}
+
+fn remember_pruned(tx: &rusqlite::Transaction<'_>, keys: &[String]) -> Result<(), Error> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let now = crate::clock::now_ms();
+    let mut remember = tx.prepare_cached(REMEMBER_PRUNED)?;
+    for key in keys {
+        remember.execute(rusqlite::params![key, now])?;
     }
     Ok(())
 }

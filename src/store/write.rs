@@ -13,6 +13,7 @@ use rusqlite::{
 
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
+use crate::queue_line::parse::at_file_start;
 use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 
 /// Inserts one event row, unless its id is stored already.
@@ -103,10 +104,40 @@ struct SessionAgg {
 pub struct BatchCounts {
     /// New `events` rows.
     pub rows: u64,
-    /// Lines whose id was already stored.
+    /// Lines already stored (an event's id, a reject's key), or stored once and pruned since.
     pub duplicates: u64,
     /// New `rejects` rows.
     pub rejects: u64,
+}
+
+/// What became of a line handed to a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Stored now.
+    New,
+    /// Stored already: a line read again.
+    Known,
+    /// Stored once and pruned since (or as old as what was): not stored again.
+    Pruned,
+}
+
+/// A line that could not become an event, as a batch records it in `rejects`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rejected<'a> {
+    /// Offset of the line in the queue file.
+    pub offset: i64,
+    /// Its length, newline excluded.
+    pub length: i64,
+    /// Why (`rejects.reason`).
+    pub reason: &'a str,
+    /// Its first bytes.
+    pub prefix: &'a [u8],
+    /// Its key ([`crate::queue_line::parse::reject_key`]).
+    pub key: &'a str,
+    /// The time of the event line before it, when that line has one of its own.
+    pub line_ts: Option<i64>,
+    /// That event line was pruned: the rejected lines after it went with it.
+    pub after_pruned: bool,
 }
 
 /// An open ingest transaction.
@@ -125,6 +156,8 @@ pub struct Batch<'c> {
     tool_calls: ToolCalls,
     unknowns: HashMap<(String, &'static str), i64>,
     counts: BatchCounts,
+    /// Whether `rejects` holds rows from before their key (migration 0009), once looked up.
+    legacy_rejects: Option<bool>,
 }
 
 /// The `sources` columns [`source_from_row`] reads, in its order.
@@ -180,6 +213,7 @@ impl<'c> Batch<'c> {
             tool_calls: ToolCalls::default(),
             unknowns: HashMap::new(),
             counts: BatchCounts::default(),
+            legacy_rejects: None,
         })
     }
 
@@ -222,19 +256,44 @@ impl<'c> Batch<'c> {
         Ok(())
     }
 
+    /// Whether prune deleted the line `id` (time `ts`, its own when `dated`): what a queue
+    /// read again must not bring back. Older than `meta.pruned_before`, or, for a line without
+    /// a time of its own (which no watermark covers), remembered in `pruned_lines`.
+    pub fn is_pruned(&self, id: &str, ts: i64, dated: bool) -> Result<bool, Error> {
+        Ok(ts < self.pruned_before || (!dated && self.remembered_pruned(id)?))
+    }
+
+    /// Whether `key` is in `pruned_lines`.
+    fn remembered_pruned(&self, key: &str) -> Result<bool, Error> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT 1 FROM pruned_lines WHERE key = ?1")?
+            .exists([key])?)
+    }
+
+    /// Forgets `keys` from `pruned_lines`: their lines left the queue (compaction).
+    pub fn forget_pruned(&self, keys: &[String]) -> Result<(), Error> {
+        let mut forget = self
+            .tx
+            .prepare_cached("DELETE FROM pruned_lines WHERE key = ?1")?;
+        for key in keys {
+            forget.execute([key])?;
+        }
+        Ok(())
+    }
+
     /// Inserts one event; when it is new, also its derived rows and unknown counts.
-    /// Returns whether the row was new.
     pub fn insert_event(
         &mut self,
         row: &EventRow<'_>,
         source_id: i64,
         offset: i64,
-    ) -> Result<bool, Error> {
-        if row.ts < self.pruned_before {
+    ) -> Result<Fate, Error> {
+        if self.is_pruned(&row.id, row.ts, row.dated)? {
             // Stored once and pruned since (or older than the retention anyway): counted with
             // the duplicates, never stored again.
             self.counts.duplicates += 1;
-            return Ok(false);
+            return Ok(Fate::Pruned);
         }
         let inserted = execute_bound!(&mut self.insert_event;
             row.id.as_ref(),
@@ -266,11 +325,11 @@ impl<'c> Batch<'c> {
         )? == 1;
         if !inserted {
             self.counts.duplicates += 1;
-            return Ok(false);
+            return Ok(Fate::Known);
         }
         self.counts.rows += 1;
         self.derive(row)?;
-        Ok(true)
+        Ok(Fate::New)
     }
 
     fn derive(&mut self, row: &EventRow<'_>) -> Result<(), Error> {
@@ -351,33 +410,96 @@ impl<'c> Batch<'c> {
         Ok(())
     }
 
-    /// Records a line that could not become an event.
-    pub fn reject(
-        &mut self,
-        source: &SourceRow,
-        offset: i64,
-        length: i64,
-        reason: &str,
-        prefix: &[u8],
-    ) -> Result<(), Error> {
+    /// Records a line that could not become an event, unless it is recorded already (its
+    /// key), or was and prune deleted it: it went with the event line before it, or, before
+    /// any event line of its file, its key is remembered in `pruned_lines`.
+    pub fn reject(&mut self, source: &SourceRow, line: &Rejected<'_>) -> Result<Fate, Error> {
+        if line.after_pruned || (at_file_start(line.key) && self.remembered_pruned(line.key)?) {
+            self.counts.duplicates += 1;
+            return Ok(Fate::Pruned);
+        }
+        let prefix = String::from_utf8_lossy(line.prefix);
+        if self.has_legacy_rejects()? && self.claim_legacy_reject(source, line, &prefix)? {
+            self.counts.duplicates += 1;
+            return Ok(Fate::Known);
+        }
         let n = self
             .tx
             .prepare_cached(
-                "INSERT INTO rejects(source, source_id, offset, length, reason, raw_prefix, ts)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT(source_id, offset) DO NOTHING",
+                "INSERT INTO rejects(source, source_id, offset, length, reason, raw_prefix, ts,
+                   line_key, line_ts)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT DO NOTHING",
             )?
             .execute(params![
                 source.path,
                 source.id,
-                offset,
-                length,
-                reason,
-                String::from_utf8_lossy(prefix),
+                line.offset,
+                line.length,
+                line.reason,
+                prefix,
                 self.now,
+                line.key,
+                line.line_ts,
             ])?;
-        self.counts.rejects += n as u64;
-        Ok(())
+        if n == 1 {
+            self.counts.rejects += 1;
+            Ok(Fate::New)
+        } else {
+            self.counts.duplicates += 1;
+            Ok(Fate::Known)
+        }
+    }
+
+    /// Whether `rejects` holds rows recorded before rejects had a key (migration 0009).
+    fn has_legacy_rejects(&mut self) -> Result<bool, Error> {
+        if let Some(known) = self.legacy_rejects {
+            return Ok(known);
+        }
+        let found = self
+            .tx
+            .prepare_cached("SELECT 1 FROM rejects WHERE line_key IS NULL")?
+            .exists([])?;
+        self.legacy_rejects = Some(found);
+        Ok(found)
+    }
+
+    /// Gives `line`'s key to a row recorded before rejects had one that can be the same line
+    /// (same queue path, reason, length and first bytes, at or after the line's offset: a line
+    /// read again is where it was or, after a compaction, before), unless a row has the key
+    /// already. True when `line` is thereby known.
+    fn claim_legacy_reject(
+        &mut self,
+        source: &SourceRow,
+        line: &Rejected<'_>,
+        prefix: &str,
+    ) -> Result<bool, Error> {
+        let known = self
+            .tx
+            .prepare_cached("SELECT 1 FROM rejects WHERE line_key = ?1")?
+            .exists([line.key])?;
+        if known {
+            return Ok(true);
+        }
+        let claimed = self
+            .tx
+            .prepare_cached(
+                "UPDATE rejects SET line_key = ?1, line_ts = ?2
+                 WHERE id = (SELECT id FROM rejects
+                              WHERE line_key IS NULL AND source = ?3 AND reason = ?4
+                                AND length = ?5 AND raw_prefix = ?6 AND offset >= ?7
+                              ORDER BY id LIMIT 1)",
+            )?
+            .execute(params![
+                line.key,
+                line.line_ts,
+                source.path,
+                line.reason,
+                line.length,
+                prefix,
+                line.offset,
+            ])?;
+        Ok(claimed == 1)
     }
 
     /// Writes the aggregated rows, moves the offset with a compare-and-set and commits.

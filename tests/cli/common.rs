@@ -118,6 +118,27 @@ impl TestEnv {
         f.write_all(bytes).expect("write queue");
     }
 
+    /// A read-write connection to the database, for a test to stage what time or another
+    /// program would have done.
+    pub fn rw(&self) -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open(self.db()).expect("open db");
+        conn.busy_timeout(Duration::from_secs(10)).unwrap();
+        conn
+    }
+
+    /// Makes the store take its queue for another file, as a remount that changed `st_dev` or
+    /// a copy of the queue put back would: the next ingest retires the live `sources` row and
+    /// reads the queue again from its start.
+    pub fn make_ingest_read_again_from_start(&self) {
+        self.rw()
+            .execute(
+                "UPDATE sources SET fingerprint = 'another file', device = device + 1
+                 WHERE retired_at IS NULL",
+                [],
+            )
+            .expect("stage a re-read");
+    }
+
     /// A read-only connection to the database.
     pub fn conn(&self) -> rusqlite::Connection {
         let conn = rusqlite::Connection::open_with_flags(

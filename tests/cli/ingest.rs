@@ -434,6 +434,193 @@ fn malformed_lines_are_rejected_with_a_record_and_ingest_goes_on() {
     );
 }
 
+/// Lines as bytes, each with its newline.
+fn joined(lines: &[&[u8]]) -> Vec<u8> {
+    lines
+        .iter()
+        .flat_map(|l| l.iter().chain(b"\n"))
+        .copied()
+        .collect()
+}
+
+#[test]
+fn rejected_lines_are_recorded_once_however_often_the_queue_is_read_again() {
+    let env = TestEnv::new();
+    let good = lines(5);
+    // Two appends, the second starting with garbage: its key is read back across ingests.
+    env.append_raw(&joined(&[
+        b"not json at the very start",
+        good[0].as_bytes(),
+        b"payload-parse-failed",
+        good[1].as_bytes(),
+        b"{\"cut\": ",
+    ]));
+    env.cmd()
+        .args(["ingest", "--once", "--batch-size", "2"])
+        .assert()
+        .success();
+    env.append_raw(&joined(&[
+        b"payload-parse-failed", // the same bytes as above, elsewhere: another reject
+        b"payload-parse-failed", // and right after it: one more
+        good[2].as_bytes(),
+        b"[1, 2]",
+        good[3].as_bytes(),
+        good[4].as_bytes(),
+    ]));
+    env.ingest_once();
+    let rejects = "SELECT count(*) FROM rejects";
+    assert_eq!(env.int(rejects), 6);
+    assert_eq!(env.int(ROWS_EXACT), 5);
+    // Read again from the start, in batches of every size: the same rejects, none twice.
+    for batch in ["1", "3", "10000"] {
+        env.make_ingest_read_again_from_start();
+        env.cmd()
+            .args(["ingest", "--once", "--batch-size", batch])
+            .assert()
+            .success()
+            .stderr(contains("11 lines, 0 rows, 11 duplicates, 0 rejects"))
+            .stderr(contains("read again from 0"));
+        assert_eq!(env.int(rejects), 6, "batches of {batch}");
+    }
+    assert_eq!(env.int(ROWS_EXACT), 5);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_at IS NOT NULL"),
+        3
+    );
+}
+
+#[test]
+fn rejects_recorded_before_they_had_a_key_are_not_recorded_again_after_the_upgrade() {
+    let env = TestEnv::new();
+    let good = lines(3);
+    let garbage: [&[u8]; 3] = [b"payload-parse-failed", b"[1]", b"payload-parse-failed"];
+    let data = joined(&[
+        good[0].as_bytes(),
+        garbage[0],
+        good[1].as_bytes(),
+        garbage[1],
+        garbage[2],
+        good[2].as_bytes(),
+    ]);
+    env.append_raw(&data);
+    // What an older cmstore (schema 0007) left: the queue ingested, its rejects keyed by
+    // (source, offset) only; and a queue it now takes for another file (read again from 0).
+    {
+        let mut conn = rusqlite::Connection::open(env.db()).unwrap();
+        cmstore::store::migrate(&mut conn, &env.db(), 7).unwrap();
+        let path = env.queue().to_string_lossy().into_owned();
+        conn.execute(
+            "INSERT INTO sources(path, offset, fingerprint, created_at, updated_at)
+             VALUES (?1, ?2, 'the file it read', 0, 0)",
+            rusqlite::params![path, data.len() as i64],
+        )
+        .unwrap();
+        let mut offset = 0;
+        for line in data.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            if garbage.contains(&line) {
+                let reason = if line == b"[1]" {
+                    "not_an_object"
+                } else {
+                    "invalid_json"
+                };
+                conn.execute(
+                    "INSERT INTO rejects(source, source_id, offset, length, reason, raw_prefix, ts)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, 0)",
+                    rusqlite::params![
+                        path,
+                        offset,
+                        line.len() as i64,
+                        reason,
+                        String::from_utf8_lossy(line)
+                    ],
+                )
+                .unwrap();
+            }
+            offset += line.len() as i64 + 1;
+        }
+    }
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 3, "none twice");
+    assert_eq!(
+        env.int("SELECT count(*) FROM rejects WHERE line_key IS NULL"),
+        0,
+        "each old row took its line's key"
+    );
+    // Garbage written after the upgrade, equal to an old line, is a reject of its own.
+    env.append_raw(b"payload-parse-failed\n");
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 4);
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 4);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_queue_swapped_under_the_queue_lock_is_not_taken_for_a_replaced_one() {
+    use cmstore::ingest::source::{fingerprint, marker, FileId};
+    let env = TestEnv::new();
+    let old = lines(20);
+    env.append(&old);
+    env.ingest_once();
+    // Compaction's steps 3 and 4, played by the test: under the queue lock, a file without
+    // the first 5 lines (plus 3 new ones) renamed over the queue, then its `sources` row.
+    let lock = cmstore::queue::append::lock_queue(&env.queue(), Duration::ZERO)
+        .unwrap()
+        .expect("free lock");
+    let dropped: u64 = old[..5].iter().map(|l| l.len() as u64 + 1).sum();
+    let mut text: String = old[5..].iter().map(|l| format!("{l}\n")).collect();
+    text.extend(lines(3).iter().map(|l| format!("{l}\n")));
+    let temp = env.home().join("swap.tmp");
+    std::fs::write(&temp, &text).unwrap();
+    std::fs::rename(&temp, env.queue()).unwrap();
+    // An ingest meanwhile finds a file that is not the one the store follows: it waits for
+    // the lock instead of reading it again from its start.
+    let mut ingest = env
+        .std_cmd()
+        .args(["ingest", "--once"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        ingest.try_wait().unwrap().is_none(),
+        "ingest waits for the lock"
+    );
+    {
+        let store = cmstore::store::open(&env.db()).unwrap();
+        let mut conn = store.conn().unwrap();
+        let batch = cmstore::store::Batch::begin(&mut conn, 0).unwrap();
+        let key = env.queue().to_string_lossy().into_owned();
+        let live = batch.active_source(&key).unwrap().unwrap();
+        batch.retire_source(&live, "compacted").unwrap();
+        let file = std::fs::File::open(env.queue()).unwrap();
+        let meta = file.metadata().unwrap();
+        let id = FileId::of(&meta);
+        let fresh = batch.create_source(&key, id.device, id.inode).unwrap();
+        let offset = live.offset as u64 - dropped;
+        let advance = cmstore::store::write::Advance {
+            offset: offset as i64,
+            marker: marker(&file, offset).unwrap(),
+            fingerprint: fingerprint(&file).unwrap(),
+            size: meta.len() as i64,
+            lines: 15,
+        };
+        batch.commit(&fresh, &advance).unwrap();
+    }
+    drop(lock);
+    let out = ingest.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("3 lines, 3 rows, 0 duplicates"), "{stderr}");
+    assert!(!stderr.contains("read again"), "{stderr}");
+    assert_eq!(env.int(ROWS_EXACT), 23);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_at IS NOT NULL"),
+        1
+    );
+}
+
 #[test]
 fn legacy_contextmanager_and_vstack_lines_are_accepted_and_deduplicated_by_hash() {
     let env = TestEnv::new();

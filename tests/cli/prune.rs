@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::io::Write;
 #[cfg(unix)]
 use std::process::{Child, Stdio};
-#[cfg(unix)]
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -361,19 +360,96 @@ fn compaction_while_eight_captures_append_loses_no_line() {
     );
 }
 
+/// A transcript cursor of a session idle for ten days, which prune removes.
+fn idle_cursor(env: &TestEnv) -> std::path::PathBuf {
+    let state = env.home().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let cursor = state.join("idle.json");
+    let file = std::fs::File::create(&cursor).unwrap();
+    let ten_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(10 * 86_400);
+    file.set_modified(ten_days_ago).unwrap();
+    cursor
+}
+
 #[test]
-fn compaction_refuses_while_ingest_runs() {
+#[cfg(unix)]
+fn compaction_while_ingest_follows_the_queue_loses_and_doubles_nothing() {
+    let env = TestEnv::new();
+    env.append(&aged(3000, "old", 10));
+    env.append(&aged(200, "kept", 2));
+    let cursor = idle_cursor(&env);
+    let mut ingest = env.spawn_follow(&["--poll-ms", "20"]);
+    let wait = Duration::from_secs(30);
+    assert_eq!(
+        env.wait_for("SELECT count(*) FROM events", 3200, wait),
+        3200
+    );
+
+    // Hooks keep appending and ingest keeps following while the queue is compacted.
+    let report = with_capture_storm(&env, 4, 10, || {
+        std::thread::sleep(Duration::from_millis(100));
+        prune(&env, &["--days", "7", "--compact-queue"])
+    });
+    assert_eq!(removed(&report, "events"), 3000, "{report}");
+    assert_eq!(removed(&report, "queue lines"), 3000, "{report}");
+    assert!(!cursor.exists(), "the idle cursor went");
+    env.append(&aged(20, "after", 0));
+    let want = 200 + 40 + 20;
+    let got = env.wait_for("SELECT count(*) FROM events", want, wait);
+    crate::common::terminate(&ingest);
+    crate::common::wait_timeout(&mut ingest, Duration::from_secs(10)).expect("ingest exits");
+    assert_eq!(got, want);
+
+    // The queue holds every line but the old ones, once; the store holds each of them once.
+    let lines = read_lines(&env.queue());
+    assert_eq!(lines.len() as i64, want);
+    let conn = env.conn();
+    for line in &lines {
+        let id = line["id"].as_str().unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM events WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(n, 1, "{id}");
+    }
+    // Ingest went on from where compaction put it: it never read the new file from its start.
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_at IS NOT NULL"),
+        1
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM sources WHERE retired_why = 'compacted'"),
+        1
+    );
+    let size = std::fs::metadata(env.queue()).unwrap().len() as i64;
+    assert_eq!(
+        env.int("SELECT offset FROM sources WHERE retired_at IS NULL"),
+        size
+    );
+}
+
+#[test]
+fn a_second_compaction_refuses_before_changing_anything() {
     let env = TestEnv::new();
     env.append(&aged(5, "old", 10));
     env.ingest_once();
-    let _lock = cmstore::ingest::lock(&env.db(), &env.queue()).unwrap();
+    let cursor = idle_cursor(&env);
+    // Another `prune --compact-queue` holds the compaction lock.
+    let lock = env.home().join("hook-queue.jsonl.compact.lock");
+    let _held = cmstore::lock::exclusive(&lock, Duration::ZERO)
+        .unwrap()
+        .expect("free lock");
     let before = hash(&env.queue());
+    let events = env.int("SELECT count(*) FROM events");
     env.cmd()
-        .args(["prune", "--compact-queue"])
+        .args(["prune", "--days", "7", "--compact-queue"])
         .assert()
         .code(3)
-        .stderr(predicates::str::contains("already running"));
+        .stderr(predicates::str::contains("nothing was changed"));
     assert_eq!(hash(&env.queue()), before);
+    assert!(cursor.exists(), "no cursor removed");
+    assert_eq!(env.int("SELECT count(*) FROM events"), events);
 }
 
 #[test]
@@ -394,7 +470,7 @@ fn lines_beyond_the_offset_are_kept_however_old() {
     env.ingest_once();
     env.append(&aged(7, "unread", 30));
     let store = cmstore::store::open(&env.db()).unwrap();
-    let c = cmstore::prune::queue::compact(&store, &env.queue(), now() - 7 * DAY).unwrap();
+    let c = cmstore::prune::queue::compact(&store, &env.queue(), now() - 7 * DAY, false).unwrap();
     assert_eq!((c.dropped_lines, c.kept_lines), (20, 0));
     let lines = read_lines(&env.queue());
     assert_eq!(lines.len(), 7);
@@ -414,6 +490,32 @@ fn lines_beyond_the_offset_are_kept_however_old() {
         27,
         "nothing read twice"
     );
+}
+
+#[test]
+fn beside_a_running_ingest_the_last_ingested_event_line_stays_however_old() {
+    let env = TestEnv::new();
+    let old = aged(5, "old", 10);
+    env.append(&old);
+    env.ingest_once();
+    // Ingest may record a rejected line after the last line compaction knows ingested, from
+    // the old file: that line must stay, or the rejected one would follow another in the new
+    // file (another key: a re-read would record it twice).
+    let store = cmstore::store::open(&env.db()).unwrap();
+    let c = cmstore::prune::queue::compact(&store, &env.queue(), now() - 7 * DAY, true).unwrap();
+    assert_eq!((c.dropped_lines, c.kept_lines), (4, 1));
+    assert_eq!(
+        std::fs::read_to_string(env.queue()).unwrap(),
+        format!("{}\n", old[4])
+    );
+    drop(store);
+    env.append_raw(b"garbage after it\n");
+    env.ingest_once();
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 1);
+    assert_eq!(env.int("SELECT count(DISTINCT id) FROM events"), 5);
+    assert_eq!(env.int("SELECT count(*) FROM events"), 5);
 }
 
 #[test]
@@ -441,6 +543,161 @@ fn a_crash_between_rename_and_source_update_loses_and_doubles_nothing() {
         3
     );
     assert_eq!(env.int("SELECT count(DISTINCT id) FROM events"), 23);
+}
+
+/// `lines` as queue bytes, each with its newline.
+fn joined(lines: &[&str]) -> Vec<u8> {
+    lines
+        .iter()
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect()
+}
+
+#[test]
+fn a_crash_between_rename_and_source_update_records_no_reject_twice() {
+    let env = TestEnv::new();
+    let (old, new) = (aged(6, "old", 10), aged(4, "new", 1));
+    env.append_raw(&joined(&[
+        "garbage before any event",
+        &old[0],
+        &old[1],
+        "garbage after an old line",
+        &old[2],
+        &old[3],
+        &old[4],
+        &old[5],
+        &new[0],
+        "garbage after a new line",
+        "garbage after a new line",
+        &new[1],
+        &new[2],
+        "[\"not an object\"]",
+        &new[3],
+    ]));
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM rejects"), 5);
+    // Compact, then put `sources` back as it was before step 4: a crash right after the
+    // rename leaves the old row live, and ingest takes the new file for another one.
+    let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    let rw = env.rw();
+    rw.execute_batch(
+        "DELETE FROM sources WHERE retired_at IS NULL;
+         UPDATE sources SET retired_at = NULL, retired_why = NULL WHERE retired_why = 'compacted';",
+    )
+    .unwrap();
+    drop(rw);
+    env.cmd()
+        .args(["ingest", "--once"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("0 rows, 8 duplicates, 0 rejects"));
+    assert_eq!(
+        env.int("SELECT count(*) FROM rejects"),
+        4,
+        "one went with its old line"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 4);
+    assert_eq!(
+        removed(&report, "queue lines"),
+        7,
+        "the old lines and the garbage after one"
+    );
+}
+
+#[test]
+fn rejected_lines_go_with_the_line_before_them_and_do_not_come_back() {
+    let env = TestEnv::new();
+    let (old, new) = (aged(3, "old", 10), aged(2, "new", 1));
+    env.append_raw(&joined(&[
+        "garbage before any event",
+        &old[0],
+        &old[1],
+        "garbage after an old line",
+        &old[2],
+        &new[0],
+        "garbage after a new line",
+        &new[1],
+    ]));
+    env.ingest_once();
+    let report = prune(&env, &["--days", "7"]);
+    assert_eq!(removed(&report, "rejects"), 1, "{report}");
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM rejects"),
+        2,
+        "the old one stays pruned"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 2);
+
+    // Everything goes: the rejected line before any event line has only the time it was
+    // ingested, which no watermark covers, so its key is remembered instead.
+    let tomorrow = chrono::Utc::now() + chrono::Duration::days(1);
+    let tomorrow = tomorrow.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let report = prune(&env, &["--before", &tomorrow, "--compact-queue"]);
+    assert_eq!(removed(&report, "rejects"), 2, "{report}");
+    // The queue keeps what it cannot date: the rejected line at its start.
+    let queue = std::fs::read_to_string(env.queue()).unwrap();
+    assert_eq!(queue, "garbage before any event\n");
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM rejects"),
+        0,
+        "nothing came back"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+}
+
+#[test]
+fn lines_without_a_time_do_not_come_back_after_prune() {
+    let env = TestEnv::new();
+    // ContextManager's older lines and other producers' may carry no time at all: the store
+    // dates them by their ingest. One with an id, one keyed by the hash of its bytes.
+    let undated = [
+        r#"{"id":"u-1","hookType":"Notification","sessionId":"undated","message":"a"}"#,
+        r#"{"hookType":"Notification","sessionId":"undated","message":"b"}"#,
+    ];
+    let new = aged(3, "new", 1);
+    env.append_raw(&joined(&[
+        undated[0], &new[0], undated[1], &new[1], &new[2],
+    ]));
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'undated'"),
+        2
+    );
+    // Ten days on for them: prune deletes them.
+    env.rw()
+        .execute_batch(&format!(
+            "UPDATE events SET ts = ts - 10 * {DAY}, ingested_at = ingested_at - 10 * {DAY}
+              WHERE session_id = 'undated';
+             UPDATE sessions SET first_seen = first_seen - 10 * {DAY},
+                                 last_seen = last_seen - 10 * {DAY}
+              WHERE session_id = 'undated';"
+        ))
+        .unwrap();
+    let report = prune(&env, &["--days", "7"]);
+    assert_eq!(removed(&report, "events"), 2, "{report}");
+    // The queue read again from its start must not bring them back.
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'undated'"),
+        0,
+        "pruned lines without a time came back"
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 3);
+    // Compaction lets them leave the queue, and the store forgets them.
+    let report = prune(&env, &["--days", "7", "--compact-queue"]);
+    assert_eq!(removed(&report, "queue lines"), 2, "{report}");
+    assert!(read_lines(&env.queue())
+        .iter()
+        .all(|l| l["sessionId"] == "new"));
+    assert_eq!(env.int("SELECT count(*) FROM pruned_lines"), 0);
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM events"), 3);
 }
 
 #[test]

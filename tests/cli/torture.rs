@@ -1,7 +1,7 @@
 //! The end-to-end torture test: the guarantees of docs/design.md under everything at once.
 //!
 //! Capture processes append realistic events of every agent dialect while `ingest` follows the
-//! queue and is killed with SIGKILL at random moments and restarted, the queue is compacted and
+//! queue and is killed with SIGKILL at random moments and restarted, the queue is compacted (with ingest down and beside it) and
 //! prune runs. At the end every event written is in the store exactly once, nothing older than
 //! the retention cutoff survives, nothing newer is missing, and `status` shows no lag. Bounded:
 //! a fixed number of hook runs and chaos rounds, well under a minute on 2 cores.
@@ -76,19 +76,19 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
         })
         .collect();
 
-    // Chaos: kill -9 the follower at random moments, compact the queue while it is down,
-    // prune while it runs.
+    // Chaos: kill -9 the follower at random moments, compact the queue while it is down and
+    // while it runs, prune while it runs.
     let mut rng = Rng::new(0x5eed);
     let mut ingest = env.spawn_follow(&["--poll-ms", "50"]);
     let mut rounds = 0;
-    let (mut kills, mut compactions, mut prunes) = (0, 0, 0);
+    let (mut kills, mut compactions, mut prunes, mut compactions_beside) = (0, 0, 0, 0);
     while !writers.iter().all(|w| w.is_finished()) || rounds < MIN_ROUNDS {
         rounds += 1;
         thread::sleep(Duration::from_millis(30 + rng.below(250)));
         ingest.kill().expect("kill -9 ingest");
         ingest.wait().expect("reap ingest");
         kills += 1;
-        match rng.below(3) {
+        match rng.below(4) {
             0 => {
                 let out = env
                     .cmd()
@@ -113,6 +113,22 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
                     String::from_utf8_lossy(&out.stderr)
                 );
                 prunes += 1;
+                continue;
+            }
+            2 => {
+                ingest = env.spawn_follow(&["--poll-ms", "50"]);
+                let out = env
+                    .cmd()
+                    .args(["prune", "--days", "7", "--compact-queue"])
+                    .output()
+                    .unwrap();
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                compactions_beside += 1;
                 continue;
             }
             _ => {}
@@ -177,7 +193,7 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     }
     eprintln!(
         "torture: {expected} captures, {rounds} rounds, {kills} kills, {compactions} compactions, \
-         {prunes} prunes while ingesting, {:.1} s",
+         {compactions_beside} compactions and {prunes} prunes while ingesting, {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }
