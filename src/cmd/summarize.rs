@@ -54,7 +54,7 @@ pub struct Args {
 
 /// Columns of `--by session`: `v_session_summary` without its raw epoch-ms sort keys.
 pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", duration_ms, \
-     ended, prompts, turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
+     ended, prompts, turns, subagent_turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
      estimated_tokens, unknown_total, unknown_breakdown";
 
 /// The statement behind a summary, and its parameters.

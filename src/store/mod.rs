@@ -149,6 +149,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0007_saturating_token_sums",
         include_str!("../../migrations/0007_saturating_token_sums.sql"),
     ),
+    (
+        "0008_exact_tool_calls_and_turns",
+        include_str!("../../migrations/0008_exact_tool_calls_and_turns.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
