@@ -74,3 +74,98 @@ SELECT s.session_id,
          WHERE t.session_id = s.session_id AND t.hook_type = 'SubagentStop') AS subagent_turns
 FROM sessions s
 LEFT JOIN v_unknown u ON u.session_id = s.session_id;
+
+-- Tool calls: what every call adds to `session_tools`, before this migration changes any of
+-- them. The totals move by the difference at the end (they also count pruned calls, so they
+-- cannot simply be summed again).
+CREATE TEMP TABLE tool_totals_before_0008 AS
+SELECT coalesce(session_id, 'unknown-session') AS s, coalesce(tool_name, '') AS t,
+       count(*) AS calls, coalesce(sum(success = 1), 0) AS succeeded,
+       coalesce(sum(success = 0), 0) AS failed, coalesce(sum(success IS NULL), 0) AS unfinished,
+       CAST(total(duration_ms) AS INTEGER) AS total_ms, count(duration_ms) AS timed
+FROM tool_calls
+GROUP BY 1, 2;
+
+-- Join key. The halves of a call were joined on the call id alone, so a PreToolUse could
+-- complete another session's open call: agents that number their calls reuse ids across
+-- sessions. They are joined on (session, call id) now, and the index that finds an open call
+-- is keyed so. A stored call whose halves came from two sessions (their events say which) is
+-- split in two, each half in its own session, unless that would leave a session with two open
+-- calls of one id (the halves that belong together can no longer be told apart then): those
+-- rows stay as they are.
+CREATE TEMP TABLE split_0008 AS
+SELECT c.rowid AS rid, p.session_id AS pre_session, p.tool_name AS pre_tool,
+       p.duration_ms AS pre_ms, q.session_id AS post_session, q.tool_name AS post_tool,
+       q.duration_ms AS post_ms
+FROM tool_calls c
+JOIN events p ON p.id = c.pre_event_id
+JOIN events q ON q.id = c.post_event_id
+WHERE c.tool_call_id IS NOT NULL AND p.session_id <> q.session_id
+  AND NOT EXISTS (SELECT 1 FROM tool_calls o
+                   WHERE o.call_key = c.call_key AND (o.start_ts IS NULL OR o.end_ts IS NULL)
+                     AND o.session_id IN (p.session_id, q.session_id));
+DELETE FROM split_0008 WHERE rid IN (
+    SELECT rid FROM split_0008 s JOIN tool_calls c ON c.rowid = s.rid
+     WHERE c.call_key IN (SELECT c2.call_key FROM split_0008 s2
+                            JOIN tool_calls c2 ON c2.rowid = s2.rid
+                           GROUP BY c2.call_key HAVING count(*) > 1));
+
+DROP INDEX tool_calls_open;
+
+INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts, end_ts,
+    duration_ms, success, result_type, pre_event_id, post_event_id)
+SELECT c.call_key, c.tool_call_id, s.post_session, coalesce(s.post_tool, c.tool_name), NULL,
+       c.end_ts, s.post_ms, c.success, c.result_type, NULL, c.post_event_id
+FROM split_0008 s JOIN tool_calls c ON c.rowid = s.rid;
+UPDATE tool_calls SET
+    session_id = (SELECT pre_session FROM split_0008 WHERE rid = tool_calls.rowid),
+    tool_name = coalesce((SELECT pre_tool FROM split_0008 WHERE rid = tool_calls.rowid),
+                         tool_name),
+    end_ts = NULL,
+    duration_ms = (SELECT pre_ms FROM split_0008 WHERE rid = tool_calls.rowid),
+    success = NULL,
+    result_type = NULL,
+    post_event_id = NULL
+WHERE rowid IN (SELECT rid FROM split_0008);
+DROP TABLE split_0008;
+
+-- Incomplete calls by (key, session): how one half finds the other in a later batch.
+CREATE UNIQUE INDEX tool_calls_open ON tool_calls(call_key, session_id)
+    WHERE start_ts IS NULL OR end_ts IS NULL;
+
+-- The totals move by what the changes above made of the calls.
+CREATE TEMP TABLE tool_totals_change_0008 AS
+SELECT s, t, sum(calls) AS calls, sum(succeeded) AS succeeded, sum(failed) AS failed,
+       sum(unfinished) AS unfinished, sum(total_ms) AS total_ms, sum(timed) AS timed,
+       max(max_ms) AS max_ms, max(last_ts) AS last_ts
+FROM (SELECT s, t, -calls AS calls, -succeeded AS succeeded, -failed AS failed,
+             -unfinished AS unfinished, -total_ms AS total_ms, -timed AS timed,
+             NULL AS max_ms, NULL AS last_ts
+        FROM tool_totals_before_0008
+      UNION ALL
+      SELECT coalesce(session_id, 'unknown-session'), coalesce(tool_name, ''), count(*),
+             coalesce(sum(success = 1), 0), coalesce(sum(success = 0), 0),
+             coalesce(sum(success IS NULL), 0), CAST(total(duration_ms) AS INTEGER),
+             count(duration_ms), max(duration_ms),
+             max(max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts)))
+        FROM tool_calls
+       GROUP BY 1, 2)
+GROUP BY s, t;
+DROP TABLE tool_totals_before_0008;
+INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished, total_ms,
+    timed, max_ms, last_ts)
+SELECT s, t, calls, succeeded, failed, unfinished, total_ms, timed, max_ms, coalesce(last_ts, 0)
+FROM tool_totals_change_0008
+WHERE calls <> 0 OR succeeded <> 0 OR failed <> 0 OR unfinished <> 0 OR total_ms <> 0
+   OR timed <> 0
+ON CONFLICT(session_id, tool_name) DO UPDATE SET
+    calls = calls + excluded.calls,
+    succeeded = succeeded + excluded.succeeded,
+    failed = failed + excluded.failed,
+    unfinished = unfinished + excluded.unfinished,
+    total_ms = total_ms + excluded.total_ms,
+    timed = timed + excluded.timed,
+    max_ms = max(coalesce(max_ms, excluded.max_ms), coalesce(excluded.max_ms, max_ms)),
+    last_ts = max(last_ts, excluded.last_ts);
+DELETE FROM session_tools WHERE calls <= 0;
+DROP TABLE tool_totals_change_0008;

@@ -710,6 +710,119 @@ mod tests {
         );
     }
 
+    /// A database of version 7 holding `sql` (events and the tool calls ingest made of them),
+    /// opened (migrated) by this cmstore.
+    fn upgraded_from_version_7(sql: &str) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v7.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            migrate(&mut conn, &path, 7).unwrap();
+            conn.execute_batch(sql).unwrap();
+        }
+        let store = open(&path).unwrap();
+        (dir, store)
+    }
+
+    /// `select`'s rows, each as its values joined by `|` (NULL as `-`).
+    fn rows_of(conn: &Connection, select: &str) -> Vec<String> {
+        let mut stmt = conn.prepare(select).unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| {
+            Ok((0..n)
+                .map(|i| match r.get::<_, rusqlite::types::Value>(i).unwrap() {
+                    rusqlite::types::Value::Null => "-".to_string(),
+                    rusqlite::types::Value::Integer(v) => v.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                })
+                .collect::<Vec<_>>()
+                .join("|"))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
+    /// The totals of `session_tools` equal the stored calls summed (nothing was pruned).
+    fn assert_totals_are_the_calls_summed(conn: &Connection) {
+        let summed = rows_of(
+            conn,
+            "SELECT coalesce(session_id, 'unknown-session'), coalesce(tool_name, ''), count(*),
+                    count(*) FILTER (WHERE success = 1), count(*) FILTER (WHERE success = 0),
+                    count(*) FILTER (WHERE success IS NULL),
+                    CAST(total(duration_ms) AS INTEGER), count(duration_ms)
+             FROM tool_calls GROUP BY 1, 2 ORDER BY 1, 2",
+        );
+        let totals = rows_of(
+            conn,
+            "SELECT session_id, tool_name, calls, succeeded, failed, unfinished, total_ms, timed
+             FROM session_tools ORDER BY 1, 2",
+        );
+        assert_eq!(totals, summed);
+    }
+
+    /// Events of a version-7 store, as `(id, ts, hook_type, session, tool, call id, entry)`.
+    fn v7_event(id: &str, ts: i64, hook: &str, session: &str, tool: &str, call: &str) -> String {
+        let call = if call.is_empty() {
+            "NULL".to_string()
+        } else {
+            format!("'{call}'")
+        };
+        format!(
+            "INSERT INTO events(id, ts, hook_type, session_id, tool_name, tool_call_id, entry,
+               ingested_at) VALUES ('{id}', {ts}, '{hook}', '{session}', '{tool}', {call}, '{{}}', 0);"
+        )
+    }
+
+    #[test]
+    fn a_call_joined_across_sessions_before_version_8_is_split() {
+        let mut sql = String::new();
+        // call_1 of s1 was completed by s2's PostToolUse; s2's own Pre came later and stayed
+        // open, so that row cannot be split (s2 would have two open call_1s) and stays.
+        for (id, ts, hook, session) in [
+            ("p1", 1000, "PreToolUse", "s1"),
+            ("q1", 1300, "PostToolUse", "s2"),
+            ("p2", 2000, "PreToolUse", "s3"),
+            ("q2", 2400, "PostToolUse", "s4"),
+            ("p3", 3000, "PreToolUse", "s4"),
+        ] {
+            let key = if id.ends_with('1') {
+                "call_1"
+            } else {
+                "call_2"
+            };
+            sql.push_str(&v7_event(id, ts, hook, session, "Bash", key));
+        }
+        sql.push_str(
+            "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+               end_ts, duration_ms, success, pre_event_id, post_event_id) VALUES
+               ('call_1', 'call_1', 's1', 'Bash', 1000, 1300, 300, 1, 'p1', 'q1'),
+               ('call_2', 'call_2', 's3', 'Bash', 2000, 2400, 400, 1, 'p2', 'q2'),
+               ('call_2', 'call_2', 's4', 'Bash', 3000, NULL, NULL, NULL, 'p3', NULL);
+             INSERT INTO session_tools VALUES
+               ('s1', 'Bash', 1, 1, 0, 0, 300, 1, 300, 1300),
+               ('s3', 'Bash', 1, 1, 0, 0, 400, 1, 400, 2400),
+               ('s4', 'Bash', 1, 0, 0, 1, 0, 0, NULL, 3000);",
+        );
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT call_key, session_id, start_ts, end_ts, duration_ms, success,
+                        pre_event_id, post_event_id FROM tool_calls ORDER BY rowid"
+            ),
+            [
+                "call_1|s1|1000|-|-|-|p1|-",
+                "call_2|s3|2000|2400|400|1|p2|q2",
+                "call_2|s4|3000|-|-|-|p3|-",
+                "call_1|s2|-|1300|-|1|-|q1",
+            ]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+    }
+
     #[test]
     fn a_newer_database_is_refused() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,10 +1,12 @@
 //! The tool calls of one ingest batch: PreToolUse and PostToolUse halves joined into
 //! `tool_calls` rows, and the per-session totals of `session_tools` moved by what changed.
 //!
-//! A half joins the latest call of its key (`toolCallId`, else its event id) while that call
-//! lacks a half, whether the call is in this batch or stored (`tool_calls_open` indexes the
-//! incomplete ones); otherwise it starts a call of its own. So the rows come out the same
-//! however the lines fall into batches.
+//! A half joins the latest call of its key (its session and `toolCallId`, else its event id)
+//! while that call lacks a half, whether the call is in this batch or stored (`tool_calls_open`
+//! indexes the incomplete ones); otherwise it starts a call of its own. So the rows come out
+//! the same however the lines fall into batches. The session is part of the key: agents that
+//! number their calls (`call_1`, …) reuse ids across sessions, and a half never completes
+//! another session's call. A half without a session id joins only halves without one.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -14,12 +16,13 @@ use rusqlite::{params, Connection, OptionalExtension, Statement};
 use super::Error;
 use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 
-/// The store's call of a key that still lacks a half, if any (`tool_calls_open`).
+/// The store's call of a key (?1 the call key, ?2 the session id) that still lacks a half, if
+/// any (`tool_calls_open`).
 pub(super) const OPEN_CALL: &str = "
     SELECT rowid, session_id, tool_name, success, duration_ms, start_ts IS NOT NULL,
       end_ts IS NOT NULL
     FROM tool_calls
-    WHERE call_key = ?1 AND (start_ts IS NULL OR end_ts IS NULL)";
+    WHERE call_key = ?1 AND session_id IS ?2 AND (start_ts IS NULL OR end_ts IS NULL)";
 
 /// The tool calls of a batch, in the order their first half was read.
 ///
@@ -29,7 +32,8 @@ pub(super) const OPEN_CALL: &str = "
 pub(super) struct ToolCalls<S = RandomState> {
     text: String,
     calls: Vec<ToolCallAgg>,
-    /// The latest call of each key hash (the calls of the same hash are chained, latest first).
+    /// The latest call of each key hash, session included (the calls of the same hash are
+    /// chained, latest first).
     index: HashMap<u64, usize>,
     hasher: S,
 }
@@ -50,17 +54,18 @@ impl<S: BuildHasher> ToolCalls<S> {
         row: &EventRow<'_>,
     ) -> Result<(), Error> {
         let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
+        let session = row.session_id.as_deref();
         let is_pre = row.kind == Some(HookType::PreToolUse);
-        let hash = self.hasher.hash_one(key);
+        let hash = self.hasher.hash_one((session, key));
         // See the module's documentation for the rule.
-        let slot = match self.latest(hash, key) {
+        let slot = match self.latest(hash, session, key) {
             Some(i) if !self.calls[i].is_complete() => i,
             seen => {
                 let stored = match seen {
                     // The store's incomplete call, if any, was joined by that earlier one.
                     Some(_) => None,
                     None => open_call
-                        .query_row([key], |r| {
+                        .query_row(params![key, session], |r| {
                             Ok(StoredCall {
                                 rowid: r.get(0)?,
                                 share: CallShare {
@@ -122,11 +127,12 @@ impl<S: BuildHasher> ToolCalls<S> {
         Ok(())
     }
 
-    /// The latest call of `key` in this batch.
-    fn latest(&self, hash: u64, key: &str) -> Option<usize> {
+    /// The latest call of `key` in `session` in this batch.
+    fn latest(&self, hash: u64, session: Option<&str>, key: &str) -> Option<usize> {
         let mut at = self.index.get(&hash).copied();
         while let Some(i) = at {
-            if self.str(self.calls[i].key) == key {
+            let call = &self.calls[i];
+            if self.str(call.key) == key && self.opt_str(call.session_id) == session {
                 return Some(i);
             }
             at = self.calls[i].same_hash;

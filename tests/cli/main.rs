@@ -11,5 +11,6 @@ mod resources;
 mod safety;
 mod status;
 mod summarize;
+mod tool_calls;
 mod torture;
 mod workload;
