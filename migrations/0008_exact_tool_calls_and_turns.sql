@@ -133,6 +133,24 @@ DROP TABLE split_0008;
 CREATE UNIQUE INDEX tool_calls_open ON tool_calls(call_key, session_id)
     WHERE start_ts IS NULL OR end_ts IS NULL;
 
+-- Negative durations. A PostToolUse read before its PreToolUse, or clocks that disagree, gave
+-- `duration_ms = end_ts - start_ts` below zero, and `v_tools` summed it (`total_ms -150`).
+-- Ingest now takes the agent's own figure when the payload has one (Claude Code's
+-- `duration_ms`, which capture writes as `durationMs`), else the timestamps, and never stores
+-- a negative duration: it counts each one it drops as the unknown reason
+-- `negative_tool_duration`. Stored negatives get the same: the timestamps where they give a
+-- duration (the negative was the agent's figure), else none; each is counted once.
+INSERT INTO unknown_counts(session_id, reason, count)
+SELECT coalesce(session_id, 'unknown-session'), 'negative_tool_duration', count(*)
+FROM tool_calls
+WHERE duration_ms < 0
+GROUP BY 1
+ON CONFLICT(session_id, reason) DO UPDATE SET count = count + excluded.count;
+UPDATE tool_calls
+SET duration_ms = CASE WHEN end_ts - start_ts >= 0 THEN end_ts - start_ts END
+WHERE duration_ms < 0;
+UPDATE session_tools SET max_ms = NULL WHERE max_ms < 0;
+
 -- The totals move by what the changes above made of the calls.
 CREATE TEMP TABLE tool_totals_change_0008 AS
 SELECT s, t, sum(calls) AS calls, sum(succeeded) AS succeeded, sum(failed) AS failed,

@@ -19,6 +19,10 @@ pub const SESSION_WITHOUT_ACTOR: &str = "session_event_without_actor";
 /// Unknown reason: the safety gate could not read the tool call (`risk: "unreadable"`), so it
 /// was allowed unchecked.
 pub const GATE_UNREADABLE: &str = "safety_gate_unreadable";
+/// Unknown reason: a tool call duration below zero, not stored: a line's `durationMs`, or a
+/// call whose end (by the timestamps) came before its start and that reported none of its own.
+/// Counted by ingest once per figure, under the call's session.
+pub const NEGATIVE_DURATION: &str = "negative_tool_duration";
 
 /// One parsed queue line, borrowing from the line where it can.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -824,6 +824,38 @@ mod tests {
     }
 
     #[test]
+    fn negative_durations_stored_before_version_8_are_dropped_and_counted() {
+        let (_dir, store) = upgraded_from_version_7(
+            "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+               end_ts, duration_ms, success) VALUES
+               ('k1', 'k1', 'n1', 'Bash', 1150, 1000, -150, 1),
+               ('k2', 'k2', 'n1', 'Bash', 3000, 3070, -5, 1),
+               ('k3', 'k3', 'n1', 'Bash', 4000, 4040, 40, 1);
+             INSERT INTO session_tools VALUES ('n1', 'Bash', 3, 3, 0, 0, -115, 3, 40, 4040);",
+        );
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT call_key, duration_ms FROM tool_calls ORDER BY call_key"
+            ),
+            ["k1|-", "k2|70", "k3|40"]
+        );
+        assert_eq!(
+            rows_of(&conn, "SELECT calls, total_ms, max_ms FROM v_tools"),
+            ["3|110|70"]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT session_id, reason, count FROM unknown_counts"
+            ),
+            ["n1|negative_tool_duration|2"]
+        );
+    }
+
+    #[test]
     fn a_newer_database_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");

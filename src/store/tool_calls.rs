@@ -16,13 +16,22 @@ use rusqlite::{params, Connection, OptionalExtension, Statement};
 use super::Error;
 use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 
+/// The columns of a stored call that a batch reads back, as [`StoredCall::read`] takes them.
+macro_rules! call_columns {
+    () => {
+        "rowid, tool_call_id, session_id, tool_name, start_ts, end_ts, duration_ms, success,
+         result_type, pre_event_id, post_event_id"
+    };
+}
+
 /// The store's call of a key (?1 the call key, ?2 the session id) that still lacks a half, if
 /// any (`tool_calls_open`).
-pub(super) const OPEN_CALL: &str = "
-    SELECT rowid, session_id, tool_name, success, duration_ms, start_ts IS NOT NULL,
-      end_ts IS NOT NULL
-    FROM tool_calls
-    WHERE call_key = ?1 AND session_id IS ?2 AND (start_ts IS NULL OR end_ts IS NULL)";
+pub(super) const OPEN_CALL: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    " FROM tool_calls
+      WHERE call_key = ?1 AND session_id IS ?2 AND (start_ts IS NULL OR end_ts IS NULL)"
+);
 
 /// The tool calls of a batch, in the order their first half was read.
 ///
@@ -47,12 +56,14 @@ struct Span {
 
 impl<S: BuildHasher> ToolCalls<S> {
     /// Adds one PreToolUse, PostToolUse or PostToolUseFailure row (new to the store).
-    /// `open_call` is [`OPEN_CALL`], prepared.
+    /// `open_call` is [`OPEN_CALL`], prepared. Returns how many negative durations the row
+    /// brought that are not stored (each counts as
+    /// [`NEGATIVE_DURATION`](crate::queue_line::NEGATIVE_DURATION)).
     pub(super) fn add(
         &mut self,
         open_call: &mut Statement<'_>,
         row: &EventRow<'_>,
-    ) -> Result<(), Error> {
+    ) -> Result<i64, Error> {
         let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
         let session = row.session_id.as_deref();
         let is_pre = row.kind == Some(HookType::PreToolUse);
@@ -65,32 +76,49 @@ impl<S: BuildHasher> ToolCalls<S> {
                     // The store's incomplete call, if any, was joined by that earlier one.
                     Some(_) => None,
                     None => open_call
-                        .query_row(params![key, session], |r| {
-                            Ok(StoredCall {
-                                rowid: r.get(0)?,
-                                share: CallShare {
-                                    session_id: r.get(1)?,
-                                    tool_name: r.get(2)?,
-                                    success: r.get(3)?,
-                                    duration_ms: whole_ms(r.get(4)?),
-                                    last_ts: None,
-                                },
-                                has_pre: r.get(5)?,
-                                has_post: r.get(6)?,
-                            })
-                        })
+                        .query_row(params![key, session], StoredCall::read)
                         .optional()?,
                 };
                 let key = self.keep(key);
-                self.calls.push(ToolCallAgg {
+                let agg = ToolCallAgg {
                     key,
                     same_hash: self.index.insert(hash, self.calls.len()),
-                    stored,
                     ..ToolCallAgg::default()
-                });
+                };
+                let agg = match stored {
+                    Some(stored) => self.resume(agg, stored),
+                    None => agg,
+                };
+                self.calls.push(agg);
                 self.calls.len() - 1
             }
         };
+        Ok(self.apply(slot, row, is_pre))
+    }
+
+    /// A call of this batch carrying on `stored`: its fields, and its share of the totals to
+    /// take out.
+    fn resume(&mut self, mut agg: ToolCallAgg, stored: StoredCall) -> ToolCallAgg {
+        let text = |calls: &mut Self, v: &Option<String>| v.as_deref().map(|v| calls.keep(v));
+        agg.tool_call_id = text(self, &stored.tool_call_id);
+        agg.session_id = text(self, &stored.share.session_id);
+        agg.tool_name = text(self, &stored.share.tool_name);
+        agg.result_type = text(self, &stored.result_type);
+        agg.pre_event_id = text(self, &stored.pre_event_id);
+        agg.post_event_id = text(self, &stored.post_event_id);
+        agg.start_ts = stored.start_ts;
+        agg.end_ts = stored.end_ts;
+        // A call lacking a half has no duration but the one its half reported.
+        agg.reported_ms = stored.share.duration_ms.filter(|ms| *ms >= 0);
+        agg.success = stored.share.success;
+        agg.stored = Some(stored.rowid);
+        agg.was = Some(stored.share);
+        agg
+    }
+
+    /// Applies one half to the call in `slot`: what it says wins, what it does not say stays.
+    /// Returns the negative durations it brought (see [`ToolCalls::add`]).
+    fn apply(&mut self, slot: usize, row: &EventRow<'_>, is_pre: bool) -> i64 {
         for (field, value) in [
             (Field::ToolCallId, &row.tool_call_id),
             (Field::SessionId, &row.session_id),
@@ -106,14 +134,18 @@ impl<S: BuildHasher> ToolCalls<S> {
         let id = self.keep(&row.id);
         let result_type = row.tool_result_type.as_deref().map(|r| self.keep(r));
         let agg = &mut self.calls[slot];
+        let was_complete = agg.is_complete();
+        let mut negative = 0;
         if is_pre {
             agg.start_ts = Some(row.ts);
             agg.pre_event_id = Some(id);
         } else {
-            // A later half wins, but only with what it says (as the store's join does).
+            // A later half wins, but only with what it says.
             agg.end_ts = Some(row.ts);
-            if row.duration_ms.is_some() {
-                agg.reported_ms = row.duration_ms;
+            match row.duration_ms {
+                Some(ms) if ms < 0 => negative += 1,
+                Some(ms) => agg.reported_ms = Some(ms),
+                None => {}
             }
             agg.success = Some(
                 row.kind == Some(HookType::PostToolUse)
@@ -124,7 +156,12 @@ impl<S: BuildHasher> ToolCalls<S> {
             }
             agg.post_event_id = Some(id);
         }
-        Ok(())
+        // Once both halves are in: an end before the start is no duration (once per call,
+        // whichever batch its halves came in).
+        if !was_complete && agg.is_complete() && agg.duration().is_none() {
+            negative += 1;
+        }
+        negative
     }
 
     /// The latest call of `key` in `session` in this batch.
@@ -159,7 +196,7 @@ impl<S: BuildHasher> ToolCalls<S> {
     }
 
     /// Binds `first` (?1: the call's key to insert, or the rowid of the stored call it
-    /// completes) and the call's fields (?2–?11), which the two statements of
+    /// carries on) and the call's fields (?2–?11), which the two statements of
     /// [`ToolCalls::flush`] take alike.
     fn bind_call(
         &self,
@@ -179,77 +216,54 @@ impl<S: BuildHasher> ToolCalls<S> {
         stmt.raw_bind_parameter(4, self.opt_str(c.tool_name))?;
         stmt.raw_bind_parameter(5, c.start_ts)?;
         stmt.raw_bind_parameter(6, c.end_ts)?;
-        stmt.raw_bind_parameter(7, c.reported_ms)?;
+        stmt.raw_bind_parameter(7, c.duration())?;
         stmt.raw_bind_parameter(8, c.success)?;
         stmt.raw_bind_parameter(9, self.opt_str(c.result_type))?;
         stmt.raw_bind_parameter(10, self.opt_str(c.pre_event_id))?;
         stmt.raw_bind_parameter(11, self.opt_str(c.post_event_id))
     }
 
-    /// Writes this batch's tool calls: a call that is incomplete in the store (one half came in
-    /// an earlier batch) is joined in place, any other becomes a new row. The per-session tool
-    /// totals move by what changed: the stored row's share out, the joined row's share in.
+    /// Writes this batch's tool calls: a call stored before (one half came in an earlier batch)
+    /// is rewritten in place, any other becomes a new row. The per-session tool totals move by
+    /// what changed: the stored row's share out, the call's share now in.
     pub(super) fn flush(&mut self, tx: &Connection) -> Result<(), Error> {
         if self.calls.is_empty() {
             return Ok(());
         }
         let mut totals = Totals::default();
         {
-            // Incoming halves win over stored ones; the duration is the reported one, else
-            // end minus start once both ends are known (in this batch or across batches).
-            let mut complete = tx.prepare_cached(
-                "UPDATE tool_calls SET
-                   tool_call_id = coalesce(tool_call_id, ?2),
-                   session_id = coalesce(session_id, ?3),
-                   tool_name = coalesce(tool_name, ?4),
-                   duration_ms = coalesce(?7, duration_ms,
-                       coalesce(?6, end_ts) - coalesce(?5, start_ts)),
-                   start_ts = coalesce(?5, start_ts),
-                   end_ts = coalesce(?6, end_ts),
-                   success = coalesce(?8, success),
-                   result_type = coalesce(?9, result_type),
-                   pre_event_id = coalesce(?10, pre_event_id),
-                   post_event_id = coalesce(?11, post_event_id)
-                 WHERE rowid = ?1
-                 RETURNING session_id, tool_name, success, duration_ms,
-                   max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts))",
+            let mut update = tx.prepare_cached(
+                "UPDATE tool_calls SET tool_call_id = ?2, session_id = ?3, tool_name = ?4,
+                   start_ts = ?5, end_ts = ?6, duration_ms = ?7, success = ?8, result_type = ?9,
+                   pre_event_id = ?10, post_event_id = ?11
+                 WHERE rowid = ?1",
             )?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
                    end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?;
             for c in &self.calls {
-                match &c.stored {
-                    Some(stored) => {
-                        let was = &stored.share;
-                        totals
-                            .get(was.session_id.as_deref(), was.tool_name.as_deref())
-                            .remove(was.success, was.duration_ms);
-                        self.bind_call(&mut complete, stored.rowid, c)?;
-                        let now = match complete.raw_query().next()? {
-                            Some(row) => CallShare::from_row(row)?,
-                            None => return Err(rusqlite::Error::QueryReturnedNoRows.into()),
-                        };
-                        totals
-                            .get(now.session_id.as_deref(), now.tool_name.as_deref())
-                            .add(now.success, now.duration_ms, now.last_ts);
+                if let Some(was) = &c.was {
+                    totals
+                        .get(was.session_id.as_deref(), was.tool_name.as_deref())
+                        .remove(was.success, was.duration_ms);
+                }
+                match c.stored {
+                    Some(rowid) => {
+                        self.bind_call(&mut update, rowid, c)?;
+                        if update.raw_execute()? != 1 {
+                            return Err(rusqlite::Error::QueryReturnedNoRows.into());
+                        }
                     }
                     None => {
                         self.bind_call(&mut insert, self.str(c.key), c)?;
                         insert.raw_execute()?;
-                        // What the row holds, worked out here: RETURNING would make SQLite
-                        // buffer every inserted row.
-                        let duration_ms = c.reported_ms.or_else(|| {
-                            // SQLite's `end - start` turns REAL when it overflows, which
-                            // `whole_ms` saturates: the same as saturating here.
-                            Some(c.end_ts?.saturating_sub(c.start_ts?))
-                        });
-                        totals
-                            .get(self.opt_str(c.session_id), self.opt_str(c.tool_name))
-                            .add(c.success, duration_ms, c.start_ts.max(c.end_ts));
                     }
                 }
+                totals
+                    .get(self.opt_str(c.session_id), self.opt_str(c.tool_name))
+                    .add(c.success, c.duration(), c.start_ts.max(c.end_ts));
             }
         }
         self.text.clear();
@@ -328,7 +342,7 @@ enum Field {
     ToolName,
 }
 
-/// A tool call's Pre and Post halves seen in this batch, merged before one write.
+/// A tool call as this batch leaves it: its stored state, if any, and the halves read since.
 #[derive(Debug, Default)]
 struct ToolCallAgg {
     key: Span,
@@ -339,21 +353,31 @@ struct ToolCallAgg {
     tool_name: Option<Span>,
     start_ts: Option<i64>,
     end_ts: Option<i64>,
+    /// The duration a half reported (never negative: a negative one is dropped).
     reported_ms: Option<i64>,
     success: Option<bool>,
     result_type: Option<Span>,
     pre_event_id: Option<Span>,
     post_event_id: Option<Span>,
-    /// The store's incomplete call of the same key, which this one completes.
-    stored: Option<StoredCall>,
+    /// The rowid of the stored call this one carries on.
+    stored: Option<i64>,
+    /// What that stored row added to `session_tools`.
+    was: Option<CallShare>,
 }
 
 impl ToolCallAgg {
-    /// Both halves seen, here or in the stored row (the test of the `tool_calls_open` index).
+    /// Both halves seen (the test of the `tool_calls_open` index).
     fn is_complete(&self) -> bool {
-        let stored = self.stored.as_ref();
-        (self.start_ts.is_some() || stored.is_some_and(|s| s.has_pre))
-            && (self.end_ts.is_some() || stored.is_some_and(|s| s.has_post))
+        self.start_ts.is_some() && self.end_ts.is_some()
+    }
+
+    /// The agent's own figure, else end minus start; never negative.
+    fn duration(&self) -> Option<i64> {
+        self.reported_ms.or_else(|| {
+            // Saturating, as SQLite's arithmetic on absurd timestamps from the queue was.
+            let ms = self.end_ts?.saturating_sub(self.start_ts?);
+            (ms >= 0).then_some(ms)
+        })
     }
 
     fn field(&mut self, field: Field) -> &mut Option<Span> {
@@ -365,14 +389,39 @@ impl ToolCallAgg {
     }
 }
 
-/// An incomplete `tool_calls` row found by key.
+/// A `tool_calls` row a batch carries on (it lacks a half).
 #[derive(Debug)]
 struct StoredCall {
     rowid: i64,
+    tool_call_id: Option<String>,
+    start_ts: Option<i64>,
+    end_ts: Option<i64>,
+    result_type: Option<String>,
+    pre_event_id: Option<String>,
+    post_event_id: Option<String>,
     /// What the row adds to `session_tools` now.
     share: CallShare,
-    has_pre: bool,
-    has_post: bool,
+}
+
+impl StoredCall {
+    /// A row selected as `call_columns!()`.
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredCall> {
+        Ok(StoredCall {
+            rowid: r.get(0)?,
+            tool_call_id: r.get(1)?,
+            share: CallShare {
+                session_id: r.get(2)?,
+                tool_name: r.get(3)?,
+                duration_ms: whole_ms(r.get(6)?),
+                success: r.get(7)?,
+            },
+            start_ts: r.get(4)?,
+            end_ts: r.get(5)?,
+            result_type: r.get(8)?,
+            pre_event_id: r.get(9)?,
+            post_event_id: r.get(10)?,
+        })
+    }
 }
 
 /// What one `tool_calls` row adds to its `session_tools` row.
@@ -382,19 +431,6 @@ struct CallShare {
     tool_name: Option<String>,
     success: Option<bool>,
     duration_ms: Option<i64>,
-    last_ts: Option<i64>,
-}
-
-impl CallShare {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CallShare> {
-        Ok(CallShare {
-            session_id: r.get(0)?,
-            tool_name: r.get(1)?,
-            success: r.get(2)?,
-            duration_ms: whole_ms(r.get(3)?),
-            last_ts: r.get(4)?,
-        })
-    }
 }
 
 /// A duration as stored: SQLite turns `end - start` into a REAL when it overflows (timestamps

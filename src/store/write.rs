@@ -13,7 +13,7 @@ use rusqlite::{
 
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
-use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
+use crate::queue_line::{EventRow, HookType, NEGATIVE_DURATION, UNKNOWN_SESSION};
 
 /// Inserts one event row, unless its id is stored already.
 const INSERT_EVENT: &str = "
@@ -283,7 +283,13 @@ impl<'c> Batch<'c> {
         }
         match row.kind {
             Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure) => {
-                self.tool_calls.add(&mut self.open_call, row)?;
+                let negative = self.tool_calls.add(&mut self.open_call, row)?;
+                if negative > 0 {
+                    *self
+                        .unknowns
+                        .entry((session.to_string(), NEGATIVE_DURATION))
+                        .or_default() += negative;
+                }
             }
             Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
             _ => {}

@@ -2,7 +2,9 @@
 //! duration and an outcome, and the figures of `v_tools`, `v_session_tools` and `summarize`
 //! that follow from them.
 
-use crate::common::{entry, TestEnv};
+use serde_json::Value;
+
+use crate::common::{capture, entry, real_fixtures, TestEnv};
 use cmstore::queue_line::QueueEntry;
 
 /// A tool line of `hook` in `session` at `ts`, adjusted by `f`.
@@ -75,4 +77,115 @@ fn a_call_id_joins_the_halves_of_its_own_session_only() {
             ["s1|1|0", "s2|1|0"]
         );
     }
+}
+
+#[test]
+fn no_tool_call_is_stored_with_a_negative_duration() {
+    let id = |k: &str| {
+        let k = k.to_string();
+        move |e: &mut QueueEntry| e.tool_call_id = Some(k)
+    };
+    let lines = [
+        // The Post read before its Pre, and the clocks disagree: 150 ms "before" it started.
+        half("PostToolUse", "n1", 1_000, id("k1")),
+        half("PreToolUse", "n1", 1_150, id("k1")),
+        // The agent's own figure is taken over the timestamps.
+        half("PostToolUse", "n1", 2_000, |e| {
+            e.tool_call_id = Some("k2".into());
+            e.duration_ms = Some(40);
+        }),
+        half("PreToolUse", "n1", 2_100, id("k2")),
+        // A negative figure of the agent's own is dropped; the timestamps stand.
+        half("PreToolUse", "n1", 3_000, id("k3")),
+        half("PostToolUse", "n1", 3_070, |e| {
+            e.tool_call_id = Some("k3".into());
+            e.duration_ms = Some(-5);
+        }),
+    ];
+    for batch in ["100", "1"] {
+        let env = TestEnv::new();
+        env.append(&lines);
+        env.cmd()
+            .args(["ingest", "--once", "--batch-size", batch])
+            .assert()
+            .success();
+        assert_eq!(
+            env.int("SELECT count(*) FROM tool_calls WHERE duration_ms < 0"),
+            0,
+            "batch size {batch}: {:?}",
+            rows(&env, "SELECT call_key, duration_ms FROM tool_calls")
+        );
+        assert_eq!(
+            rows(
+                &env,
+                "SELECT call_key, duration_ms FROM tool_calls ORDER BY call_key"
+            ),
+            ["k1|-", "k2|40", "k3|70"]
+        );
+        assert_eq!(
+            rows(&env, "SELECT calls, total_ms, avg_ms, max_ms FROM v_tools"),
+            ["3|110|55|70"]
+        );
+        // Both dropped figures are on record.
+        assert_eq!(
+            rows(
+                &env,
+                "SELECT session_id, reason, count FROM unknown_counts
+                 WHERE reason LIKE '%duration%'"
+            ),
+            ["n1|negative_tool_duration|2"]
+        );
+    }
+}
+
+#[test]
+fn claude_code_s_own_duration_is_the_one_stored() {
+    let Some(real) = real_fixtures() else { return };
+    let dir = real.join("claude-code/hooks-hockey");
+    let read = |name: &str| -> Vec<String> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let env = TestEnv::new();
+    let posts = read("post_tool_use.jsonl");
+    for line in read("pre_tool_use.jsonl").iter().chain(&posts) {
+        capture(&env, line.as_bytes(), &["--agent", "claude"]);
+    }
+    // Capture hands the payload's duration_ms on as the line's durationMs.
+    let queue = env.queue_lines();
+    let mut reported = 0;
+    for post in &posts {
+        // A few lines hold lone UTF-16 surrogates (capture repairs them; serde_json does not).
+        let Ok(p) = serde_json::from_str::<Value>(post) else {
+            continue;
+        };
+        let line = queue
+            .iter()
+            .find(|l| l["hookType"] == "PostToolUse" && l["toolCallId"] == p["tool_use_id"])
+            .unwrap();
+        assert_eq!(line["durationMs"], p["duration_ms"], "{line}");
+        reported += usize::from(p["duration_ms"].is_i64());
+    }
+    assert!(reported >= 10);
+    env.ingest_once();
+    // Every paired call with a figure of Claude's own has exactly it (capture's clock would
+    // say a few milliseconds).
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare(
+            "SELECT c.duration_ms, json_extract(q.entry, '$.durationMs') FROM tool_calls c
+             JOIN events q ON q.id = c.post_event_id
+             WHERE c.pre_event_id IS NOT NULL AND json_extract(q.entry, '$.durationMs') IS NOT NULL",
+        )
+        .unwrap();
+    let pairs: Vec<(i64, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(pairs.len() >= 8, "{pairs:?}");
+    assert!(pairs.iter().all(|(stored, own)| stored == own), "{pairs:?}");
 }
