@@ -133,6 +133,66 @@ DROP TABLE split_0008;
 CREATE UNIQUE INDEX tool_calls_open ON tool_calls(call_key, session_id)
     WHERE start_ts IS NULL OR end_ts IS NULL;
 
+-- Calls without ids. Copilot CLI's payloads (like Gemini CLI's and Claude Code's before 2.0)
+-- carry no tool call id, so each half was a call of its own: one real call became two rows,
+-- one unfinished and one without a start, and never had a duration. Ingest now pairs them
+-- within their session and tool name, in the order they were read: a PostToolUse completes
+-- the earliest PreToolUse still waiting for one, or among those the earliest with the same
+-- `toolInput` (calls of one tool run in parallel); a PreToolUse never joins an earlier Post.
+-- The calls stored before are paired here by the same order (the `seq` of their events) and
+-- tool name, first come first served; not by input (the rows' events would have to be parsed),
+-- so parallel calls of one tool may swap their durations. Halves whose events were pruned
+-- stay as they are.
+CREATE TEMP TABLE unpaired_0008 AS
+SELECT c.rowid AS rid, c.session_id AS s, c.tool_name AS t, c.start_ts IS NOT NULL AS is_pre,
+       e.seq AS ord
+FROM tool_calls c
+JOIN events e ON e.id = coalesce(c.pre_event_id, c.post_event_id)
+WHERE c.tool_call_id IS NULL AND c.session_id IS NOT NULL AND c.tool_name IS NOT NULL
+  AND (c.start_ts IS NULL) <> (c.end_ts IS NULL);
+-- First come first served, as a queue per session and tool: after the j-th PostToolUse,
+-- m_j = min(m_{j-1} + 1, Pres read before it) calls are paired, so
+-- m_j = j + min(0, min over k <= j of (Pres before the k-th Post - k)); the j-th Post is paired
+-- when m_j grows, with the m_j-th PreToolUse.
+CREATE TEMP TABLE pairs_0008 AS
+WITH posts AS (
+    SELECT rid, s, t, ord, pres - posts AS x, posts AS j
+    FROM (SELECT rid, s, t, ord, is_pre,
+                 sum(is_pre) OVER w AS pres, sum(1 - is_pre) OVER w AS posts
+            FROM unpaired_0008
+          WINDOW w AS (PARTITION BY s, t ORDER BY ord ROWS UNBOUNDED PRECEDING))
+    WHERE NOT is_pre
+), paired AS (
+    SELECT rid, s, t, ord,
+           j + min(0, min(x) OVER (PARTITION BY s, t ORDER BY ord ROWS UNBOUNDED PRECEDING))
+             AS m
+    FROM posts
+), steps AS (
+    SELECT rid, s, t, m, m - lag(m, 1, 0) OVER (PARTITION BY s, t ORDER BY ord) AS grew
+    FROM paired
+), pres AS (
+    SELECT rid, s, t, row_number() OVER (PARTITION BY s, t ORDER BY ord) AS i
+    FROM unpaired_0008
+    WHERE is_pre
+)
+SELECT p.rid AS pre_rid, q.rid AS post_rid
+FROM steps q JOIN pres p ON p.s = q.s AND p.t = q.t AND p.i = q.m
+WHERE q.grew = 1;
+DROP TABLE unpaired_0008;
+UPDATE tool_calls SET (end_ts, duration_ms, success, result_type, post_event_id) = (
+    SELECT q.end_ts, coalesce(q.duration_ms, tool_calls.duration_ms,
+                              q.end_ts - tool_calls.start_ts),
+           q.success, q.result_type, q.post_event_id
+    FROM pairs_0008 JOIN tool_calls q ON q.rowid = pairs_0008.post_rid
+    WHERE pairs_0008.pre_rid = tool_calls.rowid)
+WHERE rowid IN (SELECT pre_rid FROM pairs_0008);
+DELETE FROM tool_calls WHERE rowid IN (SELECT post_rid FROM pairs_0008);
+DROP TABLE pairs_0008;
+
+-- Calls without an id waiting for their PostToolUse, by session and tool.
+CREATE INDEX tool_calls_unpaired ON tool_calls(session_id, tool_name)
+    WHERE tool_call_id IS NULL AND end_ts IS NULL;
+
 -- Negative durations. A PostToolUse read before its PreToolUse, or clocks that disagree, gave
 -- `duration_ms = end_ts - start_ts` below zero, and `v_tools` summed it (`total_ms -150`).
 -- Ingest now takes the agent's own figure when the payload has one (Claude Code's

@@ -216,6 +216,58 @@ struct Raw<'a> {
     estimated_tokens_s: Option<Loose<'a>>,
     #[serde(borrow, rename = "toolCalls")]
     tool_calls: Option<Loose<'a>>,
+    #[serde(rename = "toolInput")]
+    tool_input: Option<InputHash>,
+    #[serde(rename = "tool_input")]
+    tool_input_s: Option<InputHash>,
+}
+
+/// The hash of a string field's text, taken while it is parsed (no copy is kept); `None` for
+/// any other JSON type.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct InputHash(Option<u64>);
+
+impl<'de> Deserialize<'de> for InputHash {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = InputHash;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                use std::hash::{DefaultHasher, Hash, Hasher};
+                // Fixed keys: the same text hashes alike in every batch of a process.
+                let mut h = DefaultHasher::new();
+                v.hash(&mut h);
+                Ok(InputHash(Some(h.finish())))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(InputHash(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(InputHash(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(InputHash(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(InputHash(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(InputHash(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(InputHash(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(InputHash(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn pick<'a>(first: Option<Loose<'a>>, second: Option<Loose<'a>>) -> Option<Cow<'a, str>> {
@@ -291,6 +343,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         size_bytes: row.size_bytes,
         estimated_tokens: row.estimated_tokens,
         tool_call_count: row.tool_call_count,
+        tool_input_hash: row.tool_input_hash,
         entry: text,
         unknown: row.unknown,
     }
@@ -379,6 +432,10 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
             Some(Loose::Seq(n)) => Some(n),
             _ => None,
         },
+        tool_input_hash: raw
+            .tool_input
+            .and_then(|h| h.0)
+            .or_else(|| raw.tool_input_s.and_then(|h| h.0)),
         entry: text,
         unknown,
     }
@@ -516,6 +573,25 @@ mod tests {
         assert_eq!(row.tool_call_count, Some(2));
         assert_eq!(row.synthetic, Some(true));
         assert!(parse_line(b"  {}\r", 0).is_ok());
+    }
+
+    #[test]
+    fn tool_inputs_hash_alike_when_their_text_is_alike() {
+        let hash = |line: &str| parse_line(line.as_bytes(), 0).unwrap().tool_input_hash;
+        let a = hash(r#"{"hookType":"PreToolUse","toolInput":"{\"path\":\"/a\"}"}"#);
+        assert!(a.is_some());
+        assert_eq!(
+            hash(r#"{"toolInput":"{\"path\":\"/a\"}","hookType":"PostToolUse","x":1}"#),
+            a
+        );
+        assert_ne!(hash(r#"{"toolInput":"{\"path\":\"/b\"}"}"#), a);
+        // A duplicate key sends the line down the slow path: the same hash.
+        assert_eq!(
+            hash(r#"{"hookType":"Stop","hookType":"Stop","toolInput":"{\"path\":\"/a\"}"}"#),
+            a
+        );
+        assert_eq!(hash(r#"{"tool_input":{"path":"/a"}}"#), None);
+        assert_eq!(hash(r#"{"tool_input":"{\"path\":\"/a\"}"}"#), a);
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub struct EventRow<'a> {
     pub estimated_tokens: Option<i64>,
     /// Number of entries in `toolCalls`, when present.
     pub tool_call_count: Option<i64>,
+    /// A hash of `toolInput`'s text (`tool_input`'s, when it is a string): equal inputs give
+    /// equal hashes within one process. Not stored; it tells apart calls without an id.
+    pub tool_input_hash: Option<u64>,
     /// The whole line.
     pub entry: &'a str,
     /// Unknown reasons this line counts under (see the `*` constants of this module).

@@ -824,6 +824,78 @@ mod tests {
     }
 
     #[test]
+    fn halves_without_ids_stored_before_version_8_are_paired_in_order() {
+        let mut sql = String::new();
+        // bash: Pre Pre Post Post Pre (the last one still running); view: a Post whose Pre
+        // was never seen, then a call; another session's Post is not cp1's.
+        let halves = [
+            ("e1", 1000, "PreToolUse", "cp1", "bash"),
+            ("e2", 1010, "PreToolUse", "cp1", "bash"),
+            ("e3", 1020, "PostToolUse", "cp1", "view"),
+            ("e4", 1100, "PostToolUse", "cp1", "bash"),
+            ("e5", 1200, "PostToolUse", "cp2", "bash"),
+            ("e6", 1300, "PostToolUse", "cp1", "bash"),
+            ("e7", 1400, "PreToolUse", "cp1", "view"),
+            ("e8", 1450, "PostToolUse", "cp1", "view"),
+            ("e9", 1500, "PreToolUse", "cp1", "bash"),
+        ];
+        for (id, ts, hook, session, tool) in halves {
+            sql.push_str(&v7_event(id, ts, hook, session, tool, ""));
+            let (start, end, success, pre, post) = if hook == "PreToolUse" {
+                (
+                    ts.to_string(),
+                    "NULL",
+                    "NULL",
+                    format!("'{id}'"),
+                    "NULL".to_string(),
+                )
+            } else {
+                (
+                    "NULL".to_string(),
+                    "",
+                    "1",
+                    "NULL".to_string(),
+                    format!("'{id}'"),
+                )
+            };
+            let end = if end.is_empty() {
+                ts.to_string()
+            } else {
+                end.to_string()
+            };
+            sql.push_str(&format!(
+                "INSERT INTO tool_calls(call_key, session_id, tool_name, start_ts, end_ts,
+                   success, pre_event_id, post_event_id)
+                 VALUES ('{id}', '{session}', '{tool}', {start}, {end}, {success}, {pre}, {post});
+                 INSERT INTO session_tools VALUES ('{session}', '{tool}', 1, {s}, 0, {u}, 0, 0,
+                   NULL, {ts})
+                 ON CONFLICT DO UPDATE SET calls = calls + 1, succeeded = succeeded + {s},
+                   unfinished = unfinished + {u};",
+                s = i64::from(hook != "PreToolUse"),
+                u = i64::from(hook == "PreToolUse"),
+            ));
+        }
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT session_id, tool_name, pre_event_id, post_event_id, duration_ms, success
+                 FROM tool_calls ORDER BY coalesce(start_ts, end_ts)"
+            ),
+            [
+                "cp1|bash|e1|e4|100|1",
+                "cp1|bash|e2|e6|290|1",
+                "cp1|view|-|e3|-|1",
+                "cp2|bash|-|e5|-|1",
+                "cp1|view|e7|e8|50|1",
+                "cp1|bash|e9|-|-|-",
+            ]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+    }
+
+    #[test]
     fn negative_durations_stored_before_version_8_are_dropped_and_counted() {
         let (_dir, store) = upgraded_from_version_7(
             "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,

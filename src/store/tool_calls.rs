@@ -1,12 +1,24 @@
 //! The tool calls of one ingest batch: PreToolUse and PostToolUse halves joined into
 //! `tool_calls` rows, and the per-session totals of `session_tools` moved by what changed.
 //!
-//! A half joins the latest call of its key (its session and `toolCallId`, else its event id)
+//! A half with a call id joins the latest call of its key (its session and `toolCallId`)
 //! while that call lacks a half, whether the call is in this batch or stored (`tool_calls_open`
-//! indexes the incomplete ones); otherwise it starts a call of its own. So the rows come out
-//! the same however the lines fall into batches. The session is part of the key: agents that
-//! number their calls (`call_1`, …) reuse ids across sessions, and a half never completes
-//! another session's call. A half without a session id joins only halves without one.
+//! indexes the incomplete ones); otherwise it starts a call of its own. The session is part of
+//! the key: agents that number their calls (`call_1`, …) reuse ids across sessions, and a half
+//! never completes another session's call. A half without a session id joins only halves
+//! without one.
+//!
+//! Halves without a call id (Copilot CLI, Gemini CLI, Claude Code before 2.0) are paired
+//! within their session and tool name, in the order they were read: a PostToolUse completes
+//! the earliest PreToolUse still waiting for one, or among those the earliest with the same
+//! `toolInput`, so that calls of one tool run in parallel find their own halves
+//! (`tool_calls_unpaired` indexes the stored ones waiting). A PreToolUse never joins an earlier
+//! PostToolUse: an agent writes a call's Pre before its Post, and a Post whose Pre was lost
+//! would otherwise take the next call's Pre, and so on down the session. Such a half, and one
+//! without a session id or a tool name, is a call of its own.
+//!
+//! Both rules read only the lines before a half and what they left, so the rows come out the
+//! same however the lines fall into batches.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -24,13 +36,26 @@ macro_rules! call_columns {
     };
 }
 
+/// The store's calls without an id of a session (?1) and tool (?2) waiting for their
+/// PostToolUse, oldest first (`tool_calls_unpaired`), with the line of each one's PreToolUse.
+const WAITING_CALLS: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    ", (SELECT entry FROM events WHERE id = pre_event_id)
+      FROM tool_calls
+      WHERE session_id = ?1 AND tool_name = ?2 AND tool_call_id IS NULL AND end_ts IS NULL
+        AND start_ts IS NOT NULL
+      ORDER BY rowid"
+);
+
 /// The store's call of a key (?1 the call key, ?2 the session id) that still lacks a half, if
 /// any (`tool_calls_open`).
 pub(super) const OPEN_CALL: &str = concat!(
     "SELECT ",
     call_columns!(),
     " FROM tool_calls
-      WHERE call_key = ?1 AND session_id IS ?2 AND (start_ts IS NULL OR end_ts IS NULL)"
+      WHERE call_key = ?1 AND session_id IS ?2 AND tool_call_id IS NOT NULL
+        AND (start_ts IS NULL OR end_ts IS NULL)"
 );
 
 /// The tool calls of a batch, in the order their first half was read.
@@ -44,7 +69,28 @@ pub(super) struct ToolCalls<S = RandomState> {
     /// The latest call of each key hash, session included (the calls of the same hash are
     /// chained, latest first).
     index: HashMap<u64, usize>,
+    /// Calls without an id waiting for their PostToolUse, by session and tool name.
+    waiting: HashMap<String, HashMap<String, Waiting>>,
+    /// The stored calls this batch carries on: rowid to slot in `calls`.
+    resumed: HashMap<i64, usize>,
     hasher: S,
+}
+
+/// The calls without an id of one session and tool that wait for a PostToolUse, oldest first.
+#[derive(Debug, Default)]
+struct Waiting {
+    /// The stored ones were read (once per batch, at the first PostToolUse that needs them).
+    loaded: bool,
+    calls: Vec<Waiter>,
+}
+
+/// A call waiting for its PostToolUse.
+#[derive(Debug)]
+enum Waiter {
+    /// A call of this batch, by slot.
+    Batch(usize),
+    /// A stored call this batch has not touched yet, with its input's hash.
+    Stored(Box<StoredCall>, Option<u64>),
 }
 
 /// Where a string is in [`ToolCalls::text`].
@@ -62,11 +108,142 @@ impl<S: BuildHasher> ToolCalls<S> {
     pub(super) fn add(
         &mut self,
         open_call: &mut Statement<'_>,
+        conn: &Connection,
         row: &EventRow<'_>,
     ) -> Result<i64, Error> {
-        let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
-        let session = row.session_id.as_deref();
         let is_pre = row.kind == Some(HookType::PreToolUse);
+        let slot = match row.tool_call_id.as_deref() {
+            Some(key) => self.keyed(open_call, row.session_id.as_deref(), key)?,
+            None if is_pre => {
+                let key = self.keep(&row.id);
+                let slot = self.push(ToolCallAgg {
+                    key,
+                    input_hash: row.tool_input_hash,
+                    ..ToolCallAgg::default()
+                });
+                if let (Some(session), Some(tool)) = (&row.session_id, &row.tool_name) {
+                    self.waiting_for(session, tool)
+                        .calls
+                        .push(Waiter::Batch(slot));
+                }
+                slot
+            }
+            None => match self.pair(conn, row)? {
+                Some(slot) => slot,
+                None => {
+                    let key = self.keep(&row.id);
+                    self.push(ToolCallAgg {
+                        key,
+                        ..ToolCallAgg::default()
+                    })
+                }
+            },
+        };
+        Ok(self.apply(slot, row, is_pre))
+    }
+
+    fn push(&mut self, agg: ToolCallAgg) -> usize {
+        self.calls.push(agg);
+        self.calls.len() - 1
+    }
+
+    /// The waiting calls of `session` and `tool`.
+    fn waiting_for(&mut self, session: &str, tool: &str) -> &mut Waiting {
+        // Looked up by reference first: most halves go to a pair seen before in the batch.
+        if !self.waiting.contains_key(session) {
+            self.waiting.insert(session.to_string(), HashMap::new());
+        }
+        let tools = self.waiting.get_mut(session).expect("inserted above");
+        if !tools.contains_key(tool) {
+            tools.insert(tool.to_string(), Waiting::default());
+        }
+        tools.get_mut(tool).expect("inserted above")
+    }
+
+    /// The call a PostToolUse without an id completes, if one waits for it (see the module's
+    /// documentation for the rule).
+    fn pair(&mut self, conn: &Connection, row: &EventRow<'_>) -> Result<Option<usize>, Error> {
+        let (Some(session), Some(tool)) = (row.session_id.as_deref(), row.tool_name.as_deref())
+        else {
+            return Ok(None);
+        };
+        if !self.waiting_for(session, tool).loaded {
+            let mut stored = Vec::new();
+            let mut stmt = conn.prepare_cached(WAITING_CALLS)?;
+            let mut rows = stmt.query(params![session, tool])?;
+            while let Some(r) = rows.next()? {
+                let call = StoredCall::read(r)?;
+                let entry: Option<String> = r.get(11)?;
+                let hash = entry.and_then(|e| {
+                    crate::queue_line::parse::parse_line(e.as_bytes(), 0)
+                        .ok()
+                        .and_then(|line| line.tool_input_hash)
+                });
+                stored.push(match self.resumed.get(&call.rowid) {
+                    Some(&slot) => Waiter::Batch(slot),
+                    None => Waiter::Stored(Box::new(call), hash),
+                });
+            }
+            let waiting = self.waiting_for(session, tool);
+            waiting.loaded = true;
+            // The stored ones came first.
+            stored.append(&mut waiting.calls);
+            waiting.calls = stored;
+        }
+        let waiting = self
+            .waiting
+            .get_mut(session)
+            .and_then(|tools| tools.get_mut(tool))
+            .expect("made above");
+        // The calls still waiting (the others leave the list), and the one to pair.
+        let calls = &self.calls;
+        let resumed = &self.resumed;
+        let waits = |w: &Waiter| match w {
+            Waiter::Batch(slot) => calls[*slot].waits(),
+            Waiter::Stored(call, _) => resumed
+                .get(&call.rowid)
+                .is_none_or(|&slot| calls[slot].waits()),
+        };
+        waiting.calls.retain(waits);
+        let input = |w: &Waiter| match w {
+            Waiter::Batch(slot) => calls[*slot].input_hash,
+            Waiter::Stored(call, hash) => match resumed.get(&call.rowid) {
+                Some(&slot) => calls[slot].input_hash,
+                None => *hash,
+            },
+        };
+        let chosen = row
+            .tool_input_hash
+            .and_then(|h| waiting.calls.iter().position(|w| input(w) == Some(h)))
+            .or((!waiting.calls.is_empty()).then_some(0));
+        let Some(i) = chosen else { return Ok(None) };
+        let slot = match waiting.calls.remove(i) {
+            Waiter::Batch(slot) => slot,
+            Waiter::Stored(call, hash) => match self.resumed.get(&call.rowid) {
+                Some(&slot) => slot,
+                None => {
+                    let rowid = call.rowid;
+                    let agg = ToolCallAgg {
+                        input_hash: hash,
+                        ..ToolCallAgg::default()
+                    };
+                    let agg = self.resume(agg, *call);
+                    let slot = self.push(agg);
+                    self.resumed.insert(rowid, slot);
+                    slot
+                }
+            },
+        };
+        Ok(Some(slot))
+    }
+
+    /// The call a half with a call id belongs to (see the module's documentation).
+    fn keyed(
+        &mut self,
+        open_call: &mut Statement<'_>,
+        session: Option<&str>,
+        key: &str,
+    ) -> Result<usize, Error> {
         let hash = self.hasher.hash_one((session, key));
         // See the module's documentation for the rule.
         let slot = match self.latest(hash, session, key) {
@@ -85,15 +262,21 @@ impl<S: BuildHasher> ToolCalls<S> {
                     same_hash: self.index.insert(hash, self.calls.len()),
                     ..ToolCallAgg::default()
                 };
-                let agg = match stored {
-                    Some(stored) => self.resume(agg, stored),
-                    None => agg,
+                let (agg, rowid) = match stored {
+                    Some(stored) => {
+                        let rowid = stored.rowid;
+                        (self.resume(agg, stored), Some(rowid))
+                    }
+                    None => (agg, None),
                 };
-                self.calls.push(agg);
-                self.calls.len() - 1
+                let slot = self.push(agg);
+                if let Some(rowid) = rowid {
+                    self.resumed.insert(rowid, slot);
+                }
+                slot
             }
         };
-        Ok(self.apply(slot, row, is_pre))
+        Ok(slot)
     }
 
     /// A call of this batch carrying on `stored`: its fields, and its share of the totals to
@@ -269,6 +452,8 @@ impl<S: BuildHasher> ToolCalls<S> {
         self.text.clear();
         self.calls.clear();
         self.index.clear();
+        self.waiting.clear();
+        self.resumed.clear();
         let mut upsert = tx.prepare_cached(
             "INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished,
                total_ms, timed, max_ms, last_ts)
@@ -359,6 +544,8 @@ struct ToolCallAgg {
     result_type: Option<Span>,
     pre_event_id: Option<Span>,
     post_event_id: Option<Span>,
+    /// The hash of the PreToolUse's `toolInput` (calls without an id).
+    input_hash: Option<u64>,
     /// The rowid of the stored call this one carries on.
     stored: Option<i64>,
     /// What that stored row added to `session_tools`.
@@ -369,6 +556,11 @@ impl ToolCallAgg {
     /// Both halves seen (the test of the `tool_calls_open` index).
     fn is_complete(&self) -> bool {
         self.start_ts.is_some() && self.end_ts.is_some()
+    }
+
+    /// A PreToolUse that waits for its PostToolUse.
+    fn waits(&self) -> bool {
+        self.start_ts.is_some() && self.end_ts.is_none()
     }
 
     /// The agent's own figure, else end minus start; never negative.
@@ -526,7 +718,7 @@ mod tests {
                 tool_name: Some("Bash".into()),
                 ..EventRow::default()
             };
-            calls.add(&mut open_call, &row).unwrap();
+            calls.add(&mut open_call, &conn, &row).unwrap();
         }
         calls.flush(&conn).unwrap();
         let mut select = conn

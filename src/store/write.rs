@@ -283,7 +283,7 @@ impl<'c> Batch<'c> {
         }
         match row.kind {
             Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure) => {
-                let negative = self.tool_calls.add(&mut self.open_call, row)?;
+                let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
                 if negative > 0 {
                     *self
                         .unknowns

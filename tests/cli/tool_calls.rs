@@ -2,7 +2,9 @@
 //! duration and an outcome, and the figures of `v_tools`, `v_session_tools` and `summarize`
 //! that follow from them.
 
-use serde_json::Value;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
 
 use crate::common::{capture, entry, real_fixtures, TestEnv};
 use cmstore::queue_line::QueueEntry;
@@ -34,6 +36,184 @@ fn rows(env: &TestEnv, select: &str) -> Vec<String> {
     .unwrap()
     .collect::<Result<_, _>>()
     .unwrap()
+}
+
+fn json_out(env: &TestEnv, args: &[&str]) -> Value {
+    let out = env
+        .cmd()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The `summarize --by tool` row of `tool`.
+fn tool_summary(env: &TestEnv, tool: &str) -> Value {
+    let all = json_out(env, &["summarize", "--by", "tool"]);
+    all.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool_name"] == tool)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {tool} in {all}"))
+}
+
+/// A Copilot CLI camelCase payload (no event name, no tool call id, `toolArgs` a JSON string).
+fn copilot(session: &str, tool: &str, args: Value, result: Option<&str>) -> String {
+    let mut p = json!({
+        "timestamp": 1_704_614_600_000_i64,
+        "cwd": "/p",
+        "sessionId": session,
+        "toolName": tool,
+        "toolArgs": args.to_string(),
+    });
+    if let Some(kind) = result {
+        p["toolResult"] = json!({"resultType": kind, "textResultForLlm": "done"});
+    }
+    p.to_string()
+}
+
+fn copilot_hook(env: &TestEnv, event: &str, payload: &str) {
+    capture(env, payload, &["--agent", "copilot", "--event", event]);
+}
+
+#[test]
+fn copilot_cli_calls_without_ids_pair_by_session_order_tool_and_input() {
+    let env = TestEnv::new();
+    let ls = json!({"command": "ls", "description": "list"});
+    let (a, b) = (json!({"path": "/p/a.rs"}), json!({"path": "/p/b.rs"}));
+    // One plain call; two calls of the same tool in parallel whose results come back in the
+    // other order; the same command started in another session, still running.
+    copilot_hook(
+        &env,
+        "preToolUse",
+        &copilot("cp1", "bash", ls.clone(), None),
+    );
+    copilot_hook(
+        &env,
+        "preToolUse",
+        &copilot("cp2", "bash", ls.clone(), None),
+    );
+    copilot_hook(
+        &env,
+        "postToolUse",
+        &copilot("cp1", "bash", ls.clone(), Some("success")),
+    );
+    copilot_hook(&env, "preToolUse", &copilot("cp1", "view", a.clone(), None));
+    copilot_hook(&env, "preToolUse", &copilot("cp1", "view", b.clone(), None));
+    copilot_hook(
+        &env,
+        "postToolUse",
+        &copilot("cp1", "view", b, Some("success")),
+    );
+    copilot_hook(
+        &env,
+        "postToolUse",
+        &copilot("cp1", "view", a, Some("success")),
+    );
+    env.ingest_once();
+
+    assert_eq!(
+        env.int("SELECT count(*) FROM tool_calls"),
+        4,
+        "one row per call: {:?}",
+        rows(&env, "SELECT * FROM tool_calls")
+    );
+    let bash = tool_summary(&env, "bash");
+    assert_eq!(
+        (
+            &bash["calls"],
+            &bash["succeeded"],
+            &bash["failed"],
+            &bash["unfinished"]
+        ),
+        (&json!(2), &json!(1), &json!(0), &json!(1)),
+        "{bash}"
+    );
+    let view = tool_summary(&env, "view");
+    assert_eq!(
+        (&view["calls"], &view["succeeded"], &view["unfinished"]),
+        (&json!(2), &json!(2), &json!(0)),
+        "{view}"
+    );
+    // Each Post found the Pre of its own session and, among parallel calls, of its input.
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT c.session_id, c.tool_name, json_extract(p.entry, '$.toolInput') =
+                    json_extract(q.entry, '$.toolInput'), c.duration_ms >= 0, c.success
+             FROM tool_calls c JOIN events p ON p.id = c.pre_event_id
+             JOIN events q ON q.id = c.post_event_id ORDER BY c.rowid"
+        ),
+        ["cp1|bash|1|1|1", "cp1|view|1|1|1", "cp1|view|1|1|1"]
+    );
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT session_id, start_ts IS NOT NULL, end_ts FROM tool_calls
+             WHERE post_event_id IS NULL"
+        ),
+        ["cp2|1|-"]
+    );
+
+    // The shell-commands recipe sees the call's outcome.
+    let recipe =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/queries/shell_commands.sql");
+    let out = env
+        .cmd()
+        .args(["query", "--format", "json", "--file"])
+        .arg(&recipe)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let shell: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let outcomes: Vec<(&str, &str)> = shell
+        .iter()
+        .map(|r| {
+            (
+                r["session_id"].as_str().unwrap(),
+                r["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(outcomes, [("cp2", "unfinished"), ("cp1", "ok")]);
+}
+
+#[test]
+fn real_copilot_post_tool_use_payloads_pair_with_their_pre_tool_use() {
+    let Some(real) = real_fixtures() else { return };
+    let text =
+        std::fs::read_to_string(real.join("copilot-cli/hook-post-tool-use.embedded-samples.jsonl"))
+            .unwrap();
+    let env = TestEnv::new();
+    let posts: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // preToolUse carries the same fields as postToolUse, less the result.
+    for post in &posts {
+        let mut pre = post.clone();
+        pre.as_object_mut().unwrap().remove("toolResult");
+        copilot_hook(&env, "preToolUse", &pre.to_string());
+    }
+    for post in &posts {
+        copilot_hook(&env, "postToolUse", &post.to_string());
+    }
+    env.ingest_once();
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT tool_name, start_ts IS NOT NULL, end_ts IS NOT NULL, success
+             FROM tool_calls ORDER BY tool_name"
+        ),
+        ["report_intent|1|1|1", "skill|1|1|1"]
+    );
 }
 
 #[test]
