@@ -6,6 +6,9 @@
 -- ones included) and `subagent_turns` the turns subagents finished (SubagentStop). The table
 -- itself is unchanged: views hold no data, so nothing needs a backfill.
 --
+-- Tool calls: see each part below (join key, calls without ids, negative durations,
+-- outcomes). `session_tools` move by what the backfill changed.
+--
 -- New view columns come last, so that queries reading the views' columns by position keep
 -- working.
 
@@ -86,6 +89,25 @@ SELECT coalesce(session_id, 'unknown-session') AS s, coalesce(tool_name, '') AS 
 FROM tool_calls
 GROUP BY 1, 2;
 
+-- Outcomes. A call that never completed stayed "unfinished" forever: one the safety gate
+-- denied (its PreToolUse line says `decision: "deny"`), one the agent's own permission check
+-- refused (Copilot CLI's `toolResult.resultType: "denied"`, Claude Code's `PermissionDenied`
+-- event), one still open when its session ended. `outcome` says what became of each call:
+-- 'succeeded', 'failed', 'denied', 'refused', 'abandoned', or NULL while it is in flight, which
+-- is all "unfinished" means now. `success` stays 1 for succeeded and 0 for failed, and is NULL
+-- for every other outcome (a refusal used to count as a failure: the tool never ran).
+-- `session_tools` gets a counter per new outcome, and `unfinished` counts the calls in flight.
+ALTER TABLE tool_calls ADD COLUMN outcome TEXT;
+ALTER TABLE session_tools ADD COLUMN denied INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE session_tools ADD COLUMN refused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE session_tools ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0;
+
+-- The PreToolUse lines the gate denied (a substring test first: parsing every line is slow).
+CREATE TEMP TABLE denied_0008 AS
+SELECT id FROM events
+WHERE hook_type = 'PreToolUse' AND instr(entry, '"decision"') > 0 AND json_valid(entry)
+  AND json_extract(entry, '$.decision') = 'deny';
+
 -- Join key. The halves of a call were joined on the call id alone, so a PreToolUse could
 -- complete another session's open call: agents that number their calls reuse ids across
 -- sessions. They are joined on (session, call id) now, and the index that finds an open call
@@ -141,15 +163,17 @@ CREATE UNIQUE INDEX tool_calls_open ON tool_calls(call_key, session_id)
 -- `toolInput` (calls of one tool run in parallel); a PreToolUse never joins an earlier Post.
 -- The calls stored before are paired here by the same order (the `seq` of their events) and
 -- tool name, first come first served; not by input (the rows' events would have to be parsed),
--- so parallel calls of one tool may swap their durations. Halves whose events were pruned
--- stay as they are.
+-- so parallel calls of one tool may swap their durations; and calls the gate denied are left
+-- out (ingest lets them take only a PostToolUse that reports a refusal). Halves whose events
+-- were pruned stay as they are.
 CREATE TEMP TABLE unpaired_0008 AS
 SELECT c.rowid AS rid, c.session_id AS s, c.tool_name AS t, c.start_ts IS NOT NULL AS is_pre,
        e.seq AS ord
 FROM tool_calls c
 JOIN events e ON e.id = coalesce(c.pre_event_id, c.post_event_id)
 WHERE c.tool_call_id IS NULL AND c.session_id IS NOT NULL AND c.tool_name IS NOT NULL
-  AND (c.start_ts IS NULL) <> (c.end_ts IS NULL);
+  AND (c.start_ts IS NULL) <> (c.end_ts IS NULL)
+  AND (c.pre_event_id IS NULL OR c.pre_event_id NOT IN (SELECT id FROM denied_0008));
 -- First come first served, as a queue per session and tool: after the j-th PostToolUse,
 -- m_j = min(m_{j-1} + 1, Pres read before it) calls are paired, so
 -- m_j = j + min(0, min over k <= j of (Pres before the k-th Post - k)); the j-th Post is paired
@@ -211,31 +235,57 @@ SET duration_ms = CASE WHEN end_ts - start_ts >= 0 THEN end_ts - start_ts END
 WHERE duration_ms < 0;
 UPDATE session_tools SET max_ms = NULL WHERE max_ms < 0;
 
+-- Outcomes of the stored calls: what the PostToolUse said (a `denied` result type is the
+-- agent's refusal, or the gate's denial reported back when the gate denied the PreToolUse);
+-- else the gate's denial; else abandoned if its session had ended (`sessions.ended_at`, the
+-- latest SessionEnd) at or after the call started. Which of an ended session's calls were
+-- still open at its end is told by time here, not by the order of the lines as ingest does.
+UPDATE tool_calls SET outcome = CASE
+    WHEN end_ts IS NOT NULL AND success = 1 THEN 'succeeded'
+    WHEN pre_event_id IN (SELECT id FROM denied_0008) THEN 'denied'
+    WHEN end_ts IS NOT NULL AND result_type = 'denied' THEN 'refused'
+    WHEN end_ts IS NOT NULL THEN 'failed'
+    WHEN EXISTS (SELECT 1 FROM sessions s
+                  WHERE s.session_id = tool_calls.session_id AND s.ended_at >= start_ts)
+      THEN 'abandoned'
+END;
+UPDATE tool_calls SET success = NULL WHERE outcome IN ('denied', 'refused');
+DROP TABLE denied_0008;
+
+-- Calls in flight, by session: what a SessionEnd abandons.
+CREATE INDEX tool_calls_in_flight ON tool_calls(session_id) WHERE outcome IS NULL;
+
 -- The totals move by what the changes above made of the calls.
 CREATE TEMP TABLE tool_totals_change_0008 AS
 SELECT s, t, sum(calls) AS calls, sum(succeeded) AS succeeded, sum(failed) AS failed,
        sum(unfinished) AS unfinished, sum(total_ms) AS total_ms, sum(timed) AS timed,
-       max(max_ms) AS max_ms, max(last_ts) AS last_ts
+       max(max_ms) AS max_ms, max(last_ts) AS last_ts, sum(denied) AS denied,
+       sum(refused) AS refused, sum(abandoned) AS abandoned
 FROM (SELECT s, t, -calls AS calls, -succeeded AS succeeded, -failed AS failed,
              -unfinished AS unfinished, -total_ms AS total_ms, -timed AS timed,
-             NULL AS max_ms, NULL AS last_ts
+             NULL AS max_ms, NULL AS last_ts, 0 AS denied, 0 AS refused, 0 AS abandoned
         FROM tool_totals_before_0008
       UNION ALL
       SELECT coalesce(session_id, 'unknown-session'), coalesce(tool_name, ''), count(*),
-             coalesce(sum(success = 1), 0), coalesce(sum(success = 0), 0),
-             coalesce(sum(success IS NULL), 0), CAST(total(duration_ms) AS INTEGER),
+             count(*) FILTER (WHERE outcome = 'succeeded'),
+             count(*) FILTER (WHERE outcome = 'failed'),
+             count(*) FILTER (WHERE outcome IS NULL), CAST(total(duration_ms) AS INTEGER),
              count(duration_ms), max(duration_ms),
-             max(max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts)))
+             max(max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts))),
+             count(*) FILTER (WHERE outcome = 'denied'),
+             count(*) FILTER (WHERE outcome = 'refused'),
+             count(*) FILTER (WHERE outcome = 'abandoned')
         FROM tool_calls
        GROUP BY 1, 2)
 GROUP BY s, t;
 DROP TABLE tool_totals_before_0008;
 INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished, total_ms,
-    timed, max_ms, last_ts)
-SELECT s, t, calls, succeeded, failed, unfinished, total_ms, timed, max_ms, coalesce(last_ts, 0)
+    timed, max_ms, last_ts, denied, refused, abandoned)
+SELECT s, t, calls, succeeded, failed, unfinished, total_ms, timed, max_ms, coalesce(last_ts, 0),
+       denied, refused, abandoned
 FROM tool_totals_change_0008
 WHERE calls <> 0 OR succeeded <> 0 OR failed <> 0 OR unfinished <> 0 OR total_ms <> 0
-   OR timed <> 0
+   OR timed <> 0 OR denied <> 0 OR refused <> 0 OR abandoned <> 0
 ON CONFLICT(session_id, tool_name) DO UPDATE SET
     calls = calls + excluded.calls,
     succeeded = succeeded + excluded.succeeded,
@@ -244,6 +294,43 @@ ON CONFLICT(session_id, tool_name) DO UPDATE SET
     total_ms = total_ms + excluded.total_ms,
     timed = timed + excluded.timed,
     max_ms = max(coalesce(max_ms, excluded.max_ms), coalesce(excluded.max_ms, max_ms)),
-    last_ts = max(last_ts, excluded.last_ts);
+    last_ts = max(last_ts, excluded.last_ts),
+    denied = denied + excluded.denied,
+    refused = refused + excluded.refused,
+    abandoned = abandoned + excluded.abandoned;
 DELETE FROM session_tools WHERE calls <= 0;
 DROP TABLE tool_totals_change_0008;
+
+-- The totals by outcome, new columns last.
+DROP VIEW v_session_tools;
+CREATE VIEW v_session_tools AS
+SELECT session_id,
+       nullif(tool_name, '') AS tool_name,
+       calls,
+       succeeded,
+       failed,
+       unfinished,
+       CASE WHEN timed > 0 THEN total_ms END AS total_ms,
+       timed,
+       max_ms,
+       denied,
+       refused,
+       abandoned
+FROM session_tools;
+
+DROP VIEW v_tools;
+CREATE VIEW v_tools AS
+SELECT nullif(tool_name, '') AS tool_name,
+       sum(calls) AS calls,
+       sum(succeeded) AS succeeded,
+       sum(failed) AS failed,
+       sum(unfinished) AS unfinished,
+       -- total() and CAST: a sum past the integer range saturates instead of failing.
+       CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms,
+       CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms,
+       max(max_ms) AS max_ms,
+       sum(denied) AS denied,
+       sum(refused) AS refused,
+       sum(abandoned) AS abandoned
+FROM session_tools
+GROUP BY tool_name;

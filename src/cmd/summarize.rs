@@ -118,7 +118,8 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
              sum(failed) AS failed, sum(unfinished) AS unfinished, \
              CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms, \
              CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms, \
-             max(max_ms) AS max_ms\n\
+             max(max_ms) AS max_ms, sum(denied) AS denied, sum(refused) AS refused, \
+             sum(abandoned) AS abandoned\n\
              FROM v_session_tools{filter}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name"
         ),
         By::Day => {

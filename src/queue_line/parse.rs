@@ -150,6 +150,8 @@ struct Raw<'a> {
     hook_event_name: Option<Loose<'a>>,
     #[serde(borrow, rename = "risk")]
     risk: Option<Loose<'a>>,
+    #[serde(borrow, rename = "decision")]
+    decision: Option<Loose<'a>>,
     #[serde(borrow, rename = "timestamp")]
     timestamp: Option<Loose<'a>>,
     #[serde(borrow, rename = "ts")]
@@ -339,6 +341,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         prompt: own(row.prompt),
         response: own(row.response),
         tool_result_type: own(row.tool_result_type),
+        decision: own(row.decision),
         duration_ms: row.duration_ms,
         size_bytes: row.size_bytes,
         estimated_tokens: row.estimated_tokens,
@@ -425,6 +428,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         prompt: raw.prompt.and_then(Loose::into_str),
         response: raw.response.and_then(Loose::into_str),
         tool_result_type: raw.tool_result_type.and_then(Loose::into_str),
+        decision: raw.decision.and_then(Loose::into_str),
         duration_ms: raw.duration_ms.as_ref().and_then(Loose::as_i64),
         size_bytes: pick_i64(&raw.size_bytes, &raw.size_bytes_s),
         estimated_tokens: pick_i64(&raw.estimated_tokens, &raw.estimated_tokens_s),

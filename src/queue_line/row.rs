@@ -67,6 +67,9 @@ pub struct EventRow<'a> {
     pub response: Option<Cow<'a, str>>,
     /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
+    /// The safety gate's `allow` or `deny` (PreToolUse with a `risk`). Not a column: ingest
+    /// reads it for the call's outcome.
+    pub decision: Option<Cow<'a, str>>,
     /// Reported duration of the tool call.
     pub duration_ms: Option<i64>,
     /// Payload size in bytes.

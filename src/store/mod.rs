@@ -749,14 +749,19 @@ mod tests {
         let summed = rows_of(
             conn,
             "SELECT coalesce(session_id, 'unknown-session'), coalesce(tool_name, ''), count(*),
-                    count(*) FILTER (WHERE success = 1), count(*) FILTER (WHERE success = 0),
-                    count(*) FILTER (WHERE success IS NULL),
+                    count(*) FILTER (WHERE outcome = 'succeeded'),
+                    count(*) FILTER (WHERE outcome = 'failed'),
+                    count(*) FILTER (WHERE outcome IS NULL),
+                    count(*) FILTER (WHERE outcome = 'denied'),
+                    count(*) FILTER (WHERE outcome = 'refused'),
+                    count(*) FILTER (WHERE outcome = 'abandoned'),
                     CAST(total(duration_ms) AS INTEGER), count(duration_ms)
              FROM tool_calls GROUP BY 1, 2 ORDER BY 1, 2",
         );
         let totals = rows_of(
             conn,
-            "SELECT session_id, tool_name, calls, succeeded, failed, unfinished, total_ms, timed
+            "SELECT session_id, tool_name, calls, succeeded, failed, unfinished, denied, refused,
+                    abandoned, total_ms, timed
              FROM session_tools ORDER BY 1, 2",
         );
         assert_eq!(totals, summed);
@@ -925,6 +930,79 @@ mod tests {
             ),
             ["n1|negative_tool_duration|2"]
         );
+    }
+
+    #[test]
+    fn calls_stored_before_version_8_get_their_outcomes() {
+        let mut sql = String::new();
+        for (id, ts, hook, call) in [
+            ("p1", 1000, "PreToolUse", "c1"),
+            ("p2", 1100, "PreToolUse", "c2"),
+            ("q2", 1150, "PostToolUse", "c2"),
+            ("p3", 1200, "PreToolUse", "c3"),
+            ("q3", 1250, "PostToolUseFailure", "c3"),
+            ("p4", 1300, "PreToolUse", "c4"),
+            ("q4", 1350, "PostToolUse", "c4"),
+            ("p5", 1400, "PreToolUse", "c5"),
+        ] {
+            sql.push_str(&v7_event(id, ts, hook, "a", "Bash", call));
+        }
+        // The gate denied c1; c2 was refused (Copilot's `denied` result, counted as a failure
+        // before); c3 failed; c4 succeeded; c5 was open when the session ended; c6 started
+        // after that end.
+        sql.push_str(
+            r#"UPDATE events SET entry = '{"hookType":"PreToolUse","risk":"rm-rf-root","decision":"deny"}'
+                 WHERE id = 'p1';
+               INSERT INTO sessions(session_id, first_seen, last_seen, ended, ended_at)
+                 VALUES ('a', 1000, 1600, 1, 1500);
+               INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+                 end_ts, duration_ms, success, result_type, pre_event_id, post_event_id) VALUES
+                 ('c1', 'c1', 'a', 'Bash', 1000, NULL, NULL, NULL, NULL, 'p1', NULL),
+                 ('c2', 'c2', 'a', 'Bash', 1100, 1150, 50, 0, 'denied', 'p2', 'q2'),
+                 ('c3', 'c3', 'a', 'Bash', 1200, 1250, 50, 0, NULL, 'p3', 'q3'),
+                 ('c4', 'c4', 'a', 'Bash', 1300, 1350, 50, 1, 'success', 'p4', 'q4'),
+                 ('c5', 'c5', 'a', 'Bash', 1400, NULL, NULL, NULL, NULL, 'p5', NULL),
+                 ('c6', 'c6', 'a', 'Bash', 1600, NULL, NULL, NULL, NULL, NULL, NULL);
+               INSERT INTO session_tools VALUES ('a', 'Bash', 6, 1, 2, 3, 150, 3, 50, 1600);"#,
+        );
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT call_key, outcome, success FROM tool_calls ORDER BY call_key"
+            ),
+            [
+                "c1|denied|-",
+                "c2|refused|-",
+                "c3|failed|0",
+                "c4|succeeded|1",
+                "c5|abandoned|-",
+                "c6|-|-",
+            ]
+        );
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT calls, succeeded, failed, unfinished, denied, refused, abandoned
+                 FROM v_tools"
+            ),
+            ["6|1|1|1|1|1|1"]
+        );
+        let by_outcome = rows_of(
+            &conn,
+            "SELECT count(*) FILTER (WHERE outcome = 'succeeded'),
+                    count(*) FILTER (WHERE outcome = 'failed'),
+                    count(*) FILTER (WHERE outcome IS NULL),
+                    count(*) FILTER (WHERE outcome = 'denied'),
+                    count(*) FILTER (WHERE outcome = 'refused'),
+                    count(*) FILTER (WHERE outcome = 'abandoned') FROM tool_calls",
+        );
+        let totals = rows_of(
+            &conn,
+            "SELECT succeeded, failed, unfinished, denied, refused, abandoned FROM session_tools",
+        );
+        assert_eq!(totals, by_outcome);
     }
 
     #[test]

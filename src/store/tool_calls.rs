@@ -17,7 +17,15 @@
 //! would otherwise take the next call's Pre, and so on down the session. Such a half, and one
 //! without a session id or a tool name, is a call of its own.
 //!
-//! Both rules read only the lines before a half and what they left, so the rows come out the
+//! A call's outcome (`tool_calls.outcome`) is what its PostToolUse said (`succeeded`,
+//! `failed`, or `refused` for the agent's own permission check: Copilot's `denied` result, Claude
+//! Code's `PermissionDenied`); `denied` when the safety gate denied its PreToolUse (unless a
+//! PostToolUse says it ran after all); `abandoned` when its session ended (`SessionEnd`) while it
+//! was in flight; and none while it is in flight, which is all "unfinished" means. A call
+//! without an id that the gate denied waits only for a refusal (the agent reporting the denial),
+//! and an abandoned one for nothing.
+//!
+//! These rules read only the lines before a half and what they left, so the rows come out the
 //! same however the lines fall into batches.
 
 use std::collections::HashMap;
@@ -31,22 +39,98 @@ use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 /// The columns of a stored call that a batch reads back, as [`StoredCall::read`] takes them.
 macro_rules! call_columns {
     () => {
-        "rowid, tool_call_id, session_id, tool_name, start_ts, end_ts, duration_ms, success,
-         result_type, pre_event_id, post_event_id"
+        "rowid, tool_call_id, session_id, tool_name, start_ts, end_ts, duration_ms, outcome,
+         result_type, pre_event_id, post_event_id, call_key"
     };
 }
 
 /// The store's calls without an id of a session (?1) and tool (?2) waiting for their
-/// PostToolUse, oldest first (`tool_calls_unpaired`), with the line of each one's PreToolUse.
+/// PostToolUse (in flight, or denied by the gate), oldest first (`tool_calls_unpaired`), with
+/// the line of each one's PreToolUse.
 const WAITING_CALLS: &str = concat!(
     "SELECT ",
     call_columns!(),
-    ", (SELECT entry FROM events WHERE id = pre_event_id)
+    ", (SELECT entry FROM events WHERE id = pre_event_id) AS pre_entry
       FROM tool_calls
       WHERE session_id = ?1 AND tool_name = ?2 AND tool_call_id IS NULL AND end_ts IS NULL
-        AND start_ts IS NOT NULL
+        AND start_ts IS NOT NULL AND (outcome IS NULL OR outcome = 'denied')
       ORDER BY rowid"
 );
+
+/// The store's calls of a session (?1) in flight (`tool_calls_in_flight`).
+const IN_FLIGHT_CALLS: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    " FROM tool_calls WHERE session_id = ?1 AND outcome IS NULL"
+);
+
+/// What became of a tool call (`tool_calls.outcome`); a call without one is in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Its PostToolUse said it succeeded.
+    Succeeded,
+    /// A PostToolUseFailure, or a PostToolUse whose result type is `failure`.
+    Failed,
+    /// The safety gate denied its PreToolUse (`decision: "deny"`).
+    Denied,
+    /// The agent's own permission check refused it (a `denied` result, `PermissionDenied`).
+    Refused,
+    /// Its session ended while it was in flight.
+    Abandoned,
+}
+
+impl Outcome {
+    /// The `tool_calls.outcome` value.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::Denied => "denied",
+            Outcome::Refused => "refused",
+            Outcome::Abandoned => "abandoned",
+        }
+    }
+
+    fn parse(value: &str) -> Option<Outcome> {
+        [
+            Outcome::Succeeded,
+            Outcome::Failed,
+            Outcome::Denied,
+            Outcome::Refused,
+            Outcome::Abandoned,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == value)
+    }
+
+    /// What a closing half (PostToolUse, PostToolUseFailure, PermissionDenied) says.
+    fn of_post(row: &EventRow<'_>) -> Outcome {
+        match (row.kind, row.tool_result_type.as_deref()) {
+            (Some(HookType::PostToolUseFailure), _) => Outcome::Failed,
+            (Some(HookType::PostToolUse), Some("failure")) => Outcome::Failed,
+            (Some(HookType::PostToolUse), Some("denied")) => Outcome::Refused,
+            (Some(HookType::PostToolUse), _) => Outcome::Succeeded,
+            // PermissionDenied, the only other closing half.
+            _ => Outcome::Refused,
+        }
+    }
+
+    /// `tool_calls.success`: 1 succeeded, 0 failed, NULL otherwise (the tool did not run, or
+    /// not yet, or nobody knows).
+    fn success(outcome: Option<Outcome>) -> Option<bool> {
+        match outcome? {
+            Outcome::Succeeded => Some(true),
+            Outcome::Failed => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// True for Claude Code's `PermissionDenied`, which cmstore keeps raw (it is not one of the
+/// canonical hook types): the auto-mode classifier refused the call of its `tool_use_id`.
+pub(super) fn is_permission_denied(hook_type: Option<&str>) -> bool {
+    hook_type.is_some_and(|h| h.eq_ignore_ascii_case("PermissionDenied"))
+}
 
 /// The store's call of a key (?1 the call key, ?2 the session id) that still lacks a half, if
 /// any (`tool_calls_open`).
@@ -101,7 +185,8 @@ struct Span {
 }
 
 impl<S: BuildHasher> ToolCalls<S> {
-    /// Adds one PreToolUse, PostToolUse or PostToolUseFailure row (new to the store).
+    /// Adds one PreToolUse, PostToolUse, PostToolUseFailure or PermissionDenied row (new to the
+    /// store).
     /// `open_call` is [`OPEN_CALL`], prepared. Returns how many negative durations the row
     /// brought that are not stored (each counts as
     /// [`NEGATIVE_DURATION`](crate::queue_line::NEGATIVE_DURATION)).
@@ -173,7 +258,7 @@ impl<S: BuildHasher> ToolCalls<S> {
             let mut rows = stmt.query(params![session, tool])?;
             while let Some(r) = rows.next()? {
                 let call = StoredCall::read(r)?;
-                let entry: Option<String> = r.get(11)?;
+                let entry: Option<String> = r.get("pre_entry")?;
                 let hash = entry.and_then(|e| {
                     crate::queue_line::parse::parse_line(e.as_bytes(), 0)
                         .ok()
@@ -196,26 +281,37 @@ impl<S: BuildHasher> ToolCalls<S> {
             .and_then(|tools| tools.get_mut(tool))
             .expect("made above");
         // The calls still waiting (the others leave the list), and the one to pair.
+        let refusal = Outcome::of_post(row) == Outcome::Refused;
         let calls = &self.calls;
         let resumed = &self.resumed;
-        let waits = |w: &Waiter| match w {
-            Waiter::Batch(slot) => calls[*slot].waits(),
-            Waiter::Stored(call, _) => resumed
-                .get(&call.rowid)
-                .is_none_or(|&slot| calls[slot].waits()),
+        // (still waiting for some Post, waiting for this one, its input).
+        let state = |w: &Waiter| -> (bool, bool, Option<u64>) {
+            let (start, end, outcome, input) = match w {
+                Waiter::Stored(call, hash) if !resumed.contains_key(&call.rowid) => {
+                    (call.start_ts, call.end_ts, call.outcome, *hash)
+                }
+                Waiter::Stored(call, _) => {
+                    let c = &calls[resumed[&call.rowid]];
+                    (c.start_ts, c.end_ts, c.outcome(), c.input_hash)
+                }
+                Waiter::Batch(slot) => {
+                    let c = &calls[*slot];
+                    (c.start_ts, c.end_ts, c.outcome(), c.input_hash)
+                }
+            };
+            let open = start.is_some() && end.is_none();
+            let waits = open && matches!(outcome, None | Some(Outcome::Denied));
+            let for_this =
+                open && (outcome.is_none() || (refusal && outcome == Some(Outcome::Denied)));
+            (waits, for_this, input)
         };
-        waiting.calls.retain(waits);
-        let input = |w: &Waiter| match w {
-            Waiter::Batch(slot) => calls[*slot].input_hash,
-            Waiter::Stored(call, hash) => match resumed.get(&call.rowid) {
-                Some(&slot) => calls[slot].input_hash,
-                None => *hash,
-            },
-        };
+        waiting.calls.retain(|w| state(w).0);
+        let candidates = || waiting.calls.iter().enumerate().filter(|(_, w)| state(w).1);
         let chosen = row
             .tool_input_hash
-            .and_then(|h| waiting.calls.iter().position(|w| input(w) == Some(h)))
-            .or((!waiting.calls.is_empty()).then_some(0));
+            .and_then(|h| candidates().find(|(_, w)| state(w).2 == Some(h)))
+            .or_else(|| candidates().next())
+            .map(|(i, _)| i);
         let Some(i) = chosen else { return Ok(None) };
         let slot = match waiting.calls.remove(i) {
             Waiter::Batch(slot) => slot,
@@ -235,6 +331,39 @@ impl<S: BuildHasher> ToolCalls<S> {
             },
         };
         Ok(Some(slot))
+    }
+
+    /// Marks the calls of `session` in flight as abandoned: its `SessionEnd` was read. The stored
+    /// ones (`tool_calls_in_flight`) are carried on by this batch.
+    pub(super) fn end_session(&mut self, conn: &Connection, session: &str) -> Result<(), Error> {
+        let mut stmt = conn.prepare_cached(IN_FLIGHT_CALLS)?;
+        let mut rows = stmt.query([session])?;
+        while let Some(r) = rows.next()? {
+            let call = StoredCall::read(r)?;
+            if self.resumed.contains_key(&call.rowid) {
+                continue;
+            }
+            let rowid = call.rowid;
+            let mut agg = ToolCallAgg::default();
+            if call.tool_call_id.is_some() {
+                // Found by its key later in this batch, as the store would find it.
+                let hash = self
+                    .hasher
+                    .hash_one((Some(session), call.call_key.as_str()));
+                agg.key = self.keep(&call.call_key);
+                agg.same_hash = self.index.insert(hash, self.calls.len());
+            }
+            let agg = self.resume(agg, call);
+            let slot = self.push(agg);
+            self.resumed.insert(rowid, slot);
+        }
+        for i in 0..self.calls.len() {
+            let c = &self.calls[i];
+            if c.outcome().is_none() && self.opt_str(c.session_id) == Some(session) {
+                self.calls[i].abandoned = true;
+            }
+        }
+        Ok(())
     }
 
     /// The call a half with a call id belongs to (see the module's documentation).
@@ -293,7 +422,12 @@ impl<S: BuildHasher> ToolCalls<S> {
         agg.end_ts = stored.end_ts;
         // A call lacking a half has no duration but the one its half reported.
         agg.reported_ms = stored.share.duration_ms.filter(|ms| *ms >= 0);
-        agg.success = stored.share.success;
+        match stored.outcome {
+            _ if stored.end_ts.is_some() => agg.post = stored.outcome,
+            Some(Outcome::Denied) => agg.gate_denied = true,
+            Some(Outcome::Abandoned) => agg.abandoned = true,
+            _ => {}
+        }
         agg.stored = Some(stored.rowid);
         agg.was = Some(stored.share);
         agg
@@ -322,6 +456,7 @@ impl<S: BuildHasher> ToolCalls<S> {
         if is_pre {
             agg.start_ts = Some(row.ts);
             agg.pre_event_id = Some(id);
+            agg.gate_denied |= row.decision.as_deref() == Some("deny");
         } else {
             // A later half wins, but only with what it says.
             agg.end_ts = Some(row.ts);
@@ -330,10 +465,7 @@ impl<S: BuildHasher> ToolCalls<S> {
                 Some(ms) => agg.reported_ms = Some(ms),
                 None => {}
             }
-            agg.success = Some(
-                row.kind == Some(HookType::PostToolUse)
-                    && !matches!(row.tool_result_type.as_deref(), Some("failure" | "denied")),
-            );
+            agg.post = Some(Outcome::of_post(row));
             if result_type.is_some() {
                 agg.result_type = result_type;
             }
@@ -379,7 +511,7 @@ impl<S: BuildHasher> ToolCalls<S> {
     }
 
     /// Binds `first` (?1: the call's key to insert, or the rowid of the stored call it
-    /// carries on) and the call's fields (?2–?11), which the two statements of
+    /// carries on) and the call's fields (?2–?12), which the two statements of
     /// [`ToolCalls::flush`] take alike.
     fn bind_call(
         &self,
@@ -387,12 +519,13 @@ impl<S: BuildHasher> ToolCalls<S> {
         first: impl rusqlite::ToSql,
         c: &ToolCallAgg,
     ) -> rusqlite::Result<()> {
-        if stmt.parameter_count() != 11 {
+        if stmt.parameter_count() != 12 {
             return Err(rusqlite::Error::InvalidParameterCount(
-                11,
+                12,
                 stmt.parameter_count(),
             ));
         }
+        let outcome = c.outcome();
         stmt.raw_bind_parameter(1, first)?;
         stmt.raw_bind_parameter(2, self.opt_str(c.tool_call_id))?;
         stmt.raw_bind_parameter(3, self.opt_str(c.session_id))?;
@@ -400,10 +533,11 @@ impl<S: BuildHasher> ToolCalls<S> {
         stmt.raw_bind_parameter(5, c.start_ts)?;
         stmt.raw_bind_parameter(6, c.end_ts)?;
         stmt.raw_bind_parameter(7, c.duration())?;
-        stmt.raw_bind_parameter(8, c.success)?;
+        stmt.raw_bind_parameter(8, Outcome::success(outcome))?;
         stmt.raw_bind_parameter(9, self.opt_str(c.result_type))?;
         stmt.raw_bind_parameter(10, self.opt_str(c.pre_event_id))?;
-        stmt.raw_bind_parameter(11, self.opt_str(c.post_event_id))
+        stmt.raw_bind_parameter(11, self.opt_str(c.post_event_id))?;
+        stmt.raw_bind_parameter(12, outcome.map(Outcome::as_str))
     }
 
     /// Writes this batch's tool calls: a call stored before (one half came in an earlier batch)
@@ -418,19 +552,20 @@ impl<S: BuildHasher> ToolCalls<S> {
             let mut update = tx.prepare_cached(
                 "UPDATE tool_calls SET tool_call_id = ?2, session_id = ?3, tool_name = ?4,
                    start_ts = ?5, end_ts = ?6, duration_ms = ?7, success = ?8, result_type = ?9,
-                   pre_event_id = ?10, post_event_id = ?11
+                   pre_event_id = ?10, post_event_id = ?11, outcome = ?12
                  WHERE rowid = ?1",
             )?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
-                   end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                   end_ts, duration_ms, success, result_type, pre_event_id, post_event_id,
+                   outcome)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?;
             for c in &self.calls {
                 if let Some(was) = &c.was {
                     totals
                         .get(was.session_id.as_deref(), was.tool_name.as_deref())
-                        .remove(was.success, was.duration_ms);
+                        .remove(was.outcome, was.duration_ms);
                 }
                 match c.stored {
                     Some(rowid) => {
@@ -446,7 +581,7 @@ impl<S: BuildHasher> ToolCalls<S> {
                 }
                 totals
                     .get(self.opt_str(c.session_id), self.opt_str(c.tool_name))
-                    .add(c.success, c.duration(), c.start_ts.max(c.end_ts));
+                    .add(c.outcome(), c.duration(), c.start_ts.max(c.end_ts));
             }
         }
         self.text.clear();
@@ -456,9 +591,9 @@ impl<S: BuildHasher> ToolCalls<S> {
         self.resumed.clear();
         let mut upsert = tx.prepare_cached(
             "INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished,
-               total_ms, timed, max_ms, last_ts)
+               total_ms, timed, max_ms, last_ts, denied, refused, abandoned)
              VALUES (?1, ?2, max(?3, 0), max(?4, 0), max(?5, 0), max(?6, 0), ?7, max(?8, 0), ?9,
-               coalesce(?10, 0))
+               coalesce(?10, 0), max(?11, 0), max(?12, 0), max(?13, 0))
              ON CONFLICT(session_id, tool_name) DO UPDATE SET
                calls = calls + ?3,
                succeeded = succeeded + ?4,
@@ -467,7 +602,10 @@ impl<S: BuildHasher> ToolCalls<S> {
                total_ms = total_ms + ?7,
                timed = timed + ?8,
                max_ms = max(coalesce(max_ms, ?9), coalesce(?9, max_ms)),
-               last_ts = max(last_ts, coalesce(?10, last_ts))",
+               last_ts = max(last_ts, coalesce(?10, last_ts)),
+               denied = denied + ?11,
+               refused = refused + ?12,
+               abandoned = abandoned + ?13",
         )?;
         // A joined call can move to another row (its session or tool name came with the
         // second half); a row left without calls goes.
@@ -487,6 +625,9 @@ impl<S: BuildHasher> ToolCalls<S> {
                     t.timed,
                     t.max_ms,
                     t.last_ts,
+                    t.denied,
+                    t.refused,
+                    t.abandoned,
                 )?;
                 if t.calls < 0 {
                     drop_empty.execute(params![session_id, tool_name])?;
@@ -540,7 +681,12 @@ struct ToolCallAgg {
     end_ts: Option<i64>,
     /// The duration a half reported (never negative: a negative one is dropped).
     reported_ms: Option<i64>,
-    success: Option<bool>,
+    /// What its closing half said.
+    post: Option<Outcome>,
+    /// The safety gate denied its PreToolUse.
+    gate_denied: bool,
+    /// Its session ended while it was in flight.
+    abandoned: bool,
     result_type: Option<Span>,
     pre_event_id: Option<Span>,
     post_event_id: Option<Span>,
@@ -558,9 +704,18 @@ impl ToolCallAgg {
         self.start_ts.is_some() && self.end_ts.is_some()
     }
 
-    /// A PreToolUse that waits for its PostToolUse.
-    fn waits(&self) -> bool {
-        self.start_ts.is_some() && self.end_ts.is_none()
+    /// What became of it (see the module's documentation); `None` while in flight.
+    fn outcome(&self) -> Option<Outcome> {
+        match self.post {
+            // It ran after all.
+            Some(Outcome::Succeeded) => Some(Outcome::Succeeded),
+            // The agent reporting the gate's denial (or its consequence).
+            Some(_) if self.gate_denied => Some(Outcome::Denied),
+            Some(said) => Some(said),
+            None if self.gate_denied => Some(Outcome::Denied),
+            None if self.abandoned => Some(Outcome::Abandoned),
+            None => None,
+        }
     }
 
     /// The agent's own figure, else end minus start; never negative.
@@ -585,12 +740,14 @@ impl ToolCallAgg {
 #[derive(Debug)]
 struct StoredCall {
     rowid: i64,
+    call_key: String,
     tool_call_id: Option<String>,
     start_ts: Option<i64>,
     end_ts: Option<i64>,
     result_type: Option<String>,
     pre_event_id: Option<String>,
     post_event_id: Option<String>,
+    outcome: Option<Outcome>,
     /// What the row adds to `session_tools` now.
     share: CallShare,
 }
@@ -598,14 +755,20 @@ struct StoredCall {
 impl StoredCall {
     /// A row selected as `call_columns!()`.
     fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredCall> {
+        let outcome = r
+            .get::<_, Option<String>>(7)?
+            .as_deref()
+            .and_then(Outcome::parse);
         Ok(StoredCall {
             rowid: r.get(0)?,
+            call_key: r.get(11)?,
             tool_call_id: r.get(1)?,
+            outcome,
             share: CallShare {
                 session_id: r.get(2)?,
                 tool_name: r.get(3)?,
                 duration_ms: whole_ms(r.get(6)?),
-                success: r.get(7)?,
+                outcome,
             },
             start_ts: r.get(4)?,
             end_ts: r.get(5)?,
@@ -621,7 +784,7 @@ impl StoredCall {
 struct CallShare {
     session_id: Option<String>,
     tool_name: Option<String>,
-    success: Option<bool>,
+    outcome: Option<Outcome>,
     duration_ms: Option<i64>,
 }
 
@@ -642,7 +805,11 @@ struct ToolTotals {
     calls: i64,
     succeeded: i64,
     failed: i64,
+    /// In flight.
     unfinished: i64,
+    denied: i64,
+    refused: i64,
+    abandoned: i64,
     total_ms: i64,
     timed: i64,
     max_ms: Option<i64>,
@@ -650,13 +817,21 @@ struct ToolTotals {
 }
 
 impl ToolTotals {
-    fn add(&mut self, success: Option<bool>, duration_ms: Option<i64>, last_ts: Option<i64>) {
-        self.calls += 1;
-        match success {
-            Some(true) => self.succeeded += 1,
-            Some(false) => self.failed += 1,
-            None => self.unfinished += 1,
+    /// The counter of `outcome`.
+    fn count(&mut self, outcome: Option<Outcome>) -> &mut i64 {
+        match outcome {
+            Some(Outcome::Succeeded) => &mut self.succeeded,
+            Some(Outcome::Failed) => &mut self.failed,
+            Some(Outcome::Denied) => &mut self.denied,
+            Some(Outcome::Refused) => &mut self.refused,
+            Some(Outcome::Abandoned) => &mut self.abandoned,
+            None => &mut self.unfinished,
         }
+    }
+
+    fn add(&mut self, outcome: Option<Outcome>, duration_ms: Option<i64>, last_ts: Option<i64>) {
+        self.calls += 1;
+        *self.count(outcome) += 1;
         if let Some(ms) = duration_ms {
             self.total_ms = self.total_ms.saturating_add(ms);
             self.timed += 1;
@@ -667,13 +842,9 @@ impl ToolTotals {
 
     /// Takes a stored call's share back out before it is joined. Its duration stays in
     /// `max_ms`: a join keeps a known duration unless the new half reports another.
-    fn remove(&mut self, success: Option<bool>, duration_ms: Option<i64>) {
+    fn remove(&mut self, outcome: Option<Outcome>, duration_ms: Option<i64>) {
         self.calls -= 1;
-        match success {
-            Some(true) => self.succeeded -= 1,
-            Some(false) => self.failed -= 1,
-            None => self.unfinished -= 1,
-        }
+        *self.count(outcome) -= 1;
         if let Some(ms) = duration_ms {
             self.total_ms = self.total_ms.saturating_sub(ms);
             self.timed -= 1;

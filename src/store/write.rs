@@ -284,20 +284,34 @@ impl<'c> Batch<'c> {
         match row.kind {
             Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure) => {
                 let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
-                if negative > 0 {
-                    *self
-                        .unknowns
-                        .entry((session.to_string(), NEGATIVE_DURATION))
-                        .or_default() += negative;
-                }
+                self.count_negative(session, negative);
             }
             Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
+            Some(HookType::SessionEnd) => {
+                if let Some(sid) = row.session_id.as_deref() {
+                    self.tool_calls.end_session(&self.tx, sid)?;
+                }
+            }
+            None if tool_calls::is_permission_denied(row.hook_type.as_deref()) => {
+                let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
+                self.count_negative(session, negative);
+            }
             _ => {}
         }
         if let Some(sid) = row.session_id.as_deref() {
             self.aggregate_session(sid, row);
         }
         Ok(())
+    }
+
+    /// Counts `negative` tool call durations dropped, under `session`.
+    fn count_negative(&mut self, session: &str, negative: i64) {
+        if negative > 0 {
+            *self
+                .unknowns
+                .entry((session.to_string(), NEGATIVE_DURATION))
+                .or_default() += negative;
+        }
     }
 
     fn aggregate_session(&mut self, sid: &str, row: &EventRow<'_>) {

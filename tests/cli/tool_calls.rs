@@ -369,3 +369,138 @@ fn claude_code_s_own_duration_is_the_one_stored() {
     assert!(pairs.len() >= 8, "{pairs:?}");
     assert!(pairs.iter().all(|(stored, own)| stored == own), "{pairs:?}");
 }
+
+#[test]
+fn denied_refused_and_abandoned_calls_are_not_left_unfinished() {
+    let env = TestEnv::new();
+    let call = |k: &'static str| move |e: &mut QueueEntry| e.tool_call_id = Some(k.into());
+    let lines = [
+        // The safety gate denied it: the agent never ran it.
+        half("PreToolUse", "a", 1_000, |e| {
+            e.tool_call_id = Some("c1".into());
+            e.risk = Some("rm-rf-root".into());
+            e.decision = Some("deny".into());
+        }),
+        // Claude Code's own permission check refused it.
+        half("PreToolUse", "a", 1_100, call("c2")),
+        half("PermissionDenied", "a", 1_150, call("c2")),
+        // Done.
+        half("PreToolUse", "a", 1_200, call("c5")),
+        half("PostToolUse", "a", 1_250, call("c5")),
+        // Still open when its session ended.
+        half("PreToolUse", "a", 1_300, call("c3")),
+        half("SessionEnd", "a", 1_400, |_| {}),
+        // The session resumed: this one is in flight.
+        half("SessionStart", "a", 1_500, |_| {}),
+        half("PreToolUse", "a", 1_600, call("c4")),
+        // Copilot CLI: its permission system refused a call; another was cut off by the end.
+        half("PreToolUse", "b", 2_000, |e| {
+            e.tool_name = Some("bash".into())
+        }),
+        half("PostToolUse", "b", 2_050, |e| {
+            e.tool_name = Some("bash".into());
+            e.tool_result_type = Some("denied".into());
+        }),
+        half("PreToolUse", "b", 2_100, |e| {
+            e.tool_name = Some("view".into())
+        }),
+        half("SessionEnd", "b", 2_200, |_| {}),
+        // Copilot CLI reporting the gate's denial back as a denied result: one call, denied.
+        half("PreToolUse", "g", 3_000, |e| {
+            e.tool_name = Some("bash".into());
+            e.decision = Some("deny".into());
+        }),
+        half("PostToolUse", "g", 3_010, |e| {
+            e.tool_name = Some("bash".into());
+            e.tool_result_type = Some("denied".into());
+        }),
+    ];
+    env.append(&lines);
+    env.ingest_once();
+    // Only the call still running counts as unfinished.
+    let figures = |env: &TestEnv| {
+        rows(
+            env,
+            "SELECT sum(calls), sum(succeeded), sum(failed), sum(unfinished) FROM v_tools",
+        )
+    };
+    assert_eq!(figures(&env), ["8|1|0|1"]);
+    let bash = tool_summary(&env, "bash");
+    assert_eq!(bash["unfinished"], 0, "{bash}");
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT session_id, coalesce(tool_call_id, tool_name), outcome, success
+             FROM tool_calls ORDER BY session_id, start_ts"
+        ),
+        [
+            "a|c1|denied|-",
+            "a|c2|refused|-",
+            "a|c5|succeeded|1",
+            "a|c3|abandoned|-",
+            "a|c4|-|-",
+            "b|bash|refused|-",
+            "b|view|abandoned|-",
+            "g|bash|denied|-",
+        ]
+    );
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT tool_name, calls, succeeded, failed, unfinished, denied, refused, abandoned
+             FROM v_tools ORDER BY tool_name"
+        ),
+        [
+            "Bash|5|1|0|1|1|1|1",
+            "bash|2|0|0|0|1|1|0",
+            "view|1|0|0|0|0|0|1"
+        ]
+    );
+    assert_eq!(
+        json_out(&env, &["summarize", "--by", "tool"]),
+        json_out(
+            &env,
+            &[
+                "query",
+                "select * from v_tools order by calls desc, tool_name"
+            ]
+        )
+    );
+    // The same, one line per batch.
+    let one_by_one = TestEnv::new();
+    one_by_one.append(&lines);
+    one_by_one
+        .cmd()
+        .args(["ingest", "--once", "--batch-size", "1"])
+        .assert()
+        .success();
+    assert_eq!(figures(&one_by_one), figures(&env));
+    let all = "SELECT * FROM tool_calls ORDER BY rowid";
+    assert_eq!(rows(&one_by_one, all), rows(&env, all));
+}
+
+#[test]
+fn a_call_the_gate_denies_in_enforce_mode_is_recorded_as_denied() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let pre = json!({
+        "session_id": "e1",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf /"},
+        "tool_use_id": "toolu_01",
+    });
+    let reply = capture(&env, pre.to_string(), &["--agent", "claude"]);
+    assert_eq!(reply["hookSpecificOutput"]["permissionDecision"], "deny");
+    env.ingest_once();
+    assert_eq!(
+        rows(&env, "SELECT calls, unfinished FROM v_session_tools"),
+        ["1|0"]
+    );
+    assert_eq!(
+        rows(&env, "SELECT outcome, success FROM tool_calls"),
+        ["denied|-"]
+    );
+    assert_eq!(rows(&env, "SELECT denied FROM v_session_tools"), ["1"]);
+}
