@@ -11,6 +11,7 @@ use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::row::{
@@ -218,58 +219,11 @@ struct Raw<'a> {
     estimated_tokens_s: Option<Loose<'a>>,
     #[serde(borrow, rename = "toolCalls")]
     tool_calls: Option<Loose<'a>>,
-    #[serde(rename = "toolInput")]
-    tool_input: Option<InputHash>,
-    #[serde(rename = "tool_input")]
-    tool_input_s: Option<InputHash>,
-}
-
-/// The hash of a string field's text, taken while it is parsed (no copy is kept); `None` for
-/// any other JSON type.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct InputHash(Option<u64>);
-
-impl<'de> Deserialize<'de> for InputHash {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = InputHash;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                use std::hash::{DefaultHasher, Hash, Hasher};
-                // Fixed keys: the same text hashes alike in every batch of a process.
-                let mut h = DefaultHasher::new();
-                v.hash(&mut h);
-                Ok(InputHash(Some(h.finish())))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(InputHash(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(InputHash(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(InputHash(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(InputHash(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(InputHash(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(InputHash(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(InputHash(None))
-            }
-        }
-        d.deserialize_any(V)
-    }
+    /// Raw JSON text, not parsed: read only to tell apart tool calls without an id.
+    #[serde(borrow, rename = "toolInput")]
+    tool_input: Option<&'a RawValue>,
+    #[serde(borrow, rename = "tool_input")]
+    tool_input_s: Option<&'a RawValue>,
 }
 
 fn pick<'a>(first: Option<Loose<'a>>, second: Option<Loose<'a>>) -> Option<Cow<'a, str>> {
@@ -304,15 +258,24 @@ pub fn parse_line(bytes: &[u8], now_ms: i64) -> Result<EventRow<'_>, RejectReaso
 }
 
 fn slow_path(text: &str, now_ms: i64) -> Result<EventRow<'_>, RejectReason> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(text).map_err(|_| RejectReason::InvalidJson)?;
-    if !value.is_object() {
+    let Some(fields) = value.as_object_mut() else {
         return Err(RejectReason::NotAnObject);
-    }
+    };
+    // A raw value cannot be borrowed from a `Value`: the tool input is taken out and written
+    // back as JSON text, as a writer of compact JSON (cmstore) wrote it.
+    let input = ["toolInput", "tool_input"]
+        .iter()
+        .find_map(|k| fields.remove(*k).filter(|v| !v.is_null()))
+        .map(|v| v.to_string());
+    fields.remove("tool_input");
     // Every field of `Raw` takes any JSON type, so this only fails on a broken invariant;
     // the line is still an object and still becomes a row.
     let raw = Raw::deserialize(&value).unwrap_or_default();
-    Ok(detach(build(raw, text, now_ms), text))
+    let mut row = detach(build(raw, text, now_ms), text);
+    row.tool_input = input.map(Cow::Owned);
+    Ok(row)
 }
 
 /// Rebinds a row built from a temporary `Value` to the line itself.
@@ -346,7 +309,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         size_bytes: row.size_bytes,
         estimated_tokens: row.estimated_tokens,
         tool_call_count: row.tool_call_count,
-        tool_input_hash: row.tool_input_hash,
+        tool_input: own(row.tool_input),
         entry: text,
         unknown: row.unknown,
     }
@@ -436,10 +399,11 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
             Some(Loose::Seq(n)) => Some(n),
             _ => None,
         },
-        tool_input_hash: raw
+        tool_input: raw
             .tool_input
-            .and_then(|h| h.0)
-            .or_else(|| raw.tool_input_s.and_then(|h| h.0)),
+            .or(raw.tool_input_s)
+            .map(|v| Cow::Borrowed(v.get()))
+            .filter(|v| v != "null"),
         entry: text,
         unknown,
     }
@@ -580,22 +544,30 @@ mod tests {
     }
 
     #[test]
-    fn tool_inputs_hash_alike_when_their_text_is_alike() {
-        let hash = |line: &str| parse_line(line.as_bytes(), 0).unwrap().tool_input_hash;
-        let a = hash(r#"{"hookType":"PreToolUse","toolInput":"{\"path\":\"/a\"}"}"#);
-        assert!(a.is_some());
+    fn the_tool_input_is_kept_as_its_json_text() {
+        let input = |line: &str| {
+            parse_line(line.as_bytes(), 0)
+                .unwrap()
+                .tool_input
+                .map(Cow::into_owned)
+        };
+        let a = r#""{\"path\":\"/a\"}""#;
         assert_eq!(
-            hash(r#"{"toolInput":"{\"path\":\"/a\"}","hookType":"PostToolUse","x":1}"#),
-            a
+            input(r#"{"hookType":"PreToolUse","toolInput":"{\"path\":\"/a\"}"}"#).as_deref(),
+            Some(a)
         );
-        assert_ne!(hash(r#"{"toolInput":"{\"path\":\"/b\"}"}"#), a);
-        // A duplicate key sends the line down the slow path: the same hash.
+        // A duplicate key sends the line down the slow path: the same text.
         assert_eq!(
-            hash(r#"{"hookType":"Stop","hookType":"Stop","toolInput":"{\"path\":\"/a\"}"}"#),
-            a
+            input(r#"{"hookType":"Stop","hookType":"Stop","toolInput":"{\"path\":\"/a\"}"}"#)
+                .as_deref(),
+            Some(a)
         );
-        assert_eq!(hash(r#"{"tool_input":{"path":"/a"}}"#), None);
-        assert_eq!(hash(r#"{"tool_input":"{\"path\":\"/a\"}"}"#), a);
+        assert_eq!(
+            input(r#"{"tool_input":{"path":"/a"}}"#).as_deref(),
+            Some(r#"{"path":"/a"}"#)
+        );
+        assert_eq!(input(r#"{"toolInput":null}"#), None);
+        assert_eq!(input(r#"{"hookType":"Stop"}"#), None);
     }
 
     #[test]

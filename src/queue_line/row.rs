@@ -78,9 +78,10 @@ pub struct EventRow<'a> {
     pub estimated_tokens: Option<i64>,
     /// Number of entries in `toolCalls`, when present.
     pub tool_call_count: Option<i64>,
-    /// A hash of `toolInput`'s text (`tool_input`'s, when it is a string): equal inputs give
-    /// equal hashes within one process. Not stored; it tells apart calls without an id.
-    pub tool_input_hash: Option<u64>,
+    /// `toolInput` (else `tool_input`) as the JSON text the line holds, unparsed (a string's
+    /// quotes and escapes included). Not a column of its own: ingest compares it to tell apart
+    /// tool calls without an id.
+    pub tool_input: Option<Cow<'a, str>>,
     /// The whole line.
     pub entry: &'a str,
     /// Unknown reasons this line counts under (see the `*` constants of this module).

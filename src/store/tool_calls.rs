@@ -58,7 +58,7 @@ const WAITING_CALLS: &str = concat!(
 );
 
 /// The store's calls of a session (?1) in flight (`tool_calls_in_flight`).
-const IN_FLIGHT_CALLS: &str = concat!(
+pub(super) const IN_FLIGHT_CALLS: &str = concat!(
     "SELECT ",
     call_columns!(),
     " FROM tool_calls WHERE session_id = ?1 AND outcome IS NULL"
@@ -126,6 +126,16 @@ impl Outcome {
     }
 }
 
+/// A hash of a line's tool input text (equal texts, equal hashes, in every batch of a process:
+/// the hasher's keys are fixed), for the halves of calls without an id.
+fn input_hash(row: &EventRow<'_>) -> Option<u64> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let input = row.tool_input.as_deref()?;
+    let mut h = DefaultHasher::new();
+    input.hash(&mut h);
+    Some(h.finish())
+}
+
 /// True for Claude Code's `PermissionDenied`, which cmstore keeps raw (it is not one of the
 /// canonical hook types): the auto-mode classifier refused the call of its `tool_use_id`.
 pub(super) fn is_permission_denied(hook_type: Option<&str>) -> bool {
@@ -157,6 +167,8 @@ pub(super) struct ToolCalls<S = RandomState> {
     waiting: HashMap<String, HashMap<String, Waiting>>,
     /// The stored calls this batch carries on: rowid to slot in `calls`.
     resumed: HashMap<i64, usize>,
+    /// The calls of each session, by slot (what a `SessionEnd` looks through).
+    by_session: HashMap<String, Vec<usize>>,
     hasher: S,
 }
 
@@ -203,7 +215,7 @@ impl<S: BuildHasher> ToolCalls<S> {
                 let key = self.keep(&row.id);
                 let slot = self.push(ToolCallAgg {
                     key,
-                    input_hash: row.tool_input_hash,
+                    input_hash: input_hash(row),
                     ..ToolCallAgg::default()
                 });
                 if let (Some(session), Some(tool)) = (&row.session_id, &row.tool_name) {
@@ -262,7 +274,7 @@ impl<S: BuildHasher> ToolCalls<S> {
                 let hash = entry.and_then(|e| {
                     crate::queue_line::parse::parse_line(e.as_bytes(), 0)
                         .ok()
-                        .and_then(|line| line.tool_input_hash)
+                        .and_then(|line| input_hash(&line))
                 });
                 stored.push(match self.resumed.get(&call.rowid) {
                     Some(&slot) => Waiter::Batch(slot),
@@ -307,8 +319,7 @@ impl<S: BuildHasher> ToolCalls<S> {
         };
         waiting.calls.retain(|w| state(w).0);
         let candidates = || waiting.calls.iter().enumerate().filter(|(_, w)| state(w).1);
-        let chosen = row
-            .tool_input_hash
+        let chosen = input_hash(row)
             .and_then(|h| candidates().find(|(_, w)| state(w).2 == Some(h)))
             .or_else(|| candidates().next())
             .map(|(i, _)| i);
@@ -318,15 +329,11 @@ impl<S: BuildHasher> ToolCalls<S> {
             Waiter::Stored(call, hash) => match self.resumed.get(&call.rowid) {
                 Some(&slot) => slot,
                 None => {
-                    let rowid = call.rowid;
                     let agg = ToolCallAgg {
                         input_hash: hash,
                         ..ToolCallAgg::default()
                     };
-                    let agg = self.resume(agg, *call);
-                    let slot = self.push(agg);
-                    self.resumed.insert(rowid, slot);
-                    slot
+                    self.resume(agg, *call)
                 }
             },
         };
@@ -334,16 +341,19 @@ impl<S: BuildHasher> ToolCalls<S> {
     }
 
     /// Marks the calls of `session` in flight as abandoned: its `SessionEnd` was read. The stored
-    /// ones (`tool_calls_in_flight`) are carried on by this batch.
-    pub(super) fn end_session(&mut self, conn: &Connection, session: &str) -> Result<(), Error> {
-        let mut stmt = conn.prepare_cached(IN_FLIGHT_CALLS)?;
-        let mut rows = stmt.query([session])?;
+    /// ones (`tool_calls_in_flight`) are carried on by this batch. `in_flight` is
+    /// [`IN_FLIGHT_CALLS`], prepared.
+    pub(super) fn end_session(
+        &mut self,
+        in_flight: &mut Statement<'_>,
+        session: &str,
+    ) -> Result<(), Error> {
+        let mut rows = in_flight.query([session])?;
         while let Some(r) = rows.next()? {
             let call = StoredCall::read(r)?;
             if self.resumed.contains_key(&call.rowid) {
                 continue;
             }
-            let rowid = call.rowid;
             let mut agg = ToolCallAgg::default();
             if call.tool_call_id.is_some() {
                 // Found by its key later in this batch, as the store would find it.
@@ -353,14 +363,12 @@ impl<S: BuildHasher> ToolCalls<S> {
                 agg.key = self.keep(&call.call_key);
                 agg.same_hash = self.index.insert(hash, self.calls.len());
             }
-            let agg = self.resume(agg, call);
-            let slot = self.push(agg);
-            self.resumed.insert(rowid, slot);
+            self.resume(agg, call);
         }
-        for i in 0..self.calls.len() {
-            let c = &self.calls[i];
-            if c.outcome().is_none() && self.opt_str(c.session_id) == Some(session) {
-                self.calls[i].abandoned = true;
+        for &slot in self.by_session.get(session).into_iter().flatten() {
+            let c = &mut self.calls[slot];
+            if c.outcome().is_none() {
+                c.abandoned = true;
             }
         }
         Ok(())
@@ -391,26 +399,18 @@ impl<S: BuildHasher> ToolCalls<S> {
                     same_hash: self.index.insert(hash, self.calls.len()),
                     ..ToolCallAgg::default()
                 };
-                let (agg, rowid) = match stored {
-                    Some(stored) => {
-                        let rowid = stored.rowid;
-                        (self.resume(agg, stored), Some(rowid))
-                    }
-                    None => (agg, None),
-                };
-                let slot = self.push(agg);
-                if let Some(rowid) = rowid {
-                    self.resumed.insert(rowid, slot);
+                match stored {
+                    Some(stored) => self.resume(agg, stored),
+                    None => self.push(agg),
                 }
-                slot
             }
         };
         Ok(slot)
     }
 
-    /// A call of this batch carrying on `stored`: its fields, and its share of the totals to
-    /// take out.
-    fn resume(&mut self, mut agg: ToolCallAgg, stored: StoredCall) -> ToolCallAgg {
+    /// A call of this batch carrying on `stored` (its fields, and its share of the totals to
+    /// take out), added to the batch: returns its slot.
+    fn resume(&mut self, mut agg: ToolCallAgg, stored: StoredCall) -> usize {
         let text = |calls: &mut Self, v: &Option<String>| v.as_deref().map(|v| calls.keep(v));
         agg.tool_call_id = text(self, &stored.tool_call_id);
         agg.session_id = text(self, &stored.share.session_id);
@@ -429,8 +429,24 @@ impl<S: BuildHasher> ToolCalls<S> {
             _ => {}
         }
         agg.stored = Some(stored.rowid);
+        let session = stored.share.session_id.clone();
         agg.was = Some(stored.share);
-        agg
+        let slot = self.push(agg);
+        self.resumed.insert(stored.rowid, slot);
+        if let Some(session) = session {
+            self.of_session(slot, &session);
+        }
+        slot
+    }
+
+    /// Records that the call in `slot` belongs to `session`.
+    fn of_session(&mut self, slot: usize, session: &str) {
+        match self.by_session.get_mut(session) {
+            Some(slots) => slots.push(slot),
+            None => {
+                self.by_session.insert(session.to_string(), vec![slot]);
+            }
+        }
     }
 
     /// Applies one half to the call in `slot`: what it says wins, what it does not say stays.
@@ -445,6 +461,9 @@ impl<S: BuildHasher> ToolCalls<S> {
                 if self.calls[slot].field(field).is_none() {
                     let span = self.keep(value);
                     *self.calls[slot].field(field) = Some(span);
+                    if let Field::SessionId = field {
+                        self.of_session(slot, value);
+                    }
                 }
             }
         }
@@ -589,6 +608,7 @@ impl<S: BuildHasher> ToolCalls<S> {
         self.index.clear();
         self.waiting.clear();
         self.resumed.clear();
+        self.by_session.clear();
         let mut upsert = tx.prepare_cached(
             "INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished,
                total_ms, timed, max_ms, last_ts, denied, refused, abandoned)

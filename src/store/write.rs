@@ -117,6 +117,7 @@ pub struct Batch<'c> {
     insert_event: CachedStatement<'c>,
     upsert_turn: CachedStatement<'c>,
     open_call: CachedStatement<'c>,
+    in_flight: CachedStatement<'c>,
     tx: Transaction<'c>,
     now: i64,
     /// Lines older than this were pruned (or are due to be): they are not stored again.
@@ -173,6 +174,7 @@ impl<'c> Batch<'c> {
             insert_event: conn.prepare_cached(INSERT_EVENT)?,
             upsert_turn: conn.prepare_cached(UPSERT_TURN)?,
             open_call: conn.prepare_cached(tool_calls::OPEN_CALL)?,
+            in_flight: conn.prepare_cached(tool_calls::IN_FLIGHT_CALLS)?,
             tx,
             now: now_ms,
             pruned_before,
@@ -289,7 +291,7 @@ impl<'c> Batch<'c> {
             Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
             Some(HookType::SessionEnd) => {
                 if let Some(sid) = row.session_id.as_deref() {
-                    self.tool_calls.end_session(&self.tx, sid)?;
+                    self.tool_calls.end_session(&mut self.in_flight, sid)?;
                 }
             }
             None if tool_calls::is_permission_denied(row.hook_type.as_deref()) => {
