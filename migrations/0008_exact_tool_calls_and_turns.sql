@@ -132,6 +132,7 @@ DELETE FROM split_0008 WHERE rid IN (
                             JOIN tool_calls c2 ON c2.rowid = s2.rid
                            GROUP BY c2.call_key HAVING count(*) > 1));
 
+CREATE INDEX temp.split_0008_rid ON split_0008(rid);
 DROP INDEX tool_calls_open;
 
 INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts, end_ts,
@@ -155,53 +156,114 @@ DROP TABLE split_0008;
 CREATE UNIQUE INDEX tool_calls_open ON tool_calls(call_key, session_id)
     WHERE start_ts IS NULL OR end_ts IS NULL;
 
+-- Claude Code's PermissionDenied (its auto mode refused a call; the event is not one of the
+-- canonical hook types, so it was stored as an event and nothing more): it completes the open
+-- call of its session and id as a refusal, as ingest now does, or is a call of its own when
+-- none is open (its PreToolUse was never seen). Only the first one of a call counts here.
+CREATE TEMP TABLE refusals_0008 AS
+SELECT seq, id, ts, session_id, tool_call_id, duration_ms
+FROM events
+WHERE hook_type = 'PermissionDenied' COLLATE NOCASE AND tool_call_id IS NOT NULL;
+DELETE FROM refusals_0008 WHERE seq NOT IN (
+    SELECT min(seq) FROM refusals_0008 GROUP BY tool_call_id, session_id);
+ALTER TABLE refusals_0008 ADD COLUMN rid INTEGER;
+CREATE INDEX temp.refusals_0008_rid ON refusals_0008(rid);
+UPDATE refusals_0008 SET rid = (
+    SELECT c.rowid FROM tool_calls c
+    WHERE c.call_key = refusals_0008.tool_call_id AND c.session_id IS refusals_0008.session_id
+      AND c.tool_call_id IS NOT NULL AND (c.start_ts IS NULL OR c.end_ts IS NULL)
+      AND c.start_ts IS NOT NULL AND c.end_ts IS NULL);
+UPDATE tool_calls SET (end_ts, duration_ms, post_event_id, outcome) = (
+    SELECT r.ts, coalesce(r.duration_ms, tool_calls.duration_ms, r.ts - tool_calls.start_ts),
+           r.id,
+           CASE WHEN tool_calls.pre_event_id IN (SELECT id FROM denied_0008) THEN 'denied'
+                ELSE 'refused' END
+    FROM refusals_0008 r WHERE r.rid = tool_calls.rowid)
+WHERE rowid IN (SELECT rid FROM refusals_0008);
+INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, end_ts, duration_ms,
+    post_event_id, outcome)
+SELECT r.tool_call_id, r.tool_call_id, r.session_id, e.tool_name, r.ts, r.duration_ms, r.id,
+       'refused'
+FROM refusals_0008 r JOIN events e ON e.id = r.id
+WHERE r.rid IS NULL
+  AND NOT EXISTS (SELECT 1 FROM tool_calls c
+                   WHERE c.call_key = r.tool_call_id AND c.session_id IS r.session_id
+                     AND (c.start_ts IS NULL OR c.end_ts IS NULL));
+DROP TABLE refusals_0008;
+
 -- Calls without ids. Copilot CLI's payloads (like Gemini CLI's and Claude Code's before 2.0)
 -- carry no tool call id, so each half was a call of its own: one real call became two rows,
 -- one unfinished and one without a start, and never had a duration. Ingest now pairs them
 -- within their session and tool name, in the order they were read: a PostToolUse completes
 -- the earliest PreToolUse still waiting for one, or among those the earliest with the same
 -- `toolInput` (calls of one tool run in parallel); a PreToolUse never joins an earlier Post.
--- The calls stored before are paired here by the same order (the `seq` of their events) and
--- tool name, first come first served; not by input (the rows' events would have to be parsed),
--- so parallel calls of one tool may swap their durations; and calls the gate denied are left
--- out (ingest lets them take only a PostToolUse that reports a refusal). Halves whose events
--- were pruned stay as they are.
+-- The calls stored before are paired here by the same order (the `seq` of their events),
+-- tool name and input, first come first served (below). Where this can differ from ingest:
+-- calls the gate denied are left out (ingest lets them take only a PostToolUse that reports a
+-- refusal), a call left open by a SessionEnd can still be paired (ingest would have abandoned
+-- it first), and a Post's choice among Pres of other inputs is made after all same-input pairs
+-- rather than in reading order. Halves whose events were pruned stay as they are.
 CREATE TEMP TABLE unpaired_0008 AS
 SELECT c.rowid AS rid, c.session_id AS s, c.tool_name AS t, c.start_ts IS NOT NULL AS is_pre,
-       e.seq AS ord
+       e.seq AS ord, CASE WHEN json_valid(e.entry) THEN json_extract(e.entry, '$.toolInput') END
+         AS g
 FROM tool_calls c
 JOIN events e ON e.id = coalesce(c.pre_event_id, c.post_event_id)
 WHERE c.tool_call_id IS NULL AND c.session_id IS NOT NULL AND c.tool_name IS NOT NULL
   AND (c.start_ts IS NULL) <> (c.end_ts IS NULL)
   AND (c.pre_event_id IS NULL OR c.pre_event_id NOT IN (SELECT id FROM denied_0008));
--- First come first served, as a queue per session and tool: after the j-th PostToolUse,
--- m_j = min(m_{j-1} + 1, Pres read before it) calls are paired, so
+-- First come first served, as a queue per session, tool and group g: after the j-th
+-- PostToolUse, m_j = min(m_{j-1} + 1, Pres read before it) calls are paired, so
 -- m_j = j + min(0, min over k <= j of (Pres before the k-th Post - k)); the j-th Post is paired
 -- when m_j grows, with the m_j-th PreToolUse.
-CREATE TEMP TABLE pairs_0008 AS
-WITH posts AS (
-    SELECT rid, s, t, ord, pres - posts AS x, posts AS j
-    FROM (SELECT rid, s, t, ord, is_pre,
+CREATE TEMP VIEW first_come_posts_0008 AS
+WITH halves AS (
+    SELECT * FROM unpaired_0008 WHERE g IS NOT NULL
+), posts AS (
+    SELECT rid, s, t, g, ord, pres - posts AS x, posts AS j
+    FROM (SELECT rid, s, t, g, ord, is_pre,
                  sum(is_pre) OVER w AS pres, sum(1 - is_pre) OVER w AS posts
-            FROM unpaired_0008
-          WINDOW w AS (PARTITION BY s, t ORDER BY ord ROWS UNBOUNDED PRECEDING))
+            FROM halves
+          WINDOW w AS (PARTITION BY s, t, g ORDER BY ord ROWS UNBOUNDED PRECEDING))
     WHERE NOT is_pre
 ), paired AS (
-    SELECT rid, s, t, ord,
-           j + min(0, min(x) OVER (PARTITION BY s, t ORDER BY ord ROWS UNBOUNDED PRECEDING))
-             AS m
+    SELECT rid, s, t, g, ord,
+           j + min(0, min(x) OVER (PARTITION BY s, t, g ORDER BY ord
+                                   ROWS UNBOUNDED PRECEDING)) AS m
     FROM posts
-), steps AS (
-    SELECT rid, s, t, m, m - lag(m, 1, 0) OVER (PARTITION BY s, t ORDER BY ord) AS grew
-    FROM paired
-), pres AS (
-    SELECT rid, s, t, row_number() OVER (PARTITION BY s, t ORDER BY ord) AS i
-    FROM unpaired_0008
-    WHERE is_pre
 )
-SELECT p.rid AS pre_rid, q.rid AS post_rid
-FROM steps q JOIN pres p ON p.s = q.s AND p.t = q.t AND p.i = q.m
-WHERE q.grew = 1;
+SELECT rid, s, t, g, m
+FROM (SELECT rid, s, t, g, m, m - lag(m, 1, 0) OVER (PARTITION BY s, t, g ORDER BY ord) AS grew
+        FROM paired)
+WHERE grew = 1;
+CREATE TEMP VIEW first_come_pres_0008 AS
+SELECT s, t, g, row_number() OVER (PARTITION BY s, t, g ORDER BY ord) AS i, rid
+FROM unpaired_0008
+WHERE is_pre AND g IS NOT NULL;
+-- The Pres numbered, to be found by number (a join of the two views would compare every Post
+-- with every Pre).
+CREATE TEMP TABLE pres_0008(s, t, g, i, rid, PRIMARY KEY (s, t, g, i));
+CREATE TEMP TABLE pairs_0008(pre_rid INTEGER PRIMARY KEY, post_rid INTEGER NOT NULL);
+-- First the halves of the same input (g = the input), then what is left by order alone
+-- (g = ''): as ingest, which prefers a PreToolUse of the same input and else takes the
+-- earliest. A lost half does not shift every later call of the tool onto the wrong partner.
+INSERT INTO pres_0008 SELECT * FROM first_come_pres_0008;
+INSERT INTO pairs_0008
+SELECT p.rid, q.rid
+FROM first_come_posts_0008 q
+JOIN pres_0008 p ON p.s = q.s AND p.t = q.t AND p.g = q.g AND p.i = q.m;
+DELETE FROM unpaired_0008
+WHERE rid IN (SELECT pre_rid FROM pairs_0008) OR rid IN (SELECT post_rid FROM pairs_0008);
+UPDATE unpaired_0008 SET g = '';
+DELETE FROM pres_0008;
+INSERT INTO pres_0008 SELECT * FROM first_come_pres_0008;
+INSERT INTO pairs_0008
+SELECT p.rid, q.rid
+FROM first_come_posts_0008 q
+JOIN pres_0008 p ON p.s = q.s AND p.t = q.t AND p.g = q.g AND p.i = q.m;
+DROP VIEW first_come_posts_0008;
+DROP VIEW first_come_pres_0008;
+DROP TABLE pres_0008;
 DROP TABLE unpaired_0008;
 UPDATE tool_calls SET (end_ts, duration_ms, success, result_type, post_event_id) = (
     SELECT q.end_ts, coalesce(q.duration_ms, tool_calls.duration_ms,
@@ -235,7 +297,7 @@ SET duration_ms = CASE WHEN end_ts - start_ts >= 0 THEN end_ts - start_ts END
 WHERE duration_ms < 0;
 UPDATE session_tools SET max_ms = NULL WHERE max_ms < 0;
 
--- Outcomes of the stored calls: what the PostToolUse said (a `denied` result type is the
+-- Outcomes of the other stored calls: what the PostToolUse said (a `denied` result type is the
 -- agent's refusal, or the gate's denial reported back when the gate denied the PreToolUse);
 -- else the gate's denial; else abandoned if its session had ended (`sessions.ended_at`, the
 -- latest SessionEnd) at or after the call started. Which of an ended session's calls were
@@ -248,7 +310,8 @@ UPDATE tool_calls SET outcome = CASE
     WHEN EXISTS (SELECT 1 FROM sessions s
                   WHERE s.session_id = tool_calls.session_id AND s.ended_at >= start_ts)
       THEN 'abandoned'
-END;
+END
+WHERE outcome IS NULL;
 UPDATE tool_calls SET success = NULL WHERE outcome IN ('denied', 'refused');
 DROP TABLE denied_0008;
 

@@ -901,6 +901,62 @@ mod tests {
     }
 
     #[test]
+    fn halves_without_ids_stored_before_version_8_pair_by_input_first() {
+        let mut sql = String::new();
+        // view a's Post was lost: b's Post must find b's Pre, not a's; a Post whose input no
+        // Pre has then takes the earliest left (a's), as ingest does.
+        let halves = [
+            ("e1", 1000, "PreToolUse", r#"{\"path\":\"/a\"}"#),
+            ("e2", 1010, "PreToolUse", r#"{\"path\":\"/b\"}"#),
+            ("e3", 1100, "PostToolUse", r#"{\"path\":\"/b\"}"#),
+            ("e4", 1200, "PostToolUse", r#"{\"path\":\"/c\"}"#),
+        ];
+        for (id, ts, hook, input) in halves {
+            sql.push_str(&v7_event(id, ts, hook, "cp1", "view", ""));
+            sql.push_str(&format!(
+                r#"UPDATE events SET entry = '{{"hookType":"{hook}","toolInput":"{input}"}}'
+                     WHERE id = '{id}';"#
+            ));
+            let pre = hook == "PreToolUse";
+            sql.push_str(&format!(
+                "INSERT INTO tool_calls(call_key, session_id, tool_name, start_ts, end_ts,
+                   success, pre_event_id, post_event_id)
+                 VALUES ('{id}', 'cp1', 'view', {start}, {end}, {success}, {pre_id}, {post_id});",
+                start = if pre { ts.to_string() } else { "NULL".into() },
+                end = if pre {
+                    "NULL".to_string()
+                } else {
+                    ts.to_string()
+                },
+                success = if pre { "NULL" } else { "1" },
+                pre_id = if pre {
+                    format!("'{id}'")
+                } else {
+                    "NULL".into()
+                },
+                post_id = if pre {
+                    "NULL".to_string()
+                } else {
+                    format!("'{id}'")
+                },
+            ));
+        }
+        sql.push_str(
+            "INSERT INTO session_tools VALUES ('cp1', 'view', 4, 2, 0, 2, 0, 0, NULL, 1200);",
+        );
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT pre_event_id, post_event_id, duration_ms FROM tool_calls ORDER BY rowid"
+            ),
+            ["e1|e4|200", "e2|e3|90"]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+    }
+
+    #[test]
     fn negative_durations_stored_before_version_8_are_dropped_and_counted() {
         let (_dir, store) = upgraded_from_version_7(
             "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
@@ -944,12 +1000,14 @@ mod tests {
             ("p4", 1300, "PreToolUse", "c4"),
             ("q4", 1350, "PostToolUse", "c4"),
             ("p5", 1400, "PreToolUse", "c5"),
+            ("p7", 1410, "PreToolUse", "c7"),
+            ("r7", 1440, "PermissionDenied", "c7"),
         ] {
             sql.push_str(&v7_event(id, ts, hook, "a", "Bash", call));
         }
         // The gate denied c1; c2 was refused (Copilot's `denied` result, counted as a failure
         // before); c3 failed; c4 succeeded; c5 was open when the session ended; c6 started
-        // after that end.
+        // after that end; c7 was refused by Claude Code's auto mode (`PermissionDenied`).
         sql.push_str(
             r#"UPDATE events SET entry = '{"hookType":"PreToolUse","risk":"rm-rf-root","decision":"deny"}'
                  WHERE id = 'p1';
@@ -962,8 +1020,9 @@ mod tests {
                  ('c3', 'c3', 'a', 'Bash', 1200, 1250, 50, 0, NULL, 'p3', 'q3'),
                  ('c4', 'c4', 'a', 'Bash', 1300, 1350, 50, 1, 'success', 'p4', 'q4'),
                  ('c5', 'c5', 'a', 'Bash', 1400, NULL, NULL, NULL, NULL, 'p5', NULL),
-                 ('c6', 'c6', 'a', 'Bash', 1600, NULL, NULL, NULL, NULL, NULL, NULL);
-               INSERT INTO session_tools VALUES ('a', 'Bash', 6, 1, 2, 3, 150, 3, 50, 1600);"#,
+                 ('c6', 'c6', 'a', 'Bash', 1600, NULL, NULL, NULL, NULL, NULL, NULL),
+                 ('c7', 'c7', 'a', 'Bash', 1410, NULL, NULL, NULL, NULL, 'p7', NULL);
+               INSERT INTO session_tools VALUES ('a', 'Bash', 7, 1, 2, 4, 150, 3, 50, 1600);"#,
         );
         let (_dir, store) = upgraded_from_version_7(&sql);
         let conn = store.conn().unwrap();
@@ -979,7 +1038,15 @@ mod tests {
                 "c4|succeeded|1",
                 "c5|abandoned|-",
                 "c6|-|-",
+                "c7|refused|-",
             ]
+        );
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT end_ts, duration_ms, post_event_id FROM tool_calls WHERE call_key = 'c7'"
+            ),
+            ["1440|30|r7"]
         );
         assert_eq!(
             rows_of(
@@ -987,7 +1054,7 @@ mod tests {
                 "SELECT calls, succeeded, failed, unfinished, denied, refused, abandoned
                  FROM v_tools"
             ),
-            ["6|1|1|1|1|1|1"]
+            ["7|1|1|1|1|2|1"]
         );
         let by_outcome = rows_of(
             &conn,
