@@ -3,7 +3,8 @@
 SELECT session_id,
        tool_name,
        duration_ms,
-       CASE success WHEN 1 THEN 'ok' WHEN 0 THEN 'failed' ELSE 'unfinished' END AS outcome,
+       CASE outcome WHEN 'succeeded' THEN 'ok' ELSE coalesce(outcome, 'unfinished') END
+         AS outcome,
        strftime('%Y-%m-%dT%H:%M:%SZ', start_ts / 1000, 'unixepoch') AS started
 FROM tool_calls
 WHERE duration_ms IS NOT NULL

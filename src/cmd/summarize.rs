@@ -54,7 +54,7 @@ pub struct Args {
 
 /// Columns of `--by session`: `v_session_summary` without its raw epoch-ms sort keys.
 pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", duration_ms, \
-     ended, prompts, turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
+     ended, prompts, turns, subagent_turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
      estimated_tokens, unknown_total, unknown_breakdown";
 
 /// The statement behind a summary, and its parameters.
@@ -118,7 +118,8 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
              sum(failed) AS failed, sum(unfinished) AS unfinished, \
              CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms, \
              CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms, \
-             max(max_ms) AS max_ms\n\
+             max(max_ms) AS max_ms, sum(denied) AS denied, sum(refused) AS refused, \
+             sum(abandoned) AS abandoned\n\
              FROM v_session_tools{filter}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name"
         ),
         By::Day => {

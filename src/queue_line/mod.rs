@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use row::{
-    EventRow, GATE_UNREADABLE, MISSING_SESSION_ID, SESSION_WITHOUT_ACTOR, TOOL_WITHOUT_NAME,
-    UNKNOWN_HOOK_TYPE, UNKNOWN_SESSION,
+    EventRow, GATE_UNREADABLE, MISSING_SESSION_ID, NEGATIVE_DURATION, SESSION_WITHOUT_ACTOR,
+    TOOL_WITHOUT_NAME, UNKNOWN_HOOK_TYPE, UNKNOWN_SESSION,
 };
 
 /// Version written in the `v` field of every line cmstore produces.

@@ -11,6 +11,7 @@ use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use super::row::{
@@ -150,6 +151,8 @@ struct Raw<'a> {
     hook_event_name: Option<Loose<'a>>,
     #[serde(borrow, rename = "risk")]
     risk: Option<Loose<'a>>,
+    #[serde(borrow, rename = "decision")]
+    decision: Option<Loose<'a>>,
     #[serde(borrow, rename = "timestamp")]
     timestamp: Option<Loose<'a>>,
     #[serde(borrow, rename = "ts")]
@@ -216,6 +219,11 @@ struct Raw<'a> {
     estimated_tokens_s: Option<Loose<'a>>,
     #[serde(borrow, rename = "toolCalls")]
     tool_calls: Option<Loose<'a>>,
+    /// Raw JSON text, not parsed: read only to tell apart tool calls without an id.
+    #[serde(borrow, rename = "toolInput")]
+    tool_input: Option<&'a RawValue>,
+    #[serde(borrow, rename = "tool_input")]
+    tool_input_s: Option<&'a RawValue>,
 }
 
 fn pick<'a>(first: Option<Loose<'a>>, second: Option<Loose<'a>>) -> Option<Cow<'a, str>> {
@@ -250,15 +258,24 @@ pub fn parse_line(bytes: &[u8], now_ms: i64) -> Result<EventRow<'_>, RejectReaso
 }
 
 fn slow_path(text: &str, now_ms: i64) -> Result<EventRow<'_>, RejectReason> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(text).map_err(|_| RejectReason::InvalidJson)?;
-    if !value.is_object() {
+    let Some(fields) = value.as_object_mut() else {
         return Err(RejectReason::NotAnObject);
-    }
+    };
+    // A raw value cannot be borrowed from a `Value`: the tool input is taken out and written
+    // back as JSON text, as a writer of compact JSON (cmstore) wrote it.
+    let input = ["toolInput", "tool_input"]
+        .iter()
+        .find_map(|k| fields.remove(*k).filter(|v| !v.is_null()))
+        .map(|v| v.to_string());
+    fields.remove("tool_input");
     // Every field of `Raw` takes any JSON type, so this only fails on a broken invariant;
     // the line is still an object and still becomes a row.
     let raw = Raw::deserialize(&value).unwrap_or_default();
-    Ok(detach(build(raw, text, now_ms), text))
+    let mut row = detach(build(raw, text, now_ms), text);
+    row.tool_input = input.map(Cow::Owned);
+    Ok(row)
 }
 
 /// Rebinds a row built from a temporary `Value` to the line itself.
@@ -288,10 +305,12 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         prompt: own(row.prompt),
         response: own(row.response),
         tool_result_type: own(row.tool_result_type),
+        decision: own(row.decision),
         duration_ms: row.duration_ms,
         size_bytes: row.size_bytes,
         estimated_tokens: row.estimated_tokens,
         tool_call_count: row.tool_call_count,
+        tool_input: own(row.tool_input),
         entry: text,
         unknown: row.unknown,
     }
@@ -374,6 +393,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         prompt: raw.prompt.and_then(Loose::into_str),
         response: raw.response.and_then(Loose::into_str),
         tool_result_type: raw.tool_result_type.and_then(Loose::into_str),
+        decision: raw.decision.and_then(Loose::into_str),
         duration_ms: raw.duration_ms.as_ref().and_then(Loose::as_i64),
         size_bytes: pick_i64(&raw.size_bytes, &raw.size_bytes_s),
         estimated_tokens: pick_i64(&raw.estimated_tokens, &raw.estimated_tokens_s),
@@ -381,6 +401,11 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
             Some(Loose::Seq(n)) => Some(n),
             _ => None,
         },
+        tool_input: raw
+            .tool_input
+            .or(raw.tool_input_s)
+            .map(|v| Cow::Borrowed(v.get()))
+            .filter(|v| v != "null"),
         entry: text,
         unknown,
     }
@@ -595,6 +620,33 @@ mod tests {
         assert_eq!(row.tool_call_count, Some(2));
         assert_eq!(row.synthetic, Some(true));
         assert!(parse_line(b"  {}\r", 0).is_ok());
+    }
+
+    #[test]
+    fn the_tool_input_is_kept_as_its_json_text() {
+        let input = |line: &str| {
+            parse_line(line.as_bytes(), 0)
+                .unwrap()
+                .tool_input
+                .map(Cow::into_owned)
+        };
+        let a = r#""{\"path\":\"/a\"}""#;
+        assert_eq!(
+            input(r#"{"hookType":"PreToolUse","toolInput":"{\"path\":\"/a\"}"}"#).as_deref(),
+            Some(a)
+        );
+        // A duplicate key sends the line down the slow path: the same text.
+        assert_eq!(
+            input(r#"{"hookType":"Stop","hookType":"Stop","toolInput":"{\"path\":\"/a\"}"}"#)
+                .as_deref(),
+            Some(a)
+        );
+        assert_eq!(
+            input(r#"{"tool_input":{"path":"/a"}}"#).as_deref(),
+            Some(r#"{"path":"/a"}"#)
+        );
+        assert_eq!(input(r#"{"toolInput":null}"#), None);
+        assert_eq!(input(r#"{"hookType":"Stop"}"#), None);
     }
 
     #[test]

@@ -19,6 +19,10 @@ pub const SESSION_WITHOUT_ACTOR: &str = "session_event_without_actor";
 /// Unknown reason: the safety gate could not read the tool call (`risk: "unreadable"`), so it
 /// was allowed unchecked.
 pub const GATE_UNREADABLE: &str = "safety_gate_unreadable";
+/// Unknown reason: a tool call duration below zero, not stored: a line's `durationMs`, or a
+/// call whose end (by the timestamps) came before its start and that reported none of its own.
+/// Counted by ingest once per figure, under the call's session.
+pub const NEGATIVE_DURATION: &str = "negative_tool_duration";
 
 /// One parsed queue line, borrowing from the line where it can.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -66,6 +70,9 @@ pub struct EventRow<'a> {
     pub response: Option<Cow<'a, str>>,
     /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
+    /// The safety gate's `allow` or `deny` (PreToolUse with a `risk`). Not a column: ingest
+    /// reads it for the call's outcome.
+    pub decision: Option<Cow<'a, str>>,
     /// Reported duration of the tool call.
     pub duration_ms: Option<i64>,
     /// Payload size in bytes.
@@ -74,6 +81,10 @@ pub struct EventRow<'a> {
     pub estimated_tokens: Option<i64>,
     /// Number of entries in `toolCalls`, when present.
     pub tool_call_count: Option<i64>,
+    /// `toolInput` (else `tool_input`) as the JSON text the line holds, unparsed (a string's
+    /// quotes and escapes included). Not a column of its own: ingest compares it to tell apart
+    /// tool calls without an id.
+    pub tool_input: Option<Cow<'a, str>>,
     /// The whole line.
     pub entry: &'a str,
     /// Unknown reasons this line counts under (see the `*` constants of this module).

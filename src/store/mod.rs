@@ -150,6 +150,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0007_saturating_token_sums.sql"),
     ),
     (
+        "0008_exact_tool_calls_and_turns",
+        include_str!("../../migrations/0008_exact_tool_calls_and_turns.sql"),
+    ),
+    (
         "0009_reject_keys_and_pruned_lines",
         include_str!("../../migrations/0009_reject_keys_and_pruned_lines.sql"),
     ),
@@ -478,14 +482,8 @@ mod tests {
         files.sort();
         let embedded: Vec<String> = MIGRATIONS.iter().map(|(n, _)| format!("{n}.sql")).collect();
         assert_eq!(files, embedded);
-        // Numbered in order. A number may be missing while another branch holds it (0008 is
-        // taken by work not merged yet); once merged, the numbers run without a gap again.
-        let mut previous = 0;
-        for (name, sql) in MIGRATIONS {
-            let number: u32 = name[..4].parse().unwrap_or_else(|_| panic!("{name}"));
-            assert_eq!(&name[4..5], "_", "{name}");
-            assert!(number > previous, "{name} comes after {previous:04}");
-            previous = number;
+        for (i, (name, sql)) in MIGRATIONS.iter().enumerate() {
+            assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
             assert!(
                 sql.trim_start().starts_with("--"),
                 "{name} opens with a why-comment"
@@ -714,6 +712,368 @@ mod tests {
                 .unwrap(),
             4
         );
+    }
+
+    /// A database of version 7 holding `sql` (events and the tool calls ingest made of them),
+    /// opened (migrated) by this cmstore.
+    fn upgraded_from_version_7(sql: &str) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v7.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            migrate(&mut conn, &path, 7).unwrap();
+            conn.execute_batch(sql).unwrap();
+        }
+        let store = open(&path).unwrap();
+        (dir, store)
+    }
+
+    /// `select`'s rows, each as its values joined by `|` (NULL as `-`).
+    fn rows_of(conn: &Connection, select: &str) -> Vec<String> {
+        let mut stmt = conn.prepare(select).unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| {
+            Ok((0..n)
+                .map(|i| match r.get::<_, rusqlite::types::Value>(i).unwrap() {
+                    rusqlite::types::Value::Null => "-".to_string(),
+                    rusqlite::types::Value::Integer(v) => v.to_string(),
+                    rusqlite::types::Value::Text(t) => t,
+                    other => format!("{other:?}"),
+                })
+                .collect::<Vec<_>>()
+                .join("|"))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    }
+
+    /// The totals of `session_tools` equal the stored calls summed (nothing was pruned).
+    fn assert_totals_are_the_calls_summed(conn: &Connection) {
+        let summed = rows_of(
+            conn,
+            "SELECT coalesce(session_id, 'unknown-session'), coalesce(tool_name, ''), count(*),
+                    count(*) FILTER (WHERE outcome = 'succeeded'),
+                    count(*) FILTER (WHERE outcome = 'failed'),
+                    count(*) FILTER (WHERE outcome IS NULL),
+                    count(*) FILTER (WHERE outcome = 'denied'),
+                    count(*) FILTER (WHERE outcome = 'refused'),
+                    count(*) FILTER (WHERE outcome = 'abandoned'),
+                    CAST(total(duration_ms) AS INTEGER), count(duration_ms)
+             FROM tool_calls GROUP BY 1, 2 ORDER BY 1, 2",
+        );
+        let totals = rows_of(
+            conn,
+            "SELECT session_id, tool_name, calls, succeeded, failed, unfinished, denied, refused,
+                    abandoned, total_ms, timed
+             FROM session_tools ORDER BY 1, 2",
+        );
+        assert_eq!(totals, summed);
+    }
+
+    /// Events of a version-7 store, as `(id, ts, hook_type, session, tool, call id, entry)`.
+    fn v7_event(id: &str, ts: i64, hook: &str, session: &str, tool: &str, call: &str) -> String {
+        let call = if call.is_empty() {
+            "NULL".to_string()
+        } else {
+            format!("'{call}'")
+        };
+        format!(
+            "INSERT INTO events(id, ts, hook_type, session_id, tool_name, tool_call_id, entry,
+               ingested_at) VALUES ('{id}', {ts}, '{hook}', '{session}', '{tool}', {call}, '{{}}', 0);"
+        )
+    }
+
+    #[test]
+    fn a_call_joined_across_sessions_before_version_8_is_split() {
+        let mut sql = String::new();
+        // call_1 of s1 was completed by s2's PostToolUse; s2's own Pre came later and stayed
+        // open, so that row cannot be split (s2 would have two open call_1s) and stays.
+        for (id, ts, hook, session) in [
+            ("p1", 1000, "PreToolUse", "s1"),
+            ("q1", 1300, "PostToolUse", "s2"),
+            ("p2", 2000, "PreToolUse", "s3"),
+            ("q2", 2400, "PostToolUse", "s4"),
+            ("p3", 3000, "PreToolUse", "s4"),
+        ] {
+            let key = if id.ends_with('1') {
+                "call_1"
+            } else {
+                "call_2"
+            };
+            sql.push_str(&v7_event(id, ts, hook, session, "Bash", key));
+        }
+        sql.push_str(
+            "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+               end_ts, duration_ms, success, pre_event_id, post_event_id) VALUES
+               ('call_1', 'call_1', 's1', 'Bash', 1000, 1300, 300, 1, 'p1', 'q1'),
+               ('call_2', 'call_2', 's3', 'Bash', 2000, 2400, 400, 1, 'p2', 'q2'),
+               ('call_2', 'call_2', 's4', 'Bash', 3000, NULL, NULL, NULL, 'p3', NULL);
+             INSERT INTO session_tools VALUES
+               ('s1', 'Bash', 1, 1, 0, 0, 300, 1, 300, 1300),
+               ('s3', 'Bash', 1, 1, 0, 0, 400, 1, 400, 2400),
+               ('s4', 'Bash', 1, 0, 0, 1, 0, 0, NULL, 3000);",
+        );
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT call_key, session_id, start_ts, end_ts, duration_ms, success,
+                        pre_event_id, post_event_id FROM tool_calls ORDER BY rowid"
+            ),
+            [
+                "call_1|s1|1000|-|-|-|p1|-",
+                "call_2|s3|2000|2400|400|1|p2|q2",
+                "call_2|s4|3000|-|-|-|p3|-",
+                "call_1|s2|-|1300|-|1|-|q1",
+            ]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+    }
+
+    #[test]
+    fn halves_without_ids_stored_before_version_8_are_paired_in_order() {
+        let mut sql = String::new();
+        // bash: Pre Pre Post Post Pre (the last one still running); view: a Post whose Pre
+        // was never seen, then a call; another session's Post is not cp1's.
+        let halves = [
+            ("e1", 1000, "PreToolUse", "cp1", "bash"),
+            ("e2", 1010, "PreToolUse", "cp1", "bash"),
+            ("e3", 1020, "PostToolUse", "cp1", "view"),
+            ("e4", 1100, "PostToolUse", "cp1", "bash"),
+            ("e5", 1200, "PostToolUse", "cp2", "bash"),
+            ("e6", 1300, "PostToolUse", "cp1", "bash"),
+            ("e7", 1400, "PreToolUse", "cp1", "view"),
+            ("e8", 1450, "PostToolUse", "cp1", "view"),
+            ("e9", 1500, "PreToolUse", "cp1", "bash"),
+        ];
+        for (id, ts, hook, session, tool) in halves {
+            sql.push_str(&v7_event(id, ts, hook, session, tool, ""));
+            let (start, end, success, pre, post) = if hook == "PreToolUse" {
+                (
+                    ts.to_string(),
+                    "NULL",
+                    "NULL",
+                    format!("'{id}'"),
+                    "NULL".to_string(),
+                )
+            } else {
+                (
+                    "NULL".to_string(),
+                    "",
+                    "1",
+                    "NULL".to_string(),
+                    format!("'{id}'"),
+                )
+            };
+            let end = if end.is_empty() {
+                ts.to_string()
+            } else {
+                end.to_string()
+            };
+            sql.push_str(&format!(
+                "INSERT INTO tool_calls(call_key, session_id, tool_name, start_ts, end_ts,
+                   success, pre_event_id, post_event_id)
+                 VALUES ('{id}', '{session}', '{tool}', {start}, {end}, {success}, {pre}, {post});
+                 INSERT INTO session_tools VALUES ('{session}', '{tool}', 1, {s}, 0, {u}, 0, 0,
+                   NULL, {ts})
+                 ON CONFLICT DO UPDATE SET calls = calls + 1, succeeded = succeeded + {s},
+                   unfinished = unfinished + {u};",
+                s = i64::from(hook != "PreToolUse"),
+                u = i64::from(hook == "PreToolUse"),
+            ));
+        }
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT session_id, tool_name, pre_event_id, post_event_id, duration_ms, success
+                 FROM tool_calls ORDER BY coalesce(start_ts, end_ts)"
+            ),
+            [
+                "cp1|bash|e1|e4|100|1",
+                "cp1|bash|e2|e6|290|1",
+                "cp1|view|-|e3|-|1",
+                "cp2|bash|-|e5|-|1",
+                "cp1|view|e7|e8|50|1",
+                "cp1|bash|e9|-|-|-",
+            ]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+    }
+
+    #[test]
+    fn halves_without_ids_stored_before_version_8_pair_by_input_first() {
+        let mut sql = String::new();
+        // view a's Post was lost: b's Post must find b's Pre, not a's; a Post whose input no
+        // Pre has then takes the earliest left (a's), as ingest does.
+        let halves = [
+            ("e1", 1000, "PreToolUse", r#"{\"path\":\"/a\"}"#),
+            ("e2", 1010, "PreToolUse", r#"{\"path\":\"/b\"}"#),
+            ("e3", 1100, "PostToolUse", r#"{\"path\":\"/b\"}"#),
+            ("e4", 1200, "PostToolUse", r#"{\"path\":\"/c\"}"#),
+        ];
+        for (id, ts, hook, input) in halves {
+            sql.push_str(&v7_event(id, ts, hook, "cp1", "view", ""));
+            sql.push_str(&format!(
+                r#"UPDATE events SET entry = '{{"hookType":"{hook}","toolInput":"{input}"}}'
+                     WHERE id = '{id}';"#
+            ));
+            let pre = hook == "PreToolUse";
+            sql.push_str(&format!(
+                "INSERT INTO tool_calls(call_key, session_id, tool_name, start_ts, end_ts,
+                   success, pre_event_id, post_event_id)
+                 VALUES ('{id}', 'cp1', 'view', {start}, {end}, {success}, {pre_id}, {post_id});",
+                start = if pre { ts.to_string() } else { "NULL".into() },
+                end = if pre {
+                    "NULL".to_string()
+                } else {
+                    ts.to_string()
+                },
+                success = if pre { "NULL" } else { "1" },
+                pre_id = if pre {
+                    format!("'{id}'")
+                } else {
+                    "NULL".into()
+                },
+                post_id = if pre {
+                    "NULL".to_string()
+                } else {
+                    format!("'{id}'")
+                },
+            ));
+        }
+        sql.push_str(
+            "INSERT INTO session_tools VALUES ('cp1', 'view', 4, 2, 0, 2, 0, 0, NULL, 1200);",
+        );
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT pre_event_id, post_event_id, duration_ms FROM tool_calls ORDER BY rowid"
+            ),
+            ["e1|e4|200", "e2|e3|90"]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+    }
+
+    #[test]
+    fn negative_durations_stored_before_version_8_are_dropped_and_counted() {
+        let (_dir, store) = upgraded_from_version_7(
+            "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+               end_ts, duration_ms, success) VALUES
+               ('k1', 'k1', 'n1', 'Bash', 1150, 1000, -150, 1),
+               ('k2', 'k2', 'n1', 'Bash', 3000, 3070, -5, 1),
+               ('k3', 'k3', 'n1', 'Bash', 4000, 4040, 40, 1);
+             INSERT INTO session_tools VALUES ('n1', 'Bash', 3, 3, 0, 0, -115, 3, 40, 4040);",
+        );
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT call_key, duration_ms FROM tool_calls ORDER BY call_key"
+            ),
+            ["k1|-", "k2|70", "k3|40"]
+        );
+        assert_eq!(
+            rows_of(&conn, "SELECT calls, total_ms, max_ms FROM v_tools"),
+            ["3|110|70"]
+        );
+        assert_totals_are_the_calls_summed(&conn);
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT session_id, reason, count FROM unknown_counts"
+            ),
+            ["n1|negative_tool_duration|2"]
+        );
+    }
+
+    #[test]
+    fn calls_stored_before_version_8_get_their_outcomes() {
+        let mut sql = String::new();
+        for (id, ts, hook, call) in [
+            ("p1", 1000, "PreToolUse", "c1"),
+            ("p2", 1100, "PreToolUse", "c2"),
+            ("q2", 1150, "PostToolUse", "c2"),
+            ("p3", 1200, "PreToolUse", "c3"),
+            ("q3", 1250, "PostToolUseFailure", "c3"),
+            ("p4", 1300, "PreToolUse", "c4"),
+            ("q4", 1350, "PostToolUse", "c4"),
+            ("p5", 1400, "PreToolUse", "c5"),
+            ("p7", 1410, "PreToolUse", "c7"),
+            ("r7", 1440, "PermissionDenied", "c7"),
+        ] {
+            sql.push_str(&v7_event(id, ts, hook, "a", "Bash", call));
+        }
+        // The gate denied c1; c2 was refused (Copilot's `denied` result, counted as a failure
+        // before); c3 failed; c4 succeeded; c5 was open when the session ended; c6 started
+        // after that end; c7 was refused by Claude Code's auto mode (`PermissionDenied`).
+        sql.push_str(
+            r#"UPDATE events SET entry = '{"hookType":"PreToolUse","risk":"rm-rf-root","decision":"deny"}'
+                 WHERE id = 'p1';
+               INSERT INTO sessions(session_id, first_seen, last_seen, ended, ended_at)
+                 VALUES ('a', 1000, 1600, 1, 1500);
+               INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
+                 end_ts, duration_ms, success, result_type, pre_event_id, post_event_id) VALUES
+                 ('c1', 'c1', 'a', 'Bash', 1000, NULL, NULL, NULL, NULL, 'p1', NULL),
+                 ('c2', 'c2', 'a', 'Bash', 1100, 1150, 50, 0, 'denied', 'p2', 'q2'),
+                 ('c3', 'c3', 'a', 'Bash', 1200, 1250, 50, 0, NULL, 'p3', 'q3'),
+                 ('c4', 'c4', 'a', 'Bash', 1300, 1350, 50, 1, 'success', 'p4', 'q4'),
+                 ('c5', 'c5', 'a', 'Bash', 1400, NULL, NULL, NULL, NULL, 'p5', NULL),
+                 ('c6', 'c6', 'a', 'Bash', 1600, NULL, NULL, NULL, NULL, NULL, NULL),
+                 ('c7', 'c7', 'a', 'Bash', 1410, NULL, NULL, NULL, NULL, 'p7', NULL);
+               INSERT INTO session_tools VALUES ('a', 'Bash', 7, 1, 2, 4, 150, 3, 50, 1600);"#,
+        );
+        let (_dir, store) = upgraded_from_version_7(&sql);
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT call_key, outcome, success FROM tool_calls ORDER BY call_key"
+            ),
+            [
+                "c1|denied|-",
+                "c2|refused|-",
+                "c3|failed|0",
+                "c4|succeeded|1",
+                "c5|abandoned|-",
+                "c6|-|-",
+                "c7|refused|-",
+            ]
+        );
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT end_ts, duration_ms, post_event_id FROM tool_calls WHERE call_key = 'c7'"
+            ),
+            ["1440|30|r7"]
+        );
+        assert_eq!(
+            rows_of(
+                &conn,
+                "SELECT calls, succeeded, failed, unfinished, denied, refused, abandoned
+                 FROM v_tools"
+            ),
+            ["7|1|1|1|1|2|1"]
+        );
+        let by_outcome = rows_of(
+            &conn,
+            "SELECT count(*) FILTER (WHERE outcome = 'succeeded'),
+                    count(*) FILTER (WHERE outcome = 'failed'),
+                    count(*) FILTER (WHERE outcome IS NULL),
+                    count(*) FILTER (WHERE outcome = 'denied'),
+                    count(*) FILTER (WHERE outcome = 'refused'),
+                    count(*) FILTER (WHERE outcome = 'abandoned') FROM tool_calls",
+        );
+        let totals = rows_of(
+            &conn,
+            "SELECT succeeded, failed, unfinished, denied, refused, abandoned FROM session_tools",
+        );
+        assert_eq!(totals, by_outcome);
     }
 
     #[test]

@@ -1,10 +1,32 @@
 //! The tool calls of one ingest batch: PreToolUse and PostToolUse halves joined into
 //! `tool_calls` rows, and the per-session totals of `session_tools` moved by what changed.
 //!
-//! A half joins the latest call of its key (`toolCallId`, else its event id) while that call
-//! lacks a half, whether the call is in this batch or stored (`tool_calls_open` indexes the
-//! incomplete ones); otherwise it starts a call of its own. So the rows come out the same
-//! however the lines fall into batches.
+//! A half with a call id joins the latest call of its key (its session and `toolCallId`)
+//! while that call lacks a half, whether the call is in this batch or stored (`tool_calls_open`
+//! indexes the incomplete ones); otherwise it starts a call of its own. The session is part of
+//! the key: agents that number their calls (`call_1`, …) reuse ids across sessions, and a half
+//! never completes another session's call. A half without a session id joins only halves
+//! without one.
+//!
+//! Halves without a call id (Copilot CLI, Gemini CLI, Claude Code before 2.0) are paired
+//! within their session and tool name, in the order they were read: a PostToolUse completes
+//! the earliest PreToolUse still waiting for one, or among those the earliest with the same
+//! `toolInput`, so that calls of one tool run in parallel find their own halves
+//! (`tool_calls_unpaired` indexes the stored ones waiting). A PreToolUse never joins an earlier
+//! PostToolUse: an agent writes a call's Pre before its Post, and a Post whose Pre was lost
+//! would otherwise take the next call's Pre, and so on down the session. Such a half, and one
+//! without a session id or a tool name, is a call of its own.
+//!
+//! A call's outcome (`tool_calls.outcome`) is what its PostToolUse said (`succeeded`,
+//! `failed`, or `refused` for the agent's own permission check: Copilot's `denied` result, Claude
+//! Code's `PermissionDenied`); `denied` when the safety gate denied its PreToolUse (unless a
+//! PostToolUse says it ran after all); `abandoned` when its session ended (`SessionEnd`) while it
+//! was in flight; and none while it is in flight, which is all "unfinished" means. A call
+//! without an id that the gate denied waits only for a refusal (the agent reporting the denial),
+//! and an abandoned one for nothing.
+//!
+//! These rules read only the lines before a half and what they left, so the rows come out the
+//! same however the lines fall into batches.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -14,12 +36,121 @@ use rusqlite::{params, Connection, OptionalExtension, Statement};
 use super::Error;
 use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
 
-/// The store's call of a key that still lacks a half, if any (`tool_calls_open`).
-pub(super) const OPEN_CALL: &str = "
-    SELECT rowid, session_id, tool_name, success, duration_ms, start_ts IS NOT NULL,
-      end_ts IS NOT NULL
-    FROM tool_calls
-    WHERE call_key = ?1 AND (start_ts IS NULL OR end_ts IS NULL)";
+/// The columns of a stored call that a batch reads back, as [`StoredCall::read`] takes them.
+macro_rules! call_columns {
+    () => {
+        "rowid, tool_call_id, session_id, tool_name, start_ts, end_ts, duration_ms, outcome,
+         result_type, pre_event_id, post_event_id, call_key"
+    };
+}
+
+/// The store's calls without an id of a session (?1) and tool (?2) waiting for their
+/// PostToolUse (in flight, or denied by the gate), oldest first (`tool_calls_unpaired`), with
+/// the line of each one's PreToolUse.
+const WAITING_CALLS: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    ", (SELECT entry FROM events WHERE id = pre_event_id) AS pre_entry
+      FROM tool_calls
+      WHERE session_id = ?1 AND tool_name = ?2 AND tool_call_id IS NULL AND end_ts IS NULL
+        AND start_ts IS NOT NULL AND (outcome IS NULL OR outcome = 'denied')
+      ORDER BY rowid"
+);
+
+/// The store's calls of a session (?1) in flight (`tool_calls_in_flight`).
+pub(super) const IN_FLIGHT_CALLS: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    " FROM tool_calls WHERE session_id = ?1 AND outcome IS NULL"
+);
+
+/// What became of a tool call (`tool_calls.outcome`); a call without one is in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// Its PostToolUse said it succeeded.
+    Succeeded,
+    /// A PostToolUseFailure, or a PostToolUse whose result type is `failure`.
+    Failed,
+    /// The safety gate denied its PreToolUse (`decision: "deny"`).
+    Denied,
+    /// The agent's own permission check refused it (a `denied` result, `PermissionDenied`).
+    Refused,
+    /// Its session ended while it was in flight.
+    Abandoned,
+}
+
+impl Outcome {
+    /// The `tool_calls.outcome` value.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::Denied => "denied",
+            Outcome::Refused => "refused",
+            Outcome::Abandoned => "abandoned",
+        }
+    }
+
+    fn parse(value: &str) -> Option<Outcome> {
+        [
+            Outcome::Succeeded,
+            Outcome::Failed,
+            Outcome::Denied,
+            Outcome::Refused,
+            Outcome::Abandoned,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == value)
+    }
+
+    /// What a closing half (PostToolUse, PostToolUseFailure, PermissionDenied) says.
+    fn of_post(row: &EventRow<'_>) -> Outcome {
+        match (row.kind, row.tool_result_type.as_deref()) {
+            (Some(HookType::PostToolUseFailure), _) => Outcome::Failed,
+            (Some(HookType::PostToolUse), Some("failure")) => Outcome::Failed,
+            (Some(HookType::PostToolUse), Some("denied")) => Outcome::Refused,
+            (Some(HookType::PostToolUse), _) => Outcome::Succeeded,
+            // PermissionDenied, the only other closing half.
+            _ => Outcome::Refused,
+        }
+    }
+
+    /// `tool_calls.success`: 1 succeeded, 0 failed, NULL otherwise (the tool did not run, or
+    /// not yet, or nobody knows).
+    fn success(outcome: Option<Outcome>) -> Option<bool> {
+        match outcome? {
+            Outcome::Succeeded => Some(true),
+            Outcome::Failed => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// A hash of a line's tool input text (equal texts, equal hashes, in every batch of a process:
+/// the hasher's keys are fixed), for the halves of calls without an id.
+fn input_hash(row: &EventRow<'_>) -> Option<u64> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let input = row.tool_input.as_deref()?;
+    let mut h = DefaultHasher::new();
+    input.hash(&mut h);
+    Some(h.finish())
+}
+
+/// True for Claude Code's `PermissionDenied`, which cmstore keeps raw (it is not one of the
+/// canonical hook types): the auto-mode classifier refused the call of its `tool_use_id`.
+pub(super) fn is_permission_denied(hook_type: Option<&str>) -> bool {
+    hook_type.is_some_and(|h| h.eq_ignore_ascii_case("PermissionDenied"))
+}
+
+/// The store's call of a key (?1 the call key, ?2 the session id) that still lacks a half, if
+/// any (`tool_calls_open`).
+pub(super) const OPEN_CALL: &str = concat!(
+    "SELECT ",
+    call_columns!(),
+    " FROM tool_calls
+      WHERE call_key = ?1 AND session_id IS ?2 AND tool_call_id IS NOT NULL
+        AND (start_ts IS NULL OR end_ts IS NULL)"
+);
 
 /// The tool calls of a batch, in the order their first half was read.
 ///
@@ -29,9 +160,33 @@ pub(super) const OPEN_CALL: &str = "
 pub(super) struct ToolCalls<S = RandomState> {
     text: String,
     calls: Vec<ToolCallAgg>,
-    /// The latest call of each key hash (the calls of the same hash are chained, latest first).
+    /// The latest call of each key hash, session included (the calls of the same hash are
+    /// chained, latest first).
     index: HashMap<u64, usize>,
+    /// Calls without an id waiting for their PostToolUse, by session and tool name.
+    waiting: HashMap<String, HashMap<String, Waiting>>,
+    /// The stored calls this batch carries on: rowid to slot in `calls`.
+    resumed: HashMap<i64, usize>,
+    /// The calls of each session, by slot (what a `SessionEnd` looks through).
+    by_session: HashMap<String, Vec<usize>>,
     hasher: S,
+}
+
+/// The calls without an id of one session and tool that wait for a PostToolUse, oldest first.
+#[derive(Debug, Default)]
+struct Waiting {
+    /// The stored ones were read (once per batch, at the first PostToolUse that needs them).
+    loaded: bool,
+    calls: Vec<Waiter>,
+}
+
+/// A call waiting for its PostToolUse.
+#[derive(Debug)]
+enum Waiter {
+    /// A call of this batch, by slot.
+    Batch(usize),
+    /// A stored call this batch has not touched yet, with its input's hash.
+    Stored(Box<StoredCall>, Option<u64>),
 }
 
 /// Where a string is in [`ToolCalls::text`].
@@ -42,50 +197,261 @@ struct Span {
 }
 
 impl<S: BuildHasher> ToolCalls<S> {
-    /// Adds one PreToolUse, PostToolUse or PostToolUseFailure row (new to the store).
-    /// `open_call` is [`OPEN_CALL`], prepared.
+    /// Adds one PreToolUse, PostToolUse, PostToolUseFailure or PermissionDenied row (new to the
+    /// store).
+    /// `open_call` is [`OPEN_CALL`], prepared. Returns how many negative durations the row
+    /// brought that are not stored (each counts as
+    /// [`NEGATIVE_DURATION`](crate::queue_line::NEGATIVE_DURATION)).
     pub(super) fn add(
         &mut self,
         open_call: &mut Statement<'_>,
+        conn: &Connection,
         row: &EventRow<'_>,
-    ) -> Result<(), Error> {
-        let key = row.tool_call_id.as_deref().unwrap_or(row.id.as_ref());
+    ) -> Result<i64, Error> {
         let is_pre = row.kind == Some(HookType::PreToolUse);
-        let hash = self.hasher.hash_one(key);
+        let slot = match row.tool_call_id.as_deref() {
+            Some(key) => self.keyed(open_call, row.session_id.as_deref(), key)?,
+            None if is_pre => {
+                let key = self.keep(&row.id);
+                let slot = self.push(ToolCallAgg {
+                    key,
+                    input_hash: input_hash(row),
+                    ..ToolCallAgg::default()
+                });
+                if let (Some(session), Some(tool)) = (&row.session_id, &row.tool_name) {
+                    self.waiting_for(session, tool)
+                        .calls
+                        .push(Waiter::Batch(slot));
+                }
+                slot
+            }
+            None => match self.pair(conn, row)? {
+                Some(slot) => slot,
+                None => {
+                    let key = self.keep(&row.id);
+                    self.push(ToolCallAgg {
+                        key,
+                        ..ToolCallAgg::default()
+                    })
+                }
+            },
+        };
+        Ok(self.apply(slot, row, is_pre))
+    }
+
+    fn push(&mut self, agg: ToolCallAgg) -> usize {
+        self.calls.push(agg);
+        self.calls.len() - 1
+    }
+
+    /// The waiting calls of `session` and `tool`.
+    fn waiting_for(&mut self, session: &str, tool: &str) -> &mut Waiting {
+        // Looked up by reference first: most halves go to a pair seen before in the batch.
+        if !self.waiting.contains_key(session) {
+            self.waiting.insert(session.to_string(), HashMap::new());
+        }
+        let tools = self.waiting.get_mut(session).expect("inserted above");
+        if !tools.contains_key(tool) {
+            tools.insert(tool.to_string(), Waiting::default());
+        }
+        tools.get_mut(tool).expect("inserted above")
+    }
+
+    /// The call a PostToolUse without an id completes, if one waits for it (see the module's
+    /// documentation for the rule).
+    fn pair(&mut self, conn: &Connection, row: &EventRow<'_>) -> Result<Option<usize>, Error> {
+        let (Some(session), Some(tool)) = (row.session_id.as_deref(), row.tool_name.as_deref())
+        else {
+            return Ok(None);
+        };
+        if !self.waiting_for(session, tool).loaded {
+            let mut stored = Vec::new();
+            let mut stmt = conn.prepare_cached(WAITING_CALLS)?;
+            let mut rows = stmt.query(params![session, tool])?;
+            while let Some(r) = rows.next()? {
+                let call = StoredCall::read(r)?;
+                let entry: Option<String> = r.get("pre_entry")?;
+                let hash = entry.and_then(|e| {
+                    crate::queue_line::parse::parse_line(e.as_bytes(), 0)
+                        .ok()
+                        .and_then(|line| input_hash(&line))
+                });
+                stored.push(match self.resumed.get(&call.rowid) {
+                    Some(&slot) => Waiter::Batch(slot),
+                    None => Waiter::Stored(Box::new(call), hash),
+                });
+            }
+            let waiting = self.waiting_for(session, tool);
+            waiting.loaded = true;
+            // The stored ones came first.
+            stored.append(&mut waiting.calls);
+            waiting.calls = stored;
+        }
+        let waiting = self
+            .waiting
+            .get_mut(session)
+            .and_then(|tools| tools.get_mut(tool))
+            .expect("made above");
+        // The calls still waiting (the others leave the list), and the one to pair.
+        let refusal = Outcome::of_post(row) == Outcome::Refused;
+        let calls = &self.calls;
+        let resumed = &self.resumed;
+        // (still waiting for some Post, waiting for this one, its input).
+        let state = |w: &Waiter| -> (bool, bool, Option<u64>) {
+            let (start, end, outcome, input) = match w {
+                Waiter::Stored(call, hash) if !resumed.contains_key(&call.rowid) => {
+                    (call.start_ts, call.end_ts, call.outcome, *hash)
+                }
+                Waiter::Stored(call, _) => {
+                    let c = &calls[resumed[&call.rowid]];
+                    (c.start_ts, c.end_ts, c.outcome(), c.input_hash)
+                }
+                Waiter::Batch(slot) => {
+                    let c = &calls[*slot];
+                    (c.start_ts, c.end_ts, c.outcome(), c.input_hash)
+                }
+            };
+            let open = start.is_some() && end.is_none();
+            let waits = open && matches!(outcome, None | Some(Outcome::Denied));
+            let for_this =
+                open && (outcome.is_none() || (refusal && outcome == Some(Outcome::Denied)));
+            (waits, for_this, input)
+        };
+        waiting.calls.retain(|w| state(w).0);
+        let candidates = || waiting.calls.iter().enumerate().filter(|(_, w)| state(w).1);
+        let chosen = input_hash(row)
+            .and_then(|h| candidates().find(|(_, w)| state(w).2 == Some(h)))
+            .or_else(|| candidates().next())
+            .map(|(i, _)| i);
+        let Some(i) = chosen else { return Ok(None) };
+        let slot = match waiting.calls.remove(i) {
+            Waiter::Batch(slot) => slot,
+            Waiter::Stored(call, hash) => match self.resumed.get(&call.rowid) {
+                Some(&slot) => slot,
+                None => {
+                    let agg = ToolCallAgg {
+                        input_hash: hash,
+                        ..ToolCallAgg::default()
+                    };
+                    self.resume(agg, *call)
+                }
+            },
+        };
+        Ok(Some(slot))
+    }
+
+    /// Marks the calls of `session` in flight as abandoned: its `SessionEnd` was read. The stored
+    /// ones (`tool_calls_in_flight`) are carried on by this batch. `in_flight` is
+    /// [`IN_FLIGHT_CALLS`], prepared.
+    pub(super) fn end_session(
+        &mut self,
+        in_flight: &mut Statement<'_>,
+        session: &str,
+    ) -> Result<(), Error> {
+        let mut rows = in_flight.query([session])?;
+        while let Some(r) = rows.next()? {
+            let call = StoredCall::read(r)?;
+            if self.resumed.contains_key(&call.rowid) {
+                continue;
+            }
+            let mut agg = ToolCallAgg::default();
+            if call.tool_call_id.is_some() {
+                // Found by its key later in this batch, as the store would find it.
+                let hash = self
+                    .hasher
+                    .hash_one((Some(session), call.call_key.as_str()));
+                agg.key = self.keep(&call.call_key);
+                agg.same_hash = self.index.insert(hash, self.calls.len());
+            }
+            self.resume(agg, call);
+        }
+        for &slot in self.by_session.get(session).into_iter().flatten() {
+            let c = &mut self.calls[slot];
+            if c.outcome().is_none() {
+                c.abandoned = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The call a half with a call id belongs to (see the module's documentation).
+    fn keyed(
+        &mut self,
+        open_call: &mut Statement<'_>,
+        session: Option<&str>,
+        key: &str,
+    ) -> Result<usize, Error> {
+        let hash = self.hasher.hash_one((session, key));
         // See the module's documentation for the rule.
-        let slot = match self.latest(hash, key) {
+        let slot = match self.latest(hash, session, key) {
             Some(i) if !self.calls[i].is_complete() => i,
             seen => {
                 let stored = match seen {
                     // The store's incomplete call, if any, was joined by that earlier one.
                     Some(_) => None,
                     None => open_call
-                        .query_row([key], |r| {
-                            Ok(StoredCall {
-                                rowid: r.get(0)?,
-                                share: CallShare {
-                                    session_id: r.get(1)?,
-                                    tool_name: r.get(2)?,
-                                    success: r.get(3)?,
-                                    duration_ms: whole_ms(r.get(4)?),
-                                    last_ts: None,
-                                },
-                                has_pre: r.get(5)?,
-                                has_post: r.get(6)?,
-                            })
-                        })
+                        .query_row(params![key, session], StoredCall::read)
                         .optional()?,
                 };
                 let key = self.keep(key);
-                self.calls.push(ToolCallAgg {
+                let agg = ToolCallAgg {
                     key,
                     same_hash: self.index.insert(hash, self.calls.len()),
-                    stored,
                     ..ToolCallAgg::default()
-                });
-                self.calls.len() - 1
+                };
+                match stored {
+                    Some(stored) => self.resume(agg, stored),
+                    None => self.push(agg),
+                }
             }
         };
+        Ok(slot)
+    }
+
+    /// A call of this batch carrying on `stored` (its fields, and its share of the totals to
+    /// take out), added to the batch: returns its slot.
+    fn resume(&mut self, mut agg: ToolCallAgg, stored: StoredCall) -> usize {
+        let text = |calls: &mut Self, v: &Option<String>| v.as_deref().map(|v| calls.keep(v));
+        agg.tool_call_id = text(self, &stored.tool_call_id);
+        agg.session_id = text(self, &stored.share.session_id);
+        agg.tool_name = text(self, &stored.share.tool_name);
+        agg.result_type = text(self, &stored.result_type);
+        agg.pre_event_id = text(self, &stored.pre_event_id);
+        agg.post_event_id = text(self, &stored.post_event_id);
+        agg.start_ts = stored.start_ts;
+        agg.end_ts = stored.end_ts;
+        // A call lacking a half has no duration but the one its half reported.
+        agg.reported_ms = stored.share.duration_ms.filter(|ms| *ms >= 0);
+        match stored.outcome {
+            _ if stored.end_ts.is_some() => agg.post = stored.outcome,
+            Some(Outcome::Denied) => agg.gate_denied = true,
+            Some(Outcome::Abandoned) => agg.abandoned = true,
+            _ => {}
+        }
+        agg.stored = Some(stored.rowid);
+        let session = stored.share.session_id.clone();
+        agg.was = Some(stored.share);
+        let slot = self.push(agg);
+        self.resumed.insert(stored.rowid, slot);
+        if let Some(session) = session {
+            self.of_session(slot, &session);
+        }
+        slot
+    }
+
+    /// Records that the call in `slot` belongs to `session`.
+    fn of_session(&mut self, slot: usize, session: &str) {
+        match self.by_session.get_mut(session) {
+            Some(slots) => slots.push(slot),
+            None => {
+                self.by_session.insert(session.to_string(), vec![slot]);
+            }
+        }
+    }
+
+    /// Applies one half to the call in `slot`: what it says wins, what it does not say stays.
+    /// Returns the negative durations it brought (see [`ToolCalls::add`]).
+    fn apply(&mut self, slot: usize, row: &EventRow<'_>, is_pre: bool) -> i64 {
         for (field, value) in [
             (Field::ToolCallId, &row.tool_call_id),
             (Field::SessionId, &row.session_id),
@@ -95,38 +461,49 @@ impl<S: BuildHasher> ToolCalls<S> {
                 if self.calls[slot].field(field).is_none() {
                     let span = self.keep(value);
                     *self.calls[slot].field(field) = Some(span);
+                    if let Field::SessionId = field {
+                        self.of_session(slot, value);
+                    }
                 }
             }
         }
         let id = self.keep(&row.id);
         let result_type = row.tool_result_type.as_deref().map(|r| self.keep(r));
         let agg = &mut self.calls[slot];
+        let was_complete = agg.is_complete();
+        let mut negative = 0;
         if is_pre {
             agg.start_ts = Some(row.ts);
             agg.pre_event_id = Some(id);
+            agg.gate_denied |= row.decision.as_deref() == Some("deny");
         } else {
-            // A later half wins, but only with what it says (as the store's join does).
+            // A later half wins, but only with what it says.
             agg.end_ts = Some(row.ts);
-            if row.duration_ms.is_some() {
-                agg.reported_ms = row.duration_ms;
+            match row.duration_ms {
+                Some(ms) if ms < 0 => negative += 1,
+                Some(ms) => agg.reported_ms = Some(ms),
+                None => {}
             }
-            agg.success = Some(
-                row.kind == Some(HookType::PostToolUse)
-                    && !matches!(row.tool_result_type.as_deref(), Some("failure" | "denied")),
-            );
+            agg.post = Some(Outcome::of_post(row));
             if result_type.is_some() {
                 agg.result_type = result_type;
             }
             agg.post_event_id = Some(id);
         }
-        Ok(())
+        // Once both halves are in: an end before the start is no duration (once per call,
+        // whichever batch its halves came in).
+        if !was_complete && agg.is_complete() && agg.duration().is_none() {
+            negative += 1;
+        }
+        negative
     }
 
-    /// The latest call of `key` in this batch.
-    fn latest(&self, hash: u64, key: &str) -> Option<usize> {
+    /// The latest call of `key` in `session` in this batch.
+    fn latest(&self, hash: u64, session: Option<&str>, key: &str) -> Option<usize> {
         let mut at = self.index.get(&hash).copied();
         while let Some(i) = at {
-            if self.str(self.calls[i].key) == key {
+            let call = &self.calls[i];
+            if self.str(call.key) == key && self.opt_str(call.session_id) == session {
                 return Some(i);
             }
             at = self.calls[i].same_hash;
@@ -153,7 +530,7 @@ impl<S: BuildHasher> ToolCalls<S> {
     }
 
     /// Binds `first` (?1: the call's key to insert, or the rowid of the stored call it
-    /// completes) and the call's fields (?2–?11), which the two statements of
+    /// carries on) and the call's fields (?2–?12), which the two statements of
     /// [`ToolCalls::flush`] take alike.
     fn bind_call(
         &self,
@@ -161,99 +538,82 @@ impl<S: BuildHasher> ToolCalls<S> {
         first: impl rusqlite::ToSql,
         c: &ToolCallAgg,
     ) -> rusqlite::Result<()> {
-        if stmt.parameter_count() != 11 {
+        if stmt.parameter_count() != 12 {
             return Err(rusqlite::Error::InvalidParameterCount(
-                11,
+                12,
                 stmt.parameter_count(),
             ));
         }
+        let outcome = c.outcome();
         stmt.raw_bind_parameter(1, first)?;
         stmt.raw_bind_parameter(2, self.opt_str(c.tool_call_id))?;
         stmt.raw_bind_parameter(3, self.opt_str(c.session_id))?;
         stmt.raw_bind_parameter(4, self.opt_str(c.tool_name))?;
         stmt.raw_bind_parameter(5, c.start_ts)?;
         stmt.raw_bind_parameter(6, c.end_ts)?;
-        stmt.raw_bind_parameter(7, c.reported_ms)?;
-        stmt.raw_bind_parameter(8, c.success)?;
+        stmt.raw_bind_parameter(7, c.duration())?;
+        stmt.raw_bind_parameter(8, Outcome::success(outcome))?;
         stmt.raw_bind_parameter(9, self.opt_str(c.result_type))?;
         stmt.raw_bind_parameter(10, self.opt_str(c.pre_event_id))?;
-        stmt.raw_bind_parameter(11, self.opt_str(c.post_event_id))
+        stmt.raw_bind_parameter(11, self.opt_str(c.post_event_id))?;
+        stmt.raw_bind_parameter(12, outcome.map(Outcome::as_str))
     }
 
-    /// Writes this batch's tool calls: a call that is incomplete in the store (one half came in
-    /// an earlier batch) is joined in place, any other becomes a new row. The per-session tool
-    /// totals move by what changed: the stored row's share out, the joined row's share in.
+    /// Writes this batch's tool calls: a call stored before (one half came in an earlier batch)
+    /// is rewritten in place, any other becomes a new row. The per-session tool totals move by
+    /// what changed: the stored row's share out, the call's share now in.
     pub(super) fn flush(&mut self, tx: &Connection) -> Result<(), Error> {
         if self.calls.is_empty() {
             return Ok(());
         }
         let mut totals = Totals::default();
         {
-            // Incoming halves win over stored ones; the duration is the reported one, else
-            // end minus start once both ends are known (in this batch or across batches).
-            let mut complete = tx.prepare_cached(
-                "UPDATE tool_calls SET
-                   tool_call_id = coalesce(tool_call_id, ?2),
-                   session_id = coalesce(session_id, ?3),
-                   tool_name = coalesce(tool_name, ?4),
-                   duration_ms = coalesce(?7, duration_ms,
-                       coalesce(?6, end_ts) - coalesce(?5, start_ts)),
-                   start_ts = coalesce(?5, start_ts),
-                   end_ts = coalesce(?6, end_ts),
-                   success = coalesce(?8, success),
-                   result_type = coalesce(?9, result_type),
-                   pre_event_id = coalesce(?10, pre_event_id),
-                   post_event_id = coalesce(?11, post_event_id)
-                 WHERE rowid = ?1
-                 RETURNING session_id, tool_name, success, duration_ms,
-                   max(coalesce(start_ts, end_ts), coalesce(end_ts, start_ts))",
+            let mut update = tx.prepare_cached(
+                "UPDATE tool_calls SET tool_call_id = ?2, session_id = ?3, tool_name = ?4,
+                   start_ts = ?5, end_ts = ?6, duration_ms = ?7, success = ?8, result_type = ?9,
+                   pre_event_id = ?10, post_event_id = ?11, outcome = ?12
+                 WHERE rowid = ?1",
             )?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
-                   end_ts, duration_ms, success, result_type, pre_event_id, post_event_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, coalesce(?7, ?6 - ?5), ?8, ?9, ?10, ?11)",
+                   end_ts, duration_ms, success, result_type, pre_event_id, post_event_id,
+                   outcome)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?;
             for c in &self.calls {
-                match &c.stored {
-                    Some(stored) => {
-                        let was = &stored.share;
-                        totals
-                            .get(was.session_id.as_deref(), was.tool_name.as_deref())
-                            .remove(was.success, was.duration_ms);
-                        self.bind_call(&mut complete, stored.rowid, c)?;
-                        let now = match complete.raw_query().next()? {
-                            Some(row) => CallShare::from_row(row)?,
-                            None => return Err(rusqlite::Error::QueryReturnedNoRows.into()),
-                        };
-                        totals
-                            .get(now.session_id.as_deref(), now.tool_name.as_deref())
-                            .add(now.success, now.duration_ms, now.last_ts);
+                if let Some(was) = &c.was {
+                    totals
+                        .get(was.session_id.as_deref(), was.tool_name.as_deref())
+                        .remove(was.outcome, was.duration_ms);
+                }
+                match c.stored {
+                    Some(rowid) => {
+                        self.bind_call(&mut update, rowid, c)?;
+                        if update.raw_execute()? != 1 {
+                            return Err(rusqlite::Error::QueryReturnedNoRows.into());
+                        }
                     }
                     None => {
                         self.bind_call(&mut insert, self.str(c.key), c)?;
                         insert.raw_execute()?;
-                        // What the row holds, worked out here: RETURNING would make SQLite
-                        // buffer every inserted row.
-                        let duration_ms = c.reported_ms.or_else(|| {
-                            // SQLite's `end - start` turns REAL when it overflows, which
-                            // `whole_ms` saturates: the same as saturating here.
-                            Some(c.end_ts?.saturating_sub(c.start_ts?))
-                        });
-                        totals
-                            .get(self.opt_str(c.session_id), self.opt_str(c.tool_name))
-                            .add(c.success, duration_ms, c.start_ts.max(c.end_ts));
                     }
                 }
+                totals
+                    .get(self.opt_str(c.session_id), self.opt_str(c.tool_name))
+                    .add(c.outcome(), c.duration(), c.start_ts.max(c.end_ts));
             }
         }
         self.text.clear();
         self.calls.clear();
         self.index.clear();
+        self.waiting.clear();
+        self.resumed.clear();
+        self.by_session.clear();
         let mut upsert = tx.prepare_cached(
             "INSERT INTO session_tools(session_id, tool_name, calls, succeeded, failed, unfinished,
-               total_ms, timed, max_ms, last_ts)
+               total_ms, timed, max_ms, last_ts, denied, refused, abandoned)
              VALUES (?1, ?2, max(?3, 0), max(?4, 0), max(?5, 0), max(?6, 0), ?7, max(?8, 0), ?9,
-               coalesce(?10, 0))
+               coalesce(?10, 0), max(?11, 0), max(?12, 0), max(?13, 0))
              ON CONFLICT(session_id, tool_name) DO UPDATE SET
                calls = calls + ?3,
                succeeded = succeeded + ?4,
@@ -262,7 +622,10 @@ impl<S: BuildHasher> ToolCalls<S> {
                total_ms = total_ms + ?7,
                timed = timed + ?8,
                max_ms = max(coalesce(max_ms, ?9), coalesce(?9, max_ms)),
-               last_ts = max(last_ts, coalesce(?10, last_ts))",
+               last_ts = max(last_ts, coalesce(?10, last_ts)),
+               denied = denied + ?11,
+               refused = refused + ?12,
+               abandoned = abandoned + ?13",
         )?;
         // A joined call can move to another row (its session or tool name came with the
         // second half); a row left without calls goes.
@@ -282,6 +645,9 @@ impl<S: BuildHasher> ToolCalls<S> {
                     t.timed,
                     t.max_ms,
                     t.last_ts,
+                    t.denied,
+                    t.refused,
+                    t.abandoned,
                 )?;
                 if t.calls < 0 {
                     drop_empty.execute(params![session_id, tool_name])?;
@@ -322,7 +688,7 @@ enum Field {
     ToolName,
 }
 
-/// A tool call's Pre and Post halves seen in this batch, merged before one write.
+/// A tool call as this batch leaves it: its stored state, if any, and the halves read since.
 #[derive(Debug, Default)]
 struct ToolCallAgg {
     key: Span,
@@ -333,21 +699,52 @@ struct ToolCallAgg {
     tool_name: Option<Span>,
     start_ts: Option<i64>,
     end_ts: Option<i64>,
+    /// The duration a half reported (never negative: a negative one is dropped).
     reported_ms: Option<i64>,
-    success: Option<bool>,
+    /// What its closing half said.
+    post: Option<Outcome>,
+    /// The safety gate denied its PreToolUse.
+    gate_denied: bool,
+    /// Its session ended while it was in flight.
+    abandoned: bool,
     result_type: Option<Span>,
     pre_event_id: Option<Span>,
     post_event_id: Option<Span>,
-    /// The store's incomplete call of the same key, which this one completes.
-    stored: Option<StoredCall>,
+    /// The hash of the PreToolUse's `toolInput` (calls without an id).
+    input_hash: Option<u64>,
+    /// The rowid of the stored call this one carries on.
+    stored: Option<i64>,
+    /// What that stored row added to `session_tools`.
+    was: Option<CallShare>,
 }
 
 impl ToolCallAgg {
-    /// Both halves seen, here or in the stored row (the test of the `tool_calls_open` index).
+    /// Both halves seen (the test of the `tool_calls_open` index).
     fn is_complete(&self) -> bool {
-        let stored = self.stored.as_ref();
-        (self.start_ts.is_some() || stored.is_some_and(|s| s.has_pre))
-            && (self.end_ts.is_some() || stored.is_some_and(|s| s.has_post))
+        self.start_ts.is_some() && self.end_ts.is_some()
+    }
+
+    /// What became of it (see the module's documentation); `None` while in flight.
+    fn outcome(&self) -> Option<Outcome> {
+        match self.post {
+            // It ran after all.
+            Some(Outcome::Succeeded) => Some(Outcome::Succeeded),
+            // The agent reporting the gate's denial (or its consequence).
+            Some(_) if self.gate_denied => Some(Outcome::Denied),
+            Some(said) => Some(said),
+            None if self.gate_denied => Some(Outcome::Denied),
+            None if self.abandoned => Some(Outcome::Abandoned),
+            None => None,
+        }
+    }
+
+    /// The agent's own figure, else end minus start; never negative.
+    fn duration(&self) -> Option<i64> {
+        self.reported_ms.or_else(|| {
+            // Saturating, as SQLite's arithmetic on absurd timestamps from the queue was.
+            let ms = self.end_ts?.saturating_sub(self.start_ts?);
+            (ms >= 0).then_some(ms)
+        })
     }
 
     fn field(&mut self, field: Field) -> &mut Option<Span> {
@@ -359,14 +756,47 @@ impl ToolCallAgg {
     }
 }
 
-/// An incomplete `tool_calls` row found by key.
+/// A `tool_calls` row a batch carries on (it lacks a half).
 #[derive(Debug)]
 struct StoredCall {
     rowid: i64,
+    call_key: String,
+    tool_call_id: Option<String>,
+    start_ts: Option<i64>,
+    end_ts: Option<i64>,
+    result_type: Option<String>,
+    pre_event_id: Option<String>,
+    post_event_id: Option<String>,
+    outcome: Option<Outcome>,
     /// What the row adds to `session_tools` now.
     share: CallShare,
-    has_pre: bool,
-    has_post: bool,
+}
+
+impl StoredCall {
+    /// A row selected as `call_columns!()`.
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredCall> {
+        let outcome = r
+            .get::<_, Option<String>>(7)?
+            .as_deref()
+            .and_then(Outcome::parse);
+        Ok(StoredCall {
+            rowid: r.get(0)?,
+            call_key: r.get(11)?,
+            tool_call_id: r.get(1)?,
+            outcome,
+            share: CallShare {
+                session_id: r.get(2)?,
+                tool_name: r.get(3)?,
+                duration_ms: whole_ms(r.get(6)?),
+                outcome,
+            },
+            start_ts: r.get(4)?,
+            end_ts: r.get(5)?,
+            result_type: r.get(8)?,
+            pre_event_id: r.get(9)?,
+            post_event_id: r.get(10)?,
+        })
+    }
 }
 
 /// What one `tool_calls` row adds to its `session_tools` row.
@@ -374,21 +804,8 @@ struct StoredCall {
 struct CallShare {
     session_id: Option<String>,
     tool_name: Option<String>,
-    success: Option<bool>,
+    outcome: Option<Outcome>,
     duration_ms: Option<i64>,
-    last_ts: Option<i64>,
-}
-
-impl CallShare {
-    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CallShare> {
-        Ok(CallShare {
-            session_id: r.get(0)?,
-            tool_name: r.get(1)?,
-            success: r.get(2)?,
-            duration_ms: whole_ms(r.get(3)?),
-            last_ts: r.get(4)?,
-        })
-    }
 }
 
 /// A duration as stored: SQLite turns `end - start` into a REAL when it overflows (timestamps
@@ -408,7 +825,11 @@ struct ToolTotals {
     calls: i64,
     succeeded: i64,
     failed: i64,
+    /// In flight.
     unfinished: i64,
+    denied: i64,
+    refused: i64,
+    abandoned: i64,
     total_ms: i64,
     timed: i64,
     max_ms: Option<i64>,
@@ -416,13 +837,21 @@ struct ToolTotals {
 }
 
 impl ToolTotals {
-    fn add(&mut self, success: Option<bool>, duration_ms: Option<i64>, last_ts: Option<i64>) {
-        self.calls += 1;
-        match success {
-            Some(true) => self.succeeded += 1,
-            Some(false) => self.failed += 1,
-            None => self.unfinished += 1,
+    /// The counter of `outcome`.
+    fn count(&mut self, outcome: Option<Outcome>) -> &mut i64 {
+        match outcome {
+            Some(Outcome::Succeeded) => &mut self.succeeded,
+            Some(Outcome::Failed) => &mut self.failed,
+            Some(Outcome::Denied) => &mut self.denied,
+            Some(Outcome::Refused) => &mut self.refused,
+            Some(Outcome::Abandoned) => &mut self.abandoned,
+            None => &mut self.unfinished,
         }
+    }
+
+    fn add(&mut self, outcome: Option<Outcome>, duration_ms: Option<i64>, last_ts: Option<i64>) {
+        self.calls += 1;
+        *self.count(outcome) += 1;
         if let Some(ms) = duration_ms {
             self.total_ms = self.total_ms.saturating_add(ms);
             self.timed += 1;
@@ -433,13 +862,9 @@ impl ToolTotals {
 
     /// Takes a stored call's share back out before it is joined. Its duration stays in
     /// `max_ms`: a join keeps a known duration unless the new half reports another.
-    fn remove(&mut self, success: Option<bool>, duration_ms: Option<i64>) {
+    fn remove(&mut self, outcome: Option<Outcome>, duration_ms: Option<i64>) {
         self.calls -= 1;
-        match success {
-            Some(true) => self.succeeded -= 1,
-            Some(false) => self.failed -= 1,
-            None => self.unfinished -= 1,
-        }
+        *self.count(outcome) -= 1;
         if let Some(ms) = duration_ms {
             self.total_ms = self.total_ms.saturating_sub(ms);
             self.timed -= 1;
@@ -484,7 +909,7 @@ mod tests {
                 tool_name: Some("Bash".into()),
                 ..EventRow::default()
             };
-            calls.add(&mut open_call, &row).unwrap();
+            calls.add(&mut open_call, &conn, &row).unwrap();
         }
         calls.flush(&conn).unwrap();
         let mut select = conn

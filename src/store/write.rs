@@ -14,7 +14,7 @@ use rusqlite::{
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
 use crate::queue_line::parse::at_file_start;
-use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
+use crate::queue_line::{EventRow, HookType, NEGATIVE_DURATION, UNKNOWN_SESSION};
 
 /// Inserts one event row, unless its id is stored already.
 const INSERT_EVENT: &str = "
@@ -148,6 +148,7 @@ pub struct Batch<'c> {
     insert_event: CachedStatement<'c>,
     upsert_turn: CachedStatement<'c>,
     open_call: CachedStatement<'c>,
+    in_flight: CachedStatement<'c>,
     tx: Transaction<'c>,
     now: i64,
     /// Lines older than this were pruned (or are due to be): they are not stored again.
@@ -206,6 +207,7 @@ impl<'c> Batch<'c> {
             insert_event: conn.prepare_cached(INSERT_EVENT)?,
             upsert_turn: conn.prepare_cached(UPSERT_TURN)?,
             open_call: conn.prepare_cached(tool_calls::OPEN_CALL)?,
+            in_flight: conn.prepare_cached(tool_calls::IN_FLIGHT_CALLS)?,
             tx,
             now: now_ms,
             pruned_before,
@@ -342,15 +344,35 @@ impl<'c> Batch<'c> {
         }
         match row.kind {
             Some(HookType::PreToolUse | HookType::PostToolUse | HookType::PostToolUseFailure) => {
-                self.tool_calls.add(&mut self.open_call, row)?;
+                let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
+                self.count_negative(session, negative);
             }
             Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
+            Some(HookType::SessionEnd) => {
+                if let Some(sid) = row.session_id.as_deref() {
+                    self.tool_calls.end_session(&mut self.in_flight, sid)?;
+                }
+            }
+            None if tool_calls::is_permission_denied(row.hook_type.as_deref()) => {
+                let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
+                self.count_negative(session, negative);
+            }
             _ => {}
         }
         if let Some(sid) = row.session_id.as_deref() {
             self.aggregate_session(sid, row);
         }
         Ok(())
+    }
+
+    /// Counts `negative` tool call durations dropped, under `session`.
+    fn count_negative(&mut self, session: &str, negative: i64) {
+        if negative > 0 {
+            *self
+                .unknowns
+                .entry((session.to_string(), NEGATIVE_DURATION))
+                .or_default() += negative;
+        }
     }
 
     fn aggregate_session(&mut self, sid: &str, row: &EventRow<'_>) {

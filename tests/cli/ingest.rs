@@ -1300,13 +1300,26 @@ fn a_missing_queue_is_not_an_error() {
 
 /// Tool call halves in a shuffled, messy order: Pre then Post, Post before Pre, a Pre that is
 /// never finished, a duplicate Post from a second hook configuration, calls without a session
-/// or without a tool name on one half.
+/// or without a tool name on one half, ids reused across sessions, clocks that disagree; calls
+/// without ids (Copilot CLI), in parallel, some with the same input; calls the gate denied,
+/// the agent refused, and sessions that end (and resume) with calls still open.
 fn messy_tool_lines(seed: u64) -> Vec<String> {
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
     let mut ts = 1_000_000;
-    for call in 0..120 {
+    for call in 0..160 {
         let session = format!("m{}", rng.below(4));
+        ts += 10 + rng.below(50) as i64;
+        if rng.below(8) == 0 {
+            let mut e = entry("SessionEnd", &session);
+            e.timestamp = ts;
+            out.push(e.to_line());
+            continue;
+        }
+        if rng.below(3) == 0 {
+            idless_calls(&mut rng, &session, ts, &mut out);
+            continue;
+        }
         let key = format!("mc-{}", rng.below(90)); // keys repeat: calls reuse ids
         let tool = ["Bash", "Read", "Edit"][rng.below(3) as usize];
         let half = |kind: &str, ts: i64, rng: &mut Rng| {
@@ -1318,17 +1331,18 @@ fn messy_tool_lines(seed: u64) -> Vec<String> {
                 0 => e.session_id = None,
                 1 if kind != "PreToolUse" => e.tool_name = None,
                 2 if kind != "PreToolUse" => e.duration_ms = Some(7),
+                3 if kind == "PreToolUse" => e.decision = Some("deny".into()),
+                4 if kind != "PreToolUse" => e.duration_ms = Some(-3),
                 _ => {}
             }
             e.to_line()
         };
-        ts += 10 + rng.below(50) as i64;
-        let post_kind = if call % 5 == 0 {
-            "PostToolUseFailure"
-        } else {
-            "PostToolUse"
+        let post_kind = match call % 7 {
+            0 => "PostToolUseFailure",
+            3 => "PermissionDenied",
+            _ => "PostToolUse",
         };
-        match rng.below(6) {
+        match rng.below(7) {
             0 => out.push(half("PreToolUse", ts, &mut rng)),
             1 => {
                 out.push(half(post_kind, ts + 30, &mut rng));
@@ -1339,6 +1353,11 @@ fn messy_tool_lines(seed: u64) -> Vec<String> {
                 out.push(half(post_kind, ts + 30, &mut rng));
                 out.push(half(post_kind, ts + 31, &mut rng));
             }
+            // The Post read first, and its clock behind the Pre's.
+            3 => {
+                out.push(half(post_kind, ts, &mut rng));
+                out.push(half("PreToolUse", ts + 40, &mut rng));
+            }
             _ => {
                 out.push(half("PreToolUse", ts, &mut rng));
                 out.push(half(post_kind, ts + 25, &mut rng));
@@ -1346,6 +1365,44 @@ fn messy_tool_lines(seed: u64) -> Vec<String> {
         }
     }
     out
+}
+
+/// One to three Copilot-style calls without ids, run in parallel: their Pres, then their
+/// Posts in any order (some never come, some are refusals, some Pres were denied).
+fn idless_calls(rng: &mut Rng, session: &str, ts: i64, out: &mut Vec<String>) {
+    let n = 1 + rng.below(3) as usize;
+    let mut calls = Vec::new();
+    for i in 0..n {
+        let tool = ["bash", "view"][rng.below(2) as usize];
+        let input = format!("{{\"path\":\"/f{}\"}}", rng.below(3));
+        let mut pre = entry("PreToolUse", session);
+        pre.agent = Some("copilot".into());
+        pre.tool_name = Some(tool.into());
+        pre.tool_input = Some(input.clone());
+        pre.timestamp = ts + i as i64;
+        if rng.below(10) == 0 {
+            pre.decision = Some("deny".into());
+        }
+        out.push(pre.to_line());
+        calls.push((tool, input));
+    }
+    for k in 0..n {
+        let (tool, input) = calls.remove(rng.below((n - k) as u64) as usize);
+        let (kind, result) = match rng.below(10) {
+            0 => continue,
+            1 => ("PostToolUse", Some("denied")),
+            2 => ("PostToolUseFailure", None),
+            3 => ("PostToolUse", Some("failure")),
+            _ => ("PostToolUse", Some("success")),
+        };
+        let mut post = entry(kind, session);
+        post.agent = Some("copilot".into());
+        post.tool_name = Some(tool.into());
+        post.tool_input = Some(input);
+        post.tool_result_type = result.map(str::to_string);
+        post.timestamp = ts + 20 + k as i64;
+        out.push(post.to_line());
+    }
 }
 
 #[test]
@@ -1370,7 +1427,8 @@ fn same_tool_calls_whatever_the_batches(lines: &[String]) {
                 "SELECT call_key || '|' || coalesce(session_id, '-') || '|'
                         || coalesce(tool_name, '-') || '|' || coalesce(start_ts, '-') || '|'
                         || coalesce(end_ts, '-') || '|' || coalesce(duration_ms, '-') || '|'
-                        || coalesce(success, '-')
+                        || coalesce(pre_event_id, '-') || '|' || coalesce(post_event_id, '-')
+                        || '|' || coalesce(outcome, '-') || '|' || coalesce(success, '-')
                  FROM tool_calls ORDER BY rowid",
             )
             .unwrap()
@@ -1380,28 +1438,32 @@ fn same_tool_calls_whatever_the_batches(lines: &[String]) {
             .unwrap();
         // The totals summaries read are exactly the calls, summed.
         let rows = |sql: &str| -> Vec<String> {
-            conn.prepare(sql)
-                .unwrap()
-                .query_map([], |r| {
-                    Ok((0..9)
-                        .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
-                        .collect::<Vec<_>>()
-                        .join(","))
-                })
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap()
+            let mut stmt = conn.prepare(sql).unwrap();
+            let n = stmt.column_count();
+            stmt.query_map([], |r| {
+                Ok((0..n)
+                    .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
+                    .collect::<Vec<_>>()
+                    .join(","))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
         };
         let summed = rows(
             "SELECT coalesce(session_id, 'unknown-session') AS s, tool_name AS t, count(*),
-                    count(*) FILTER (WHERE success = 1), count(*) FILTER (WHERE success = 0),
-                    count(*) FILTER (WHERE success IS NULL), sum(duration_ms),
-                    count(duration_ms), max(duration_ms)
+                    count(*) FILTER (WHERE outcome = 'succeeded'),
+                    count(*) FILTER (WHERE outcome = 'failed'),
+                    count(*) FILTER (WHERE outcome IS NULL), sum(duration_ms),
+                    count(duration_ms), max(duration_ms),
+                    count(*) FILTER (WHERE outcome = 'denied'),
+                    count(*) FILTER (WHERE outcome = 'refused'),
+                    count(*) FILTER (WHERE outcome = 'abandoned')
              FROM tool_calls GROUP BY 1, 2 ORDER BY s, t",
         );
         let totals = rows(
             "SELECT session_id, tool_name, calls, succeeded, failed, unfinished, total_ms, timed,
-                    max_ms
+                    max_ms, denied, refused, abandoned
              FROM v_session_tools ORDER BY session_id, tool_name",
         );
         assert_eq!(totals, summed, "batch size {batch}");
@@ -1409,24 +1471,61 @@ fn same_tool_calls_whatever_the_batches(lines: &[String]) {
             env.int("SELECT sum(calls) FROM v_tools"),
             calls.len() as i64
         );
-        results.push((batch, calls));
+        // success says the same as outcome.
+        assert_eq!(
+            env.int(
+                "SELECT count(*) FROM tool_calls WHERE success IS NOT
+                   CASE outcome WHEN 'succeeded' THEN 1 WHEN 'failed' THEN 0 END"
+            ),
+            0
+        );
+        assert_eq!(
+            env.int("SELECT count(*) FROM tool_calls WHERE duration_ms < 0"),
+            0
+        );
+        let unknowns = rows("SELECT session_id, reason, count FROM unknown_counts ORDER BY 1, 2");
+        results.push((batch, calls, unknowns));
     }
-    let (_, first) = &results[0];
-    // The messy input did exercise joins across halves, open calls and duplicates.
+    let (_, first, unknowns) = &results[0];
+    // The messy input did exercise joins across halves, open calls, duplicates, calls without
+    // ids, and every outcome.
+    for outcome in ["-", "succeeded", "failed", "denied", "refused", "abandoned"] {
+        assert!(
+            first.iter().any(|c| c.split('|').nth(8) == Some(outcome)),
+            "a call with outcome {outcome}"
+        );
+    }
     assert!(
-        first.iter().any(|c| c.ends_with("|-")),
-        "an unfinished call"
+        first.iter().any(|c| {
+            let f: Vec<&str> = c.split('|').collect();
+            f[2] == "view" && f[6] != "-" && f[7] != "-"
+        }),
+        "a call without an id, paired"
     );
-    assert!(first.iter().any(|c| c.ends_with("|0")), "a failed call");
+    assert!(
+        unknowns
+            .iter()
+            .any(|u| u.contains("negative_tool_duration")),
+        "{unknowns:?}"
+    );
     let keys: std::collections::HashSet<&str> =
         first.iter().map(|c| c.split('|').next().unwrap()).collect();
     assert!(keys.len() < first.len(), "a key with more than one call");
-    for (batch, calls) in &results[1..] {
+    for (batch, calls, other_unknowns) in &results[1..] {
         let mut a = first.clone();
         let mut b = calls.clone();
         // Row order follows the first half read in each batch; the rows themselves must match.
         a.sort();
         b.sort();
-        assert_eq!(a, b, "batch size {batch}");
+        let only = |x: &[String], y: &[String]| -> Vec<String> {
+            x.iter().filter(|r| !y.contains(r)).cloned().collect()
+        };
+        assert!(
+            a == b,
+            "batch size {batch}: only in one batch: {:#?}, only in batches of {batch}: {:#?}",
+            only(&a, &b),
+            only(&b, &a)
+        );
+        assert_eq!(other_unknowns, unknowns, "batch size {batch}");
     }
 }

@@ -12,5 +12,6 @@ mod resources;
 mod safety;
 mod status;
 mod summarize;
+mod tool_calls;
 mod torture;
 mod workload;

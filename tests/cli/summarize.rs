@@ -58,6 +58,9 @@ pub fn seeded() -> TestEnv {
         at("UserPromptSubmit", "s1", t + 1400, |e| {
             e.prompt = Some("two".into())
         }),
+        at("SubagentStop", "s1", t + 1450, |e| {
+            e.response = Some("the subagent's answer".into())
+        }),
         at("Stop", "s1", t + 1500, |e| e.turn_id = Some("t1".into())),
         at("SessionEnd", "s1", t + 1600, |_| {}),
         at("UserPromptSubmit", "s2", s2, |e| {
@@ -151,7 +154,8 @@ fn a_session_shows_every_figure() {
     assert_eq!(s["duration_ms"], 1600);
     assert_eq!(s["ended"], 1);
     assert_eq!(s["prompts"], 2);
-    assert_eq!(s["turns"], 1);
+    assert_eq!(s["turns"], 1, "the main conversation's turns");
+    assert_eq!(s["subagent_turns"], 1);
     assert_eq!(s["tool_uses"], 3);
     assert_eq!(s["tool_failures"], 1);
     assert_eq!(s["tools"], "Bash=1/0/100ms;Edit=1/1/50ms;Task=1/0/1000ms");
@@ -233,7 +237,7 @@ fn since_keeps_recent_sessions_and_days() {
         .iter()
         .map(|d| d["events"].as_i64().unwrap())
         .sum();
-    assert_eq!(total, 17, "every event but the old session's three");
+    assert_eq!(total, 18, "every event but the old session's three");
 }
 
 #[test]

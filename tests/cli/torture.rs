@@ -3,8 +3,10 @@
 //! Capture processes append realistic events of every agent dialect while `ingest` follows the
 //! queue and is killed with SIGKILL at random moments and restarted, the queue is compacted (with ingest down and beside it) and
 //! prune runs. At the end every event written is in the store exactly once, nothing older than
-//! the retention cutoff survives, nothing newer is missing, and `status` shows no lag. Bounded:
-//! a fixed number of hook runs and chaos rounds, well under a minute on 2 cores.
+//! the retention cutoff survives, nothing newer is missing, `status` shows no lag, and the tool
+//! calls (with ids and without, denied by the gate of the one writer in enforce mode, refused,
+//! abandoned) and their totals are exactly what one uninterrupted ingest of the same lines
+//! makes. Bounded: a fixed number of hook runs and chaos rounds, well under a minute on 2 cores.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -46,7 +48,11 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     let captured = Arc::new(AtomicU64::new(0));
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
-            let cmd = env.std_cmd();
+            let mut cmd = env.std_cmd();
+            if w == 0 {
+                // One writer's gate denies: its risky calls are denied, not left open.
+                cmd.env("CMSTORE_MODE", "enforce");
+            }
             let program = cmd.get_program().to_owned();
             let envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = cmd
                 .get_envs()
@@ -175,6 +181,8 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
         0
     );
 
+    same_tool_calls_as_one_uninterrupted_ingest(&env);
+
     let status = env
         .cmd()
         .args(["status", "--format", "json"])
@@ -209,4 +217,77 @@ fn run_with_stdin(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process
         .expect("spawn capture");
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// The derived tool rows of `env` (recent sessions: the old ones were pruned) equal those one
+/// uninterrupted ingest of the same lines, in the order they were first read, makes.
+fn same_tool_calls_as_one_uninterrupted_ingest(env: &TestEnv) {
+    let recent = "session_id IS NULL OR session_id NOT LIKE 'old-%'";
+    let calls = format!(
+        "SELECT call_key, tool_call_id, session_id, tool_name, start_ts, end_ts, duration_ms,
+                success, result_type, pre_event_id, post_event_id, outcome
+         FROM tool_calls WHERE {recent} ORDER BY call_key, pre_event_id, post_event_id"
+    );
+    let totals = "SELECT * FROM session_tools WHERE session_id NOT LIKE 'old-%' ORDER BY 1, 2";
+    let unknowns = "SELECT * FROM unknown_counts WHERE session_id NOT LIKE 'old-%' ORDER BY 1, 2";
+    let dump = |env: &TestEnv, sql: &str| -> Vec<String> {
+        let conn = env.conn();
+        let mut stmt = conn.prepare(sql).unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| {
+            Ok((0..n)
+                .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
+                .collect::<Vec<_>>()
+                .join("|"))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    let lines: Vec<String> = {
+        let conn = env.conn();
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT entry FROM events WHERE {recent} ORDER BY seq"
+            ))
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let fresh = TestEnv::new();
+    fresh.append(&lines);
+    fresh.ingest_once();
+    let got = dump(env, &calls);
+    let want = dump(&fresh, &calls);
+    let only = |x: &[String], y: &[String]| -> Vec<String> {
+        x.iter().filter(|r| !y.contains(r)).cloned().collect()
+    };
+    assert!(
+        got == want,
+        "tool calls under chaos: {:#?}\nin one ingest: {:#?}",
+        only(&got, &want),
+        only(&want, &got)
+    );
+    assert_eq!(dump(env, totals), dump(&fresh, totals));
+    assert_eq!(dump(env, unknowns), dump(&fresh, unknowns));
+    // The traffic had every kind of call in it.
+    let outcomes = dump(
+        env,
+        &format!("SELECT DISTINCT coalesce(outcome, 'in flight') FROM tool_calls WHERE {recent}"),
+    );
+    for outcome in ["succeeded", "failed", "denied", "refused", "abandoned"] {
+        assert!(
+            outcomes.iter().any(|o| o.contains(outcome)),
+            "{outcome} in {outcomes:?}"
+        );
+    }
+    assert!(
+        env.int(&format!(
+            "SELECT count(*) FROM tool_calls WHERE ({recent}) AND tool_call_id IS NULL
+               AND pre_event_id IS NOT NULL AND post_event_id IS NOT NULL"
+        )) > 0,
+        "calls without ids, paired"
+    );
 }

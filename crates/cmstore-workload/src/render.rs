@@ -117,7 +117,7 @@ fn event_fields(m: &mut Fields, s: &mut Session, step: Step, rng: &mut Rng) -> E
         Kind::Notification => notification(m, rng),
         Kind::Error => error(m),
         Kind::SessionEnd => session_end(m, s.dialect, rng),
-        Kind::Pre | Kind::Post | Kind::PostFailure => {
+        Kind::Pre | Kind::Post | Kind::PostFailure | Kind::Refused => {
             unreachable!("tool events are planned as Step::Tool")
         }
     }
@@ -167,6 +167,15 @@ fn tool_fields(m: &mut Fields, s: &mut Session, kind: Kind, index: usize, rng: &
 fn tool_result(m: &mut Fields, d: Dialect, kind: Kind, tool: &Tool, output: &str, rng: &mut Rng) {
     match (kind, d) {
         (Kind::Pre, _) => {}
+        (Kind::Refused, Dialect::CopilotCamel) => {
+            m.insert(
+                "toolResult".into(),
+                json!({"resultType": "denied", "textResultForLlm": "The user denied this tool call."}),
+            );
+        }
+        (Kind::Refused, _) => {
+            m.insert("reason".into(), json!("Denied by the auto mode classifier"));
+        }
         (Kind::PostFailure, Dialect::CopilotCamel) => {
             m.insert("error".into(), json!(output));
         }
