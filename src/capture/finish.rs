@@ -35,7 +35,8 @@ pub enum Turns {
 pub struct Outcome {
     /// The queue entries to append, in order: synthetic Stops of earlier turns, the event's
     /// own entry, synthetic Stops of harvested turns; each redacted, and without text when
-    /// `store_text = false`. Types disabled in `[events]` are left out.
+    /// `store_text = false`. Types disabled in `[events]` are left out, except a safety-gate
+    /// finding.
     pub entries: Vec<QueueEntry>,
     /// The reply to the agent.
     pub reply: Reply,
@@ -75,7 +76,7 @@ impl Plan<'_> {
             entries.push(self.entry);
         }
         entries.extend(around.after);
-        entries.retain(|e| self.config.event_enabled(&e.hook_type));
+        entries.retain(|e| super::plan::recorded(self.config, e));
         Outcome {
             entries,
             reply,

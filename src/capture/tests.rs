@@ -465,15 +465,38 @@ fn an_event_disabled_in_events_is_not_written() {
     let out = record(&payload, &config, Some(Turns::Harvested(vec![turn(1)])));
     assert!(out.entries.is_empty());
 
-    // The gate still answers for a PreToolUse it does not record.
+    // A clean PreToolUse follows the switch.
+    let mut config = Config::default();
+    config.events.insert("PreToolUse".into(), false);
+    assert!(record(&bash("ls"), &config, None).entries.is_empty());
+}
+
+#[test]
+fn a_gate_finding_is_recorded_even_when_pre_tool_use_is_switched_off() {
+    // enforce: denied, and the denial is in the queue.
     let mut config = enforce();
     config.events.insert("PreToolUse".into(), false);
     let out = record(&bash("rm -rf /"), &config, None);
-    assert!(out.entries.is_empty());
+    assert_eq!(types(&out.entries), [("PreToolUse", false)]);
+    assert_eq!(out.entries[0].decision.as_deref(), Some("deny"));
+    assert_eq!(out.entries[0].risk.as_deref(), Some("rm-rf-root"));
     assert_eq!(
         ready(out.reply)["hookSpecificOutput"]["permissionDecision"],
         "deny"
     );
+    // audit: allowed, and the finding is in the queue.
+    let mut config = Config::default();
+    config.events.insert("PreToolUse".into(), false);
+    let out = record(&bash("rm -rf /"), &config, None);
+    assert_eq!(types(&out.entries), [("PreToolUse", false)]);
+    assert_eq!(out.entries[0].decision.as_deref(), Some("allow"));
+    // A call the gate could not read is a finding too (`risk: "unreadable"`).
+    let out = record(
+        &claude("PreToolUse", json!({"tool_name": "Bash", "tool_input": {}})),
+        &config,
+        None,
+    );
+    assert_eq!(out.entries.len(), 1, "{:?}", out.entries);
 }
 
 #[test]
