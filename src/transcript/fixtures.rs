@@ -108,6 +108,43 @@ fn harvest_in_growing_chunks_equals_a_one_shot_parse() {
 }
 
 #[test]
+fn synthetic_assistant_lines_are_never_a_turns_response() {
+    let Some(dir) = fixtures() else { return };
+    // transcript-11 has "No response requested." (without `isApiErrorMessage`), transcript-4
+    // rate-limit and provider errors, transcript-2, -7 and -8 flagged API errors.
+    for name in [
+        "transcript-2",
+        "transcript-4",
+        "transcript-7",
+        "transcript-8",
+        "transcript-11",
+    ] {
+        let bytes = fs::read(dir.join(format!("claude-code/{name}.jsonl"))).unwrap();
+        let mut synthetic = HashSet::new();
+        for line in bytes.split(|&b| b == b'\n') {
+            let Ok(value) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            if value["message"]["model"] == "<synthetic>" {
+                for block in value["message"]["content"].as_array().into_iter().flatten() {
+                    if let Some(text) = block["text"].as_str() {
+                        synthetic.insert(text.to_string());
+                    }
+                }
+            }
+        }
+        assert!(!synthetic.is_empty(), "{name}");
+        for turn in assemble(&bytes, ParseOptions::default()) {
+            assert!(
+                !synthetic.contains(&turn.assistant),
+                "{name}: {:?}",
+                turn.assistant
+            );
+        }
+    }
+}
+
+#[test]
 fn sidechain_records_stay_out_of_main_turns() {
     let Some(dir) = fixtures() else { return };
     let bytes = fs::read(dir.join("claude-code/transcript-1.jsonl")).unwrap();
