@@ -98,9 +98,14 @@ impl Plan<'_> {
                 let before = stops(&earlier, &self.entry);
                 match last {
                     FinalTurn::Fresh(turn) => fill_exchange(&mut self.entry, &turn),
-                    FinalTurn::Recorded => {
-                        log.note(|| "turn already recorded: Stop skipped".into());
-                        self.record_main = false;
+                    FinalTurn::Recorded(turn_id) => {
+                        // Every firing is an event; the exchange is on the earlier line, and
+                        // ingest merges both into the turn's one `turns` row by its id.
+                        log.note(|| "turn already recorded: Stop recorded without it".into());
+                        if self.entry.turn_id.is_none() {
+                            self.entry.turn_id = turn_id;
+                        }
+                        self.entry.turn_recorded = Some(true);
                     }
                     FinalTurn::Missing => {
                         log.note(|| "no turn in the transcript: payload only".into())

@@ -49,8 +49,7 @@ pub struct Plan<'c> {
     /// The event's own entry.
     pub(super) entry: QueueEntry,
     /// Whether the event's own entry is written: its type is enabled in `[events]`, or it
-    /// holds a safety-gate finding ([`recorded`]); a Stop whose turn is already recorded is
-    /// not.
+    /// holds a safety-gate finding ([`recorded`]).
     pub(super) record_main: bool,
     /// The safety gate's deny reply, in enforce mode.
     pub(super) deny: Option<Value>,

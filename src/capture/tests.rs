@@ -269,20 +269,30 @@ fn stop_with_a_fresh_turn_records_its_exchange_after_earlier_turns() {
 }
 
 #[test]
-fn stop_whose_turn_is_recorded_writes_only_the_earlier_turns() {
+fn a_stop_whose_turn_is_recorded_is_still_one_line_marked_with_the_turn() {
     let turns = Turns::Finished {
         earlier: vec![turn(1)],
-        last: FinalTurn::Recorded,
+        last: FinalTurn::Recorded(Some("u2".into())),
     };
     let out = record(&claude("Stop", json!({})), &Config::default(), Some(turns));
-    assert_eq!(types(&out.entries), [("Stop", true)]);
+    assert_eq!(types(&out.entries), [("Stop", true), ("Stop", false)]);
+    let stop = &out.entries[1];
+    assert_eq!(stop.turn_id.as_deref(), Some("u2"), "the turn it closes");
+    assert_eq!(stop.turn_recorded, Some(true));
+    assert_eq!(
+        (stop.prompt.as_ref(), stop.tool_calls.as_ref()),
+        (None, None)
+    );
 
     let turns = Turns::Finished {
         earlier: vec![],
-        last: FinalTurn::Recorded,
+        last: FinalTurn::Recorded(Some("u2".into())),
     };
-    let out = record(&claude("Stop", json!({})), &Config::default(), Some(turns));
-    assert!(out.entries.is_empty());
+    let payload = claude("Stop", json!({"last_assistant_message": "done"}));
+    let out = record(&payload, &Config::default(), Some(turns));
+    assert_eq!(types(&out.entries), [("Stop", false)]);
+    assert_eq!(out.entries[0].response.as_deref(), Some("done"));
+    assert_eq!(out.entries[0].turn_recorded, Some(true));
 }
 
 #[test]

@@ -147,7 +147,7 @@ impl Tracker {
             Some(open) => {
                 let turn = open.to_turn(true);
                 if self.is_recorded(&turn) {
-                    FinalTurn::Recorded
+                    FinalTurn::Recorded(turn.turn_id)
                 } else {
                     FinalTurn::Fresh(turn)
                 }
@@ -156,7 +156,7 @@ impl Tracker {
             // completed turn is the final one.
             None if last_is_fresh => earlier.pop().map_or(FinalTurn::Missing, FinalTurn::Fresh),
             None if self.state.recorded.is_empty() => FinalTurn::Missing,
-            None => FinalTurn::Recorded,
+            None => FinalTurn::Recorded(self.state.recorded.back().cloned()),
         };
         if let FinalTurn::Fresh(turn) = &last {
             self.mark_recorded(turn);

@@ -81,8 +81,9 @@ impl Turn {
 pub enum FinalTurn {
     /// Not recorded yet: record it now.
     Fresh(Turn),
-    /// Already recorded (harvested, or an earlier `Stop`): record nothing.
-    Recorded,
+    /// Already recorded (harvested, or an earlier `Stop`), with its turn id: the event is
+    /// recorded without the exchange, naming the turn.
+    Recorded(Option<String>),
     /// The transcript holds no turn at all (missing, empty, or nothing since the cursor).
     Missing,
 }
@@ -92,7 +93,7 @@ impl FinalTurn {
     pub fn into_turn(self) -> Option<Turn> {
         match self {
             FinalTurn::Fresh(turn) => Some(turn),
-            FinalTurn::Recorded | FinalTurn::Missing => None,
+            FinalTurn::Recorded(_) | FinalTurn::Missing => None,
         }
     }
 }

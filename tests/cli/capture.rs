@@ -659,10 +659,39 @@ fn harvest_then_stop_of_the_same_turn_yields_one_turn() {
     );
     capture(&env, hook("PostToolUse", &t), &[]);
     capture(&env, hook("Stop", &t), &[]);
+    // Every firing is a line: the harvested turn, then the Stop, marked and naming the turn.
     let s = stops(&env);
-    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!(s[0]["turnId"], "u1");
     assert_eq!(s[0]["synthetic"], true);
+    assert_eq!(s[1]["turnId"], "u1");
+    assert!(s[1].get("synthetic").is_none());
+    assert_eq!(s[1]["turnRecorded"], true);
+    assert!(s[1].get("prompt").is_none());
+    // One turns row, its exchange kept; the Stop is an event of its own.
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 1);
+    let (prompt, response, synthetic): (String, String, i64) = env
+        .conn()
+        .query_row(
+            "SELECT prompt, response, synthetic FROM turns WHERE turn_key = 'u1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (prompt.as_str(), response.as_str(), synthetic),
+        ("prompt 1", "answer 1", 0)
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE hook_type = 'Stop' AND synthetic IS NOT 1"),
+        1
+    );
+    assert_eq!(
+        env.int("SELECT tool_call_count FROM turns WHERE turn_key = 'u1'"),
+        1,
+        "a Stop without the exchange does not blank the turn"
+    );
 }
 
 #[test]
