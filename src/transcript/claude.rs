@@ -86,7 +86,14 @@ fn assistant(line: &Value) -> Vec<Record> {
         return Vec::new();
     }
     let message_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
-    match message.get("content") {
+    let model = message
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+        .map(|name| Record::Model {
+            name: name.to_owned(),
+        });
+    let records = match message.get("content") {
         Some(Value::String(text)) => vec![Record::AssistantText {
             message_id,
             text: text.clone(),
@@ -109,6 +116,11 @@ fn assistant(line: &Value) -> Vec<Record> {
             })
             .collect(),
         _ => Vec::new(),
+    };
+    // The model only for a line that says something: a line with no record belongs to no turn.
+    match model {
+        Some(model) if !records.is_empty() => std::iter::once(model).chain(records).collect(),
+        _ => records,
     }
 }
 
@@ -227,7 +239,18 @@ mod tests {
             assert!(main_chain(&line).is_empty(), "{line}");
         }
         let real = r#"{"type":"assistant","message":{"id":"m","model":"claude-opus-4","content":[{"type":"text","text":"Done."}]}}"#;
-        assert_eq!(main_chain(real).len(), 1);
+        assert_eq!(
+            main_chain(real),
+            vec![
+                Record::Model {
+                    name: "claude-opus-4".into()
+                },
+                Record::AssistantText {
+                    message_id: Some("m".into()),
+                    text: "Done.".into()
+                },
+            ]
+        );
     }
 
     #[test]

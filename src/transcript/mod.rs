@@ -52,6 +52,9 @@ pub struct Turn {
     pub tool_calls: Vec<ToolCallRecord>,
     /// True once the turn has ended (or `Stop` says it has).
     pub complete: bool,
+    /// The model of the turn's latest assistant line, when the transcript names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl Turn {

@@ -912,3 +912,35 @@ fn subagent_stop_reads_the_subagents_own_transcript_not_the_main_one() {
     assert_eq!(line["response"], "Done reviewing.");
     assert!(line.get("toolCalls").is_none());
 }
+
+#[test]
+fn the_model_comes_from_the_transcript_when_the_payloads_lack_it() {
+    // `claude -p`: its SessionStart names no model; the transcript's assistant lines do.
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    let lines = [
+        json!({"type":"user","uuid":"u1","message":{"role":"user","content":"prompt 1"}}),
+        json!({"type":"assistant","uuid":"a1","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"answer 1"}]}}),
+        json!({"type":"assistant","uuid":"a2","message":{"id":"m2","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"No response requested."}]}}),
+    ];
+    for l in &lines {
+        append(&t, &format!("{l}\n"));
+    }
+    let start = json!({"session_id":"sess","transcript_path":t,"hook_event_name":"SessionStart","source":"startup"});
+    capture(&env, start.to_string(), &[]);
+    capture(&env, hook("Stop", &t), &[]);
+    let s = stops(&env);
+    assert_eq!(s[0]["model"], "claude-sonnet-4-5", "{s:?}");
+    assert_eq!(s[0]["response"], "answer 1");
+    env.ingest_once();
+    let (session_model, turn_model): (String, String) = env
+        .conn()
+        .query_row(
+            "SELECT s.model, t.model FROM sessions s JOIN turns t USING (session_id)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(session_model, "claude-sonnet-4-5");
+    assert_eq!(turn_model, "claude-sonnet-4-5");
+}
