@@ -28,6 +28,9 @@ pub enum Turns {
     },
     /// [`Compact`](super::ReadKind::Compact): every turn since the last compaction.
     Compacted(Vec<Turn>),
+    /// [`Close`](super::ReadKind::Close): turns never recorded, the session's last included,
+    /// recorded as synthetic Stops ahead of the SessionEnd.
+    Closed(Vec<Turn>),
 }
 
 /// What one event records and what the agent is told.
@@ -116,6 +119,10 @@ impl Plan<'_> {
                     ..Around::default()
                 }
             }
+            Turns::Closed(turns) => Around {
+                before: stops(&turns, &self.entry),
+                ..Around::default()
+            },
             Turns::Compacted(turns) => {
                 self.entry.turns = Some(turns.iter().map(Turn::to_record).collect());
                 Around::default()

@@ -356,7 +356,10 @@ fn subagent_stop_reads_the_subagents_own_transcript_or_none() {
 fn pre_compact_records_the_turns_and_shows_the_knowledge_index() {
     let config = Config::default();
     let plan = plan(&claude("PreCompact", json!({"trigger": "auto"})), &config);
-    assert_eq!(plan.transcript().unwrap().kind, ReadKind::Compact);
+    assert_eq!(
+        plan.transcript().unwrap().kind,
+        ReadKind::Compact { last_turn: false }
+    );
     let out = plan.finish(Some(Turns::Compacted(vec![turn(1), turn(2)])), &mut quiet());
     assert_eq!(types(&out.entries), [("PreCompact", false)]);
     let turns = out.entries[0].turns.as_ref().unwrap();
@@ -621,4 +624,18 @@ fn a_configuration_problem_is_noted_on_every_entry_harvested_ones_too() {
         None,
     );
     assert!(clean.entries.iter().all(|e| e.config_error.is_none()));
+}
+
+#[test]
+fn session_end_records_turns_never_recorded_ahead_of_itself() {
+    let config = Config::default();
+    let planned = plan(&claude("SessionEnd", json!({"reason": "exit"})), &config);
+    assert_eq!(planned.transcript().unwrap().kind, ReadKind::Close);
+    let out = planned.finish(Some(Turns::Closed(vec![turn(1)])), &mut quiet());
+    assert_eq!(types(&out.entries), [("Stop", true), ("SessionEnd", false)]);
+    let manual = claude("PreCompact", json!({"trigger": "manual"}));
+    assert_eq!(
+        plan(&manual, &config).transcript().unwrap().kind,
+        ReadKind::Compact { last_turn: true }
+    );
 }

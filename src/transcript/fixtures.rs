@@ -73,10 +73,14 @@ fn replay(bytes: &[u8]) -> (Vec<Turn>, Vec<Turn>, u64) {
             turns
         }));
         if round % 4 == 3 {
-            compacted.extend(hook(&state, "s-compact", &path, |t| t.compact().unwrap()));
+            compacted.extend(hook(&state, "s-compact", &path, |t| {
+                t.compact(false).unwrap()
+            }));
         }
     }
-    compacted.extend(hook(&state, "s-compact", &path, |t| t.compact().unwrap()));
+    compacted.extend(hook(&state, "s-compact", &path, |t| {
+        t.compact(false).unwrap()
+    }));
     (harvested, compacted, bytes_read)
 }
 

@@ -944,3 +944,60 @@ fn the_model_comes_from_the_transcript_when_the_payloads_lack_it() {
     assert_eq!(session_model, "claude-sonnet-4-5");
     assert_eq!(turn_model, "claude-sonnet-4-5");
 }
+
+#[test]
+fn session_end_records_the_last_turn_whose_stop_never_fired_once() {
+    // VS Code: no Stop; the last turn has no next prompt to complete it.
+    let env = TestEnv::new();
+    let t = env.dir.path().join("vs.jsonl");
+    let lines = [
+        json!({"type":"user.message","data":{"content":"Run the tests"},"id":"e2","timestamp":"2026-03-20T10:30:00.000Z","parentId":"e1"}),
+        json!({"type":"assistant.message","data":{"messageId":"m1","content":"All green."},"id":"e4","timestamp":"2026-03-20T10:30:02.000Z","parentId":"e2"}),
+    ];
+    for l in &lines {
+        append(&t, &format!("{l}\n"));
+    }
+    let end = json!({"timestamp":"2026-03-20T10:31:00.000Z","hook_event_name":"SessionEnd","session_id":"sess","transcript_path":t,"reason":"exit"});
+    capture(&env, end.to_string(), &[]);
+    let lines = env.queue_lines();
+    let types: Vec<&str> = lines
+        .iter()
+        .map(|l| l["hookType"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["Stop", "SessionEnd"], "the turn, then the end");
+    assert_eq!(lines[0]["synthetic"], true);
+    assert_eq!(lines[0]["turnId"], "e2");
+    assert_eq!(lines[0]["response"], "All green.");
+    // Never twice: a second SessionEnd, or a late Stop, does not repeat the exchange.
+    capture(&env, end.to_string(), &[]);
+    let stop = json!({"hook_event_name":"Stop","session_id":"sess","transcript_path":t});
+    capture(&env, stop.to_string(), &[]);
+    let s = stops(&env);
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[1]["turnRecorded"], true);
+}
+
+#[test]
+fn a_manual_pre_compact_right_after_a_response_includes_that_turn() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    append(&t, &claude_turn(1, 0));
+    append(&t, &claude_turn(2, 1));
+    let compact = |env: &TestEnv| {
+        let input = json!({"session_id":"sess","transcript_path":t,"hook_event_name":"PreCompact","trigger":"manual"});
+        capture(env, input.to_string(), &[]);
+        last_line(env)
+    };
+    let users = |line: &Value| -> Vec<String> {
+        line["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["user"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(users(&compact(&env)), ["prompt 1", "prompt 2"]);
+    // Not twice: the next compaction starts after it.
+    append(&t, &claude_turn(3, 0));
+    assert_eq!(users(&compact(&env)), ["prompt 3"]);
+}
