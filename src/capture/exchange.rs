@@ -20,6 +20,10 @@ pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: &Turn) {
     if turn.turn_id.is_some() {
         entry.turn_id = turn.turn_id.clone();
     }
+    // The payload's model when it names one (Codex, per turn), else the transcript's.
+    if entry.model.is_none() {
+        entry.model = turn.model.clone();
+    }
 }
 
 /// A synthetic `Stop` entry for a turn harvested from the transcript (VS Code turns are
@@ -33,7 +37,8 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
     e.cwd = trigger.cwd.clone();
     e.root_hint = trigger.root_hint.clone();
     e.transcript_path = trigger.transcript_path.clone();
-    e.model = trigger.model.clone();
+    // The model that answered this turn, else the one the triggering event names.
+    e.model = turn.model.clone().or_else(|| trigger.model.clone());
     e.actor_type = trigger.actor_type.clone();
     e.actor_name = trigger.actor_name.clone();
     e.synthetic = Some(true);

@@ -28,6 +28,9 @@ pub enum Turns {
     },
     /// [`Compact`](super::ReadKind::Compact): every turn since the last compaction.
     Compacted(Vec<Turn>),
+    /// [`Close`](super::ReadKind::Close): turns never recorded, the session's last included,
+    /// recorded as synthetic Stops ahead of the SessionEnd.
+    Closed(Vec<Turn>),
 }
 
 /// What one event records and what the agent is told.
@@ -35,7 +38,8 @@ pub enum Turns {
 pub struct Outcome {
     /// The queue entries to append, in order: synthetic Stops of earlier turns, the event's
     /// own entry, synthetic Stops of harvested turns; each redacted, and without text when
-    /// `store_text = false`. Types disabled in `[events]` are left out.
+    /// `store_text = false`. Types disabled in `[events]` are left out, except a safety-gate
+    /// finding.
     pub entries: Vec<QueueEntry>,
     /// The reply to the agent.
     pub reply: Reply,
@@ -75,7 +79,7 @@ impl Plan<'_> {
             entries.push(self.entry);
         }
         entries.extend(around.after);
-        entries.retain(|e| self.config.event_enabled(&e.hook_type));
+        entries.retain(|e| super::plan::recorded(self.config, e));
         Outcome {
             entries,
             reply,
@@ -97,9 +101,14 @@ impl Plan<'_> {
                 let before = stops(&earlier, &self.entry);
                 match last {
                     FinalTurn::Fresh(turn) => fill_exchange(&mut self.entry, &turn),
-                    FinalTurn::Recorded => {
-                        log.note(|| "turn already recorded: Stop skipped".into());
-                        self.record_main = false;
+                    FinalTurn::Recorded(turn_id) => {
+                        // Every firing is an event; the exchange is on the earlier line, and
+                        // ingest merges both into the turn's one `turns` row by its id.
+                        log.note(|| "turn already recorded: Stop recorded without it".into());
+                        if self.entry.turn_id.is_none() {
+                            self.entry.turn_id = turn_id;
+                        }
+                        self.entry.turn_recorded = Some(true);
                     }
                     FinalTurn::Missing => {
                         log.note(|| "no turn in the transcript: payload only".into())
@@ -110,6 +119,10 @@ impl Plan<'_> {
                     ..Around::default()
                 }
             }
+            Turns::Closed(turns) => Around {
+                before: stops(&turns, &self.entry),
+                ..Around::default()
+            },
             Turns::Compacted(turns) => {
                 self.entry.turns = Some(turns.iter().map(Turn::to_record).collect());
                 Around::default()

@@ -48,8 +48,8 @@ pub struct Plan<'c> {
     pub(super) hook_type: Option<HookType>,
     /// The event's own entry.
     pub(super) entry: QueueEntry,
-    /// Whether the event's own entry is written (its type is enabled in `[events]`, and a Stop
-    /// whose turn is already recorded is not).
+    /// Whether the event's own entry is written: its type is enabled in `[events]`, or it
+    /// holds a safety-gate finding ([`recorded`]).
     pub(super) record_main: bool,
     /// The safety gate's deny reply, in enforce mode.
     pub(super) deny: Option<Value>,
@@ -112,7 +112,7 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         }
         _ => None,
     };
-    let record_main = config.event_enabled(&entry.hook_type);
+    let record_main = recorded(config, &entry);
     let transcript = reading::locate(hook_type, &payload, &entry);
     Some(Plan {
         config,
@@ -126,6 +126,15 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         transcript,
         config_error: hook.config_error.map(str::to_string),
     })
+}
+
+/// Whether `entry` is written: its type is enabled in `[events]`, or it carries a safety-gate
+/// finding (`risk`, a `deny`), which no event filter turns off: an audit trail of what the
+/// gate flagged or blocked must not depend on which events are recorded.
+pub(super) fn recorded(config: &Config, entry: &QueueEntry) -> bool {
+    config.event_enabled(&entry.hook_type)
+        || entry.risk.is_some()
+        || entry.decision.as_deref() == Some("deny")
 }
 
 /// The decoded payload, or an empty one and why it could not be decoded.

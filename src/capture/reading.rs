@@ -11,17 +11,24 @@ pub enum ReadKind {
     Harvest,
     /// Stop and SubagentStop: the final exchange (`Tracker::finish_turn`).
     FinishTurn,
-    /// PreCompact: every turn since the last compaction (`Tracker::compact`).
-    Compact,
+    /// PreCompact: every turn since the last compaction (`Tracker::compact`); `last_turn` for
+    /// a manual compaction, which runs between turns: the trailing answered turn is complete.
+    Compact {
+        /// Include the trailing turn when it has an answer.
+        last_turn: bool,
+    },
+    /// SessionEnd: every turn not recorded yet, the trailing one included (`Tracker::close`).
+    Close,
 }
 
 impl ReadKind {
-    /// The read `hook_type` needs, if any.
+    /// The read `hook_type` needs, if any (PreCompact: an automatic compaction's).
     pub fn for_hook(hook_type: HookType) -> Option<ReadKind> {
         match hook_type {
             HookType::PostToolUse => Some(ReadKind::Harvest),
             HookType::Stop | HookType::SubagentStop => Some(ReadKind::FinishTurn),
-            HookType::PreCompact => Some(ReadKind::Compact),
+            HookType::PreCompact => Some(ReadKind::Compact { last_turn: false }),
+            HookType::SessionEnd => Some(ReadKind::Close),
             _ => None,
         }
     }
@@ -60,7 +67,12 @@ pub(super) fn locate(
     entry: &QueueEntry,
 ) -> Option<TranscriptRead> {
     let hook_type = hook_type?;
-    let kind = ReadKind::for_hook(hook_type)?;
+    let kind = match ReadKind::for_hook(hook_type)? {
+        ReadKind::Compact { .. } => ReadKind::Compact {
+            last_turn: entry.trigger.as_deref() == Some("manual"),
+        },
+        kind => kind,
+    };
     let session = entry.session_id.clone()?;
     if hook_type == HookType::SubagentStop {
         // The main transcript's turn is not the subagent's: without its own transcript the

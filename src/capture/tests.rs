@@ -269,20 +269,30 @@ fn stop_with_a_fresh_turn_records_its_exchange_after_earlier_turns() {
 }
 
 #[test]
-fn stop_whose_turn_is_recorded_writes_only_the_earlier_turns() {
+fn a_stop_whose_turn_is_recorded_is_still_one_line_marked_with_the_turn() {
     let turns = Turns::Finished {
         earlier: vec![turn(1)],
-        last: FinalTurn::Recorded,
+        last: FinalTurn::Recorded(Some("u2".into())),
     };
     let out = record(&claude("Stop", json!({})), &Config::default(), Some(turns));
-    assert_eq!(types(&out.entries), [("Stop", true)]);
+    assert_eq!(types(&out.entries), [("Stop", true), ("Stop", false)]);
+    let stop = &out.entries[1];
+    assert_eq!(stop.turn_id.as_deref(), Some("u2"), "the turn it closes");
+    assert_eq!(stop.turn_recorded, Some(true));
+    assert_eq!(
+        (stop.prompt.as_ref(), stop.tool_calls.as_ref()),
+        (None, None)
+    );
 
     let turns = Turns::Finished {
         earlier: vec![],
-        last: FinalTurn::Recorded,
+        last: FinalTurn::Recorded(Some("u2".into())),
     };
-    let out = record(&claude("Stop", json!({})), &Config::default(), Some(turns));
-    assert!(out.entries.is_empty());
+    let payload = claude("Stop", json!({"last_assistant_message": "done"}));
+    let out = record(&payload, &Config::default(), Some(turns));
+    assert_eq!(types(&out.entries), [("Stop", false)]);
+    assert_eq!(out.entries[0].response.as_deref(), Some("done"));
+    assert_eq!(out.entries[0].turn_recorded, Some(true));
 }
 
 #[test]
@@ -346,7 +356,10 @@ fn subagent_stop_reads_the_subagents_own_transcript_or_none() {
 fn pre_compact_records_the_turns_and_shows_the_knowledge_index() {
     let config = Config::default();
     let plan = plan(&claude("PreCompact", json!({"trigger": "auto"})), &config);
-    assert_eq!(plan.transcript().unwrap().kind, ReadKind::Compact);
+    assert_eq!(
+        plan.transcript().unwrap().kind,
+        ReadKind::Compact { last_turn: false }
+    );
     let out = plan.finish(Some(Turns::Compacted(vec![turn(1), turn(2)])), &mut quiet());
     assert_eq!(types(&out.entries), [("PreCompact", false)]);
     let turns = out.entries[0].turns.as_ref().unwrap();
@@ -465,15 +478,38 @@ fn an_event_disabled_in_events_is_not_written() {
     let out = record(&payload, &config, Some(Turns::Harvested(vec![turn(1)])));
     assert!(out.entries.is_empty());
 
-    // The gate still answers for a PreToolUse it does not record.
+    // A clean PreToolUse follows the switch.
+    let mut config = Config::default();
+    config.events.insert("PreToolUse".into(), false);
+    assert!(record(&bash("ls"), &config, None).entries.is_empty());
+}
+
+#[test]
+fn a_gate_finding_is_recorded_even_when_pre_tool_use_is_switched_off() {
+    // enforce: denied, and the denial is in the queue.
     let mut config = enforce();
     config.events.insert("PreToolUse".into(), false);
     let out = record(&bash("rm -rf /"), &config, None);
-    assert!(out.entries.is_empty());
+    assert_eq!(types(&out.entries), [("PreToolUse", false)]);
+    assert_eq!(out.entries[0].decision.as_deref(), Some("deny"));
+    assert_eq!(out.entries[0].risk.as_deref(), Some("rm-rf-root"));
     assert_eq!(
         ready(out.reply)["hookSpecificOutput"]["permissionDecision"],
         "deny"
     );
+    // audit: allowed, and the finding is in the queue.
+    let mut config = Config::default();
+    config.events.insert("PreToolUse".into(), false);
+    let out = record(&bash("rm -rf /"), &config, None);
+    assert_eq!(types(&out.entries), [("PreToolUse", false)]);
+    assert_eq!(out.entries[0].decision.as_deref(), Some("allow"));
+    // A call the gate could not read is a finding too (`risk: "unreadable"`).
+    let out = record(
+        &claude("PreToolUse", json!({"tool_name": "Bash", "tool_input": {}})),
+        &config,
+        None,
+    );
+    assert_eq!(out.entries.len(), 1, "{:?}", out.entries);
 }
 
 #[test]
@@ -588,4 +624,18 @@ fn a_configuration_problem_is_noted_on_every_entry_harvested_ones_too() {
         None,
     );
     assert!(clean.entries.iter().all(|e| e.config_error.is_none()));
+}
+
+#[test]
+fn session_end_records_turns_never_recorded_ahead_of_itself() {
+    let config = Config::default();
+    let planned = plan(&claude("SessionEnd", json!({"reason": "exit"})), &config);
+    assert_eq!(planned.transcript().unwrap().kind, ReadKind::Close);
+    let out = planned.finish(Some(Turns::Closed(vec![turn(1)])), &mut quiet());
+    assert_eq!(types(&out.entries), [("Stop", true), ("SessionEnd", false)]);
+    let manual = claude("PreCompact", json!({"trigger": "manual"}));
+    assert_eq!(
+        plan(&manual, &config).transcript().unwrap().kind,
+        ReadKind::Compact { last_turn: true }
+    );
 }

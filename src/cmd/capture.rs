@@ -268,10 +268,11 @@ fn read_turns(tracker: &mut Tracker, kind: ReadKind, log: &mut DebugLog) -> Opti
                 .map(|(earlier, last)| Turns::Finished { earlier, last }),
             "reading the final exchange failed",
         ),
-        ReadKind::Compact => (
-            tracker.compact().map(Turns::Compacted),
+        ReadKind::Compact { last_turn } => (
+            tracker.compact(last_turn).map(Turns::Compacted),
             "reading turns failed",
         ),
+        ReadKind::Close => (tracker.close().map(Turns::Closed), "harvest failed"),
     };
     turns
         .map_err(|err| log.note(|| format!("{what}: {err}")))

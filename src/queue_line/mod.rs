@@ -194,6 +194,10 @@ pub struct QueueEntry {
     pub hook_execution_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic: Option<bool>,
+    /// On a `Stop` whose turn was recorded before (harvested, or an earlier `Stop`): the line
+    /// names the turn (`turnId`) but does not repeat its exchange.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_recorded: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// Why the payload could not be read, when it could not (the line is still written).

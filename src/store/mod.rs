@@ -157,6 +157,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0009_reject_keys_and_pruned_lines",
         include_str!("../../migrations/0009_reject_keys_and_pruned_lines.sql"),
     ),
+    (
+        "0010_turn_model",
+        include_str!("../../migrations/0010_turn_model.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -30,8 +30,8 @@ const INSERT_EVENT: &str = "
 /// the transcript) and the stored row is real.
 const UPSERT_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
-      tool_call_count, synthetic, event_id)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+      tool_call_count, synthetic, event_id, model)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
       ts = CASE WHEN excluded.synthetic = 0 OR synthetic = 1 THEN excluded.ts ELSE ts END,
       hook_type = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
@@ -45,6 +45,8 @@ const UPSERT_TURN: &str = "
         ELSE coalesce(tool_call_count, excluded.tool_call_count) END,
       event_id = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
         THEN excluded.event_id ELSE event_id END,
+      model = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+        THEN coalesce(excluded.model, model) ELSE coalesce(model, excluded.model) END,
       synthetic = min(synthetic, excluded.synthetic)";
 
 /// A row of `sources`: one identified generation of a queue file.
@@ -428,6 +430,7 @@ impl<'c> Batch<'c> {
             row.tool_call_count,
             row.synthetic.unwrap_or(false),
             row.id.as_ref(),
+            row.model.as_deref(),
         )?;
         Ok(())
     }

@@ -10,6 +10,9 @@ use super::record::{tool_input, ParseOptions, Record};
 /// Prefix of the text Claude Code writes as a user line when the user interrupts a turn.
 const INTERRUPTED: &str = "[Request interrupted by user";
 
+/// The `message.model` of lines Claude Code writes without the model.
+pub(crate) const SYNTHETIC_MODEL: &str = "<synthetic>";
+
 /// Records of one Claude Code line of type `kind` (`user`, `assistant` or `system`).
 pub(crate) fn parse(kind: &str, line: &Value, options: ParseOptions) -> Vec<Record> {
     if flag(line, "isSidechain") != options.sidechain {
@@ -70,15 +73,27 @@ fn user(line: &Value) -> Option<Record> {
 }
 
 fn assistant(line: &Value) -> Vec<Record> {
-    // Synthetic error lines (`model: "<synthetic>"`) are not what the model answered.
+    // Lines Claude Code writes itself (`model: "<synthetic>"`: API errors, rate-limit notices,
+    // "No response requested." after an interrupt) are not what the model answered. Not all
+    // of them carry `isApiErrorMessage`, so the model is what tells.
     if flag(line, "isApiErrorMessage") {
         return Vec::new();
     }
     let Some(message) = line.get("message") else {
         return Vec::new();
     };
+    if message.get("model").and_then(Value::as_str) == Some(SYNTHETIC_MODEL) {
+        return Vec::new();
+    }
     let message_id = message.get("id").and_then(Value::as_str).map(str::to_owned);
-    match message.get("content") {
+    let model = message
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+        .map(|name| Record::Model {
+            name: name.to_owned(),
+        });
+    let records = match message.get("content") {
         Some(Value::String(text)) => vec![Record::AssistantText {
             message_id,
             text: text.clone(),
@@ -101,6 +116,11 @@ fn assistant(line: &Value) -> Vec<Record> {
             })
             .collect(),
         _ => Vec::new(),
+    };
+    // The model only for a line that says something: a line with no record belongs to no turn.
+    match model {
+        Some(model) if !records.is_empty() => std::iter::once(model).chain(records).collect(),
+        _ => records,
     }
 }
 
@@ -206,6 +226,31 @@ mod tests {
         assert!(main_chain(error).is_empty());
         let side = r#"{"type":"assistant","isSidechain":true,"message":{"id":"m","content":[{"type":"text","text":"sub"}]}}"#;
         assert!(main_chain(side).is_empty());
+    }
+
+    #[test]
+    fn synthetic_placeholders_are_skipped_without_the_error_flag_too() {
+        // Claude Code's placeholder after an interrupt, and rate-limit notices: `<synthetic>`
+        // model, no `isApiErrorMessage` (or `false`).
+        for flag in ["", r#""isApiErrorMessage":false,"#] {
+            let line = format!(
+                r#"{{"type":"assistant",{flag}"message":{{"id":"m","model":"<synthetic>","role":"assistant","content":[{{"type":"text","text":"No response requested."}}]}}}}"#
+            );
+            assert!(main_chain(&line).is_empty(), "{line}");
+        }
+        let real = r#"{"type":"assistant","message":{"id":"m","model":"claude-opus-4","content":[{"type":"text","text":"Done."}]}}"#;
+        assert_eq!(
+            main_chain(real),
+            vec![
+                Record::Model {
+                    name: "claude-opus-4".into()
+                },
+                Record::AssistantText {
+                    message_id: Some("m".into()),
+                    text: "Done.".into()
+                },
+            ]
+        );
     }
 
     #[test]

@@ -147,7 +147,7 @@ impl Tracker {
             Some(open) => {
                 let turn = open.to_turn(true);
                 if self.is_recorded(&turn) {
-                    FinalTurn::Recorded
+                    FinalTurn::Recorded(turn.turn_id)
                 } else {
                     FinalTurn::Fresh(turn)
                 }
@@ -156,7 +156,7 @@ impl Tracker {
             // completed turn is the final one.
             None if last_is_fresh => earlier.pop().map_or(FinalTurn::Missing, FinalTurn::Fresh),
             None if self.state.recorded.is_empty() => FinalTurn::Missing,
-            None => FinalTurn::Recorded,
+            None => FinalTurn::Recorded(self.state.recorded.back().cloned()),
         };
         if let FinalTurn::Fresh(turn) = &last {
             self.mark_recorded(turn);
@@ -164,11 +164,23 @@ impl Tracker {
         Ok((earlier, last))
     }
 
+    /// SessionEnd: every turn not recorded yet, oldest first, the trailing one included when
+    /// the assistant answered it (no prompt will follow to complete it: VS Code's Stop never
+    /// fires, and this is the session's last hook). Marks them recorded.
+    pub fn close(&mut self) -> Result<Vec<Turn>, Error> {
+        let mut completed = self.advance()?;
+        if let Some(open) = self.state.open.as_ref().filter(|o| o.has_output()) {
+            completed.push(open.to_turn(true));
+        }
+        Ok(self.take_fresh(completed).0)
+    }
+
     /// PreCompact: every complete turn since the last compaction, oldest first, whether
-    /// recorded or not. Re-reads from `compact_offset` (at most [`MAX_COMPACT_BYTES`]), which
+    /// recorded or not; with `last_turn` (a manual compaction, run between turns) the trailing
+    /// turn too when the assistant answered it. Re-reads from `compact_offset` (at most [`MAX_COMPACT_BYTES`]), which
     /// then moves to the start of the incomplete trailing turn, so that turn is returned by a
     /// later call once complete. Leaves the harvest cursor alone.
-    pub fn compact(&mut self) -> Result<Vec<Turn>, Error> {
+    pub fn compact(&mut self, last_turn: bool) -> Result<Vec<Turn>, Error> {
         let Some((mut file, size)) = self.open_transcript()? else {
             return Ok(Vec::new());
         };
@@ -179,8 +191,15 @@ impl Tracker {
                 .map_err(|e| self.read_error(e))?;
         }
         let (assembler, end) = self.read_from(&mut file, start, size, None)?;
-        let (completed, open) = assembler.finish();
-        self.state.compact_offset = open.map_or(end, |o| o.start_offset);
+        let (mut completed, open) = assembler.finish();
+        self.state.compact_offset = match open {
+            Some(open) if last_turn && open.has_output() => {
+                completed.push(open.to_turn(true));
+                end
+            }
+            Some(open) => open.start_offset,
+            None => end,
+        };
         Ok(completed)
     }
 
@@ -722,14 +741,14 @@ mod tests {
         fx.append(&(prompt("u1", "a") + &answer("m1", "one")));
         let second_at = fx.len();
         fx.append(&(prompt("u2", "b") + &thinking("m2", "working")));
-        let (turns, stats) = fx.hook(|t| t.compact().unwrap());
+        let (turns, stats) = fx.hook(|t| t.compact(false).unwrap());
         assert_eq!(ids(&turns), ["u1"]);
         assert_eq!(stats.start_offset, 0);
         assert_eq!(fx.saved().compact_offset, second_at);
         assert_eq!(fx.saved().offset, 0, "the harvest cursor is not moved");
 
         fx.append(&(answer("m2", "two") + &prompt("u3", "c")));
-        let (turns, stats) = fx.hook(|t| t.compact().unwrap());
+        let (turns, stats) = fx.hook(|t| t.compact(false).unwrap());
         assert_eq!(ids(&turns), ["u2"]);
         assert_eq!(turns[0].assistant, "two");
         assert_eq!(stats.start_offset, second_at);

@@ -73,10 +73,14 @@ fn replay(bytes: &[u8]) -> (Vec<Turn>, Vec<Turn>, u64) {
             turns
         }));
         if round % 4 == 3 {
-            compacted.extend(hook(&state, "s-compact", &path, |t| t.compact().unwrap()));
+            compacted.extend(hook(&state, "s-compact", &path, |t| {
+                t.compact(false).unwrap()
+            }));
         }
     }
-    compacted.extend(hook(&state, "s-compact", &path, |t| t.compact().unwrap()));
+    compacted.extend(hook(&state, "s-compact", &path, |t| {
+        t.compact(false).unwrap()
+    }));
     (harvested, compacted, bytes_read)
 }
 
@@ -104,6 +108,43 @@ fn harvest_in_growing_chunks_equals_a_one_shot_parse() {
             bytes_read < bytes.len() as u64 * 3 / 2,
             "{name}: read {bytes_read}"
         );
+    }
+}
+
+#[test]
+fn synthetic_assistant_lines_are_never_a_turns_response() {
+    let Some(dir) = fixtures() else { return };
+    // transcript-11 has "No response requested." (without `isApiErrorMessage`), transcript-4
+    // rate-limit and provider errors, transcript-2, -7 and -8 flagged API errors.
+    for name in [
+        "transcript-2",
+        "transcript-4",
+        "transcript-7",
+        "transcript-8",
+        "transcript-11",
+    ] {
+        let bytes = fs::read(dir.join(format!("claude-code/{name}.jsonl"))).unwrap();
+        let mut synthetic = HashSet::new();
+        for line in bytes.split(|&b| b == b'\n') {
+            let Ok(value) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            if value["message"]["model"] == "<synthetic>" {
+                for block in value["message"]["content"].as_array().into_iter().flatten() {
+                    if let Some(text) = block["text"].as_str() {
+                        synthetic.insert(text.to_string());
+                    }
+                }
+            }
+        }
+        assert!(!synthetic.is_empty(), "{name}");
+        for turn in assemble(&bytes, ParseOptions::default()) {
+            assert!(
+                !synthetic.contains(&turn.assistant),
+                "{name}: {:?}",
+                turn.assistant
+            );
+        }
     }
 }
 

@@ -52,6 +52,9 @@ pub struct Turn {
     pub tool_calls: Vec<ToolCallRecord>,
     /// True once the turn has ended (or `Stop` says it has).
     pub complete: bool,
+    /// The model of the turn's latest assistant line, when the transcript names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl Turn {
@@ -81,8 +84,9 @@ impl Turn {
 pub enum FinalTurn {
     /// Not recorded yet: record it now.
     Fresh(Turn),
-    /// Already recorded (harvested, or an earlier `Stop`): record nothing.
-    Recorded,
+    /// Already recorded (harvested, or an earlier `Stop`), with its turn id: the event is
+    /// recorded without the exchange, naming the turn.
+    Recorded(Option<String>),
     /// The transcript holds no turn at all (missing, empty, or nothing since the cursor).
     Missing,
 }
@@ -92,7 +96,7 @@ impl FinalTurn {
     pub fn into_turn(self) -> Option<Turn> {
         match self {
             FinalTurn::Fresh(turn) => Some(turn),
-            FinalTurn::Recorded | FinalTurn::Missing => None,
+            FinalTurn::Recorded(_) | FinalTurn::Missing => None,
         }
     }
 }

@@ -32,6 +32,11 @@ pub enum Record {
         /// Tool arguments (a JSON string in the transcript is parsed into its value).
         input: Value,
     },
+    /// The model that wrote an assistant line (Claude `message.model`; never `<synthetic>`).
+    Model {
+        /// The model's id.
+        name: String,
+    },
     /// The end of the user's turn (Claude `system`/`turn_duration`, or an interruption).
     TurnEnd,
 }

@@ -36,6 +36,9 @@ pub struct OpenTurn {
     pub reasoning: Option<String>,
     /// The first [`MAX_TOOL_CALLS`] tool calls.
     pub tool_calls: Vec<ToolCallRecord>,
+    /// The model of the latest assistant line (absent in cursors written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 impl OpenTurn {
@@ -53,6 +56,7 @@ impl OpenTurn {
             reasoning: self.reasoning.clone(),
             tool_calls: self.tool_calls.clone(),
             complete,
+            model: self.model.clone(),
         }
     }
 
@@ -110,6 +114,11 @@ impl Assembler {
                 });
             }
             Record::TurnEnd => self.close(),
+            Record::Model { name } => {
+                if let Some(open) = &mut self.open {
+                    open.model = Some(name);
+                }
+            }
             // Output before any prompt (a cursor that started mid-turn) or after the turn
             // ended belongs to no turn we can name: dropped.
             Record::AssistantText { message_id, text } => {

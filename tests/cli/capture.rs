@@ -659,10 +659,39 @@ fn harvest_then_stop_of_the_same_turn_yields_one_turn() {
     );
     capture(&env, hook("PostToolUse", &t), &[]);
     capture(&env, hook("Stop", &t), &[]);
+    // Every firing is a line: the harvested turn, then the Stop, marked and naming the turn.
     let s = stops(&env);
-    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!(s[0]["turnId"], "u1");
     assert_eq!(s[0]["synthetic"], true);
+    assert_eq!(s[1]["turnId"], "u1");
+    assert!(s[1].get("synthetic").is_none());
+    assert_eq!(s[1]["turnRecorded"], true);
+    assert!(s[1].get("prompt").is_none());
+    // One turns row, its exchange kept; the Stop is an event of its own.
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 1);
+    let (prompt, response, synthetic): (String, String, i64) = env
+        .conn()
+        .query_row(
+            "SELECT prompt, response, synthetic FROM turns WHERE turn_key = 'u1'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (prompt.as_str(), response.as_str(), synthetic),
+        ("prompt 1", "answer 1", 0)
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE hook_type = 'Stop' AND synthetic IS NOT 1"),
+        1
+    );
+    assert_eq!(
+        env.int("SELECT tool_call_count FROM turns WHERE turn_key = 'u1'"),
+        1,
+        "a Stop without the exchange does not blank the turn"
+    );
 }
 
 #[test]
@@ -882,4 +911,93 @@ fn subagent_stop_reads_the_subagents_own_transcript_not_the_main_one() {
     let line = last_line(&env);
     assert_eq!(line["response"], "Done reviewing.");
     assert!(line.get("toolCalls").is_none());
+}
+
+#[test]
+fn the_model_comes_from_the_transcript_when_the_payloads_lack_it() {
+    // `claude -p`: its SessionStart names no model; the transcript's assistant lines do.
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    let lines = [
+        json!({"type":"user","uuid":"u1","message":{"role":"user","content":"prompt 1"}}),
+        json!({"type":"assistant","uuid":"a1","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"answer 1"}]}}),
+        json!({"type":"assistant","uuid":"a2","message":{"id":"m2","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"No response requested."}]}}),
+    ];
+    for l in &lines {
+        append(&t, &format!("{l}\n"));
+    }
+    let start = json!({"session_id":"sess","transcript_path":t,"hook_event_name":"SessionStart","source":"startup"});
+    capture(&env, start.to_string(), &[]);
+    capture(&env, hook("Stop", &t), &[]);
+    let s = stops(&env);
+    assert_eq!(s[0]["model"], "claude-sonnet-4-5", "{s:?}");
+    assert_eq!(s[0]["response"], "answer 1");
+    env.ingest_once();
+    let (session_model, turn_model): (String, String) = env
+        .conn()
+        .query_row(
+            "SELECT s.model, t.model FROM sessions s JOIN turns t USING (session_id)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(session_model, "claude-sonnet-4-5");
+    assert_eq!(turn_model, "claude-sonnet-4-5");
+}
+
+#[test]
+fn session_end_records_the_last_turn_whose_stop_never_fired_once() {
+    // VS Code: no Stop; the last turn has no next prompt to complete it.
+    let env = TestEnv::new();
+    let t = env.dir.path().join("vs.jsonl");
+    let lines = [
+        json!({"type":"user.message","data":{"content":"Run the tests"},"id":"e2","timestamp":"2026-03-20T10:30:00.000Z","parentId":"e1"}),
+        json!({"type":"assistant.message","data":{"messageId":"m1","content":"All green."},"id":"e4","timestamp":"2026-03-20T10:30:02.000Z","parentId":"e2"}),
+    ];
+    for l in &lines {
+        append(&t, &format!("{l}\n"));
+    }
+    let end = json!({"timestamp":"2026-03-20T10:31:00.000Z","hook_event_name":"SessionEnd","session_id":"sess","transcript_path":t,"reason":"exit"});
+    capture(&env, end.to_string(), &[]);
+    let lines = env.queue_lines();
+    let types: Vec<&str> = lines
+        .iter()
+        .map(|l| l["hookType"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["Stop", "SessionEnd"], "the turn, then the end");
+    assert_eq!(lines[0]["synthetic"], true);
+    assert_eq!(lines[0]["turnId"], "e2");
+    assert_eq!(lines[0]["response"], "All green.");
+    // Never twice: a second SessionEnd, or a late Stop, does not repeat the exchange.
+    capture(&env, end.to_string(), &[]);
+    let stop = json!({"hook_event_name":"Stop","session_id":"sess","transcript_path":t});
+    capture(&env, stop.to_string(), &[]);
+    let s = stops(&env);
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert_eq!(s[1]["turnRecorded"], true);
+}
+
+#[test]
+fn a_manual_pre_compact_right_after_a_response_includes_that_turn() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    append(&t, &claude_turn(1, 0));
+    append(&t, &claude_turn(2, 1));
+    let compact = |env: &TestEnv| {
+        let input = json!({"session_id":"sess","transcript_path":t,"hook_event_name":"PreCompact","trigger":"manual"});
+        capture(env, input.to_string(), &[]);
+        last_line(env)
+    };
+    let users = |line: &Value| -> Vec<String> {
+        line["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["user"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(users(&compact(&env)), ["prompt 1", "prompt 2"]);
+    // Not twice: the next compaction starts after it.
+    append(&t, &claude_turn(3, 0));
+    assert_eq!(users(&compact(&env)), ["prompt 3"]);
 }
