@@ -121,16 +121,25 @@ pub fn resolve_link(path: &Path) -> std::io::Result<PathBuf> {
 /// the rename. A symlink is followed (the link stays a link, [`resolve_link`]) and the
 /// replaced file's permissions carry over; a new file gets the usual ones.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, false)
+    replace(path, bytes, false, true)
 }
 
-/// [`replace_file`] for a file of cmstore's own: always private (0600 on Unix), from the
-/// temporary file's first byte.
+/// [`replace_file`] for a state file of cmstore's own on the hook path (a transcript cursor):
+/// always private (0600 on Unix), from the temporary file's first byte, and not synced.
+///
+/// Why not synced: the fsync was 0.35 ms of a 1.5 ms harvesting hook (capture 1.24x slower
+/// with it, BENCHMARKS.md "Capture"), and it bought nothing. The cursor records which turns
+/// are in the queue, and the queue append itself is not synced: after a power loss a synced
+/// cursor could outlive the queue lines it vouches for, and those turns would never be
+/// written again. Unsynced, the two are as durable as each other; a torn or lost cursor only
+/// makes the next hook read the transcript's tail again (its recorded turn ids go with it, so
+/// at worst a harvested turn gets a second synthetic Stop line, which ingest merges into the
+/// same `turns` row).
 pub fn replace_private_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, true)
+    replace(path, bytes, true, false)
 }
 
-fn replace(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
+fn replace(path: &Path, bytes: &[u8], private: bool, sync: bool) -> io::Result<()> {
     use std::io::Write;
     // A file not there yet is created; a dangling link is an error, not replaced.
     let target = match fs::symlink_metadata(path) {
@@ -153,7 +162,9 @@ fn replace(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
         };
         let mut file = options.create(true).write(true).truncate(true).open(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         if let Some(permissions) = permissions {
             fs::set_permissions(&tmp, permissions)?;
         }

@@ -224,7 +224,8 @@ impl Tracker {
         self.stats
     }
 
-    /// Persists the cursor (synced, then renamed into place) and releases the lock.
+    /// Persists the cursor (written to a temporary file, then renamed into place:
+    /// [`crate::paths::replace_private_file`]) and releases the lock.
     pub fn save(self) -> Result<(), Error> {
         if self.loaded.as_ref() == Some(&self.state) {
             return Ok(());
