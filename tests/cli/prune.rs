@@ -891,3 +891,32 @@ fn pruned_events_do_not_come_back_when_the_queue_is_read_again_from_its_start() 
     );
     assert_eq!(env.int("SELECT count(DISTINCT id) FROM events"), 6);
 }
+
+#[test]
+fn a_missing_config_file_given_to_prune_deletes_nothing() {
+    // The default retention (7 days) must not stand in for a file that says 30.
+    let env = TestEnv::new();
+    env.append(&aged(2, "ten", 10));
+    env.ingest_once();
+    let missing = env.home().join("no-such.toml");
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&missing)
+        .arg("prune")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot read --config"), "{stderr}");
+    assert_eq!(stderr.matches("cannot read --config").count(), 1, "{stderr}");
+    assert_eq!(env.int("SELECT count(*) FROM events"), 2);
+    // --days still works with the same missing file: the retention is then given.
+    env.cmd()
+        .arg("--config")
+        .arg(&missing)
+        .args(["prune", "--days", "7"])
+        .assert()
+        .success();
+    assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+}
