@@ -161,6 +161,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0010_turn_model",
         include_str!("../../migrations/0010_turn_model.sql"),
     ),
+    (
+        "0011_stops_count_firings",
+        include_str!("../../migrations/0011_stops_count_firings.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
@@ -716,6 +720,23 @@ mod tests {
                 .unwrap(),
             4
         );
+    }
+
+    #[test]
+    fn stops_lose_the_harvested_turns_an_older_version_counted() {
+        let (_dir, store) = upgraded_from_version_7(
+            "INSERT INTO events(id, ts, hook_type, session_id, synthetic, entry, ingested_at)
+               VALUES ('h', 1, 'Stop', 's1', 1, '{}', 0), ('r', 2, 'Stop', 's1', NULL, '{}', 0),
+                      ('o', 3, 'Stop', 's2', 0, '{}', 0);
+             INSERT INTO sessions(session_id, first_seen, last_seen, events, stops)
+               VALUES ('s1', 1, 2, 2, 2), ('s2', 3, 3, 1, 1);",
+        );
+        let conn = store.conn().unwrap();
+        assert_eq!(
+            rows_of(&conn, "SELECT session_id, stops FROM sessions ORDER BY 1"),
+            ["s1|1", "s2|1"]
+        );
+        assert_eq!(rows_of(&conn, "SELECT stops FROM v_daily"), ["2"]);
     }
 
     /// A database of version 7 holding `sql` (events and the tool calls ingest made of them),

@@ -409,7 +409,11 @@ impl<'c> Batch<'c> {
                 agg.tool_uses += 1;
                 agg.tool_failures += 1;
             }
-            Some(HookType::Stop | HookType::SubagentStop) => agg.stops += 1,
+            // Firings only: a synthetic Stop is a turn harvested from the transcript, and the
+            // turn's real Stop, when it fires later, is counted itself (see its migration, `stops_count_firings`).
+            Some(HookType::Stop | HookType::SubagentStop) if row.synthetic != Some(true) => {
+                agg.stops += 1
+            }
             Some(HookType::SessionEnd) => {
                 agg.ended_at = Some(agg.ended_at.map_or(row.ts, |t| t.max(row.ts)));
             }

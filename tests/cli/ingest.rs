@@ -1529,3 +1529,39 @@ fn same_tool_calls_whatever_the_batches(lines: &[String]) {
         assert_eq!(other_unknowns, unknowns, "batch size {batch}");
     }
 }
+
+#[test]
+fn stops_count_firings_not_harvested_turns() {
+    // One turn harvested (a synthetic Stop) and later its real Stop, plus a turn only ever
+    // harvested: the agent fired one Stop; the store has two turns.
+    let env = TestEnv::new();
+    let mut harvested = entry("Stop", "s1");
+    harvested.turn_id = Some("t1".into());
+    harvested.response = Some("harvested".into());
+    harvested.synthetic = Some(true);
+    let mut only_harvested = entry("Stop", "s1");
+    only_harvested.turn_id = Some("t2".into());
+    only_harvested.synthetic = Some(true);
+    let mut real = entry("Stop", "s1");
+    real.turn_id = Some("t1".into());
+    real.turn_recorded = Some(true);
+    env.append(&[
+        harvested.to_line(),
+        only_harvested.to_line(),
+        real.to_line(),
+    ]);
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT stops FROM sessions WHERE session_id = 's1'"),
+        1
+    );
+    assert_eq!(env.int("SELECT sum(stops) FROM v_daily"), 1);
+    assert_eq!(
+        env.int("SELECT count(*) FROM turns WHERE session_id = 's1'"),
+        2
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 's1'"),
+        3
+    );
+}

@@ -909,7 +909,11 @@ fn a_missing_config_file_given_to_prune_deletes_nothing() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot read --config"), "{stderr}");
-    assert_eq!(stderr.matches("cannot read --config").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.matches("cannot read --config").count(),
+        1,
+        "{stderr}"
+    );
     assert_eq!(env.int("SELECT count(*) FROM events"), 2);
     // --days still works with the same missing file: the retention is then given.
     env.cmd()
