@@ -2,7 +2,7 @@
 //! synthetic Stops of harvested turns.
 
 use crate::queue_line::{estimate_tokens, HookType, QueueEntry};
-use crate::transcript::Turn;
+use crate::transcript::{SeenSession, Turn};
 
 /// Puts a turn read from the transcript into a Stop entry.
 ///
@@ -55,6 +55,21 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
             .sum::<usize>();
     e.size_bytes = size as u64;
     e.estimated_tokens = estimate_tokens(e.size_bytes);
+    e
+}
+
+/// A synthetic `Stop` for a turn of `seen`, an earlier session of the workspace that the
+/// hook of `trigger` (another session) closed: the line is the earlier session's, with its
+/// agent and transcript; only the time and the event name come from the trigger.
+pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: &Turn) -> QueueEntry {
+    let mut e = synthetic_stop(trigger, turn);
+    e.session_id = Some(seen.session.clone());
+    e.transcript_path = Some(seen.transcript.clone());
+    e.agent.clone_from(&seen.agent);
+    e.participant.clone_from(&seen.participant);
+    e.model = turn.model.clone();
+    e.actor_type = None;
+    e.actor_name = None;
     e
 }
 

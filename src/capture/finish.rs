@@ -1,7 +1,7 @@
 //! The second step: the turns read from the transcript put into entries, every entry made
 //! fit to leave capture, and the reply chosen.
 
-use super::exchange::{fill_exchange, synthetic_stop};
+use super::exchange::{closed_stop, fill_exchange, synthetic_stop};
 use super::plan::Plan;
 use super::privacy::protect;
 use super::reply::Reply;
@@ -63,6 +63,12 @@ impl Plan<'_> {
             Some(turns) => self.take_turns(turns, log),
             None => Around::default(),
         };
+        let closed: Vec<QueueEntry> = self
+            .closed
+            .iter()
+            .flat_map(|(seen, turns)| turns.iter().map(|t| closed_stop(&self.entry, seen, t)))
+            .collect();
+        around.before.splice(0..0, closed);
         for e in around
             .before
             .iter_mut()

@@ -33,7 +33,7 @@ mod tests;
 pub use finish::{Outcome, Turns};
 pub use line::queue_lines;
 pub use plan::{prepare, Hook, Plan};
-pub use reading::{Location, ReadKind, TranscriptRead};
+pub use reading::{Location, ReadKind, TranscriptRead, WorkspaceMark};
 pub use reply::{ContextFile, Reply};
 
 /// Characters of each side of an exchange, or of a risky command, shown in the debug log.

@@ -4,11 +4,12 @@
 use serde_json::Value;
 
 use super::gate;
-use super::reading::{self, TranscriptRead};
+use super::reading::{self, TranscriptRead, WorkspaceMark};
 use crate::config::{Config, LogLevel};
 use crate::debug_log::DebugLog;
 use crate::queue_line::{HookType, QueueEntry};
 use crate::redact::Redactor;
+use crate::transcript::{SeenSession, Turn};
 use crate::wire::{self, payload::sniff_string_field, Agent, DecodeError, Limits, Payload};
 
 /// One hook run's input, as the shell read it.
@@ -54,6 +55,10 @@ pub struct Plan<'c> {
     /// The safety gate's deny reply, in enforce mode.
     pub(super) deny: Option<Value>,
     pub(super) transcript: Option<TranscriptRead>,
+    /// The session as its workspace notes it, for the shell.
+    pub(super) workspace: Option<WorkspaceMark>,
+    /// Earlier sessions of the workspace the shell closed, with their last turns.
+    pub(super) closed: Vec<(SeenSession, Vec<Turn>)>,
     /// [`Hook::config_error`], for every entry.
     pub(super) config_error: Option<String>,
 }
@@ -63,6 +68,18 @@ impl Plan<'_> {
     /// passes the [`Turns`](super::Turns) to [`Plan::finish`].
     pub fn transcript(&self) -> Option<&TranscriptRead> {
         self.transcript.as_ref()
+    }
+
+    /// The running session as its workspace's file should note it, if the event has one.
+    pub fn workspace(&self) -> Option<&WorkspaceMark> {
+        self.workspace.as_ref()
+    }
+
+    /// The turns the shell read when it closed `session`, an earlier session of the
+    /// workspace: [`Plan::finish`] records them as synthetic Stops of that session, ahead of
+    /// everything else.
+    pub fn add_closed(&mut self, session: SeenSession, turns: Vec<Turn>) {
+        self.closed.push((session, turns));
     }
 }
 
@@ -114,6 +131,7 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
     };
     let record_main = recorded(config, &entry);
     let transcript = reading::locate(hook_type, &payload, &entry);
+    let workspace = reading::workspace_mark(agent, hook_type, &entry);
     Some(Plan {
         config,
         redactor,
@@ -124,6 +142,8 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         record_main,
         deny,
         transcript,
+        workspace,
+        closed: Vec::new(),
         config_error: hook.config_error.map(str::to_string),
     })
 }

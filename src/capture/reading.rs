@@ -1,7 +1,8 @@
 //! Which transcript an event reads, and which read it needs.
 
 use crate::queue_line::{HookType, QueueEntry};
-use crate::wire::{self, Payload};
+use crate::transcript::SeenSession;
+use crate::wire::{self, Agent, Payload};
 
 /// The read of the transcript an event needs (a method of
 /// [`Tracker`](crate::transcript::Tracker)).
@@ -94,5 +95,42 @@ pub(super) fn locate(
         key: session.clone(),
         session,
         location,
+    })
+}
+
+/// The running session as its workspace's file notes it: the shell opens that file
+/// ([`Workspace`](crate::transcript::Workspace)), closes the earlier sessions it names whose
+/// transcripts are idle, and notes this one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceMark {
+    /// The workspace: the event's `cwd`.
+    pub cwd: String,
+    /// The session, its transcript and how its lines name the agent.
+    pub seen: SeenSession,
+    /// The event is the session's SessionEnd: it closes its own cursor, and the workspace
+    /// forgets it.
+    pub ending: bool,
+}
+
+/// The workspace mark of an event of an agent whose transcripts cmstore reads (Claude Code,
+/// VS Code), with a session, a cwd and a transcript path; `None` otherwise.
+pub(super) fn workspace_mark(
+    agent: Agent,
+    hook_type: Option<HookType>,
+    entry: &QueueEntry,
+) -> Option<WorkspaceMark> {
+    if !matches!(agent, Agent::Claude | Agent::Vscode) {
+        return None;
+    }
+    let nonempty = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+    Some(WorkspaceMark {
+        cwd: nonempty(&entry.cwd)?,
+        seen: SeenSession {
+            session: nonempty(&entry.session_id)?,
+            transcript: nonempty(&entry.transcript_path)?,
+            agent: entry.agent.clone(),
+            participant: entry.participant.clone(),
+        },
+        ending: hook_type == Some(HookType::SessionEnd),
     })
 }

@@ -639,3 +639,46 @@ fn session_end_records_turns_never_recorded_ahead_of_itself() {
         ReadKind::Compact { last_turn: true }
     );
 }
+
+#[test]
+fn an_earlier_session_closed_in_the_workspace_is_recorded_as_its_own_and_redacted() {
+    let config = Config::default();
+    let payload = claude("UserPromptSubmit", json!({"prompt": "next"}));
+    let mut plan = plan(&payload, &config);
+    let mark = plan.workspace().expect("a workspace mark").clone();
+    assert_eq!(mark.cwd, "/home/dev/project");
+    assert_eq!(mark.seen.session, "s1");
+    assert!(!mark.ending);
+    let mut last = turn(7);
+    last.assistant = format!("token {SECRET}");
+    let old = crate::transcript::SeenSession {
+        session: "s0".into(),
+        transcript: "/t/s0.jsonl".into(),
+        agent: Some("vscode".into()),
+        participant: Some("copilot".into()),
+    };
+    plan.add_closed(old, vec![last]);
+    let out = plan.finish(None, &mut quiet());
+    assert_eq!(out.entries.len(), 2);
+    let closed = &out.entries[0];
+    assert_eq!(closed.hook_type, "Stop");
+    assert_eq!(closed.synthetic, Some(true));
+    assert_eq!(closed.session_id.as_deref(), Some("s0"));
+    assert_eq!(closed.agent.as_deref(), Some("vscode"));
+    assert_eq!(closed.transcript_path.as_deref(), Some("/t/s0.jsonl"));
+    assert!(!closed.response.as_deref().unwrap().contains(SECRET));
+    assert_eq!(out.entries[1].hook_type, "UserPromptSubmit");
+}
+
+#[test]
+fn only_agents_whose_transcripts_are_read_get_a_workspace_mark() {
+    let config = Config::default();
+    let codex = json!({"hook_event_name": "Stop", "session_id": "c", "cwd": "/w",
+        "transcript_path": "/h/.codex/sessions/r.jsonl"});
+    assert!(plan_with(&codex, "codex", None, &config).workspace().is_none());
+    let no_cwd = json!({"hook_event_name": "Stop", "session_id": "s",
+        "transcript_path": "/h/.claude/projects/p/s.jsonl"});
+    assert!(plan_with(&no_cwd, "claude", None, &config).workspace().is_none());
+    let end = claude("SessionEnd", json!({}));
+    assert!(plan(&end, &config).workspace().unwrap().ending);
+}

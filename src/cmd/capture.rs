@@ -12,7 +12,7 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
@@ -23,7 +23,7 @@ use crate::config::Config;
 use crate::debug_log::DebugLog;
 use crate::paths::Paths;
 use crate::redact::Redactor;
-use crate::transcript::{self, DiscoveryEnv, Tracker};
+use crate::transcript::{self, DiscoveryEnv, SeenSession, Tracker, Workspace};
 use crate::wire::reply;
 
 /// Largest payload read from stdin; the rest is drained and the entry marked `truncated`.
@@ -118,15 +118,16 @@ fn capture(
         now_ms: chrono::Utc::now().timestamp_millis(),
         config_error,
     };
-    let Some(plan) = capture::prepare(&hook, config, log) else {
+    let Some(mut plan) = capture::prepare(&hook, config, log) else {
         return reply::empty();
     };
-    // The cursor is saved only once its turns are in the queue: saving first would mark them
-    // recorded even when the append then fails, and they would never be written.
+    // The cursors are saved only once their turns are in the queue: saving first would mark
+    // them recorded even when the append then fails, and they would never be written.
     let (tracker, turns) = match plan.transcript() {
         Some(read) => read_transcript(paths, read, log),
         None => (None, None),
     };
+    let workspace = close_idle_sessions(paths, &mut plan, log);
     let Outcome {
         mut entries,
         reply,
@@ -135,8 +136,90 @@ fn capture(
     let reply = answer(paths, reply, log);
     let elapsed = started.elapsed().as_millis() as u64;
     let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
-    append(paths, &lines, tracker, &redactor, log);
+    append(paths, &lines, tracker, workspace, &redactor, log);
     reply
+}
+
+/// The workspace file, locked, and the cursors of the earlier sessions it closed: saved
+/// after the append, like the event's own cursor.
+struct Closing {
+    workspace: Workspace,
+    cursors: Vec<Tracker>,
+}
+
+/// Closes the earlier sessions of the event's workspace whose transcripts have been idle
+/// (their last turns go to the plan), and notes the event's session. `None` when the event has
+/// no workspace mark, or the workspace file is busy or unusable.
+fn close_idle_sessions(
+    paths: &Paths,
+    plan: &mut capture::Plan,
+    log: &mut DebugLog,
+) -> Option<Closing> {
+    let mark = plan.workspace()?.clone();
+    let state_dir = paths.state_dir();
+    let mut workspace = match Workspace::open(&state_dir, &mark.cwd) {
+        Ok(Some(workspace)) => workspace,
+        Ok(None) => {
+            log.note(|| "workspace file busy: earlier sessions not checked".into());
+            return None;
+        }
+        Err(err) => {
+            log.note(|| format!("workspace file unavailable: {err}"));
+            return None;
+        }
+    };
+    let mut cursors = Vec::new();
+    for seen in workspace.idle_others(&mark.seen.session, SystemTime::now()) {
+        match close_session(&state_dir, &seen, log) {
+            Some((cursor, turns)) => {
+                log.note(|| {
+                    format!(
+                        "closed idle session {}: {} turn(s)",
+                        seen.session,
+                        turns.len()
+                    )
+                });
+                workspace.forget(&seen.session);
+                plan.add_closed(seen, turns);
+                cursors.push(cursor);
+            }
+            None => workspace.forget(&seen.session),
+        }
+    }
+    if mark.ending {
+        workspace.forget(&mark.seen.session);
+    } else {
+        workspace.note(mark.seen);
+    }
+    Some(Closing { workspace, cursors })
+}
+
+/// The cursor of `seen` and the turns it had not recorded, its trailing one included. `None`
+/// (and a note) when the cursor is held by a hook of that session (it is not idle after all:
+/// it stays noted) or cannot be read.
+fn close_session(
+    state_dir: &Path,
+    seen: &SeenSession,
+    log: &mut DebugLog,
+) -> Option<(Tracker, Vec<transcript::Turn>)> {
+    let mut cursor = match Tracker::open(state_dir, &seen.session, Path::new(&seen.transcript)) {
+        Ok(Some(cursor)) => cursor,
+        Ok(None) => {
+            log.note(|| format!("cursor of idle session {} busy: not closed", seen.session));
+            return None;
+        }
+        Err(err) => {
+            log.note(|| format!("cursor of idle session {} unavailable: {err}", seen.session));
+            return None;
+        }
+    };
+    match cursor.close() {
+        Ok(turns) => Some((cursor, turns)),
+        Err(err) => {
+            log.note(|| format!("closing idle session {} failed: {err}", seen.session));
+            None
+        }
+    }
 }
 
 /// The payload on stdin; an unreadable stdin counts as an empty one.
@@ -160,18 +243,24 @@ fn append(
     paths: &Paths,
     lines: &[String],
     tracker: Option<Tracker>,
+    closing: Option<Closing>,
     redactor: &Redactor,
     log: &mut DebugLog,
 ) {
     match crate::queue::append_lines(&paths.queue, lines) {
         Ok(report) => {
-            if let Some(mut tracker) = tracker {
+            let closing = closing.map_or((Vec::new(), None), |c| (c.cursors, Some(c.workspace)));
+            for mut tracker in tracker.into_iter().chain(closing.0) {
                 tracker.scrub_open_turn(|text| {
                     if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {
                         *text = clean;
                     }
                 });
                 finish_tracker(tracker, log);
+            }
+            // After the cursors: a session forgotten here has had its last turn recorded.
+            if let Some(Err(err)) = closing.1.map(Workspace::save) {
+                log.note(|| format!("saving the workspace file failed: {err}"));
             }
             log.note(|| {
                 format!(

@@ -10,7 +10,9 @@
 //! - [`parse_line`]: one JSONL line to [`Record`]s, format detected per line (pure);
 //! - [`Assembler`]: records to [`Turn`]s (pure);
 //! - [`Tracker`]: the cursor file, its lock, and reading complete lines from the transcript;
-//! - [`discover`]: where a session's transcript lives when the payload does not say.
+//! - [`discover`]: where a session's transcript lives when the payload does not say;
+//! - [`Workspace`]: the sessions seen lately in a workspace, so that a later session's hook
+//!   closes an earlier one whose last turn no Stop or SessionEnd recorded.
 
 mod claude;
 mod cursor;
@@ -21,6 +23,7 @@ mod parse;
 mod record;
 mod turns;
 mod vscode;
+mod workspace;
 
 use std::io;
 use std::path::PathBuf;
@@ -36,6 +39,7 @@ pub use discover::{discover, DiscoveryEnv};
 pub use parse::parse_line;
 pub use record::{ParseOptions, Record};
 pub use turns::{assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
+pub use workspace::{SeenSession, Workspace, IDLE_BEFORE_CLOSE};
 
 /// One user prompt and what the assistant did about it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1001,3 +1001,86 @@ fn a_manual_pre_compact_right_after_a_response_includes_that_turn() {
     append(&t, &claude_turn(3, 0));
     assert_eq!(users(&compact(&env)), ["prompt 3"]);
 }
+
+#[test]
+fn a_later_session_in_the_workspace_records_the_last_turn_of_one_that_never_ended() {
+    // VS Code: no Stop, and the window closed without a SessionEnd. The next session in the
+    // same folder records the old session's last turn once its transcript has gone quiet.
+    let env = TestEnv::new();
+    let t = env.dir.path().join("old.jsonl");
+    for l in [
+        json!({"type":"user.message","data":{"content":"Run the tests"},"id":"e2","parentId":"e1"}),
+        json!({"type":"assistant.message","data":{"messageId":"m1","content":"All green."},"id":"e4","parentId":"e2"}),
+    ] {
+        append(&t, &format!("{l}\n"));
+    }
+    let event = |session: &str, cwd: &str, name: &str, transcript: &std::path::Path| {
+        json!({"hook_event_name":name,"session_id":session,"cwd":cwd,"transcript_path":transcript,
+            "tool_name":"run_in_terminal","tool_input":{"command":"ls"},"tool_use_id":"c1"})
+        .to_string()
+    };
+    let vscode = ["--agent", "vscode"];
+    let new_t = env.dir.path().join("new.jsonl");
+    fs::write(&new_t, "").unwrap();
+    capture(&env, event("old", "/w", "PostToolUse", &t), &vscode);
+    let old_stops = |env: &TestEnv| -> Vec<Value> {
+        stops(env)
+            .into_iter()
+            .filter(|s| s["sessionId"] == "old")
+            .collect()
+    };
+    assert!(old_stops(&env).is_empty(), "the turn is still open");
+
+    // Still being written to: a session running beside this one is left alone.
+    capture(
+        &env,
+        event("new", "/w", "UserPromptSubmit", &new_t),
+        &vscode,
+    );
+    assert!(old_stops(&env).is_empty());
+
+    fs::File::options()
+        .write(true)
+        .open(&t)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(120))
+        .unwrap();
+    // Another workspace's sessions do not close it.
+    capture(
+        &env,
+        event("elsewhere", "/other", "UserPromptSubmit", &new_t),
+        &vscode,
+    );
+    assert!(old_stops(&env).is_empty());
+
+    capture(&env, event("new", "/w", "PreToolUse", &new_t), &vscode);
+    let s = old_stops(&env);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["synthetic"], true);
+    assert_eq!(s[0]["turnId"], "e2");
+    assert_eq!(s[0]["prompt"], "Run the tests");
+    assert_eq!(s[0]["response"], "All green.");
+    assert_eq!(s[0]["agent"], "vscode");
+    assert_eq!(s[0]["transcriptPath"], t.display().to_string());
+    let lines = env.queue_lines();
+    let closed_at = lines
+        .iter()
+        .position(|l| l["sessionId"] == "old" && l["hookType"] == "Stop");
+    assert_eq!(
+        lines[closed_at.unwrap() + 1]["hookType"],
+        "PreToolUse",
+        "ahead of the event that found it"
+    );
+
+    // Never twice: more hooks of the new session, then a late SessionEnd of the old one.
+    capture(&env, event("new", "/w", "PostToolUse", &new_t), &vscode);
+    capture(&env, event("old", "/w", "SessionEnd", &t), &vscode);
+    assert_eq!(old_stops(&env).len(), 1);
+
+    // Everything through ingest: the turn is the old session's.
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM turns WHERE session_id = 'old' AND response = 'All green.'"),
+        1
+    );
+}
