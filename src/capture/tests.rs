@@ -675,10 +675,14 @@ fn only_agents_whose_transcripts_are_read_get_a_workspace_mark() {
     let config = Config::default();
     let codex = json!({"hook_event_name": "Stop", "session_id": "c", "cwd": "/w",
         "transcript_path": "/h/.codex/sessions/r.jsonl"});
-    assert!(plan_with(&codex, "codex", None, &config).workspace().is_none());
+    assert!(plan_with(&codex, "codex", None, &config)
+        .workspace()
+        .is_none());
     let no_cwd = json!({"hook_event_name": "Stop", "session_id": "s",
         "transcript_path": "/h/.claude/projects/p/s.jsonl"});
-    assert!(plan_with(&no_cwd, "claude", None, &config).workspace().is_none());
+    assert!(plan_with(&no_cwd, "claude", None, &config)
+        .workspace()
+        .is_none());
     let end = claude("SessionEnd", json!({}));
     assert!(plan(&end, &config).workspace().unwrap().ending);
 }

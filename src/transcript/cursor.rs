@@ -486,8 +486,8 @@ pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Removes the cursors of sessions not seen since `cutoff` (their `<key>.json` untouched since
-/// then), with their lock files and any temp files a crash left behind; returns how many
-/// cursors were (or, with `dry_run`, would be) removed. Cursors hold prompt text of the open
+/// then), and workspace files untouched as long, with their lock files and any temp files a
+/// crash left behind; returns how many cursors were (or, with `dry_run`, would be) removed. Cursors hold prompt text of the open
 /// turn, so retention applies to them as to the store.
 ///
 /// A cursor file is rewritten by every hook of its session, so an old one belongs to a session
@@ -526,7 +526,8 @@ pub fn remove_stale(
         if modified >= cutoff {
             continue;
         }
-        if is_cursor {
+        // A workspace file (`ws-*.json`) goes with its sessions' cursors but is not one.
+        if is_cursor && !name.starts_with("ws-") {
             removed += 1;
         }
         if !dry_run {

@@ -551,7 +551,10 @@ fn cursor_offset(env: &TestEnv) -> u64 {
     let file = fs::read_dir(&state)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .find(|p| {
+            let workspace_file = p.file_name().unwrap().to_string_lossy().starts_with("ws-");
+            p.extension().is_some_and(|e| e == "json") && !workspace_file
+        })
         .expect("a cursor file");
     let v: Value = serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap();
     v["offset"].as_u64().expect("offset in the cursor")
