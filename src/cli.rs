@@ -192,6 +192,10 @@ pub enum Command {
     Query(cmd::query::Args),
     /// Summaries per session, tool, day or agent, from the store's views
     Summarize(cmd::summarize::Args),
+    /// List sessions, newest first
+    Sessions(cmd::sessions::Args),
+    /// One session's story: prompts, answers, tool calls, gate decisions, in order
+    Show(cmd::show::Args),
     /// Where ingest stands: sources, offsets, backlog, totals, database size, config problems
     Status(cmd::status::Args),
     /// Delete what is older than the retention, in short batches; optionally compact the queue

@@ -20,6 +20,7 @@ pub mod config;
 pub mod debug_log;
 pub mod env;
 pub mod failure;
+pub mod human;
 pub mod ingest;
 pub mod lock;
 pub mod paths;
@@ -30,8 +31,10 @@ pub mod redact;
 pub mod render;
 pub mod report;
 pub mod safety;
+pub mod sessions;
 pub mod shorten;
 pub mod store;
+pub mod story;
 pub mod tail;
 pub mod timespec;
 pub mod transcript;
@@ -51,6 +54,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ingest(args) => cmd::ingest::run(paths, args),
         Command::Query(args) => cmd::query::run(paths, args),
         Command::Summarize(args) => cmd::summarize::run(paths, args),
+        Command::Sessions(args) => cmd::sessions::run(paths, args),
+        Command::Show(args) => cmd::show::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),
         Command::Config(args) => cmd::config::run(paths, args),

@@ -105,7 +105,16 @@ pub struct TableOptions {
     pub width: Option<u16>,
     /// Use terminal attributes (dimmed NULL).
     pub color: bool,
+    /// The readable look of the curated reports: no borders, a line under the headers.
+    pub plain: bool,
+    /// With a width: the columns that may be cut to fit (the others keep their content's
+    /// width, so an id stays whole). Empty: any column may be cut.
+    pub cuttable: &'static [&'static str],
 }
+
+/// [`TableOptions::plain`]: only the header line (comfy-table draws no border whose
+/// character is a space).
+const PLAIN_PRESET: &str = "     ─             ";
 
 /// Writes one result set in one format: [`Renderer::new`], then [`Renderer::row`] per row,
 /// then [`Renderer::finish`].
@@ -434,7 +443,11 @@ fn visible(c: char) -> char {
 /// Draws the table; each row is kept to one line, cells cut with `…` when a width is set.
 pub fn render_table(columns: &[String], rows: &[Vec<Value>], options: TableOptions) -> String {
     let mut table = Table::new();
-    table.load_preset(presets::UTF8_FULL_CONDENSED);
+    table.load_preset(if options.plain {
+        PLAIN_PRESET
+    } else {
+        presets::UTF8_FULL_CONDENSED
+    });
     table.set_truncation_indicator("…");
     if options.color {
         table.enforce_styling();
@@ -451,6 +464,13 @@ pub fn render_table(columns: &[String], rows: &[Vec<Value>], options: TableOptio
         }
     }
     table.set_header(columns.iter().map(|c| Cell::new(one_line(c))));
+    if options.width.is_some() && !options.cuttable.is_empty() {
+        for (column, name) in table.column_iter_mut().zip(columns) {
+            if !options.cuttable.contains(&name.as_str()) {
+                column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+            }
+        }
+    }
     for cells in rows {
         let mut row = Row::new();
         row.max_height(1);
@@ -458,6 +478,14 @@ pub fn render_table(columns: &[String], rows: &[Vec<Value>], options: TableOptio
             row.add_cell(table_cell(value, options.color));
         }
         table.add_row(row);
+    }
+    if options.plain {
+        // Without a right border the padding of the last column is only trailing blanks.
+        return table
+            .lines()
+            .map(|line| line.trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
     }
     table.to_string()
 }
@@ -718,6 +746,7 @@ mod tests {
             TableOptions {
                 width: Some(40),
                 color: false,
+                ..TableOptions::default()
             },
         );
         for line in out.lines() {
@@ -738,6 +767,7 @@ mod tests {
             TableOptions {
                 width: None,
                 color: true,
+                ..TableOptions::default()
             },
         );
         assert!(colored.contains("\u{1b}[2m"), "{colored:?}");

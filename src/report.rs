@@ -40,6 +40,7 @@ pub fn table_options(on_terminal: bool) -> TableOptions {
     TableOptions {
         width: terminal_width(on_terminal),
         color: on_terminal && crate::env::var_os("NO_COLOR").is_none(),
+        ..TableOptions::default()
     }
 }
 

@@ -1,13 +1,14 @@
-//! Points in time given on the command line: `24h`, `7d`, `2w` ago, or an ISO date/datetime.
+//! Points in time given on the command line: `90m`, `24h`, `7d`, `2w` ago, or an ISO
+//! date/datetime.
 //!
-//! Used by `summarize --since` and `prune --before`. Dates and datetimes without an offset are
+//! Used by the reports' `--since`/`--until` and `prune --before`. Dates and datetimes without an offset are
 //! UTC, like every time the store prints.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 
 /// A `--since`/`--before` value that is neither a duration nor a date.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?}: expected a duration ago (24h, 7d, 2w) or an ISO date/datetime (2026-11-30, 2026-11-30T08:00:00Z)")]
+#[error("{0:?}: expected a duration ago (90m, 36h, 7d, 2w) or an ISO date/datetime (2026-11-30, 2026-11-30T08:00:00Z)")]
 pub struct BadTime(pub String);
 
 /// Milliseconds since the Unix epoch of `text`, durations counted back from `now_ms`.
@@ -20,6 +21,7 @@ pub fn parse_point(text: &str, now_ms: i64) -> Result<i64, BadTime> {
             let n: i64 = number.parse().map_err(|_| bad())?;
             let hour = 3_600_000_i64;
             let per = match unit.to_ascii_lowercase() {
+                'm' => 60_000,
                 'h' => hour,
                 'd' => 24 * hour,
                 'w' => 7 * 24 * hour,
@@ -70,6 +72,7 @@ mod tests {
         assert_eq!(parse_point("7d", NOW), Ok(NOW - 7 * 86_400_000));
         assert_eq!(parse_point("2W", NOW), Ok(NOW - 14 * 86_400_000));
         assert_eq!(parse_point(" 0h ", NOW), Ok(NOW));
+        assert_eq!(parse_point("90m", NOW), Ok(NOW - 90 * 60_000));
     }
 
     #[test]

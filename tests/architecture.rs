@@ -58,7 +58,7 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "config",
         ],
         &[
-            "queue", "store", "ingest", "prune", "report", "render", "capture",
+            "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions", "story",
         ],
     ),
     (&["queue"], &["store", "ingest", "prune"]),
@@ -72,7 +72,9 @@ const PRINTING: &[&str] = &["print", "println", "eprint", "eprintln", "dbg"];
 const CAPTURE_ROOTS: &[&str] = &["cmd::capture", "capture"];
 
 /// What the capture path must never reach.
-const NOT_ON_THE_CAPTURE_PATH: &[&str] = &["store", "ingest", "prune", "report", "render"];
+const NOT_ON_THE_CAPTURE_PATH: &[&str] = &[
+    "store", "ingest", "prune", "report", "render", "sessions", "story",
+];
 
 struct CrateMap {
     /// Every product file, by module path.

@@ -10,5 +10,7 @@ pub mod hooks;
 pub mod ingest;
 pub mod prune;
 pub mod query;
+pub mod sessions;
+pub mod show;
 pub mod status;
 pub mod summarize;

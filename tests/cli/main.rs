@@ -10,6 +10,7 @@ mod query;
 mod recipes;
 mod resources;
 mod safety;
+mod sessions;
 mod status;
 mod summarize;
 mod tool_calls;

@@ -1,0 +1,94 @@
+//! `cmstore sessions`: the sessions in the store, newest first.
+//!
+//! On a terminal the table is the readable one (a unique id prefix that `--session` and
+//! `cmstore show` accept, the project, when, how long, the counts); `--wide` and the machine
+//! formats give every column with raw values.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::paths::Paths;
+use crate::render::Format;
+use crate::report::{self, Sink};
+use crate::sessions;
+
+/// Which sessions a report covers: the options every report shares (`sessions`, and the
+/// reports that take them from here).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportFilters {
+    /// Only sessions active since then: a duration ago (90m, 36h, 7d, 2w) or a date/datetime
+    /// (UTC)
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only sessions that started before then (same forms as --since)
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only sessions of this agent (claude, vscode, copilot, codex, gemini)
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Only sessions in this project: the working directory's last component, or its path
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
+}
+
+impl ReportFilters {
+    /// The filters, times parsed against `now_ms`.
+    pub fn parse(&self, now_ms: i64) -> anyhow::Result<crate::sessions::Filters> {
+        let when = |flag: &str, value: &Option<String>| -> anyhow::Result<Option<i64>> {
+            value
+                .as_deref()
+                .map(|v| crate::timespec::parse_point(v, now_ms))
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("{flag} {e}"))
+        };
+        Ok(crate::sessions::Filters {
+            since: when("--since", &self.since)?,
+            until: when("--until", &self.until)?,
+            agent: self.agent.clone(),
+            project: self.project.clone(),
+            session: None,
+        })
+    }
+}
+
+/// Arguments of `cmstore sessions`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub filters: ReportFilters,
+    /// At most this many sessions (the newest)
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub limit: u64,
+    /// Every column, with raw values, in the table too
+    #[arg(long)]
+    pub wide: bool,
+    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
+    /// terminal, tsv otherwise]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+}
+
+/// Runs `cmstore sessions`.
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let now = crate::clock::now_ms();
+    let filters = args.filters.parse(now)?;
+    let db = report::open_read_only(&paths.db)?;
+    let (sql, params) = sessions::list_sql(&filters, Some(args.limit));
+    let (columns, rows) = report::fetch(&db, &sql, &params)?;
+    let mut sink = Sink::for_stdout(args.format);
+    let (columns, rows) = if sink.format == Format::Table && !args.wide {
+        sink.table.plain = true;
+        sink.table.cuttable = sessions::READABLE_CUTTABLE;
+        sessions::readable(&columns, &rows, &sessions::all_ids(&db)?, now)
+    } else {
+        // Every column: drawn in full, for a terminal that scrolls or a pager.
+        sink.table.width = None;
+        (columns, rows)
+    };
+    let mut out = io::stdout().lock();
+    report::render(&mut out, sink, columns, &rows)?;
+    out.flush().context("writing")?;
+    Ok(ExitCode::SUCCESS)
+}

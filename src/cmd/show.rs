@@ -1,0 +1,91 @@
+//! `cmstore show SESSION`: one session's story, in order.
+//!
+//! SESSION is a full id or a unique prefix of one. On a terminal the text goes through a pager
+//! the way git's does (`PAGER`, else `less -FRX`; `--no-pager` to print directly); in a pipe,
+//! and when the pager cannot start, it is printed as it is.
+
+use std::io::{self, IsTerminal, Write};
+use std::process::{Command, ExitCode, Stdio};
+
+use anyhow::Context;
+
+use crate::paths::Paths;
+use crate::report;
+use crate::sessions;
+use crate::story::{self, TextOptions};
+
+/// What `show` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    /// The story as text
+    Text,
+    /// The same as structured data
+    Json,
+}
+
+/// Arguments of `cmstore show`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// The session: its id, or a unique prefix of it (as `cmstore sessions` shows)
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+    /// Whole prompts, answers and tool inputs, not their first characters
+    #[arg(long)]
+    pub full: bool,
+    /// Text or JSON
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+    pub format: ShowFormat,
+    /// Print directly, without a pager
+    #[arg(long)]
+    pub no_pager: bool,
+}
+
+/// Runs `cmstore show`.
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let db = report::open_read_only(&paths.db)?;
+    let id = sessions::resolve(&db, &args.session)?;
+    let story = story::load(&db, &id)?
+        .with_context(|| format!("session {id} vanished from the store while reading it"))?;
+    let text = match args.format {
+        ShowFormat::Json => {
+            let mut json = serde_json::to_string_pretty(&story).context("encoding")?;
+            json.push('\n');
+            json
+        }
+        ShowFormat::Text => story.to_text(TextOptions {
+            full: args.full,
+            now_ms: crate::clock::now_ms(),
+        }),
+    };
+    let paged = !args.no_pager && args.format == ShowFormat::Text && io::stdout().is_terminal();
+    if !(paged && page(&text)) {
+        let mut out = io::stdout().lock();
+        out.write_all(text.as_bytes()).context("writing")?;
+        out.flush().context("writing")?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Shows `text` through the pager; false when no pager could start (the caller prints it).
+fn page(text: &str) -> bool {
+    let pager = crate::env::var("PAGER").unwrap_or_else(|| "less".to_string());
+    let mut words = pager.split_whitespace();
+    let Some(program) = words.next() else {
+        return false;
+    };
+    let mut command = Command::new(program);
+    command.args(words).stdin(Stdio::piped());
+    if crate::env::var_os("LESS").is_none() {
+        // As git does: quit if it fits one screen, keep colors, leave the text on screen.
+        command.env("LESS", "FRX");
+    }
+    let Ok(mut child) = command.spawn() else {
+        return false;
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // The reader quitting early (q in less) closes the pipe: not an error.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let _ = child.wait();
+    true
+}

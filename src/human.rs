@@ -1,0 +1,149 @@
+//! Figures as a person reads them at a glance: `8m 02s`, `1.8M`, `2h ago`, local times, and a
+//! working directory's last component as the project.
+//!
+//! Only the default tables and `cmstore show` use these; `--format json|jsonl|csv|tsv` and
+//! `--wide` keep the raw values, so nothing a script reads is rounded.
+
+use chrono::{DateTime, Local, TimeZone};
+
+/// A duration in milliseconds: `350ms`, `4.2s`, `8m 02s`, `3h 05m`, `2d 04h`.
+pub fn duration(ms: i64) -> String {
+    let sign = if ms < 0 { "-" } else { "" };
+    let ms = ms.unsigned_abs();
+    let secs = ms / 1000;
+    let text = match secs {
+        0 => format!("{ms}ms"),
+        1..=59 => format!("{:.1}s", ms as f64 / 1000.0),
+        60..=3599 => format!("{}m {:02}s", secs / 60, secs % 60),
+        3600..=86_399 => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d {:02}h", secs / 86_400, secs % 86_400 / 3600),
+    };
+    format!("{sign}{text}")
+}
+
+/// A count: exact below 1,000, then `12.3k`, `1.8M`, `2.1B` (one decimal below 100 of the
+/// unit, none above).
+pub fn count(n: i64) -> String {
+    let magnitude = n.unsigned_abs() as f64;
+    let sign = if n < 0 { "-" } else { "" };
+    for (unit, size) in [("B", 1e9), ("M", 1e6), ("k", 1e3)] {
+        if magnitude >= size {
+            let value = magnitude / size;
+            return if value < 100.0 {
+                format!("{sign}{:.1}{unit}", (value * 10.0).floor() / 10.0)
+            } else {
+                format!("{sign}{}{unit}", value.floor())
+            };
+        }
+    }
+    n.to_string()
+}
+
+/// How long before `now_ms` the moment `ms` was: `just now`, `5m ago`, `2h ago`, `3d ago`; past
+/// 30 days, the local date.
+pub fn ago(ms: i64, now_ms: i64) -> String {
+    let secs = (now_ms - ms) / 1000;
+    match secs {
+        i64::MIN..=59 => "just now".to_string(),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        86_400..=2_591_999 => format!("{}d ago", secs / 86_400),
+        _ => local(ms, "%Y-%m-%d"),
+    }
+}
+
+/// `ms` as local date and time to the minute: `2026-11-30 14:02`.
+pub fn local_time(ms: i64) -> String {
+    local(ms, "%Y-%m-%d %H:%M")
+}
+
+/// `ms` as the local time of day to the second: `14:02:05`.
+pub fn clock(ms: i64) -> String {
+    local(ms, "%H:%M:%S")
+}
+
+fn local(ms: i64, format: &str) -> String {
+    match DateTime::from_timestamp_millis(ms) {
+        Some(utc) => Local
+            .from_utc_datetime(&utc.naive_utc())
+            .format(format)
+            .to_string(),
+        None => ms.to_string(),
+    }
+}
+
+/// The project a working directory stands for: its last component (`/home/me/cmstore/` and
+/// `C:\src\cmstore` both give `cmstore`).
+pub fn project(cwd: &str) -> &str {
+    let trimmed = cwd.trim_end_matches(['/', '\\']);
+    match trimmed.rfind(['/', '\\']) {
+        Some(i) => &trimmed[i + 1..],
+        None => trimmed,
+    }
+}
+
+/// The shortest prefix of each of `ids` (sorted, distinct) that no other id shares, at least
+/// `min` characters (or the whole id): what `--session` accepts back.
+pub fn unique_prefixes(ids: &[String], min: usize) -> Vec<String> {
+    let common = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    ids.iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let before = i.checked_sub(1).map_or(0, |j| common(&ids[j], id));
+            let after = ids.get(i + 1).map_or(0, |next| common(next, id));
+            let len = (before.max(after) + 1).max(min);
+            id.chars().take(len).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_at_a_glance() {
+        assert_eq!(duration(350), "350ms");
+        assert_eq!(duration(4_200), "4.2s");
+        assert_eq!(duration(482_000), "8m 02s");
+        assert_eq!(duration(3 * 3_600_000 + 5 * 60_000), "3h 05m");
+        assert_eq!(duration(2 * 86_400_000 + 4 * 3_600_000), "2d 04h");
+        assert_eq!(duration(-150), "-150ms");
+    }
+
+    #[test]
+    fn counts_round_down_to_one_decimal() {
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1.0k");
+        assert_eq!(count(12_345), "12.3k");
+        assert_eq!(count(123_456), "123k");
+        assert_eq!(count(1_899_999), "1.8M");
+        assert_eq!(count(2_100_000_000), "2.1B");
+        assert_eq!(count(-1_500), "-1.5k");
+    }
+
+    #[test]
+    fn times_ago_and_projects() {
+        let now = 1_800_000_000_000;
+        assert_eq!(ago(now - 5_000, now), "just now");
+        assert_eq!(ago(now - 5 * 60_000, now), "5m ago");
+        assert_eq!(ago(now - 2 * 3_600_000, now), "2h ago");
+        assert_eq!(ago(now - 3 * 86_400_000, now), "3d ago");
+        assert_eq!(ago(now - 40 * 86_400_000, now).len(), "2026-11-30".len());
+        assert_eq!(project("/home/me/cmstore/"), "cmstore");
+        assert_eq!(project(r"C:\src\cmstore"), "cmstore");
+        assert_eq!(project("cmstore"), "cmstore");
+    }
+
+    #[test]
+    fn prefixes_are_unique_and_at_least_the_minimum() {
+        let ids: Vec<String> = ["abcdefgh1111", "abcdefgh1122", "abcdefgx", "b"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            unique_prefixes(&ids, 8),
+            ["abcdefgh111", "abcdefgh112", "abcdefgx", "b"]
+        );
+    }
+}

@@ -1,0 +1,277 @@
+//! Sessions as a person looks for them: the filters every report shares (`--since`, `--until`,
+//! `--agent`, `--project`, `--session`), a session named by a unique prefix of its id, and the
+//! list `cmstore sessions` prints.
+
+use rusqlite::types::Value;
+
+use crate::human;
+use crate::report;
+use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
+
+/// Shortest session id prefix shown (and worth typing back).
+pub const MIN_PREFIX: usize = 8;
+
+/// Which sessions a report covers. Times are epoch milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filters {
+    /// Sessions active at or after this moment (their last event is not older).
+    pub since: Option<i64>,
+    /// Sessions active before this moment (their first event is older).
+    pub until: Option<i64>,
+    /// Sessions of this agent (`claude`, `vscode`, …).
+    pub agent: Option<String>,
+    /// Sessions whose working directory is this project: its last component, or the whole path.
+    pub project: Option<String>,
+    /// This one session (a full id: resolve a prefix with [`resolve`] first).
+    pub session: Option<String>,
+}
+
+impl Filters {
+    /// The SQL conditions over a row with the columns `session_id`, `agent`, `cwd`,
+    /// `first_seen` and `last_seen` (a `sessions` row, or `v_session_summary`), each value bound
+    /// as a parameter, never inlined.
+    pub fn conditions(&self) -> (Vec<&'static str>, Vec<Param>) {
+        let mut wheres = Vec::new();
+        let mut params = Vec::new();
+        let mut bind = |name: &str, value: Value| {
+            params.push(Param {
+                name: name.into(),
+                value,
+            })
+        };
+        if let Some(ms) = self.since {
+            wheres.push("last_seen >= :since");
+            bind("since", Value::Integer(ms));
+        }
+        if let Some(ms) = self.until {
+            wheres.push("first_seen < :until");
+            bind("until", Value::Integer(ms));
+        }
+        if let Some(agent) = &self.agent {
+            wheres.push("agent = :agent");
+            bind("agent", Value::Text(agent.clone()));
+        }
+        if let Some(project) = &self.project {
+            // The last component of cwd, whichever separator, compared exactly (no LIKE: a
+            // project name may hold `_` or `%`); or the whole cwd.
+            wheres.push(
+                "(rtrim(cwd, '/\\') = :project OR (\
+                   substr(rtrim(cwd, '/\\'), -length(:project)) = :project \
+                   AND substr(rtrim(cwd, '/\\'), -length(:project) - 1, 1) IN ('/', '\\')))",
+            );
+            bind("project", Value::Text(project.clone()));
+        }
+        if let Some(id) = &self.session {
+            wheres.push("session_id = :session");
+            bind("session", Value::Text(id.clone()));
+        }
+        (wheres, params)
+    }
+
+    /// [`Filters::conditions`] as a `WHERE …` clause (empty when there are none).
+    pub fn where_clause(&self) -> (String, Vec<Param>) {
+        let (wheres, params) = self.conditions();
+        if wheres.is_empty() {
+            (String::new(), params)
+        } else {
+            (format!("WHERE {}", wheres.join(" AND ")), params)
+        }
+    }
+}
+
+/// A session id prefix that names no session, or more than one.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// No session id starts with it.
+    #[error("no session in the store matches {0:?} (`cmstore sessions` lists them)")]
+    NotFound(String),
+    /// Several do: the first few, and whether there are more.
+    #[error(
+        "{prefix:?} matches {} sessions: {}{}; give more characters",
+        candidates.len(),
+        candidates.join(", "),
+        if *more { ", …" } else { "" }
+    )]
+    Ambiguous {
+        /// What was given.
+        prefix: String,
+        /// Ids it matches (at most [`MAX_CANDIDATES`]).
+        candidates: Vec<String>,
+        /// More ids match than are listed.
+        more: bool,
+    },
+    /// The store could not be read.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+}
+
+/// How many matching ids an ambiguous prefix lists.
+pub const MAX_CANDIDATES: usize = 8;
+
+/// The one session whose id is `given`, or the one whose id starts with it.
+pub fn resolve(db: &ReadOnlyDb, given: &str) -> Result<String, ResolveError> {
+    let param = |v: &str| Param {
+        name: "id".into(),
+        value: Value::Text(v.to_string()),
+    };
+    let exact = report::fetch(
+        db,
+        "SELECT session_id FROM sessions WHERE session_id = :id",
+        &[param(given)],
+    )?;
+    if !exact.1.is_empty() {
+        return Ok(given.to_string());
+    }
+    // A range on the primary key, not LIKE: ids may hold `%` and `_`, and the range uses
+    // the index.
+    let (_, rows) = report::fetch(
+        db,
+        &format!(
+            "SELECT session_id FROM sessions \
+             WHERE session_id > :id AND session_id < :id || char(1114111) \
+               AND substr(session_id, 1, length(:id)) = :id \
+             ORDER BY session_id LIMIT {}",
+            MAX_CANDIDATES + 1
+        ),
+        &[param(given)],
+    )?;
+    let mut ids: Vec<String> = rows.into_iter().filter_map(|r| text(&r[0])).collect();
+    match ids.len() {
+        0 => Err(ResolveError::NotFound(given.to_string())),
+        1 => Ok(ids.remove(0)),
+        n => {
+            ids.truncate(MAX_CANDIDATES);
+            Err(ResolveError::Ambiguous {
+                prefix: given.to_string(),
+                candidates: ids,
+                more: n > MAX_CANDIDATES,
+            })
+        }
+    }
+}
+
+/// Columns of the list, raw (`--wide` and the machine formats).
+pub const LIST_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", duration_ms, \
+     ended, prompts, turns, subagent_turns, tool_uses, tool_failures, delegations, \
+     estimated_tokens, unknown_total, first_seen, last_seen";
+
+/// The statement of the list: sessions newest first (by their last event), filtered.
+pub fn list_sql(filters: &Filters, limit: Option<u64>) -> (String, Vec<Param>) {
+    let (filter, params) = filters.where_clause();
+    let limit = limit.map_or(String::new(), |n| format!("\nLIMIT {n}"));
+    (
+        format!(
+            "SELECT {LIST_COLUMNS}\nFROM v_session_summary {filter}\n\
+             ORDER BY last_seen DESC, session_id{limit}"
+        ),
+        params,
+    )
+}
+
+/// Every session id in the store, sorted: what the shortest unique prefixes are measured
+/// against.
+pub fn all_ids(db: &ReadOnlyDb) -> Result<Vec<String>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT session_id FROM sessions ORDER BY session_id",
+        &[],
+    )?;
+    Ok(rows.into_iter().filter_map(|r| text(&r[0])).collect())
+}
+
+/// The readable rows of the list (`columns`/`rows` as [`list_sql`] gave them): session as a
+/// unique prefix, project, when, how long, and the counts.
+pub fn readable(
+    columns: &[String],
+    rows: &[Vec<Value>],
+    all_ids: &[String],
+    now_ms: i64,
+) -> (Vec<String>, Vec<Vec<Value>>) {
+    let prefixes = human::unique_prefixes(all_ids, MIN_PREFIX);
+    let short = |id: &str| match all_ids.binary_search_by(|probe| probe.as_str().cmp(id)) {
+        Ok(i) => prefixes[i].clone(),
+        Err(_) => id.to_string(),
+    };
+    let col = |name: &str| columns.iter().position(|c| c == name);
+    let [id, agent, model, cwd, duration, prompts, turns, tools, failed, last] = [
+        "session_id",
+        "agent",
+        "model",
+        "cwd",
+        "duration_ms",
+        "prompts",
+        "turns",
+        "tool_uses",
+        "tool_failures",
+        "last_seen",
+    ]
+    .map(col);
+    let get = |row: &[Value], i: Option<usize>| i.and_then(|i| row.get(i)).cloned();
+    let names = [
+        "session", "agent", "project", "last", "lasted", "prompts", "turns", "tools", "failed",
+        "model",
+    ];
+    let out = rows
+        .iter()
+        .map(|row| {
+            let t = |i| get(row, i).as_ref().and_then(text).unwrap_or_default();
+            let n = |i| get(row, i).as_ref().and_then(integer);
+            vec![
+                Value::Text(short(&t(id))),
+                Value::Text(t(agent)),
+                Value::Text(human::project(&t(cwd)).to_string()),
+                Value::Text(n(last).map_or(String::new(), |ms| human::ago(ms, now_ms))),
+                Value::Text(n(duration).map_or(String::new(), human::duration)),
+                n(prompts).map_or(Value::Null, Value::Integer),
+                n(turns).map_or(Value::Null, Value::Integer),
+                n(tools).map_or(Value::Null, Value::Integer),
+                n(failed).map_or(Value::Null, Value::Integer),
+                Value::Text(t(model)),
+            ]
+        })
+        .collect();
+    (names.iter().map(|s| s.to_string()).collect(), out)
+}
+
+/// Columns of the readable list that may be cut to fit a narrow terminal; the id prefix and
+/// the figures never are.
+pub const READABLE_CUTTABLE: &[&str] = &["project", "model", "agent"];
+
+/// The text of a value, if it is text.
+pub fn text(value: &Value) -> Option<String> {
+    match value {
+        Value::Text(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// The integer of a value, if it is one.
+pub fn integer(value: &Value) -> Option<i64> {
+    match value {
+        Value::Integer(i) => Some(*i),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_filter_is_bound_never_inlined() {
+        let f = Filters {
+            since: Some(1),
+            until: Some(2),
+            agent: Some("claude'; drop".into()),
+            project: Some("a_b%".into()),
+            session: Some("s".into()),
+        };
+        let (clause, params) = f.where_clause();
+        assert!(
+            !clause.contains("drop") && !clause.contains("a_b%"),
+            "{clause}"
+        );
+        assert_eq!(params.len(), 5);
+        assert_eq!(Filters::default().where_clause().0, "");
+    }
+}

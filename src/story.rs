@@ -1,0 +1,488 @@
+//! One session's story, in order: what `cmstore show` prints.
+//!
+//! Read from the store in four statements (the session, its prompts and other events, its
+//! tool calls with the gate's findings, its turns) and merged by time into [`Item`]s. The
+//! prompt a person typed is shown where they typed it (its `UserPromptSubmit`); a turn's answer
+//! where the turn ended, with the turn's own prompt in front only when no prompt event shows
+//! it (a harvested VS Code turn, a session whose prompt hook was off).
+
+use rusqlite::types::Value;
+use serde::Serialize;
+
+use crate::human;
+use crate::report;
+use crate::sessions::{integer, text};
+use crate::shorten::cut_text;
+use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
+
+/// Characters of a prompt or an answer shown without `--full`.
+pub const SHORT_TEXT: usize = 240;
+
+/// Characters of a tool input shown without `--full`: the call's line keeps room for its
+/// outcome.
+pub const SHORT_INPUT: usize = 100;
+
+/// The session's figures, as the header shows them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Head {
+    /// The full id.
+    pub session_id: String,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub cwd: Option<String>,
+    /// First and last event, epoch ms.
+    pub first_seen: i64,
+    pub last_seen: i64,
+    /// A SessionEnd was recorded.
+    pub ended: bool,
+    pub prompts: i64,
+    pub turns: i64,
+    pub subagent_turns: i64,
+    pub tool_uses: i64,
+    pub tool_failures: i64,
+    /// vstack's payload-size estimate (bytes / 4), not the model's usage.
+    pub estimated_tokens: i64,
+}
+
+/// One thing that happened in the session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Item {
+    /// The session started (`source`: startup, resume, clear, compact…).
+    Start { ts: i64, source: Option<String> },
+    /// A person's prompt.
+    Prompt { ts: i64, text: String },
+    /// A tool call, with what the safety gate said of it.
+    ToolCall {
+        ts: i64,
+        tool: String,
+        input: Option<String>,
+        duration_ms: Option<i64>,
+        /// succeeded, failed, denied, refused, abandoned; `None` while in flight.
+        outcome: Option<String>,
+        /// The safety rules that matched.
+        risk: Option<String>,
+        /// The gate's decision on a finding: allow or deny.
+        decision: Option<String>,
+        /// The agent a delegation went to.
+        delegated_to: Option<String>,
+    },
+    /// The end of a turn: its answer (and its prompt, when no prompt event showed it).
+    Answer {
+        ts: i64,
+        prompt: Option<String>,
+        text: String,
+        model: Option<String>,
+        /// A subagent's turn, not the main conversation's.
+        subagent: bool,
+        /// Harvested from the transcript rather than reported by a Stop.
+        harvested: bool,
+    },
+    /// The conversation was compacted.
+    Compaction { ts: i64, trigger: Option<String> },
+    /// The session ended.
+    End { ts: i64, reason: Option<String> },
+}
+
+impl Item {
+    /// When it happened (epoch ms).
+    pub fn ts(&self) -> i64 {
+        match self {
+            Item::Start { ts, .. }
+            | Item::Prompt { ts, .. }
+            | Item::ToolCall { ts, .. }
+            | Item::Answer { ts, .. }
+            | Item::Compaction { ts, .. }
+            | Item::End { ts, .. } => *ts,
+        }
+    }
+
+    /// Ties at one millisecond: the start first, the end last, a prompt before the calls it
+    /// caused and the answer after them.
+    fn rank(&self) -> u8 {
+        match self {
+            Item::Start { .. } => 0,
+            Item::Prompt { .. } => 1,
+            Item::ToolCall { .. } => 2,
+            Item::Compaction { .. } => 3,
+            Item::Answer { .. } => 4,
+            Item::End { .. } => 5,
+        }
+    }
+}
+
+/// A session's story.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Story {
+    pub session: Head,
+    pub items: Vec<Item>,
+}
+
+/// Reads the story of `session_id` (a full id). `Ok(None)` when the store has no such session.
+pub fn load(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Story>, QueryError> {
+    let Some(session) = head(db, session_id)? else {
+        return Ok(None);
+    };
+    let mut items = events(db, session_id)?;
+    items.extend(tool_calls(db, session_id)?);
+    items.extend(answers(db, session_id)?);
+    items.sort_by_key(|item| (item.ts(), item.rank()));
+    drop_shown_prompts(&mut items);
+    Ok(Some(Story { session, items }))
+}
+
+fn bind(session_id: &str) -> [Param; 1] {
+    [Param {
+        name: "session".into(),
+        value: Value::Text(session_id.to_string()),
+    }]
+}
+
+fn head(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Head>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT session_id, agent, model, cwd, first_seen, last_seen, ended, prompts, turns, \
+         subagent_turns, tool_uses, tool_failures, estimated_tokens \
+         FROM v_session_summary WHERE session_id = :session",
+        &bind(session_id),
+    )?;
+    Ok(rows.first().map(|r| {
+        let n = |i: usize| integer(&r[i]).unwrap_or(0);
+        Head {
+            session_id: text(&r[0]).unwrap_or_default(),
+            agent: text(&r[1]),
+            model: text(&r[2]),
+            cwd: text(&r[3]),
+            first_seen: n(4),
+            last_seen: n(5),
+            ended: n(6) != 0,
+            prompts: n(7),
+            turns: n(8),
+            subagent_turns: n(9),
+            tool_uses: n(10),
+            tool_failures: n(11),
+            estimated_tokens: n(12),
+        }
+    }))
+}
+
+/// Prompts, starts, ends and compactions.
+fn events(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT ts, hook_type, prompt, json_extract(entry, '$.source'), \
+                json_extract(entry, '$.reason'), json_extract(entry, '$.trigger') \
+         FROM events WHERE session_id = :session \
+           AND hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact') \
+         ORDER BY ts, seq",
+        &bind(session_id),
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let ts = integer(&r[0])?;
+            Some(match text(&r[1])?.as_str() {
+                "UserPromptSubmit" => Item::Prompt {
+                    ts,
+                    text: text(&r[2]).unwrap_or_default(),
+                },
+                "SessionStart" => Item::Start {
+                    ts,
+                    source: text(&r[3]),
+                },
+                "SessionEnd" => Item::End {
+                    ts,
+                    reason: text(&r[4]),
+                },
+                _ => Item::Compaction {
+                    ts,
+                    trigger: text(&r[5]),
+                },
+            })
+        })
+        .collect())
+}
+
+/// Tool calls, with the input and the gate's finding from the PreToolUse line (else the
+/// PostToolUse's input).
+fn tool_calls(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT coalesce(c.start_ts, c.end_ts), coalesce(c.tool_name, '?'), \
+                coalesce(json_extract(pre.entry, '$.toolInput'), \
+                         json_extract(post.entry, '$.toolInput')), \
+                c.duration_ms, c.outcome, json_extract(pre.entry, '$.risk'), \
+                json_extract(pre.entry, '$.decision'), pre.delegated_agent \
+         FROM tool_calls c \
+         LEFT JOIN events pre ON pre.id = c.pre_event_id \
+         LEFT JOIN events post ON post.id = c.post_event_id \
+         WHERE c.session_id = :session",
+        &bind(session_id),
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            Some(Item::ToolCall {
+                ts: integer(&r[0])?,
+                tool: text(&r[1]).unwrap_or_default(),
+                input: input_text(&r[2]),
+                duration_ms: integer(&r[3]),
+                outcome: text(&r[4]),
+                risk: text(&r[5]),
+                decision: text(&r[6]),
+                delegated_to: text(&r[7]),
+            })
+        })
+        .collect())
+}
+
+/// A tool input as one line: a shell command as it is, anything else as its compact JSON.
+fn input_text(value: &Value) -> Option<String> {
+    let raw = text(value)?;
+    let parsed: Option<serde_json::Value> = serde_json::from_str(&raw).ok();
+    let command = parsed.as_ref().and_then(|v| {
+        ["command", "file_path", "path", "pattern", "url", "prompt"]
+            .iter()
+            .find_map(|k| v.get(*k).and_then(|c| c.as_str()).map(str::to_string))
+    });
+    Some(command.unwrap_or(raw))
+}
+
+/// Turn ends.
+fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT ts, prompt, response, model, hook_type = 'SubagentStop', synthetic \
+         FROM turns WHERE session_id = :session",
+        &bind(session_id),
+    )?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            Some(Item::Answer {
+                ts: integer(&r[0])?,
+                prompt: text(&r[1]).filter(|p| !p.trim().is_empty()),
+                text: text(&r[2]).unwrap_or_default(),
+                model: text(&r[3]),
+                subagent: integer(&r[4]) == Some(1),
+                harvested: integer(&r[5]) == Some(1),
+            })
+        })
+        .collect())
+}
+
+/// Takes a main turn's prompt off its answer when the prompt event just before it says the
+/// same: the story shows each prompt once, where it was typed.
+fn drop_shown_prompts(items: &mut [Item]) {
+    let mut last_prompt: Option<String> = None;
+    for item in items.iter_mut() {
+        match item {
+            Item::Prompt { text, .. } => last_prompt = Some(text.trim().to_string()),
+            Item::Answer {
+                prompt,
+                subagent: false,
+                ..
+            } => {
+                let shown = last_prompt.take();
+                if prompt.as_deref().map(str::trim) == shown.as_deref() {
+                    *prompt = None;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// How the text view is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextOptions {
+    /// Whole texts, not [`SHORT_TEXT`] characters.
+    pub full: bool,
+    /// Now (epoch ms), for "2h ago".
+    pub now_ms: i64,
+}
+
+impl Story {
+    /// The story as text for a person: a header, then one line (or block) per item.
+    pub fn to_text(&self, options: TextOptions) -> String {
+        let mut out = self.header(options.now_ms);
+        out.push('\n');
+        for item in &self.items {
+            out.push_str(&line(item, options.full));
+        }
+        out
+    }
+
+    fn header(&self, now_ms: i64) -> String {
+        let s = &self.session;
+        let mut about = vec![s.agent.clone().unwrap_or_else(|| "?".into())];
+        about.extend(s.model.clone());
+        if let Some(cwd) = &s.cwd {
+            about.push(format!("{} ({cwd})", human::project(cwd)));
+        }
+        let calls = self
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolCall { outcome, .. } => Some(outcome.as_deref()),
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        let of = |o: &str| calls.iter().filter(|c| **c == Some(o)).count();
+        let mut tally = vec![plural(calls.len() as i64, "tool call")];
+        for outcome in ["failed", "denied", "refused", "abandoned"] {
+            if of(outcome) > 0 {
+                tally.push(format!("{} {outcome}", of(outcome)));
+            }
+        }
+        let subagents = if s.subagent_turns > 0 {
+            format!(" + {} subagent", s.subagent_turns)
+        } else {
+            String::new()
+        };
+        format!(
+            "session {}\n{}\nstarted {}{}, {} {}\n{} · {}{subagents} · {}\n",
+            s.session_id,
+            about.join(" · "),
+            human::local_time(s.first_seen),
+            match human::ago(s.first_seen, now_ms) {
+                // Past a month `ago` is the date, which the time already says.
+                ago if ago.ends_with("ago") || ago == "just now" => format!(" ({ago})"),
+                _ => String::new(),
+            },
+            if s.ended { "lasted" } else { "active for" },
+            human::duration(s.last_seen - s.first_seen),
+            plural(s.prompts, "prompt"),
+            plural(s.turns, "turn"),
+            tally.join(", "),
+        )
+    }
+}
+
+/// `1 prompt`, `2 prompts`.
+fn plural(n: i64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// One item as text: the local time, a label, the text.
+fn line(item: &Item, full: bool) -> String {
+    let cut = |t: &str, max: usize| -> String {
+        if full {
+            return t.trim().to_string();
+        }
+        let one_line = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        cut_text(&one_line, max)
+    };
+    let short = |t: &str| cut(t, SHORT_TEXT);
+    let at = human::clock(item.ts());
+    match item {
+        Item::Start { source, .. } => format!(
+            "{at}  start    {}\n",
+            source.as_deref().unwrap_or("session started")
+        ),
+        Item::Prompt { text, .. } => format!("{at}  prompt   {}\n", short(text)),
+        Item::ToolCall {
+            tool,
+            input,
+            duration_ms,
+            outcome,
+            risk,
+            decision,
+            delegated_to,
+            ..
+        } => {
+            let mut parts = vec![tool.clone()];
+            if let Some(agent) = delegated_to {
+                parts.push(format!("-> {agent}"));
+            }
+            parts.extend(input.as_deref().map(|i| cut(i, SHORT_INPUT)));
+            let mut tail = vec![outcome.clone().unwrap_or_else(|| "in flight".into())];
+            tail.extend(duration_ms.map(human::duration));
+            if let Some(risk) = risk {
+                tail.push(format!(
+                    "gate: {risk} ({})",
+                    decision.as_deref().unwrap_or("?")
+                ));
+            }
+            format!(
+                "{at}  tool     {}  [{}]\n",
+                parts.join("  "),
+                tail.join(", ")
+            )
+        }
+        Item::Answer {
+            prompt,
+            text,
+            subagent,
+            harvested,
+            ..
+        } => {
+            let label = if *subagent { "subagent" } else { "answer  " };
+            let mut out = String::new();
+            if let Some(p) = prompt {
+                out.push_str(&format!("{at}  prompt   {}\n", short(p)));
+            }
+            let note = if *harvested {
+                "  (from the transcript)"
+            } else {
+                ""
+            };
+            out.push_str(&format!("{at}  {label} {}{note}\n", short(text)));
+            out
+        }
+        Item::Compaction { trigger, .. } => format!(
+            "{at}  compact  {}\n",
+            trigger.as_deref().unwrap_or("conversation compacted")
+        ),
+        Item::End { reason, .. } => {
+            format!(
+                "{at}  end      {}\n",
+                reason.as_deref().unwrap_or("session ended")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_is_shown_once_where_it_was_typed() {
+        let mut items = vec![
+            Item::Prompt {
+                ts: 1,
+                text: "fix it".into(),
+            },
+            Item::Answer {
+                ts: 5,
+                prompt: Some("fix it".into()),
+                text: "done".into(),
+                model: None,
+                subagent: false,
+                harvested: false,
+            },
+            Item::Answer {
+                ts: 9,
+                prompt: Some("harvested prompt".into()),
+                text: "ok".into(),
+                model: None,
+                subagent: false,
+                harvested: true,
+            },
+        ];
+        drop_shown_prompts(&mut items);
+        assert!(matches!(&items[1], Item::Answer { prompt: None, .. }));
+        assert!(
+            matches!(&items[2], Item::Answer { prompt: Some(p), .. } if p == "harvested prompt")
+        );
+    }
+
+    #[test]
+    fn a_tool_input_reads_as_its_command() {
+        let v = Value::Text(r#"{"command":"cargo test","description":"x"}"#.into());
+        assert_eq!(input_text(&v).as_deref(), Some("cargo test"));
+        let v = Value::Text(r#"{"a":1}"#.into());
+        assert_eq!(input_text(&v).as_deref(), Some(r#"{"a":1}"#));
+    }
+}

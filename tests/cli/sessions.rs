@@ -1,0 +1,263 @@
+//! `cmstore sessions` and `cmstore show`: the readable list, prefixes, filters and a session's
+//! story.
+
+use serde_json::Value;
+
+use crate::common::{entry, TestEnv};
+
+/// 2026-01-05T10:00:00Z: old enough that "ago" prints a date, so snapshots stay fixed.
+const T0: i64 = 1_767_607_200_000;
+const MIN: i64 = 60_000;
+
+/// Three sessions: two whose ids share eleven characters, in two projects, two agents.
+fn store() -> TestEnv {
+    let env = TestEnv::new();
+    let mut lines = Vec::new();
+    let mut at = |hook: &str,
+                  session: &str,
+                  minute: i64,
+                  edit: &dyn Fn(&mut cmstore::queue_line::QueueEntry)| {
+        let mut e = entry(hook, session);
+        e.timestamp = T0 + minute * MIN;
+        e.cwd = Some(if session.starts_with("aaaa") {
+            "/home/dev/cmstore".into()
+        } else {
+            "C:\\src\\webapp\\".into()
+        });
+        edit(&mut e);
+        lines.push(e.to_line());
+    };
+    let none = |_: &mut cmstore::queue_line::QueueEntry| {};
+    let story = "aaaaaaaa-1111-4000-8000-000000000001";
+    at("SessionStart", story, 0, &|e| {
+        e.model = Some("claude-sonnet-4-5".into());
+        e.source = Some("startup".into());
+    });
+    at("UserPromptSubmit", story, 1, &|e| {
+        e.prompt = Some("Fix the failing parser test".into())
+    });
+    at("PreToolUse", story, 2, &|e| {
+        e.tool_call_id = Some("c1".into());
+        e.tool_input = Some(r#"{"command":"cargo test parser"}"#.into());
+    });
+    at("PostToolUseFailure", story, 3, &|e| {
+        e.tool_call_id = Some("c1".into());
+        e.duration_ms = Some(2_100);
+    });
+    at("PreToolUse", story, 4, &|e| {
+        e.tool_call_id = Some("c2".into());
+        e.tool_input = Some(r#"{"command":"rm -rf /"}"#.into());
+        e.risk = Some("rm-rf-root".into());
+        e.decision = Some("deny".into());
+    });
+    at("PreToolUse", story, 5, &|e| {
+        e.tool_call_id = Some("c3".into());
+        e.tool_name = Some("Edit".into());
+        e.tool_input =
+            Some(r#"{"file_path":"src/parser.rs","old_string":"a","new_string":"b"}"#.into());
+    });
+    at("PostToolUse", story, 6, &|e| {
+        e.tool_call_id = Some("c3".into());
+        e.tool_name = Some("Edit".into());
+        e.duration_ms = Some(40);
+    });
+    at("SubagentStop", story, 7, &|e| {
+        e.turn_id = Some("sub1".into());
+        e.prompt = Some("Find the parser tests".into());
+        e.response = Some("Three tests in tests/parser.rs.".into());
+    });
+    at("Stop", story, 8, &|e| {
+        e.turn_id = Some("t1".into());
+        e.prompt = Some("Fix the failing parser test".into());
+        e.response = Some("Fixed: the parser now accepts a trailing comma.".into());
+    });
+    at("PreCompact", story, 9, &|e| {
+        e.trigger = Some("manual".into())
+    });
+    at("SessionEnd", story, 10, &|e| {
+        e.reason = Some("prompt_input_exit".into())
+    });
+    at(
+        "UserPromptSubmit",
+        "aaaaaaaa-1112-4000-8000-000000000002",
+        60,
+        &none,
+    );
+    for minute in [120, 125] {
+        at(
+            "UserPromptSubmit",
+            "bbbbbbbb-2222-4000-8000-000000000003",
+            minute,
+            &|e| {
+                e.agent = Some("vscode".into());
+            },
+        );
+    }
+    env.append(&lines);
+    env.ingest_once();
+    env
+}
+
+fn run(env: &TestEnv, args: &[&str]) -> String {
+    let out = env
+        .cmd()
+        .env("TZ", "UTC")
+        .env("COLUMNS", "100")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_session_list_reads_at_a_glance_and_its_prefixes_are_unique() {
+    let env = store();
+    let table = run(&env, &["sessions", "--format", "table"]);
+    insta::assert_snapshot!("sessions_table", table);
+    for line in table.lines() {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+    // Every prefix the table shows is one `show` accepts.
+    for prefix in ["aaaaaaaa-1111", "aaaaaaaa-1112", "bbbbbbbb"] {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{prefix} "))),
+            "{prefix}\n{table}"
+        );
+        assert!(run(&env, &["show", prefix, "--format", "json"]).contains("\"items\""));
+    }
+}
+
+#[test]
+fn filters_narrow_the_list_and_machine_formats_keep_raw_values() {
+    let env = store();
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["sessions", "--format", "json"];
+        all.extend_from_slice(args);
+        let rows: Vec<Value> = serde_json::from_str(&run(&env, &all)).unwrap();
+        rows.iter()
+            .map(|r| r["session_id"].as_str().unwrap()[..13].to_string())
+            .collect()
+    };
+    assert_eq!(
+        ids(&[]),
+        ["bbbbbbbb-2222", "aaaaaaaa-1112", "aaaaaaaa-1111"]
+    );
+    assert_eq!(ids(&["--agent", "vscode"]), ["bbbbbbbb-2222"]);
+    assert_eq!(ids(&["--project", "webapp"]), ["bbbbbbbb-2222"]);
+    assert_eq!(ids(&["--project", "/home/dev/cmstore"]).len(), 2);
+    assert!(
+        ids(&["--project", "cms"]).is_empty(),
+        "a whole component, not a substring"
+    );
+    assert_eq!(
+        ids(&["--since", "2026-01-05T11:00", "--until", "2026-01-05T11:30"]),
+        ["aaaaaaaa-1112"]
+    );
+    assert_eq!(ids(&["--limit", "1"]), ["bbbbbbbb-2222"]);
+    let rows: Vec<Value> =
+        serde_json::from_str(&run(&env, &["sessions", "--format", "json"])).unwrap();
+    assert_eq!(rows[0]["duration_ms"], 5 * MIN);
+    assert_eq!(
+        rows[0]["session_id"],
+        "bbbbbbbb-2222-4000-8000-000000000003"
+    );
+    let wide = run(&env, &["sessions", "--format", "table", "--wide"]);
+    assert!(
+        wide.contains("unknown_total") || wide.contains("unknown_"),
+        "{wide}"
+    );
+}
+
+#[test]
+fn a_bad_time_or_an_unknown_or_ambiguous_prefix_is_one_clear_error() {
+    let env = store();
+    let fail = |args: &[&str]| -> String {
+        let out = env.cmd().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        assert!(out.stdout.is_empty());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = fail(&["sessions", "--since", "yesterday"]);
+    assert!(err.contains("--since") && err.contains("90m"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = fail(&["show", "aaaaaaaa"]);
+    assert!(
+        err.contains("matches 2 sessions")
+            && err.contains("aaaaaaaa-1111-4000-8000-000000000001")
+            && err.contains("aaaaaaaa-1112-4000-8000-000000000002"),
+        "{err}"
+    );
+    let err = fail(&["show", "cccc"]);
+    assert!(
+        err.contains("no session in the store matches \"cccc\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn show_tells_a_session_in_order() {
+    let env = store();
+    let text = run(&env, &["show", "aaaaaaaa-1111"]);
+    insta::assert_snapshot!("show_text", text);
+    let json: Value =
+        serde_json::from_str(&run(&env, &["show", "aaaaaaaa-1111", "--format", "json"])).unwrap();
+    let kinds: Vec<&str> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "start",
+            "prompt",
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "answer",
+            "answer",
+            "compaction",
+            "end"
+        ]
+    );
+    assert_eq!(json["items"][3]["outcome"], "denied");
+    assert_eq!(json["items"][3]["decision"], "deny");
+    assert_eq!(json["items"][2]["duration_ms"], 2_100);
+    assert_eq!(
+        json["session"]["session_id"],
+        "aaaaaaaa-1111-4000-8000-000000000001"
+    );
+}
+
+#[test]
+fn show_shortens_unless_full_and_never_pages_into_a_pipe() {
+    let env = TestEnv::new();
+    let mut e = entry("Stop", "long-session");
+    e.timestamp = T0;
+    e.turn_id = Some("t".into());
+    e.prompt = Some("p".into());
+    e.response = Some(format!("{} END", "word ".repeat(200)));
+    env.append(&[e.to_line()]);
+    env.ingest_once();
+    let marker = env.dir.path().join("pager-ran");
+    let pager = format!("touch {}", marker.display());
+    let out = env
+        .cmd()
+        .env("PAGER", &pager)
+        .args(["show", "long-session"])
+        .output()
+        .unwrap();
+    let short = String::from_utf8(out.stdout).unwrap();
+    assert!(!short.contains("END") && short.contains('…'), "{short}");
+    assert!(!marker.exists(), "stdout is a pipe: no pager");
+    let full = run(&env, &["show", "long-session", "--full"]);
+    assert!(full.contains("END"), "{full}");
+}
