@@ -733,6 +733,42 @@ mod tests {
     }
 
     #[test]
+    fn errors_of_both_forms_and_producers_old_and_new_are_read() {
+        let old = br#"{"hookType":"PostToolUseFailure","origin":"cmstore","error":"Exit code 3"}"#;
+        let row = parse_line(old, 0).unwrap();
+        assert_eq!(row.error.as_deref(), Some("Exit code 3"));
+        assert_eq!(
+            row.producer.as_deref(),
+            Some("cmstore"),
+            "an older cmstore line"
+        );
+        let new = br#"{"hookType":"PostToolUseFailure","origin":"claude-code-plugin","producer":"cmstore","error":{"name":"E","message":"Exit code 3","stack":null}}"#;
+        let row = parse_line(new, 0).unwrap();
+        assert_eq!(row.error.as_deref(), Some("Exit code 3"));
+        assert_eq!(row.origin.as_deref(), Some("claude-code-plugin"));
+        assert_eq!(row.producer.as_deref(), Some("cmstore"));
+        let ext =
+            br#"{"hookType":"ErrorOccurred","origin":"copilot-cli-plugin","error":{"name":"E"}}"#;
+        let row = parse_line(ext, 0).unwrap();
+        assert_eq!((row.error, row.producer), (None, None));
+        let dup = br#"{"hookType":"Stop","hookType":"Stop","error":{"message":"m"},"producer":"cmstore"}"#;
+        let row = parse_line(dup, 0).unwrap();
+        assert_eq!(row.error.as_deref(), Some("m"), "the slow path too");
+    }
+
+    #[test]
+    fn a_post_tool_use_with_a_failing_exit_code_reports_a_failure() {
+        fn row(line: &str) -> EventRow<'_> {
+            parse_line(line.as_bytes(), 0).unwrap()
+        }
+        assert!(row(r#"{"hookType":"PostToolUse","exitCode":3}"#).reports_tool_failure());
+        assert!(row(r#"{"hookType":"PostToolUse","toolFailed":true}"#).reports_tool_failure());
+        assert!(!row(r#"{"hookType":"PostToolUse","exitCode":0}"#).reports_tool_failure());
+        assert!(!row(r#"{"hookType":"PreToolUse","exitCode":3}"#).reports_tool_failure());
+        assert!(row(r#"{"hookType":"PostToolUseFailure"}"#).reports_tool_failure());
+    }
+
+    #[test]
     fn rejects_say_why() {
         assert_eq!(parse_line(b"{nope", 0), Err(RejectReason::InvalidJson));
         assert_eq!(parse_line(b"", 0), Err(RejectReason::InvalidJson));

@@ -112,6 +112,11 @@ pub fn sniff_agent(p: &Payload) -> Agent {
         .str_any(&["transcript_path", "transcriptPath"])
         .unwrap_or_default()
         .replace('\\', "/");
+    // Gemini CLI's lifecycle events (SessionStart, SessionEnd, Notification) share their names
+    // with other agents; its transcript lives under `~/.gemini/`.
+    if transcript.contains("/.gemini/") {
+        return Agent::Gemini;
+    }
     if transcript.contains("GitHub.copilot-chat") || p.has_any(&["hookEventName"]) {
         return Agent::Vscode;
     }
@@ -414,6 +419,10 @@ mod tests {
             ),
             (
                 r#"{"session_id":"s","hook_event_name":"BeforeTool","timestamp":"2026-01-01T00:00:00Z"}"#,
+                Agent::Gemini,
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"SessionEnd","timestamp":"2026-01-01T00:00:00Z","transcript_path":"/home/u/.gemini/tmp/p/chats/session-1.json"}"#,
                 Agent::Gemini,
             ),
             (
