@@ -457,7 +457,7 @@ mod tests {
         assert_eq!(doc["hooks"]["Stop"][0], before["hooks"]["Stop"][0]);
         assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 2);
         let mut doc = doc;
-        assert_eq!(uninstall(&mut doc, Agent::Claude).unwrap(), 12);
+        assert_eq!(uninstall(&mut doc, Agent::Claude).unwrap(), 15);
         assert_eq!(doc, before);
     }
 
@@ -474,7 +474,7 @@ mod tests {
         for agent in Agent::ALL {
             let e = expected(agent);
             let mut doc = installed(agent, json!({}));
-            let text = doc.to_string().replace("hooks-v1", "hooks-v0");
+            let text = doc.to_string().replace("hooks-v2", "hooks-v0");
             doc = serde_json::from_str(&text).unwrap();
             let st = status(&doc, &e).unwrap();
             assert_eq!(st.state, State::Outdated, "{agent:?}");
@@ -525,7 +525,7 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .push(json!({"type": "command", "command": "mine"}));
-        let text = doc.to_string().replace("hooks-v1", "hooks-v0");
+        let text = doc.to_string().replace("hooks-v2", "hooks-v0");
         let mut doc: Value = serde_json::from_str(&text).unwrap();
         install(&mut doc, &e).unwrap();
         let stop = doc["hooks"]["Stop"][0]["hooks"].as_array().unwrap();

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 /// The hook-token version the embedded templates carry.
-pub const CURRENT_VERSION: u32 = 1;
+pub const CURRENT_VERSION: u32 = 2;
 
 /// An agent whose hook configuration cmstore can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -297,9 +297,9 @@ mod tests {
     #[test]
     fn templates_changed_without_bumping_the_token() {
         let pinned = [
-            (Agent::Claude, 1, 15_387_197_277_179_277_158),
-            (Agent::Vscode, 1, 4_583_516_877_037_152_662),
-            (Agent::Copilot, 1, 16_029_580_789_677_280_724u64),
+            (Agent::Claude, 2, 5_925_779_114_703_992_345),
+            (Agent::Vscode, 2, 13_406_426_344_729_095_970),
+            (Agent::Copilot, 2, 12_008_408_850_149_266_530u64),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(

@@ -122,7 +122,9 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
     if config.log_level == LogLevel::Verbose {
         entry.payload = readable.map(Payload::to_value);
     }
-    let hook_type = event.as_deref().and_then(HookType::from_event_name);
+    // The entry's type, not the event name's: a payload can refine it (Gemini's automatic
+    // PreCompress is only a check, and reads no transcript).
+    let hook_type = HookType::from_canonical(&entry.hook_type);
     let deny = match hook_type {
         Some(HookType::PreToolUse) => {
             gate::check(config, agent, event.as_deref(), readable, &mut entry, log)

@@ -19,8 +19,14 @@ pub use row::{
 /// Version written in the `v` field of every line cmstore produces.
 pub const QUEUE_FORMAT_VERSION: u32 = 1;
 
-/// Value of `origin` on lines cmstore writes.
-pub const ORIGIN: &str = "cmstore";
+/// Value of `producer` on lines cmstore writes, and of `origin` on the lines versions before
+/// 0.4 wrote (they named cmstore as the origin; `origin` now names the agent's session origin
+/// as the ContextManager extension knows it, see [`crate::wire::Agent::origin`]).
+pub const PRODUCER: &str = "cmstore";
+
+/// The session origin the ContextManager extension falls back to for an agent it has no
+/// origin of its own for (Codex, Gemini CLI, Cursor).
+pub const UNKNOWN_ORIGIN: &str = "unknown";
 
 /// The canonical hook types, PascalCase as ContextManager spells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,11 +44,33 @@ pub enum HookType {
     ErrorOccurred,
     Notification,
     PermissionRequest,
+    /// Claude Code's auto-mode classifier refused a tool call (`PermissionDenied`).
+    PermissionDenied,
+    /// Claude Code: every parallel tool call of a batch resolved (`PostToolBatch`).
+    PostToolBatch,
+    /// Claude Code: assistant text was displayed (`MessageDisplay`).
+    MessageDisplay,
+    /// After a compaction (Claude Code, Codex: `PostCompact`).
+    PostCompact,
+    /// A turn ended on an API error (Claude Code, Codex: `StopFailure`).
+    StopFailure,
+    /// The user interrupted a turn (Codex: `Interrupt`).
+    Interrupt,
+    /// A request is about to go to the model (Gemini CLI: `BeforeModel`).
+    ModelRequest,
+    /// A response (or a streamed chunk of one) came back from the model (Gemini CLI:
+    /// `AfterModel`).
+    ModelResponse,
+    /// The model is about to choose among the tools (Gemini CLI: `BeforeToolSelection`).
+    ToolSelection,
+    /// The agent considered compacting and may have compacted nothing (Gemini CLI: an automatic
+    /// `PreCompress`, which fires before the size check decides whether to compress).
+    CompactionCheck,
 }
 
 impl HookType {
     /// Every canonical type.
-    pub const ALL: [HookType; 13] = [
+    pub const ALL: [HookType; 23] = [
         HookType::SessionStart,
         HookType::SessionEnd,
         HookType::UserPromptSubmit,
@@ -56,6 +84,16 @@ impl HookType {
         HookType::ErrorOccurred,
         HookType::Notification,
         HookType::PermissionRequest,
+        HookType::PermissionDenied,
+        HookType::PostToolBatch,
+        HookType::MessageDisplay,
+        HookType::PostCompact,
+        HookType::StopFailure,
+        HookType::Interrupt,
+        HookType::ModelRequest,
+        HookType::ModelResponse,
+        HookType::ToolSelection,
+        HookType::CompactionCheck,
     ];
 
     /// The canonical spelling.
@@ -74,7 +112,22 @@ impl HookType {
             HookType::ErrorOccurred => "ErrorOccurred",
             HookType::Notification => "Notification",
             HookType::PermissionRequest => "PermissionRequest",
+            HookType::PermissionDenied => "PermissionDenied",
+            HookType::PostToolBatch => "PostToolBatch",
+            HookType::MessageDisplay => "MessageDisplay",
+            HookType::PostCompact => "PostCompact",
+            HookType::StopFailure => "StopFailure",
+            HookType::Interrupt => "Interrupt",
+            HookType::ModelRequest => "ModelRequest",
+            HookType::ModelResponse => "ModelResponse",
+            HookType::ToolSelection => "ToolSelection",
+            HookType::CompactionCheck => "CompactionCheck",
         }
+    }
+
+    /// The canonical type spelled exactly `name` (a queue line's `hookType`), if any.
+    pub fn from_canonical(name: &str) -> Option<HookType> {
+        HookType::ALL.iter().copied().find(|t| t.as_str() == name)
     }
 
     /// Maps an event name from any agent onto a canonical type, or `None` when it has none.
@@ -99,6 +152,9 @@ impl HookType {
             "beforetool" => HookType::PreToolUse,
             "aftertool" => HookType::PostToolUse,
             "precompress" => HookType::PreCompact,
+            "beforemodel" => HookType::ModelRequest,
+            "aftermodel" => HookType::ModelResponse,
+            "beforetoolselection" => HookType::ToolSelection,
             "erroroccured" | "error" => HookType::ErrorOccurred,
             _ => return None,
         })
@@ -139,8 +195,13 @@ pub struct QueueEntry {
     pub cwd: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root_hint: Option<String>,
+    /// The session origin as the ContextManager extension names it (`claude-code-plugin`,
+    /// `vscode-extension`, `copilot-cli-plugin`, else `unknown`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// Who wrote the line: [`PRODUCER`] on every line cmstore writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub producer: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -153,6 +214,14 @@ pub struct QueueEntry {
     pub tool_response: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_result_type: Option<String>,
+    /// The exit code of a shell command, as the agent's tool result reports it (see
+    /// docs/agents.md for where each agent gives it, and what is exact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i64>,
+    /// `true` when the agent's own signal in the tool result says the call failed (an exit
+    /// code other than 0, a Gemini `error`), although the event is a PostToolUse.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_failed: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCallRecord>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -185,6 +254,8 @@ pub struct QueueEntry {
     pub trigger: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The payload's `error`, always an object with at least `message` (ContextManager's
+    /// `{message, name, stack}`): a string error becomes `{"message": …}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,14 +287,16 @@ pub struct QueueEntry {
 }
 
 impl QueueEntry {
-    /// A fresh entry with a new UUIDv7 id, the format version and cmstore's origin.
+    /// A fresh entry with a new UUIDv7 id, the format version, cmstore as its producer and
+    /// the `unknown` origin (normalizing a payload sets the agent's).
     pub fn new(hook_type: impl Into<String>, timestamp_ms: i64) -> QueueEntry {
         QueueEntry {
             hook_type: hook_type.into(),
             timestamp: timestamp_ms,
             id: new_id(),
             v: QUEUE_FORMAT_VERSION,
-            origin: Some(ORIGIN.to_string()),
+            origin: Some(UNKNOWN_ORIGIN.to_string()),
+            producer: Some(PRODUCER.to_string()),
             ..QueueEntry::default()
         }
     }
@@ -232,6 +305,23 @@ impl QueueEntry {
     pub fn to_line(&self) -> String {
         // Serializing plain strings, numbers and `Value`s cannot fail.
         serde_json::to_string(self).expect("queue entry serializes")
+    }
+}
+
+/// A payload's `error` as the queue line carries it: an object with at least `message`, as the
+/// extension's `HookEntry.error` declares (`{message, name, stack}`). A string (Claude Code's
+/// and Copilot CLI's `PostToolUseFailure`) becomes `{"message": …}`; an object without a
+/// string `message` gets one made of its JSON; any other value becomes the message's text.
+pub fn error_object(error: &Value) -> Value {
+    match error {
+        Value::Object(m) if m.get("message").is_some_and(Value::is_string) => error.clone(),
+        Value::Object(m) => {
+            let mut m = m.clone();
+            m.insert("message".into(), Value::String(error.to_string()));
+            Value::Object(m)
+        }
+        Value::String(s) => serde_json::json!({ "message": s }),
+        other => serde_json::json!({ "message": other.to_string() }),
     }
 }
 
@@ -272,8 +362,50 @@ mod tests {
         for (raw, want) in cases {
             assert_eq!(HookType::from_event_name(raw), Some(want), "{raw}");
         }
-        assert_eq!(HookType::from_event_name("PostToolBatch"), None);
+        assert_eq!(HookType::from_event_name("WriteIntent"), None);
         assert_eq!(HookType::from_event_name(""), None);
+    }
+
+    #[test]
+    fn regular_events_of_claude_codex_and_gemini_are_known() {
+        let cases = [
+            ("PostToolBatch", HookType::PostToolBatch),
+            ("MessageDisplay", HookType::MessageDisplay),
+            ("PermissionDenied", HookType::PermissionDenied),
+            ("PostCompact", HookType::PostCompact),
+            ("StopFailure", HookType::StopFailure),
+            ("Interrupt", HookType::Interrupt),
+            ("BeforeModel", HookType::ModelRequest),
+            ("AfterModel", HookType::ModelResponse),
+            ("BeforeToolSelection", HookType::ToolSelection),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(HookType::from_event_name(raw), Some(want), "{raw}");
+            assert_eq!(HookType::from_canonical(want.as_str()), Some(want));
+        }
+        assert_eq!(
+            HookType::from_canonical("preToolUse"),
+            None,
+            "exact spelling"
+        );
+        let names: std::collections::HashSet<_> =
+            HookType::ALL.iter().map(|t| t.as_str()).collect();
+        assert_eq!(names.len(), HookType::ALL.len(), "every name once");
+    }
+
+    #[test]
+    fn an_error_is_always_an_object_with_a_message() {
+        let string = error_object(&serde_json::json!("Exit code 3\nboom"));
+        assert_eq!(string, serde_json::json!({"message": "Exit code 3\nboom"}));
+        let full = serde_json::json!({"message": "m", "name": "E", "stack": "s"});
+        assert_eq!(error_object(&full), full);
+        let odd = error_object(&serde_json::json!({"code": 7}));
+        assert_eq!(odd["code"], 7);
+        assert_eq!(odd["message"], r#"{"code":7}"#);
+        assert_eq!(
+            error_object(&serde_json::json!(5)),
+            serde_json::json!({"message": "5"})
+        );
     }
 
     #[test]
@@ -304,7 +436,8 @@ mod tests {
         assert_eq!(v["hookType"], "Stop");
         assert_eq!(v["sessionId"], "s1");
         assert_eq!(v["v"], 1);
-        assert_eq!(v["origin"], "cmstore");
+        assert_eq!(v["producer"], "cmstore");
+        assert_eq!(v["origin"], "unknown", "an origin the extension knows");
         assert!(v.get("prompt").is_none());
         assert_eq!(v["id"].as_str().unwrap().len(), 36);
     }

@@ -187,6 +187,15 @@ struct Raw<'a> {
     cwd: Option<Loose<'a>>,
     #[serde(borrow, rename = "origin")]
     origin: Option<Loose<'a>>,
+    #[serde(borrow, rename = "producer")]
+    producer: Option<Loose<'a>>,
+    #[serde(borrow, rename = "exitCode")]
+    exit_code: Option<Loose<'a>>,
+    #[serde(borrow, rename = "toolFailed")]
+    tool_failed: Option<Loose<'a>>,
+    /// A string (lines before the object form) or `{message, name, stack}`.
+    #[serde(borrow, rename = "error")]
+    error: Option<ErrorField<'a>>,
     #[serde(borrow, rename = "actorName")]
     actor_name: Option<Loose<'a>>,
     #[serde(borrow, rename = "actor_name")]
@@ -224,6 +233,73 @@ struct Raw<'a> {
     tool_input: Option<&'a RawValue>,
     #[serde(borrow, rename = "tool_input")]
     tool_input_s: Option<&'a RawValue>,
+}
+
+/// A line's `error`: its text, from the string form (cmstore before 0.4, raw payloads) or from
+/// the object form's `message` (cmstore since, the extension's own `{message, name, stack}`).
+#[derive(Debug, Clone, PartialEq)]
+struct ErrorField<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ErrorField<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = ErrorField<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an error string or object")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(ErrorField(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ErrorField(Some(Cow::Owned(v.to_string()))))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut message = None;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if key == "message" && message.is_none() {
+                        message = map.next_value::<Loose<'de>>()?.into_str();
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(ErrorField(message))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ErrorField(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ErrorField(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ErrorField(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ErrorField(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ErrorField(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ErrorField(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// The producer of a line: its `producer`, else cmstore for lines older cmstore versions wrote
+/// (they named cmstore in `origin`).
+fn producer<'a>(
+    producer: Option<Loose<'a>>,
+    origin: Option<&Cow<'a, str>>,
+) -> Option<Cow<'a, str>> {
+    producer.and_then(Loose::into_str).or_else(|| {
+        origin
+            .filter(|o| o.as_ref() == super::PRODUCER)
+            .map(|_| Cow::Borrowed(super::PRODUCER))
+    })
 }
 
 fn pick<'a>(first: Option<Loose<'a>>, second: Option<Loose<'a>>) -> Option<Cow<'a, str>> {
@@ -298,6 +374,10 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         model: own(row.model),
         cwd: own(row.cwd),
         origin: own(row.origin),
+        producer: own(row.producer),
+        exit_code: row.exit_code,
+        tool_failed: row.tool_failed,
+        error: own(row.error),
         actor_name: own(row.actor_name),
         actor_type: own(row.actor_type),
         delegated_agent: own(row.delegated_agent),
@@ -333,9 +413,8 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         })
     });
     let hook_type = hook_type.or_else(|| raw.hook_event_name.and_then(Loose::into_str));
-    let kind = hook_type
-        .as_deref()
-        .and_then(|h| HookType::ALL.iter().copied().find(|t| t.as_str() == h));
+    let kind = hook_type.as_deref().and_then(HookType::from_canonical);
+    let origin = raw.origin.and_then(Loose::into_str);
     let session_id = pick(raw.session_id, raw.session_id_s);
     let tool_name = pick(raw.tool_name, raw.tool_name_s);
     let actor_name = pick(raw.actor_name, raw.actor_name_s);
@@ -385,7 +464,11 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         turn_id: pick(raw.turn_id, raw.turn_id_s),
         model: pick(raw.model, raw.model_used),
         cwd: raw.cwd.and_then(Loose::into_str),
-        origin: raw.origin.and_then(Loose::into_str),
+        producer: producer(raw.producer, origin.as_ref()),
+        origin,
+        exit_code: raw.exit_code.as_ref().and_then(Loose::as_i64),
+        tool_failed: raw.tool_failed.as_ref().and_then(Loose::as_bool),
+        error: raw.error.and_then(|e| e.0),
         actor_name,
         actor_type,
         delegated_agent: pick(raw.delegated_agent, raw.delegated_agent_s),
@@ -647,6 +730,42 @@ mod tests {
         );
         assert_eq!(input(r#"{"toolInput":null}"#), None);
         assert_eq!(input(r#"{"hookType":"Stop"}"#), None);
+    }
+
+    #[test]
+    fn errors_of_both_forms_and_producers_old_and_new_are_read() {
+        let old = br#"{"hookType":"PostToolUseFailure","origin":"cmstore","error":"Exit code 3"}"#;
+        let row = parse_line(old, 0).unwrap();
+        assert_eq!(row.error.as_deref(), Some("Exit code 3"));
+        assert_eq!(
+            row.producer.as_deref(),
+            Some("cmstore"),
+            "an older cmstore line"
+        );
+        let new = br#"{"hookType":"PostToolUseFailure","origin":"claude-code-plugin","producer":"cmstore","error":{"name":"E","message":"Exit code 3","stack":null}}"#;
+        let row = parse_line(new, 0).unwrap();
+        assert_eq!(row.error.as_deref(), Some("Exit code 3"));
+        assert_eq!(row.origin.as_deref(), Some("claude-code-plugin"));
+        assert_eq!(row.producer.as_deref(), Some("cmstore"));
+        let ext =
+            br#"{"hookType":"ErrorOccurred","origin":"copilot-cli-plugin","error":{"name":"E"}}"#;
+        let row = parse_line(ext, 0).unwrap();
+        assert_eq!((row.error, row.producer), (None, None));
+        let dup = br#"{"hookType":"Stop","hookType":"Stop","error":{"message":"m"},"producer":"cmstore"}"#;
+        let row = parse_line(dup, 0).unwrap();
+        assert_eq!(row.error.as_deref(), Some("m"), "the slow path too");
+    }
+
+    #[test]
+    fn a_post_tool_use_with_a_failing_exit_code_reports_a_failure() {
+        fn row(line: &str) -> EventRow<'_> {
+            parse_line(line.as_bytes(), 0).unwrap()
+        }
+        assert!(row(r#"{"hookType":"PostToolUse","exitCode":3}"#).reports_tool_failure());
+        assert!(row(r#"{"hookType":"PostToolUse","toolFailed":true}"#).reports_tool_failure());
+        assert!(!row(r#"{"hookType":"PostToolUse","exitCode":0}"#).reports_tool_failure());
+        assert!(!row(r#"{"hookType":"PreToolUse","exitCode":3}"#).reports_tool_failure());
+        assert!(row(r#"{"hookType":"PostToolUseFailure"}"#).reports_tool_failure());
     }
 
     #[test]

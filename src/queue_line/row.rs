@@ -8,7 +8,8 @@ use super::HookType;
 /// Session id under which lines without one are counted.
 pub const UNKNOWN_SESSION: &str = "unknown-session";
 
-/// Unknown reason: `hookType` is missing or not one of the canonical 13.
+/// Unknown reason: `hookType` is missing or not one of the canonical types
+/// ([`HookType::ALL`](super::HookType::ALL)).
 pub const UNKNOWN_HOOK_TYPE: &str = "unknown_hook_type";
 /// Unknown reason: the line carries no session id.
 pub const MISSING_SESSION_ID: &str = "missing_session_id";
@@ -23,6 +24,22 @@ pub const GATE_UNREADABLE: &str = "safety_gate_unreadable";
 /// call whose end (by the timestamps) came before its start and that reported none of its own.
 /// Counted by ingest once per figure, under the call's session.
 pub const NEGATIVE_DURATION: &str = "negative_tool_duration";
+
+impl EventRow<'_> {
+    /// True when the line reports a failed tool call: a PostToolUseFailure, or a PostToolUse
+    /// whose result type is `failure`, whose exit code is not 0, or that says `toolFailed`.
+    pub fn reports_tool_failure(&self) -> bool {
+        match self.kind {
+            Some(HookType::PostToolUseFailure) => true,
+            Some(HookType::PostToolUse) => {
+                self.tool_result_type.as_deref() == Some("failure")
+                    || self.tool_failed == Some(true)
+                    || self.exit_code.is_some_and(|c| c != 0)
+            }
+            _ => false,
+        }
+    }
+}
 
 /// One parsed queue line, borrowing from the line where it can.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -54,8 +71,18 @@ pub struct EventRow<'a> {
     pub model: Option<Cow<'a, str>>,
     /// Working directory of the agent.
     pub cwd: Option<Cow<'a, str>>,
-    /// Producer of the line (`cmstore`, `vscode-extension`, …).
+    /// The session origin (`claude-code-plugin`, `vscode-extension`, …; `cmstore` on lines
+    /// older cmstore versions wrote).
     pub origin: Option<Cow<'a, str>>,
+    /// Who wrote the line: `producer`, else `cmstore` for a line whose `origin` is `cmstore`
+    /// (written before the two were told apart).
+    pub producer: Option<Cow<'a, str>>,
+    /// `exitCode`: a shell command's exit code, as the agent reported it.
+    pub exit_code: Option<i64>,
+    /// `toolFailed`: the agent's own signal said the tool call failed.
+    pub tool_failed: Option<bool>,
+    /// The text of `error`: the string, or the object's `message`.
+    pub error: Option<Cow<'a, str>>,
     /// `actorName` / `actor_name`.
     pub actor_name: Option<Cow<'a, str>>,
     /// `actorType` / `actor_type`.

@@ -69,7 +69,8 @@ pub(super) const IN_FLIGHT_CALLS: &str = concat!(
 pub(super) enum Outcome {
     /// Its PostToolUse said it succeeded.
     Succeeded,
-    /// A PostToolUseFailure, or a PostToolUse whose result type is `failure`.
+    /// A PostToolUseFailure, or a PostToolUse whose result type is `failure` or whose agent's
+    /// signal (an exit code other than 0, `toolFailed`) says so.
     Failed,
     /// The safety gate denied its PreToolUse (`decision: "deny"`).
     Denied,
@@ -107,8 +108,8 @@ impl Outcome {
     fn of_post(row: &EventRow<'_>) -> Outcome {
         match (row.kind, row.tool_result_type.as_deref()) {
             (Some(HookType::PostToolUseFailure), _) => Outcome::Failed,
-            (Some(HookType::PostToolUse), Some("failure")) => Outcome::Failed,
             (Some(HookType::PostToolUse), Some("denied")) => Outcome::Refused,
+            (Some(HookType::PostToolUse), _) if row.reports_tool_failure() => Outcome::Failed,
             (Some(HookType::PostToolUse), _) => Outcome::Succeeded,
             // PermissionDenied, the only other closing half.
             _ => Outcome::Refused,

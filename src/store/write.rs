@@ -21,9 +21,9 @@ const INSERT_EVENT: &str = "
     INSERT INTO events(id, ts, hook_type, event, agent, session_id, tool_name, tool_call_id,
       turn_id, model, cwd, origin, actor_name, actor_type, delegated_agent, synthetic, prompt,
       response, tool_result_type, duration_ms, size_bytes, estimated_tokens, entry, source_id,
-      source_offset, ingested_at)
+      source_offset, ingested_at, producer)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-      ?20, ?21, ?22, ?23, ?24, ?25, ?26)
+      ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)
     ON CONFLICT(id) DO NOTHING";
 
 /// One (session, turn) row: the incoming fields win unless they are synthetic (harvested from
@@ -48,6 +48,32 @@ const UPSERT_TURN: &str = "
       model = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
         THEN coalesce(excluded.model, model) ELSE coalesce(model, excluded.model) END,
       synthetic = min(synthetic, excluded.synthetic)";
+
+/// The turn a Codex `Interrupt` (?1 session, ?2 turn key, ?3 turn id, ?4 time, ?5 event id,
+/// ?6 model) cut short: `interrupted`, with the prompt of its `UserPromptSubmit` (same turn id).
+const INTERRUPTED_TURN: &str = "
+    INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, synthetic, event_id,
+      model, outcome)
+    VALUES (?1, ?2, ?3, ?4, 'Interrupt',
+      (SELECT prompt FROM events WHERE session_id = ?1 AND turn_id = ?3
+         AND hook_type = 'UserPromptSubmit' ORDER BY seq DESC LIMIT 1),
+      0, ?5, ?6, 'interrupted')
+    ON CONFLICT(session_id, turn_key) DO UPDATE SET
+      outcome = 'interrupted', prompt = coalesce(prompt, excluded.prompt)";
+
+/// A Gemini CLI session's previous prompt (before the event ?2 of session ?1) when no `Stop`
+/// (`AfterAgent`) followed it: its turn was interrupted (Gemini fires no hook for that).
+const UNANSWERED_PROMPT: &str = "
+    INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, synthetic, event_id,
+      outcome)
+    SELECT p.session_id, p.id, p.turn_id, p.ts, p.hook_type, p.prompt, 0, p.id, 'interrupted'
+    FROM events p, (SELECT seq AS now FROM events WHERE id = ?2) c
+    WHERE p.seq = (SELECT max(seq) FROM events
+                   WHERE session_id = ?1 AND hook_type = 'UserPromptSubmit' AND seq < c.now)
+      AND NOT EXISTS (SELECT 1 FROM events s
+                      WHERE s.session_id = ?1 AND s.seq > p.seq AND s.seq < c.now
+                        AND s.hook_type IN ('Stop', 'Interrupt', 'StopFailure'))
+    ON CONFLICT(session_id, turn_key) DO NOTHING";
 
 /// A row of `sources`: one identified generation of a queue file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -326,6 +352,7 @@ impl<'c> Batch<'c> {
             source_id,
             offset,
             self.now,
+            row.producer.as_deref(),
         )? == 1;
         if !inserted {
             self.counts.duplicates += 1;
@@ -354,6 +381,13 @@ impl<'c> Batch<'c> {
                 if let Some(sid) = row.session_id.as_deref() {
                     self.tool_calls.end_session(&mut self.in_flight, sid)?;
                 }
+                self.close_unanswered_prompt(row)?;
+            }
+            Some(HookType::UserPromptSubmit) => self.close_unanswered_prompt(row)?,
+            Some(HookType::Interrupt) => self.interrupted_turn(row, session)?,
+            Some(HookType::PermissionDenied) => {
+                let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
+                self.count_negative(session, negative);
             }
             None if tool_calls::is_permission_denied(row.hook_type.as_deref()) => {
                 let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
@@ -404,7 +438,10 @@ impl<'c> Batch<'c> {
         }
         match row.kind {
             Some(HookType::UserPromptSubmit) => agg.prompts += 1,
-            Some(HookType::PostToolUse) => agg.tool_uses += 1,
+            Some(HookType::PostToolUse) => {
+                agg.tool_uses += 1;
+                agg.tool_failures += i64::from(row.reports_tool_failure());
+            }
             Some(HookType::PostToolUseFailure) => {
                 agg.tool_uses += 1;
                 agg.tool_failures += 1;
@@ -436,6 +473,33 @@ impl<'c> Batch<'c> {
             row.id.as_ref(),
             row.model.as_deref(),
         )?;
+        Ok(())
+    }
+
+    /// A Codex `Interrupt`: its turn, with its prompt, is `interrupted`.
+    fn interrupted_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+        let key = row.turn_id.as_deref().unwrap_or(row.id.as_ref());
+        self.tx.prepare_cached(INTERRUPTED_TURN)?.execute(params![
+            session,
+            key,
+            row.turn_id.as_deref(),
+            row.ts,
+            row.id.as_ref(),
+            row.model.as_deref(),
+        ])?;
+        Ok(())
+    }
+
+    /// At a Gemini CLI prompt or session end: the session's previous prompt, if no `Stop`
+    /// answered it, is an interrupted turn. Read from the stored events, so batches do not
+    /// change the result.
+    fn close_unanswered_prompt(&mut self, row: &EventRow<'_>) -> Result<(), Error> {
+        let (Some(sid), Some("gemini")) = (row.session_id.as_deref(), row.agent.as_deref()) else {
+            return Ok(());
+        };
+        self.tx
+            .prepare_cached(UNANSWERED_PROMPT)?
+            .execute(params![sid, row.id.as_ref()])?;
         Ok(())
     }
 

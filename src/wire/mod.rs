@@ -6,12 +6,13 @@
 //! PascalCase hooks, and Codex. Every field is read in every spelling, so the dialect only
 //! matters for naming the agent and for the shape of the reply.
 
+pub mod outcome;
 pub mod payload;
 pub mod reply;
 
 use serde_json::Value;
 
-use crate::queue_line::{HookType, QueueEntry};
+use crate::queue_line::{error_object, HookType, QueueEntry, UNKNOWN_ORIGIN};
 use crate::shorten::{compact_json, cut_text};
 pub use payload::{DecodeError, Payload};
 
@@ -51,6 +52,18 @@ impl Agent {
             Agent::Gemini => "gemini-cli",
             Agent::Cursor => "cursor",
             Agent::Unknown => "unknown",
+        }
+    }
+
+    /// The session origin the ContextManager extension uses for this agent (its
+    /// `SessionOrigin`): its own scripts write `claude-code-plugin`, `vscode-extension` and
+    /// `copilot-cli-plugin`; it has none for Codex, Gemini CLI or Cursor, so `unknown`.
+    pub fn origin(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude-code-plugin",
+            Agent::Vscode => "vscode-extension",
+            Agent::Copilot => "copilot-cli-plugin",
+            Agent::Codex | Agent::Gemini | Agent::Cursor | Agent::Unknown => UNKNOWN_ORIGIN,
         }
     }
 
@@ -99,6 +112,11 @@ pub fn sniff_agent(p: &Payload) -> Agent {
         .str_any(&["transcript_path", "transcriptPath"])
         .unwrap_or_default()
         .replace('\\', "/");
+    // Gemini CLI's lifecycle events (SessionStart, SessionEnd, Notification) share their names
+    // with other agents; its transcript lives under `~/.gemini/`.
+    if transcript.contains("/.gemini/") {
+        return Agent::Gemini;
+    }
     if transcript.contains("GitHub.copilot-chat") || p.has_any(&["hookEventName"]) {
         return Agent::Vscode;
     }
@@ -185,6 +203,23 @@ pub fn tool_input(p: &Payload) -> Option<Value> {
     })
 }
 
+/// The canonical hook type of `event` with this payload, or `None` when it has none.
+///
+/// The event name decides, except for Gemini CLI's `PreCompress`: it fires before Gemini checks
+/// whether the history is long enough to compress, so an automatic one (`trigger: "auto"`)
+/// says only that a compaction was considered ([`HookType::CompactionCheck`]); a manual one
+/// (`/compress`) compacts ([`HookType::PreCompact`]).
+pub fn hook_type(event: &str, p: &Payload) -> Option<HookType> {
+    let kind = HookType::from_event_name(event)?;
+    let gemini_check = event.trim().eq_ignore_ascii_case("PreCompress")
+        && p.str_any(&["trigger"]).as_deref() != Some("manual");
+    Some(if gemini_check {
+        HookType::CompactionCheck
+    } else {
+        kind
+    })
+}
+
 /// Builds the queue entry for one decoded payload. The caller sets `hookExecutionMs`, adds
 /// transcript-derived fields and any safety finding.
 pub fn normalize(
@@ -195,14 +230,15 @@ pub fn normalize(
     size_bytes: u64,
     limits: &Limits,
 ) -> QueueEntry {
-    let hook_type = event
-        .and_then(HookType::from_event_name)
+    let kind = event.and_then(|e| hook_type(e, p));
+    let hook_type = kind
         .map(|t| t.as_str().to_string())
         .or_else(|| event.map(str::to_string))
         .unwrap_or_else(|| "Unknown".to_string());
     let mut e = QueueEntry::new(hook_type, timestamp_ms);
     e.event = event.map(str::to_string);
     e.agent = Some(agent.as_str().to_string());
+    e.origin = Some(agent.origin().to_string());
     e.participant = Some(agent.participant().to_string());
     e.session_id = session_id(p);
     e.cwd = p.str_any(&["cwd"]).or_else(|| {
@@ -227,7 +263,7 @@ pub fn normalize(
     e.source = p.str_any(&["source"]);
     e.reason = p.str_any(&["reason", "stopReason"]);
     e.trigger = p.str_any(&["trigger"]);
-    e.error = p.get_any(&["error"]).cloned();
+    e.error = p.get_any(&["error"]).map(error_object);
     e.duration_ms = p.int_any(&["duration_ms", "durationMs"]);
     e.turn_id = p.str_any(&["turn_id", "turnId"]);
     e.model = model(p);
@@ -244,6 +280,11 @@ pub fn normalize(
             None => compact_json(result, limits.tool_response),
         });
         e.tool_result_type = result_type;
+        if kind == Some(HookType::PostToolUse) {
+            let read = outcome::read(agent, result);
+            e.exit_code = read.exit_code;
+            e.tool_failed = read.failed.then_some(true);
+        }
     }
 
     let subagent_name = p.str_any(&[
@@ -276,9 +317,16 @@ pub fn normalize(
     e
 }
 
-/// The model name: a string, or Claude's `{id, display_name}` object.
+/// The model name: a string, or Claude's `{id, display_name}` object; Gemini CLI names it
+/// only in the request of its model events (`llm_request.model`).
 fn model(p: &Payload) -> Option<String> {
-    match p.get_any(&["model", "modelName", "model_name"])? {
+    let named = p
+        .get_any(&["model", "modelName", "model_name"])
+        .or_else(|| {
+            p.get_any(&["llm_request", "llmRequest"])
+                .and_then(|r| r.get("model"))
+        });
+    match named? {
         Value::Object(m) => ["id", "display_name", "name"]
             .iter()
             .find_map(|k| m.get(*k).and_then(payload::scalar_text)),
@@ -374,6 +422,10 @@ mod tests {
                 Agent::Gemini,
             ),
             (
+                r#"{"session_id":"s","hook_event_name":"SessionEnd","timestamp":"2026-01-01T00:00:00Z","transcript_path":"/home/u/.gemini/tmp/p/chats/session-1.json"}"#,
+                Agent::Gemini,
+            ),
+            (
                 r#"{"conversation_id":"c","workspace_roots":["/w"],"hook_event_name":"stop"}"#,
                 Agent::Cursor,
             ),
@@ -439,11 +491,125 @@ mod tests {
     #[test]
     fn model_object_and_unknown_events() {
         let e = entry(
-            r#"{"session_id":"s","hook_event_name":"PostToolBatch","model":{"id":"claude-x","display_name":"X"}}"#,
+            r#"{"session_id":"s","hook_event_name":"WorktreeCreate","model":{"id":"claude-x","display_name":"X"}}"#,
             None,
         );
-        assert_eq!(e.hook_type, "PostToolBatch", "unknown names are kept raw");
+        assert_eq!(e.hook_type, "WorktreeCreate", "unknown names are kept raw");
         assert_eq!(e.model.as_deref(), Some("claude-x"));
+    }
+
+    #[test]
+    fn the_origin_is_the_extensions_and_cmstore_the_producer() {
+        let cases = [
+            (
+                r#"{"session_id":"s","hook_event_name":"Stop"}"#,
+                "claude-code-plugin",
+            ),
+            (
+                r#"{"timestamp":"2026-02-09T10:30:00.000Z","sessionId":"s","hookEventName":"Stop"}"#,
+                "vscode-extension",
+            ),
+            (
+                r#"{"timestamp":1704614600000,"sessionId":"s"}"#,
+                "copilot-cli-plugin",
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"Stop","turn_id":"t"}"#,
+                "unknown",
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"AfterAgent"}"#,
+                "unknown",
+            ),
+        ];
+        for (json, origin) in cases {
+            let e = entry(json, None);
+            assert_eq!(e.origin.as_deref(), Some(origin), "{json}");
+            assert_eq!(e.producer.as_deref(), Some("cmstore"), "{json}");
+        }
+    }
+
+    #[test]
+    fn a_string_error_becomes_an_object_with_its_message() {
+        let e = entry(
+            r#"{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_use_id":"t","error":"Exit code 3"}"#,
+            None,
+        );
+        assert_eq!(e.error, Some(serde_json::json!({"message": "Exit code 3"})));
+        let copilot = entry(
+            r#"{"timestamp":1,"sessionId":"s","error":{"message":"m","name":"E","stack":"at x"}}"#,
+            Some("errorOccurred"),
+        );
+        assert_eq!(
+            copilot.error,
+            Some(serde_json::json!({"message": "m", "name": "E", "stack": "at x"}))
+        );
+    }
+
+    #[test]
+    fn gemini_model_events_name_the_model_and_are_known() {
+        let before = entry(
+            r#"{"session_id":"g","hook_event_name":"BeforeModel","timestamp":"2026-01-01T00:00:00Z","llm_request":{"model":"gemini-2.5-pro","messages":[]}}"#,
+            None,
+        );
+        assert_eq!(before.hook_type, "ModelRequest");
+        assert_eq!(
+            before.event.as_deref(),
+            Some("BeforeModel"),
+            "the agent's own name"
+        );
+        assert_eq!(before.model.as_deref(), Some("gemini-2.5-pro"));
+        let selection = entry(
+            r#"{"session_id":"g","hook_event_name":"BeforeToolSelection","llm_request":{"model":"gemini-2.5-flash"}}"#,
+            None,
+        );
+        assert_eq!(selection.hook_type, "ToolSelection");
+        assert_eq!(selection.model.as_deref(), Some("gemini-2.5-flash"));
+    }
+
+    #[test]
+    fn an_automatic_gemini_pre_compress_is_only_a_check() {
+        let auto = entry(
+            r#"{"session_id":"g","hook_event_name":"PreCompress","trigger":"auto"}"#,
+            None,
+        );
+        assert_eq!(auto.hook_type, "CompactionCheck");
+        assert_eq!(auto.trigger.as_deref(), Some("auto"));
+        let manual = entry(
+            r#"{"session_id":"g","hook_event_name":"PreCompress","trigger":"manual"}"#,
+            None,
+        );
+        assert_eq!(manual.hook_type, "PreCompact");
+        let claude = entry(
+            r#"{"session_id":"c","hook_event_name":"PreCompact","trigger":"auto"}"#,
+            None,
+        );
+        assert_eq!(
+            claude.hook_type, "PreCompact",
+            "Claude's auto compaction compacts"
+        );
+    }
+
+    #[test]
+    fn a_post_tool_use_carries_the_agents_exit_code() {
+        let gemini = entry(
+            r#"{"session_id":"g","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"exit 3"},"tool_response":{"llmContent":"Output: (empty)\nExit Code: 3\nProcess Group PGID: 9","returnDisplay":"Command exited with code: 3"}}"#,
+            None,
+        );
+        assert_eq!(
+            (gemini.exit_code, gemini.tool_failed),
+            (Some(3), Some(true))
+        );
+        let copilot = entry(
+            r#"{"timestamp":1,"sessionId":"c","toolName":"bash","toolArgs":"{}","toolResult":{"resultType":"success","textResultForLlm":"<exited with exit code 0>"}}"#,
+            Some("postToolUse"),
+        );
+        assert_eq!((copilot.exit_code, copilot.tool_failed), (Some(0), None));
+        let pre = entry(
+            r#"{"session_id":"x","hook_event_name":"PreToolUse","turn_id":"t","tool_name":"Bash","tool_response":"Exit code: 3\nOutput:\n"}"#,
+            None,
+        );
+        assert_eq!(pre.exit_code, None, "only a PostToolUse reports an outcome");
     }
 
     #[test]

@@ -100,7 +100,8 @@ fn vscode_snake_case_payload() {
     assert_eq!(line["toolCallId"], "call_abc123");
     assert_eq!(line["cwd"], "/home/me/app");
     assert_eq!(line["rootHint"], "/home/me/app");
-    assert_eq!(line["origin"], "cmstore");
+    assert_eq!(line["origin"], "vscode-extension");
+    assert_eq!(line["producer"], "cmstore");
     let input: Value = serde_json::from_str(line["toolInput"].as_str().unwrap()).unwrap();
     assert_eq!(input["command"], "npm test");
 }

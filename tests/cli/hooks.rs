@@ -23,7 +23,7 @@ struct Agent {
     user_block: &'static str,
     /// One event cmstore writes.
     event: &'static str,
-    /// The token key and the text it holds at hooks-v1.
+    /// The token key and the text it holds at hooks-v2.
     marker: (&'static str, &'static str),
     timeout_key: &'static str,
 }
@@ -31,7 +31,7 @@ struct Agent {
 const CLAUDE: Agent = Agent {
     name: "claude",
     file: ".claude/settings.json",
-    events: 12,
+    events: 15,
     user_file: r#"{
     "permissions": {
         "allow": [
@@ -74,7 +74,7 @@ const CLAUDE: Agent = Agent {
                 ]
             }"#,
     event: "Stop",
-    marker: ("cmstore", "hooks-v1"),
+    marker: ("cmstore", "hooks-v2"),
     timeout_key: "timeout",
 };
 
@@ -85,7 +85,7 @@ const VSCODE: Agent = Agent {
     user_file: "{\n  \"hooks\": {\n    \"SessionEnd\": [\n      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/bye.sh\"\n      }\n    ],\n    \"Stop\": [\n      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/stop.sh\",\n        \"timeout\": 15\n      }\n    ]\n  }\n}",
     user_block: "      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/stop.sh\",\n        \"timeout\": 15\n      }",
     event: "Stop",
-    marker: ("cmstore", "hooks-v1"),
+    marker: ("cmstore", "hooks-v2"),
     timeout_key: "timeout",
 };
 
@@ -96,7 +96,7 @@ const COPILOT: Agent = Agent {
     user_file: "{\n\t\"version\": 1,\n\t\"hooks\": {\n\t\t\"permissionRequest\": [\n\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./ask.sh\"\n\t\t\t}\n\t\t],\n\t\t\"sessionStart\": [\n\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./hello.sh\",\n\t\t\t\t\"powershell\": \"./hello.ps1\",\n\t\t\t\t\"timeoutSec\": 5\n\t\t\t}\n\t\t]\n\t}\n}\n",
     user_block: "\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./hello.sh\",\n\t\t\t\t\"powershell\": \"./hello.ps1\",\n\t\t\t\t\"timeoutSec\": 5\n\t\t\t}",
     event: "sessionStart",
-    marker: ("comment", "cmstore hooks-v1"),
+    marker: ("comment", "cmstore hooks-v2"),
     timeout_key: "timeoutSec",
 };
 
@@ -197,7 +197,7 @@ fn install_into_an_empty_project_writes_every_event() {
         let dir = project(&env);
         install(&env, agent, &dir)
             .success()
-            .stdout(predicates::str::contains("installed hooks-v1"));
+            .stdout(predicates::str::contains("installed hooks-v2"));
         let text = read(&dir.join(agent.file));
         assert!(text.starts_with("{\n  \""), "{text}");
         assert!(text.ends_with("}\n"));
@@ -228,7 +228,7 @@ fn install_into_an_empty_project_writes_every_event() {
         }
         let st = status(&env, agent, &dir);
         assert_eq!(st["state"], "installed", "{st}");
-        assert_eq!(st["tokens"], serde_json::json!(["hooks-v1"]));
+        assert_eq!(st["tokens"], serde_json::json!(["hooks-v2"]));
         assert_eq!(st["events_current"], agent.events);
     }
 }
@@ -256,9 +256,14 @@ fn claude_tool_events_match_every_tool() {
             "SubagentStop",
             "SessionEnd",
             "Notification",
-            "PermissionRequest"
+            "PermissionRequest",
+            "PermissionDenied",
+            "PostToolBatch",
+            "MessageDisplay"
         ]
     );
+    assert_eq!(doc["hooks"]["PermissionDenied"][0]["matcher"], "*");
+    assert!(doc["hooks"]["PostToolBatch"][0].get("matcher").is_none());
 }
 
 #[test]
@@ -378,7 +383,7 @@ fn an_older_token_is_outdated_and_install_updates_it() {
         write(&path, agent.user_file);
         install(&env, agent, &dir).success();
         let current = read(&path);
-        let old = current.replace("hooks-v1", "hooks-v0");
+        let old = current.replace("hooks-v2", "hooks-v0");
         write(&path, &old);
 
         let st = status(&env, agent, &dir);
@@ -386,7 +391,7 @@ fn an_older_token_is_outdated_and_install_updates_it() {
         assert_eq!(st["tokens"], serde_json::json!(["hooks-v0"]));
         install(&env, agent, &dir)
             .success()
-            .stdout(predicates::str::contains("updated hooks-v0 to hooks-v1"));
+            .stdout(predicates::str::contains("updated hooks-v0 to hooks-v2"));
         assert_eq!(read(&path), current, "{}", agent.name);
         assert_eq!(state(&env, agent, &dir), "installed");
     }
@@ -717,7 +722,7 @@ fn permissions_and_symlinks_survive_a_rewrite() {
         .unwrap()
         .file_type()
         .is_symlink());
-    assert!(read(&dotfiles).contains("hooks-v1"));
+    assert!(read(&dotfiles).contains("hooks-v2"));
     hooks(&env, &["uninstall", "--agent", "claude"], &linked).success();
     assert_eq!(read(&dotfiles), CLAUDE.user_file);
     let leftovers: Vec<_> = fs::read_dir(dotfiles.parent().unwrap())

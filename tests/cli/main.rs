@@ -1,5 +1,6 @@
 //! Black-box tests of the `cmstore` binary: one test binary, one module per subcommand.
 
+mod agents;
 mod capture;
 mod common;
 mod config;
