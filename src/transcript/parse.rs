@@ -25,7 +25,8 @@ pub fn parse_line(line: &[u8], options: ParseOptions) -> Vec<Record> {
     };
     match kind {
         "user" | "assistant" | "system" => claude::parse(kind, &value, options),
-        "user.message" | "assistant.message" | "tool.execution_start" => {
+        "user.message" | "assistant.message" | "tool.execution_start"
+        | "tool.execution_complete" => {
             vscode::parse(kind, &value)
         }
         _ => Vec::new(),
