@@ -161,6 +161,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0010_turn_model",
         include_str!("../../migrations/0010_turn_model.sql"),
     ),
+    (
+        "0013_turn_thinking_and_prompts",
+        include_str!("../../migrations/0013_turn_thinking_and_prompts.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
@@ -486,8 +490,13 @@ mod tests {
         files.sort();
         let embedded: Vec<String> = MIGRATIONS.iter().map(|(n, _)| format!("{n}.sql")).collect();
         assert_eq!(files, embedded);
-        for (i, (name, sql)) in MIGRATIONS.iter().enumerate() {
-            assert!(name.starts_with(&format!("{:04}_", i + 1)), "{name}");
+        // Numbers rise; a gap is a number another branch holds until the branches are merged
+        // (this one has 0013 without 0011 and 0012).
+        let mut last = 0;
+        for (name, sql) in MIGRATIONS {
+            let number: u32 = name[..4].parse().unwrap();
+            assert!(number > last && name.as_bytes()[4] == b'_', "{name}");
+            last = number;
             assert!(
                 sql.trim_start().starts_with("--"),
                 "{name} opens with a why-comment"

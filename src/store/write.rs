@@ -27,11 +27,16 @@ const INSERT_EVENT: &str = "
     ON CONFLICT(id) DO NOTHING";
 
 /// One (session, turn) row: the incoming fields win unless they are synthetic (harvested from
-/// the transcript) and the stored row is real.
+/// the transcript) and the stored row is real. A line without a prompt (Codex's Stop) takes
+/// the one its turn's UserPromptSubmit gave.
 const UPSERT_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
-      tool_call_count, synthetic, event_id, model)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+      tool_call_count, synthetic, event_id, model, thinking)
+    VALUES (?1, ?2, ?3, ?4, ?5, coalesce(?6, (SELECT e.prompt FROM events e
+        WHERE e.hook_type = 'UserPromptSubmit' AND e.turn_id IS NOT NULL
+          AND e.session_id = ?12 AND e.turn_id = ?3 AND e.prompt IS NOT NULL
+        ORDER BY e.ts DESC LIMIT 1)),
+      ?7, ?8, ?9, ?10, ?11, ?13)
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
       ts = CASE WHEN excluded.synthetic = 0 OR synthetic = 1 THEN excluded.ts ELSE ts END,
       hook_type = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
@@ -47,7 +52,14 @@ const UPSERT_TURN: &str = "
         THEN excluded.event_id ELSE event_id END,
       model = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
         THEN coalesce(excluded.model, model) ELSE coalesce(model, excluded.model) END,
+      thinking = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+        THEN coalesce(excluded.thinking, thinking) ELSE coalesce(thinking, excluded.thinking) END,
       synthetic = min(synthetic, excluded.synthetic)";
+
+/// A prompt that came after its turn's row (Codex: UserPromptSubmit and Stop share a
+/// `turn_id`), into the row that has none.
+const FILL_TURN_PROMPT: &str = "
+    UPDATE turns SET prompt = ?3 WHERE session_id = ?1 AND turn_key = ?2 AND prompt IS NULL";
 
 /// A row of `sources`: one identified generation of a queue file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,7 +361,11 @@ impl<'c> Batch<'c> {
                 let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
                 self.count_negative(session, negative);
             }
-            Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
+            // A pending Stop's turn is recorded by the synthetic Stop that follows.
+            Some(HookType::Stop | HookType::SubagentStop) if !row.turn_pending => {
+                self.upsert_turn(row, session)?
+            }
+            Some(HookType::UserPromptSubmit) => self.fill_turn_prompt(row, session)?,
             Some(HookType::SessionEnd) => {
                 if let Some(sid) = row.session_id.as_deref() {
                     self.tool_calls.end_session(&mut self.in_flight, sid)?;
@@ -431,7 +447,19 @@ impl<'c> Batch<'c> {
             row.synthetic.unwrap_or(false),
             row.id.as_ref(),
             row.model.as_deref(),
+            row.session_id.as_deref(),
+            row.thinking.as_deref(),
         )?;
+        Ok(())
+    }
+
+    /// Gives the row of a prompt's turn, stored before the prompt came, its prompt.
+    fn fill_turn_prompt(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+        if let (Some(turn_id), Some(prompt)) = (row.turn_id.as_deref(), row.prompt.as_deref()) {
+            self.tx
+                .prepare_cached(FILL_TURN_PROMPT)?
+                .execute(params![session, turn_id, prompt])?;
+        }
         Ok(())
     }
 

@@ -262,7 +262,10 @@ fn claude_results(bytes: &[u8]) -> HashSet<String> {
                     .join("\n"),
                 _ => String::new(),
             };
-            results.insert(crate::shorten::cut_text(&text, super::MAX_TOOL_OUTPUT_CHARS));
+            results.insert(crate::shorten::cut_text(
+                &text,
+                super::MAX_TOOL_OUTPUT_CHARS,
+            ));
         }
     }
     results
@@ -271,7 +274,12 @@ fn claude_results(bytes: &[u8]) -> HashSet<String> {
 #[test]
 fn harvested_claude_tool_calls_carry_their_results() {
     let Some(dir) = fixtures() else { return };
-    for name in ["transcript-4", "transcript-5", "transcript-8", "transcript-12"] {
+    for name in [
+        "transcript-4",
+        "transcript-5",
+        "transcript-8",
+        "transcript-12",
+    ] {
         let bytes = fs::read(dir.join(format!("claude-code/{name}.jsonl"))).unwrap();
         let results = claude_results(&bytes);
         let (harvested, _, _) = replay(&bytes);
@@ -306,13 +314,20 @@ fn claude_thinking_is_never_a_turns_response() {
         .iter()
         .filter(|t| t.response().is_none() && t.thinking().is_some())
         .count();
-    assert!(thinking_only >= 1, "the fixture has a turn that only thought");
+    assert!(
+        thinking_only >= 1,
+        "the fixture has a turn that only thought"
+    );
     for turn in &turns {
         if let Some(response) = turn.response() {
             assert!(!thoughts.contains(response), "{response:?}");
         }
         let record = turn.to_record();
-        assert!(!thoughts.contains(&record.assistant), "{:?}", record.assistant);
+        assert!(
+            !thoughts.contains(&record.assistant),
+            "{:?}",
+            record.assistant
+        );
     }
 }
 
@@ -329,12 +344,7 @@ fn only_typed_prompts_begin_claude_turns() {
     for path in names {
         let bytes = fs::read(&path).unwrap();
         for turn in assemble(&bytes, ParseOptions::default()) {
-            for tag in [
-                "<local-command",
-                "<command-",
-                "<system-reminder>",
-                "<bash-",
-            ] {
+            for tag in ["<local-command", "<command-", "<system-reminder>", "<bash-"] {
                 assert!(
                     !turn.user.trim_start().starts_with(tag),
                     "{}: {:?}",
@@ -362,7 +372,9 @@ fn a_stop_after_a_local_command_is_not_the_commands_turn() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("session.jsonl");
     fs::write(&path, prefix).unwrap();
-    let (_, last) = hook(&tmp.path().join("state"), "s", &path, |t| t.finish_turn().unwrap());
+    let (_, last) = hook(&tmp.path().join("state"), "s", &path, |t| {
+        t.finish_turn().unwrap()
+    });
     let turn = last.into_turn().expect("the last answered turn");
     assert!(!turn.user.starts_with('<'), "{:?}", turn.user);
     assert!(turn.response().is_some(), "{turn:?}");

@@ -94,6 +94,9 @@ pub enum FinalTurn {
     Recorded(Option<String>),
     /// The transcript holds no turn at all (missing, empty, or nothing since the cursor).
     Missing,
+    /// The transcript is written after the hook (Copilot CLI): the turn is not in it yet, and
+    /// a later hook records it once it is.
+    Pending,
 }
 
 impl FinalTurn {
@@ -101,7 +104,7 @@ impl FinalTurn {
     pub fn into_turn(self) -> Option<Turn> {
         match self {
             FinalTurn::Fresh(turn) => Some(turn),
-            FinalTurn::Recorded(_) | FinalTurn::Missing => None,
+            FinalTurn::Recorded(_) | FinalTurn::Missing | FinalTurn::Pending => None,
         }
     }
 }
