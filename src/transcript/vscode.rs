@@ -1,8 +1,8 @@
 //! VS Code Copilot Chat transcripts (`GitHub.copilot-chat/transcripts/<session>.jsonl`) and
 //! Copilot CLI event logs, which share the envelope `{type, data, id, timestamp, parentId}`.
 //!
-//! A `user.message` with a `source` (a skill's expansion) was injected, not typed: it is no
-//! prompt and does not split the user's turn.
+//! A `user.message` whose `source` is a skill's (`skill-<name>`) or a subagent's (`agent-<id>`)
+//! was injected, not typed: it is no prompt and does not split the user's turn.
 //!
 //! `assistant.turn_end` is deliberately not a turn end: one user message is answered by many
 //! assistant turns (one per model call), so only the next `user.message` closes the user's turn.
@@ -59,12 +59,16 @@ pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
     }
 }
 
-/// A `user.message` the harness wrote rather than the user: it names its `source` (a skill's
-/// expansion is `skill-<name>`; a typed prompt names none, or `user`).
+/// Sources of `user.message`s the harness writes rather than the user: a skill's expansion
+/// (`skill-<name>`) and a message handed to a subagent (`agent-<id>`). A typed prompt names no
+/// source, or another one: dropping a person's prompt would lose the whole turn, so only
+/// these count as injected.
+const INJECTED_SOURCES: [&str; 2] = ["skill-", "agent-"];
+
 fn injected(data: &Value) -> bool {
     data.get("source")
         .and_then(Value::as_str)
-        .is_some_and(|source| !source.is_empty() && source != "user")
+        .is_some_and(|source| INJECTED_SOURCES.iter().any(|p| source.starts_with(p)))
 }
 
 /// The text of a tool result: `result.content` when it is text, else its compact JSON.
@@ -157,14 +161,21 @@ mod tests {
     fn injected_user_messages_are_no_prompts() {
         let skill = r#"{"type":"user.message","data":{"content":"<skill-context name=\"x\">do it</skill-context>","source":"skill-x"},"id":"e9"}"#;
         assert!(parse(skill).is_empty());
-        let typed = r#"{"type":"user.message","data":{"content":"hi","source":"user"},"id":"e10"}"#;
-        assert_eq!(
-            parse(typed),
-            vec![Record::UserPrompt {
-                id: Some("e10".into()),
-                text: "hi".into()
-            }]
-        );
+        let handed =
+            r#"{"type":"user.message","data":{"content":"task","source":"agent-a1"},"id":"e9"}"#;
+        assert!(parse(handed).is_empty());
+        for source in ["", "user", "cli"] {
+            let typed = json!({"type": "user.message", "data": {"content": "hi", "source": source},
+                "id": "e10"});
+            assert_eq!(
+                parse(&typed.to_string()),
+                vec![Record::UserPrompt {
+                    id: Some("e10".into()),
+                    text: "hi".into()
+                }],
+                "{source:?}"
+            );
+        }
     }
 
     #[test]
