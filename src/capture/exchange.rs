@@ -6,13 +6,13 @@ use crate::transcript::{SeenSession, Turn};
 
 /// Puts a turn read from the transcript into a Stop entry.
 ///
-/// The response is the transcript's last assistant text, falling back to its reasoning text
-/// (VS Code turns that only called tools), then to the payload's `last_assistant_message`.
-/// When the payload has `last_assistant_message` and it differs, the payload wins: Claude
-/// Code writes its transcript asynchronously, so the final message may not be there yet.
+/// The response is the payload's `last_assistant_message`, else the transcript's last
+/// assistant text: Claude Code writes its transcript asynchronously, so the final message may
+/// not be there yet. The reasoning goes to `thinking`, never to the response.
 pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: &Turn) {
     let from_payload = entry.response.take().filter(|r| !r.trim().is_empty());
     entry.response = from_payload.or_else(|| turn.response().map(str::to_string));
+    entry.thinking = turn.thinking().map(str::to_string);
     if !turn.user.is_empty() {
         entry.prompt = Some(turn.user.clone());
     }
@@ -44,6 +44,7 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
     e.synthetic = Some(true);
     e.prompt = Some(turn.user.clone());
     e.response = Some(turn.response().unwrap_or_default().to_string());
+    e.thinking = turn.thinking().map(str::to_string);
     e.turn_id = turn.turn_id.clone();
     e.tool_calls = Some(turn.tool_calls.clone());
     let size = turn.user.len()
@@ -89,13 +90,25 @@ mod tests {
         fill_exchange(&mut e, &turn);
         assert_eq!(e.response.as_deref(), Some("final"));
         assert_eq!(e.prompt.as_deref(), Some("q"));
+    }
 
-        let mut e = QueueEntry::new("Stop", 0);
+    #[test]
+    fn reasoning_is_kept_apart_never_the_response() {
         let turn = Turn {
-            reasoning: Some("thinking".into()),
+            user: "q".into(),
+            reasoning: Some("private thoughts".into()),
             ..Turn::default()
         };
+        let mut e = QueueEntry::new("Stop", 0);
         fill_exchange(&mut e, &turn);
-        assert_eq!(e.response.as_deref(), Some("thinking"));
+        assert_eq!(e.response, None);
+        assert_eq!(e.thinking.as_deref(), Some("private thoughts"));
+
+        let stop = synthetic_stop(&QueueEntry::new("PostToolUse", 0), &turn);
+        assert_eq!(stop.response.as_deref(), Some(""));
+        assert_eq!(stop.thinking.as_deref(), Some("private thoughts"));
+        let line: serde_json::Value = serde_json::from_str(&stop.to_line()).unwrap();
+        assert_eq!(line["thinking"], "private thoughts");
+        assert_eq!(line["response"], "");
     }
 }

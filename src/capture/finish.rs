@@ -59,6 +59,11 @@ impl Plan<'_> {
     /// Completes the plan with the turns the shell read (`None` when the event reads none,
     /// or there was no transcript, or the read failed): the entries to write and the reply.
     pub fn finish(mut self, turns: Option<Turns>, log: &mut DebugLog) -> Outcome {
+        if self.transcript.as_ref().map(|t| t.kind) == Some(super::ReadKind::LateStop) {
+            // Whether or not the read succeeded: the turn is harvested later either way (a
+            // busy cursor leaves the bytes for the next hook), so this line makes no row.
+            self.entry.turn_pending = Some(true);
+        }
         let mut around = match turns {
             Some(turns) => self.take_turns(turns, log),
             None => Around::default(),
@@ -118,6 +123,9 @@ impl Plan<'_> {
                     }
                     FinalTurn::Missing => {
                         log.note(|| "no turn in the transcript: payload only".into())
+                    }
+                    FinalTurn::Pending => {
+                        log.note(|| "transcript written after the hook: turn recorded later".into())
                     }
                 }
                 Around {

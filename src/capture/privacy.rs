@@ -22,10 +22,11 @@ pub(super) fn protect(
     }
 }
 
-/// Drops prompt and response text (`store_text = false`), keeping the rest of the entry.
+/// Drops prompt, response and reasoning text (`store_text = false`), keeping the rest of the entry.
 fn drop_text(e: &mut QueueEntry) {
     e.prompt = None;
     e.response = None;
+    e.thinking = None;
     e.message = None;
     if let Some(turns) = &mut e.turns {
         for turn in turns {

@@ -12,6 +12,11 @@ pub enum ReadKind {
     Harvest,
     /// Stop and SubagentStop: the final exchange (`Tracker::finish_turn`).
     FinishTurn,
+    /// Stop of an agent that writes its transcript only after the hook (Copilot CLI): what
+    /// the transcript holds is older than this Stop, so only its complete turns are taken
+    /// (`Tracker::harvest`), and this Stop's turn is recorded once its text exists, by a later
+    /// hook (SessionEnd at the latest).
+    LateStop,
     /// PreCompact: every turn since the last compaction (`Tracker::compact`); `last_turn` for
     /// a manual compaction, which runs between turns: the trailing answered turn is complete.
     Compact {
@@ -58,6 +63,13 @@ pub struct TranscriptRead {
     pub location: Location,
 }
 
+/// Whether the agent writes the transcript at `path` only after its Stop hook has run:
+/// Copilot CLI (its `~/.copilot/session-state/<id>/events.jsonl`).
+fn writes_late(entry: &QueueEntry, path: &str) -> bool {
+    entry.agent.as_deref() == Some(wire::Agent::Copilot.as_str())
+        || path.replace('\\', "/").contains("/.copilot/session-state/")
+}
+
 /// The transcript read for an event of `hook_type`: the session's transcript, or for
 /// SubagentStop the subagent's own (`agent_transcript_path`, a cursor per subagent). `None`
 /// when the event reads none, or there is no session id, or a SubagentStop names no
@@ -90,6 +102,12 @@ pub(super) fn locate(
         });
     }
     let location = wire::transcript_path(payload).map_or(Location::Discover, Location::Given);
+    let kind = match (&kind, &location) {
+        (ReadKind::FinishTurn, Location::Given(path)) if writes_late(entry, path) => {
+            ReadKind::LateStop
+        }
+        _ => kind,
+    };
     Some(TranscriptRead {
         kind,
         key: session.clone(),

@@ -249,6 +249,35 @@ fn a_transcript_not_named_is_looked_for_and_no_session_reads_none() {
 }
 
 #[test]
+fn a_copilot_cli_stop_takes_no_turn_from_its_late_transcript() {
+    let config = Config::default();
+    let payload = json!({"timestamp": NOW, "cwd": "/w", "sessionId": "cp-1",
+        "transcriptPath": "/home/dev/.copilot/session-state/cp-1/events.jsonl",
+        "stopReason": "end_turn"});
+    let planned = plan_with(&payload, "auto", Some("agentStop"), &config);
+    assert_eq!(planned.transcript().unwrap().kind, ReadKind::LateStop);
+    let turns = Turns::Finished {
+        earlier: vec![turn(1)],
+        last: FinalTurn::Pending,
+    };
+    let out = planned.finish(Some(turns), &mut quiet());
+    assert_eq!(types(&out.entries), [("Stop", true), ("Stop", false)]);
+    let stop = &out.entries[1];
+    assert_eq!((stop.prompt.as_ref(), stop.response.as_ref()), (None, None));
+    assert_eq!(stop.turn_pending, Some(true));
+    assert_eq!(out.entries[0].prompt.as_deref(), Some("question 1"));
+
+    // Even when the cursor could not be read: a later hook records the turn.
+    let planned = plan_with(&payload, "auto", Some("agentStop"), &config);
+    let out = planned.finish(None, &mut quiet());
+    assert_eq!(out.entries[0].turn_pending, Some(true));
+
+    // Claude Code's Stop reads its final exchange as before.
+    let planned = plan(&claude("Stop", json!({})), &config);
+    assert_eq!(planned.transcript().unwrap().kind, ReadKind::FinishTurn);
+}
+
+#[test]
 fn stop_with_a_fresh_turn_records_its_exchange_after_earlier_turns() {
     let config = Config::default();
     let payload = claude("Stop", json!({}));
@@ -421,9 +450,12 @@ fn store_text_false_drops_every_text_field() {
     assert!(raw.get("prompt").is_none() && raw.get("session_id").is_some());
 
     let payload = claude("PostToolUse", json!({"tool_name": "Edit"}));
-    let out = record(&payload, &config, Some(Turns::Harvested(vec![turn(1)])));
+    let mut thoughtful = turn(1);
+    thoughtful.reasoning = Some("private reasoning".into());
+    let out = record(&payload, &config, Some(Turns::Harvested(vec![thoughtful])));
     let stop = &out.entries[1];
     assert_eq!((stop.prompt.as_ref(), stop.response.as_ref()), (None, None));
+    assert_eq!(stop.thinking, None);
     assert_eq!(stop.turn_id.as_deref(), Some("u1"), "the rest stays");
 
     let out = record(
@@ -448,6 +480,8 @@ fn secrets_are_redacted_in_the_payload_and_in_turns_from_the_transcript() {
     );
     let mut leaky = turn(1);
     leaky.user = format!("use {SECRET}");
+    leaky.reasoning = Some(format!("the token is {SECRET}"));
+    leaky.tool_calls[0].output = format!("printed {SECRET}");
     let out = record(&payload, &config, Some(Turns::Harvested(vec![leaky])));
     for e in &out.entries {
         let line = e.to_line();

@@ -357,6 +357,13 @@ fn read_turns(tracker: &mut Tracker, kind: ReadKind, log: &mut DebugLog) -> Opti
                 .map(|(earlier, last)| Turns::Finished { earlier, last }),
             "reading the final exchange failed",
         ),
+        ReadKind::LateStop => (
+            tracker.harvest().map(|earlier| Turns::Finished {
+                earlier,
+                last: transcript::FinalTurn::Pending,
+            }),
+            "harvest failed",
+        ),
         ReadKind::Compact { last_turn } => (
             tracker.compact(last_turn).map(Turns::Compacted),
             "reading turns failed",

@@ -206,6 +206,10 @@ pub struct QueueEntry {
     pub prompt: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<String>,
+    /// The model's reasoning in the turn (Claude `thinking`, VS Code `reasoningText`): kept
+    /// apart from `response`, which it never is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -269,6 +273,10 @@ pub struct QueueEntry {
     /// names the turn (`turnId`) but does not repeat its exchange.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_recorded: Option<bool>,
+    /// On a `Stop` whose exchange is not in the transcript yet (Copilot CLI writes it after
+    /// the hook): a later synthetic Stop records the turn, so this line makes no `turns` row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_pending: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// Why the payload could not be read, when it could not (the line is still written).

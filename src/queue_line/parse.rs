@@ -214,6 +214,10 @@ struct Raw<'a> {
     prompt: Option<Loose<'a>>,
     #[serde(borrow, rename = "response")]
     response: Option<Loose<'a>>,
+    #[serde(borrow, rename = "thinking")]
+    thinking: Option<Loose<'a>>,
+    #[serde(borrow, rename = "turnPending")]
+    turn_pending: Option<Loose<'a>>,
     #[serde(borrow, rename = "toolResultType")]
     tool_result_type: Option<Loose<'a>>,
     #[serde(borrow, rename = "durationMs")]
@@ -384,6 +388,8 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         synthetic: row.synthetic,
         prompt: own(row.prompt),
         response: own(row.response),
+        thinking: own(row.thinking),
+        turn_pending: row.turn_pending,
         tool_result_type: own(row.tool_result_type),
         decision: own(row.decision),
         duration_ms: row.duration_ms,
@@ -475,6 +481,12 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         synthetic: raw.synthetic.as_ref().and_then(Loose::as_bool),
         prompt: raw.prompt.and_then(Loose::into_str),
         response: raw.response.and_then(Loose::into_str),
+        thinking: raw.thinking.and_then(Loose::into_str),
+        turn_pending: raw
+            .turn_pending
+            .as_ref()
+            .and_then(Loose::as_bool)
+            .unwrap_or(false),
         tool_result_type: raw.tool_result_type.and_then(Loose::into_str),
         decision: raw.decision.and_then(Loose::into_str),
         duration_ms: raw.duration_ms.as_ref().and_then(Loose::as_i64),

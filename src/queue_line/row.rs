@@ -95,6 +95,10 @@ pub struct EventRow<'a> {
     pub prompt: Option<Cow<'a, str>>,
     /// The assistant's answer.
     pub response: Option<Cow<'a, str>>,
+    /// The model's reasoning (`thinking`), kept apart from the answer.
+    pub thinking: Option<Cow<'a, str>>,
+    /// `turnPending`: a Stop whose turn a later line records; it makes no `turns` row.
+    pub turn_pending: bool,
     /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
     /// The safety gate's `allow` or `deny` (PreToolUse with a `risk`). Not a column: ingest

@@ -169,6 +169,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0012_producer_and_turn_outcome",
         include_str!("../../migrations/0012_producer_and_turn_outcome.sql"),
     ),
+    (
+        "0013_turn_thinking_and_prompts",
+        include_str!("../../migrations/0013_turn_thinking_and_prompts.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -27,11 +27,16 @@ const INSERT_EVENT: &str = "
     ON CONFLICT(id) DO NOTHING";
 
 /// One (session, turn) row: the incoming fields win unless they are synthetic (harvested from
-/// the transcript) and the stored row is real.
+/// the transcript) and the stored row is real. A line without a prompt (Codex's Stop) takes
+/// the one its turn's UserPromptSubmit gave.
 const UPSERT_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
-      tool_call_count, synthetic, event_id, model)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+      tool_call_count, synthetic, event_id, model, thinking)
+    VALUES (?1, ?2, ?3, ?4, ?5, coalesce(?6, (SELECT e.prompt FROM events e
+        WHERE e.hook_type = 'UserPromptSubmit' AND e.turn_id IS NOT NULL
+          AND e.session_id = ?12 AND e.turn_id = ?3 AND e.prompt IS NOT NULL
+        ORDER BY e.ts DESC LIMIT 1)),
+      ?7, ?8, ?9, ?10, ?11, ?13)
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
       ts = CASE WHEN excluded.synthetic = 0 OR synthetic = 1 THEN excluded.ts ELSE ts END,
       hook_type = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
@@ -47,6 +52,8 @@ const UPSERT_TURN: &str = "
         THEN excluded.event_id ELSE event_id END,
       model = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
         THEN coalesce(excluded.model, model) ELSE coalesce(model, excluded.model) END,
+      thinking = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+        THEN coalesce(excluded.thinking, thinking) ELSE coalesce(thinking, excluded.thinking) END,
       synthetic = min(synthetic, excluded.synthetic)";
 
 /// The turn a Codex `Interrupt` (?1 session, ?2 turn key, ?3 turn id, ?4 time, ?5 event id,
@@ -74,6 +81,10 @@ const UNANSWERED_PROMPT: &str = "
                       WHERE s.session_id = ?1 AND s.seq > p.seq AND s.seq < c.now
                         AND s.hook_type IN ('Stop', 'Interrupt', 'StopFailure'))
     ON CONFLICT(session_id, turn_key) DO NOTHING";
+/// A prompt that came after its turn's row (Codex: UserPromptSubmit and Stop share a
+/// `turn_id`), into the row that has none.
+const FILL_TURN_PROMPT: &str = "
+    UPDATE turns SET prompt = ?3 WHERE session_id = ?1 AND turn_key = ?2 AND prompt IS NULL";
 
 /// A row of `sources`: one identified generation of a queue file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -376,14 +387,20 @@ impl<'c> Batch<'c> {
                 let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
                 self.count_negative(session, negative);
             }
-            Some(HookType::Stop | HookType::SubagentStop) => self.upsert_turn(row, session)?,
+            // A pending Stop's turn is recorded by the synthetic Stop that follows.
+            Some(HookType::Stop | HookType::SubagentStop) if !row.turn_pending => {
+                self.upsert_turn(row, session)?
+            }
+            Some(HookType::UserPromptSubmit) => {
+                self.close_unanswered_prompt(row)?;
+                self.fill_turn_prompt(row, session)?;
+            }
             Some(HookType::SessionEnd) => {
                 if let Some(sid) = row.session_id.as_deref() {
                     self.tool_calls.end_session(&mut self.in_flight, sid)?;
                 }
                 self.close_unanswered_prompt(row)?;
             }
-            Some(HookType::UserPromptSubmit) => self.close_unanswered_prompt(row)?,
             Some(HookType::Interrupt) => self.interrupted_turn(row, session)?,
             Some(HookType::PermissionDenied) => {
                 let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
@@ -472,6 +489,8 @@ impl<'c> Batch<'c> {
             row.synthetic.unwrap_or(false),
             row.id.as_ref(),
             row.model.as_deref(),
+            row.session_id.as_deref(),
+            row.thinking.as_deref(),
         )?;
         Ok(())
     }
@@ -500,6 +519,16 @@ impl<'c> Batch<'c> {
         self.tx
             .prepare_cached(UNANSWERED_PROMPT)?
             .execute(params![sid, row.id.as_ref()])?;
+        Ok(())
+    }
+
+    /// Gives the row of a prompt's turn, stored before the prompt came, its prompt.
+    fn fill_turn_prompt(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+        if let (Some(turn_id), Some(prompt)) = (row.turn_id.as_deref(), row.prompt.as_deref()) {
+            self.tx
+                .prepare_cached(FILL_TURN_PROMPT)?
+                .execute(params![session, turn_id, prompt])?;
+        }
         Ok(())
     }
 

@@ -19,7 +19,7 @@ pub(crate) fn parse(kind: &str, line: &Value, options: ParseOptions) -> Vec<Reco
         return Vec::new();
     }
     match kind {
-        "user" => user(line).into_iter().collect(),
+        "user" => user(line),
         "assistant" => assistant(line),
         "system" if line.get("subtype").and_then(Value::as_str) == Some("turn_duration") => {
             vec![Record::TurnEnd]
@@ -32,44 +32,121 @@ fn flag(line: &Value, name: &str) -> bool {
     line.get(name).and_then(Value::as_bool).unwrap_or(false)
 }
 
-fn user(line: &Value) -> Option<Record> {
+fn user(line: &Value) -> Vec<Record> {
     // Injected by the harness, not typed: skill expansions, command caveats, compaction
     // summaries, lines shown only in the transcript view.
     if ["isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"]
         .iter()
         .any(|name| flag(line, name))
     {
-        return None;
+        return Vec::new();
     }
-    let content = line.get("message")?.get("content")?;
-    let text = match content {
-        Value::String(text) => text.clone(),
+    let Some(content) = line.get("message").and_then(|m| m.get("content")) else {
+        return Vec::new();
+    };
+    let texts: Vec<&str> = match content {
+        Value::String(text) => vec![text.as_str()],
         Value::Array(blocks) => {
-            let texts: Vec<&str> = blocks
+            let results: Vec<Record> = blocks.iter().filter_map(tool_result).collect();
+            let texts = blocks
                 .iter()
                 .filter(|b| block_type(b) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect();
-            let has_result = blocks.iter().any(|b| block_type(b) == Some("tool_result"));
-            if has_result {
+                .filter_map(|b| b.get("text").and_then(Value::as_str));
+            if blocks.iter().any(|b| block_type(b) == Some("tool_result")) {
                 // Tool results are the assistant's own loop, not a new prompt; an interruption
                 // can ride along with them and still ends the turn.
-                return texts
-                    .iter()
-                    .any(|t| t.starts_with(INTERRUPTED))
-                    .then_some(Record::TurnEnd);
+                let interrupted = texts.into_iter().any(|t| t.starts_with(INTERRUPTED));
+                return results
+                    .into_iter()
+                    .chain(interrupted.then_some(Record::TurnEnd))
+                    .collect();
             }
-            texts.join("\n")
+            texts.collect()
         }
-        _ => return None,
+        _ => return Vec::new(),
     };
-    if text.starts_with(INTERRUPTED) {
+    // A reminder the harness puts beside the typed text is not part of it.
+    let typed: Vec<&str> = texts.into_iter().filter(|t| !injected(t)).collect();
+    prompt(line, typed.join("\n")).into_iter().collect()
+}
+
+/// Tags that open text the harness writes as a user line, never typed by a person.
+const INJECTED: [&str; 2] = ["<system-reminder>", "<local-command-caveat>"];
+
+/// Tags that open the output of a command the user ran without the model.
+const LOCAL_OUTPUT: [&str; 4] = [
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+];
+
+fn injected(text: &str) -> bool {
+    let text = text.trim_start();
+    INJECTED.iter().any(|tag| text.starts_with(tag))
+}
+
+/// What a user line's typed text is: a prompt, an interruption, the output of a local
+/// command, or nothing (empty once the injected parts are gone).
+fn prompt(line: &Value, text: String) -> Option<Record> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with(INTERRUPTED) {
         return Some(Record::TurnEnd);
+    }
+    if LOCAL_OUTPUT.iter().any(|tag| trimmed.starts_with(tag)) {
+        return Some(Record::LocalOutput);
+    }
+    if trimmed.is_empty() {
+        return None;
     }
     Some(Record::UserPrompt {
         id: line.get("uuid").and_then(Value::as_str).map(str::to_owned),
-        text,
+        text: slash_command(trimmed).unwrap_or(text),
     })
+}
+
+/// `/name args` for the tagged line Claude Code writes when the user runs a slash command
+/// (`<command-message>…</command-message><command-name>/name</command-name>
+/// <command-args>args</command-args>`); `None` for any other text.
+fn slash_command(text: &str) -> Option<String> {
+    if !text.starts_with("<command-") {
+        return None;
+    }
+    let name = tag(text, "command-name")?.trim();
+    let args = tag(text, "command-args").map(str::trim).unwrap_or_default();
+    Some(if args.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{name} {args}")
+    })
+}
+
+/// The text between `<name>` and `</name>`.
+fn tag<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let open = format!("<{name}>");
+    let start = text.find(&open)? + open.len();
+    let len = text[start..].find(&format!("</{name}>"))?;
+    Some(&text[start..start + len])
+}
+
+/// A `tool_result` block: the id of the call it answers and its text (the text blocks of an
+/// array joined; images and other blocks left out).
+fn tool_result(block: &Value) -> Option<Record> {
+    if block_type(block) != Some("tool_result") {
+        return None;
+    }
+    let id = block.get("tool_use_id")?.as_str()?.to_owned();
+    let output = match block.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter(|p| block_type(p) == Some("text"))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    Some(Record::ToolResult { id, output })
 }
 
 fn assistant(line: &Value) -> Vec<Record> {
@@ -109,6 +186,7 @@ fn assistant(line: &Value) -> Vec<Record> {
                     text: block.get("thinking")?.as_str()?.to_owned(),
                 }),
                 "tool_use" => Some(Record::ToolUse {
+                    id: block.get("id").and_then(Value::as_str).map(str::to_owned),
                     name: block.get("name")?.as_str()?.to_owned(),
                     input: tool_input(block.get("input")),
                 }),
@@ -160,9 +238,56 @@ mod tests {
     }
 
     #[test]
-    fn tool_results_are_not_prompts() {
+    fn tool_results_are_not_prompts_but_results() {
         let line = r#"{"type":"user","uuid":"u3","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]},"toolUseResult":"ok"}"#;
-        assert!(main_chain(line).is_empty());
+        assert_eq!(
+            main_chain(line),
+            vec![Record::ToolResult {
+                id: "t".into(),
+                output: "ok".into()
+            }]
+        );
+        let blocks = r#"{"type":"user","uuid":"u4","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"text","text":"one"},{"type":"image","source":{}},{"type":"text","text":"two"}],"is_error":true},{"type":"tool_result","tool_use_id":"b"}]}}"#;
+        assert_eq!(
+            main_chain(blocks),
+            vec![
+                Record::ToolResult {
+                    id: "a".into(),
+                    output: "one\ntwo".into()
+                },
+                Record::ToolResult {
+                    id: "b".into(),
+                    output: String::new()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn local_commands_and_reminders_are_no_prompts() {
+        let caveat = r#"{"type":"user","uuid":"c","isMeta":true,"message":{"content":"<local-command-caveat>Caveat: ...</local-command-caveat>"}}"#;
+        assert!(main_chain(caveat).is_empty());
+        let command = r#"{"type":"user","uuid":"m","message":{"content":"<command-name>/model</command-name>\n            <command-message>model</command-message>\n            <command-args></command-args>"}}"#;
+        assert_eq!(main_chain(command), vec![prompt("m", "/model")]);
+        let with_args = r#"{"type":"user","uuid":"r","message":{"content":"<command-message>review is running…</command-message>\n<command-name>/review</command-name>\n<command-args>src/</command-args>"}}"#;
+        assert_eq!(main_chain(with_args), vec![prompt("r", "/review src/")]);
+        for output in [
+            "<local-command-stdout>Set model to Haiku</local-command-stdout>",
+            "<local-command-stdout></local-command-stdout>",
+            "<local-command-stderr>nope</local-command-stderr>",
+            "<bash-stdout>a.txt</bash-stdout><bash-stderr></bash-stderr>",
+        ] {
+            let line = json!({"type": "user", "uuid": "o", "message": {"content": output}});
+            assert_eq!(
+                main_chain(&line.to_string()),
+                vec![Record::LocalOutput],
+                "{output}"
+            );
+        }
+        let reminder = r#"{"type":"user","uuid":"s","message":{"content":[{"type":"text","text":"<system-reminder>\nrefs\n</system-reminder>"}]}}"#;
+        assert!(main_chain(reminder).is_empty());
+        let beside = r#"{"type":"user","uuid":"t","message":{"content":[{"type":"text","text":"<system-reminder>\nrefs\n</system-reminder>"},{"type":"text","text":"fix it"}]}}"#;
+        assert_eq!(main_chain(beside), vec![prompt("t", "fix it")]);
     }
 
     #[test]
@@ -213,6 +338,7 @@ mod tests {
                     text: "Running tests".into()
                 },
                 Record::ToolUse {
+                    id: Some("toolu_1".into()),
                     name: "Bash".into(),
                     input: json!({"command": "npm test"})
                 },

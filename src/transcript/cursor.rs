@@ -137,7 +137,7 @@ impl Tracker {
     /// turns recorded.
     ///
     /// The final turn is returned even without any assistant output (the transcript may lag
-    /// behind the hook), so the caller can fall back to `reasoning` or the payload's
+    /// behind the hook), so the caller can fall back to the payload's
     /// `last_assistant_message`. It stays open in the cursor: later output of the same turn
     /// is not reported again, since its id is recorded.
     pub fn finish_turn(&mut self) -> Result<(Vec<Turn>, FinalTurn), Error> {

@@ -211,29 +211,171 @@ fn subagent_transcripts_are_read_as_sidechains() {
 }
 
 #[test]
-fn copilot_cli_log_yields_its_two_user_turns() {
+fn copilot_cli_skill_expansion_does_not_split_the_turn() {
     let Some(dir) = fixtures() else { return };
     let state = tempfile::tempdir().unwrap();
     let path = dir.join("copilot-cli/output-json-1.jsonl");
     let (earlier, last) = hook(state.path(), "copilot", &path, |t| {
         t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap()
     });
-    assert_eq!(earlier.len(), 1);
-    let first = &earlier[0];
-    assert!(first.user.starts_with("Invoke skill"), "{:?}", first.user);
-    assert_eq!(first.tool_calls.len(), 1);
-    assert_eq!(first.tool_calls[0].tool_name, "skill");
-    let last = last.expect("final turn");
-    assert!(last.user.starts_with("<skill-context"));
-    assert_eq!(last.tool_calls.len(), 8);
+    // The second `user.message` is the skill's text (`source: skill-…`), not the person's.
+    assert!(earlier.is_empty(), "{earlier:?}");
+    let turn = last.expect("final turn");
+    assert!(turn.user.starts_with("Invoke skill"), "{:?}", turn.user);
+    assert_eq!(turn.tool_calls.len(), 9);
+    assert_eq!(turn.tool_calls[0].tool_name, "skill");
     assert!(
-        last.assistant.starts_with("No CI checks exist"),
+        turn.assistant.starts_with("No CI checks exist"),
         "{:?}",
-        last.assistant
+        turn.assistant
     );
-    assert!(last.reasoning.is_some());
-    for call in first.tool_calls.iter().chain(&last.tool_calls) {
+    assert!(turn.thinking().is_some());
+    for call in &turn.tool_calls {
         serde_json::from_str::<Value>(&call.input).unwrap();
+        assert!(!call.output.is_empty(), "{call:?}");
+        assert!(call.output.chars().count() <= super::MAX_TOOL_OUTPUT_CHARS);
     }
-    assert_ne!(first.turn_id, last.turn_id);
+    assert!(turn.tool_calls[0].output.starts_with("Skill \""));
+}
+
+/// Every `tool_result` text of a Claude transcript's main chain.
+fn claude_results(bytes: &[u8]) -> HashSet<String> {
+    let mut results = HashSet::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if value["isSidechain"] == Value::Bool(true) {
+            continue;
+        }
+        for block in value["message"]["content"].as_array().into_iter().flatten() {
+            if block["type"] != "tool_result" {
+                continue;
+            }
+            let text = match &block["content"] {
+                Value::String(text) => text.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter(|p| p["type"] == "text")
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            };
+            results.insert(crate::shorten::cut_text(
+                &text,
+                super::MAX_TOOL_OUTPUT_CHARS,
+            ));
+        }
+    }
+    results
+}
+
+#[test]
+fn harvested_claude_tool_calls_carry_their_results() {
+    let Some(dir) = fixtures() else { return };
+    for name in [
+        "transcript-4",
+        "transcript-5",
+        "transcript-8",
+        "transcript-12",
+    ] {
+        let bytes = fs::read(dir.join(format!("claude-code/{name}.jsonl"))).unwrap();
+        let results = claude_results(&bytes);
+        let (harvested, _, _) = replay(&bytes);
+        let calls: Vec<_> = harvested.iter().flat_map(|t| &t.tool_calls).collect();
+        let with_output = calls.iter().filter(|c| !c.output.is_empty()).count();
+        println!("{name}: {with_output} of {} calls with output", calls.len());
+        assert!(with_output * 2 > calls.len(), "{name}: {with_output}");
+        for call in calls.iter().filter(|c| !c.output.is_empty()) {
+            assert!(results.contains(&call.output), "{name}: {:?}", call.output);
+        }
+    }
+}
+
+#[test]
+fn claude_thinking_is_never_a_turns_response() {
+    let Some(dir) = fixtures() else { return };
+    let bytes = fs::read(dir.join("claude-code/transcript-5.jsonl")).unwrap();
+    let mut thoughts = HashSet::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        for block in value["message"]["content"].as_array().into_iter().flatten() {
+            if let Some(text) = block["thinking"].as_str() {
+                thoughts.insert(text.to_string());
+            }
+        }
+    }
+    assert!(thoughts.len() > 10);
+    let turns = assemble(&bytes, ParseOptions::default());
+    let thinking_only = turns
+        .iter()
+        .filter(|t| t.response().is_none() && t.thinking().is_some())
+        .count();
+    assert!(
+        thinking_only >= 1,
+        "the fixture has a turn that only thought"
+    );
+    for turn in &turns {
+        if let Some(response) = turn.response() {
+            assert!(!thoughts.contains(response), "{response:?}");
+        }
+        let record = turn.to_record();
+        assert!(
+            !thoughts.contains(&record.assistant),
+            "{:?}",
+            record.assistant
+        );
+    }
+}
+
+#[test]
+fn only_typed_prompts_begin_claude_turns() {
+    let Some(dir) = fixtures() else { return };
+    let mut names: Vec<_> = fs::read_dir(dir.join("claude-code"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 12);
+    for path in names {
+        let bytes = fs::read(&path).unwrap();
+        for turn in assemble(&bytes, ParseOptions::default()) {
+            for tag in ["<local-command", "<command-", "<system-reminder>", "<bash-"] {
+                assert!(
+                    !turn.user.trim_start().starts_with(tag),
+                    "{}: {:?}",
+                    path.display(),
+                    turn.user
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stop_after_a_local_command_is_not_the_commands_turn() {
+    let Some(dir) = fixtures() else { return };
+    let bytes = fs::read(dir.join("claude-code/transcript-8.jsonl")).unwrap();
+    // Up to the first `/model` and its `<local-command-stdout>` (lines 250 and 251).
+    let upto: usize = bytes
+        .split_inclusive(|&b| b == b'\n')
+        .take(251)
+        .map(<[u8]>::len)
+        .sum();
+    let prefix = &bytes[..upto];
+    let last_line = prefix[..upto - 1].rsplit(|&b| b == b'\n').next().unwrap();
+    assert!(String::from_utf8_lossy(last_line).contains("<local-command-stdout>"));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("session.jsonl");
+    fs::write(&path, prefix).unwrap();
+    let (_, last) = hook(&tmp.path().join("state"), "s", &path, |t| {
+        t.finish_turn().unwrap()
+    });
+    let turn = last.into_turn().expect("the last answered turn");
+    assert!(!turn.user.starts_with('<'), "{:?}", turn.user);
+    assert!(turn.response().is_some(), "{turn:?}");
 }

@@ -38,7 +38,9 @@ pub use cursor::{
 pub use discover::{discover, DiscoveryEnv};
 pub use parse::parse_line;
 pub use record::{ParseOptions, Record};
-pub use turns::{assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
+pub use turns::{
+    assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS, MAX_TOOL_OUTPUT_CHARS,
+};
 pub use workspace::{SeenSession, Workspace, IDLE_BEFORE_CLOSE};
 
 /// One user prompt and what the assistant did about it.
@@ -50,9 +52,11 @@ pub struct Turn {
     pub user: String,
     /// Text of the last assistant message with non-empty text (empty when there was none).
     pub assistant: String,
-    /// The last non-empty reasoning, a fallback when `assistant` is empty.
+    /// The last non-empty reasoning (Claude `thinking`, VS Code `reasoningText`): private to
+    /// the model, never the answer.
     pub reasoning: Option<String>,
-    /// The first ten tool calls; inputs are compact JSON that always parses, outputs empty.
+    /// The first ten tool calls; inputs are compact JSON that always parses, outputs their
+    /// result's text, both shortened (empty when the transcript holds no result).
     pub tool_calls: Vec<ToolCallRecord>,
     /// True once the turn has ended (or `Stop` says it has).
     pub complete: bool,
@@ -62,18 +66,19 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// The assistant's answer: its text, else its reasoning (VS Code tool-call-only turns),
-    /// else `None`.
+    /// The assistant's answer: its text, else `None`. Reasoning is never the answer (a turn
+    /// that only thought and called tools has none): see [`Turn::thinking`].
     pub fn response(&self) -> Option<&str> {
-        if !self.assistant.trim().is_empty() {
-            Some(&self.assistant)
-        } else {
-            self.reasoning.as_deref().filter(|r| !r.trim().is_empty())
-        }
+        Some(self.assistant.as_str()).filter(|a| !a.trim().is_empty())
+    }
+
+    /// The model's reasoning, when the transcript holds any.
+    pub fn thinking(&self) -> Option<&str> {
+        self.reasoning.as_deref().filter(|r| !r.trim().is_empty())
     }
 
     /// The `{user, assistant, turnId}` shape of a PreCompact queue entry's `turns`, with
-    /// [`Turn::response`] as the assistant text.
+    /// [`Turn::response`] as the assistant text (reasoning left out).
     pub fn to_record(&self) -> TurnRecord {
         TurnRecord {
             user: self.user.clone(),
@@ -93,6 +98,9 @@ pub enum FinalTurn {
     Recorded(Option<String>),
     /// The transcript holds no turn at all (missing, empty, or nothing since the cursor).
     Missing,
+    /// The transcript is written after the hook (Copilot CLI): the turn is not in it yet, and
+    /// a later hook records it once it is.
+    Pending,
 }
 
 impl FinalTurn {
@@ -100,7 +108,7 @@ impl FinalTurn {
     pub fn into_turn(self) -> Option<Turn> {
         match self {
             FinalTurn::Fresh(turn) => Some(turn),
-            FinalTurn::Recorded(_) | FinalTurn::Missing => None,
+            FinalTurn::Recorded(_) | FinalTurn::Missing | FinalTurn::Pending => None,
         }
     }
 }
@@ -139,7 +147,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn response_falls_back_to_reasoning() {
+    fn reasoning_is_never_the_response() {
         let mut turn = Turn {
             turn_id: Some("u1".into()),
             user: "q".into(),
@@ -148,18 +156,19 @@ mod tests {
             ..Turn::default()
         };
         assert_eq!(turn.response(), Some("answer"));
+        assert_eq!(turn.thinking(), Some("thoughts"));
         turn.assistant = " ".into();
-        assert_eq!(turn.response(), Some("thoughts"));
+        assert_eq!(turn.response(), None);
+        assert_eq!(turn.thinking(), Some("thoughts"));
         assert_eq!(
             turn.to_record(),
             TurnRecord {
                 user: "q".into(),
-                assistant: "thoughts".into(),
+                assistant: String::new(),
                 turn_id: Some("u1".into())
             }
         );
-        turn.reasoning = None;
-        assert_eq!(turn.response(), None);
-        assert_eq!(turn.to_record().assistant, "");
+        turn.reasoning = Some(" ".into());
+        assert_eq!(turn.thinking(), None);
     }
 }

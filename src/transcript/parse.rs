@@ -25,9 +25,10 @@ pub fn parse_line(line: &[u8], options: ParseOptions) -> Vec<Record> {
     };
     match kind {
         "user" | "assistant" | "system" => claude::parse(kind, &value, options),
-        "user.message" | "assistant.message" | "tool.execution_start" => {
-            vscode::parse(kind, &value)
-        }
+        "user.message"
+        | "assistant.message"
+        | "tool.execution_start"
+        | "tool.execution_complete" => vscode::parse(kind, &value),
         _ => Vec::new(),
     }
 }

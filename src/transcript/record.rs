@@ -6,7 +6,8 @@ use serde_json::Value;
 /// What one transcript line says about the conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
-    /// A prompt typed (or sent) by the user: the start of a turn.
+    /// A prompt typed (or sent) by the user: the start of a turn. Text the harness injects
+    /// (skill expansions, command caveats, reminders) is never one.
     UserPrompt {
         /// The line's own id (Claude `uuid`, VS Code `id`): the turn id.
         id: Option<String>,
@@ -27,11 +28,24 @@ pub enum Record {
     },
     /// A tool call the assistant made.
     ToolUse {
+        /// The call's id (Claude `tool_use.id`, VS Code `toolCallId`), to pair its result.
+        id: Option<String>,
         /// Tool name as the agent spells it.
         name: String,
         /// Tool arguments (a JSON string in the transcript is parsed into its value).
         input: Value,
     },
+    /// What a tool call returned (Claude `tool_result`, VS Code `tool.execution_complete`).
+    ToolResult {
+        /// The id of the call it answers.
+        id: String,
+        /// The result's text.
+        output: String,
+    },
+    /// Output of a command the user ran without the model (Claude `<local-command-stdout>`,
+    /// `<bash-stdout>`): the command was no prompt, so a turn it opened without any answer
+    /// is dropped.
+    LocalOutput,
     /// The model that wrote an assistant line (Claude `message.model`; never `<synthetic>`).
     Model {
         /// The model's id.

@@ -11,13 +11,16 @@ use serde_json::Value;
 
 use super::record::Record;
 use super::{ToolCallRecord, Turn};
-use crate::shorten::compact_json;
+use crate::shorten::{compact_json, cut_text};
 
 /// Tool calls kept per turn (ContextManager's limit).
 pub const MAX_TOOL_CALLS: usize = 10;
 
 /// Characters of compact JSON kept per tool-call input.
 pub const MAX_TOOL_INPUT_CHARS: usize = 2000;
+
+/// Characters kept per tool-call output (as many as of an input).
+pub const MAX_TOOL_OUTPUT_CHARS: usize = MAX_TOOL_INPUT_CHARS;
 
 /// A turn whose prompt has been read but which has not ended yet.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,6 +39,10 @@ pub struct OpenTurn {
     pub reasoning: Option<String>,
     /// The first [`MAX_TOOL_CALLS`] tool calls.
     pub tool_calls: Vec<ToolCallRecord>,
+    /// The id of each of `tool_calls` (same index), to pair a result with its call (absent in
+    /// cursors written before results were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_ids: Vec<Option<String>>,
     /// The model of the latest assistant line (absent in cursors written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -74,13 +81,24 @@ impl OpenTurn {
         }
     }
 
-    fn add_tool(&mut self, name: String, input: &Value) {
+    fn add_tool(&mut self, id: Option<String>, name: String, input: &Value) {
         if self.tool_calls.len() < MAX_TOOL_CALLS {
+            // A cursor from before ids were kept: its calls have none.
+            self.tool_ids.resize(self.tool_calls.len(), None);
+            self.tool_ids.push(id);
             self.tool_calls.push(ToolCallRecord {
                 tool_name: name,
                 input: compact_json(input, MAX_TOOL_INPUT_CHARS),
                 output: String::new(),
             });
+        }
+    }
+
+    /// Puts a result into the call it answers (none: a call past [`MAX_TOOL_CALLS`]).
+    fn add_result(&mut self, id: &str, output: &str) {
+        let index = self.tool_ids.iter().position(|c| c.as_deref() == Some(id));
+        if let Some(call) = index.and_then(|i| self.tool_calls.get_mut(i)) {
+            call.output = cut_text(output, MAX_TOOL_OUTPUT_CHARS);
         }
     }
 }
@@ -131,9 +149,20 @@ impl Assembler {
                     open.reasoning = Some(text);
                 }
             }
-            Record::ToolUse { name, input } => {
+            Record::ToolUse { id, name, input } => {
                 if let Some(open) = &mut self.open {
-                    open.add_tool(name, &input);
+                    open.add_tool(id, name, &input);
+                }
+            }
+            Record::ToolResult { id, output } => {
+                if let Some(open) = &mut self.open {
+                    open.add_result(&id, &output);
+                }
+            }
+            // A local command (`/model`, `!ls`) opened a turn the model never answered.
+            Record::LocalOutput => {
+                if self.open.as_ref().is_some_and(|o| !o.has_output()) {
+                    self.open = None;
                 }
             }
         }
@@ -227,6 +256,7 @@ mod tests {
             prompt("a"),
             text("m1", "part one"),
             Record::ToolUse {
+                id: None,
                 name: "Bash".into(),
                 input: json!({}),
             },
@@ -253,11 +283,87 @@ mod tests {
     }
 
     #[test]
+    fn results_go_to_their_calls_shortened() {
+        let call = |id: &str| Record::ToolUse {
+            id: Some(id.into()),
+            name: format!("tool {id}"),
+            input: json!({}),
+        };
+        let result = |id: &str, output: String| Record::ToolResult {
+            id: id.into(),
+            output,
+        };
+        let (turns, _) = run(vec![
+            prompt("a"),
+            call("c1"),
+            call("c2"),
+            result("c2", "two".into()),
+            result("c1", "é".repeat(5000)),
+            result("unknown", "lost".into()),
+            Record::TurnEnd,
+            result("c1", "after the end".into()),
+        ]);
+        let calls = &turns[0].tool_calls;
+        assert_eq!(calls[1].output, "two");
+        assert_eq!(calls[0].output.chars().count(), MAX_TOOL_OUTPUT_CHARS);
+        assert!(calls[0].output.ends_with(crate::shorten::ELLIPSIS));
+        assert!(calls[0].output.starts_with("éé"));
+    }
+
+    #[test]
+    fn results_reach_calls_of_a_cursor_that_kept_no_ids() {
+        let mut assembler = Assembler::new(Some(OpenTurn {
+            turn_id: Some("a".into()),
+            tool_calls: vec![ToolCallRecord::default()],
+            ..OpenTurn::default()
+        }));
+        assembler.feed(
+            0,
+            Record::ToolUse {
+                id: Some("c2".into()),
+                name: "second".into(),
+                input: json!({}),
+            },
+        );
+        assembler.feed(
+            1,
+            Record::ToolResult {
+                id: "c2".into(),
+                output: "out".into(),
+            },
+        );
+        let open = assembler.open().unwrap();
+        assert_eq!(open.tool_calls[0].output, "");
+        assert_eq!(open.tool_calls[1].output, "out");
+    }
+
+    #[test]
+    fn a_local_command_drops_only_a_turn_without_output() {
+        let (turns, open) = run(vec![
+            prompt("a"),
+            text("m1", "answer"),
+            // Kept: the turn has an answer.
+            Record::LocalOutput,
+            prompt("model-command"),
+            // Dropped: `/model` was no prompt.
+            Record::LocalOutput,
+            prompt("b"),
+            text("m2", "second"),
+            Record::TurnEnd,
+        ]);
+        assert!(open.is_none());
+        let ids: Vec<_> = turns.iter().map(|t| t.turn_id.as_deref()).collect();
+        assert_eq!(ids, [Some("a"), Some("b")]);
+        assert_eq!(turns[0].assistant, "answer");
+    }
+
+    #[test]
     fn reasoning_and_tool_calls_are_kept_and_capped() {
         let mut records = vec![prompt("a"), Record::Reasoning { text: "r1".into() }];
         records.push(Record::Reasoning { text: "".into() });
         for i in 0..12 {
             records.push(Record::ToolUse {
+                id: Some(format!("c{i}")),
                 name: format!("t{i}"),
                 input: json!({"s": "x".repeat(5000)}),
             });

@@ -1,6 +1,9 @@
 //! VS Code Copilot Chat transcripts (`GitHub.copilot-chat/transcripts/<session>.jsonl`) and
 //! Copilot CLI event logs, which share the envelope `{type, data, id, timestamp, parentId}`.
 //!
+//! A `user.message` whose `source` is a skill's (`skill-<name>`) or a subagent's (`agent-<id>`)
+//! was injected, not typed: it is no prompt and does not split the user's turn.
+//!
 //! `assistant.turn_end` is deliberately not a turn end: one user message is answered by many
 //! assistant turns (one per model call), so only the next `user.message` closes the user's turn.
 
@@ -8,14 +11,15 @@ use serde_json::Value;
 
 use super::record::{tool_input, Record};
 
-/// Records of one line of type `kind` (`user.message`, `assistant.message` or
-/// `tool.execution_start`).
+/// Records of one line of type `kind` (`user.message`, `assistant.message`,
+/// `tool.execution_start` or `tool.execution_complete`).
 pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
     let Some(data) = line.get("data").filter(|d| d.is_object()) else {
         return Vec::new();
     };
     let text = |name: &str| data.get(name).and_then(Value::as_str).map(str::to_owned);
     match kind {
+        "user.message" if injected(data) => Vec::new(),
         "user.message" => match text("content") {
             Some(content) => vec![Record::UserPrompt {
                 id: line.get("id").and_then(Value::as_str).map(str::to_owned),
@@ -38,12 +42,41 @@ pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
         }
         "tool.execution_start" => match text("toolName") {
             Some(name) => vec![Record::ToolUse {
+                id: text("toolCallId"),
                 name,
                 input: tool_input(data.get("arguments")),
             }],
             None => Vec::new(),
         },
+        "tool.execution_complete" => match text("toolCallId") {
+            Some(id) => vec![Record::ToolResult {
+                id,
+                output: result_text(data.get("result")),
+            }],
+            None => Vec::new(),
+        },
         _ => Vec::new(),
+    }
+}
+
+/// Sources of `user.message`s the harness writes rather than the user: a skill's expansion
+/// (`skill-<name>`) and a message handed to a subagent (`agent-<id>`). A typed prompt names no
+/// source, or another one: dropping a person's prompt would lose the whole turn, so only
+/// these count as injected.
+const INJECTED_SOURCES: [&str; 2] = ["skill-", "agent-"];
+
+fn injected(data: &Value) -> bool {
+    data.get("source")
+        .and_then(Value::as_str)
+        .is_some_and(|source| INJECTED_SOURCES.iter().any(|p| source.starts_with(p)))
+}
+
+/// The text of a tool result: `result.content` when it is text, else its compact JSON.
+fn result_text(result: Option<&Value>) -> String {
+    match result.and_then(|r| r.get("content")) {
+        Some(Value::String(text)) => text.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => other.to_string(),
     }
 }
 
@@ -94,6 +127,7 @@ mod tests {
         let object = r#"{"type":"tool.execution_start","data":{"toolCallId":"c","toolName":"run_in_terminal","arguments":{"command":"npm test"}},"id":"e5"}"#;
         let string = r#"{"type":"tool.execution_start","data":{"toolCallId":"c","toolName":"run_in_terminal","arguments":"{\"command\":\"npm test\"}"},"id":"e5"}"#;
         let expected = vec![Record::ToolUse {
+            id: Some("c".into()),
             name: "run_in_terminal".into(),
             input: json!({"command": "npm test"}),
         }];
@@ -102,11 +136,53 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_result_names_its_call() {
+        assert_eq!(
+            parse(
+                r#"{"type":"tool.execution_complete","data":{"toolCallId":"c","success":true,"result":{"content":"5 passing"}},"id":"e6"}"#
+            ),
+            vec![Record::ToolResult {
+                id: "c".into(),
+                output: "5 passing".into()
+            }]
+        );
+        assert_eq!(
+            parse(
+                r#"{"type":"tool.execution_complete","data":{"toolCallId":"c","success":true},"id":"e6"}"#
+            ),
+            vec![Record::ToolResult {
+                id: "c".into(),
+                output: String::new()
+            }]
+        );
+    }
+
+    #[test]
+    fn injected_user_messages_are_no_prompts() {
+        let skill = r#"{"type":"user.message","data":{"content":"<skill-context name=\"x\">do it</skill-context>","source":"skill-x"},"id":"e9"}"#;
+        assert!(parse(skill).is_empty());
+        let handed =
+            r#"{"type":"user.message","data":{"content":"task","source":"agent-a1"},"id":"e9"}"#;
+        assert!(parse(handed).is_empty());
+        for source in ["", "user", "cli"] {
+            let typed = json!({"type": "user.message", "data": {"content": "hi", "source": source},
+                "id": "e10"});
+            assert_eq!(
+                parse(&typed.to_string()),
+                vec![Record::UserPrompt {
+                    id: Some("e10".into()),
+                    text: "hi".into()
+                }],
+                "{source:?}"
+            );
+        }
+    }
+
+    #[test]
     fn turn_end_and_other_events_are_skipped() {
         for line in [
             r#"{"type":"assistant.turn_end","data":{"turnId":"0"},"id":"e7"}"#,
             r#"{"type":"assistant.turn_start","data":{"turnId":"0"},"id":"e3"}"#,
-            r#"{"type":"tool.execution_complete","data":{"toolCallId":"c","success":true},"id":"e6"}"#,
             r#"{"type":"assistant.message_delta","data":{"deltaContent":"x"},"id":"e8"}"#,
             r#"{"type":"user.message","data":"oops","id":"e9"}"#,
         ] {

@@ -16,4 +16,5 @@ mod status;
 mod summarize;
 mod tool_calls;
 mod torture;
+mod transcripts;
 mod workload;
