@@ -32,6 +32,7 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
     let mut e = QueueEntry::new(HookType::Stop.as_str(), trigger.timestamp);
     e.event = trigger.event.clone();
     e.agent = trigger.agent.clone();
+    e.origin = trigger.origin.clone();
     e.participant = trigger.participant.clone();
     e.session_id = trigger.session_id.clone();
     e.cwd = trigger.cwd.clone();
@@ -67,6 +68,12 @@ pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: &Turn)
     e.session_id = Some(seen.session.clone());
     e.transcript_path = Some(seen.transcript.clone());
     e.agent.clone_from(&seen.agent);
+    e.origin = seen
+        .agent
+        .as_deref()
+        .and_then(crate::wire::Agent::from_flag)
+        .map(|agent| agent.origin().to_string())
+        .or(e.origin);
     e.participant.clone_from(&seen.participant);
     e.model = turn.model.clone();
     e.actor_type = None;

@@ -668,6 +668,10 @@ fn harvest_then_stop_of_the_same_turn_yields_one_turn() {
     assert_eq!(s.len(), 2, "{s:?}");
     assert_eq!(s[0]["turnId"], "u1");
     assert_eq!(s[0]["synthetic"], true);
+    assert_eq!(
+        s[0]["origin"], "claude-code-plugin",
+        "a harvested turn keeps its agent's origin"
+    );
     assert_eq!(s[1]["turnId"], "u1");
     assert!(s[1].get("synthetic").is_none());
     assert_eq!(s[1]["turnRecorded"], true);
@@ -1064,6 +1068,8 @@ fn a_later_session_in_the_workspace_records_the_last_turn_of_one_that_never_ende
     assert_eq!(s[0]["prompt"], "Run the tests");
     assert_eq!(s[0]["response"], "All green.");
     assert_eq!(s[0]["agent"], "vscode");
+    assert_eq!(s[0]["origin"], "vscode-extension");
+    assert_eq!(s[0]["producer"], "cmstore");
     assert_eq!(s[0]["transcriptPath"], t.display().to_string());
     let lines = env.queue_lines();
     let closed_at = lines
