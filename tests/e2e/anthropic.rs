@@ -31,7 +31,7 @@ pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync 
         if req.path.contains("count_tokens") {
             return Reply::Json(json!({"input_tokens": 10}));
         }
-        if !req.path.starts_with("/v1/messages") {
+        if req.method != "POST" || !req.path.starts_with("/v1/messages") {
             return Reply::Status(404);
         }
         let step = if req.body.get("tools").is_some() {

@@ -314,11 +314,5 @@ fn an_interrupted_claude_turn_is_recorded_as_interrupted() {
     running.interrupt();
     running.wait_or_kill(Duration::from_secs(20));
     world.ingest();
-    let turns = world.query("select prompt, outcome from turns");
-    assert_eq!(
-        turns,
-        vec![json!({"prompt": "wait for me", "outcome": "interrupted"})],
-        "queue:\n{}",
-        world.queue_text()
-    );
+    harness::assert_interrupted_turn(&world, "wait for me");
 }

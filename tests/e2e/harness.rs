@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// How long one agent run may take before it is killed (they take seconds with the mock).
 pub const AGENT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -161,6 +161,19 @@ impl World {
     pub fn queue_text(&self) -> String {
         std::fs::read_to_string(self.cmhome().join("hook-queue.jsonl")).unwrap_or_default()
     }
+}
+
+/// The one turn of `world`'s store holds `prompt` and says it was interrupted (issue 15.5).
+pub fn assert_interrupted_turn(world: &World, prompt: &str) {
+    let queue = world.queue_text();
+    let turns = world.query("select prompt from turns");
+    assert_eq!(turns, vec![json!({ "prompt": prompt })], "queue:\n{queue}");
+    let outcome = world.query("select outcome from turns");
+    assert_eq!(
+        outcome,
+        vec![json!({"outcome": "interrupted"})],
+        "queue:\n{queue}"
+    );
 }
 
 /// An agent's finished run: exit status and what it printed.

@@ -5,5 +5,7 @@
 
 mod anthropic;
 mod claude;
+mod gemini;
+mod google;
 mod harness;
 mod mock;
