@@ -1,0 +1,152 @@
+//! The Anthropic Messages API as Claude Code calls it (`POST /v1/messages`, streamed), answering
+//! from a script: the n-th reply of the agent loop is the script's n-th step.
+
+use serde_json::{json, Value};
+
+use crate::mock::{Reply, Request};
+
+/// One reply of the scripted model.
+#[derive(Clone)]
+pub enum Step {
+    /// Ask for one tool call.
+    Tool(&'static str, Value),
+    /// Answer with text and end the turn.
+    Text(&'static str),
+    /// End the turn with private reasoning and no text at all.
+    ThinkingOnly(&'static str),
+    /// Never answer (the turn is interrupted while it waits).
+    Stall,
+}
+
+/// The model that the mock serves.
+pub const MODEL: &str = "claude-sonnet-4-5";
+
+/// A responder for [`crate::mock::MockServer::start`] playing `script`.
+///
+/// The agent loop's requests carry `tools`; the step is the number of `tool_result` blocks in
+/// the conversation so far, so a retried request gets the same answer. Other requests (titles,
+/// summaries, token counts) get a short text.
+pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync {
+    move |req| {
+        if req.path.contains("count_tokens") {
+            return Reply::Json(json!({"input_tokens": 10}));
+        }
+        if req.method != "POST" || !req.path.starts_with("/v1/messages") {
+            return Reply::Status(404);
+        }
+        let step = if req.body.get("tools").is_some() {
+            let n = tool_results(&req.body);
+            script[n.min(script.len() - 1)].clone()
+        } else {
+            Step::Text("ok")
+        };
+        reply(&req.body, step)
+    }
+}
+
+/// How many `tool_result` blocks the conversation in a request body holds.
+pub fn tool_results(body: &Value) -> usize {
+    let messages = body["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    messages
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result")
+        .count()
+}
+
+fn reply(body: &Value, step: Step) -> Reply {
+    let model = body["model"].as_str().unwrap_or(MODEL).to_string();
+    let (blocks, stop) = match step {
+        Step::Stall => return Reply::Stall,
+        Step::Tool(name, input) => (vec![tool_block(body, name, input)], "tool_use"),
+        Step::Text(text) => (vec![text_block(text)], "end_turn"),
+        Step::ThinkingOnly(text) => (vec![thinking_block(text)], "end_turn"),
+    };
+    if body["stream"] != true {
+        let content: Vec<Value> = blocks.iter().map(|(start, _)| start.clone()).collect();
+        return Reply::Json(json!({
+            "id": "msg_mock", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 5}
+        }));
+    }
+    let mut events = vec![(
+        Some("message_start"),
+        json!({"type": "message_start", "message": {
+            "id": "msg_mock", "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    )];
+    for (index, (start, deltas)) in blocks.into_iter().enumerate() {
+        let empty = empty_of(&start);
+        events.push((
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": index, "content_block": empty}),
+        ));
+        for delta in deltas {
+            events.push((
+                Some("content_block_delta"),
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        events.push((
+            Some("content_block_stop"),
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push((
+        Some("message_delta"),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+               "usage": {"output_tokens": 5}}),
+    ));
+    events.push((Some("message_stop"), json!({"type": "message_stop"})));
+    Reply::Sse(events)
+}
+
+/// A block as the non-streamed reply holds it, and the deltas that stream it.
+type Block = (Value, Vec<Value>);
+
+fn tool_block(body: &Value, name: &str, input: Value) -> Block {
+    let id = format!("toolu_mock_{}", tool_results(body));
+    let partial = input.to_string();
+    (
+        json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+        vec![json!({"type": "input_json_delta", "partial_json": partial})],
+    )
+}
+
+fn text_block(text: &str) -> Block {
+    (
+        json!({"type": "text", "text": text}),
+        vec![json!({"type": "text_delta", "text": text})],
+    )
+}
+
+fn thinking_block(text: &str) -> Block {
+    (
+        json!({"type": "thinking", "thinking": text, "signature": "bW9jaw=="}),
+        vec![
+            json!({"type": "thinking_delta", "thinking": text}),
+            json!({"type": "signature_delta", "signature": "bW9jaw=="}),
+        ],
+    )
+}
+
+/// The block as `content_block_start` announces it: its content left to the deltas.
+fn empty_of(block: &Value) -> Value {
+    let mut empty = block.clone();
+    match block["type"].as_str() {
+        Some("tool_use") => empty["input"] = json!({}),
+        Some("text") => empty["text"] = json!(""),
+        Some("thinking") => {
+            empty["thinking"] = json!("");
+            empty["signature"] = json!("");
+        }
+        _ => {}
+    }
+    empty
+}

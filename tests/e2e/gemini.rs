@@ -1,0 +1,325 @@
+//! Gemini CLI (`@google/gemini-cli`, pinned in `.ci/install-agents`) in headless mode, its hooks
+//! written by hand into the test's `~/.gemini/settings.json` (`cmstore hooks install` has no
+//! Gemini installer), against the mock Gemini API.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::google::{self, Step, MODEL};
+use crate::harness::{self, Run, World, AGENT_TIMEOUT};
+use crate::mock::MockServer;
+
+/// The CLI's bundled entry point, run with node.
+fn gemini() -> Option<PathBuf> {
+    harness::agent("gemini", "node_modules/@google/gemini-cli/bundle/gemini.js")
+}
+
+/// The events cmstore maps to its own hook types.
+const KNOWN_EVENTS: [&str; 6] = [
+    "SessionStart",
+    "SessionEnd",
+    "BeforeAgent",
+    "AfterAgent",
+    "BeforeTool",
+    "AfterTool",
+];
+
+/// Gemini's other regular events (issue 15.4).
+const MODEL_EVENTS: [&str; 3] = ["BeforeModel", "AfterModel", "BeforeToolSelection"];
+
+/// Writes the user settings: API-key auth, no telemetry, usage statistics or update checks
+/// (nothing but loopback), and `cmstore capture --agent gemini` on each of `events`.
+fn write_settings(world: &World, events: &[&str]) {
+    let command = format!(
+        "{} --home {} capture --agent gemini",
+        env!("CARGO_BIN_EXE_cmstore"),
+        world.cmhome().display()
+    );
+    let mut hooks = serde_json::Map::new();
+    for event in events {
+        // Gemini's timeout is in milliseconds.
+        let handler = json!({"type": "command", "command": command, "timeout": 10_000});
+        hooks.insert(
+            event.to_string(),
+            json!([{"matcher": "*", "hooks": [handler]}]),
+        );
+    }
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "hooks": hooks,
+    });
+    let dir = world.home().join(".gemini");
+    std::fs::create_dir_all(&dir).expect("create ~/.gemini");
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+}
+
+/// `gemini -p PROMPT` in `world`, talking to `mock`.
+fn gemini_command(world: &World, gemini: &Path, mock: &MockServer, prompt: &str) -> Command {
+    let mut cmd = world.command(Path::new("node"));
+    cmd.arg(gemini)
+        .args(["-p", prompt, "-m", MODEL, "-o", "json"])
+        // Runs tools without asking; the gate's deny still applies (BeforeTool).
+        .arg("--yolo")
+        .env("GEMINI_API_KEY", "e2e-dummy-key")
+        .env("GOOGLE_GEMINI_BASE_URL", mock.url())
+        // Headless runs refuse an untrusted folder.
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("GEMINI_TELEMETRY_ENABLED", "false");
+    cmd
+}
+
+/// One finished `gemini -p` session in enforce mode, ingested.
+struct Session {
+    world: World,
+    run: Run,
+    id: String,
+}
+
+fn session(
+    prompt: &str,
+    events: &[&str],
+    script: impl FnOnce(&World) -> Vec<Step>,
+) -> Option<Session> {
+    let gemini = gemini()?;
+    let world = World::new();
+    world.enforce();
+    write_settings(&world, events);
+    let mock = MockServer::start(google::responder(script(&world)));
+    let cmd = gemini_command(&world, &gemini, &mock, prompt);
+    let run = harness::spawn(&world, "gemini", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let id = run.json()["session_id"]
+        .as_str()
+        .expect("session_id in gemini's output")
+        .to_string();
+    world.ingest();
+    Some(Session { world, run, id })
+}
+
+impl Session {
+    fn query(&self, sql: &str) -> Vec<Value> {
+        let sql = sql.replace(":sid", &format!("'{}'", self.id));
+        self.world.query(&sql)
+    }
+
+    fn context(&self) -> String {
+        format!(
+            "queue:\n{}\nagent stdout: {}\nagent stderr: {}",
+            self.world.queue_text(),
+            self.run.stdout,
+            self.run.stderr
+        )
+    }
+}
+
+const PROMPT: &str = "run the three steps";
+
+/// A command that works, one the gate denies (it would create the marker), a file write, then
+/// the answer.
+fn main_session() -> Option<Session> {
+    session(PROMPT, &KNOWN_EVENTS, |world| {
+        let denied = format!(
+            "touch {} && echo 'drop table users'",
+            world.marker().display()
+        );
+        let file = world.project().join("notes.txt");
+        vec![
+            Step::Tool(
+                "run_shell_command",
+                json!({"command": "sleep 0.3; echo hi"}),
+            ),
+            Step::Tool("run_shell_command", json!({"command": denied})),
+            Step::Tool(
+                "write_file",
+                json!({"file_path": file, "content": "written by the agent\n"}),
+            ),
+            Step::Text("All done."),
+        ]
+    })
+}
+
+#[test]
+fn events_tool_calls_turn_and_session_are_what_gemini_did() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    assert_eq!(
+        s.query(
+            "select event, hook_type, count(*) n from events where session_id = :sid
+             group by 1, 2 order by 1"
+        ),
+        vec![
+            json!({"event": "AfterAgent", "hook_type": "Stop", "n": 1}),
+            json!({"event": "AfterTool", "hook_type": "PostToolUse", "n": 2}),
+            json!({"event": "BeforeAgent", "hook_type": "UserPromptSubmit", "n": 1}),
+            json!({"event": "BeforeTool", "hook_type": "PreToolUse", "n": 3}),
+            json!({"event": "SessionEnd", "hook_type": "SessionEnd", "n": 1}),
+            json!({"event": "SessionStart", "hook_type": "SessionStart", "n": 1}),
+        ],
+        "{ctx}"
+    );
+    assert_eq!(
+        s.world.scalar("select count(*) from unknown_counts"),
+        0,
+        "{ctx}"
+    );
+    // Gemini's hooks carry no call id: the halves are paired in order.
+    let calls = s.query(
+        "select tool_name, success, outcome, duration_ms, end_ts - start_ts span
+         from tool_calls where session_id = :sid order by start_ts",
+    );
+    let shape: Vec<Value> = calls
+        .iter()
+        .map(|c| json!([c["tool_name"], c["success"], c["outcome"]]))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            json!(["run_shell_command", 1, "succeeded"]),
+            json!(["run_shell_command", null, "denied"]),
+            json!(["write_file", 1, "succeeded"]),
+        ],
+        "{ctx}"
+    );
+    let slept = calls[0]["duration_ms"].as_i64().expect("a duration");
+    assert!(
+        (300..AGENT_TIMEOUT.as_millis() as i64).contains(&slept),
+        "{calls:?}"
+    );
+    assert_eq!(calls[0]["duration_ms"], calls[0]["span"], "{calls:?}");
+    assert_eq!(calls[1]["duration_ms"], Value::Null, "{calls:?}");
+    assert!(
+        calls[2]["duration_ms"].as_i64().is_some_and(|d| d >= 0),
+        "{calls:?}"
+    );
+
+    assert_eq!(
+        s.query("select prompt, response, synthetic from turns where session_id = :sid"),
+        vec![json!({"prompt": PROMPT, "response": "All done.", "synthetic": 0})],
+        "{ctx}"
+    );
+    assert_eq!(
+        s.query(
+            "select session_id, agent, prompts, tool_uses, tool_failures, stops, ended
+             from sessions"
+        ),
+        vec![
+            json!({"session_id": s.id, "agent": "gemini", "prompts": 1, "tool_uses": 2,
+                    "tool_failures": 0, "stops": 1, "ended": 1})
+        ],
+        "{ctx}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.world.project().join("notes.txt"))
+            .ok()
+            .as_deref(),
+        Some("written by the agent\n"),
+        "the write_file ran"
+    );
+}
+
+#[test]
+fn the_gate_denies_and_gemini_obeys() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    assert!(!s.world.marker().exists(), "the denied command ran\n{ctx}");
+    let pre = s.query(
+        "select json_extract(entry, '$.decision') decision, json_extract(entry, '$.risk') risk
+         from events where event = 'BeforeTool' and json_extract(entry, '$.toolInput') like '%drop table%'",
+    );
+    assert_eq!(
+        pre,
+        vec![json!({"decision": "deny", "risk": "drop-table"})],
+        "{ctx}"
+    );
+    // Gemini counts the denied call as a failed tool call in its own statistics.
+    let stats = &s.run.json()["stats"]["tools"];
+    assert_eq!(stats["totalCalls"], 3, "{stats}");
+    assert_eq!(stats["totalFail"], 1, "{stats}");
+    assert!(
+        s.run.stderr.contains("cmstore safety gate"),
+        "{}",
+        s.run.stderr
+    );
+}
+
+#[test]
+#[ignore = "issue 15.1: fixed on another branch; un-ignore at merge"]
+fn a_failed_gemini_command_is_a_failure() {
+    let script = |_: &World| {
+        vec![
+            Step::Tool(
+                "run_shell_command",
+                json!({"command": "echo failing; exit 3"}),
+            ),
+            Step::Text("It failed."),
+        ]
+    };
+    let Some(s) = session("fail once", &KNOWN_EVENTS, script) else {
+        return;
+    };
+    assert_eq!(
+        s.query("select tool_name, success, outcome from tool_calls where session_id = :sid"),
+        vec![json!({"tool_name": "run_shell_command", "success": 0, "outcome": "failed"})],
+        "{}",
+        s.context()
+    );
+    assert_eq!(
+        s.world.scalar("select tool_failures from sessions"),
+        1,
+        "{}",
+        s.context()
+    );
+}
+
+#[test]
+#[ignore = "issue 15.4: fixed on another branch; un-ignore at merge"]
+fn a_gemini_session_names_its_model_and_its_events_are_known() {
+    let events: Vec<&str> = KNOWN_EVENTS.iter().chain(&MODEL_EVENTS).copied().collect();
+    let script = |_: &World| {
+        vec![
+            Step::Tool("run_shell_command", json!({"command": "echo hi"})),
+            Step::Text("Done."),
+        ]
+    };
+    let Some(s) = session("which model", &events, script) else {
+        return;
+    };
+    let ctx = s.context();
+    assert_eq!(s.world.scalar("select model from sessions"), MODEL, "{ctx}");
+    assert_eq!(
+        s.query("select reason, count from unknown_counts"),
+        Vec::<Value>::new(),
+        "{ctx}"
+    );
+    let unknown = s.query(
+        "select event, count(*) n from events where hook_type is null group by 1 order by 1",
+    );
+    assert_eq!(unknown, Vec::<Value>::new(), "{ctx}");
+}
+
+#[test]
+#[ignore = "issue 15.5: fixed on another branch; un-ignore at merge"]
+fn an_interrupted_gemini_turn_is_recorded_as_interrupted() {
+    let Some(gemini) = gemini() else { return };
+    let world = World::new();
+    write_settings(&world, &KNOWN_EVENTS);
+    let script = vec![
+        Step::Tool("run_shell_command", json!({"command": "echo hi"})),
+        Step::Stall,
+    ];
+    let mock = MockServer::start(google::responder(script));
+    let cmd = gemini_command(&world, &gemini, &mock, "wait for me");
+    let mut running = harness::spawn(&world, "gemini", cmd);
+    let waiting = mock.wait_for(AGENT_TIMEOUT, |r| google::function_responses(&r.body) == 1);
+    assert!(waiting, "gemini never sent the tool result");
+    running.interrupt();
+    running.wait_or_kill(Duration::from_secs(20));
+    world.ingest();
+    harness::assert_interrupted_turn(&world, "wait for me");
+}

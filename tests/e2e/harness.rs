@@ -1,0 +1,313 @@
+//! What every end-to-end test shares: finding the installed agents, a private home per test,
+//! running an agent under a deadline, and asking the store what it holds.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// How long one agent run may take before it is killed (they take seconds with the mock).
+pub const AGENT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long one cmstore command may take.
+const CMSTORE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where `.ci/install-agents` put the agents: `$CMSTORE_E2E_AGENTS`, else `target/e2e-agents`.
+fn agents_dir() -> PathBuf {
+    match std::env::var_os("CMSTORE_E2E_AGENTS") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/e2e-agents"),
+    }
+}
+
+/// The installed agent's entry point (`relative` under its prefix), or `None` with a printed
+/// note. With `CMSTORE_E2E=require` (as `.ci/run` sets) a missing agent fails the test.
+pub fn agent(name: &str, relative: &str) -> Option<PathBuf> {
+    let path = agents_dir().join(name).join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    let note = format!(
+        "{} is not installed: run .ci/install-agents (needs npm)",
+        path.display()
+    );
+    if std::env::var("CMSTORE_E2E").as_deref() == Ok("require") {
+        panic!("CMSTORE_E2E=require: {note}");
+    }
+    eprintln!("skipped: {note}");
+    None
+}
+
+/// One test's world in a temporary directory: the user's home (and every config dir an agent
+/// reads), cmstore's home, and the project the agent works in.
+pub struct World {
+    pub dir: tempfile::TempDir,
+}
+
+impl World {
+    pub fn new() -> World {
+        let world = World {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        for dir in [world.home(), world.cmhome(), world.project(), world.tmp()] {
+            std::fs::create_dir_all(dir).expect("create a test directory");
+        }
+        world
+    }
+
+    /// The user's home (`HOME`), never the real one.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// cmstore's home: queue, database, cmstore.toml.
+    pub fn cmhome(&self) -> PathBuf {
+        self.dir.path().join("cmhome")
+    }
+
+    /// The agent's working directory.
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    /// A path a denied command would create if it ran.
+    pub fn marker(&self) -> PathBuf {
+        self.dir.path().join("denied-command-ran")
+    }
+
+    /// Puts the gate in enforce mode: risky tool calls are denied, not only recorded.
+    pub fn enforce(&self) {
+        std::fs::write(self.cmhome().join("cmstore.toml"), "mode = \"enforce\"\n")
+            .expect("write cmstore.toml");
+    }
+
+    /// A command for `program` with nothing of the real environment but `PATH` (node, sh):
+    /// homes, config dirs and temp dir inside this world, no proxies, no real keys.
+    pub fn command(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        let home = self.home();
+        cmd.env("HOME", &home)
+            .env("USERPROFILE", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_STATE_HOME", home.join(".local/state"))
+            .env("TMPDIR", self.tmp())
+            .env("NO_PROXY", "127.0.0.1,localhost")
+            .env("TERM", "dumb")
+            .env("NO_COLOR", "1")
+            .current_dir(self.project());
+        cmd
+    }
+
+    /// `cmstore` with this world's homes.
+    pub fn cmstore(&self) -> Command {
+        let mut cmd = self.command(Path::new(env!("CARGO_BIN_EXE_cmstore")));
+        cmd.arg("--home").arg(self.cmhome());
+        cmd
+    }
+
+    /// Runs `cmstore ARGS`, failing the test unless it succeeds; returns stdout.
+    /// Bounded like the agents: a cmstore that hangs fails the test instead of the suite.
+    pub fn cmstore_ok(&self, args: &[&str]) -> String {
+        let mut cmd = self.cmstore();
+        cmd.args(args);
+        let run = spawn(self, "cmstore", cmd).wait(CMSTORE_TIMEOUT);
+        assert!(
+            run.status.success(),
+            "cmstore {args:?} failed: {}",
+            run.stderr
+        );
+        run.stdout
+    }
+
+    /// `cmstore query --format json SQL`: the rows.
+    pub fn query(&self, sql: &str) -> Vec<Value> {
+        let out = self.cmstore_ok(&["query", "--format", "json", sql]);
+        match serde_json::from_str(&out) {
+            Ok(Value::Array(rows)) => rows,
+            other => panic!("query {sql:?} gave {other:?}"),
+        }
+    }
+
+    /// Mirrors the queue into the store (one-shot ingest).
+    pub fn ingest(&self) {
+        self.cmstore_ok(&["ingest", "--once"]);
+    }
+
+    /// The single value of a one-row, one-column query.
+    pub fn scalar(&self, sql: &str) -> Value {
+        let rows = self.query(sql);
+        assert_eq!(rows.len(), 1, "{sql}: {rows:?}");
+        rows[0]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap()
+            .clone()
+    }
+
+    /// The queue lines, for messages when an assertion fails.
+    pub fn queue_text(&self) -> String {
+        std::fs::read_to_string(self.cmhome().join("hook-queue.jsonl")).unwrap_or_default()
+    }
+}
+
+/// The one turn of `world`'s store holds `prompt` and says it was interrupted (issue 15.5).
+pub fn assert_interrupted_turn(world: &World, prompt: &str) {
+    let queue = world.queue_text();
+    let turns = world.query("select prompt from turns");
+    assert_eq!(turns, vec![json!({ "prompt": prompt })], "queue:\n{queue}");
+    let outcome = world.query("select outcome from turns");
+    assert_eq!(
+        outcome,
+        vec![json!({"outcome": "interrupted"})],
+        "queue:\n{queue}"
+    );
+}
+
+/// An agent's finished run: exit status and what it printed.
+pub struct Run {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Fails the test, showing the output, unless the agent exited 0.
+    pub fn assert_ok(&self) {
+        assert!(
+            self.status.success(),
+            "agent exited {:?}\nstdout: {}\nstderr: {}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+    }
+
+    /// The agent's stdout as one JSON object (`-p … --output-format json`).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("agent stdout is not JSON ({e}): {}", self.stdout))
+    }
+}
+
+/// A started agent, killed (with everything it started) if the test lets go of it.
+pub struct Running {
+    child: Child,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+/// Starts `cmd` in its own process group, stdout and stderr to `NAME.stdout` and
+/// `NAME.stderr` in `world`.
+pub fn spawn(world: &World, name: &str, mut cmd: Command) -> Running {
+    let out = world.dir.path().join(format!("{name}.stdout"));
+    let err = world.dir.path().join(format!("{name}.stderr"));
+    cmd.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("stdout file"))
+        .stderr(std::fs::File::create(&err).expect("stderr file"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let child = cmd.spawn().expect("start the agent");
+    Running { child, out, err }
+}
+
+impl Running {
+    /// Waits for the agent to exit, at most `limit`; kills it and fails the test past that.
+    pub fn wait(mut self, limit: Duration) -> Run {
+        match self.wait_until(Instant::now() + limit) {
+            Some(status) => self.finish(status),
+            None => {
+                self.kill();
+                let run = self.finish_killed();
+                panic!(
+                    "agent still running after {limit:?}; killed\nstdout: {}\nstderr: {}",
+                    run.stdout, run.stderr
+                );
+            }
+        }
+    }
+
+    /// Sends SIGINT (Ctrl-C) to the agent's process group (Unix); elsewhere kills it.
+    pub fn interrupt(&mut self) {
+        self.signal("INT");
+    }
+
+    /// Waits at most `limit` for an exit; kills the agent after that. Never fails.
+    pub fn wait_or_kill(mut self, limit: Duration) -> Run {
+        match self.wait_until(Instant::now() + limit) {
+            Some(status) => self.finish(status),
+            None => {
+                self.kill();
+                self.finish_killed()
+            }
+        }
+    }
+
+    fn wait_until(&mut self, deadline: Instant) -> Option<ExitStatus> {
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the agent") {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn kill(&mut self) {
+        self.signal("KILL");
+        let _ = self.child.kill();
+    }
+
+    /// Signals the whole process group: the agent's shells and hooks go with it.
+    #[cfg(unix)]
+    fn signal(&mut self, name: &str) {
+        let group = format!("-{}", self.child.id());
+        let _ = Command::new("kill")
+            .args([&format!("-{name}"), "--", &group])
+            .status();
+    }
+
+    #[cfg(not(unix))]
+    fn signal(&mut self, _name: &str) {
+        let _ = self.child.kill();
+    }
+
+    fn finish_killed(&mut self) -> Run {
+        let status = self.child.wait().expect("reap the agent");
+        self.finish(status)
+    }
+
+    fn finish(&self, status: ExitStatus) -> Run {
+        Run {
+            status,
+            stdout: std::fs::read_to_string(&self.out).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&self.err).unwrap_or_default(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
