@@ -17,6 +17,7 @@ pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: &Turn) {
         entry.prompt = Some(turn.user.clone());
     }
     entry.tool_calls = Some(turn.tool_calls.clone());
+    entry.turn_outcome = turn_outcome(turn);
     if turn.turn_id.is_some() {
         entry.turn_id = turn.turn_id.clone();
     }
@@ -24,6 +25,11 @@ pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: &Turn) {
     if entry.model.is_none() {
         entry.model = turn.model.clone();
     }
+}
+
+/// `interrupted` for a turn the user stopped; `None` for one that ended by itself.
+fn turn_outcome(turn: &Turn) -> Option<String> {
+    turn.interrupted.then(|| "interrupted".to_string())
 }
 
 /// A synthetic `Stop` entry for a turn harvested from the transcript (VS Code turns are
@@ -47,6 +53,7 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
     e.response = Some(turn.response().unwrap_or_default().to_string());
     e.thinking = turn.thinking().map(str::to_string);
     e.turn_id = turn.turn_id.clone();
+    e.turn_outcome = turn_outcome(turn);
     e.tool_calls = Some(turn.tool_calls.clone());
     let size = turn.user.len()
         + e.response.as_ref().map_or(0, String::len)

@@ -210,6 +210,10 @@ pub struct QueueEntry {
     /// apart from `response`, which it never is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// On a `Stop` (real or synthetic): how the turn ended when not by an answer:
+    /// `interrupted` (the user stopped it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_outcome: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

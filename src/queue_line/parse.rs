@@ -218,6 +218,8 @@ struct Raw<'a> {
     thinking: Option<Loose<'a>>,
     #[serde(borrow, rename = "turnPending")]
     turn_pending: Option<Loose<'a>>,
+    #[serde(borrow, rename = "turnOutcome")]
+    turn_outcome: Option<Loose<'a>>,
     #[serde(borrow, rename = "toolResultType")]
     tool_result_type: Option<Loose<'a>>,
     #[serde(borrow, rename = "durationMs")]
@@ -390,6 +392,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         response: own(row.response),
         thinking: own(row.thinking),
         turn_pending: row.turn_pending,
+        turn_outcome: own(row.turn_outcome),
         tool_result_type: own(row.tool_result_type),
         decision: own(row.decision),
         duration_ms: row.duration_ms,
@@ -482,6 +485,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         prompt: raw.prompt.and_then(Loose::into_str),
         response: raw.response.and_then(Loose::into_str),
         thinking: raw.thinking.and_then(Loose::into_str),
+        turn_outcome: raw.turn_outcome.and_then(Loose::into_str),
         turn_pending: raw
             .turn_pending
             .as_ref()

@@ -99,6 +99,8 @@ pub struct EventRow<'a> {
     pub thinking: Option<Cow<'a, str>>,
     /// `turnPending`: a Stop whose turn a later line records; it makes no `turns` row.
     pub turn_pending: bool,
+    /// `turnOutcome`: how the Stop's turn ended when not by an answer (`interrupted`).
+    pub turn_outcome: Option<Cow<'a, str>>,
     /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
     /// The safety gate's `allow` or `deny` (PreToolUse with a `risk`). Not a column: ingest

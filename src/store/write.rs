@@ -31,13 +31,14 @@ const INSERT_EVENT: &str = "
 /// the one its turn's UserPromptSubmit gave.
 const UPSERT_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
-      tool_call_count, synthetic, event_id, model, thinking)
+      tool_call_count, synthetic, event_id, model, thinking, outcome)
     VALUES (?1, ?2, ?3, ?4, ?5, coalesce(?6, (SELECT e.prompt FROM events e
         WHERE e.hook_type = 'UserPromptSubmit' AND e.turn_id IS NOT NULL
           AND e.session_id = ?12 AND e.turn_id = ?3 AND e.prompt IS NOT NULL
         ORDER BY e.ts DESC LIMIT 1)),
-      ?7, ?8, ?9, ?10, ?11, ?13)
+      ?7, ?8, ?9, ?10, ?11, ?13, ?14)
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
+      outcome = coalesce(excluded.outcome, outcome),
       ts = CASE WHEN excluded.synthetic = 0 OR synthetic = 1 THEN excluded.ts ELSE ts END,
       hook_type = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
         THEN excluded.hook_type ELSE hook_type END,
@@ -491,6 +492,7 @@ impl<'c> Batch<'c> {
             row.model.as_deref(),
             row.session_id.as_deref(),
             row.thinking.as_deref(),
+            row.turn_outcome.as_deref(),
         )?;
         Ok(())
     }

@@ -58,7 +58,7 @@ fn user(line: &Value) -> Vec<Record> {
                 let interrupted = texts.into_iter().any(|t| t.starts_with(INTERRUPTED));
                 return results
                     .into_iter()
-                    .chain(interrupted.then_some(Record::TurnEnd))
+                    .chain(interrupted.then_some(Record::Interrupted))
                     .collect();
             }
             texts.collect()
@@ -91,7 +91,7 @@ fn injected(text: &str) -> bool {
 fn prompt(line: &Value, text: String) -> Option<Record> {
     let trimmed = text.trim_start();
     if trimmed.starts_with(INTERRUPTED) {
-        return Some(Record::TurnEnd);
+        return Some(Record::Interrupted);
     }
     if LOCAL_OUTPUT.iter().any(|tag| trimmed.starts_with(tag)) {
         return Some(Record::LocalOutput);
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn interruptions_end_the_turn() {
         let line = r#"{"type":"user","uuid":"i","message":{"content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}}"#;
-        assert_eq!(main_chain(line), vec![Record::TurnEnd]);
+        assert_eq!(main_chain(line), vec![Record::Interrupted]);
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub struct Turn {
     /// The model of the turn's latest assistant line, when the transcript names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The user interrupted it (its outcome is `interrupted`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl Turn {

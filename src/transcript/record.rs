@@ -51,8 +51,11 @@ pub enum Record {
         /// The model's id.
         name: String,
     },
-    /// The end of the user's turn (Claude `system`/`turn_duration`, or an interruption).
+    /// The end of the user's turn (Claude `system`/`turn_duration`).
     TurnEnd,
+    /// The user interrupted the turn (Claude `[Request interrupted by user…]`): it ends
+    /// unfinished, and is recorded with its prompt even when nothing was answered.
+    Interrupted,
 }
 
 /// Choices that depend on the transcript file rather than on the line.

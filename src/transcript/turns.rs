@@ -64,6 +64,7 @@ impl OpenTurn {
             tool_calls: self.tool_calls.clone(),
             complete,
             model: self.model.clone(),
+            interrupted: false,
         }
     }
 
@@ -132,6 +133,14 @@ impl Assembler {
                 });
             }
             Record::TurnEnd => self.close(),
+            Record::Interrupted => {
+                if let Some(open) = self.open.take() {
+                    self.completed.push(Turn {
+                        interrupted: true,
+                        ..open.to_turn(true)
+                    });
+                }
+            }
             Record::Model { name } => {
                 if let Some(open) = &mut self.open {
                     open.model = Some(name);
@@ -248,6 +257,34 @@ mod tests {
         let open = open.unwrap();
         assert_eq!(open.turn_id.as_deref(), Some("b"));
         assert_eq!(open.start_offset, 40);
+    }
+
+    #[test]
+    fn an_interrupted_turn_is_kept_with_its_prompt_even_unanswered() {
+        let (turns, open) = run(vec![
+            prompt("a"),
+            Record::ToolUse {
+                id: None,
+                name: "Bash".into(),
+                input: json!({}),
+            },
+            Record::Interrupted,
+            prompt("b"),
+            Record::Interrupted,
+            prompt("c"),
+            text("m1", "answered"),
+            Record::TurnEnd,
+        ]);
+        let seen: Vec<(Option<&str>, bool)> = turns
+            .iter()
+            .map(|t| (t.turn_id.as_deref(), t.interrupted))
+            .collect();
+        assert_eq!(
+            seen,
+            [(Some("a"), true), (Some("b"), true), (Some("c"), false)]
+        );
+        assert_eq!(turns[1].user, "prompt b");
+        assert!(open.is_none());
     }
 
     #[test]

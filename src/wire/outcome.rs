@@ -78,8 +78,12 @@ fn copilot_exit_code(text: &str) -> Option<i64> {
 /// after the output are read, so an output that prints "Exit Code: 3" is not taken for one.
 /// Without those two fields in that shape (debug mode, a summarized output, another tool) there
 /// is no exit code to read.
+///
+/// Gemini CLI 0.61 wraps `llmContent` in `<untrusted_context>` … `</untrusted_context>` lines
+/// (seen in the end-to-end suite); the wrapper is taken off first.
 fn gemini_exit_code(result: &Value) -> Option<i64> {
     let content = result.get("llmContent")?.as_str()?;
+    let content = unwrap_untrusted_context(content);
     let display = result
         .get("returnDisplay")
         .and_then(Value::as_str)
@@ -97,6 +101,18 @@ fn gemini_exit_code(result: &Value) -> Option<i64> {
         .lines()
         .find_map(|l| l.strip_prefix("Exit Code: "))
         .and_then(|n| n.trim().parse().ok())
+}
+
+/// `text` without the `<untrusted_context>` lines Gemini CLI puts around a tool's result,
+/// when both are there.
+fn unwrap_untrusted_context(text: &str) -> &str {
+    text.strip_prefix("<untrusted_context>\n")
+        .and_then(|inner| {
+            inner
+                .strip_suffix("\n</untrusted_context>")
+                .or_else(|| inner.strip_suffix("\n</untrusted_context>\n"))
+        })
+        .unwrap_or(text)
 }
 
 /// Codex's shell result text: the result as a string, or its `output` field.
@@ -174,6 +190,16 @@ mod tests {
             "error": {"message": "File not found", "type": "FILE_NOT_FOUND"}});
         assert!(read(Agent::Gemini, &errored).failed);
         assert_eq!(read(Agent::Gemini, &errored).exit_code, None);
+        // Gemini CLI 0.61, as the end-to-end suite recorded it.
+        let wrapped = json!({"llmContent": "<untrusted_context>\nOutput: failing\nExit Code: 3\nProcess Group PGID: 17916\n</untrusted_context>",
+            "returnDisplay": "failing"});
+        assert_eq!(read(Agent::Gemini, &wrapped).exit_code, Some(3));
+        let wrapped_printed = json!({"llmContent": "<untrusted_context>\nOutput: Exit Code: 3\nProcess Group PGID: 1\n</untrusted_context>",
+            "returnDisplay": "Exit Code: 3"});
+        assert_eq!(
+            read(Agent::Gemini, &wrapped_printed),
+            ToolOutcome::default()
+        );
         let ok = json!({"llmContent": "Output: hi\nProcess Group PGID: 41", "returnDisplay": "hi"});
         assert_eq!(read(Agent::Gemini, &ok), ToolOutcome::default());
     }

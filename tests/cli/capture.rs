@@ -1093,3 +1093,39 @@ fn a_later_session_in_the_workspace_records_the_last_turn_of_one_that_never_ende
         1
     );
 }
+
+#[test]
+fn an_interrupted_claude_turn_is_recorded_as_interrupted_with_its_prompt() {
+    // Claude Code after Ctrl-C: no Stop, an interrupt line, then SessionEnd.
+    let env = TestEnv::new();
+    let t = env.dir.path().join("sess.jsonl");
+    for l in [
+        json!({"type":"user","uuid":"u1","message":{"role":"user","content":"wait for me"}}),
+        json!({"type":"assistant","uuid":"a1","message":{"id":"m1","role":"assistant",
+            "content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"sleep 9"}}]}}),
+        json!({"type":"user","uuid":"r1","message":{"role":"user","content":[
+            {"type":"tool_result","tool_use_id":"toolu_1","content":"hi"}]}}),
+        json!({"type":"user","uuid":"i1","message":{"role":"user","content":[
+            {"type":"text","text":"[Request interrupted by user]"}]}}),
+    ] {
+        append(&t, &format!("{l}\n"));
+    }
+    let end = json!({"session_id":"sess","transcript_path":t,"cwd":"/w",
+        "hook_event_name":"SessionEnd","reason":"other"});
+    capture(&env, end.to_string(), &[]);
+    let s = stops(&env);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert_eq!(s[0]["turnOutcome"], "interrupted");
+    assert_eq!(s[0]["prompt"], "wait for me");
+    env.ingest_once();
+    let (prompt, outcome): (String, String) = env
+        .conn()
+        .query_row("SELECT prompt, outcome FROM turns", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(
+        (prompt.as_str(), outcome.as_str()),
+        ("wait for me", "interrupted")
+    );
+}

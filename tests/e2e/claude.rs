@@ -135,7 +135,11 @@ fn events_tool_calls_turn_and_session_are_what_claude_did() {
             "select hook_type, count(*) n from events where session_id = :sid
              group by 1 order by 1"
         ),
+        // PostToolBatch after each model response that called tools (one call each here),
+        // MessageDisplay for the answer: registered by `hooks install` since hooks-v2.
         vec![
+            json!({"hook_type": "MessageDisplay", "n": 1}),
+            json!({"hook_type": "PostToolBatch", "n": 4}),
             json!({"hook_type": "PostToolUse", "n": 2}),
             json!({"hook_type": "PostToolUseFailure", "n": 1}),
             json!({"hook_type": "PreToolUse", "n": 4}),
@@ -246,7 +250,6 @@ fn the_gate_denies_and_claude_obeys() {
 }
 
 #[test]
-#[ignore = "issue 15.6: fixed on another branch; un-ignore at merge"]
 fn a_claude_turn_keeps_its_tool_outputs() {
     let Some(s) = main_session() else { return };
     let outputs = s.query(
@@ -268,7 +271,6 @@ fn a_claude_turn_keeps_its_tool_outputs() {
 }
 
 #[test]
-#[ignore = "issue 15.10: fixed on another branch; un-ignore at merge"]
 fn thinking_is_never_a_claude_turns_response() {
     let Some(s) = session("think only", |_| vec![Step::ThinkingOnly(THOUGHT)]) else {
         return;
@@ -293,7 +295,6 @@ fn thinking_is_never_a_claude_turns_response() {
 const THOUGHT: &str = "private reasoning that is not the answer";
 
 #[test]
-#[ignore = "issue 15.5: fixed on another branch; un-ignore at merge"]
 fn an_interrupted_claude_turn_is_recorded_as_interrupted() {
     let Some(claude) = claude() else { return };
     let world = World::new();

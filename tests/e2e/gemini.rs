@@ -249,7 +249,6 @@ fn the_gate_denies_and_gemini_obeys() {
 }
 
 #[test]
-#[ignore = "issue 15.1: fixed on another branch; un-ignore at merge"]
 fn a_failed_gemini_command_is_a_failure() {
     let script = |_: &World| {
         vec![
@@ -278,7 +277,6 @@ fn a_failed_gemini_command_is_a_failure() {
 }
 
 #[test]
-#[ignore = "issue 15.4: fixed on another branch; un-ignore at merge"]
 fn a_gemini_session_names_its_model_and_its_events_are_known() {
     let events: Vec<&str> = KNOWN_EVENTS.iter().chain(&MODEL_EVENTS).copied().collect();
     let script = |_: &World| {
@@ -304,7 +302,6 @@ fn a_gemini_session_names_its_model_and_its_events_are_known() {
 }
 
 #[test]
-#[ignore = "issue 15.5: fixed on another branch; un-ignore at merge"]
 fn an_interrupted_gemini_turn_is_recorded_as_interrupted() {
     let Some(gemini) = gemini() else { return };
     let world = World::new();
