@@ -289,4 +289,22 @@ mod tests {
         assert_eq!(params.len(), 5);
         assert_eq!(Filters::default().where_clause().0, "");
     }
+
+    #[test]
+    fn event_conditions_filter_on_the_events_own_time() {
+        let f = Filters {
+            since: Some(1),
+            until: Some(2),
+            agent: Some("codex".into()),
+            ..Filters::default()
+        };
+        let (wheres, params) = f.event_conditions();
+        assert_eq!(wheres[..2], ["ts >= :since", "ts < :until"]);
+        assert_eq!(wheres[2], "agent = :agent");
+        assert_eq!(params.len(), 3);
+        assert_eq!(
+            f.conditions().0[..2],
+            ["last_seen >= :since", "first_seen < :until"]
+        );
+    }
 }

@@ -357,17 +357,14 @@ pub fn changes_raw(replay: &Replay) -> (Vec<String>, Vec<Vec<Value>>) {
 const COMMAND_CHARS: usize = 120;
 
 /// The changed calls as a person reads them: `session` is whatever `short` makes of the id (a
-/// unique prefix), `when` what `time` makes of the moment.
+/// unique prefix), `when` what `time` makes of the moment; `rules` the rules that matched,
+/// `before → after` when they differ (`-` for none).
 pub fn changes_readable(
     replay: &Replay,
     short: &dyn Fn(&str) -> String,
     time: &dyn Fn(i64) -> String,
 ) -> (Vec<String>, Vec<Vec<Value>>) {
-    let names = ["change", "session", "when", "tool", "was", "now", "command"];
-    let ruling = |risk: &Option<String>, denied: bool| match risk {
-        Some(rules) => format!("{} ({rules})", decision(denied)),
-        None => decision(denied).to_string(),
-    };
+    let names = ["change", "session", "when", "tool", "rules", "command"];
     let rows = replay
         .changed
         .iter()
@@ -377,8 +374,7 @@ pub fn changes_readable(
                 Value::Text(c.session_id.as_deref().map(short).unwrap_or_default()),
                 Value::Text(time(c.ts)),
                 Value::Text(c.tool_name.clone().unwrap_or_default()),
-                Value::Text(ruling(&c.risk_before, c.denied_before)),
-                Value::Text(ruling(&c.risk_after, c.denied_after)),
+                Value::Text(rules_text(&c.risk_before, &c.risk_after)),
                 Value::Text(shorten::cut_text(&c.command, COMMAND_CHARS)),
             ]
         })
@@ -386,20 +382,31 @@ pub fn changes_readable(
     (names.iter().map(|s| s.to_string()).collect(), rows)
 }
 
+/// `rm-rf-root` when the same rules matched before and after, else `dd → -`.
+fn rules_text(before: &Option<String>, after: &Option<String>) -> String {
+    let shown = |risk: &Option<String>| risk.clone().unwrap_or_else(|| "-".to_string());
+    if before == after {
+        shown(before)
+    } else {
+        format!("{} → {}", shown(before), shown(after))
+    }
+}
+
 /// Columns of the readable list that may be cut to fit.
-pub const CHANGES_CUTTABLE: &[&str] = &["command", "was", "now", "tool"];
+pub const CHANGES_CUTTABLE: &[&str] = &["command", "rules"];
 
 /// Columns of the readable per-rule table that may be cut to fit.
 pub const RULES_CUTTABLE: &[&str] = &["rule"];
 
-/// Two lines: what was replayed, and what changed.
+/// A few lines: whose rules, what was replayed and what changed, what could not be.
 pub fn summary(replay: &Replay, origin: &str) -> String {
     let all = replay.rules.first().cloned().unwrap_or_default();
     let replayed = replay.calls - replay.not_replayable.values().sum::<usize>();
     let mode = if replay.enforce { "enforce" } else { "audit" };
     let mut text = format!(
-        "Replayed {replayed} of {} recorded PreToolUse calls with the rules of {origin} \
-         (mode {mode}):\n{} newly denied, {} newly allowed, {} unchanged",
+        "Rules of {origin} (mode {mode})\n\
+         Replayed {replayed} of {} recorded PreToolUse calls: \
+         {} newly denied, {} newly allowed, {} unchanged.",
         replay.calls, all.newly_denied, all.newly_allowed, all.unchanged
     );
     if !replay.not_replayable.is_empty() {
@@ -409,12 +416,11 @@ pub fn summary(replay: &Replay, origin: &str) -> String {
             .map(|(why, n)| format!("{n} {}", why.as_str()))
             .collect();
         text.push_str(&format!(
-            "; {} not replayable ({})",
+            "\nNot replayable: {} ({}).",
             all.not_replayable,
             why.join(", ")
         ));
     }
-    text.push('.');
     text
 }
 
@@ -528,8 +534,13 @@ mod tests {
         assert_eq!((r.rules[0].not_replayable, r.rules[0].newly_denied), (3, 1));
         let unread_row = r.rules.iter().find(|c| c.rule == "unreadable").unwrap();
         assert_eq!(unread_row.not_replayable, 1);
-        assert!(summary(&r, "x.toml")
-            .contains("1 of 4 recorded PreToolUse calls with the rules of x.toml (mode enforce)"));
+        assert_eq!(
+            summary(&r, "x.toml"),
+            "Rules of x.toml (mode enforce)\n\
+             Replayed 1 of 4 recorded PreToolUse calls: 1 newly denied, 0 newly allowed, \
+             0 unchanged.\n\
+             Not replayable: 3 (1 payload not read, 1 no input recorded, 1 input shortened)."
+        );
     }
 
     #[test]
