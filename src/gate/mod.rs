@@ -105,8 +105,11 @@ fn call(row: &[Value]) -> Call {
         decision: text(6),
         input: RecordedInput {
             text: text(7),
-            // `truncated: true` reads back as 1; any `parseError` means no payload was read.
-            payload_unread: int(8).is_some_and(|t| t != 0) || text(9).is_some(),
+            // `truncated: true` reads back as 1. A `parseError` with neither tool name nor
+            // input is a payload that did not decode; with them, one decoded lossily (invalid
+            // UTF-8 replaced), which the gate did read, as the line holds it.
+            payload_unread: int(8).is_some_and(|t| t != 0)
+                || (text(9).is_some() && text(4).is_none() && text(7).is_none()),
             payload_bytes: int(10),
         },
     }
@@ -147,5 +150,18 @@ mod tests {
         assert_eq!((c.ts, c.rules(), c.denied()), (5, vec!["rm-rf-root"], true));
         assert!(c.input.payload_unread);
         assert_eq!(c.input.payload_bytes, Some(20));
+
+        // A parseError on a payload that did not decode: no tool name, no input.
+        let mut undecoded = row.clone();
+        undecoded[4] = Value::Null;
+        undecoded[8] = Value::Null;
+        undecoded[9] = Value::Text("expected value at line 1".into());
+        assert!(call(&undecoded).input.payload_unread);
+        // A parseError on a payload decoded lossily: the gate read it.
+        let mut lossy = row.clone();
+        lossy[7] = Value::Text("{\"command\":\"ls\"}".into());
+        lossy[8] = Value::Null;
+        lossy[9] = Value::Text("payload held invalid UTF-8".into());
+        assert!(!call(&lossy).input.payload_unread);
     }
 }

@@ -539,3 +539,75 @@ fn a_configuration_problem_is_a_warning_and_its_default_applies() {
         "enforce still applies"
     );
 }
+
+/// Real Claude Code PreToolUse payloads, captured in enforce mode with an extra rule: replayed
+/// under the same file nothing changes, and under audit mode exactly the recorded denials
+/// would be allowed.
+#[test]
+fn real_payloads_replay_under_their_own_rules_unchanged() {
+    let Some(real) = crate::common::real_fixtures() else {
+        return;
+    };
+    let env = TestEnv::new();
+    let rules = "[safety]\nadd = { git-log = 'git\\s+log', grep = '\\bgrep\\b' }\n";
+    set_config(&env, &format!("mode = \"enforce\"\n{rules}"));
+    let mut payloads = 0;
+    // Inputs longer than a line keeps (8 KiB of compact JSON) are shortened: not replayable.
+    let mut too_long = 0;
+    for project in ["hooks-hockey", "hooks-puka", "hooks-quantstats"] {
+        let path = real
+            .join("claude-code")
+            .join(project)
+            .join("pre_tool_use.jsonl");
+        for line in fs::read_to_string(&path).unwrap().lines() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            // serde_json refuses the lone surrogate escapes Claude Code on Windows writes
+            // (capture reads them as U+FFFD); such a payload is measured whole.
+            let input_chars = serde_json::from_str::<Value>(line)
+                .map_or(line.len(), |p| p["tool_input"].to_string().chars().count());
+            too_long += i64::from(input_chars > 8 * 1024);
+            let out = env.cmd().arg("capture").write_stdin(line).output().unwrap();
+            assert!(out.status.success());
+            payloads += 1;
+        }
+    }
+    let denied = env
+        .queue_lines()
+        .iter()
+        .filter(|l| l["decision"] == "deny")
+        .count() as i64;
+    assert!(denied > 0, "the extra rules match some real commands");
+    env.ingest_once();
+
+    let report = json_rows(&env, &["gate", "report"]);
+    let fired_denied: i64 = report.iter().map(|r| r["denied"].as_i64().unwrap()).sum();
+    assert!(fired_denied >= denied, "{report:?}");
+
+    let same = config_file(&env, "same.toml", &format!("mode = \"enforce\"\n{rules}"));
+    let rows = replay_rows(&env, &same);
+    let all = figures(find(&rows, "(all calls)"));
+    assert!(too_long > 0, "some real inputs are long");
+    assert_eq!(all[7], too_long, "{rows:?}");
+    assert_eq!(
+        (all[3], all[4], all[5], all[6]),
+        (denied, 0, 0, payloads - too_long),
+        "{rows:?}"
+    );
+    let changes = json_rows(
+        &env,
+        &[
+            "gate",
+            "replay",
+            "--config",
+            same.to_str().unwrap(),
+            "--show-changes",
+        ],
+    );
+    assert!(changes.is_empty(), "{changes:?}");
+
+    let audit = config_file(&env, "audit.toml", &format!("mode = \"audit\"\n{rules}"));
+    let all = figures(find(&replay_rows(&env, &audit), "(all calls)"));
+    assert_eq!((all[3], all[4], all[5]), (0, 0, denied));
+}
