@@ -551,7 +551,10 @@ mod tests {
             remove: Vec::new(),
         };
         let mut strict = config(Mode::Enforce, rules);
-        assert_eq!(replay(&[call.clone()], &strict).rules[0].newly_denied, 1);
+        assert_eq!(
+            replay(std::slice::from_ref(&call), &strict).rules[0].newly_denied,
+            1
+        );
         strict.redact = vec!["hunter2-secret".into()];
         assert_eq!(replay(&[call], &strict).rules[0].newly_denied, 0);
     }

@@ -2,7 +2,7 @@
 //! by `cmstore capture` in audit and in enforce mode, then `cmstore ingest --once`.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -265,7 +265,7 @@ fn the_readable_report_says_the_totals_and_fits_the_terminal() {
 }
 
 /// The per-rule rows of a replay, by rule name.
-fn replay_rows(env: &TestEnv, config: &PathBuf) -> Vec<Value> {
+fn replay_rows(env: &TestEnv, config: &Path) -> Vec<Value> {
     json_rows(
         env,
         &["gate", "replay", "--config", config.to_str().unwrap()],
