@@ -196,6 +196,8 @@ pub enum Command {
     Sessions(cmd::sessions::Args),
     /// One session's story: prompts, answers, tool calls, gate decisions, in order
     Show(cmd::show::Args),
+    /// The safety gate's record: how often each rule fired, and what changed rules would decide
+    Gate(cmd::gate::Args),
     /// Where ingest stands: sources, offsets, backlog, totals, database size, config problems
     Status(cmd::status::Args),
     /// Delete what is older than the retention, in short batches; optionally compact the queue

@@ -20,6 +20,7 @@ pub mod config;
 pub mod debug_log;
 pub mod env;
 pub mod failure;
+pub mod gate;
 pub mod human;
 pub mod ingest;
 pub mod lock;
@@ -56,6 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Summarize(args) => cmd::summarize::run(paths, args),
         Command::Sessions(args) => cmd::sessions::run(paths, args),
         Command::Show(args) => cmd::show::run(paths, args),
+        Command::Gate(args) => cmd::gate::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),
         Command::Config(args) => cmd::config::run(paths, args),

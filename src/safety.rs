@@ -183,32 +183,138 @@ pub enum Verdict {
 /// Checks one PreToolUse call against the built-in rules (minus `rules.remove`) and the
 /// configured extra patterns (`rules.add`).
 pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Rules) -> Verdict {
+    let (texts, shell) = match texts(tool_name, input) {
+        Ok(found) => found,
+        Err(verdict) => return verdict,
+    };
+    // Patterns were validated when the configuration was loaded; compile them once per call.
+    let added = compile_added(config);
+    matches(&texts, shell, config, &added)
+}
+
+/// What the gate decides on a call it found risky or could not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The tool proceeds (audit mode, or a call the gate could not read).
+    Allow,
+    /// The tool call is denied (enforce mode).
+    Deny,
+}
+
+impl Decision {
+    /// The value recorded as `decision` on the queue line: `allow` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// The gate's ruling on one tool call: its finding, and the decision capture records with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ruling {
+    /// What the rules found.
+    pub verdict: Verdict,
+    /// `None` for a clean call (nothing is recorded), else allow or deny.
+    pub decision: Option<Decision>,
+}
+
+impl Ruling {
+    /// The ruling for `verdict`: a risky call is denied when `enforce`, allowed otherwise; a
+    /// call the gate could not read is always allowed (enforce mode must not deny everything).
+    pub fn of(verdict: Verdict, enforce: bool) -> Ruling {
+        let decision = match &verdict {
+            Verdict::Clean => None,
+            Verdict::Unreadable => Some(Decision::Allow),
+            Verdict::Risky { .. } if enforce => Some(Decision::Deny),
+            Verdict::Risky { .. } => Some(Decision::Allow),
+        };
+        Ruling { verdict, decision }
+    }
+
+    /// The value recorded as `risk`: the matched rules comma-separated, [`UNREADABLE`], or
+    /// `None` for a clean call.
+    pub fn risk(&self) -> Option<String> {
+        match &self.verdict {
+            Verdict::Clean => None,
+            Verdict::Unreadable => Some(UNREADABLE.to_string()),
+            Verdict::Risky { rules, .. } => Some(rules.join(",")),
+        }
+    }
+
+    /// True when the call is denied.
+    pub fn denied(&self) -> bool {
+        self.decision == Some(Decision::Deny)
+    }
+}
+
+/// A rule set with its extra patterns compiled once, for deciding many calls (`cmstore gate
+/// replay`); each call is decided exactly as [`check`] and [`Ruling::of`] decide it.
+#[derive(Debug)]
+pub struct Gate<'r> {
+    rules: &'r Rules,
+    added: Vec<(&'r String, Regex)>,
+    enforce: bool,
+}
+
+impl<'r> Gate<'r> {
+    /// The gate of `rules` in enforce mode when `enforce`, else in audit mode.
+    pub fn new(rules: &'r Rules, enforce: bool) -> Gate<'r> {
+        Gate {
+            rules,
+            added: compile_added(rules),
+            enforce,
+        }
+    }
+
+    /// The ruling on one PreToolUse call.
+    pub fn decide(&self, tool_name: Option<&str>, input: Option<&Value>) -> Ruling {
+        let verdict = match texts(tool_name, input) {
+            Ok((texts, shell)) => matches(&texts, shell, self.rules, &self.added),
+            Err(verdict) => verdict,
+        };
+        Ruling::of(verdict, self.enforce)
+    }
+}
+
+/// The texts the rules look at, and whether they are a shell command line; or the verdict
+/// when there is nothing to look at.
+fn texts(tool_name: Option<&str>, input: Option<&Value>) -> Result<(Vec<String>, bool), Verdict> {
     let Some(tool) = tool_name else {
-        return Verdict::Unreadable;
+        return Err(Verdict::Unreadable);
     };
     let shell = is_shell_tool(tool);
-    let texts: Vec<String> = match (shell, input) {
+    let texts = match (shell, input) {
         (true, Some(input)) => match shell_command(input) {
             Some(command) => vec![command],
-            None => return Verdict::Unreadable,
+            None => return Err(Verdict::Unreadable),
         },
-        (true, None) => return Verdict::Unreadable,
+        (true, None) => return Err(Verdict::Unreadable),
         (false, Some(input)) => {
             let mut all = Vec::new();
             collect_strings(input, &mut all);
             all
         }
-        (false, None) => return Verdict::Clean,
+        (false, None) => return Err(Verdict::Clean),
     };
-    // Patterns were validated when the configuration was loaded; compile them once per call.
-    let added: Vec<(&String, Regex)> = config
+    Ok((texts, shell))
+}
+
+/// The configured extra patterns that compile (the loader reported the others).
+fn compile_added(config: &Rules) -> Vec<(&String, Regex)> {
+    config
         .add
         .iter()
         .filter_map(|(name, pattern)| Regex::new(pattern).ok().map(|re| (name, re)))
-        .collect();
+        .collect()
+}
+
+/// The verdict of the rules on `texts`.
+fn matches(texts: &[String], shell: bool, config: &Rules, added: &[(&String, Regex)]) -> Verdict {
     let mut rules = Vec::new();
     let mut matched_text = String::new();
-    for text in &texts {
+    for text in texts {
         let lower = text.to_lowercase();
         for (index, rule) in RULES.iter().enumerate() {
             if (!shell && rule.scope == Scope::Shell)
@@ -222,8 +328,8 @@ pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Rules) -> 
                 matched_text.clone_from(text);
             }
         }
-        for (name, re) in &added {
-            if re.is_match(text) && !rules.contains(name) {
+        for (name, re) in added {
+            if re.is_match(text) && !rules.contains(*name) {
                 rules.push((*name).clone());
                 matched_text.clone_from(text);
             }
@@ -418,5 +524,73 @@ mod tests {
                 text: "npm publish --access public".into()
             }
         );
+    }
+    #[test]
+    fn a_ruling_records_what_capture_records_in_each_mode() {
+        let risky = Verdict::Risky {
+            rules: vec!["dd".into(), "mkfs".into()],
+            text: "x".into(),
+        };
+        let audit = Ruling::of(risky.clone(), false);
+        assert_eq!(
+            (audit.risk().as_deref(), audit.decision),
+            (Some("dd,mkfs"), Some(Decision::Allow))
+        );
+        let enforce = Ruling::of(risky, true);
+        assert!(enforce.denied());
+        assert_eq!(enforce.decision.map(Decision::as_str), Some("deny"));
+        let unread = Ruling::of(Verdict::Unreadable, true);
+        assert_eq!(
+            (unread.risk().as_deref(), unread.decision),
+            (Some(UNREADABLE), Some(Decision::Allow))
+        );
+        let clean = Ruling::of(Verdict::Clean, true);
+        assert_eq!((clean.risk(), clean.decision), (None, None));
+    }
+
+    #[test]
+    fn a_compiled_gate_decides_every_call_as_check_does() {
+        let rule_sets = [
+            Rules::default(),
+            Rules {
+                remove: vec!["rm-rf-root".into()],
+                add: vec![
+                    ("npm-publish".into(), r"\bnpm\s+publish\b".into()),
+                    ("users".into(), r"(?i)users".into()),
+                ],
+            },
+        ];
+        let calls = [
+            (None, None),
+            (Some("Bash"), None),
+            (
+                Some("Bash"),
+                Some(json!({"command": "rm -rf / && npm publish"})),
+            ),
+            (Some("Bash"), Some(json!({"weird": 1}))),
+            (
+                Some("shell"),
+                Some(json!({"command": ["bash", "-lc", "git clean -fdx"]})),
+            ),
+            (
+                Some("mcp__db__run"),
+                Some(json!({"sql": "DROP TABLE users"})),
+            ),
+            (Some("Read"), None),
+            (Some("Write"), Some(json!({"content": "rm -rf /"}))),
+        ];
+        for rules in &rule_sets {
+            for enforce in [false, true] {
+                let gate = Gate::new(rules, enforce);
+                for (tool, input) in &calls {
+                    let expected = Ruling::of(check(*tool, input.as_ref(), rules), enforce);
+                    assert_eq!(
+                        gate.decide(*tool, input.as_ref()),
+                        expected,
+                        "{tool:?} {input:?}"
+                    );
+                }
+            }
+        }
     }
 }

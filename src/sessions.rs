@@ -31,6 +31,21 @@ impl Filters {
     /// `first_seen` and `last_seen` (a `sessions` row, or `v_session_summary`), each value bound
     /// as a parameter, never inlined.
     pub fn conditions(&self) -> (Vec<&'static str>, Vec<Param>) {
+        self.conditions_with("last_seen >= :since", "first_seen < :until")
+    }
+
+    /// The SQL conditions over an `events` row (`ts`, `session_id`, `agent`, `cwd`): events at
+    /// or after `since` and before `until`, of the agent, in the project, of the session.
+    pub fn event_conditions(&self) -> (Vec<&'static str>, Vec<Param>) {
+        self.conditions_with("ts >= :since", "ts < :until")
+    }
+
+    /// The conditions, with `since` and `until` as the two time conditions given.
+    fn conditions_with(
+        &self,
+        since: &'static str,
+        until: &'static str,
+    ) -> (Vec<&'static str>, Vec<Param>) {
         let mut wheres = Vec::new();
         let mut params = Vec::new();
         let mut bind = |name: &str, value: Value| {
@@ -40,11 +55,11 @@ impl Filters {
             })
         };
         if let Some(ms) = self.since {
-            wheres.push("last_seen >= :since");
+            wheres.push(since);
             bind("since", Value::Integer(ms));
         }
         if let Some(ms) = self.until {
-            wheres.push("first_seen < :until");
+            wheres.push(until);
             bind("until", Value::Integer(ms));
         }
         if let Some(agent) = &self.agent {
@@ -273,5 +288,23 @@ mod tests {
         );
         assert_eq!(params.len(), 5);
         assert_eq!(Filters::default().where_clause().0, "");
+    }
+
+    #[test]
+    fn event_conditions_filter_on_the_events_own_time() {
+        let f = Filters {
+            since: Some(1),
+            until: Some(2),
+            agent: Some("codex".into()),
+            ..Filters::default()
+        };
+        let (wheres, params) = f.event_conditions();
+        assert_eq!(wheres[..2], ["ts >= :since", "ts < :until"]);
+        assert_eq!(wheres[2], "agent = :agent");
+        assert_eq!(params.len(), 3);
+        assert_eq!(
+            f.conditions().0[..2],
+            ["last_seen >= :since", "first_seen < :until"]
+        );
     }
 }

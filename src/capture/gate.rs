@@ -7,7 +7,7 @@ use super::DEBUG_EXCERPT;
 use crate::config::{Config, Mode};
 use crate::debug_log::DebugLog;
 use crate::queue_line::QueueEntry;
-use crate::safety::{self, Verdict};
+use crate::safety::{self, Decision, Ruling, Verdict};
 use crate::shorten::cut_text;
 use crate::wire::{self, reply, Agent, Payload};
 
@@ -27,33 +27,39 @@ pub(super) fn check(
         return None;
     };
     let input = wire::tool_input(payload);
-    match safety::check(entry.tool_name.as_deref(), input.as_ref(), &config.safety) {
+    let verdict = safety::check(entry.tool_name.as_deref(), input.as_ref(), &config.safety);
+    let ruling = Ruling::of(verdict, config.mode == Mode::Enforce);
+    record(entry, &ruling);
+    match &ruling.verdict {
         Verdict::Clean => None,
         Verdict::Unreadable => {
-            // Never block what cannot be read: enforce mode must not deny everything.
-            allow_unread(entry);
+            // Never block what cannot be read (the ruling allows it): enforce mode must not
+            // deny everything.
             log.note(|| "safety gate could not read the tool call: allowed".into());
             None
         }
-        Verdict::Risky { rules, text } => {
-            risky(config.mode, agent, event, &rules, &text, entry, log)
-        }
+        Verdict::Risky { rules, text } => risky(&ruling, agent, event, rules, text, log),
     }
 }
 
 fn allow_unread(entry: &mut QueueEntry) {
-    entry.risk = Some(safety::UNREADABLE.to_string());
-    entry.decision = Some("allow".to_string());
+    record(entry, &Ruling::of(Verdict::Unreadable, false));
 }
 
-/// Records a risky call's rules; in enforce mode denies it, naming the rules and the command.
+/// Writes the ruling's `risk` and `decision` on the entry (neither for a clean call).
+fn record(entry: &mut QueueEntry, ruling: &Ruling) {
+    entry.risk = ruling.risk();
+    entry.decision = ruling.decision.map(|d| d.as_str().to_string());
+}
+
+/// Notes a risky call's rules; when the ruling denies it, the deny reply, naming the rules and
+/// the command.
 fn risky(
-    mode: Mode,
+    ruling: &Ruling,
     agent: Agent,
     event: Option<&str>,
     rules: &[String],
     text: &str,
-    entry: &mut QueueEntry,
     log: &mut DebugLog,
 ) -> Option<Value> {
     let rules = rules.join(",");
@@ -63,19 +69,14 @@ fn risky(
             cut_text(text, DEBUG_EXCERPT)
         )
     });
-    entry.risk = Some(rules.clone());
-    match mode {
-        Mode::Audit => {
-            entry.decision = Some("allow".to_string());
-            None
-        }
-        Mode::Enforce => {
-            entry.decision = Some("deny".to_string());
+    match ruling.decision {
+        Some(Decision::Deny) => {
             let reason = format!(
                 "Blocked by cmstore safety gate ({rules}): {}. Set mode = \"audit\" in cmstore.toml to allow such commands.",
                 cut_text(text, 200)
             );
             Some(reply::deny(agent, event.unwrap_or("PreToolUse"), &reason))
         }
+        _ => None,
     }
 }

@@ -4,6 +4,7 @@ mod agents;
 mod capture;
 mod common;
 mod config;
+mod gate;
 mod hooks;
 mod ingest;
 mod prune;
