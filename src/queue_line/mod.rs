@@ -7,6 +7,7 @@
 
 pub mod parse;
 pub mod row;
+pub mod usage;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

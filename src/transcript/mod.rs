@@ -20,6 +20,7 @@ mod fixtures;
 mod parse;
 mod record;
 mod turns;
+pub mod usage;
 mod vscode;
 
 use std::io;
