@@ -53,6 +53,8 @@ pub struct Config {
     pub safety: Rules,
     /// Extra redaction patterns (regular expressions).
     pub redact: Vec<String>,
+    /// `[prices."<model>"]`: prices replacing or adding to cmstore's table.
+    pub prices: crate::prices::PriceTable,
 }
 
 impl Default for Config {
@@ -66,6 +68,7 @@ impl Default for Config {
             events: BTreeMap::new(),
             safety: Rules::default(),
             redact: Vec::new(),
+            prices: Default::default(),
         }
     }
 }
@@ -274,6 +277,14 @@ impl Config {
                 Err(err) => problem(format!(
                     "redaction.patterns: invalid pattern {pattern:?}: {err}"
                 )),
+            }
+        }
+        for (model, v) in take_table(&mut table, "prices", &mut problem) {
+            match crate::prices::parse_price(&v, "cmstore.toml") {
+                Ok(price) => {
+                    self.prices.insert(model, price);
+                }
+                Err(err) => problem(format!("prices.{model}: {err}; ignored")),
             }
         }
         for (section, rest) in [

@@ -23,6 +23,7 @@ pub mod failure;
 pub mod ingest;
 pub mod lock;
 pub mod paths;
+pub mod prices;
 pub mod prune;
 pub mod queue;
 pub mod queue_line;

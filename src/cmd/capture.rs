@@ -22,6 +22,7 @@ use crate::capture::{
 use crate::config::Config;
 use crate::debug_log::DebugLog;
 use crate::paths::Paths;
+use crate::queue_line::QueueEntry;
 use crate::redact::Redactor;
 use crate::transcript::{self, DiscoveryEnv, Tracker};
 use crate::wire::reply;
@@ -123,7 +124,7 @@ fn capture(
     };
     // The cursor is saved only once its turns are in the queue: saving first would mark them
     // recorded even when the append then fails, and they would never be written.
-    let (tracker, turns) = match plan.transcript() {
+    let (mut tracker, turns) = match plan.transcript() {
         Some(read) => read_transcript(paths, read, log),
         None => (None, None),
     };
@@ -132,11 +133,28 @@ fn capture(
         reply,
         redactor,
     } = plan.finish(turns, log);
+    if let Some(tracker) = tracker.as_mut() {
+        carry_usage(tracker, &mut entries, log);
+    }
     let reply = answer(paths, reply, log);
     let elapsed = started.elapsed().as_millis() as u64;
     let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
     append(paths, &lines, tracker, &redactor, log);
     reply
+}
+
+/// Puts the usage the transcript read found on the last entry; with no entry to carry it,
+/// back into the cursor for the next hook.
+fn carry_usage(tracker: &mut Tracker, entries: &mut [QueueEntry], log: &mut DebugLog) {
+    let usage = tracker.take_usage();
+    if usage.is_empty() {
+        return;
+    }
+    log.note(|| format!("usage of {} response(s)", usage.len()));
+    match entries.last_mut() {
+        Some(entry) => entry.usage = Some(usage),
+        None => tracker.keep_usage(usage),
+    }
 }
 
 /// The payload on stdin; an unreadable stdin counts as an empty one.

@@ -199,6 +199,10 @@ pub struct QueueEntry {
     /// names the turn (`turnId`) but does not repeat its exchange.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_recorded: Option<bool>,
+    /// The usage of the API responses in the transcript bytes this hook read (one record per
+    /// response; ingest upserts them, so a response seen twice counts once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Vec<usage::UsageRecord>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// Why the payload could not be read, when it could not (the line is still written).

@@ -32,6 +32,7 @@ pub mod indexes;
 pub mod prune;
 pub mod read_only;
 mod tool_calls;
+pub mod usage;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -160,6 +161,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0010_turn_model",
         include_str!("../../migrations/0010_turn_model.sql"),
+    ),
+    (
+        "0011_usage",
+        include_str!("../../migrations/0011_usage.sql"),
     ),
 ];
 

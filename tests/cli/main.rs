@@ -14,4 +14,5 @@ mod status;
 mod summarize;
 mod tool_calls;
 mod torture;
+mod usage;
 mod workload;
