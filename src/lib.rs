@@ -20,6 +20,7 @@ pub mod config;
 pub mod debug_log;
 pub mod env;
 pub mod failure;
+pub mod import;
 pub mod ingest;
 pub mod lock;
 pub mod paths;
@@ -50,6 +51,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(paths, args)),
         Command::Ingest(args) => cmd::ingest::run(paths, args),
+        Command::Import(args) => cmd::import::run(paths, args),
         Command::Query(args) => cmd::query::run(paths, args),
         Command::Summarize(args) => cmd::summarize::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),

@@ -7,6 +7,7 @@ pub mod capture;
 pub mod config;
 pub mod generate;
 pub mod hooks;
+pub mod import;
 pub mod ingest;
 pub mod prune;
 pub mod query;

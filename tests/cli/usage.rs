@@ -181,3 +181,136 @@ fn usage_read_by_a_hook_that_writes_no_line_rides_on_the_next_one() {
     env.ingest_once();
     assert_eq!(stored(&env, "1"), independent(&bytes));
 }
+
+/// Copies the fixture transcripts into `projects` as Claude Code lays them out:
+/// `<project>/<n>.jsonl`, and transcript-10's subagents under `<n>/subagents/`. Returns the
+/// independent totals of all of them.
+fn lay_out_projects(real: &Path, projects: &Path) -> [i64; 5] {
+    let dir = real.join("claude-code");
+    let project = projects.join("-home-me-app");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut total = [0; 5];
+    let mut add = |bytes: &[u8]| {
+        for (sum, n) in total.iter_mut().zip(independent(bytes)) {
+            *sum += n;
+        }
+    };
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".subagents") {
+            let sub = project
+                .join(stem.trim_start_matches("transcript-"))
+                .join("subagents");
+            std::fs::create_dir_all(&sub).unwrap();
+            for agent in std::fs::read_dir(&path).unwrap() {
+                let agent = agent.unwrap().path();
+                let bytes = std::fs::read(&agent).unwrap();
+                add(&bytes);
+                std::fs::write(sub.join(agent.file_name().unwrap()), &bytes).unwrap();
+            }
+        } else if let Some(stem) = name.strip_suffix(".jsonl") {
+            let bytes = std::fs::read(&path).unwrap();
+            add(&bytes);
+            let n = stem.trim_start_matches("transcript-");
+            std::fs::write(project.join(format!("{n}.jsonl")), &bytes).unwrap();
+        }
+    }
+    total
+}
+
+fn dump(env: &TestEnv) -> Vec<String> {
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare("SELECT * FROM usage ORDER BY message_id, request_id")
+        .unwrap();
+    let columns = stmt.column_count();
+    stmt.query_map([], |r| {
+        Ok((0..columns)
+            .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+            .collect::<Vec<_>>()
+            .join("|"))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn import_reads_the_standard_location_idempotently() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let expected = lay_out_projects(&real, &env.user_home().join(".claude/projects"));
+    let out = env.cmd().arg("import").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("16 transcript(s)"), "{stderr}");
+    assert_eq!(stored(&env, "1"), expected);
+    let first = dump(&env);
+    env.cmd().arg("import").assert().success();
+    assert_eq!(dump(&env), first, "run twice, same rows");
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage WHERE sidechain = 1 AND subagent_id IS NOT NULL"),
+        8
+    );
+    // Imported sessions are listed with their usage, though no hook ever ran.
+    let out = env
+        .cmd()
+        .args(["summarize", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let responses: i64 = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["responses"].as_i64().unwrap())
+        .sum();
+    assert_eq!(responses, expected[0]);
+}
+
+#[test]
+fn import_and_capture_of_the_same_transcript_count_each_response_once() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let bytes = std::fs::read(real.join("claude-code/transcript-4.jsonl")).unwrap();
+    let t = env.dir.path().join("session.jsonl");
+    replay(&env, "s", &bytes, &t, 4);
+    env.ingest_once();
+    let hooked = dump(&env);
+    env.cmd().arg("import").arg(&t).assert().success();
+    assert_eq!(stored(&env, "1"), independent(&bytes));
+    assert_eq!(
+        dump(&env),
+        hooked,
+        "the import found every row already there"
+    );
+}
+
+#[test]
+fn import_runs_beside_a_following_ingest() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let projects = env.dir.path().join("projects");
+    let expected = lay_out_projects(&real, &projects);
+    let mut follow = env.spawn_follow(&["--poll-ms", "20"]);
+    env.append(&crate::common::lines(2000));
+    let out = env.cmd().arg("import").arg(&projects).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.wait_for(
+        "SELECT count(*) FROM events",
+        2000,
+        std::time::Duration::from_secs(30),
+    );
+    crate::common::terminate(&follow);
+    follow.wait().unwrap();
+    assert_eq!(stored(&env, "1"), expected);
+}
