@@ -63,8 +63,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "cmstore import: {} transcript(s), {:.1} MB in {:.2} s ({:.0} MB/s): {} response(s) read, \
-         {} new row(s), {} in all{}",
+        "cmstore import: {} transcript(s), {:.1} MB in {:.2} s ({:.0} MB/s): {} usage record(s) \
+         read, {} new response row(s), {} in all{}",
         stats.files,
         stats.bytes as f64 / 1e6,
         secs,
