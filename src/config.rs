@@ -494,6 +494,24 @@ mod tests {
     }
 
     #[test]
+    fn prices_are_read_and_a_bad_one_costs_only_itself() {
+        let (config, problems) = load(
+            "[prices.\"claude-sonnet-4\"]\ninput = 3\noutput = 15.0\ncache_write_5m = 3.75\n\
+             cache_write_1h = 6\ncache_read = 0.3\n[prices.\"half\"]\ninput = 1\n",
+            &[],
+        );
+        assert_eq!(
+            config.prices["claude-sonnet-4"].rates,
+            [3.0, 15.0, 3.75, 6.0, 0.3]
+        );
+        assert!(!config.prices.contains_key("half"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0]
+            .message
+            .starts_with("prices.half: output is missing"));
+    }
+
+    #[test]
     fn a_full_file_is_read() {
         let (config, problems) = load(
             r#"
