@@ -246,5 +246,11 @@ mod tests {
             Err(PlanError::SessionWithout)
         );
         assert!(plan(By::Tool, None, None).unwrap().params.is_empty());
+        let p = plan(By::Model, Some("s"), Some(5)).unwrap();
+        assert!(p
+            .sql
+            .contains("FROM v_usage\nWHERE session_id = :session AND ts >= :since"));
+        let p = plan(By::Agent, None, Some(5)).unwrap();
+        assert_eq!(p.sql.matches("last_seen >= :since").count(), 2, "{}", p.sql);
     }
 }
