@@ -262,15 +262,23 @@ fn post_tool_use_payload(transcript: Option<&Path>, size: usize) -> Vec<u8> {
     v.to_string().into_bytes()
 }
 
+/// The `usage` object Claude Code writes on every assistant line (since issue 16 capture reads it).
+fn usage(n: usize) -> serde_json::Value {
+    serde_json::json!({"input_tokens": 3 + n % 7, "cache_creation_input_tokens": 812,
+        "cache_read_input_tokens": 40_211, "output_tokens": 120 + n % 50,
+        "cache_creation": {"ephemeral_5m_input_tokens": 812, "ephemeral_1h_input_tokens": 0},
+        "service_tier": "standard"})
+}
+
 /// One Claude Code turn: prompt, tool call, tool result, final answer (~3 KB).
 fn turn_lines(n: usize) -> String {
     let user = format!("u-{n}");
     let text = "lorem ipsum dolor sit amet ".repeat(40);
     let lines = [
         serde_json::json!({"type":"user","uuid":user,"sessionId":SESSION,"message":{"role":"user","content":format!("question {n}: {text}")}}),
-        serde_json::json!({"type":"assistant","uuid":format!("a1-{n}"),"message":{"id":format!("msg-{n}-1"),"role":"assistant","content":[{"type":"tool_use","id":format!("toolu_{n}"),"name":"Bash","input":{"command":"cargo test"}}]}}),
+        serde_json::json!({"type":"assistant","uuid":format!("a1-{n}"),"requestId":format!("req-{n}-1"),"message":{"id":format!("msg-{n}-1"),"model":"claude-sonnet-4-5-20250929","role":"assistant","content":[{"type":"tool_use","id":format!("toolu_{n}"),"name":"Bash","input":{"command":"cargo test"}}],"usage":usage(n)}}),
         serde_json::json!({"type":"user","uuid":format!("r-{n}"),"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":format!("toolu_{n}"),"content":text}]}}),
-        serde_json::json!({"type":"assistant","uuid":format!("a2-{n}"),"message":{"id":format!("msg-{n}-2"),"role":"assistant","content":[{"type":"text","text":format!("answer {n}: {text}")}]}}),
+        serde_json::json!({"type":"assistant","uuid":format!("a2-{n}"),"requestId":format!("req-{n}-2"),"message":{"id":format!("msg-{n}-2"),"model":"claude-sonnet-4-5-20250929","role":"assistant","content":[{"type":"text","text":format!("answer {n}: {text}")}],"usage":usage(n)}}),
     ];
     lines.iter().map(|l| format!("{l}\n")).collect()
 }

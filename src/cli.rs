@@ -188,9 +188,11 @@ pub enum Command {
     Capture(cmd::capture::Args),
     /// Mirror the queue into the database, exactly once per line (follows until Ctrl-C)
     Ingest(cmd::ingest::Args),
+    /// Read existing transcripts' token usage into the store (idempotent: run twice, same rows)
+    Import(cmd::import::Args),
     /// Run one read-only SQL statement against the store and print the rows
     Query(cmd::query::Args),
-    /// Summaries per session, tool, day or agent, from the store's views
+    /// Summaries per session, tool, day, agent or model, from the store's views
     Summarize(cmd::summarize::Args),
     /// List sessions, newest first
     Sessions(cmd::sessions::Args),

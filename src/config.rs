@@ -53,6 +53,8 @@ pub struct Config {
     pub safety: Rules,
     /// Extra redaction patterns (regular expressions).
     pub redact: Vec<String>,
+    /// `[prices."<model>"]`: prices replacing or adding to cmstore's table.
+    pub prices: crate::prices::PriceTable,
 }
 
 impl Default for Config {
@@ -66,6 +68,7 @@ impl Default for Config {
             events: BTreeMap::new(),
             safety: Rules::default(),
             redact: Vec::new(),
+            prices: Default::default(),
         }
     }
 }
@@ -276,6 +279,14 @@ impl Config {
                 )),
             }
         }
+        for (model, v) in take_table(&mut table, "prices", &mut problem) {
+            match crate::prices::parse_price(&v, "cmstore.toml") {
+                Ok(price) => {
+                    self.prices.insert(model, price);
+                }
+                Err(err) => problem(format!("prices.{model}: {err}; ignored")),
+            }
+        }
         for (section, rest) in [
             ("", table),
             ("capture.", capture),
@@ -480,6 +491,24 @@ mod tests {
             problems[0].message.contains("does not exist"),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn prices_are_read_and_a_bad_one_costs_only_itself() {
+        let (config, problems) = load(
+            "[prices.\"claude-sonnet-4\"]\ninput = 3\noutput = 15.0\ncache_write_5m = 3.75\n\
+             cache_write_1h = 6\ncache_read = 0.3\n[prices.\"half\"]\ninput = 1\n",
+            &[],
+        );
+        assert_eq!(
+            config.prices["claude-sonnet-4"].rates,
+            [3.0, 15.0, 3.75, 6.0, 0.3]
+        );
+        assert!(!config.prices.contains_key("half"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0]
+            .message
+            .starts_with("prices.half: output is missing"));
     }
 
     #[test]

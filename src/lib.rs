@@ -22,9 +22,11 @@ pub mod env;
 pub mod failure;
 pub mod gate;
 pub mod human;
+pub mod import;
 pub mod ingest;
 pub mod lock;
 pub mod paths;
+pub mod prices;
 pub mod prune;
 pub mod queue;
 pub mod queue_line;
@@ -53,6 +55,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(paths, args)),
         Command::Ingest(args) => cmd::ingest::run(paths, args),
+        Command::Import(args) => cmd::import::run(paths, args),
         Command::Query(args) => cmd::query::run(paths, args),
         Command::Summarize(args) => cmd::summarize::run(paths, args),
         Command::Sessions(args) => cmd::sessions::run(paths, args),

@@ -59,6 +59,24 @@ pub fn open_read_only(db: &Path) -> Result<ReadOnlyDb, QueryError> {
     ReadOnlyDb::open(db, None)
 }
 
+/// Brings the store's price table in line with cmstore's and `overrides` (cmstore.toml), so
+/// that the cost a summary shows follows the prices of now. Only writes when they differ;
+/// a store that cannot be written keeps its table (the summary then shows it).
+pub fn refresh_prices(db: &Path, overrides: &crate::prices::PriceTable) {
+    if !db.exists() {
+        return;
+    }
+    let table = crate::prices::effective(overrides);
+    let current = read_only::connection(db, read_only::MAX_BUSY_WAIT)
+        .and_then(|c| store::usage::prices_match(&c, &table))
+        .unwrap_or(false);
+    if !current {
+        if let Ok(store) = store::open(db) {
+            let _ = store::usage::sync_store_prices(&store, overrides);
+        }
+    }
+}
+
 /// Runs `sql` with `params` and returns its column names and every row.
 pub fn fetch(
     db: &ReadOnlyDb,

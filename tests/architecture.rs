@@ -56,6 +56,7 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "redact",
             "shorten",
             "config",
+            "prices",
         ],
         &[
             "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions",

@@ -22,6 +22,7 @@ use crate::capture::{
 use crate::config::Config;
 use crate::debug_log::DebugLog;
 use crate::paths::Paths;
+use crate::queue_line::QueueEntry;
 use crate::redact::Redactor;
 use crate::transcript::{self, DiscoveryEnv, SeenSession, Tracker, Workspace};
 use crate::wire::reply;
@@ -123,16 +124,26 @@ fn capture(
     };
     // The cursors are saved only once their turns are in the queue: saving first would mark
     // them recorded even when the append then fails, and they would never be written.
-    let (tracker, turns) = match plan.transcript() {
+    let read_session = plan.transcript().map(|read| read.session.clone());
+    let (mut tracker, turns) = match plan.transcript() {
         Some(read) => read_transcript(paths, read, log),
         None => (None, None),
     };
-    let workspace = close_idle_sessions(paths, &mut plan, log);
+    let mut workspace = close_idle_sessions(paths, &mut plan, log);
     let Outcome {
         mut entries,
         reply,
         redactor,
     } = plan.finish(turns, log);
+    // A line's usage is its session's: each cursor's rides on the last line of its session.
+    if let (Some(tracker), Some(session)) = (tracker.as_mut(), &read_session) {
+        carry_usage(tracker, last_of(&mut entries, session), log);
+    }
+    if let Some(closing) = workspace.as_mut() {
+        for (session, cursor) in &mut closing.cursors {
+            carry_usage(cursor, last_of(&mut entries, session), log);
+        }
+    }
     let reply = answer(paths, reply, log);
     let elapsed = started.elapsed().as_millis() as u64;
     let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
@@ -144,7 +155,8 @@ fn capture(
 /// after the append, like the event's own cursor.
 struct Closing {
     workspace: Workspace,
-    cursors: Vec<Tracker>,
+    /// Each closed session's id and cursor.
+    cursors: Vec<(String, Tracker)>,
 }
 
 /// Closes the earlier sessions of the event's workspace whose transcripts have been idle
@@ -180,8 +192,8 @@ fn close_idle_sessions(
                     )
                 });
                 workspace.forget(&seen.session);
+                cursors.push((seen.session.clone(), cursor));
                 plan.add_closed(seen, turns);
-                cursors.push(cursor);
             }
             None => workspace.forget(&seen.session),
         }
@@ -222,6 +234,28 @@ fn close_session(
     }
 }
 
+/// The last of `entries` that belongs to `session`.
+fn last_of<'e>(entries: &'e mut [QueueEntry], session: &str) -> Option<&'e mut QueueEntry> {
+    entries
+        .iter_mut()
+        .rev()
+        .find(|e| e.session_id.as_deref() == Some(session))
+}
+
+/// Puts the usage the transcript read found on the entry given; with no entry
+/// to carry it, back into the cursor for the next hook.
+fn carry_usage(tracker: &mut Tracker, last: Option<&mut QueueEntry>, log: &mut DebugLog) {
+    let usage = tracker.take_usage();
+    if usage.is_empty() {
+        return;
+    }
+    log.note(|| format!("usage of {} response(s)", usage.len()));
+    match last {
+        Some(entry) => entry.usage = Some(usage),
+        None => tracker.keep_usage(usage),
+    }
+}
+
 /// The payload on stdin; an unreadable stdin counts as an empty one.
 fn read_stdin(log: &mut DebugLog) -> StdinPayload {
     let stdin = io::stdin();
@@ -249,7 +283,12 @@ fn append(
 ) {
     match crate::queue::append_lines(&paths.queue, lines) {
         Ok(report) => {
-            let closing = closing.map_or((Vec::new(), None), |c| (c.cursors, Some(c.workspace)));
+            let closing = closing.map_or((Vec::new(), None), |c| {
+                (
+                    c.cursors.into_iter().map(|(_, cursor)| cursor).collect(),
+                    Some(c.workspace),
+                )
+            });
             for mut tracker in tracker.into_iter().chain(closing.0) {
                 tracker.scrub_open_turn(|text| {
                     if let std::borrow::Cow::Owned(clean) = redactor.redact(text) {

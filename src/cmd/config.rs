@@ -82,6 +82,18 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             }
             writeln!(out, "\n[redaction]")?;
             writeln!(out, "patterns = {:?}", config.redact)?;
+            writeln!(
+                out,
+                "\n# [prices.\"<model>\"]: overrides of cmstore's price table (USD per million tokens)"
+            )?;
+            for (model, price) in &config.prices {
+                let [input, output, w5, w1, read] = price.rates;
+                writeln!(
+                    out,
+                    "prices.{model:?} = {{ input = {input}, output = {output}, \
+                     cache_write_5m = {w5}, cache_write_1h = {w1}, cache_read = {read} }}"
+                )?;
+            }
             for problem in &problems {
                 eprintln!("warning: {problem}");
             }

@@ -97,11 +97,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
         defer_indexes: args.defer_indexes.into(),
     };
-    let mut ingester = Ingester::new(store, &paths.queue, options);
+    let mut ingester = Ingester::new(store.clone(), &paths.queue, options);
     ingester.on_warning(|warning| eprintln!("cmstore ingest: {warning}"));
     // Capture reads the same configuration: what is wrong with it is said here once, and
     // again only when the file changes and its problems with it.
-    let mut config = ConfigWatch::new(paths);
+    let mut config = ConfigWatch::new(paths, store);
     config.check();
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -170,19 +170,22 @@ struct ConfigWatch<'a> {
     stamp: Option<Option<(u64, Option<SystemTime>)>>,
     /// The problems already warned about.
     reported: Vec<String>,
+    /// The store whose price table follows the file's `[prices]`.
+    store: store::Store,
 }
 
 impl<'a> ConfigWatch<'a> {
-    fn new(paths: &'a Paths) -> ConfigWatch<'a> {
+    fn new(paths: &'a Paths, store: store::Store) -> ConfigWatch<'a> {
         ConfigWatch {
             paths,
             stamp: None,
             reported: Vec::new(),
+            store,
         }
     }
 
-    /// Loads the configuration when the file changed (one `stat` otherwise) and warns about
-    /// each problem not warned about yet; says so once when the last one is gone. The
+    /// Loads the configuration when the file changed (one `stat` otherwise), brings the
+    /// store's price table in line with it, and warns about each problem not warned about yet; says so once when the last one is gone. The
     /// environment cannot change under a running process: only the file is looked at.
     fn check(&mut self) {
         let stamp = std::fs::metadata(&self.paths.config)
@@ -192,7 +195,12 @@ impl<'a> ConfigWatch<'a> {
             return;
         }
         self.stamp = Some(stamp);
-        let (_, problems) = Config::load_for(self.paths);
+        let (config, problems) = Config::load_for(self.paths);
+        // Cost is computed from the store's price table when read: a changed price applies
+        // from the next summary on, to all of history.
+        if let Err(err) = store::usage::sync_store_prices(&self.store, &config.prices) {
+            eprintln!("cmstore ingest: warning: cannot update the price table: {err}");
+        }
         let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
         for problem in problems.iter().filter(|p| !self.reported.contains(p)) {
             eprintln!(

@@ -8,6 +8,7 @@ pub mod config;
 pub mod gate;
 pub mod generate;
 pub mod hooks;
+pub mod import;
 pub mod ingest;
 pub mod prune;
 pub mod query;

@@ -1,7 +1,8 @@
-//! `cmstore summarize`: ready-made summaries per session, tool, day or agent.
+//! `cmstore summarize`: ready-made summaries per session, tool, day, agent or model.
 //!
 //! Every summary is one `SELECT` over the views of migrations 0002/0003 (`v_session_summary`,
-//! `v_session_tools`, `v_daily`, `v_sessions`), so `cmstore query` against the same view gives
+//! `v_session_tools`, `v_daily`, `v_sessions`) and of 0011 (`v_usage*`: real tokens and
+//! cost; `estimated_tokens` is vstack's payload size / 4, not usage), so `cmstore query` against the same view gives
 //! the same figures; `--show-sql` prints the statement. `--since` keeps the sessions seen since
 //! then (their last event is at or after it) for `--by session|tool|agent`, and the days from
 //! that day on for `--by day`.
@@ -29,12 +30,14 @@ pub enum By {
     Day,
     /// One row per agent
     Agent,
+    /// One row per model: real token usage and cost (from the transcripts)
+    Model,
 }
 
 /// Arguments of `cmstore summarize`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Only this session (with --by session or tool)
+    /// Only this session (with --by session, tool or model)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Only sessions seen since then: a duration ago (24h, 7d, 2w) or an ISO date/datetime (UTC)
@@ -57,6 +60,28 @@ pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\"
      ended, prompts, turns, subagent_turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
      estimated_tokens, unknown_total, unknown_breakdown";
 
+/// The usage sums of a group of `v_usage` rows: real tokens from the transcripts and their
+/// cost (`cost_usd` covers the priced responses; `unpriced` counts the others).
+const USAGE_SUMS: &str = "count(*) AS responses, \
+     CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
+     CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
+     CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
+     CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
+     round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced";
+
+/// The usage columns of `v_session_usage`, `v_daily_usage` and `v_agents_usage` (migration
+/// 0011), after the hook figures.
+pub const USAGE_COLUMNS: &str = "responses, input_tokens, output_tokens, cache_write_tokens, \
+     cache_read_tokens, cost_usd, unpriced";
+
+/// The usage columns a row gets from a joined usage group `u`: zero without usage, the cost
+/// NULL then (as the views do).
+const JOINED_USAGE: &str = "coalesce(u.responses, 0) AS responses, \
+     coalesce(u.input_tokens, 0) AS input_tokens, coalesce(u.output_tokens, 0) AS output_tokens, \
+     coalesce(u.cache_write_tokens, 0) AS cache_write_tokens, \
+     coalesce(u.cache_read_tokens, 0) AS cache_read_tokens, u.cost_usd, \
+     coalesce(u.unpriced, 0) AS unpriced";
+
 /// The statement behind a summary, and its parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -70,7 +95,7 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     /// `--session` with a summary that has no per-session rows.
-    #[error("--session applies to --by session and --by tool only")]
+    #[error("--session applies to --by session, tool and model only")]
     SessionWithout,
     /// A `--since` that does not parse.
     #[error("--since {0}")]
@@ -95,6 +120,7 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
                 "session_id IN (SELECT session_id FROM v_sessions WHERE last_seen >= :since)"
             }
             By::Session | By::Agent => "last_seen >= :since",
+            By::Model => "ts >= :since",
         });
         params.push(Param {
             name: "since".into(),
@@ -108,7 +134,7 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
     };
     let sql = match by {
         By::Session => format!(
-            "SELECT {SESSION_COLUMNS}\nFROM v_session_summary{filter}\n\
+            "SELECT {SESSION_COLUMNS}, {USAGE_COLUMNS}\nFROM v_session_usage{filter}\n\
              ORDER BY last_seen DESC, session_id"
         ),
         // The same figures as v_tools, summed over the chosen sessions (total() and CAST: a
@@ -126,24 +152,44 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
             if session.is_some() {
                 return Err(PlanError::SessionWithout);
             }
-            format!("SELECT *\nFROM v_daily{filter}\nORDER BY day")
+            format!("SELECT *\nFROM v_daily_usage{filter}\nORDER BY day")
         }
         // The same figures as v_agents, over the chosen sessions.
         By::Agent => {
             if session.is_some() {
                 return Err(PlanError::SessionWithout);
             }
+            if since.is_none() {
+                return Ok(Plan {
+                    sql: "SELECT *\nFROM v_agents_usage\nORDER BY sessions DESC, agent".into(),
+                    params,
+                });
+            }
+            // v_agents_usage over the chosen sessions: their usage, by each response's agent.
             format!(
-                "SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
+                "SELECT a.*, {JOINED_USAGE}\nFROM (\
+                 SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
                  sum(events) AS events, sum(prompts) AS prompts, sum(tool_uses) AS tool_uses, \
                  sum(tool_failures) AS tool_failures, \
                  CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens, \
                  strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
                  strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
-                 FROM v_sessions{filter}\nGROUP BY coalesce(agent, '?')\n\
-                 ORDER BY sessions DESC, agent"
+                 FROM v_sessions{filter}\nGROUP BY coalesce(agent, '?')) a\n\
+                 LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {USAGE_SUMS} FROM v_usage \
+                 WHERE session_id IN (SELECT session_id FROM v_sessions{filter}) \
+                 GROUP BY coalesce(agent, '?')) u ON u.agent = a.agent\n\
+                 ORDER BY a.sessions DESC, a.agent"
             )
         }
+        // v_usage_models over the chosen responses.
+        By::Model => format!(
+            "SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             {USAGE_SUMS}, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_seen\n\
+             FROM v_usage{filter}\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model"
+        ),
     };
     Ok(Plan { sql, params })
 }
@@ -160,6 +206,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if args.show_sql {
         eprintln!("{};", plan.sql);
     }
+    let (config, _) = crate::config::Config::load_for(paths);
+    report::refresh_prices(&paths.db, &config.prices);
     let db = report::open_read_only(&paths.db)?;
     let (columns, rows) = report::fetch(&db, &plan.sql, &plan.params)?;
     let sink = Sink::for_stdout(args.format);
@@ -198,5 +246,11 @@ mod tests {
             Err(PlanError::SessionWithout)
         );
         assert!(plan(By::Tool, None, None).unwrap().params.is_empty());
+        let p = plan(By::Model, Some("s"), Some(5)).unwrap();
+        assert!(p
+            .sql
+            .contains("FROM v_usage\nWHERE session_id = :session AND ts >= :since"));
+        let p = plan(By::Agent, None, Some(5)).unwrap();
+        assert_eq!(p.sql.matches("last_seen >= :since").count(), 2, "{}", p.sql);
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod parse;
 pub mod row;
+pub mod usage;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -281,6 +282,10 @@ pub struct QueueEntry {
     /// the hook): a later synthetic Stop records the turn, so this line makes no `turns` row.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_pending: Option<bool>,
+    /// The usage of the API responses in the transcript bytes this hook read (one record per
+    /// response; ingest upserts them, so a response seen twice counts once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Vec<usage::UsageRecord>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
     /// Why the payload could not be read, when it could not (the line is still written).

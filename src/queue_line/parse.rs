@@ -239,6 +239,9 @@ struct Raw<'a> {
     tool_input: Option<&'a RawValue>,
     #[serde(borrow, rename = "tool_input")]
     tool_input_s: Option<&'a RawValue>,
+    /// Raw JSON text: parsed only by the store, into usage rows.
+    #[serde(borrow, rename = "usage")]
+    usage: Option<&'a RawValue>,
 }
 
 /// A line's `error`: its text, from the string form (cmstore before 0.4, raw payloads) or from
@@ -352,11 +355,16 @@ fn slow_path(text: &str, now_ms: i64) -> Result<EventRow<'_>, RejectReason> {
         .find_map(|k| fields.remove(*k).filter(|v| !v.is_null()))
         .map(|v| v.to_string());
     fields.remove("tool_input");
+    let usage = fields
+        .remove("usage")
+        .filter(|v| !v.is_null())
+        .map(|v| v.to_string());
     // Every field of `Raw` takes any JSON type, so this only fails on a broken invariant;
     // the line is still an object and still becomes a row.
     let raw = Raw::deserialize(&value).unwrap_or_default();
     let mut row = detach(build(raw, text, now_ms), text);
     row.tool_input = input.map(Cow::Owned);
+    row.usage = usage.map(Cow::Owned);
     Ok(row)
 }
 
@@ -400,6 +408,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         estimated_tokens: row.estimated_tokens,
         tool_call_count: row.tool_call_count,
         tool_input: own(row.tool_input),
+        usage: own(row.usage),
         entry: text,
         unknown: row.unknown,
     }
@@ -503,6 +512,10 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         tool_input: raw
             .tool_input
             .or(raw.tool_input_s)
+            .map(|v| Cow::Borrowed(v.get()))
+            .filter(|v| v != "null"),
+        usage: raw
+            .usage
             .map(|v| Cow::Borrowed(v.get()))
             .filter(|v| v != "null"),
         entry: text,

@@ -118,6 +118,9 @@ pub struct EventRow<'a> {
     /// quotes and escapes included). Not a column of its own: ingest compares it to tell apart
     /// tool calls without an id.
     pub tool_input: Option<Cow<'a, str>>,
+    /// `usage` as the JSON text the line holds, unparsed: the usage records capture read from
+    /// the transcript ([`super::usage::UsageRecord`]), which the store upserts.
+    pub usage: Option<Cow<'a, str>>,
     /// The whole line.
     pub entry: &'a str,
     /// Unknown reasons this line counts under (see the `*` constants of this module).

@@ -32,6 +32,7 @@ pub mod indexes;
 pub mod prune;
 pub mod read_only;
 mod tool_calls;
+pub mod usage;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -172,6 +173,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0013_turn_thinking_and_prompts",
         include_str!("../../migrations/0013_turn_thinking_and_prompts.sql"),
+    ),
+    (
+        "0014_usage",
+        include_str!("../../migrations/0014_usage.sql"),
     ),
 ];
 

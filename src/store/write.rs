@@ -413,6 +413,15 @@ impl<'c> Batch<'c> {
             }
             _ => {}
         }
+        if let Some(json) = row.usage.as_deref() {
+            let cx = super::usage::Context {
+                session_id: row.session_id.as_deref(),
+                agent: row.agent.as_deref(),
+                ts: Some(row.ts),
+                origin: "hook",
+            };
+            super::usage::upsert_json(&self.tx, json, cx)?;
+        }
         if let Some(sid) = row.session_id.as_deref() {
             self.aggregate_session(sid, row);
         }

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::parse::parse_line;
 use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
+use super::usage::{self, UsageRecord};
 use super::{Error, FinalTurn, ReadStats, Turn};
 use crate::paths::create_private_dir;
 use crate::tail::{Line, LineReader};
@@ -37,6 +38,9 @@ pub const COLD_START_BYTES: u64 = 1 << 20;
 
 /// `PreCompact` reads at most this many trailing bytes since the previous compaction.
 pub const MAX_COMPACT_BYTES: u64 = 8 << 20;
+
+/// Most usage records a cursor keeps for the next hook when no line carried them.
+pub const MAX_PENDING_USAGE: usize = 4096;
 
 /// How many recorded turn ids a cursor remembers.
 pub const RECORDED_IDS: usize = 64;
@@ -64,6 +68,10 @@ struct State {
     open: Option<OpenTurn>,
     compact_offset: u64,
     recorded: VecDeque<String>,
+    /// Usage read but not yet carried by a queue line (the event's lines were all filtered
+    /// out): the next hook carries it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    usage: Vec<UsageRecord>,
 }
 
 /// A locked, loaded cursor for one session (or one subagent) and its transcript.
@@ -77,6 +85,8 @@ pub struct Tracker {
     /// not rewritten, which spares most hooks a file creation and a rename.
     loaded: Option<State>,
     stats: ReadStats,
+    /// Usage of the responses read by [`Tracker::advance`], for the queue line.
+    usage: Vec<UsageRecord>,
     lock: File,
 }
 
@@ -122,6 +132,7 @@ impl Tracker {
             state: loaded.clone().unwrap_or_default(),
             loaded,
             stats: ReadStats::default(),
+            usage: Vec::new(),
             lock,
         }))
     }
@@ -190,7 +201,7 @@ impl Tracker {
             start = align_to_line(&mut file, size - MAX_COMPACT_BYTES, size)
                 .map_err(|e| self.read_error(e))?;
         }
-        let (assembler, end) = self.read_from(&mut file, start, size, None)?;
+        let (assembler, end) = self.read_from(&mut file, start, size, None, false)?;
         let (mut completed, open) = assembler.finish();
         self.state.compact_offset = match open {
             Some(open) if last_turn && open.has_output() => {
@@ -217,6 +228,24 @@ impl Tracker {
                 scrub(&mut call.output);
             }
         }
+    }
+
+    /// The usage of the responses read since the cursor (and any a previous hook left for
+    /// this one), one record per response; a queue line carries it.
+    pub fn take_usage(&mut self) -> Vec<UsageRecord> {
+        let mut all = std::mem::take(&mut self.state.usage);
+        all.append(&mut self.usage);
+        usage::dedup(all)
+    }
+
+    /// Keeps `records` in the cursor for the next hook: no queue line carried them. At most
+    /// `MAX_PENDING_USAGE`, the newest (a re-read from a lost cursor or `cmstore import`
+    /// restores the rest).
+    pub fn keep_usage(&mut self, mut records: Vec<UsageRecord>) {
+        if records.len() > MAX_PENDING_USAGE {
+            records.drain(..records.len() - MAX_PENDING_USAGE);
+        }
+        self.state.usage = records;
     }
 
     /// What the last call read (for the debug log and tests).
@@ -260,7 +289,7 @@ impl Tracker {
                 .map_err(|e| self.read_error(e))?;
             open = None;
         }
-        let (assembler, end) = self.read_from(&mut file, start, size, open)?;
+        let (assembler, end) = self.read_from(&mut file, start, size, open, true)?;
         let (completed, open) = assembler.finish();
         self.state.open = open;
         self.state.offset = end;
@@ -322,6 +351,7 @@ impl Tracker {
                 open: None,
                 compact_offset: start,
                 recorded: std::mem::take(&mut self.state.recorded),
+                usage: std::mem::take(&mut self.state.usage),
             };
         }
         let wanted = size.min(FINGERPRINT_BYTES);
@@ -333,13 +363,15 @@ impl Tracker {
     }
 
     /// Feeds the complete lines in `start..size` to an assembler continuing `open`; returns it
-    /// with the offset just past the last complete line, and records the stats.
+    /// with the offset just past the last complete line, and records the stats. With
+    /// `with_usage`, also collects the lines' usage, each record naming its turn.
     fn read_from(
         &mut self,
         file: &mut File,
         start: u64,
         size: u64,
         open: Option<OpenTurn>,
+        with_usage: bool,
     ) -> Result<(Assembler, u64), Error> {
         file.seek(SeekFrom::Start(start))
             .map_err(|e| self.read_error(e))?;
@@ -353,6 +385,12 @@ impl Tracker {
                 Ok(Some(Line::Complete { offset, bytes })) => {
                     for record in parse_line(bytes, self.options) {
                         assembler.feed(offset, record);
+                    }
+                    if with_usage {
+                        if let Some(mut record) = usage::from_line(bytes, offset) {
+                            record.turn_id = assembler.open().and_then(|o| o.turn_id.clone());
+                            self.usage.push(record);
+                        }
                     }
                 }
                 // Never without a limit.

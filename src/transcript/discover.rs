@@ -35,7 +35,7 @@ impl DiscoveryEnv {
     }
 
     /// Claude Code's config dir: `CLAUDE_CONFIG_DIR`, else `<home>/.claude`.
-    fn claude_dir(&self) -> Option<PathBuf> {
+    pub fn claude_dir(&self) -> Option<PathBuf> {
         self.claude_config_dir
             .clone()
             .or_else(|| self.home.as_ref().map(|h| h.join(".claude")))

@@ -22,6 +22,7 @@ mod fixtures;
 mod parse;
 mod record;
 mod turns;
+pub mod usage;
 mod vscode;
 mod workspace;
 

@@ -143,3 +143,34 @@ fn capture_notes_a_configuration_problem_on_every_line() {
     assert!(note.contains("line 2: retention_days"), "{note}");
     assert!(lines[1].get("configError").is_none(), "{}", lines[1]);
 }
+
+#[test]
+fn config_show_and_check_know_prices() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[prices.\"my-model\"]\ninput = 1\noutput = 2\ncache_write_5m = 1.25\n\
+         cache_write_1h = 2\ncache_read = 0.1\n",
+    )
+    .unwrap();
+    env.cmd().args(["config", "check"]).assert().success();
+    env.cmd()
+        .args(["config", "show"])
+        .assert()
+        .success()
+        .stdout(contains(
+            "prices.\"my-model\" = { input = 1, output = 2, cache_write_5m = 1.25, \
+             cache_write_1h = 2, cache_read = 0.1 }",
+        ));
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[prices.\"my-model\"]\ninput = \"cheap\"\n",
+    )
+    .unwrap();
+    env.cmd()
+        .args(["config", "check"])
+        .assert()
+        .failure()
+        .stdout(contains("prices.my-model: input = \"cheap\""));
+}

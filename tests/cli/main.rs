@@ -18,4 +18,5 @@ mod summarize;
 mod tool_calls;
 mod torture;
 mod transcripts;
+mod usage;
 mod workload;

@@ -98,7 +98,20 @@ fn store() -> TestEnv {
     });
     add("PostToolUse", "a", 5460, &call("Task", "c5", "{}"));
     add("UserPromptSubmit", "a", 5470, &|_| {});
-    add("SessionEnd", "a", 5480, &|_| {});
+    add("SessionEnd", "a", 5480, &|e| {
+        let response = |id: &str, model: &str| cmstore::queue_line::usage::UsageRecord {
+            message_id: id.into(),
+            model: Some(model.into()),
+            input: 1_000_000,
+            output: 100_000,
+            ..Default::default()
+        };
+        e.usage = Some(vec![
+            response("m1", "claude-haiku-4-5"),
+            response("m2", "claude-haiku-4-5"),
+            response("m3", "someone-elses-model"),
+        ]);
+    });
     add("UserPromptSubmit", "b", 100, &|_| {});
     add(
         "PreToolUse",
@@ -164,7 +177,8 @@ fn every_recipe_opens_with_the_question_it_answers_and_is_tested() {
     assert!(names.len() >= 10);
 }
 
-const TESTED: [&str; 12] = [
+const TESTED: [&str; 13] = [
+    "cost_per_day_and_model",
     "files_edited_today",
     "shell_commands",
     "failed_tool_calls_per_session",
@@ -228,6 +242,25 @@ fn recipes_return_the_expected_rows() {
         .map(|r| r[1].as_i64().unwrap())
         .sum();
     assert_eq!((claude, vscode), (150, 60));
+
+    let rows = recipe(&env, "cost_per_day_and_model");
+    assert_eq!(
+        pick(
+            &rows,
+            &[
+                "model",
+                "responses",
+                "output_tokens",
+                "cost_usd",
+                "unpriced"
+            ]
+        ),
+        // Haiku 4.5: 2 x (1M input at $1 + 100k output at $5 per million).
+        [
+            json!(["claude-haiku-4-5", 2, 200_000, 3.0, 0]),
+            json!(["someone-elses-model", 1, 100_000, null, 1])
+        ]
+    );
 
     let rows = recipe(&env, "sessions_without_end");
     assert_eq!(

@@ -30,6 +30,20 @@ fn tool(hook: &str, session: &str, ts: i64, name: &str, call: &str) -> String {
     })
 }
 
+/// The usage of one response: 1000 input, `output` output, 2000 cache writes, 4000 reads.
+pub fn usage(id: &str, model: &str, output: u64) -> cmstore::queue_line::usage::UsageRecord {
+    cmstore::queue_line::usage::UsageRecord {
+        message_id: id.into(),
+        request_id: Some(format!("req_{id}")),
+        model: Some(model.into()),
+        input: 1000,
+        output,
+        cache_write: 2000,
+        cache_read: 4000,
+        ..Default::default()
+    }
+}
+
 /// A store with a full session (s1, two hours ago), a session full of unknowns (s2, half an
 /// hour ago), a line without a session, and an old session (s_old, ten days ago).
 pub fn seeded() -> TestEnv {
@@ -61,7 +75,13 @@ pub fn seeded() -> TestEnv {
         at("SubagentStop", "s1", t + 1450, |e| {
             e.response = Some("the subagent's answer".into())
         }),
-        at("Stop", "s1", t + 1500, |e| e.turn_id = Some("t1".into())),
+        at("Stop", "s1", t + 1500, |e| {
+            e.turn_id = Some("t1".into());
+            e.usage = Some(vec![
+                usage("msg_1", "claude-sonnet-4-20250514", 7),
+                usage("msg_2", "unpriced-model", 9),
+            ]);
+        }),
         at("SessionEnd", "s1", t + 1600, |_| {}),
         at("UserPromptSubmit", "s2", s2, |e| {
             e.agent = Some("vscode".into())
@@ -119,18 +139,27 @@ fn summarize_and_query_agree_for_every_grouping() {
         (
             "session",
             format!(
-                "select {} from v_session_summary order by last_seen desc, session_id",
-                cmstore::cmd::summarize::SESSION_COLUMNS
+                "select {}, {} from v_session_usage order by last_seen desc, session_id",
+                cmstore::cmd::summarize::SESSION_COLUMNS,
+                cmstore::cmd::summarize::USAGE_COLUMNS
             ),
         ),
         (
             "tool",
             "select * from v_tools order by calls desc, tool_name".to_string(),
         ),
-        ("day", "select * from v_daily order by day".to_string()),
+        (
+            "day",
+            "select * from v_daily_usage order by day".to_string(),
+        ),
         (
             "agent",
-            "select * from v_agents order by sessions desc, agent".to_string(),
+            "select * from v_agents_usage order by sessions desc, agent".to_string(),
+        ),
+        (
+            "model",
+            "select * from v_usage_models order by cost_usd is null, cost_usd desc, model"
+                .to_string(),
         ),
     ];
     for (by, sql) in cases {
@@ -314,4 +343,70 @@ fn token_figures_past_the_64_bit_range_saturate_instead_of_failing() {
         .unwrap()
         .iter()
         .all(|s| s["estimated_tokens"] == i64::MAX));
+}
+
+#[test]
+fn usage_and_cost_sit_beside_the_hook_figures() {
+    let env = seeded();
+    let rows = json(&env, &["summarize", "--session", "s1"]);
+    let s = &rows[0];
+    assert_eq!(s["responses"], 2);
+    assert_eq!(s["input_tokens"], 2000);
+    assert_eq!(s["output_tokens"], 16);
+    assert_eq!(s["cache_write_tokens"], 4000);
+    assert_eq!(s["cache_read_tokens"], 8000);
+    // Sonnet 4 list prices; the other model has none and is counted, not guessed.
+    let expected = (1000.0 * 3.0 + 7.0 * 15.0 + 2000.0 * 3.75 + 4000.0 * 0.3) / 1e6;
+    assert!(
+        (s["cost_usd"].as_f64().unwrap() - expected).abs() < 1e-9,
+        "{s}"
+    );
+    assert_eq!(s["unpriced"], 1);
+    let models = json(&env, &["summarize", "--by", "model"]);
+    assert_eq!(models[0]["model"], "claude-sonnet-4-20250514");
+    assert_eq!(models[1]["model"], "unpriced-model");
+    assert_eq!(models[1]["cost_usd"], Value::Null);
+    assert_eq!(models[1]["unpriced"], 1);
+    let days = json(&env, &["summarize", "--by", "day"]);
+    let total: i64 = days
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["output_tokens"].as_i64().unwrap())
+        .sum();
+    assert_eq!(total, 16);
+    let agents = json(&env, &["summarize", "--by", "agent"]);
+    let claude = agents
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["agent"] == "claude")
+        .unwrap();
+    assert_eq!(claude["responses"], 2);
+    assert!(
+        claude["estimated_tokens"].is_i64(),
+        "the payload figure stays"
+    );
+}
+
+#[test]
+fn a_price_in_cmstore_toml_prices_all_of_history_at_the_next_summary() {
+    let env = seeded();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[prices.\"unpriced-model\"]\ninput = 0\noutput = 1000000\ncache_write_5m = 0\n\
+         cache_write_1h = 0\ncache_read = 0\n",
+    )
+    .unwrap();
+    let models = json(&env, &["summarize", "--by", "model"]);
+    let other = models
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["model"] == "unpriced-model")
+        .unwrap();
+    assert_eq!(other["cost_usd"], 9.0, "9 output tokens at $1 each");
+    assert_eq!(other["unpriced"], 0);
+    let stored = env.int("SELECT count(*) FROM prices WHERE origin = 'cmstore.toml'");
+    assert_eq!(stored, 1);
 }

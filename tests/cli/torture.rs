@@ -6,7 +6,9 @@
 //! the retention cutoff survives, nothing newer is missing, `status` shows no lag, and the tool
 //! calls (with ids and without, denied by the gate of the one writer in enforce mode, refused,
 //! abandoned) and their totals are exactly what one uninterrupted ingest of the same lines
-//! makes. Bounded: a fixed number of hook runs and chaos rounds, well under a minute on 2 cores.
+//! makes. One more writer runs Claude Code hooks on a transcript that grows one streamed API
+//! response at a time, its cursor now and then lost: every response is in `usage` once, with
+//! its final count. Bounded: a fixed number of hook runs and chaos rounds, well under a minute on 2 cores.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -22,6 +24,8 @@ const WRITERS: u64 = 4;
 const CALLS_PER_WRITER: usize = 500;
 /// Chaos rounds at least, even if the writers finish first.
 const MIN_ROUNDS: usize = 20;
+/// API responses the usage writer appends to its transcript, each as two streamed lines.
+const RESPONSES: u64 = 150;
 const OLD_EVENTS: usize = 300;
 const DAY_MS: i64 = 86_400_000;
 
@@ -82,13 +86,86 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
         })
         .collect();
 
+    // The usage writer: a transcript growing by responses whose two lines may straddle two
+    // hooks (the second carries the final output count); every 10th hook loses its cursor.
+    let usage_hooks = Arc::new(AtomicU64::new(0));
+    let usage_writer = {
+        let cmd = env.std_cmd();
+        let program = cmd.get_program().to_owned();
+        let envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = cmd
+            .get_envs()
+            .map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned())))
+            .collect();
+        let transcript = env.dir.path().join("usage-transcript.jsonl");
+        let state = env.home().join("state");
+        let hooks = Arc::clone(&usage_hooks);
+        thread::spawn(move || {
+            use std::io::Write;
+            let mut file = std::fs::File::create(&transcript).unwrap();
+            for i in 0..RESPONSES {
+                for (part, output) in [(0, 1), (1, 100 + i)] {
+                    let line = serde_json::json!({"type": "assistant", "sessionId": "usage-s",
+                        "requestId": format!("req_{i}"), "timestamp": "2026-01-01T00:00:00Z",
+                        "message": {"id": format!("msg_{i}"), "model": "claude-haiku-4-5",
+                            "content": [{"type": "text", "text": format!("part {part}")}],
+                            "usage": {"input_tokens": 10, "output_tokens": output}}});
+                    writeln!(file, "{line}").unwrap();
+                    file.flush().unwrap();
+                    if (i + part) % 2 == 1 {
+                        continue;
+                    }
+                    if hooks.load(Ordering::SeqCst) % 10 == 9 {
+                        let _ = std::fs::remove_file(state.join("usage-s.json"));
+                    }
+                    let input = serde_json::json!({"session_id": "usage-s",
+                        "transcript_path": transcript, "hook_event_name": "PostToolUse",
+                        "tool_name": "Read", "tool_input": {"file_path": "/x"},
+                        "tool_response": {}, "tool_use_id": format!("tu_{i}_{part}")});
+                    let mut cmd = std::process::Command::new(&program);
+                    for (k, v) in &envs {
+                        match v {
+                            Some(v) => cmd.env(k, v),
+                            None => cmd.env_remove(k),
+                        };
+                    }
+                    let out = run_with_stdin(
+                        cmd.args(["capture", "--agent", "claude"]),
+                        input.to_string().as_bytes(),
+                    );
+                    assert_eq!(out.status.code(), Some(0));
+                    hooks.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            // The last hook reads what is left.
+            let input = serde_json::json!({"session_id": "usage-s",
+                "transcript_path": transcript, "hook_event_name": "Stop",
+                "stop_hook_active": false});
+            let mut cmd = std::process::Command::new(&program);
+            for (k, v) in &envs {
+                match v {
+                    Some(v) => cmd.env(k, v),
+                    None => cmd.env_remove(k),
+                };
+            }
+            let out = run_with_stdin(
+                cmd.args(["capture", "--agent", "claude"]),
+                input.to_string().as_bytes(),
+            );
+            assert_eq!(out.status.code(), Some(0));
+            hooks.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+
     // Chaos: kill -9 the follower at random moments, compact the queue while it is down and
     // while it runs, prune while it runs.
     let mut rng = Rng::new(0x5eed);
     let mut ingest = env.spawn_follow(&["--poll-ms", "50"]);
     let mut rounds = 0;
     let (mut kills, mut compactions, mut prunes, mut compactions_beside) = (0, 0, 0, 0);
-    while !writers.iter().all(|w| w.is_finished()) || rounds < MIN_ROUNDS {
+    while !writers.iter().all(|w| w.is_finished())
+        || !usage_writer.is_finished()
+        || rounds < MIN_ROUNDS
+    {
         rounds += 1;
         thread::sleep(Duration::from_millis(30 + rng.below(250)));
         ingest.kill().expect("kill -9 ingest");
@@ -148,6 +225,7 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     for w in writers {
         w.join().expect("writer");
     }
+    usage_writer.join().expect("usage writer");
     ingest.kill().unwrap();
     ingest.wait().unwrap();
 
@@ -166,15 +244,27 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
         0,
         "nothing older than the cutoff survives"
     );
+    let usage_hooks = usage_hooks.load(Ordering::SeqCst) as i64;
     assert_eq!(
         env.int(&format!("SELECT count(*) FROM events WHERE ts >= {cutoff}")),
-        expected,
+        expected + usage_hooks,
         "every captured event is in the store"
     );
     assert_eq!(
         env.int("SELECT count(DISTINCT id) FROM events"),
-        expected,
+        expected + usage_hooks,
         "and exactly once"
+    );
+    let responses = RESPONSES as i64;
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage WHERE session_id = 'usage-s'"),
+        responses,
+        "every response once: none lost, none doubled"
+    );
+    assert_eq!(
+        env.int("SELECT sum(output_tokens) FROM usage WHERE session_id = 'usage-s'"),
+        (0..responses).map(|i| 100 + i).sum::<i64>(),
+        "each with its final streamed count"
     );
     assert_eq!(
         env.int("SELECT count(*) FROM events WHERE session_id LIKE 'old-%'"),

@@ -1,0 +1,103 @@
+//! `cmstore import`: existing transcripts into the store's usage tables, idempotently (run
+//! twice, same rows), streaming, with a progress bar on a terminal. The work is in
+//! [`crate::import`].
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::config::Config;
+use crate::import;
+use crate::paths::Paths;
+use crate::store;
+use crate::transcript::DiscoveryEnv;
+
+/// Arguments of `cmstore import`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Args {
+    /// Transcripts (.jsonl) or folders to read [default: Claude Code's projects folder,
+    /// `$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// Runs `cmstore import`.
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let roots = if args.paths.is_empty() {
+        let projects = DiscoveryEnv::from_env()
+            .claude_dir()
+            .map(|dir| dir.join("projects"))
+            .context("no home folder: name the transcripts to import")?;
+        if !projects.is_dir() {
+            eprintln!(
+                "cmstore import: {} does not exist: nothing to import",
+                projects.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        vec![projects]
+    } else {
+        args.paths
+    };
+    let found = import::find_transcripts(&roots)?;
+    let total: u64 = found.iter().map(|(_, len)| len).sum();
+    let files: Vec<PathBuf> = found.into_iter().map(|(path, _)| path).collect();
+    let store = store::open(&paths.db)
+        .with_context(|| format!("cannot open database {}", paths.db.display()))?;
+    let (config, _) = Config::load_for(paths);
+    store::usage::sync_store_prices(&store, &config.prices)
+        .context("cannot update the price table")?;
+    let started = Instant::now();
+    let bar = progress_bar(total);
+    let stats = import::import(&store, &files, |bytes| {
+        if let Some(bar) = &bar {
+            bar.set_position(bytes);
+        }
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "cmstore import: {} transcript(s), {:.1} MB in {:.2} s ({:.0} MB/s): {} usage record(s) \
+         read, {} new response row(s), {} in all{}",
+        stats.files,
+        stats.bytes as f64 / 1e6,
+        secs,
+        if secs > 0.0 {
+            stats.bytes as f64 / 1e6 / secs
+        } else {
+            0.0
+        },
+        stats.records,
+        stats.rows_after - stats.rows_before,
+        stats.rows_after,
+        match stats.too_long {
+            0 => String::new(),
+            n => format!(
+                "; {n} line(s) over {} MB passed over",
+                import::MAX_LINE_BYTES >> 20
+            ),
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn progress_bar(total: u64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} import [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    Some(bar)
+}

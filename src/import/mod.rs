@@ -1,0 +1,297 @@
+//! `cmstore import`'s stage: existing Claude Code transcripts into the `usage` table, the
+//! same rows capture and ingest write (docs/usage.md), so a new user sees their history on
+//! day one.
+//!
+//! Streaming with bounded memory: each transcript is read line by line ([`LineReader`]; a line
+//! longer than [`MAX_LINE_BYTES`] is passed over and counted), and its records are written
+//! every [`BATCH_RECORDS`] in one short transaction. Idempotent: rows are upserted on the
+//! response's key with the same counts and offsets, so a second run leaves the same rows.
+//! It writes beside a running `cmstore ingest` the way `prune` does: through SQLite's write
+//! lock (busy timeout) in short transactions, never touching the queue or its offsets.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, TransactionBehavior};
+
+use crate::store::{self, usage, Store};
+use crate::tail::{Line, LineReader};
+use crate::transcript::usage::{dedup, from_line, UsageRecord};
+use crate::transcript::{parse_line, ParseOptions, Record};
+
+/// Records written per transaction.
+pub const BATCH_RECORDS: usize = 2000;
+
+/// Longest transcript line read; longer ones (huge tool results) are skipped and counted. An
+/// assistant line carrying usage is far shorter.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The agent usage rows from Claude Code transcripts are attributed to (as capture's lines).
+const AGENT: &str = "claude";
+
+/// Why an import failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A transcript or folder could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The store refused a write.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        Error::Store(store::Error::Sqlite(e))
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Transcripts read.
+    pub files: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Usage records read (lines of one response counted once per batch).
+    pub records: u64,
+    /// Lines longer than [`MAX_LINE_BYTES`], passed over.
+    pub too_long: u64,
+    /// Rows of `usage` before and after.
+    pub rows_before: i64,
+    /// See `rows_before`.
+    pub rows_after: i64,
+}
+
+/// Every `*.jsonl` file at or under `roots` (folders are walked, links not followed), with
+/// its size, sorted by path.
+pub fn find_transcripts(roots: &[PathBuf]) -> Result<Vec<(PathBuf, u64)>, Error> {
+    let mut found = Vec::new();
+    for root in roots {
+        walk(root, &mut found)?;
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(read_error)?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read_error)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for entry in entries {
+            walk(&entry, found)?;
+        }
+    } else if meta.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+        found.push((path.to_path_buf(), meta.len()));
+    }
+    Ok(())
+}
+
+/// Imports `files` into `store`; `progress` is told the bytes read so far, now and then.
+pub fn import(
+    store: &Store,
+    files: &[PathBuf],
+    mut progress: impl FnMut(u64),
+) -> Result<Stats, Error> {
+    let mut conn = store.conn()?;
+    let mut stats = Stats {
+        rows_before: usage::count(&conn)?,
+        ..Stats::default()
+    };
+    for path in files {
+        import_file(&mut conn, path, &mut stats, &mut progress)?;
+        stats.files += 1;
+    }
+    stats.rows_after = usage::count(&conn)?;
+    Ok(stats)
+}
+
+/// First and last time and the latest model seen of one session.
+#[derive(Debug, Default)]
+struct Seen {
+    first: i64,
+    last: i64,
+    model: Option<String>,
+}
+
+fn import_file(
+    conn: &mut Connection,
+    path: &Path,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<(), Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(read_error)?;
+    let options = ParseOptions {
+        sidechain: path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("agent-")),
+    };
+    // Sessions a file names that the line does not: a transcript is named after its session.
+    let fallback = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
+    let mut turn: Option<String> = None;
+    let mut batch: Vec<UsageRecord> = Vec::new();
+    let mut sessions: HashMap<String, Seen> = HashMap::new();
+    let start = stats.bytes;
+    loop {
+        match reader.next_line().map_err(read_error)? {
+            Some(Line::Complete { offset, bytes }) => {
+                if let Some(mut record) = from_line(bytes, offset) {
+                    record.turn_id = turn.clone();
+                    batch.push(record);
+                } else if might_change_turn(bytes) {
+                    for record in parse_line(bytes, options) {
+                        match record {
+                            Record::UserPrompt { id, .. } => turn = id,
+                            Record::TurnEnd => turn = None,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            Some(Line::TooLong { .. }) => stats.too_long += 1,
+            None => break,
+        }
+        if batch.len() >= BATCH_RECORDS {
+            write_batch(
+                conn,
+                std::mem::take(&mut batch),
+                &fallback,
+                &mut sessions,
+                stats,
+            )?;
+            progress(start + reader.offset());
+        }
+    }
+    write_batch(conn, batch, &fallback, &mut sessions, stats)?;
+    write_sessions(conn, sessions)?;
+    stats.bytes = start + reader.offset();
+    progress(stats.bytes);
+    Ok(())
+}
+
+/// Only user prompts and turn ends move the turn a response belongs to: lines that cannot
+/// be either are not parsed.
+fn might_change_turn(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"\"user\"").is_some()
+        || memchr::memmem::find(bytes, b"turn_duration").is_some()
+}
+
+fn write_batch(
+    conn: &mut Connection,
+    records: Vec<UsageRecord>,
+    fallback: &Option<String>,
+    sessions: &mut HashMap<String, Seen>,
+    stats: &mut Stats,
+) -> Result<(), Error> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let records = dedup(records);
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for r in &records {
+        let cx = usage::Context {
+            session_id: fallback.as_deref(),
+            agent: Some(AGENT),
+            ts: None,
+            origin: "import",
+        };
+        usage::upsert(&tx, r, cx)?;
+        let Some(session) = r.session_id.as_deref().or(fallback.as_deref()) else {
+            continue;
+        };
+        let Some(ts) = r.ts else { continue };
+        let seen = sessions.entry(session.to_owned()).or_insert(Seen {
+            first: ts,
+            last: ts,
+            model: None,
+        });
+        seen.first = seen.first.min(ts);
+        seen.last = seen.last.max(ts);
+        if r.model.is_some() && !r.sidechain {
+            seen.model.clone_from(&r.model);
+        }
+    }
+    tx.commit()?;
+    stats.records += records.len() as u64;
+    Ok(())
+}
+
+/// The sessions of the imported responses, so summaries list them: a session ingest knows
+/// keeps its figures (only its first and last time may widen); an unknown one gets a row of
+/// its own with no events.
+fn write_sessions(conn: &Connection, sessions: HashMap<String, Seen>) -> Result<(), Error> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO sessions(session_id, agent, model, first_seen, last_seen)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(session_id) DO UPDATE SET
+           agent = coalesce(agent, excluded.agent),
+           model = coalesce(model, excluded.model),
+           first_seen = min(first_seen, excluded.first_seen),
+           last_seen = max(last_seen, excluded.last_seen)",
+    )?;
+    for (session, seen) in sessions {
+        stmt.execute(params![session, AGENT, seen.model, seen.first, seen.last])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_import_leaves_the_same_rows_and_turns_are_linked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store::open(&dir.path().join("t.db")).unwrap();
+        let t = dir.path().join("projects/p/sess-1.jsonl");
+        std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+        let lines = [
+            r#"{"type":"user","uuid":"u1","sessionId":"sess-1","message":{"content":"hi"}}"#,
+            r#"{"type":"assistant","sessionId":"sess-1","timestamp":"2026-01-01T00:00:00Z","requestId":"r1","message":{"id":"m1","model":"claude-haiku-4-5","usage":{"input_tokens":5,"output_tokens":1}}}"#,
+            r#"{"type":"assistant","sessionId":"sess-1","timestamp":"2026-01-01T00:00:01Z","requestId":"r1","message":{"id":"m1","model":"claude-haiku-4-5","usage":{"input_tokens":5,"output_tokens":40}}}"#,
+        ];
+        std::fs::write(&t, lines.join("\n") + "\n").unwrap();
+        let files: Vec<PathBuf> = find_transcripts(&[dir.path().join("projects")])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(files, vec![t.clone()]);
+        let first = import(&store, &files, |_| {}).unwrap();
+        assert_eq!((first.rows_before, first.rows_after), (0, 1));
+        let again = import(&store, &files, |_| {}).unwrap();
+        assert_eq!((again.rows_before, again.rows_after), (1, 1));
+        let conn = store.conn().unwrap();
+        let row: (i64, String, String, i64) = conn
+            .query_row(
+                "SELECT output_tokens, turn_id, origin, (SELECT count(*) FROM sessions)
+                 FROM usage",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (40, "u1".into(), "import".into(), 1));
+    }
+}

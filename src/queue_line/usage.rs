@@ -1,0 +1,141 @@
+//! The usage of one API response as a queue line carries it (`usage: [...]`), read by capture
+//! from the transcript bytes it reads anyway and written by ingest into the `usage` table.
+//!
+//! ContextManager ignores the field. See docs/usage.md for what each agent records.
+
+use serde::{Deserialize, Serialize};
+
+/// The token counts of one API response, as the transcript line that carries them says.
+///
+/// One response may be written as several transcript lines (one per content block, streamed
+/// counts growing): the dedup key is [`UsageRecord::key`], and of the lines sharing it the one
+/// with the greatest `offset` (the last written) holds the final counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRecord {
+    /// The API message id (`message.id`).
+    pub message_id: String,
+    /// The API request id (`requestId`), when the transcript has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The model that answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Input tokens not read from or written to the cache.
+    #[serde(default)]
+    pub input: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output: u64,
+    /// Input tokens written to the cache, in all (`cache_creation_input_tokens`).
+    #[serde(default)]
+    pub cache_write: u64,
+    /// Of `cache_write`, those with a 5-minute lifetime, when the transcript splits them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_5m: Option<u64>,
+    /// Of `cache_write`, those with a 1-hour lifetime, when the transcript splits them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h: Option<u64>,
+    /// Input tokens read from the cache.
+    #[serde(default)]
+    pub cache_read: u64,
+    /// `usage.service_tier` (`standard`, `priority`, `batch`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<String>,
+    /// The line's `timestamp`, epoch milliseconds. Never part of the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts: Option<i64>,
+    /// The line's `sessionId` (a subagent's lines name the parent session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The turn the response belongs to: the id of the user prompt that opened it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    /// True for a subagent's response (`isSidechain`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sidechain: bool,
+    /// The subagent's id (`agentId`), when the line names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// Byte offset of the line in its transcript: the later line of a response wins.
+    #[serde(default)]
+    pub offset: u64,
+}
+
+impl UsageRecord {
+    /// The dedup key: (message id, request id), the request id empty when there is none.
+    /// Never the timestamp: the lines of one response may carry different ones.
+    pub fn key(&self) -> (&str, &str) {
+        (&self.message_id, self.request_id.as_deref().unwrap_or(""))
+    }
+}
+
+/// One row per response: of the records sharing a key, the one with the greatest offset,
+/// in the order the responses first appear.
+pub fn dedup(records: Vec<UsageRecord>) -> Vec<UsageRecord> {
+    let mut index: std::collections::HashMap<(String, String), usize> = Default::default();
+    let mut out: Vec<UsageRecord> = Vec::new();
+    for record in records {
+        let key = record.key();
+        let key = (key.0.to_owned(), key.1.to_owned());
+        match index.get(&key) {
+            Some(&i) if out[i].offset <= record.offset => out[i] = record,
+            Some(_) => {}
+            None => {
+                index.insert(key, out.len());
+                out.push(record);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: &str, req: Option<&str>, output: u64, offset: u64) -> UsageRecord {
+        UsageRecord {
+            message_id: id.into(),
+            request_id: req.map(Into::into),
+            output,
+            offset,
+            ..UsageRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_last_line_of_a_response_wins_whatever_the_order_seen() {
+        let got = dedup(vec![
+            rec("m1", Some("r1"), 3, 10),
+            rec("m2", None, 7, 20),
+            rec("m1", Some("r1"), 1941, 30),
+            rec("m1", Some("r1"), 5, 15),
+            rec("m1", Some("r2"), 9, 40),
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                rec("m1", Some("r1"), 1941, 30),
+                rec("m2", None, 7, 20),
+                rec("m1", Some("r2"), 9, 40),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_line_format_is_compact_and_round_trips() {
+        let r = UsageRecord {
+            message_id: "msg_1".into(),
+            input: 3,
+            cache_write_5m: Some(2),
+            ..UsageRecord::default()
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            text,
+            r#"{"messageId":"msg_1","input":3,"output":0,"cacheWrite":0,"cacheWrite5m":2,"cacheRead":0,"offset":0}"#
+        );
+        assert_eq!(serde_json::from_str::<UsageRecord>(&text).unwrap(), r);
+    }
+}

@@ -1,0 +1,316 @@
+//! Real token usage: capture carries it from the transcript bytes it reads, ingest stores one
+//! row per API response, and no re-read (lost cursor, replayed queue) counts one twice.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::common::{capture, real_fixtures, TestEnv};
+
+/// (responses, input, output, cache write, cache read) of a transcript by the rule, counted
+/// from the raw JSONL with a generic parse: group by (message id, request id or none), the
+/// group's last line's counts; `<synthetic>` lines count nothing.
+pub fn independent(bytes: &[u8]) -> [i64; 5] {
+    let mut groups: BTreeMap<(String, Option<String>), Value> = BTreeMap::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let m = &v["message"];
+        if v["type"] != "assistant" || m["model"] == "<synthetic>" || !m["usage"].is_object() {
+            continue;
+        }
+        let Some(id) = m["id"].as_str() else { continue };
+        let req = v["requestId"].as_str().map(str::to_owned);
+        groups.insert((id.to_owned(), req), m["usage"].clone());
+    }
+    let n = |u: &Value, k: &str| u[k].as_i64().unwrap_or(0);
+    groups
+        .values()
+        .fold([groups.len() as i64, 0, 0, 0, 0], |mut t, u| {
+            t[1] += n(u, "input_tokens");
+            t[2] += n(u, "output_tokens");
+            t[3] += n(u, "cache_creation_input_tokens");
+            t[4] += n(u, "cache_read_input_tokens");
+            t
+        })
+}
+
+/// The same figures from the store's `usage` table, `filter` a SQL condition.
+fn stored(env: &TestEnv, filter: &str) -> [i64; 5] {
+    let conn = env.conn();
+    conn.query_row(
+        &format!(
+            "SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+               coalesce(sum(cache_write_tokens), 0), coalesce(sum(cache_read_tokens), 0)
+             FROM usage WHERE {filter}"
+        ),
+        [],
+        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?]),
+    )
+    .unwrap()
+}
+
+fn hook(env: &TestEnv, event: &str, session: &str, transcript: &Path) {
+    let input = json!({"session_id": session, "transcript_path": transcript, "cwd": "/w",
+        "hook_event_name": event, "tool_name": "Bash", "tool_input": {"command": "ls"},
+        "tool_response": {"stdout": ""}, "tool_use_id": "t1", "stop_hook_active": false});
+    capture(env, input.to_string(), &["--agent", "claude"]);
+}
+
+/// Writes `bytes` to `path` as a transcript growing by `chunks` batches of lines, each batch
+/// ending in half a line still being written, running a PostToolUse hook after each; then
+/// the rest and a Stop.
+fn replay(env: &TestEnv, session: &str, bytes: &[u8], path: &Path, chunks: usize) {
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let per = lines.len().div_ceil(chunks).max(1);
+    let mut file = std::fs::File::create(path).unwrap();
+    let mut rest: &[u8] = &[];
+    for batch in lines.chunks(per) {
+        file.write_all(rest).unwrap();
+        let (last, whole) = batch.split_last().unwrap();
+        for line in whole {
+            file.write_all(line).unwrap();
+        }
+        let (head, tail) = last.split_at(last.len() / 2);
+        file.write_all(head).unwrap();
+        file.flush().unwrap();
+        rest = tail;
+        hook(env, "PostToolUse", session, path);
+    }
+    file.write_all(rest).unwrap();
+    file.flush().unwrap();
+    hook(env, "Stop", session, path);
+}
+
+#[test]
+fn every_real_transcript_through_capture_and_ingest_counts_each_response_once() {
+    let Some(real) = real_fixtures() else { return };
+    let dir = real.join("claude-code");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let env = TestEnv::new();
+        let bytes = std::fs::read(&path).unwrap();
+        let t = env.dir.path().join("session.jsonl");
+        replay(&env, "s", &bytes, &t, 6);
+        env.ingest_once();
+        let expected = independent(&bytes);
+        assert_eq!(stored(&env, "1"), expected, "{}", path.display());
+        // A lost cursor: the next hook reads the transcript's tail again, a replayed queue
+        // line carries the same responses again. Neither counts one twice.
+        std::fs::remove_dir_all(env.home().join("state")).unwrap();
+        hook(&env, "PostToolUse", "s", &t);
+        env.make_ingest_read_again_from_start();
+        env.ingest_once();
+        assert_eq!(stored(&env, "1"), expected, "{} again", path.display());
+        checked += 1;
+    }
+    assert_eq!(checked, 12);
+}
+
+#[test]
+fn subagent_transcripts_are_counted_as_the_subagents() {
+    let Some(real) = real_fixtures() else { return };
+    let dir = real.join("claude-code");
+    let env = TestEnv::new();
+    let main = std::fs::read(dir.join("transcript-10.jsonl")).unwrap();
+    let t = env.dir.path().join("main.jsonl");
+    std::fs::write(&t, &main).unwrap();
+    hook(&env, "Stop", "s", &t);
+    let mut expected_sub = [0; 5];
+    for entry in std::fs::read_dir(dir.join("transcript-10.subagents")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let counts = independent(&bytes);
+        for (sum, n) in expected_sub.iter_mut().zip(counts) {
+            *sum += n;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let agent = name.trim_start_matches("agent-").trim_end_matches(".jsonl");
+        let copy = env.dir.path().join(&name);
+        std::fs::write(&copy, &bytes).unwrap();
+        let input = json!({"session_id": "s", "transcript_path": t, "hook_event_name": "SubagentStop",
+            "agent_id": agent, "agent_type": "general-purpose", "agent_transcript_path": copy,
+            "stop_hook_active": false});
+        capture(&env, input.to_string(), &["--agent", "claude"]);
+    }
+    env.ingest_once();
+    assert_eq!(stored(&env, "sidechain = 0"), independent(&main));
+    assert_eq!(stored(&env, "sidechain = 1"), expected_sub);
+    assert_eq!(
+        env.int("SELECT count(DISTINCT subagent_id) FROM usage WHERE sidechain = 1"),
+        4
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM v_usage_subagents WHERE session_id IS NOT NULL"),
+        4
+    );
+}
+
+#[test]
+fn usage_read_by_a_hook_that_writes_no_line_rides_on_the_next_one() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[events]\nPostToolUse = false\nStop = false\n",
+    )
+    .unwrap();
+    let bytes = std::fs::read(real.join("claude-code/transcript-9.jsonl")).unwrap();
+    let t = env.dir.path().join("session.jsonl");
+    std::fs::write(&t, &bytes).unwrap();
+    hook(&env, "PostToolUse", "s", &t);
+    assert!(
+        !env.queue().exists() || env.queue_lines().is_empty(),
+        "PostToolUse and the Stops it harvests are switched off"
+    );
+    hook(&env, "SessionEnd", "s", &t);
+    let lines = env.queue_lines();
+    let carried: usize = lines
+        .iter()
+        .map(|l| l["usage"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(carried as i64, independent(&bytes)[0]);
+    env.ingest_once();
+    assert_eq!(stored(&env, "1"), independent(&bytes));
+}
+
+/// Copies the fixture transcripts into `projects` as Claude Code lays them out:
+/// `<project>/<n>.jsonl`, and transcript-10's subagents under `<n>/subagents/`. Returns the
+/// independent totals of all of them.
+fn lay_out_projects(real: &Path, projects: &Path) -> [i64; 5] {
+    let dir = real.join("claude-code");
+    let project = projects.join("-home-me-app");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut total = [0; 5];
+    let mut add = |bytes: &[u8]| {
+        for (sum, n) in total.iter_mut().zip(independent(bytes)) {
+            *sum += n;
+        }
+    };
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(stem) = name.strip_suffix(".subagents") {
+            let sub = project
+                .join(stem.trim_start_matches("transcript-"))
+                .join("subagents");
+            std::fs::create_dir_all(&sub).unwrap();
+            for agent in std::fs::read_dir(&path).unwrap() {
+                let agent = agent.unwrap().path();
+                let bytes = std::fs::read(&agent).unwrap();
+                add(&bytes);
+                std::fs::write(sub.join(agent.file_name().unwrap()), &bytes).unwrap();
+            }
+        } else if let Some(stem) = name.strip_suffix(".jsonl") {
+            let bytes = std::fs::read(&path).unwrap();
+            add(&bytes);
+            let n = stem.trim_start_matches("transcript-");
+            std::fs::write(project.join(format!("{n}.jsonl")), &bytes).unwrap();
+        }
+    }
+    total
+}
+
+fn dump(env: &TestEnv) -> Vec<String> {
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare("SELECT * FROM usage ORDER BY message_id, request_id")
+        .unwrap();
+    let columns = stmt.column_count();
+    stmt.query_map([], |r| {
+        Ok((0..columns)
+            .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+            .collect::<Vec<_>>()
+            .join("|"))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn import_reads_the_standard_location_idempotently() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let expected = lay_out_projects(&real, &env.user_home().join(".claude/projects"));
+    let out = env.cmd().arg("import").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("16 transcript(s)"), "{stderr}");
+    assert_eq!(stored(&env, "1"), expected);
+    let first = dump(&env);
+    env.cmd().arg("import").assert().success();
+    assert_eq!(dump(&env), first, "run twice, same rows");
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage WHERE sidechain = 1 AND subagent_id IS NOT NULL"),
+        8
+    );
+    // Imported sessions are listed with their usage, though no hook ever ran.
+    let out = env
+        .cmd()
+        .args(["summarize", "--format", "json"])
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let responses: i64 = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["responses"].as_i64().unwrap())
+        .sum();
+    assert_eq!(responses, expected[0]);
+}
+
+#[test]
+fn import_and_capture_of_the_same_transcript_count_each_response_once() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let bytes = std::fs::read(real.join("claude-code/transcript-4.jsonl")).unwrap();
+    let t = env.dir.path().join("session.jsonl");
+    replay(&env, "s", &bytes, &t, 4);
+    env.ingest_once();
+    let hooked = dump(&env);
+    env.cmd().arg("import").arg(&t).assert().success();
+    assert_eq!(stored(&env, "1"), independent(&bytes));
+    assert_eq!(
+        dump(&env),
+        hooked,
+        "the import found every row already there"
+    );
+}
+
+#[test]
+fn import_runs_beside_a_following_ingest() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let projects = env.dir.path().join("projects");
+    let expected = lay_out_projects(&real, &projects);
+    let mut follow = env.spawn_follow(&["--poll-ms", "20"]);
+    env.append(&crate::common::lines(2000));
+    let out = env.cmd().arg("import").arg(&projects).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.wait_for(
+        "SELECT count(*) FROM events",
+        2000,
+        std::time::Duration::from_secs(30),
+    );
+    crate::common::terminate(&follow);
+    follow.wait().unwrap();
+    assert_eq!(stored(&env, "1"), expected);
+}
