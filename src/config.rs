@@ -12,7 +12,10 @@ use std::path::Path;
 use crate::paths::Paths;
 use crate::safety::{self, Rules};
 
+pub mod checks;
 mod recover;
+
+pub use checks::Checks;
 
 /// Days of history `prune` keeps when nothing else is configured.
 pub const DEFAULT_RETENTION_DAYS: u32 = 7;
@@ -53,6 +56,8 @@ pub struct Config {
     pub safety: Rules,
     /// Extra redaction patterns (regular expressions).
     pub redact: Vec<String>,
+    /// The post-edit and post-commit checks (`[checks]`); all off by default.
+    pub checks: Checks,
 }
 
 impl Default for Config {
@@ -66,6 +71,7 @@ impl Default for Config {
             events: BTreeMap::new(),
             safety: Rules::default(),
             redact: Vec::new(),
+            checks: Checks::default(),
         }
     }
 }
@@ -276,6 +282,8 @@ impl Config {
                 )),
             }
         }
+        let checks = take_table(&mut table, "checks", &mut problem);
+        self.checks = checks::read(checks, &mut problem);
         for (section, rest) in [
             ("", table),
             ("capture.", capture),
