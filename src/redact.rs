@@ -71,7 +71,9 @@ fn shape_regex(index: usize) -> &'static Regex {
 /// The kind a shape's replacement names: `aws-key` of `[REDACTED:aws-key]`.
 fn shape_kind(shape: &Shape) -> &'static str {
     let replacement = shape.replacement;
-    let start = replacement.find("[REDACTED:").map_or(0, |i| i + "[REDACTED:".len());
+    let start = replacement
+        .find("[REDACTED:")
+        .map_or(0, |i| i + "[REDACTED:".len());
     let end = replacement[start..]
         .find(']')
         .map_or(replacement.len(), |i| start + i);

@@ -58,9 +58,12 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "config",
         ],
         &[
-            "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions", "story",
+            "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions",
+            "story", "checks",
         ],
     ),
+    // The checks run on the hook path: they reach the queue, never the store.
+    (&["checks"], &["store", "ingest", "prune", "capture"]),
     (&["queue"], &["store", "ingest", "prune"]),
     (&["store"], &["queue", "ingest", "prune"]),
 ];

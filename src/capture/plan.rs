@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::gate;
-use crate::checks::{self, Job};
 use super::reading::{self, TranscriptRead, WorkspaceMark};
+use crate::checks::{self, Job};
 use crate::config::{Config, LogLevel};
 use crate::debug_log::DebugLog;
 use crate::queue_line::{HookType, QueueEntry};
@@ -86,7 +86,10 @@ impl Plan<'_> {
         Some(PendingChecks {
             jobs: std::mem::take(&mut self.checks),
             agent: self.agent,
-            event: self.event.clone().unwrap_or_else(|| "PostToolUse".to_string()),
+            event: self
+                .event
+                .clone()
+                .unwrap_or_else(|| "PostToolUse".to_string()),
         })
     }
 

@@ -60,7 +60,11 @@ pub fn check(
         if let Some(max) = options.max_line_length {
             let len = line.chars().count();
             if len > max && !is_bare_link(trimmed) {
-                add("line-too-long", n, format!("{len} characters, more than {max}"));
+                add(
+                    "line-too-long",
+                    n,
+                    format!("{len} characters, more than {max}"),
+                );
             }
         }
         if let Some(level) = heading_level(trimmed) {
@@ -75,12 +79,20 @@ pub fn check(
         }
         for target in link_targets(line) {
             if is_relative_file(&target) && !exists(&clean_target(&target)) {
-                add("broken-link", n, format!("link target {target} does not exist"));
+                add(
+                    "broken-link",
+                    n,
+                    format!("link target {target} does not exist"),
+                );
             }
         }
     }
     if let Some((n, marker)) = fence {
-        add("unclosed-fence", n, format!("code fence {marker} is never closed"));
+        add(
+            "unclosed-fence",
+            n,
+            format!("code fence {marker} is never closed"),
+        );
     }
     findings
 }

@@ -160,7 +160,7 @@ fn from_ran(ran: &Ran, job: &Job, redactor: &Redactor) -> CheckRecord {
 }
 
 fn limit_text(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{} s", ms / 1000)
     } else {
         format!("{ms} ms")
@@ -254,8 +254,7 @@ fn security(job: &Job, cwd: &Path, deadline: Instant, redactor: &Redactor) -> Ch
     let (hash, added) = diff::added_lines(&show.output);
     let mut files: Vec<String> = Vec::new();
     for a in &added {
-        if files.last().map(String::as_str) != Some(a.file) && !files.iter().any(|f| f == a.file)
-        {
+        if files.last().map(String::as_str) != Some(a.file) && !files.iter().any(|f| f == a.file) {
             files.push(a.file.to_string());
         }
     }
@@ -273,7 +272,11 @@ fn security(job: &Job, cwd: &Path, deadline: Instant, redactor: &Redactor) -> Ch
         ..CheckRecord::default()
     };
     if let Some(command) = &job.command {
-        let scanner = from_ran(&shell_ran(command, cwd, left(Instant::now())), job, redactor);
+        let scanner = from_ran(
+            &shell_ran(command, cwd, left(Instant::now())),
+            job,
+            redactor,
+        );
         record.command = Some(command.clone());
         record.exit_code = scanner.exit_code;
         record.output = scanner.output;
@@ -376,7 +379,10 @@ mod tests {
             message: Some("aws-key added".into()),
         }];
         let text = feedback(&[format, scan]).unwrap();
-        assert!(text.contains("cmstore format check failed for src/main.rs"), "{text}");
+        assert!(
+            text.contains("cmstore format check failed for src/main.rs"),
+            "{text}"
+        );
         assert!(text.contains("exited 1"), "{text}");
         assert!(text.contains("Diff in src/main.rs"), "{text}");
         assert!(text.contains("commit 0123456789ab adds secrets"), "{text}");

@@ -185,11 +185,7 @@ fn finish((kept, handle): Collected) -> Vec<u8> {
 
 /// `files` quoted for the shell, joined by spaces: what replaces `{files}`.
 pub fn quote_files(files: &[String]) -> String {
-    files
-        .iter()
-        .map(|f| quote(f))
-        .collect::<Vec<_>>()
-        .join(" ")
+    files.iter().map(|f| quote(f)).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(unix)]
@@ -209,7 +205,11 @@ mod tests {
     #[test]
     fn exit_codes_and_output_are_kept() {
         let dir = std::env::temp_dir();
-        let ran = shell("echo out; echo err >&2; exit 3", &dir, Duration::from_secs(10));
+        let ran = shell(
+            "echo out; echo err >&2; exit 3",
+            &dir,
+            Duration::from_secs(10),
+        );
         assert_eq!(ran.ending, Ending::Exited(Some(3)));
         assert_eq!(ran.output, "out\nerr\n");
     }
@@ -218,9 +218,17 @@ mod tests {
     fn a_command_past_its_limit_is_killed_with_its_children() {
         let dir = std::env::temp_dir();
         let started = Instant::now();
-        let ran = shell("sleep 30 & sleep 30; echo never", &dir, Duration::from_millis(200));
+        let ran = shell(
+            "sleep 30 & sleep 30; echo never",
+            &dir,
+            Duration::from_millis(200),
+        );
         assert_eq!(ran.ending, Ending::TimedOut);
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(!ran.output.contains("never"));
     }
 
@@ -232,7 +240,11 @@ mod tests {
             &std::env::temp_dir(),
             Duration::from_secs(1),
         );
-        assert!(matches!(ran.ending, Ending::NotStarted(_)), "{:?}", ran.ending);
+        assert!(
+            matches!(ran.ending, Ending::NotStarted(_)),
+            "{:?}",
+            ran.ending
+        );
     }
 
     #[test]

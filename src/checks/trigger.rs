@@ -239,10 +239,16 @@ mod tests {
     #[test]
     fn every_agents_edit_input_names_its_files() {
         let cases = [
-            (json!({"file_path": "/a/x.rs", "old_string": "a"}), vec!["/a/x.rs"]),
+            (
+                json!({"file_path": "/a/x.rs", "old_string": "a"}),
+                vec!["/a/x.rs"],
+            ),
             (json!({"filePath": "x.md"}), vec!["x.md"]),
             (json!({"notebook_path": "n.ipynb"}), vec!["n.ipynb"]),
-            (json!({"path": "src/y.ts", "file_text": "…"}), vec!["src/y.ts"]),
+            (
+                json!({"path": "src/y.ts", "file_text": "…"}),
+                vec!["src/y.ts"],
+            ),
             (
                 json!({"replacements": [{"filePath": "a.rs"}, {"filePath": "b.rs"}, {"filePath": "a.rs"}]}),
                 vec!["a.rs", "b.rs"],
@@ -278,7 +284,12 @@ mod tests {
             assert!(!runs_git(c, "push"), "{c}");
         }
         assert!(runs_git("git push origin main", "push"));
-        for c in ["echo git commit-tree", "legit commit", "git log --grep commit", "git status"] {
+        for c in [
+            "echo git commit-tree",
+            "legit commit",
+            "git log --grep commit",
+            "git status",
+        ] {
             assert!(!runs_git(c, "commit"), "{c}");
         }
     }
@@ -348,7 +359,12 @@ mod tests {
         assert!(jobs_kinds(&Checks::default(), post, &input, &entry("Edit")).is_empty());
     }
 
-    fn jobs_kinds(checks: &Checks, t: Option<HookType>, input: &Value, e: &QueueEntry) -> Vec<Kind> {
+    fn jobs_kinds(
+        checks: &Checks,
+        t: Option<HookType>,
+        input: &Value,
+        e: &QueueEntry,
+    ) -> Vec<Kind> {
         jobs(checks, &[], t, Some(input), e)
             .iter()
             .map(|j| j.kind)

@@ -201,7 +201,9 @@ fn detach_checks(paths: &Paths, jobs: &[checks::Job], log: &mut DebugLog) {
     let dir = checks::jobs_dir(&paths.state_dir());
     for job in jobs {
         match checks::detach::spawn(job, &dir, &exe, &paths.queue) {
-            Ok(file) => log.note(|| format!("check {} detached ({})", job.kind.as_str(), file.display())),
+            Ok(file) => {
+                log.note(|| format!("check {} detached ({})", job.kind.as_str(), file.display()))
+            }
             Err(err) => log.note(|| format!("check {} not started: {err}", job.kind.as_str())),
         }
     }

@@ -224,7 +224,9 @@ fn take_check(
                 "checks.{name}: the same check as checks.{}; ignored",
                 found.as_ref().map_or("", |f| f.0.as_str())
             )),
-            Some(other) => problem(format!("checks.{name} = {other}: expected a table; ignored")),
+            Some(other) => problem(format!(
+                "checks.{name} = {other}: expected a table; ignored"
+            )),
         }
     }
     found
@@ -280,7 +282,9 @@ fn patterns(
             .filter_map(|v| match v {
                 toml::Value::String(s) => Some(s),
                 other => {
-                    problem(format!("checks.{name}: pattern {other} is not a string; ignored"));
+                    problem(format!(
+                        "checks.{name}: pattern {other} is not a string; ignored"
+                    ));
                     None
                 }
             })
@@ -395,6 +399,8 @@ enabled = false
         assert!(checks.security.is_none());
         assert_eq!(problems.len(), 6, "{problems:?}");
         assert!(problems.iter().any(|p| p.contains("checks.lint")));
-        assert!(problems.iter().any(|p| p.contains("checks.markdown.colour")));
+        assert!(problems
+            .iter()
+            .any(|p| p.contains("checks.markdown.colour")));
     }
 }

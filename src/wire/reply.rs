@@ -99,10 +99,7 @@ mod tests {
         let claude = tool_feedback(Agent::Claude, "PostToolUse", "fix it");
         assert_eq!(claude["decision"], "block");
         assert_eq!(claude["reason"], "fix it");
-        assert_eq!(
-            claude["hookSpecificOutput"]["hookEventName"],
-            "PostToolUse"
-        );
+        assert_eq!(claude["hookSpecificOutput"]["hookEventName"], "PostToolUse");
         assert_eq!(
             tool_feedback(Agent::Copilot, "postToolUse", "fix it"),
             json!({"additionalContext": "fix it"})
@@ -113,7 +110,10 @@ mod tests {
         );
         assert_eq!(tool_feedback(Agent::Cursor, "postToolUse", "x"), json!({}));
         for agent in [Agent::Vscode, Agent::Codex] {
-            assert_eq!(tool_feedback(agent, "PostToolUse", "x")["decision"], "block");
+            assert_eq!(
+                tool_feedback(agent, "PostToolUse", "x")["decision"],
+                "block"
+            );
         }
     }
 

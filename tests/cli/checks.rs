@@ -17,7 +17,10 @@ const DETACHED_WAIT: Duration = Duration::from_secs(10);
 
 /// The fake secrets of every kind the scan knows, with the rule that names each.
 const SECRETS: [(&str, &str); 8] = [
-    ("sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "api-key"),
+    (
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "api-key",
+    ),
     ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github-token"),
     ("AKIAIOSFODNN7EXAMPLE", "aws-key"),
     ("xoxb-123456789012-abcdefghijkl", "slack-token"),
@@ -123,7 +126,10 @@ fn format_in_audit_mode_runs_detached_and_records_rustfmts_verdict() {
     assert_eq!(check["status"], "failed", "{check}");
     assert_eq!(check["exitCode"], 1);
     assert_eq!(check["files"], json!([file.to_string_lossy()]));
-    assert!(check["output"].as_str().unwrap().contains("Diff in"), "{check}");
+    assert!(
+        check["output"].as_str().unwrap().contains("Diff in"),
+        "{check}"
+    );
     assert!(check.get("blocked").is_none());
     assert_eq!(lines[0]["sessionId"], "s-checks");
     assert_eq!(lines[0]["toolCallId"], "toolu_1");
@@ -131,7 +137,10 @@ fn format_in_audit_mode_runs_detached_and_records_rustfmts_verdict() {
     let all = env.queue_lines();
     assert_eq!(all[0]["hookType"], "PostToolUse");
     assert!(
-        fs::read_dir(env.home().join("state/checks")).unwrap().next().is_none(),
+        fs::read_dir(env.home().join("state/checks"))
+            .unwrap()
+            .next()
+            .is_none(),
         "the job file is removed"
     );
 }
@@ -189,7 +198,11 @@ fn enforce_mode_feedback_takes_each_agents_shape() {
     let cases: Vec<(&str, Value, Vec<&str>)> = vec![
         (
             "claude",
-            claude_post(&repo, "MultiEdit", json!({"file_path": "notes.txt", "edits": []})),
+            claude_post(
+                &repo,
+                "MultiEdit",
+                json!({"file_path": "notes.txt", "edits": []}),
+            ),
             vec![],
         ),
         (
@@ -242,7 +255,10 @@ fn enforce_mode_feedback_takes_each_agents_shape() {
             }
         }
         .unwrap_or_else(|| panic!("{agent}: no reason in {reply}"));
-        assert!(reason.contains("would reformat notes.txt"), "{agent}: {reason}");
+        assert!(
+            reason.contains("would reformat notes.txt"),
+            "{agent}: {reason}"
+        );
         assert!(reason.contains("exited 3"), "{agent}: {reason}");
     }
     let lines = results(&env);
@@ -287,7 +303,10 @@ fn a_check_past_its_limit_is_killed_recorded_and_never_blocks() {
     for line in &lines {
         let check = &line["check"];
         assert_eq!(check["status"], "timed_out", "{check}");
-        assert!(check["error"].as_str().unwrap().contains("limit"), "{check}");
+        assert!(
+            check["error"].as_str().unwrap().contains("limit"),
+            "{check}"
+        );
         let ms = check["durationMs"].as_u64().unwrap();
         assert!((400..5000).contains(&ms), "{ms}");
     }
@@ -329,7 +348,10 @@ fn markdown_built_in_checks_in_audit_and_enforce_mode() {
         .iter()
         .map(|f| {
             assert_eq!(f["file"], "guide.md");
-            (f["rule"].as_str().unwrap().to_string(), f["line"].as_u64().unwrap())
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
         })
         .collect();
     assert_eq!(
@@ -342,13 +364,23 @@ fn markdown_built_in_checks_in_audit_and_enforce_mode() {
         ]
     );
 
-    configure(&env, "[checks.post-edit-markdown-quality]\nmode = \"enforce\"\n");
+    configure(
+        &env,
+        "[checks.post-edit-markdown-quality]\nmode = \"enforce\"\n",
+    );
     let reply = capture(&env, payload.to_string(), &[]);
     let reason = reply["reason"].as_str().unwrap();
-    assert!(reason.contains("cmstore markdown check failed for guide.md"), "{reason}");
+    assert!(
+        reason.contains("cmstore markdown check failed for guide.md"),
+        "{reason}"
+    );
     assert!(reason.contains("guide.md:4: broken-link"), "{reason}");
 
-    fs::write(repo.join("guide.md"), "# Title\n\n## Part\n\nSee [ok](README.md).\n").unwrap();
+    fs::write(
+        repo.join("guide.md"),
+        "# Title\n\n## Part\n\nSee [ok](README.md).\n",
+    )
+    .unwrap();
     assert_eq!(capture(&env, payload.to_string(), &[]), json!({}));
     assert_eq!(results(&env)[2]["check"]["status"], "passed");
 }
@@ -405,7 +437,10 @@ fn the_commit_scan_reports_every_secret_kind_by_rule_and_line_never_by_value() {
         .iter()
         .map(|f| {
             assert_eq!(f["file"], "settings.py");
-            (f["rule"].as_str().unwrap().to_string(), f["line"].as_u64().unwrap())
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
         })
         .collect();
     let want: Vec<(String, u64)> = SECRETS
@@ -429,7 +464,11 @@ fn the_commit_scan_reports_every_secret_kind_by_rule_and_line_never_by_value() {
         .args(["summarize", "--by", "check", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows[0]["check"], "security");
     assert_eq!(rows[0]["runs"], 1);
@@ -471,7 +510,11 @@ fn a_configured_scanner_runs_after_the_built_in_patterns() {
     let env = TestEnv::new();
     let repo = repo(&env);
     let scanner = env.dir.path().join("scan.sh");
-    fs::write(&scanner, "#!/bin/sh\necho 'leak found: AKIAIOSFODNN7EXAMPLE'\nexit 1\n").unwrap();
+    fs::write(
+        &scanner,
+        "#!/bin/sh\necho 'leak found: AKIAIOSFODNN7EXAMPLE'\nexit 1\n",
+    )
+    .unwrap();
     configure(
         &env,
         &format!(
@@ -492,4 +535,35 @@ fn a_configured_scanner_runs_after_the_built_in_patterns() {
     assert_eq!(check["output"], "leak found: [REDACTED:aws-key]");
     assert!(check.get("findings").is_none());
     assert_no_secret("the reply", &reply.to_string());
+}
+
+#[test]
+fn config_show_and_check_know_the_checks() {
+    let env = TestEnv::new();
+    configure(
+        &env,
+        "[checks.format]\nmode = \"enforce\"\ncommands = [{ pattern = \"*.rs\", command = \"rustfmt --check {files}\" }]\n[checks.markdown]\nmode = \"loud\"\n",
+    );
+    let out = env.cmd().args(["config", "show"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("[checks.format]\nmode = \"enforce\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("{ pattern = [\"*.rs\"], command = \"rustfmt --check {files}\" }"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[checks.markdown]\nmode = \"audit\""),
+        "{text}"
+    );
+    assert!(!text.contains("[checks.security]"), "{text}");
+    let out = env.cmd().args(["config", "check"]).output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("checks.markdown.mode"), "{all}");
 }

@@ -98,7 +98,12 @@ fn store() -> TestEnv {
         move |e: &mut cmstore::queue_line::QueueEntry| {
             e.estimated_tokens = 0;
             e.check = Some(CheckRecord {
-                name: if findings.is_empty() { "format" } else { "security" }.into(),
+                name: if findings.is_empty() {
+                    "format"
+                } else {
+                    "security"
+                }
+                .into(),
                 mode: "audit".into(),
                 status: status.into(),
                 files: vec!["app.py".into(), "lib.py".into()],
@@ -305,7 +310,10 @@ fn recipes_return_the_expected_rows() {
 
     let rows = recipe(&env, "check_failures");
     assert_eq!(
-        pick(&rows, &["session_id", "check", "status", "files", "findings"]),
+        pick(
+            &rows,
+            &["session_id", "check", "status", "files", "findings"]
+        ),
         [json!([
             "a",
             "security",
