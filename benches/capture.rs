@@ -14,6 +14,10 @@
 //!   reads and harvests exactly that turn. With the per-session cursor the two should cost
 //!   the same. With `--baseline`, both binaries read the same transcripts, each with cursors
 //!   of its own (its own home), so each harvests the same turn.
+//! - `post-2k-checks`: `post-2k` with a format check configured in audit mode for its file
+//!   (`[checks.format]`, docs/checks.md): the hook writes a job file and starts the detached
+//!   `cmstore check run`, and waits for nothing else; against `post-2k` it is the cost the
+//!   checks add to the hook.
 //! - cold: the first hook of a session on the 50 MB transcript (no cursor yet), timed apart,
 //!   21 times per binary in fresh homes.
 
@@ -29,21 +33,27 @@ const SESSION: &str = "bench-session";
 const COLD_RUNS: usize = 21;
 
 /// The capture scenarios, in the order each loop iteration runs them.
-const SCENARIOS: [&str; 3] = ["post-2k", "harvest-50k", "harvest-50m"];
+const SCENARIOS: [&str; 4] = ["post-2k", "harvest-50k", "harvest-50m", "post-2k-checks"];
+
+/// The configuration of the `post-2k-checks` scenario's homes.
+const AUDIT_CHECKS: &str = "[checks.format]\nmode = \"audit\"\n\
+    commands = [{ pattern = \"*.rs\", command = \"true {files}\" }]\n";
 
 /// One cmstore binary under test, with a home of its own per scenario.
 struct Subject {
     /// `capture` for this build, `baseline` for the `--baseline` binary.
     label: &'static str,
     binary: PathBuf,
-    homes: [PathBuf; 3],
+    homes: [PathBuf; 4],
     /// Samples per scenario, in [`SCENARIOS`] order.
-    samples: [Vec<Duration>; 3],
+    samples: [Vec<Duration>; 4],
 }
 
 impl Subject {
     fn new(label: &'static str, binary: PathBuf, work: &Path) -> Subject {
         let homes = SCENARIOS.map(|s| work.join(format!("home-{label}-{s}")));
+        fs::create_dir_all(&homes[3]).expect("home");
+        fs::write(homes[3].join("cmstore.toml"), AUDIT_CHECKS).expect("config");
         Subject {
             label,
             binary,
@@ -93,7 +103,7 @@ fn main() {
     grow_transcript(&t50m, 50 * 1024 * 1024);
     let harvest_50k = post_tool_use_payload(Some(&t50k), 2048);
     let harvest_50m = post_tool_use_payload(Some(&t50m), 2048);
-    let payloads = [&post_2k, &harvest_50k, &harvest_50m];
+    let payloads = [&post_2k, &harvest_50k, &harvest_50m, &post_2k];
 
     // Cold start: the first hook of a session on a big transcript (tail-bounded read), each
     // time in a home of its own (no cursor yet), the binaries taking turns going first.

@@ -208,6 +208,9 @@ pub enum Command {
     Config(cmd::config::Args),
     /// Install, check or remove the agent hook configuration that runs `cmstore capture`
     Hooks(cmd::hooks::Args),
+    /// Run a check detached from the hook (audit mode; started by `capture`)
+    #[command(hide = true)]
+    Check(cmd::check::Args),
     /// Print shell completions (bash, zsh, fish, powershell, elvish)
     Completions(cmd::generate::CompletionsArgs),
     /// Print the man page (roff)

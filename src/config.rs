@@ -12,7 +12,10 @@ use std::path::Path;
 use crate::paths::Paths;
 use crate::safety::{self, Rules};
 
+pub mod checks;
 mod recover;
+
+pub use checks::Checks;
 
 /// Days of history `prune` keeps when nothing else is configured.
 pub const DEFAULT_RETENTION_DAYS: u32 = 7;
@@ -55,6 +58,8 @@ pub struct Config {
     pub redact: Vec<String>,
     /// `[prices."<model>"]`: prices replacing or adding to cmstore's table.
     pub prices: crate::prices::PriceTable,
+    /// The post-edit and post-commit checks (`[checks]`); all off by default.
+    pub checks: Checks,
 }
 
 impl Default for Config {
@@ -69,6 +74,7 @@ impl Default for Config {
             safety: Rules::default(),
             redact: Vec::new(),
             prices: Default::default(),
+            checks: Checks::default(),
         }
     }
 }
@@ -287,6 +293,8 @@ impl Config {
                 Err(err) => problem(format!("prices.{model}: {err}; ignored")),
             }
         }
+        let checks = take_table(&mut table, "checks", &mut problem);
+        self.checks = checks::read(checks, &mut problem);
         for (section, rest) in [
             ("", table),
             ("capture.", capture),

@@ -13,6 +13,7 @@
 
 pub mod agent_settings;
 pub mod capture;
+pub mod checks;
 pub mod cli;
 pub mod clock;
 pub mod cmd;
@@ -65,6 +66,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Prune(args) => cmd::prune::run(paths, args),
         Command::Config(args) => cmd::config::run(paths, args),
         Command::Hooks(args) => cmd::hooks::run(paths, args),
+        Command::Check(args) => cmd::check::run(paths, args),
         Command::Completions(args) => cmd::generate::completions(args, Cli::definition()),
         Command::Man(args) => cmd::generate::man(args, Cli::definition()),
     }

@@ -68,6 +68,18 @@ fn shape_regex(index: usize) -> &'static Regex {
         .get_or_init(|| Regex::new(SHAPES[index].pattern).expect("built-in patterns compile"))
 }
 
+/// The kind a shape's replacement names: `aws-key` of `[REDACTED:aws-key]`.
+fn shape_kind(shape: &Shape) -> &'static str {
+    let replacement = shape.replacement;
+    let start = replacement
+        .find("[REDACTED:")
+        .map_or(0, |i| i + "[REDACTED:".len());
+    let end = replacement[start..]
+        .find(']')
+        .map_or(replacement.len(), |i| start + i);
+    &replacement[start..end]
+}
+
 /// Replaces secrets in text.
 #[derive(Debug)]
 pub struct Redactor {
@@ -108,6 +120,24 @@ impl Redactor {
             }
         }
         out
+    }
+
+    /// The kinds of secret in `text`, each once, in a fixed order: a built-in shape's name
+    /// (`private-key`, `api-key`, `github-token`, `aws-key`, `slack-token`, `google-key`,
+    /// `bearer-token`) or `configured` for a `[redaction]` pattern. Never the values: this is
+    /// what the commit scan reports.
+    pub fn kinds_in(&self, text: &str) -> Vec<&'static str> {
+        let mut kinds: Vec<&'static str> = SHAPES
+            .iter()
+            .enumerate()
+            .filter(|(_, shape)| shape.needles.iter().any(|n| text.contains(n)))
+            .filter(|(index, _)| shape_regex(*index).is_match(text))
+            .map(|(_, shape)| shape_kind(shape))
+            .collect();
+        if self.configured.iter().any(|re| re.is_match(text)) {
+            kinds.push("configured");
+        }
+        kinds
     }
 
     /// Redacts every string inside `value`.
@@ -237,6 +267,20 @@ mod tests {
             out,
             "curl -H 'Authorization: Bearer [REDACTED:bearer-token]'"
         );
+    }
+
+    #[test]
+    fn every_built_in_shape_is_named_by_its_kind() {
+        let r = Redactor::new(&["corp-[0-9]{6}".to_string()]);
+        for (secret, kind) in SECRETS {
+            assert_eq!(r.kinds_in(&format!("x = {secret}")), vec![kind], "{secret}");
+        }
+        assert_eq!(
+            r.kinds_in("Authorization: Bearer abcdefgh12345678"),
+            vec!["bearer-token"]
+        );
+        assert_eq!(r.kinds_in("id corp-123456"), vec!["configured"]);
+        assert!(r.kinds_in("nothing to see, sk- and AKIA alone").is_empty());
     }
 
     #[test]

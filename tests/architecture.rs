@@ -60,9 +60,11 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
         ],
         &[
             "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions",
-            "story", "gate",
+            "story", "gate", "checks",
         ],
     ),
+    // The checks run on the hook path: they reach the queue, never the store.
+    (&["checks"], &["store", "ingest", "prune", "capture"]),
     (&["queue"], &["store", "ingest", "prune"]),
     (&["store"], &["queue", "ingest", "prune"]),
 ];

@@ -32,7 +32,7 @@ mod tests;
 
 pub use finish::{Outcome, Turns};
 pub use line::queue_lines;
-pub use plan::{prepare, Hook, Plan};
+pub use plan::{prepare, Hook, PendingChecks, Plan};
 pub use reading::{Location, ReadKind, TranscriptRead, WorkspaceMark};
 pub use reply::{ContextFile, Reply};
 

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::gate;
 use super::reading::{self, TranscriptRead, WorkspaceMark};
+use crate::checks::{self, Job};
 use crate::config::{Config, LogLevel};
 use crate::debug_log::DebugLog;
 use crate::queue_line::{HookType, QueueEntry};
@@ -61,9 +62,37 @@ pub struct Plan<'c> {
     pub(super) closed: Vec<(SeenSession, Vec<Turn>)>,
     /// [`Hook::config_error`], for every entry.
     pub(super) config_error: Option<String>,
+    /// The checks the event asks for (`[checks]`), for the shell to run or hand off.
+    pub(super) checks: Vec<Job>,
+}
+
+/// The checks an event asks for, with what their feedback reply needs.
+#[derive(Debug, Clone)]
+pub struct PendingChecks {
+    pub jobs: Vec<Job>,
+    /// The agent, whose reply shape the feedback takes.
+    pub agent: Agent,
+    /// The event name as the agent spelled it.
+    pub event: String,
 }
 
 impl Plan<'_> {
+    /// The checks the event asks for, taken out of the plan: `None` when there are none
+    /// (always, unless `[checks]` is configured).
+    pub fn take_checks(&mut self) -> Option<PendingChecks> {
+        if self.checks.is_empty() {
+            return None;
+        }
+        Some(PendingChecks {
+            jobs: std::mem::take(&mut self.checks),
+            agent: self.agent,
+            event: self
+                .event
+                .clone()
+                .unwrap_or_else(|| "PostToolUse".to_string()),
+        })
+    }
+
     /// The transcript read the event needs, if any: the shell opens the cursor, reads, and
     /// passes the [`Turns`](super::Turns) to [`Plan::finish`].
     pub fn transcript(&self) -> Option<&TranscriptRead> {
@@ -131,6 +160,18 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         }
         _ => None,
     };
+    let checks = if config.checks.is_empty() {
+        Vec::new()
+    } else {
+        let input = readable.and_then(wire::tool_input);
+        checks::jobs(
+            &config.checks,
+            &config.redact,
+            hook_type,
+            input.as_ref(),
+            &entry,
+        )
+    };
     let record_main = recorded(config, &entry);
     let transcript = reading::locate(hook_type, &payload, &entry);
     let workspace = reading::workspace_mark(agent, hook_type, &entry);
@@ -147,6 +188,7 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         workspace,
         closed: Vec::new(),
         config_error: hook.config_error.map(str::to_string),
+        checks,
     })
 }
 

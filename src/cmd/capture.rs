@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::capture::{
     self, ContextFile, Hook, Location, Outcome, ReadKind, Reply, TranscriptRead, Turns,
 };
+use crate::checks;
 use crate::config::Config;
 use crate::debug_log::DebugLog;
 use crate::paths::Paths;
@@ -122,6 +123,7 @@ fn capture(
     let Some(mut plan) = capture::prepare(&hook, config, log) else {
         return reply::empty();
     };
+    let checks = plan.take_checks();
     // The cursors are saved only once their turns are in the queue: saving first would mark
     // them recorded even when the append then fails, and they would never be written.
     let read_session = plan.transcript().map(|read| read.session.clone());
@@ -144,11 +146,78 @@ fn capture(
             carry_usage(cursor, last_of(&mut entries, session), log);
         }
     }
-    let reply = answer(paths, reply, log);
+    let mut reply = answer(paths, reply, log);
+    let detached = match checks {
+        Some(checks) => {
+            let (feedback, detached) = enforce_checks(checks, &mut entries, log);
+            if let Some(feedback) = feedback {
+                reply = feedback;
+            }
+            detached
+        }
+        None => Vec::new(),
+    };
     let elapsed = started.elapsed().as_millis() as u64;
     let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
     append(paths, &lines, tracker, workspace, &redactor, log);
+    // After the append: the event's own line comes before its checks' results.
+    detach_checks(paths, &detached, log);
     reply
+}
+
+/// Runs the enforce-mode checks here, each within its time limit, adding their results to
+/// `entries`; returns the feedback reply when one failed, and the audit-mode jobs left to
+/// run detached.
+fn enforce_checks(
+    pending: capture::PendingChecks,
+    entries: &mut Vec<crate::queue_line::QueueEntry>,
+    log: &mut DebugLog,
+) -> (Option<Value>, Vec<checks::Job>) {
+    let (enforced, detached): (Vec<_>, Vec<_>) =
+        pending.jobs.into_iter().partition(checks::Job::enforced);
+    let mut records = Vec::new();
+    for job in &enforced {
+        let mut record = checks::run(job);
+        log.note(|| {
+            format!(
+                "check {} ({} file(s)): {} in {} ms",
+                record.name,
+                job.files.len(),
+                record.status,
+                record.duration_ms
+            )
+        });
+        record.blocked = record.failed() && pending.agent != crate::wire::Agent::Cursor;
+        records.push(record.clone());
+        let now = chrono::Utc::now().timestamp_millis();
+        entries.push(checks::result_entry(job, record, now));
+    }
+    let feedback = checks::feedback(&records)
+        .map(|reason| reply::tool_feedback(pending.agent, &pending.event, &reason));
+    (feedback, detached)
+}
+
+/// Starts a detached `cmstore check run` for each audit-mode job.
+fn detach_checks(paths: &Paths, jobs: &[checks::Job], log: &mut DebugLog) {
+    if jobs.is_empty() {
+        return;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(err) => {
+            log.note(|| format!("checks not started: no path to cmstore: {err}"));
+            return;
+        }
+    };
+    let dir = checks::jobs_dir(&paths.state_dir());
+    for job in jobs {
+        match checks::detach::spawn(job, &dir, &exe, &paths.queue) {
+            Ok(file) => {
+                log.note(|| format!("check {} detached ({})", job.kind.as_str(), file.display()))
+            }
+            Err(err) => log.note(|| format!("check {} not started: {err}", job.kind.as_str())),
+        }
+    }
 }
 
 /// The workspace file, locked, and the cursors of the earlier sessions it closed: saved

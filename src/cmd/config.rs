@@ -94,10 +94,65 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                      cache_write_5m = {w5}, cache_write_1h = {w1}, cache_read = {read} }}"
                 )?;
             }
+            show_checks(&mut out, &config.checks)?;
             for problem in &problems {
                 eprintln!("warning: {problem}");
             }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The configured checks (`[checks]`), each only when it is on.
+fn show_checks(out: &mut impl Write, checks: &crate::config::Checks) -> std::io::Result<()> {
+    let mode = |m: Mode| crate::checks::trigger::mode_name(m);
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    if let Some(c) = &checks.format {
+        writeln!(out, "\n[checks.format]")?;
+        writeln!(
+            out,
+            "mode = {:?}\ntimeout_secs = {}",
+            mode(c.mode),
+            secs(c.timeout_ms)
+        )?;
+        writeln!(out, "commands = [")?;
+        for command in &c.commands {
+            writeln!(
+                out,
+                "  {{ pattern = {:?}, command = {:?} }},",
+                command.patterns, command.command
+            )?;
+        }
+        writeln!(out, "]")?;
+    }
+    if let Some(c) = &checks.markdown {
+        writeln!(out, "\n[checks.markdown]")?;
+        writeln!(
+            out,
+            "mode = {:?}\ntimeout_secs = {}",
+            mode(c.mode),
+            secs(c.timeout_ms)
+        )?;
+        writeln!(out, "patterns = {:?}", c.patterns)?;
+        if let Some(n) = c.max_line_length {
+            writeln!(out, "max_line_length = {n}")?;
+        }
+        if let Some(command) = &c.command {
+            writeln!(out, "command = {command:?}")?;
+        }
+    }
+    if let Some(c) = &checks.security {
+        writeln!(out, "\n[checks.security]")?;
+        writeln!(
+            out,
+            "mode = {:?}\ntimeout_secs = {}",
+            mode(c.mode),
+            secs(c.timeout_ms)
+        )?;
+        writeln!(out, "on_push = {}", c.on_push)?;
+        if let Some(command) = &c.command {
+            writeln!(out, "command = {command:?}")?;
+        }
+    }
+    Ok(())
 }

@@ -4,6 +4,7 @@
 //! message and exit code the user sees; nothing here prints an error itself.
 
 pub mod capture;
+pub mod check;
 pub mod config;
 pub mod gate;
 pub mod generate;

@@ -32,18 +32,20 @@ pub enum By {
     Agent,
     /// One row per model: real token usage and cost (from the transcripts)
     Model,
+    /// One row per check (format, markdown, security): runs, failures, findings
+    Check,
 }
 
 /// Arguments of `cmstore summarize`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Only this session (with --by session, tool or model)
+    /// Only this session (with --by session, tool, model or check)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Only sessions seen since then: a duration ago (24h, 7d, 2w) or an ISO date/datetime (UTC)
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
-    /// One row per session, tool, day or agent
+    /// One row per session, tool, day, agent or check
     #[arg(long, value_enum, default_value_t = By::Session)]
     pub by: By,
     /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
@@ -121,6 +123,7 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
             }
             By::Session | By::Agent => "last_seen >= :since",
             By::Model => "ts >= :since",
+            By::Check => "ts >= :since",
         });
         params.push(Param {
             name: "since".into(),
@@ -148,6 +151,23 @@ pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, P
              sum(abandoned) AS abandoned\n\
              FROM v_session_tools{filter}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name"
         ),
+        // Check results live in their events' lines (`check`, docs/checks.md).
+        By::Check => {
+            let filter = filter.replace("\nWHERE ", "\n  AND ");
+            format!(
+                "SELECT json_extract(entry, '$.check.name') AS \"check\", count(*) AS runs, \
+                 sum(json_extract(entry, '$.check.status') = 'passed') AS passed, \
+                 sum(json_extract(entry, '$.check.status') = 'failed') AS failed, \
+                 sum(json_extract(entry, '$.check.status') = 'timed_out') AS timed_out, \
+                 sum(json_extract(entry, '$.check.status') = 'error') AS errors, \
+                 sum(coalesce(json_extract(entry, '$.check.blocked'), 0)) AS blocked, \
+                 sum(coalesce(json_array_length(entry, '$.check.findings'), 0)) AS findings, \
+                 CAST(avg(json_extract(entry, '$.check.durationMs')) AS INTEGER) AS avg_ms, \
+                 strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_run\n\
+                 FROM events\nWHERE hook_type = 'CheckResult'{filter}\n\
+                 GROUP BY 1\nORDER BY 1"
+            )
+        }
         By::Day => {
             if session.is_some() {
                 return Err(PlanError::SessionWithout);

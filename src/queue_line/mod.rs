@@ -5,6 +5,7 @@
 //! A queue line is a superset of ContextManager's `HookEntry`, so the extension that tails the
 //! same file keeps working. Field names are a public interface (see docs/design.md, "Queue line").
 
+pub mod check;
 pub mod parse;
 pub mod row;
 pub mod usage;
@@ -67,11 +68,14 @@ pub enum HookType {
     /// The agent considered compacting and may have compacted nothing (Gemini CLI: an automatic
     /// `PreCompress`, which fires before the size check decides whether to compress).
     CompactionCheck,
+    /// cmstore's own: a post-edit or post-commit check's result ([`check::CheckRecord`] in
+    /// the line's `check` field), written after the event that triggered it.
+    CheckResult,
 }
 
 impl HookType {
     /// Every canonical type.
-    pub const ALL: [HookType; 23] = [
+    pub const ALL: [HookType; 24] = [
         HookType::SessionStart,
         HookType::SessionEnd,
         HookType::UserPromptSubmit,
@@ -95,6 +99,7 @@ impl HookType {
         HookType::ModelResponse,
         HookType::ToolSelection,
         HookType::CompactionCheck,
+        HookType::CheckResult,
     ];
 
     /// The canonical spelling.
@@ -123,6 +128,7 @@ impl HookType {
             HookType::ModelResponse => "ModelResponse",
             HookType::ToolSelection => "ToolSelection",
             HookType::CompactionCheck => "CompactionCheck",
+            HookType::CheckResult => "CheckResult",
         }
     }
 
@@ -301,6 +307,9 @@ pub struct QueueEntry {
     /// is ([`crate::config::error_note`]): the settings it could not read took their defaults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_error: Option<String>,
+    /// On a `CheckResult` line: the check's result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<check::CheckRecord>,
 }
 
 impl QueueEntry {

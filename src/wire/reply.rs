@@ -42,6 +42,27 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
     }
 }
 
+/// The reply that sends `reason` back to the agent after a tool call (PostToolUse), so it
+/// acts on it (a check failed on the file it just edited), in the shape each agent reads.
+///
+/// Claude Code, VS Code and Codex read a top-level `decision: "block"` with its `reason`
+/// (the call has run; the reason goes to the model), with the text also as
+/// `hookSpecificOutput.additionalContext`; Gemini CLI's `AfterTool` reads `decision: "deny"`
+/// and `reason`; Copilot CLI's `postToolUse` (both casings) takes only a top-level
+/// `additionalContext`; Cursor's post-tool hooks take no feedback, so it gets `{}`.
+pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
+    match agent {
+        Agent::Copilot => json!({ "additionalContext": reason }),
+        Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
+        Agent::Cursor => empty(),
+        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Unknown => json!({
+            "decision": "block",
+            "reason": reason,
+            "hookSpecificOutput": { "hookEventName": event, "additionalContext": reason },
+        }),
+    }
+}
+
 /// A message shown to the user (PreCompact's knowledge index).
 pub fn system_message(text: &str) -> Value {
     json!({ "systemMessage": text })
@@ -71,6 +92,29 @@ mod tests {
             deny(Agent::Cursor, "preToolUse", "no")["permission"],
             "deny"
         );
+    }
+
+    #[test]
+    fn feedback_after_a_tool_call_per_agent() {
+        let claude = tool_feedback(Agent::Claude, "PostToolUse", "fix it");
+        assert_eq!(claude["decision"], "block");
+        assert_eq!(claude["reason"], "fix it");
+        assert_eq!(claude["hookSpecificOutput"]["hookEventName"], "PostToolUse");
+        assert_eq!(
+            tool_feedback(Agent::Copilot, "postToolUse", "fix it"),
+            json!({"additionalContext": "fix it"})
+        );
+        assert_eq!(
+            tool_feedback(Agent::Gemini, "AfterTool", "fix it"),
+            json!({"decision": "deny", "reason": "fix it"})
+        );
+        assert_eq!(tool_feedback(Agent::Cursor, "postToolUse", "x"), json!({}));
+        for agent in [Agent::Vscode, Agent::Codex] {
+            assert_eq!(
+                tool_feedback(agent, "PostToolUse", "x")["decision"],
+                "block"
+            );
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 mod agents;
 mod capture;
+mod checks;
 mod common;
 mod config;
 mod gate;

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+use cmstore::queue_line::check::{CheckRecord, Finding};
+
 use crate::common::{entry, TestEnv};
 
 fn now() -> i64 {
@@ -92,6 +94,39 @@ fn store() -> TestEnv {
         450,
         &call("Edit", "c7", r#"{"file_path":"/src/main.rs"}"#),
     );
+    let check = |status: &'static str, findings: Vec<Finding>| {
+        move |e: &mut cmstore::queue_line::QueueEntry| {
+            e.estimated_tokens = 0;
+            e.check = Some(CheckRecord {
+                name: if findings.is_empty() {
+                    "format"
+                } else {
+                    "security"
+                }
+                .into(),
+                mode: "audit".into(),
+                status: status.into(),
+                files: vec!["app.py".into(), "lib.py".into()],
+                findings: findings.clone(),
+                ..CheckRecord::default()
+            });
+        }
+    };
+    add("CheckResult", "a", 445, &check("passed", vec![]));
+    add(
+        "CheckResult",
+        "a",
+        446,
+        &check(
+            "failed",
+            vec![Finding {
+                rule: "aws-key".into(),
+                file: Some("app.py".into()),
+                line: Some(4),
+                message: None,
+            }],
+        ),
+    );
     add("PreToolUse", "a", 460, &|e| {
         call("Task", "c5", r#"{"subagent_type":"planner"}"#)(e);
         e.delegated_agent = Some("planner".into());
@@ -177,7 +212,8 @@ fn every_recipe_opens_with_the_question_it_answers_and_is_tested() {
     assert!(names.len() >= 10);
 }
 
-const TESTED: [&str; 13] = [
+const TESTED: [&str; 14] = [
+    "check_failures",
     "cost_per_day_and_model",
     "files_edited_today",
     "shell_commands",
@@ -304,6 +340,21 @@ fn recipes_return_the_expected_rows() {
         .as_str()
         .unwrap()
         .contains("hook-queue.jsonl:"));
+
+    let rows = recipe(&env, "check_failures");
+    assert_eq!(
+        pick(
+            &rows,
+            &["session_id", "check", "status", "files", "findings"]
+        ),
+        [json!([
+            "a",
+            "security",
+            "failed",
+            "app.py, lib.py",
+            "aws-key app.py:4"
+        ])]
+    );
 
     let rows = recipe(&env, "tool_failure_rate");
     assert_eq!(

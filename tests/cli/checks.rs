@@ -1,0 +1,569 @@
+//! The checks of `[checks]` (docs/checks.md) with real commands: `rustfmt --check` and shell
+//! scripts as the formatter, the built-in markdown checks, and the commit scan over a real
+//! git repository made in a temporary directory. Audit-mode tests wait (bounded) for the
+//! detached runner's line.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{capture, TestEnv};
+
+/// How long a detached check may take to append its line.
+const DETACHED_WAIT: Duration = Duration::from_secs(10);
+
+/// The fake secrets of every kind the scan knows, with the rule that names each.
+const SECRETS: [(&str, &str); 8] = [
+    (
+        "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "api-key",
+    ),
+    ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github-token"),
+    ("AKIAIOSFODNN7EXAMPLE", "aws-key"),
+    ("xoxb-123456789012-abcdefghijkl", "slack-token"),
+    ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "google-key"),
+    ("Bearer abcdefgh12345678xyz", "bearer-token"),
+    ("-----BEGIN RSA PRIVATE KEY-----", "private-key"),
+    ("corp-918273", "configured"),
+];
+
+fn configure(env: &TestEnv, toml: &str) {
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(env.home().join("cmstore.toml"), toml).unwrap();
+}
+
+/// A git repository in the test's directory, with one commit so `HEAD` exists.
+fn repo(env: &TestEnv) -> PathBuf {
+    let dir = env.dir.path().join("repo");
+    fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q"]);
+    fs::write(dir.join("README.md"), "# Repo\n").unwrap();
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "-qm", "first"]);
+    dir
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A Claude Code PostToolUse of `tool` with `input`, run in `cwd`.
+fn claude_post(cwd: &Path, tool: &str, input: Value) -> Value {
+    json!({
+        "session_id": "s-checks", "hook_event_name": "PostToolUse",
+        "cwd": cwd.to_string_lossy(), "tool_name": tool, "tool_input": input,
+        "tool_use_id": "toolu_1", "tool_response": {"success": true}
+    })
+}
+
+/// The `CheckResult` lines of the queue.
+fn results(env: &TestEnv) -> Vec<Value> {
+    env.queue_lines()
+        .into_iter()
+        .filter(|l| l["hookType"] == "CheckResult")
+        .collect()
+}
+
+/// Waits (at most [`DETACHED_WAIT`]) for `n` `CheckResult` lines.
+fn wait_results(env: &TestEnv, n: usize) -> Vec<Value> {
+    let until = Instant::now() + DETACHED_WAIT;
+    loop {
+        let found = results(env);
+        if found.len() >= n || Instant::now() > until {
+            assert_eq!(found.len(), n, "CheckResult lines: {found:?}");
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+const UNFORMATTED: &str = "fn main(){let x=1;println!(\"{}\",x);}\n";
+const FORMATTED: &str = "fn main() {\n    let x = 1;\n    println!(\"{}\", x);\n}\n";
+
+#[test]
+fn nothing_runs_until_a_check_is_configured() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    fs::write(repo.join("main.rs"), UNFORMATTED).unwrap();
+    let input = json!({"file_path": repo.join("main.rs").to_string_lossy()});
+    let reply = capture(&env, claude_post(&repo, "Write", input).to_string(), &[]);
+    assert_eq!(reply, json!({}));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(results(&env).is_empty());
+    assert!(!env.home().join("state/checks").exists());
+}
+
+#[test]
+fn format_in_audit_mode_runs_detached_and_records_rustfmts_verdict() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(
+        &env,
+        "[checks.format]\ncommands = [{ pattern = \"*.rs\", command = \"rustfmt --check {files}\" }]\n",
+    );
+    let file = repo.join("main.rs");
+    fs::write(&file, UNFORMATTED).unwrap();
+    let input = json!({"file_path": file.to_string_lossy(), "content": UNFORMATTED});
+    let started = Instant::now();
+    let reply = capture(&env, claude_post(&repo, "Write", input).to_string(), &[]);
+    assert_eq!(reply, json!({}), "audit mode never answers");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let lines = wait_results(&env, 1);
+    let check = &lines[0]["check"];
+    assert_eq!(check["name"], "format");
+    assert_eq!(check["mode"], "audit");
+    assert_eq!(check["status"], "failed", "{check}");
+    assert_eq!(check["exitCode"], 1);
+    assert_eq!(check["files"], json!([file.to_string_lossy()]));
+    assert!(
+        check["output"].as_str().unwrap().contains("Diff in"),
+        "{check}"
+    );
+    assert!(check.get("blocked").is_none());
+    assert_eq!(lines[0]["sessionId"], "s-checks");
+    assert_eq!(lines[0]["toolCallId"], "toolu_1");
+    // The event's own line comes first.
+    let all = env.queue_lines();
+    assert_eq!(all[0]["hookType"], "PostToolUse");
+    assert!(
+        fs::read_dir(env.home().join("state/checks"))
+            .unwrap()
+            .next()
+            .is_none(),
+        "the job file is removed"
+    );
+}
+
+#[test]
+fn format_in_enforce_mode_blocks_until_the_file_is_fixed() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(
+        &env,
+        "[checks.format]\nmode = \"enforce\"\ncommands = [{ pattern = \"*.rs\", command = \"rustfmt --check {files}\" }]\n",
+    );
+    let file = repo.join("main.rs");
+    fs::write(&file, UNFORMATTED).unwrap();
+    let payload = claude_post(&repo, "Edit", json!({"file_path": file.to_string_lossy()}));
+    let reply = capture(&env, payload.to_string(), &[]);
+    assert_eq!(reply["decision"], "block", "{reply}");
+    let reason = reply["reason"].as_str().unwrap();
+    assert!(reason.contains("cmstore format check failed"), "{reason}");
+    assert!(reason.contains("main.rs"), "{reason}");
+    let lines = results(&env);
+    assert_eq!(lines.len(), 1, "recorded in the hook's own append");
+    assert_eq!(lines[0]["check"]["blocked"], true);
+    assert_eq!(lines[0]["check"]["mode"], "enforce");
+
+    fs::write(&file, FORMATTED).unwrap();
+    let reply = capture(&env, payload.to_string(), &[]);
+    assert_eq!(reply, json!({}));
+    let lines = results(&env);
+    assert_eq!(lines[1]["check"]["status"], "passed");
+}
+
+/// A formatter script that always fails, saying which files it was given.
+fn failing_formatter(env: &TestEnv) -> PathBuf {
+    let script = env.dir.path().join("fmt.sh");
+    fs::write(&script, "#!/bin/sh\necho \"would reformat $*\"\nexit 3\n").unwrap();
+    script
+}
+
+#[cfg(unix)]
+#[test]
+fn enforce_mode_feedback_takes_each_agents_shape() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let script = failing_formatter(&env);
+    configure(
+        &env,
+        &format!(
+            "[checks.format]\nmode = \"enforce\"\ncommands = [{{ pattern = \"*.txt\", command = \"sh {} {{files}}\" }}]\n",
+            script.display()
+        ),
+    );
+    let cwd = repo.to_string_lossy().to_string();
+    let patch = "*** Begin Patch\n*** Update File: notes.txt\n@@\n-a\n+b\n*** End Patch\n";
+    let cases: Vec<(&str, Value, Vec<&str>)> = vec![
+        (
+            "claude",
+            claude_post(
+                &repo,
+                "MultiEdit",
+                json!({"file_path": "notes.txt", "edits": []}),
+            ),
+            vec![],
+        ),
+        (
+            "vscode",
+            json!({"hookEventName": "PostToolUse", "sessionId": "v", "cwd": cwd,
+                   "tool_name": "replace_string_in_file", "tool_input": {"filePath": "notes.txt"},
+                   "tool_response": "ok"}),
+            vec!["--agent", "vscode"],
+        ),
+        (
+            "copilot",
+            json!({"sessionId": "c", "timestamp": 1_704_614_600_000_i64, "cwd": cwd,
+                   "toolName": "edit", "toolArgs": "{\"path\":\"notes.txt\"}",
+                   "toolResult": {"resultType": "success", "textResultForLlm": "ok"}}),
+            vec!["--agent", "copilot", "--event", "postToolUse"],
+        ),
+        (
+            "codex",
+            json!({"session_id": "x", "turn_id": "t1", "hook_event_name": "PostToolUse",
+                   "cwd": cwd, "tool_name": "apply_patch", "tool_input": {"command": patch},
+                   "tool_response": "Success"}),
+            vec!["--agent", "codex"],
+        ),
+        (
+            "gemini",
+            json!({"session_id": "g", "hook_event_name": "AfterTool", "cwd": cwd,
+                   "timestamp": "2026-02-27T12:46:42.726Z", "tool_name": "write_file",
+                   "tool_input": {"file_path": "notes.txt", "content": "b"}}),
+            vec!["--agent", "gemini"],
+        ),
+    ];
+    for (agent, payload, args) in cases {
+        let reply = capture(&env, payload.to_string(), &args);
+        let reason = match agent {
+            "copilot" => {
+                assert_eq!(reply.as_object().unwrap().len(), 1, "{agent}: {reply}");
+                reply["additionalContext"].as_str()
+            }
+            "gemini" => {
+                assert_eq!(reply["decision"], "deny", "{agent}: {reply}");
+                reply["reason"].as_str()
+            }
+            _ => {
+                assert_eq!(reply["decision"], "block", "{agent}: {reply}");
+                assert_eq!(
+                    reply["hookSpecificOutput"]["additionalContext"], reply["reason"],
+                    "{agent}"
+                );
+                reply["reason"].as_str()
+            }
+        }
+        .unwrap_or_else(|| panic!("{agent}: no reason in {reply}"));
+        assert!(
+            reason.contains("would reformat notes.txt"),
+            "{agent}: {reason}"
+        );
+        assert!(reason.contains("exited 3"), "{agent}: {reason}");
+    }
+    let lines = results(&env);
+    assert_eq!(lines.len(), 5);
+    for line in &lines {
+        assert_eq!(line["check"]["files"], json!(["notes.txt"]), "{line}");
+        assert_eq!(line["check"]["exitCode"], 3);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_check_past_its_limit_is_killed_recorded_and_never_blocks() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let marker = env.dir.path().join("finished");
+    let script = env.dir.path().join("slow.sh");
+    fs::write(
+        &script,
+        format!("#!/bin/sh\nsleep 30\ntouch {}\n", marker.display()),
+    )
+    .unwrap();
+    for mode in ["enforce", "audit"] {
+        configure(
+            &env,
+            &format!(
+                "[checks.format]\nmode = \"{mode}\"\ntimeout_secs = 0.5\ncommands = [{{ pattern = \"*.rs\", command = \"sh {}\" }}]\n",
+                script.display()
+            ),
+        );
+        let started = Instant::now();
+        let payload = claude_post(&repo, "Write", json!({"file_path": "a.rs"}));
+        let reply = capture(&env, payload.to_string(), &[]);
+        assert_eq!(reply, json!({}), "{mode}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{mode}: {:?}",
+            started.elapsed()
+        );
+    }
+    let lines = wait_results(&env, 2);
+    for line in &lines {
+        let check = &line["check"];
+        assert_eq!(check["status"], "timed_out", "{check}");
+        assert!(
+            check["error"].as_str().unwrap().contains("limit"),
+            "{check}"
+        );
+        let ms = check["durationMs"].as_u64().unwrap();
+        assert!((400..5000).contains(&ms), "{ms}");
+    }
+    assert!(!marker.exists(), "the script was killed, not left running");
+}
+
+#[test]
+fn a_missing_command_is_recorded_as_an_error_and_never_blocks() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(
+        &env,
+        "[checks.format]\nmode = \"enforce\"\ncommands = [{ pattern = \"*.rs\", command = \"cmstore-no-such-formatter {files}\" }]\n",
+    );
+    let payload = claude_post(&repo, "Write", json!({"file_path": "a.rs"}));
+    let reply = capture(&env, payload.to_string(), &[]);
+    assert_eq!(reply, json!({}));
+    let lines = results(&env);
+    assert_eq!(lines[0]["check"]["status"], "error", "{}", lines[0]);
+    assert_eq!(lines[0]["check"]["error"], "command not found");
+}
+
+const BAD_MARKDOWN: &str =
+    "# Title\n### Skipped\ntrailing \nSee [gone](missing.md) and [ok](README.md).\n```sh\nopen\n";
+
+#[test]
+fn markdown_built_in_checks_in_audit_and_enforce_mode() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    fs::write(repo.join("guide.md"), BAD_MARKDOWN).unwrap();
+    let payload = claude_post(&repo, "Write", json!({"file_path": "guide.md"}));
+
+    configure(&env, "[checks.markdown]\n");
+    assert_eq!(capture(&env, payload.to_string(), &[]), json!({}));
+    let lines = wait_results(&env, 1);
+    let rules: Vec<(String, u64)> = lines[0]["check"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["file"], "guide.md");
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("heading-skip".to_string(), 2),
+            ("trailing-whitespace".to_string(), 3),
+            ("broken-link".to_string(), 4),
+            ("unclosed-fence".to_string(), 5),
+        ]
+    );
+
+    configure(
+        &env,
+        "[checks.post-edit-markdown-quality]\nmode = \"enforce\"\n",
+    );
+    let reply = capture(&env, payload.to_string(), &[]);
+    let reason = reply["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("cmstore markdown check failed for guide.md"),
+        "{reason}"
+    );
+    assert!(reason.contains("guide.md:4: broken-link"), "{reason}");
+
+    fs::write(
+        repo.join("guide.md"),
+        "# Title\n\n## Part\n\nSee [ok](README.md).\n",
+    )
+    .unwrap();
+    assert_eq!(capture(&env, payload.to_string(), &[]), json!({}));
+    assert_eq!(results(&env)[2]["check"]["status"], "passed");
+}
+
+/// Commits a file holding every fake secret and returns the `git commit` PostToolUse.
+fn commit_secrets(repo: &Path) -> Value {
+    let text: String = SECRETS
+        .iter()
+        .map(|(secret, _)| format!("value = \"{secret}\"\n"))
+        .collect();
+    fs::write(repo.join("settings.py"), format!("# config\n{text}")).unwrap();
+    git(repo, &["add", "settings.py"]);
+    git(repo, &["commit", "-qm", "add settings"]);
+    commit_post(repo)
+}
+
+/// The PostToolUse of a successful `git commit` in `repo`.
+fn commit_post(repo: &Path) -> Value {
+    let mut post = claude_post(
+        repo,
+        "Bash",
+        json!({"command": "git add settings.py && git commit -m 'add settings'"}),
+    );
+    post["tool_response"] = json!({"stdout": "[main 1a2b3c4] add settings", "stderr": "",
+                                   "interrupted": false});
+    post
+}
+
+fn assert_no_secret(what: &str, text: &str) {
+    for (secret, _) in SECRETS {
+        let value = secret.trim_start_matches("Bearer ");
+        assert!(!text.contains(value), "{what} holds {value}");
+    }
+}
+
+#[test]
+fn the_commit_scan_reports_every_secret_kind_by_rule_and_line_never_by_value() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(
+        &env,
+        "[redaction]\npatterns = ['corp-[0-9]{6}']\n[checks.security]\n",
+    );
+    let reply = capture(&env, commit_secrets(&repo).to_string(), &[]);
+    assert_eq!(reply, json!({}));
+    let lines = wait_results(&env, 1);
+    let check = &lines[0]["check"];
+    assert_eq!(check["status"], "failed");
+    assert_eq!(check["files"], json!(["settings.py"]));
+    assert_eq!(check["commit"].as_str().unwrap().len(), 40);
+    let found: Vec<(String, u64)> = check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["file"], "settings.py");
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = SECRETS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, rule))| (rule.to_string(), i as u64 + 2))
+        .collect();
+    assert_eq!(found, want);
+    assert_no_secret("the queue", &fs::read_to_string(env.queue()).unwrap());
+
+    env.ingest_once();
+    let out = env
+        .cmd()
+        .args(["query", "--format", "json", "SELECT * FROM events"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_no_secret("the store", &String::from_utf8_lossy(&out.stdout));
+    let out = env
+        .cmd()
+        .args(["summarize", "--by", "check", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["check"], "security");
+    assert_eq!(rows[0]["runs"], 1);
+    assert_eq!(rows[0]["failed"], 1);
+    assert_eq!(rows[0]["findings"], SECRETS.len());
+}
+
+#[test]
+fn the_commit_scan_in_enforce_mode_tells_the_agent_without_the_values() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(
+        &env,
+        "[redaction]\npatterns = ['corp-[0-9]{6}']\n[checks.post-commit-security-scan]\nmode = \"enforce\"\n",
+    );
+    let reply = capture(&env, commit_secrets(&repo).to_string(), &[]);
+    assert_eq!(reply["decision"], "block", "{reply}");
+    let reason = reply["reason"].as_str().unwrap();
+    for (_, rule) in SECRETS {
+        assert!(reason.contains(&format!(": {rule}")), "{rule}: {reason}");
+    }
+    assert!(reason.contains("settings.py:4: aws-key"), "{reason}");
+    assert_no_secret("the reply", &reply.to_string());
+    assert_no_secret("the queue", &fs::read_to_string(env.queue()).unwrap());
+
+    // A failed commit, or another command, is not scanned.
+    let mut failed = commit_post(&repo);
+    failed["tool_name"] = json!("Bash");
+    failed["hook_event_name"] = json!("PostToolUseFailure");
+    assert_eq!(capture(&env, failed.to_string(), &[]), json!({}));
+    let status = claude_post(&repo, "Bash", json!({"command": "git status"}));
+    assert_eq!(capture(&env, status.to_string(), &[]), json!({}));
+    assert_eq!(results(&env).len(), 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_configured_scanner_runs_after_the_built_in_patterns() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let scanner = env.dir.path().join("scan.sh");
+    fs::write(
+        &scanner,
+        "#!/bin/sh\necho 'leak found: AKIAIOSFODNN7EXAMPLE'\nexit 1\n",
+    )
+    .unwrap();
+    configure(
+        &env,
+        &format!(
+            "[checks.security]\nmode = \"enforce\"\ncommand = \"sh {}\"\n",
+            scanner.display()
+        ),
+    );
+    fs::write(repo.join("clean.txt"), "nothing secret\n").unwrap();
+    git(&repo, &["add", "clean.txt"]);
+    git(&repo, &["commit", "-qm", "clean"]);
+    let post = claude_post(&repo, "Bash", json!({"command": "git commit -m clean"}));
+    let reply = capture(&env, post.to_string(), &[]);
+    assert_eq!(reply["decision"], "block", "{reply}");
+    let lines = results(&env);
+    let check = &lines[0]["check"];
+    assert_eq!(check["status"], "failed");
+    assert_eq!(check["exitCode"], 1);
+    assert_eq!(check["output"], "leak found: [REDACTED:aws-key]");
+    assert!(check.get("findings").is_none());
+    assert_no_secret("the reply", &reply.to_string());
+}
+
+#[test]
+fn config_show_and_check_know_the_checks() {
+    let env = TestEnv::new();
+    configure(
+        &env,
+        "[checks.format]\nmode = \"enforce\"\ncommands = [{ pattern = \"*.rs\", command = \"rustfmt --check {files}\" }]\n[checks.markdown]\nmode = \"loud\"\n",
+    );
+    let out = env.cmd().args(["config", "show"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("[checks.format]\nmode = \"enforce\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("{ pattern = [\"*.rs\"], command = \"rustfmt --check {files}\" }"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[checks.markdown]\nmode = \"audit\""),
+        "{text}"
+    );
+    assert!(!text.contains("[checks.security]"), "{text}");
+    let out = env.cmd().args(["config", "check"]).output().unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(all.contains("checks.markdown.mode"), "{all}");
+}
