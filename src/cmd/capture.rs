@@ -121,6 +121,7 @@ fn capture(
     let Some(mut plan) = capture::prepare(&hook, config, log) else {
         return reply::empty();
     };
+    read_rollout_exit_code(&mut plan, log);
     // The cursors are saved only once their turns are in the queue: saving first would mark
     // them recorded even when the append then fails, and they would never be written.
     let (tracker, turns) = match plan.transcript() {
@@ -138,6 +139,19 @@ fn capture(
     let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
     append(paths, &lines, tracker, workspace, &redactor, log);
     reply
+}
+
+/// A Codex tool call's exit code from its rollout, when the plan asks for it; a rollout that
+/// cannot be read leaves the call without one (a note in the debug log).
+fn read_rollout_exit_code(plan: &mut capture::Plan, log: &mut DebugLog) {
+    let Some((path, call_id)) = plan.rollout_lookup() else {
+        return;
+    };
+    match transcript::codex_exit_code(Path::new(path), call_id) {
+        Ok(Some(code)) => plan.set_exit_code(code),
+        Ok(None) => log.note(|| format!("no exit code for {call_id} in the rollout")),
+        Err(err) => log.note(|| format!("rollout unreadable: {err}")),
+    }
 }
 
 /// The workspace file, locked, and the cursors of the earlier sessions it closed: saved

@@ -5,7 +5,9 @@
 
 mod anthropic;
 mod claude;
+mod codex;
 mod gemini;
 mod google;
 mod harness;
 mod mock;
+mod openai;
