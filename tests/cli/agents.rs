@@ -327,3 +327,29 @@ fn a_codex_171_call_without_its_rollout_has_no_exit_code() {
     assert!(lines[0].get("exitCode").is_none(), "{}", lines[0]);
     assert!(lines[0].get("toolFailed").is_none(), "{}", lines[0]);
 }
+
+/// Issue 15.1 for Copilot CLI 1.0.102: its shell result ends in `<shellId: N completed with
+/// exit code 3>`, with `resultType: "success"` (payloads recorded by the end-to-end suite).
+#[test]
+fn a_copilot_1_0_102_exit_code_is_read_from_its_shell_line() {
+    let env = TestEnv::new();
+    captured(
+        &env,
+        &[
+            ("copilot-1.0.102-post-tool-use.json", Some("postToolUse")),
+            (
+                "copilot-1.0.102-post-tool-use-exit-3.json",
+                Some("postToolUse"),
+            ),
+        ],
+    );
+    let lines = env.queue_lines();
+    assert_eq!(lines[0]["exitCode"], 0);
+    assert_eq!(lines[1]["exitCode"], 3);
+    assert_eq!(lines[1]["toolFailed"], true);
+    assert_eq!(
+        lines[1]["toolResultType"], "success",
+        "Copilot's own word kept"
+    );
+    assert_eq!(env.int("SELECT tool_failures FROM sessions"), 1);
+}

@@ -6,6 +6,7 @@
 mod anthropic;
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod google;
 mod harness;
