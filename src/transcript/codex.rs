@@ -19,7 +19,7 @@ use serde_json::Value;
 pub const TAIL_BYTES: u64 = 1024 * 1024;
 
 /// The exit code Codex's rollout at `path` records for the shell call `call_id`, from its
-/// last [`TAIL_BYTES`]. `Ok(None)` when no line there names it with one.
+/// last `TAIL_BYTES` (1 MiB). `Ok(None)` when no line there names it with one.
 pub fn exit_code(path: &Path, call_id: &str) -> io::Result<Option<i64>> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
