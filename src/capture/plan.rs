@@ -110,6 +110,30 @@ impl Plan<'_> {
     pub fn add_closed(&mut self, session: SeenSession, turns: Vec<Turn>) {
         self.closed.push((session, turns));
     }
+
+    /// For a Codex PostToolUse whose result gave no exit code (Codex 0.171 gives only the
+    /// output): the rollout and the call id to find it by. The shell reads it
+    /// ([`codex_exit_code`](crate::transcript::codex_exit_code)) and passes it to
+    /// [`Plan::set_exit_code`].
+    pub fn rollout_lookup(&self) -> Option<(&str, &str)> {
+        let e = &self.entry;
+        if self.agent != Agent::Codex
+            || self.hook_type != Some(HookType::PostToolUse)
+            || e.exit_code.is_some()
+        {
+            return None;
+        }
+        let path = e.transcript_path.as_deref().filter(|p| !p.is_empty())?;
+        Some((path, e.tool_call_id.as_deref()?))
+    }
+
+    /// The tool call's exit code, read by the shell: a code other than 0 makes it failed.
+    pub fn set_exit_code(&mut self, code: i64) {
+        self.entry.exit_code = Some(code);
+        if code != 0 {
+            self.entry.tool_failed = Some(true);
+        }
+    }
 }
 
 /// Reads one hook's input into a plan: decodes and redacts the payload, tells the agent and

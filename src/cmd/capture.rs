@@ -123,6 +123,7 @@ fn capture(
     let Some(mut plan) = capture::prepare(&hook, config, log) else {
         return reply::empty();
     };
+    read_rollout_exit_code(&mut plan, log);
     let checks = plan.take_checks();
     // The cursors are saved only once their turns are in the queue: saving first would mark
     // them recorded even when the append then fails, and they would never be written.
@@ -217,6 +218,19 @@ fn detach_checks(paths: &Paths, jobs: &[checks::Job], log: &mut DebugLog) {
             }
             Err(err) => log.note(|| format!("check {} not started: {err}", job.kind.as_str())),
         }
+    }
+}
+
+/// A Codex tool call's exit code from its rollout, when the plan asks for it; a rollout that
+/// cannot be read leaves the call without one (a note in the debug log).
+fn read_rollout_exit_code(plan: &mut capture::Plan, log: &mut DebugLog) {
+    let Some((path, call_id)) = plan.rollout_lookup() else {
+        return;
+    };
+    match transcript::codex_exit_code(Path::new(path), call_id) {
+        Ok(Some(code)) => plan.set_exit_code(code),
+        Ok(None) => log.note(|| format!("no exit code for {call_id} in the rollout")),
+        Err(err) => log.note(|| format!("rollout unreadable: {err}")),
     }
 }
 

@@ -1,8 +1,9 @@
 //! Finding a session's transcript when the hook payload gives no path.
 //!
 //! ContextManager searched only `%APPDATA%\Code\User\workspaceStorage` (Windows, VS Code
-//! stable, seed bug A-B7). Here every platform's layout is checked, for Claude Code and for
-//! VS Code stable and Insiders; directories that do not exist are skipped. When several
+//! stable, seed bug A-B7). Here every platform's layout is checked, for Claude Code, for
+//! VS Code stable and Insiders, and for Copilot CLI (whose SessionEnd names no transcript);
+//! directories that do not exist are skipped. When several
 //! candidates exist, the most recently modified one wins.
 
 use std::fs;
@@ -20,6 +21,8 @@ pub struct DiscoveryEnv {
     pub xdg_config_home: Option<PathBuf>,
     /// `APPDATA` (Windows roaming profile).
     pub appdata: Option<PathBuf>,
+    /// `COPILOT_HOME`, which replaces Copilot CLI's `~/.copilot`.
+    pub copilot_home: Option<PathBuf>,
 }
 
 impl DiscoveryEnv {
@@ -31,7 +34,15 @@ impl DiscoveryEnv {
             claude_config_dir: crate::env::path("CLAUDE_CONFIG_DIR"),
             xdg_config_home: crate::env::path("XDG_CONFIG_HOME"),
             appdata: crate::env::path("APPDATA"),
+            copilot_home: crate::env::path("COPILOT_HOME"),
         }
+    }
+
+    /// Copilot CLI's state dir: `COPILOT_HOME`, else `<home>/.copilot`.
+    fn copilot_dir(&self) -> Option<PathBuf> {
+        self.copilot_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".copilot")))
     }
 
     /// Claude Code's config dir: `CLAUDE_CONFIG_DIR`, else `<home>/.claude`.
@@ -64,8 +75,9 @@ impl DiscoveryEnv {
     }
 }
 
-/// Finds the transcript of `session_id`: Claude Code `<claude dir>/projects/*/<id>.jsonl`, or
-/// VS Code `<Code/User>/workspaceStorage/*/GitHub.copilot-chat/transcripts/<id>.jsonl`.
+/// Finds the transcript of `session_id`: Claude Code `<claude dir>/projects/*/<id>.jsonl`,
+/// VS Code `<Code/User>/workspaceStorage/*/GitHub.copilot-chat/transcripts/<id>.jsonl`, or
+/// Copilot CLI `<copilot dir>/session-state/<id>/events.jsonl`.
 ///
 /// Session ids holding path separators, `..` or other characters that could leave the
 /// searched directories are rejected.
@@ -77,6 +89,14 @@ pub fn discover(session_id: &str, env: &DiscoveryEnv) -> Option<PathBuf> {
     let mut candidates = Vec::new();
     if let Some(claude) = env.claude_dir() {
         candidates.extend(children(&claude.join("projects")).map(|p| p.join(&file_name)));
+    }
+    if let Some(copilot) = env.copilot_dir() {
+        candidates.push(
+            copilot
+                .join("session-state")
+                .join(session_id)
+                .join("events.jsonl"),
+        );
     }
     for user in env.code_user_dirs() {
         candidates.extend(children(&user.join("workspaceStorage")).map(|p| {
@@ -204,6 +224,29 @@ mod tests {
         }
     }
 
+    /// Copilot CLI 1.0.102's SessionEnd names no transcript (seen in the end-to-end suite).
+    #[test]
+    fn finds_copilot_cli_session_state() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp
+            .path()
+            .join("home/.copilot/session-state/7cead6db-1886/events.jsonl");
+        touch(&path);
+        assert_eq!(discover("7cead6db-1886", &env_at(tmp.path())), Some(path));
+        let moved = tmp.path().join("ch/session-state/s2/events.jsonl");
+        touch(&moved);
+        let env = DiscoveryEnv {
+            copilot_home: Some(tmp.path().join("ch")),
+            ..env_at(tmp.path())
+        };
+        assert_eq!(discover("s2", &env), Some(moved));
+        assert_eq!(
+            discover("7cead6db-1886", &env),
+            None,
+            "COPILOT_HOME replaces ~/.copilot"
+        );
+    }
+
     #[test]
     fn missing_dirs_are_skipped() {
         let tmp = tempfile::tempdir().unwrap();
@@ -212,6 +255,7 @@ mod tests {
             claude_config_dir: Some(tmp.path().join("none")),
             xdg_config_home: Some(tmp.path().join("nothing")),
             appdata: None,
+            copilot_home: Some(tmp.path().join("no-copilot")),
         };
         assert_eq!(discover("abc", &env), None);
         assert_eq!(discover("abc", &DiscoveryEnv::default()), None);

@@ -1,4 +1,5 @@
-//! Transcript readers (Claude Code, VS Code Copilot), per-session cursors, turn assembly.
+//! Transcript readers (Claude Code, VS Code Copilot), per-session cursors, turn assembly, and
+//! Codex's rollout for a tool call's exit code.
 //!
 //! The hook handler calls this on `PostToolUse` (harvest turns whose `Stop` never fired),
 //! `Stop`/`SubagentStop` (the final exchange) and `PreCompact` (every turn since the last
@@ -12,9 +13,12 @@
 //! - [`Tracker`]: the cursor file, its lock, and reading complete lines from the transcript;
 //! - [`discover`]: where a session's transcript lives when the payload does not say;
 //! - [`Workspace`]: the sessions seen lately in a workspace, so that a later session's hook
-//!   closes an earlier one whose last turn no Stop or SessionEnd recorded.
+//!   closes an earlier one whose last turn no Stop or SessionEnd recorded;
+//! - [`codex_exit_code`]: a Codex shell call's exit code from the rollout's tail, which its
+//!   PostToolUse payload does not carry.
 
 mod claude;
+mod codex;
 mod cursor;
 mod discover;
 #[cfg(test)]
@@ -33,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::queue_line::ToolCallRecord;
 use crate::queue_line::TurnRecord;
+pub use codex::exit_code as codex_exit_code;
 pub use cursor::{
     remove_stale, Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS,
 };

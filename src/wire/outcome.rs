@@ -61,15 +61,17 @@ fn copilot_text(result: &Value) -> Option<&str> {
     }
 }
 
-/// Copilot CLI ends a shell tool's result with a line of its own, `<exited with exit code N>`:
-/// only that last line counts, never the same words earlier in the output.
+/// Copilot CLI ends a shell tool's result with a line of its own, `<exited with exit code N>`,
+/// or since 1.0.x `<shellId: ID completed with exit code N>` (seen with 1.0.102 in the
+/// end-to-end suite): only that last line counts, never the same words earlier in the output.
 fn copilot_exit_code(text: &str) -> Option<i64> {
     let last = text.trim_end().lines().next_back()?.trim();
-    last.strip_prefix("<exited with exit code ")?
-        .strip_suffix('>')?
-        .trim()
-        .parse()
-        .ok()
+    let inner = last.strip_prefix('<')?.strip_suffix('>')?;
+    let code = match inner.strip_prefix("shellId: ") {
+        Some(rest) => rest.split_once(" completed with exit code ")?.1,
+        None => inner.strip_prefix("exited with exit code ")?,
+    };
+    code.trim().parse().ok()
 }
 
 /// Gemini CLI's shell result: `llmContent` is `Output: <output>` followed by lines of its own
@@ -167,6 +169,22 @@ mod tests {
         let printed = json!({"resultType": "success",
             "textResultForLlm": "<exited with exit code 3>\nand then more output"});
         assert_eq!(read(Agent::Copilot, &printed), ToolOutcome::default());
+        // Copilot CLI 1.0.102, as the end-to-end suite recorded it.
+        let shell = json!({"resultType": "success",
+            "textResultForLlm": "failing\n<shellId: 0 completed with exit code 3>"});
+        assert_eq!(
+            read(Agent::Copilot, &shell),
+            ToolOutcome {
+                exit_code: Some(3),
+                failed: true
+            }
+        );
+        let shell_ok = json!({"resultType": "success",
+            "textResultForLlm": "hi\n<shellId: 1 completed with exit code 0>"});
+        assert_eq!(read(Agent::Copilot, &shell_ok).exit_code, Some(0));
+        let shell_printed = json!({"resultType": "success",
+            "textResultForLlm": "<shellId: 0 completed with exit code 3>\nmore"});
+        assert_eq!(read(Agent::Copilot, &shell_printed), ToolOutcome::default());
     }
 
     #[test]

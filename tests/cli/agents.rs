@@ -276,3 +276,80 @@ fn a_gemini_prompt_without_after_agent_is_interrupted_in_any_batches() {
         "one batch or one per line: the same turns"
     );
 }
+
+/// Codex 0.171's PostToolUse, as the end-to-end suite recorded it, with the rollout it names
+/// copied into the test's directory (or not, with `rollout: false`).
+fn codex_171_post_tool_use(env: &TestEnv, name: &str, rollout: bool) -> Value {
+    let path = env.dir.path().join("rollout.jsonl");
+    if rollout {
+        std::fs::write(&path, payload("codex-0.171-rollout.jsonl")).unwrap();
+    }
+    let mut post: Value = serde_json::from_str(&payload(name)).unwrap();
+    post["transcript_path"] = Value::from(path.to_str().unwrap());
+    post
+}
+
+/// Issue 15.1 for Codex 0.171: its PostToolUse gives only the output (`"failing\n"`), so the
+/// exit code comes from the rollout the payload names.
+#[test]
+fn a_codex_171_exit_code_is_read_from_its_rollout() {
+    let env = TestEnv::new();
+    for name in [
+        "codex-0.171-post-tool-use.json",
+        "codex-0.171-post-tool-use-exit-3.json",
+    ] {
+        let post = codex_171_post_tool_use(&env, name, true);
+        capture(&env, post.to_string(), &[]);
+    }
+    env.ingest_once();
+    let lines = env.queue_lines();
+    assert_eq!(lines[0]["exitCode"], 0);
+    assert!(lines[0].get("toolFailed").is_none(), "{}", lines[0]);
+    assert_eq!(lines[1]["exitCode"], 3);
+    assert_eq!(lines[1]["toolFailed"], true);
+    assert_eq!(
+        text(
+            &env,
+            "SELECT group_concat(outcome, ',') FROM (SELECT outcome FROM tool_calls ORDER BY end_ts)"
+        )
+        .as_deref(),
+        Some("succeeded,failed")
+    );
+    assert_eq!(env.int("SELECT tool_failures FROM sessions"), 1);
+}
+
+#[test]
+fn a_codex_171_call_without_its_rollout_has_no_exit_code() {
+    let env = TestEnv::new();
+    let post = codex_171_post_tool_use(&env, "codex-0.171-post-tool-use-exit-3.json", false);
+    capture(&env, post.to_string(), &[]);
+    let lines = env.queue_lines();
+    assert!(lines[0].get("exitCode").is_none(), "{}", lines[0]);
+    assert!(lines[0].get("toolFailed").is_none(), "{}", lines[0]);
+}
+
+/// Issue 15.1 for Copilot CLI 1.0.102: its shell result ends in `<shellId: N completed with
+/// exit code 3>`, with `resultType: "success"` (payloads recorded by the end-to-end suite).
+#[test]
+fn a_copilot_1_0_102_exit_code_is_read_from_its_shell_line() {
+    let env = TestEnv::new();
+    captured(
+        &env,
+        &[
+            ("copilot-1.0.102-post-tool-use.json", Some("postToolUse")),
+            (
+                "copilot-1.0.102-post-tool-use-exit-3.json",
+                Some("postToolUse"),
+            ),
+        ],
+    );
+    let lines = env.queue_lines();
+    assert_eq!(lines[0]["exitCode"], 0);
+    assert_eq!(lines[1]["exitCode"], 3);
+    assert_eq!(lines[1]["toolFailed"], true);
+    assert_eq!(
+        lines[1]["toolResultType"], "success",
+        "Copilot's own word kept"
+    );
+    assert_eq!(env.int("SELECT tool_failures FROM sessions"), 1);
+}

@@ -5,7 +5,10 @@
 
 mod anthropic;
 mod claude;
+mod codex;
+mod copilot;
 mod gemini;
 mod google;
 mod harness;
 mod mock;
+mod openai;

@@ -1,0 +1,335 @@
+//! Codex (`@openai/codex`, pinned in `.ci/install-agents`) in `codex exec`, its hooks written by
+//! hand into the test's `~/.codex/config.toml` (`[[hooks.<Event>]]` tables), against the mock
+//! Responses API as a custom model provider.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::{self, Run, World, AGENT_TIMEOUT};
+use crate::mock::MockServer;
+use crate::openai::{self, call_id, Step};
+
+/// The launcher the npm package installs (its `bin` entry), run with node: it starts the
+/// platform's native binary with the bundled ripgrep on `PATH`.
+fn codex() -> Option<PathBuf> {
+    harness::agent("codex", "node_modules/@openai/codex/bin/codex.js")
+}
+
+/// The model the mock serves. Unknown to Codex's model catalog (it warns and uses defaults),
+/// so no catalog or model-list request is made.
+const MODEL: &str = "gpt-5-codex";
+
+/// Every event Codex 0.171's hook schemas name.
+const EVENTS: [&str; 12] = [
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "Interrupt",
+    "SubagentStart",
+    "SubagentStop",
+];
+
+/// `s` as a TOML basic string.
+fn toml_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Writes `~/.codex/config.toml`: the mock as the model provider, no approvals and no sandbox
+/// (the gate is what must stop a command), nothing that reaches beyond loopback (update check,
+/// analytics, plugins and apps off), and `cmstore capture --agent codex` on every event.
+fn write_config(world: &World, mock: &MockServer) {
+    let command = format!(
+        "{} --home {} capture --agent codex",
+        env!("CARGO_BIN_EXE_cmstore"),
+        world.cmhome().display()
+    );
+    let mut config = format!(
+        "model = {model}\nmodel_provider = \"mock\"\napproval_policy = \"never\"\n\
+         sandbox_mode = \"danger-full-access\"\ncheck_for_update_on_startup = false\n\n\
+         [model_providers.mock]\nname = \"mock\"\nbase_url = {url}\nwire_api = \"responses\"\n\
+         env_key = \"CMSTORE_E2E_OPENAI_KEY\"\n\n\
+         [analytics]\nenabled = false\n\n\
+         [features]\nplugins = false\nremote_plugin = false\napps = false\n\
+         plugin_sharing = false\ntool_suggest = false\n",
+        model = toml_str(MODEL),
+        url = toml_str(&format!("{}/v1", mock.url())),
+    );
+    for event in EVENTS {
+        // Codex clamps the timeout (seconds) of SessionEnd and Interrupt hooks to 3 s.
+        let timeout = if matches!(event, "SessionEnd" | "Interrupt") {
+            3
+        } else {
+            30
+        };
+        config.push_str(&format!(
+            "\n[[hooks.{event}]]\n[[hooks.{event}.hooks]]\ntype = \"command\"\n\
+             command = {}\ntimeout = {timeout}\n",
+            toml_str(&command)
+        ));
+    }
+    let dir = world.home().join(".codex");
+    std::fs::create_dir_all(&dir).expect("create ~/.codex");
+    std::fs::write(dir.join("config.toml"), config).expect("write config.toml");
+}
+
+/// `codex exec PROMPT` in `world`. Hooks a user has not reviewed do not run, hence
+/// `--dangerously-bypass-hook-trust`; the project is no git repository.
+fn codex_command(world: &World, codex: &Path, prompt: &str) -> Command {
+    let mut cmd = world.command(Path::new("node"));
+    cmd.arg(codex)
+        .args(["exec", "--json", "--skip-git-repo-check"])
+        .arg("--dangerously-bypass-hook-trust")
+        .arg(prompt)
+        .env("CODEX_HOME", world.home().join(".codex"))
+        .env("CMSTORE_E2E_OPENAI_KEY", "sk-e2e-dummy");
+    cmd
+}
+
+/// The thread id in `codex exec --json`'s first line: the hooks' `session_id`.
+fn thread_id(run: &Run) -> String {
+    run.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "thread.started")
+        .and_then(|v| v["thread_id"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no thread.started in codex's output:\n{}", run.stdout))
+}
+
+/// One finished `codex exec` session in enforce mode, ingested.
+struct Session {
+    world: World,
+    mock: MockServer,
+    run: Run,
+    id: String,
+}
+
+fn session(prompt: &str, script: impl FnOnce(&World) -> Vec<Step>) -> Option<Session> {
+    let codex = codex()?;
+    let world = World::new();
+    world.enforce();
+    let mock = MockServer::start(openai::responder(script(&world)));
+    write_config(&world, &mock);
+    let cmd = codex_command(&world, &codex, prompt);
+    let run = harness::spawn(&world, "codex", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let id = thread_id(&run);
+    world.ingest();
+    Some(Session {
+        world,
+        mock,
+        run,
+        id,
+    })
+}
+
+impl Session {
+    fn query(&self, sql: &str) -> Vec<Value> {
+        let sql = sql.replace(":sid", &format!("'{}'", self.id));
+        self.world.query(&sql)
+    }
+
+    fn context(&self) -> String {
+        format!(
+            "queue:\n{}\nagent stdout: {}\nagent stderr: {}",
+            self.world.queue_text(),
+            self.run.stdout,
+            self.run.stderr
+        )
+    }
+}
+
+const PROMPT: &str = "run the three steps";
+
+/// A command that works, one that exits 3, one the gate denies (it would create the marker),
+/// then the answer.
+fn main_session() -> Option<Session> {
+    session(PROMPT, |world| {
+        let denied = format!(
+            "touch {} && echo 'drop table users'",
+            world.marker().display()
+        );
+        vec![
+            Step::Tool("exec_command", json!({"cmd": "sleep 0.3; echo hi"})),
+            Step::Tool("exec_command", json!({"cmd": "echo failing; exit 3"})),
+            Step::Tool("exec_command", json!({"cmd": denied})),
+            Step::Text("All done."),
+        ]
+    })
+}
+
+#[test]
+fn events_tool_calls_and_session_are_what_codex_did() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    // The denied call fires no PostToolUse; no PermissionRequest with approvals off.
+    assert_eq!(
+        s.query(
+            "select event, hook_type, count(*) n from events where session_id = :sid
+             group by 1, 2 order by 1"
+        ),
+        vec![
+            json!({"event": "PostToolUse", "hook_type": "PostToolUse", "n": 2}),
+            json!({"event": "PreToolUse", "hook_type": "PreToolUse", "n": 3}),
+            json!({"event": "SessionEnd", "hook_type": "SessionEnd", "n": 1}),
+            json!({"event": "SessionStart", "hook_type": "SessionStart", "n": 1}),
+            json!({"event": "Stop", "hook_type": "Stop", "n": 1}),
+            json!({"event": "UserPromptSubmit", "hook_type": "UserPromptSubmit", "n": 1}),
+        ],
+        "{ctx}"
+    );
+    assert_eq!(
+        s.world.scalar("select count(*) from unknown_counts"),
+        0,
+        "{ctx}"
+    );
+    let calls = s.query(
+        "select tool_call_id, tool_name, outcome, duration_ms, end_ts - start_ts span
+         from tool_calls where session_id = :sid order by start_ts",
+    );
+    let shape: Vec<Value> = calls
+        .iter()
+        .map(|c| json!([c["tool_call_id"], c["tool_name"], c["outcome"]]))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            json!([call_id(0), "Bash", "succeeded"]),
+            json!([call_id(1), "Bash", "failed"]),
+            json!([call_id(2), "Bash", "denied"]),
+        ],
+        "{ctx}"
+    );
+    // Codex reports no duration of its own to the hooks: it is the time between them.
+    let slept = calls[0]["duration_ms"].as_i64().expect("a duration");
+    assert!(
+        (300..AGENT_TIMEOUT.as_millis() as i64).contains(&slept),
+        "{calls:?}"
+    );
+    assert_eq!(calls[0]["duration_ms"], calls[0]["span"], "{calls:?}");
+    assert_eq!(calls[2]["duration_ms"], Value::Null, "{calls:?}");
+    assert_eq!(
+        s.query(
+            "select session_id, agent, model, prompts, tool_uses, tool_failures, stops, ended
+             from sessions"
+        ),
+        vec![
+            json!({"session_id": s.id, "agent": "codex", "model": MODEL, "prompts": 1,
+                    "tool_uses": 2, "tool_failures": 1, "stops": 1, "ended": 1})
+        ],
+        "{ctx}"
+    );
+}
+
+/// Issue 15.1: Codex 0.171's PostToolUse gives only the command's output (`failing\n`); the
+/// exit code is in the rollout, which cmstore reads for it.
+#[test]
+fn a_failed_codex_command_is_a_failure() {
+    let Some(s) = main_session() else { return };
+    assert_eq!(
+        s.query(
+            "select tool_call_id, success, outcome from tool_calls
+             where session_id = :sid and tool_call_id in ('call_mock_0', 'call_mock_1')
+             order by start_ts"
+        ),
+        vec![
+            json!({"tool_call_id": call_id(0), "success": 1, "outcome": "succeeded"}),
+            json!({"tool_call_id": call_id(1), "success": 0, "outcome": "failed"}),
+        ],
+        "{}",
+        s.context()
+    );
+    assert_eq!(
+        s.query(
+            "select json_extract(entry, '$.exitCode') code from events
+             where hook_type = 'PostToolUse' order by ts"
+        ),
+        vec![json!({"code": 0}), json!({"code": 3})],
+        "{}",
+        s.context()
+    );
+}
+
+/// Issue 15.2: the Stop carries only the answer; the prompt is the UserPromptSubmit's of the
+/// same `turn_id`.
+#[test]
+fn a_codex_turn_has_its_prompt_and_response() {
+    let Some(s) = main_session() else { return };
+    let turn_id = s.query(
+        "select turn_id from events where hook_type = 'UserPromptSubmit' and session_id = :sid",
+    );
+    assert_eq!(turn_id.len(), 1, "{}", s.context());
+    assert_eq!(
+        s.query("select turn_id, prompt, response, model, synthetic, outcome from turns"),
+        vec![json!({"turn_id": turn_id[0]["turn_id"], "prompt": PROMPT,
+                    "response": "All done.", "model": MODEL, "synthetic": 0,
+                    "outcome": null})],
+        "{}",
+        s.context()
+    );
+}
+
+#[test]
+fn the_gate_denies_and_codex_obeys() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    assert!(!s.world.marker().exists(), "the denied command ran\n{ctx}");
+    let pre = s.query(
+        "select json_extract(entry, '$.decision') decision, json_extract(entry, '$.risk') risk
+         from events where tool_call_id = 'call_mock_2' and hook_type = 'PreToolUse'",
+    );
+    assert_eq!(
+        pre,
+        vec![json!({"decision": "deny", "risk": "drop-table"})],
+        "{ctx}"
+    );
+    // What Codex sent the model back for the denied call: the block and the gate's reason.
+    let output = s
+        .mock
+        .requests()
+        .iter()
+        .find_map(|r| openai::output_of(&r.body, &call_id(2)))
+        .expect("a function_call_output for the denied call");
+    assert!(
+        output.starts_with("Command blocked by PreToolUse hook: Blocked by cmstore safety gate"),
+        "{output}"
+    );
+}
+
+/// Issue 15.5: SIGINT while the model request is pending fires `Interrupt` (with the turn's
+/// `turn_id`) and `SessionEnd`, no `Stop`.
+#[test]
+fn an_interrupted_codex_turn_is_recorded_as_interrupted() {
+    let Some(codex) = codex() else { return };
+    let world = World::new();
+    let script = vec![
+        Step::Tool("exec_command", json!({"cmd": "echo hi"})),
+        Step::Stall,
+    ];
+    let mock = MockServer::start(openai::responder(script));
+    write_config(&world, &mock);
+    let cmd = codex_command(&world, &codex, "wait for me");
+    let mut running = harness::spawn(&world, "codex", cmd);
+    let waiting = mock.wait_for(AGENT_TIMEOUT, |r| openai::function_outputs(&r.body) == 1);
+    assert!(waiting, "codex never sent the tool result");
+    running.interrupt();
+    running.wait_or_kill(Duration::from_secs(20));
+    world.ingest();
+    let events =
+        world.query("select hook_type from events where hook_type in ('Interrupt', 'Stop')");
+    assert_eq!(
+        events,
+        vec![json!({"hook_type": "Interrupt"})],
+        "{}",
+        world.queue_text()
+    );
+    harness::assert_interrupted_turn(&world, "wait for me");
+}
