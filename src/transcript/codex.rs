@@ -18,15 +18,33 @@ use serde_json::Value;
 /// How much of the rollout's end is read for a call's line: it is among the last few written.
 pub const TAIL_BYTES: u64 = 1024 * 1024;
 
+/// What is read first: the call's line is nearly always in the last few KiB, and a hook that
+/// reads 1 MiB on every shell call of a long session pays for it each time.
+const FIRST_TAIL_BYTES: u64 = 64 * 1024;
+
 /// The exit code Codex's rollout at `path` records for the shell call `call_id`, from its
-/// last `TAIL_BYTES` (1 MiB). `Ok(None)` when no line there names it with one.
+/// last 64 KiB, else its last `TAIL_BYTES` (1 MiB). `Ok(None)` when no line there names it
+/// with one.
 pub fn exit_code(path: &Path, call_id: &str) -> io::Result<Option<i64>> {
     let mut file = File::open(path)?;
     let len = file.metadata()?.len();
-    let start = len.saturating_sub(TAIL_BYTES);
+    match exit_code_in_tail(&mut file, len, FIRST_TAIL_BYTES, call_id)? {
+        None if len > FIRST_TAIL_BYTES => exit_code_in_tail(&mut file, len, TAIL_BYTES, call_id),
+        found => Ok(found),
+    }
+}
+
+/// [`exit_code_in`] over the last `tail` bytes of `file` (`len` bytes long).
+fn exit_code_in_tail(
+    file: &mut File,
+    len: u64,
+    tail: u64,
+    call_id: &str,
+) -> io::Result<Option<i64>> {
+    let start = len.saturating_sub(tail);
     file.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::new();
-    file.take(TAIL_BYTES).read_to_end(&mut bytes)?;
+    file.take(tail).read_to_end(&mut bytes)?;
     let text = String::from_utf8_lossy(&bytes);
     // Started mid-file: the first line is a piece of one.
     let text = match (start, text.find('\n')) {
@@ -114,5 +132,15 @@ mod tests {
         // Beyond the tail: not read, so no exit code (the hook stays fast).
         assert_eq!(exit_code(&path, "early").unwrap(), None);
         assert!(exit_code(&dir.path().join("absent"), "late").is_err());
+    }
+
+    #[test]
+    fn a_call_past_the_first_64_kib_is_found_in_the_wider_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout.jsonl");
+        let filler = format!("{}\n", "x".repeat(1000));
+        let call = r#"{"type":"event_msg","payload":{"type":"exec_command_end","call_id":"mid","exit_code":4}}"#;
+        std::fs::write(&path, format!("{call}\n{}", filler.repeat(200))).unwrap();
+        assert_eq!(exit_code(&path, "mid").unwrap(), Some(4));
     }
 }
