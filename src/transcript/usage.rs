@@ -109,11 +109,8 @@ fn from_claude_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
     })
 }
 
-/// An RFC 3339 time as epoch milliseconds.
-pub(super) fn epoch_ms(text: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(text)
-        .ok()
-        .map(|t| t.timestamp_millis())
+fn epoch_ms(text: &str) -> Option<i64> {
+    crate::clock::rfc3339_ms(text)
 }
 
 #[cfg(test)]

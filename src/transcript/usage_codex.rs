@@ -143,7 +143,7 @@ impl CodexReader {
             input: input - cached,
             output,
             cache_read: cached,
-            ts: ts.and_then(super::usage::epoch_ms),
+            ts: ts.and_then(crate::clock::rfc3339_ms),
             session_id: Some(session.to_owned()),
             turn_id: self.turn.clone(),
             offset,
@@ -181,7 +181,7 @@ mod tests {
             out.extend(reader.feed(line.as_bytes(), offset));
             offset += line.len() as u64 + 1;
         }
-        super::super::usage::dedup(out)
+        crate::queue_line::usage::dedup(out)
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub(super) fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
             .unwrap_or(0)
             .saturating_add(t.thoughts.unwrap_or(0)),
         cache_read: cached,
-        ts: line.timestamp.as_deref().and_then(super::usage::epoch_ms),
+        ts: line.timestamp.as_deref().and_then(crate::clock::rfc3339_ms),
         offset,
         ..UsageRecord::default()
     })
@@ -81,9 +81,7 @@ pub(super) fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
 /// The session a chat file's header line names (`sessionId`), for `cmstore import`: the
 /// message lines do not.
 pub fn session_of_header(bytes: &[u8]) -> Option<String> {
-    if memchr::memmem::find(bytes, b"\"sessionId\"").is_none() {
-        return None;
-    }
+    memchr::memmem::find(bytes, b"\"sessionId\"")?;
     let header: Header<'_> = serde_json::from_slice(bytes.trim_ascii()).ok()?;
     header
         .session_id
@@ -113,10 +111,7 @@ mod tests {
         let mut offset = 0;
         let mut out = Vec::new();
         for line in text.split_inclusive('\n') {
-            out.extend(super::super::usage::from_line(
-                line.trim_end().as_bytes(),
-                offset,
-            ));
+            out.extend(from_line(line.trim_end().as_bytes(), offset));
             offset += line.len() as u64;
         }
         out
@@ -126,7 +121,7 @@ mod tests {
     fn a_real_chat_file_gives_one_row_per_response_with_the_mocks_numbers() {
         let all = records(CHAT);
         assert_eq!(all.len(), 3, "the first response is written twice");
-        let rows = super::super::usage::dedup(all);
+        let rows = crate::queue_line::usage::dedup(all);
         // The mock (tests/e2e/google.rs, Usage::of_step): prompt 10007 + 1000 n, cached
         // 4003 + 100 n, candidates 211 + 10 n, thoughts 53 + n.
         let got: Vec<_> = rows
