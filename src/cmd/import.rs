@@ -19,8 +19,9 @@ use crate::transcript::DiscoveryEnv;
 /// Arguments of `cmstore import`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
-    /// Transcripts (.jsonl) or folders to read [default: Claude Code's projects folder,
-    /// `$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`]
+    /// Transcripts (.jsonl) or folders to read [default: Claude Code's projects folder
+    /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`
+    /// and Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -28,18 +29,14 @@ pub struct Args {
 /// Runs `cmstore import`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let roots = if args.paths.is_empty() {
-        let projects = DiscoveryEnv::from_env()
-            .claude_dir()
-            .map(|dir| dir.join("projects"))
-            .context("no home folder: name the transcripts to import")?;
-        if !projects.is_dir() {
+        let roots = default_roots();
+        if roots.is_empty() {
             eprintln!(
-                "cmstore import: {} does not exist: nothing to import",
-                projects.display()
+                "cmstore import: no Claude Code, Gemini CLI or Codex history found: nothing to import"
             );
             return Ok(ExitCode::SUCCESS);
         }
-        vec![projects]
+        roots
     } else {
         args.paths
     };
@@ -85,6 +82,25 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
+/// (under `~/.gemini/tmp`) and Codex's rollouts.
+fn default_roots() -> Vec<PathBuf> {
+    let env = DiscoveryEnv::from_env();
+    let codex = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env.home.as_ref().map(|h| h.join(".codex")));
+    [
+        env.claude_dir().map(|dir| dir.join("projects")),
+        env.home.as_ref().map(|h| h.join(".gemini").join("tmp")),
+        codex.map(|dir| dir.join("sessions")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|dir| dir.is_dir())
+    .collect()
 }
 
 fn progress_bar(total: u64) -> Option<ProgressBar> {

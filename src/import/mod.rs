@@ -1,6 +1,8 @@
-//! `cmstore import`'s stage: existing Claude Code transcripts into the `usage` table, the
-//! same rows capture and ingest write (docs/usage.md), so a new user sees their history on
-//! day one.
+//! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI chat files and
+//! Codex rollouts into the `usage` table, the same rows capture and ingest write
+//! (docs/usage.md), so a new user sees their history on day one. A file's agent is known by
+//! its path: `…/chats/session-*.jsonl` is Gemini's, `rollout-*.jsonl` Codex's, any other
+//! `.jsonl` a Claude Code transcript.
 //!
 //! Streaming with bounded memory: each transcript is read line by line ([`LineReader`]; a line
 //! longer than [`MAX_LINE_BYTES`] is passed over and counted), and its records are written
@@ -18,7 +20,9 @@ use rusqlite::{params, Connection, TransactionBehavior};
 
 use crate::store::{self, usage, Store};
 use crate::tail::{Line, LineReader};
-use crate::transcript::usage::{dedup, from_line, UsageRecord};
+use crate::transcript::usage::{
+    dedup, from_line, is_chat_file, session_of_header, CodexReader, UsageRecord,
+};
 use crate::transcript::{parse_line, ParseOptions, Record};
 
 /// Records written per transaction.
@@ -28,8 +32,38 @@ pub const BATCH_RECORDS: usize = 2000;
 /// assistant line carrying usage is far shorter.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// The agent usage rows from Claude Code transcripts are attributed to (as capture's lines).
-const AGENT: &str = "claude";
+/// The agent whose file is being read, by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Claude,
+    Gemini,
+    Codex,
+}
+
+impl Format {
+    fn of(path: &Path) -> Format {
+        let rollout = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("rollout-"));
+        if rollout {
+            Format::Codex
+        } else if is_chat_file(path) {
+            Format::Gemini
+        } else {
+            Format::Claude
+        }
+    }
+
+    /// The agent its rows are attributed to, as capture's lines name it.
+    fn agent(self) -> &'static str {
+        match self {
+            Format::Claude => "claude",
+            Format::Gemini => "gemini",
+            Format::Codex => "codex",
+        }
+    }
+}
 
 /// Why an import failed.
 #[derive(Debug, thiserror::Error)]
@@ -141,14 +175,21 @@ fn import_file(
         source,
     };
     let file = File::open(path).map_err(read_error)?;
+    let format = Format::of(path);
     let options = ParseOptions {
         sidechain: path
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("agent-")),
     };
-    // Sessions a file names that the line does not: a transcript is named after its session.
-    let fallback = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    // Sessions a file names that the line does not: a transcript is named after its session,
+    // a rollout ends with it, a chat file's header line names it.
+    let mut fallback = match format {
+        Format::Claude => path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+        Format::Codex => CodexReader::session_of_path(path),
+        Format::Gemini => None,
+    };
+    let mut codex = CodexReader::new(fallback.clone());
     let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
     let mut turn: Option<String> = None;
     let mut batch: Vec<UsageRecord> = Vec::new();
@@ -156,6 +197,15 @@ fn import_file(
     let start = stats.bytes;
     loop {
         match reader.next_line().map_err(read_error)? {
+            Some(Line::Complete { offset, bytes }) if format == Format::Codex => {
+                batch.extend(codex.feed(bytes, offset));
+            }
+            Some(Line::Complete { offset, bytes }) if format == Format::Gemini => {
+                if fallback.is_none() {
+                    fallback = session_of_header(bytes);
+                }
+                batch.extend(from_line(bytes, offset));
+            }
             Some(Line::Complete { offset, bytes }) => {
                 if let Some(mut record) = from_line(bytes, offset) {
                     record.turn_id = turn.clone();
@@ -174,18 +224,13 @@ fn import_file(
             None => break,
         }
         if batch.len() >= BATCH_RECORDS {
-            write_batch(
-                conn,
-                std::mem::take(&mut batch),
-                &fallback,
-                &mut sessions,
-                stats,
-            )?;
+            let records = std::mem::take(&mut batch);
+            write_batch(conn, records, (format, &fallback), &mut sessions, stats)?;
             progress(start + reader.offset());
         }
     }
-    write_batch(conn, batch, &fallback, &mut sessions, stats)?;
-    write_sessions(conn, sessions)?;
+    write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
+    write_sessions(conn, format.agent(), sessions)?;
     stats.bytes = start + reader.offset();
     progress(stats.bytes);
     Ok(())
@@ -201,7 +246,7 @@ fn might_change_turn(bytes: &[u8]) -> bool {
 fn write_batch(
     conn: &mut Connection,
     records: Vec<UsageRecord>,
-    fallback: &Option<String>,
+    (format, fallback): (Format, &Option<String>),
     sessions: &mut HashMap<String, Seen>,
     stats: &mut Stats,
 ) -> Result<(), Error> {
@@ -213,7 +258,7 @@ fn write_batch(
     for r in &records {
         let cx = usage::Context {
             session_id: fallback.as_deref(),
-            agent: Some(AGENT),
+            agent: Some(format.agent()),
             ts: None,
             origin: "import",
         };
@@ -241,7 +286,11 @@ fn write_batch(
 /// The sessions of the imported responses, so summaries list them: a session ingest knows
 /// keeps its figures (only its first and last time may widen); an unknown one gets a row of
 /// its own with no events.
-fn write_sessions(conn: &Connection, sessions: HashMap<String, Seen>) -> Result<(), Error> {
+fn write_sessions(
+    conn: &Connection,
+    agent: &str,
+    sessions: HashMap<String, Seen>,
+) -> Result<(), Error> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO sessions(session_id, agent, model, first_seen, last_seen)
          VALUES (?1, ?2, ?3, ?4, ?5)
@@ -252,7 +301,7 @@ fn write_sessions(conn: &Connection, sessions: HashMap<String, Seen>) -> Result<
            last_seen = max(last_seen, excluded.last_seen)",
     )?;
     for (session, seen) in sessions {
-        stmt.execute(params![session, AGENT, seen.model, seen.first, seen.last])?;
+        stmt.execute(params![session, agent, seen.model, seen.first, seen.last])?;
     }
     Ok(())
 }
@@ -293,5 +342,91 @@ mod tests {
             )
             .unwrap();
         assert_eq!(row, (40, "u1".into(), "import".into(), 1));
+    }
+
+    #[test]
+    fn gemini_chats_and_codex_rollouts_are_imported_under_their_agent_and_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store::open(&dir.path().join("t.db")).unwrap();
+        let chat = dir
+            .path()
+            .join(".gemini/tmp/p/chats/session-2026-12-01T23-29-619d1b70.jsonl");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        std::fs::write(
+            &chat,
+            include_str!("../../tests/fixtures/gemini/chat-0.61.0.jsonl"),
+        )
+        .unwrap();
+        let sid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
+        let rollout = dir.path().join(format!(
+            ".codex/sessions/2026/03/01/rollout-2026-03-01T10-00-00-{sid}.jsonl"
+        ));
+        std::fs::create_dir_all(rollout.parent().unwrap()).unwrap();
+        // Composed lines in Codex's rollout shape (no session_meta: the name gives the session).
+        let count = r#"{"timestamp":"2026-03-01T10:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":50,"cached_input_tokens":20,"output_tokens":9,"reasoning_output_tokens":4,"total_tokens":59},"last_token_usage":{"input_tokens":50,"cached_input_tokens":20,"output_tokens":9,"reasoning_output_tokens":4,"total_tokens":59}}}}"#;
+        let turn = r#"{"timestamp":"2026-03-01T10:00:01.000Z","type":"turn_context","payload":{"model":"gpt-5-codex"}}"#;
+        std::fs::write(&rollout, format!("{turn}\n{count}\n{count}\n")).unwrap();
+        let files: Vec<PathBuf> = find_transcripts(&[dir.path().to_path_buf()])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(files.len(), 2, "{files:?}");
+        for _ in 0..2 {
+            import(&store, &files, |_| {}).unwrap();
+        }
+        let conn = store.conn().unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT agent, session_id, model, input_tokens, cache_read_tokens, output_tokens
+                 FROM usage ORDER BY agent, input_tokens",
+            )
+            .unwrap();
+        let rows: Vec<(String, String, String, i64, i64, i64)> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let gemini = "619d1b70-73c5-42a0-8e14-50b8efc17598";
+        let flash = "gemini-2.5-flash";
+        assert_eq!(
+            rows,
+            vec![
+                ("codex".into(), sid.into(), "gpt-5-codex".into(), 30, 20, 9),
+                (
+                    "gemini".into(),
+                    gemini.into(),
+                    flash.into(),
+                    6004,
+                    4003,
+                    264
+                ),
+                (
+                    "gemini".into(),
+                    gemini.into(),
+                    flash.into(),
+                    6904,
+                    4103,
+                    275
+                ),
+            ]
+        );
+        let agents: Vec<String> = conn
+            .prepare("SELECT agent FROM sessions ORDER BY agent")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(agents, ["codex", "gemini"]);
     }
 }

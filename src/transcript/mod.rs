@@ -27,6 +27,8 @@ mod parse;
 mod record;
 mod turns;
 pub mod usage;
+mod usage_codex;
+mod usage_gemini;
 mod vscode;
 mod workspace;
 

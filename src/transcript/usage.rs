@@ -1,4 +1,6 @@
-//! The usage of API responses, read from Claude Code transcript lines (pure).
+//! The usage of API responses, read from Claude Code transcript lines and Gemini CLI chat
+//! files (`usage_gemini`) (pure); Codex rollouts need a reader that keeps state per file
+//! ([`CodexReader`]).
 //!
 //! Every `assistant` line Claude Code writes carries its response's `message.usage`; one
 //! response is written as one line per content block, the usage repeated and, while streaming,
@@ -12,6 +14,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::claude::SYNTHETIC_MODEL;
+pub use super::usage_codex::CodexReader;
+pub use super::usage_gemini::{is_chat_file, session_of_header};
 pub use crate::queue_line::usage::{dedup, UsageRecord};
 
 #[derive(Deserialize)]
@@ -58,11 +62,19 @@ struct CacheCreation {
     ephemeral_1h_input_tokens: Option<u64>,
 }
 
-/// The usage one transcript line (newline excluded) at byte `offset` reports, if any: an
-/// `assistant` line with a message id and `message.usage`, of a model other than
-/// `<synthetic>`. Lines without `"usage"` are passed over without being parsed.
+/// The usage one transcript line (newline excluded) at byte `offset` reports, if any: a
+/// Claude Code `assistant` line with a message id and `message.usage`, of a model other than
+/// `<synthetic>`; or a Gemini CLI `gemini` message with `tokens`. Lines without `"usage"` or
+/// `"tokens"` are passed over without being parsed.
 pub fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
-    memchr::memmem::find(bytes, b"\"usage\"")?;
+    if memchr::memmem::find(bytes, b"\"usage\"").is_some() {
+        return from_claude_line(bytes, offset);
+    }
+    memchr::memmem::find(bytes, b"\"tokens\"")?;
+    super::usage_gemini::from_line(bytes, offset)
+}
+
+fn from_claude_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
     let line: Line<'_> = serde_json::from_slice(bytes.trim_ascii()).ok()?;
     if line.kind.as_deref() != Some("assistant") {
         return None;
@@ -98,9 +110,7 @@ pub fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
 }
 
 fn epoch_ms(text: &str) -> Option<i64> {
-    chrono::DateTime::parse_from_rfc3339(text)
-        .ok()
-        .map(|t| t.timestamp_millis())
+    crate::clock::rfc3339_ms(text)
 }
 
 #[cfg(test)]

@@ -320,3 +320,85 @@ fn an_interrupted_gemini_turn_is_recorded_as_interrupted() {
     world.ingest();
     harness::assert_interrupted_turn(&world, "wait for me");
 }
+
+/// The usage rows, as the test compares them.
+const USAGE_ROWS: &str = "select message_id, session_id, agent, model, input_tokens,
+    cache_read_tokens, cache_write_tokens, output_tokens from usage order by input_tokens";
+
+#[test]
+fn gemini_usage_is_the_mocks_numbers_once_per_response() {
+    let Some(gemini) = gemini() else { return };
+    let world = World::new();
+    write_settings(&world, &KNOWN_EVENTS);
+    let script = vec![
+        Step::Tool("run_shell_command", json!({"command": "echo hi"})),
+        Step::Text("Counted."),
+    ];
+    let mock = MockServer::start(google::responder_streaming(script, true));
+    let cmd = gemini_command(&world, &gemini, &mock, "count my tokens");
+    let run = harness::spawn(&world, "gemini", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let id = run.json()["session_id"]
+        .as_str()
+        .expect("session_id")
+        .to_string();
+    world.ingest();
+    let ctx = format!("queue:\n{}\nstderr: {}", world.queue_text(), run.stderr);
+
+    // One model call per step (two streamed chunks each): the final chunk's counts, once.
+    let calls = mock
+        .requests()
+        .iter()
+        .filter(|r| r.path.contains(":streamGenerateContent"))
+        .count();
+    assert_eq!(calls, 2, "{ctx}");
+    let expected: Vec<Value> = (0..calls)
+        .map(|n| {
+            let u = google::Usage::of_step(n);
+            json!({"session_id": id, "agent": "gemini", "model": MODEL,
+                   "input_tokens": u.prompt - u.cached, "cache_read_tokens": u.cached,
+                   "cache_write_tokens": 0, "output_tokens": u.candidates + u.thoughts})
+        })
+        .collect();
+    let without_ids = |rows: Vec<Value>| -> Vec<Value> {
+        rows.into_iter()
+            .map(|mut r| {
+                assert!(
+                    r["message_id"].as_str().is_some_and(|m| !m.is_empty()),
+                    "{r}"
+                );
+                r.as_object_mut().unwrap().remove("message_id");
+                r
+            })
+            .collect()
+    };
+    let stored = world.query(USAGE_ROWS);
+    assert_eq!(without_ids(stored.clone()), expected, "{ctx}");
+    // The columns add up to Gemini's totalTokenCount.
+    for (row, n) in stored.iter().zip(0..) {
+        let sum: u64 = ["input_tokens", "cache_read_tokens", "output_tokens"]
+            .iter()
+            .map(|c| row[c].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, google::Usage::of_step(n).total(), "{row}");
+    }
+
+    // Re-reads count nothing twice: the queue ingested again into a new store, then the chat
+    // file imported (a whole re-read of what capture read), then a default import.
+    std::fs::remove_file(world.cmhome().join("cmstore.db")).expect("remove the store");
+    for side in ["cmstore.db-wal", "cmstore.db-shm"] {
+        let _ = std::fs::remove_file(world.cmhome().join(side));
+    }
+    world.ingest();
+    assert_eq!(world.query(USAGE_ROWS), stored, "re-ingest\n{ctx}");
+    let chats = world.home().join(".gemini/tmp");
+    world.cmstore_ok(&["import", chats.to_str().unwrap()]);
+    world.cmstore_ok(&["import"]);
+    world.ingest();
+    assert_eq!(world.query(USAGE_ROWS), stored, "after import\n{ctx}");
+    assert_eq!(
+        world.scalar("select responses from v_usage_sessions"),
+        json!(calls),
+        "{ctx}"
+    );
+}

@@ -1,0 +1,275 @@
+//! The usage of API responses, read from Codex rollouts (pure, with state per file).
+//!
+//! A rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`) is JSON Lines of
+//! `{timestamp, type, payload}`: `session_meta` (`payload.id`, the session), `turn_context`
+//! (`payload.model`, and `payload.turn_id` where the version writes it), `response_item` and
+//! `event_msg`. After each model response Codex writes an `event_msg` of `payload.type:
+//! "token_count"` whose `payload.info` holds `last_token_usage` (that response) and
+//! `total_token_usage` (the session's running sum of every `last_token_usage`). It writes the
+//! same event again, unchanged, when only the rate limits moved, and `info` is null before the
+//! first response.
+//!
+//! So one response is one *distinct running total*: the key is
+//! `codex:<session>:<total_token_usage.total_tokens>`, a repeated event has the same key
+//! (counted once), and a re-read of the file, from anywhere, finds the same keys. The running
+//! total is never counted as a response. An event whose `last_token_usage` has neither input nor
+//! output (Codex's "context window full" marker, which only sets `total_tokens`) is no response.
+//!
+//! OpenAI's counts overlap: `input_tokens` includes `cached_input_tokens`, and
+//! `output_tokens` includes `reasoning_output_tokens`. Stored the Anthropic way:
+//! `input_tokens = input - cached`, `cache_read_tokens = cached`, `output_tokens = output`.
+//! Verified against Codex's source (`TokenUsageInfo::append_last_usage`), not against a
+//! captured rollout: the tests use composed lines.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use crate::queue_line::usage::UsageRecord;
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    payload: Option<Payload<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Payload<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    turn_id: Option<Cow<'a, str>>,
+    info: Option<Info>,
+}
+
+#[derive(Deserialize)]
+struct Info {
+    total_token_usage: Option<Counts>,
+    last_token_usage: Option<Counts>,
+}
+
+#[derive(Deserialize)]
+struct Counts {
+    input_tokens: Option<u64>,
+    cached_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    total_tokens: Option<u64>,
+}
+
+/// Reads one rollout from its first line on: remembers the session, the model and the turn
+/// the lines so far named, and gives the usage of each response.
+#[derive(Debug, Clone, Default)]
+pub struct CodexReader {
+    session: Option<String>,
+    model: Option<String>,
+    turn: Option<String>,
+}
+
+impl CodexReader {
+    /// A reader for a rollout whose `session_meta` may be missing: `fallback` is the session
+    /// (the uuid at the end of its file name), until a `session_meta` line names one.
+    pub fn new(fallback: Option<String>) -> CodexReader {
+        CodexReader {
+            session: fallback,
+            ..CodexReader::default()
+        }
+    }
+
+    /// The session of a rollout named `rollout-<time>-<uuid>.jsonl`: its last 36 characters.
+    pub fn session_of_path(path: &std::path::Path) -> Option<String> {
+        let stem = path.file_stem()?.to_str()?;
+        if !stem.starts_with("rollout-") {
+            return None;
+        }
+        let uuid = stem.get(stem.len().checked_sub(36)?..)?;
+        (uuid.len() == 36 && uuid.chars().filter(|&c| c == '-').count() == 4)
+            .then(|| uuid.to_owned())
+    }
+
+    /// The usage one line (newline excluded) at byte `offset` reports, if any. Lines that
+    /// name none of `session_meta`, `turn_context` and `token_count` are not parsed.
+    pub fn feed(&mut self, bytes: &[u8], offset: u64) -> Option<UsageRecord> {
+        let interesting = [&b"token_count"[..], b"turn_context", b"session_meta"]
+            .iter()
+            .any(|needle| memchr::memmem::find(bytes, needle).is_some());
+        if !interesting {
+            return None;
+        }
+        let line: Line<'_> = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+        let payload = line.payload?;
+        let owned = |v: Option<Cow<'_, str>>| v.filter(|s| !s.is_empty()).map(Cow::into_owned);
+        match line.kind.as_deref() {
+            Some("session_meta") => {
+                if let Some(id) = owned(payload.id) {
+                    self.session = Some(id);
+                }
+                None
+            }
+            Some("turn_context") => {
+                if let Some(model) = owned(payload.model) {
+                    self.model = Some(model);
+                }
+                self.turn = owned(payload.turn_id);
+                None
+            }
+            Some("event_msg") if payload.kind.as_deref() == Some("token_count") => {
+                self.record(payload.info?, line.timestamp.as_deref(), offset)
+            }
+            _ => None,
+        }
+    }
+
+    fn record(&self, info: Info, ts: Option<&str>, offset: u64) -> Option<UsageRecord> {
+        let last = info.last_token_usage?;
+        let running = info.total_token_usage?.total_tokens?;
+        let input = last.input_tokens.unwrap_or(0);
+        let output = last.output_tokens.unwrap_or(0);
+        if input == 0 && output == 0 {
+            return None;
+        }
+        let cached = last.cached_input_tokens.unwrap_or(0).min(input);
+        let session = self.session.as_deref()?;
+        Some(UsageRecord {
+            message_id: format!("codex:{session}:{running}"),
+            model: self.model.clone(),
+            input: input - cached,
+            output,
+            cache_read: cached,
+            ts: ts.and_then(crate::clock::rfc3339_ms),
+            session_id: Some(session.to_owned()),
+            turn_id: self.turn.clone(),
+            offset,
+            ..UsageRecord::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Composed lines, in the shape of Codex's protocol types (`TokenUsage`, `TokenUsageInfo`);
+    // no rollout of a real Codex run was at hand.
+    const META: &str = r#"{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{"id":"0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.171.0"}}"#;
+    const TURN: &str = r#"{"timestamp":"2026-03-01T10:00:01.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5-codex","turn_id":"t1"}}"#;
+    const NULL_INFO: &str = r#"{"timestamp":"2026-03-01T10:00:01.500Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":7.0}}}}"#;
+
+    fn count(last: [u64; 5], total: [u64; 5]) -> String {
+        let usage = |[i, c, o, r, t]: [u64; 5]| {
+            serde_json::json!({"input_tokens": i, "cached_input_tokens": c, "output_tokens": o,
+                "reasoning_output_tokens": r, "total_tokens": t})
+        };
+        serde_json::json!({"timestamp": "2026-03-01T10:00:02.000Z", "type": "event_msg",
+            "payload": {"type": "token_count", "info": {"total_token_usage": usage(total),
+            "last_token_usage": usage(last), "model_context_window": 272000}}})
+        .to_string()
+    }
+
+    fn read(lines: &[String]) -> Vec<UsageRecord> {
+        let mut reader = CodexReader::new(None);
+        let mut offset = 0;
+        let mut out = Vec::new();
+        for line in lines {
+            out.extend(reader.feed(line.as_bytes(), offset));
+            offset += line.len() as u64 + 1;
+        }
+        crate::queue_line::usage::dedup(out)
+    }
+
+    #[test]
+    fn each_response_once_a_repeated_event_and_the_running_total_never() {
+        let first = [5000, 4000, 300, 120, 5300];
+        let second = [6100, 5000, 80, 0, 6180];
+        let both = [11100, 9000, 380, 120, 11480];
+        let lines = vec![
+            META.to_owned(),
+            TURN.to_owned(),
+            NULL_INFO.to_owned(),
+            count(first, first),
+            count(first, first), // the same event again: only the rate limits moved
+            count(second, both),
+        ];
+        let rows = read(&lines);
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.message_id.as_str(), r.input, r.cache_read, r.output))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "codex:0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000:5300",
+                    1000,
+                    4000,
+                    300
+                ),
+                (
+                    "codex:0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000:11480",
+                    1100,
+                    5000,
+                    80
+                ),
+            ]
+        );
+        // Stored columns add up to Codex's own total (reasoning is inside output).
+        assert!(rows
+            .iter()
+            .zip([first, second])
+            .all(|(r, c)| r.input + r.cache_read + r.output == c[4]));
+        assert_eq!(rows[0].model.as_deref(), Some("gpt-5-codex"));
+        assert_eq!(rows[0].turn_id.as_deref(), Some("t1"));
+        assert_eq!(
+            rows[0].session_id.as_deref(),
+            Some("0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000")
+        );
+        assert_eq!(rows[0].ts, Some(1_772_359_202_000));
+    }
+
+    #[test]
+    fn a_re_read_from_the_middle_finds_the_same_keys() {
+        let first = [5000, 4000, 300, 120, 5300];
+        let second = [6100, 5000, 80, 0, 6180];
+        let lines = vec![
+            META.to_owned(),
+            TURN.to_owned(),
+            count(first, first),
+            count(second, [11100, 9000, 380, 120, 11480]),
+        ];
+        let whole = read(&lines);
+        let mut tail = CodexReader::new(Some("0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000".into()));
+        let late = tail.feed(lines[3].as_bytes(), 999).unwrap();
+        assert_eq!(late.key(), whole[1].key());
+    }
+
+    #[test]
+    fn a_context_window_marker_and_unknown_sessions_give_nothing() {
+        let marker = count([0, 0, 0, 0, 4000], [0, 0, 0, 0, 272000]);
+        assert!(read(&[META.to_owned(), marker]).is_empty());
+        let orphan = count([10, 0, 2, 0, 12], [10, 0, 2, 0, 12]);
+        assert!(CodexReader::new(None).feed(orphan.as_bytes(), 0).is_none());
+    }
+
+    #[test]
+    fn the_session_of_a_rollout_is_the_uuid_its_name_ends_with() {
+        use std::path::Path;
+        let p = Path::new(
+            "/h/.codex/sessions/2026/03/01/rollout-2026-03-01T10-00-00-0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000.jsonl",
+        );
+        assert_eq!(
+            CodexReader::session_of_path(p).as_deref(),
+            Some("0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000")
+        );
+        assert_eq!(
+            CodexReader::session_of_path(Path::new("/x/sess-1.jsonl")),
+            None
+        );
+    }
+}
