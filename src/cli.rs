@@ -206,7 +206,7 @@ pub enum Command {
     Hooks(cmd::hooks::Args),
     /// Print shell completions (bash, zsh, fish, powershell, elvish)
     Completions(cmd::generate::CompletionsArgs),
-    /// Print the man page (roff)
+    /// Print a man page (roff): cmstore(1), or a subcommand's (`cmstore man ingest`); --all DIR writes every one
     Man(cmd::generate::ManArgs),
 }
 

@@ -767,3 +767,57 @@ fn man_page_is_roff_naming_the_subcommands() {
         assert!(text.contains(name), "no {name}");
     }
 }
+
+#[test]
+fn every_subcommand_has_a_man_page_of_its_own() {
+    let env = TestEnv::new();
+    let page = |args: &[&str]| {
+        let out = cmd(&env).arg("man").args(args).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let ingest = page(&["ingest"]);
+    assert!(ingest.contains(".TH cmstore-ingest 1"), "{ingest}");
+    assert!(
+        ingest.contains("cmstore\\-ingest \\- Mirror the queue"),
+        "{ingest}"
+    );
+    assert!(ingest.contains("\\-\\-heartbeat\\-ms"), "{ingest}");
+    assert!(
+        !ingest.contains("retention\\-interval"),
+        "hidden options stay hidden"
+    );
+    let install = page(&["hooks", "install"]);
+    assert!(install.contains(".TH cmstore-hooks-install 1"), "{install}");
+    cmd(&env)
+        .args(["man", "nope"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "no man page for `cmstore nope`; pages exist for: capture, ingest,",
+        ));
+
+    let dir = env.dir.path().join("man1");
+    cmd(&env)
+        .args(["man", "--all"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("18 man pages written to"));
+    let definition = cmstore::cli::Cli::definition();
+    for sub in definition.get_subcommands() {
+        let file = dir.join(format!("cmstore-{}.1", sub.get_name()));
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        assert!(
+            text.contains(&format!(".TH cmstore-{} 1", sub.get_name())),
+            "{text}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{file:?}");
+        }
+    }
+    assert!(dir.join("cmstore.1").exists());
+    assert!(dir.join("cmstore-hooks-uninstall.1").exists());
+}
