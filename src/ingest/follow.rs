@@ -235,6 +235,114 @@ fn is_busy(err: &anyhow::Error) -> bool {
 mod tests {
     use super::*;
 
+    /// Runs `follow` on a thread with a wake channel nothing sends on (every notification
+    /// missed), a 20 ms poll and `chores`; returns what it did once `until` holds.
+    fn follow_without_notifications(
+        until: impl Fn(&rusqlite::Connection) -> bool,
+        during: impl FnOnce(&Path),
+    ) -> Progress {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("hook-queue.jsonl");
+        let store = crate::store::open(&dir.path().join("cmstore.db")).unwrap();
+        let conn = store.conn().unwrap();
+        let mut ingester = Ingester::new(store.clone(), &queue, Default::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (_wake_tx, wake_rx) = channel();
+        let options = FollowOptions {
+            poll: Duration::from_millis(20),
+            ..FollowOptions::default()
+        };
+        std::thread::scope(|scope| {
+            let stop_ = Arc::clone(&stop);
+            let runner = scope.spawn(move || {
+                follow(
+                    &mut ingester,
+                    options,
+                    &stop_,
+                    &wake_rx,
+                    &mut |_| {},
+                    &mut [],
+                )
+                .unwrap()
+            });
+            during(&queue);
+            let deadline = Instant::now() + Duration::from_secs(15);
+            while !until(&conn) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            stop.store(true, Ordering::SeqCst);
+            runner.join().unwrap()
+        })
+    }
+
+    fn line(id: &str) -> String {
+        let mut entry = crate::queue_line::QueueEntry::new("Notification", crate::clock::now_ms());
+        entry.id = id.to_string();
+        entry.to_line()
+    }
+
+    #[test]
+    fn chores_run_on_their_own_schedule_between_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("hook-queue.jsonl");
+        crate::queue::append_lines(&queue, &[line("a"), line("b")]).unwrap();
+        let store = crate::store::open(&dir.path().join("cmstore.db")).unwrap();
+        let mut ingester = Ingester::new(store, &queue, Default::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let (_wake_tx, wake_rx) = channel();
+        // A poll of a minute: only the chore's schedule ends the waits.
+        let options = FollowOptions {
+            poll: Duration::from_secs(60),
+            ..FollowOptions::default()
+        };
+        let mut seen = Vec::new();
+        let stop_ = Arc::clone(&stop);
+        let mut chores = [Chore::new(
+            Duration::ZERO,
+            Duration::from_millis(20),
+            |_: &mut Ingester, p: &Progress| {
+                seen.push(p.total.lines);
+                if seen.len() == 4 {
+                    stop_.store(true, Ordering::SeqCst);
+                }
+            },
+        )];
+        let started = Instant::now();
+        let progress = follow(
+            &mut ingester,
+            options,
+            &stop,
+            &wake_rx,
+            &mut |_| {},
+            &mut chores,
+        )
+        .unwrap();
+        drop(chores);
+        assert!(started.elapsed() < Duration::from_secs(30));
+        // The first run comes after the first pass, which read the backlog.
+        assert_eq!(seen, [2, 2, 2, 2]);
+        assert_eq!(progress.total.lines, 2);
+    }
+
+    #[test]
+    fn appends_no_notification_reports_are_caught_by_the_poll() {
+        let events = |conn: &rusqlite::Connection| -> i64 {
+            conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+                .unwrap()
+        };
+        let progress = follow_without_notifications(
+            |conn| events(conn) == 3,
+            |queue| {
+                crate::queue::append_lines(queue, &[line("a")]).unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+                crate::queue::append_lines(queue, &[line("b"), line("c")]).unwrap();
+            },
+        );
+        assert_eq!(progress.total.lines, 3);
+        assert_eq!(progress.total.rows, 3);
+        assert!(progress.busy > Duration::ZERO);
+    }
+
     #[test]
     fn a_busy_rebuild_is_retried_and_keeps_the_counts_of_its_pass() {
         let busy = rusqlite::Error::SqliteFailure(
