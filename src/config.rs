@@ -820,7 +820,8 @@ log_level = "verbose"
 
     #[test]
     fn only_a_retention_given_validly_is_explicit() {
-        let cases: [(&str, &[(&str, &str)], u32, bool); 6] = [
+        type Env<'a> = &'a [(&'a str, &'a str)];
+        let cases: [(&str, Env<'_>, u32, bool); 6] = [
             ("", &[], 7, false),
             ("retention_days = 30", &[], 30, true),
             ("retention_days = 7", &[], 7, true),

@@ -297,8 +297,8 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
         Format::Text => {
             writeln!(
                 out,
-                "{:<8} {:<8} {:<17} {:<9} {}",
-                "AGENT", "SCOPE", "STATE", "TOKEN", "FILE"
+                "{:<8} {:<8} {:<17} {:<9} FILE",
+                "AGENT", "SCOPE", "STATE", "TOKEN"
             )?;
             for row in &rows {
                 let token = if row.tokens.is_empty() {

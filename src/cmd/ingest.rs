@@ -248,8 +248,8 @@ fn human_duration(d: Duration) -> String {
     let ms = d.as_millis();
     match ms {
         0..=999 => format!("{ms} ms"),
-        _ if ms % 60_000 == 0 => format!("{} min", ms / 60_000),
-        _ if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        _ if ms.is_multiple_of(60_000) => format!("{} min", ms / 60_000),
+        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
         _ => format!("{:.1} s", d.as_secs_f64()),
     }
 }
@@ -319,7 +319,7 @@ fn heartbeat_chore<'a>(every: Duration) -> Chore<'a> {
             let lines = now.total.lines - last.total.lines;
             if lines == 0 {
                 quiet += 1;
-                if quiet % IDLE_HEARTBEATS != 0 {
+                if !quiet.is_multiple_of(IDLE_HEARTBEATS) {
                     return;
                 }
             } else {

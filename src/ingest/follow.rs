@@ -56,6 +56,9 @@ pub struct Progress {
     pub busy: Duration,
 }
 
+/// What a [`Chore`] runs: the ingester is between passes, nothing reads the queue meanwhile.
+pub type ChoreWork<'a> = Box<dyn FnMut(&mut Ingester, &Progress) + 'a>;
+
 /// Work follow mode does between passes, every `every`, first at `next`.
 pub struct Chore<'a> {
     /// Time between two runs.
@@ -63,7 +66,7 @@ pub struct Chore<'a> {
     /// When it runs next.
     pub next: Instant,
     /// The work: the ingester is between passes, nothing reads the queue meanwhile.
-    pub work: Box<dyn FnMut(&mut Ingester, &Progress) + 'a>,
+    pub work: ChoreWork<'a>,
 }
 
 impl<'a> Chore<'a> {
