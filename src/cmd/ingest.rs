@@ -7,6 +7,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -151,28 +152,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let stats = ingester.pass(&stop, &mut on_batch)?;
         (stats, started.elapsed())
     } else {
-        let dir = crate::paths::dir_of(&paths.queue);
-        crate::paths::create_private_dir(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let watcher = follow::watch(&paths.queue, wake_tx);
-        let options = FollowOptions {
-            poll: poll(args.poll_ms, watcher.is_ok()),
-            ..FollowOptions::default()
-        };
-        eprintln!("{}", start_line(paths, &ingester, &watcher, options.poll));
-        let mut chores = vec![retention_chore(paths, args.retention_interval_ms)];
-        if args.heartbeat_ms > 0 {
-            chores.push(heartbeat_chore(Duration::from_millis(args.heartbeat_ms)));
-        }
-        let progress = follow::follow(
-            &mut ingester,
-            options,
-            &stop,
-            &wake_rx,
-            &mut on_batch,
-            &mut chores,
-        )?;
-        drop(watcher);
+        let wake = (wake_tx, wake_rx);
+        let progress = follow_mode(paths, &args, &mut ingester, &stop, wake, &mut on_batch)?;
         (progress.total, progress.busy)
     };
     if let Some(bar) = bar {
@@ -180,6 +161,33 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!("{}", summary(&stats, started.elapsed(), busy));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Follow mode: the watch, the start line, the chores (retention, heartbeat), then passes
+/// until `stop`.
+fn follow_mode(
+    paths: &Paths,
+    args: &Args,
+    ingester: &mut Ingester,
+    stop: &Arc<AtomicBool>,
+    (wake_tx, wake_rx): (Sender<()>, Receiver<()>),
+    on_batch: &mut dyn FnMut(&Stats),
+) -> anyhow::Result<Progress> {
+    let dir = crate::paths::dir_of(&paths.queue);
+    crate::paths::create_private_dir(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    // Kept alive until follow mode ends: dropping it ends the notifications.
+    let watcher = follow::watch(&paths.queue, wake_tx);
+    let options = FollowOptions {
+        poll: poll(args.poll_ms, watcher.is_ok()),
+        ..FollowOptions::default()
+    };
+    eprintln!("{}", start_line(paths, ingester, &watcher, options.poll));
+    let mut chores = vec![retention_chore(paths, args.retention_interval_ms)];
+    if args.heartbeat_ms > 0 {
+        chores.push(heartbeat_chore(Duration::from_millis(args.heartbeat_ms)));
+    }
+    follow::follow(ingester, options, stop, &wake_rx, on_batch, &mut chores)
 }
 
 /// The poll of follow mode: `--poll-ms` when given, else rare while file notifications work.
