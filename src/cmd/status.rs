@@ -211,19 +211,13 @@ struct RetentionReport {
 }
 
 impl RetentionReport {
-    /// One sentence for a person.
+    /// One short sentence for a person.
     fn note(&self) -> String {
         match (self.policy.automatic, &self.last_run) {
-            (false, None) => "retention_days is not set: nothing is deleted by itself; \
-                              `cmstore prune` applies the default of 7 days when run"
-                .into(),
-            (false, Some(_)) => "retention_days is no longer set: a running ingest deletes \
-                                 nothing more by itself"
-                .into(),
-            (true, None) => "a running `cmstore ingest` applies it at start and hourly; \
-                             it has not run yet"
-                .into(),
-            (true, Some(_)) => "a running `cmstore ingest` applies it at start and hourly".into(),
+            (false, None) => "off: retention_days is not set".into(),
+            (false, Some(_)) => "off: retention_days is no longer set".into(),
+            (true, None) => "by ingest, hourly; not run yet".into(),
+            (true, Some(_)) => "by ingest, hourly".into(),
         }
     }
 
@@ -245,15 +239,14 @@ impl RetentionReport {
     }
 
     fn to_row(&self) -> (Vec<String>, Vec<Value>) {
+        // Short names, and the cutoff and the events only in `--format json`: a narrow table.
         let columns = [
             "days",
-            "automatic",
-            "compact_queue",
+            "auto",
+            "compact",
             "last_run",
-            "last_cutoff",
-            "removed_rows",
-            "removed_events",
-            "removed_queue_lines",
+            "removed",
+            "queue_removed",
             "note",
         ]
         .map(String::from)
@@ -267,10 +260,7 @@ impl RetentionReport {
             yes_no(self.policy.compact_queue),
             run.and_then(|r| iso(r.at_ms))
                 .map_or(Value::Null, Value::Text),
-            run.and_then(|r| iso(r.cutoff_ms))
-                .map_or(Value::Null, Value::Text),
             int(run.map(|r| r.rows)),
-            int(run.map(|r| r.events)),
             int(run.map(|r| r.queue_lines)),
             Value::Text(self.note()),
         ];

@@ -201,7 +201,7 @@ fn status_shows_the_retention_policy_and_its_last_run() {
         retention["note"]
             .as_str()
             .unwrap()
-            .starts_with("retention_days is not set: nothing is deleted by itself"),
+            .starts_with("off: retention_days is not set"),
         "{retention}"
     );
 
@@ -243,7 +243,7 @@ fn status_shows_the_retention_policy_and_its_last_run() {
         .unwrap();
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(
-        text.contains("days\tautomatic\tcompact_queue\tlast_run\tlast_cutoff\tremoved_rows"),
+        text.contains("days\tauto\tcompact\tlast_run\tremoved\tqueue_removed\tnote"),
         "{text}"
     );
     assert!(text.contains("30\tyes\tyes\t"), "{text}");
