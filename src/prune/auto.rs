@@ -273,4 +273,36 @@ mod tests {
         assert_eq!(run.cutoff_ms, 86_400_000);
         assert_eq!(run.compaction_skipped, None);
     }
+
+    #[test]
+    fn a_compaction_already_running_is_left_alone_and_the_rows_still_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("hook-queue.jsonl");
+        let mut old = crate::queue_line::QueueEntry::new("Notification", 1000);
+        old.session_id = Some("s".into());
+        crate::queue::append_lines(&queue, &[old.to_line()]).unwrap();
+        let store = crate::store::open(&dir.path().join("cmstore.db")).unwrap();
+        let mut ingester = crate::ingest::Ingester::new(store.clone(), &queue, Default::default());
+        ingester
+            .pass(&std::sync::atomic::AtomicBool::new(false), &mut |_| {})
+            .unwrap();
+        let before = std::fs::read(&queue).unwrap();
+        let _manual = super::super::queue::lock(&queue)
+            .unwrap()
+            .expect("the lock");
+        let policy = Policy {
+            days: 1,
+            automatic: true,
+            compact_queue: true,
+        };
+        let now = 10 * 86_400_000;
+        let run = apply(&store, &queue, &dir.path().join("state"), &policy, now).unwrap();
+        assert_eq!(run.events, 1);
+        assert_eq!(run.queue_lines, 0);
+        assert_eq!(
+            run.compaction_skipped.as_deref(),
+            Some("another compaction of the queue is running")
+        );
+        assert_eq!(std::fs::read(&queue).unwrap(), before);
+    }
 }
