@@ -3,10 +3,12 @@
 # SECONDS of idle, and its thread count (/proc/PID/status), with a queue of 200 captured events
 # already ingested, in a fresh home. Linux only (/proc).
 #
-# Usage: benches/follow_idle.sh BINARY [SECONDS]   (default 60)
+# Usage: benches/follow_idle.sh BINARY [SECONDS [INGEST OPTIONS...]]   (default 60 s)
 set -eu
 BIN=$1
 SECS=${2:-60}
+shift
+[ $# -gt 0 ] && shift
 H=$(mktemp -d)
 trap 'rm -rf "$H"' EXIT
 mkdir -p "$H/home"
@@ -17,7 +19,7 @@ while [ $i -lt 200 ]; do
         "$BIN" capture --agent claude >/dev/null
     i=$((i + 1))
 done
-"$BIN" ingest 2>"$H/err" &
+"$BIN" ingest "$@" 2>"$H/err" &
 PID=$!
 sleep 5 # the backlog ingested, the first retention check and heartbeat schedule set
 ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
