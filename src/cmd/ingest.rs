@@ -266,6 +266,9 @@ fn human_duration(d: Duration) -> String {
 /// the configuration is read each time, so a `retention_days` set or changed later applies
 /// from the next run. Without an explicit `retention_days` nothing is deleted.
 fn retention_chore(paths: &Paths, every_ms: u64) -> Chore<'_> {
+    // The first run compacts whatever it deletes; later ones when they delete something, or
+    // when the last compaction did not happen.
+    let mut compact_anyway = true;
     Chore::new(
         Duration::ZERO,
         Duration::from_millis(every_ms),
@@ -281,9 +284,13 @@ fn retention_chore(paths: &Paths, every_ms: u64) -> Chore<'_> {
                 &paths.state_dir(),
                 &policy,
                 crate::clock::now_ms(),
+                compact_anyway,
             );
             match run {
-                Ok(run) => eprintln!("{}", retention_line(&policy, &run)),
+                Ok(run) => {
+                    compact_anyway = run.compaction_skipped.is_some();
+                    eprintln!("{}", retention_line(&policy, &run));
+                }
                 Err(err) => eprintln!(
                     "cmstore ingest: warning: automatic retention failed ({err:#}); \
                      the next run tries again"

@@ -84,14 +84,18 @@ pub const KEYS: [&str; 7] = [
 ];
 
 /// Applies `policy` at `now_ms` to `store`, the transcript cursors in `state_dir` and (when
-/// it says so) `queue`. The caller holds the ingest lock of `store` and reads nothing from
-/// the queue meanwhile. The run is recorded in `meta`.
+/// it says so) `queue`. The queue is rewritten only when this run deleted rows, or when
+/// `compact_anyway` (the first run, or the last compaction did not happen): a compaction
+/// copies the whole file, which an hourly run must not do for nothing. The caller holds the
+/// ingest lock of `store` and reads nothing from the queue meanwhile. The run is recorded in
+/// `meta`.
 pub fn apply(
     store: &Store,
     queue: &Path,
     state_dir: &Path,
     policy: &Policy,
     now_ms: i64,
+    compact_anyway: bool,
 ) -> anyhow::Result<Run> {
     let started = std::time::Instant::now();
     let cutoff_ms = policy.cutoff(now_ms);
@@ -121,7 +125,7 @@ pub fn apply(
         cursors: cursors as u64,
         ..Run::default()
     };
-    if policy.compact_queue {
+    if policy.compact_queue && (compact_anyway || run.rows > 0) {
         compact_queue(store, queue, cutoff_ms, &mut run);
     }
     run.took = started.elapsed();
@@ -267,6 +271,7 @@ mod tests {
             &dir.path().join("state"),
             &policy,
             2 * 86_400_000,
+            true,
         )
         .unwrap();
         assert_eq!((run.rows, run.queue_lines, run.cursors), (0, 0, 0));
@@ -296,7 +301,15 @@ mod tests {
             compact_queue: true,
         };
         let now = 10 * 86_400_000;
-        let run = apply(&store, &queue, &dir.path().join("state"), &policy, now).unwrap();
+        let run = apply(
+            &store,
+            &queue,
+            &dir.path().join("state"),
+            &policy,
+            now,
+            true,
+        )
+        .unwrap();
         assert_eq!(run.events, 1);
         assert_eq!(run.queue_lines, 0);
         assert_eq!(
@@ -304,5 +317,43 @@ mod tests {
             Some("another compaction of the queue is running")
         );
         assert_eq!(std::fs::read(&queue).unwrap(), before);
+    }
+
+    #[test]
+    fn the_queue_is_rewritten_only_when_the_run_deleted_something() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("hook-queue.jsonl");
+        let line = |ts: i64| {
+            let mut e = crate::queue_line::QueueEntry::new("Notification", ts);
+            e.session_id = Some("s".into());
+            e.to_line()
+        };
+        let day = 86_400_000;
+        crate::queue::append_lines(&queue, &[line(day), line(9 * day)]).unwrap();
+        let store = crate::store::open(&dir.path().join("cmstore.db")).unwrap();
+        let mut ingester = crate::ingest::Ingester::new(store.clone(), &queue, Default::default());
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        ingester.pass(&stop, &mut |_| {}).unwrap();
+        let policy = Policy {
+            days: 5,
+            automatic: true,
+            compact_queue: true,
+        };
+        let state = dir.path().join("state");
+        let inode = || crate::ingest::source::FileId::of(&std::fs::metadata(&queue).unwrap());
+        let first = inode();
+        let run = apply(&store, &queue, &state, &policy, 10 * day, false).unwrap();
+        assert_eq!((run.events, run.queue_lines), (1, 1));
+        let compacted = inode();
+        assert_ne!(compacted, first, "a new file");
+        ingester.pass(&stop, &mut |_| {}).unwrap();
+        // Nothing old left: nothing to delete, and the file stays as it is.
+        let run = apply(&store, &queue, &state, &policy, 10 * day, false).unwrap();
+        assert_eq!((run.rows, run.queue_lines), (0, 0));
+        assert_eq!(inode(), compacted);
+        // Unless asked (the first run of an ingest, or one after a skipped compaction).
+        let run = apply(&store, &queue, &state, &policy, 10 * day, true).unwrap();
+        assert_eq!(run.compaction_skipped, None);
+        assert_ne!(inode(), compacted);
     }
 }
