@@ -213,7 +213,7 @@ pub enum Command {
     Check(cmd::check::Args),
     /// Print shell completions (bash, zsh, fish, powershell, elvish)
     Completions(cmd::generate::CompletionsArgs),
-    /// Print the man page (roff)
+    /// Print a man page (roff): cmstore(1), or a subcommand's (`cmstore man ingest`); --all DIR writes every one
     Man(cmd::generate::ManArgs),
 }
 

@@ -46,6 +46,13 @@ pub struct Config {
     pub mode: Mode,
     pub log_level: LogLevel,
     pub retention_days: u32,
+    /// `retention_days` was given, validly, in the file or `CMSTORE_RETENTION_DAYS`: only
+    /// then does a running `cmstore ingest` delete old history by itself. The default
+    /// retention is for `prune`, never a reason to delete anything unasked.
+    pub retention_explicit: bool,
+    /// Automatic retention also compacts the queue file (`compact_queue = true`,
+    /// `CMSTORE_COMPACT_QUEUE`), as `prune --compact-queue` does.
+    pub compact_queue: bool,
     /// Keep prompt and response text (false: the text fields are dropped at capture).
     pub store_text: bool,
     /// Write the capture debug log.
@@ -68,6 +75,8 @@ impl Default for Config {
             mode: Mode::Audit,
             log_level: LogLevel::Minimal,
             retention_days: DEFAULT_RETENTION_DAYS,
+            retention_explicit: false,
+            compact_queue: false,
             store_text: true,
             debug: false,
             events: BTreeMap::new(),
@@ -221,15 +230,20 @@ impl Config {
         }
         if let Some(v) = table.remove("retention_days") {
             match v.as_integer().and_then(|n| u32::try_from(n).ok()).filter(|n| *n > 0) {
-                Some(days) => self.retention_days = days,
+                Some(days) => {
+                    self.retention_days = days;
+                    self.retention_explicit = true;
+                }
                 None => problem(format!(
-                    "retention_days = {v}: expected a positive whole number; using {DEFAULT_RETENTION_DAYS}"
+                    "retention_days = {v}: expected a positive whole number; using {DEFAULT_RETENTION_DAYS} \
+                     (and no automatic retention)"
                 )),
             }
         }
         for (name, slot) in [
             ("store_text", &mut self.store_text),
             ("debug", &mut self.debug),
+            ("compact_queue", &mut self.compact_queue),
         ] {
             if let Some(v) = table.remove(name) {
                 match v.as_bool() {
@@ -335,16 +349,32 @@ impl Config {
         }
         if let Some(v) = set("CMSTORE_RETENTION_DAYS") {
             match parse_retention_days(&v) {
-                Some(days) => self.retention_days = days,
+                Some(days) => {
+                    self.retention_days = days;
+                    self.retention_explicit = true;
+                }
                 None => {
+                    // A wrong value must not leave the file's retention deleting by itself:
+                    // which one was meant is unknown.
                     self.retention_days = DEFAULT_RETENTION_DAYS;
+                    self.retention_explicit = false;
                     problem(
                         "CMSTORE_RETENTION_DAYS",
                         format!(
-                            "{v:?} is not a positive whole number; using {DEFAULT_RETENTION_DAYS}"
+                            "{v:?} is not a positive whole number; using {DEFAULT_RETENTION_DAYS} \
+                             (and no automatic retention)"
                         ),
                     )
                 }
+            }
+        }
+        if let Some(v) = set("CMSTORE_COMPACT_QUEUE") {
+            match parse_bool(&v) {
+                Some(b) => self.compact_queue = b,
+                None => problem(
+                    "CMSTORE_COMPACT_QUEUE",
+                    format!("{v:?}: expected true or false; ignored"),
+                ),
             }
         }
         if let Some(v) = set("CMSTORE_STORE_TEXT") {
@@ -823,5 +853,44 @@ log_level = "verbose"
             assert_eq!(problems.len(), 1, "{bad}");
             assert!(problems[0].message.contains("using 7"));
         }
+    }
+
+    #[test]
+    fn only_a_retention_given_validly_is_explicit() {
+        type Env<'a> = &'a [(&'a str, &'a str)];
+        let cases: [(&str, Env<'_>, u32, bool); 6] = [
+            ("", &[], 7, false),
+            ("retention_days = 30", &[], 30, true),
+            ("retention_days = 7", &[], 7, true),
+            ("retention_days = 0", &[], 7, false),
+            ("", &[("CMSTORE_RETENTION_DAYS", "3")], 3, true),
+            (
+                "retention_days = 30",
+                &[("CMSTORE_RETENTION_DAYS", "x")],
+                7,
+                false,
+            ),
+        ];
+        for (file, env, days, explicit) in cases {
+            let (config, _) = load(file, env);
+            assert_eq!(config.retention_days, days, "{file:?} {env:?}");
+            assert_eq!(config.retention_explicit, explicit, "{file:?} {env:?}");
+        }
+    }
+
+    #[test]
+    fn queue_compaction_is_off_unless_asked_for() {
+        assert!(!load("", &[]).0.compact_queue);
+        assert!(load("compact_queue = true", &[]).0.compact_queue);
+        let (config, problems) = load("compact_queue = 1", &[]);
+        assert!(!config.compact_queue);
+        assert!(
+            problems[0].message.contains("compact_queue"),
+            "{problems:?}"
+        );
+        let on = load("", &[("CMSTORE_COMPACT_QUEUE", "yes")]).0;
+        assert!(on.compact_queue);
+        let off = load("compact_queue = true", &[("CMSTORE_COMPACT_QUEUE", "0")]).0;
+        assert!(!off.compact_queue);
     }
 }

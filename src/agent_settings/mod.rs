@@ -28,12 +28,18 @@ pub enum Agent {
     Vscode,
     /// GitHub Copilot CLI (and the cloud agent): `{"version": 1, "hooks": …}` hook file.
     Copilot,
+    /// OpenAI Codex CLI: `hooks.json` beside its `config.toml` (`~/.codex`, `<repo>/.codex`),
+    /// Claude-style matcher groups; timeouts in seconds.
+    Codex,
+    /// Gemini CLI: the `hooks` object of `settings.json` (`~/.gemini`, `<repo>/.gemini`),
+    /// Claude-style matcher groups; timeouts in milliseconds.
+    Gemini,
 }
 
 /// How an agent nests handlers under an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
-    /// `Event: [{"matcher": …, "hooks": [handler, …]}, …]` (Claude Code).
+    /// `Event: [{"matcher": …, "hooks": [handler, …]}, …]` (Claude Code, Codex, Gemini CLI).
     Grouped,
     /// `Event: [handler, …]` (VS Code, Copilot CLI).
     Flat,
@@ -99,6 +105,8 @@ pub enum Location {
         claude_config_dir: Option<PathBuf>,
         /// `COPILOT_HOME`, which moves Copilot CLI's `~/.copilot`.
         copilot_home: Option<PathBuf>,
+        /// `CODEX_HOME`, which moves Codex's `~/.codex`.
+        codex_home: Option<PathBuf>,
     },
 }
 
@@ -114,7 +122,13 @@ impl Location {
 
 impl Agent {
     /// Every agent, in a stable order.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Vscode, Agent::Copilot];
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Vscode,
+        Agent::Copilot,
+        Agent::Codex,
+        Agent::Gemini,
+    ];
 
     /// The name used on the command line and in `capture --agent`.
     pub fn name(self) -> &'static str {
@@ -122,29 +136,37 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Vscode => "vscode",
             Agent::Copilot => "copilot",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
         }
     }
 
     /// How this agent nests handlers.
     pub fn shape(self) -> Shape {
         match self {
-            Agent::Claude => Shape::Grouped,
+            Agent::Claude | Agent::Codex | Agent::Gemini => Shape::Grouped,
             Agent::Vscode | Agent::Copilot => Shape::Flat,
         }
     }
 
     /// Where this agent's handlers carry the token. Claude Code drops unknown handler keys
-    /// silently and VS Code reads only the keys it knows, so both get a `cmstore` key; Copilot
-    /// CLI documents a free-text `comment` field, so the token goes there.
+    /// silently and VS Code reads only the keys it knows, so both get a `cmstore` key, as
+    /// Codex does (its `hooks.json` refuses unknown keys at the top only, not in a handler);
+    /// Copilot CLI documents a free-text `comment` field and Gemini CLI a `name`, so the token
+    /// goes there.
     pub fn marker(self) -> Marker {
         match self {
-            Agent::Claude | Agent::Vscode => Marker {
+            Agent::Claude | Agent::Vscode | Agent::Codex => Marker {
                 key: "cmstore",
                 prefix: "",
             },
             Agent::Copilot => Marker {
                 key: "comment",
                 prefix: "cmstore ",
+            },
+            Agent::Gemini => Marker {
+                key: "name",
+                prefix: "cmstore-",
             },
         }
     }
@@ -155,12 +177,16 @@ impl Agent {
             Agent::Claude => include_str!("../../resources/hooks/claude.json"),
             Agent::Vscode => include_str!("../../resources/hooks/vscode.json"),
             Agent::Copilot => include_str!("../../resources/hooks/copilot.json"),
+            Agent::Codex => include_str!("../../resources/hooks/codex.json"),
+            Agent::Gemini => include_str!("../../resources/hooks/gemini.json"),
         }
     }
 
-    /// True when cmstore owns the whole file (and may delete it once it is empty).
+    /// True when cmstore owns the whole file (and may delete it once it is empty). Codex's
+    /// `hooks.json` is shared with the user's own hooks, and Gemini's `settings.json` holds
+    /// all of its settings.
     pub fn owns_file(self) -> bool {
-        !matches!(self, Agent::Claude)
+        matches!(self, Agent::Vscode | Agent::Copilot)
     }
 
     /// The file this agent reads at `location`.
@@ -194,6 +220,20 @@ impl Agent {
                     Agent::Vscode => "cmstore-vscode.json",
                     _ => "cmstore.json",
                 })
+            }
+            (Agent::Codex, Location::Project(dir)) => dir.join(".codex").join("hooks.json"),
+            (
+                Agent::Codex,
+                Location::User {
+                    home, codex_home, ..
+                },
+            ) => codex_home
+                .clone()
+                .unwrap_or_else(|| home.join(".codex"))
+                .join("hooks.json"),
+            (Agent::Gemini, Location::Project(dir)) => dir.join(".gemini").join("settings.json"),
+            (Agent::Gemini, Location::User { home, .. }) => {
+                home.join(".gemini").join("settings.json")
             }
         }
     }
@@ -300,6 +340,8 @@ mod tests {
             (Agent::Claude, 2, 5_925_779_114_703_992_345),
             (Agent::Vscode, 2, 13_406_426_344_729_095_970),
             (Agent::Copilot, 2, 12_008_408_850_149_266_530u64),
+            (Agent::Codex, 2, 8_131_828_047_988_879_789),
+            (Agent::Gemini, 2, 1_605_536_845_012_427_461),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(
@@ -401,6 +443,7 @@ mod tests {
             home: PathBuf::from("/h"),
             claude_config_dir: None,
             copilot_home: None,
+            codex_home: None,
         };
         assert_eq!(
             Agent::Claude.config_path(&u),
@@ -414,6 +457,7 @@ mod tests {
             home: PathBuf::from("/h"),
             claude_config_dir: Some(PathBuf::from("/c")),
             copilot_home: Some(PathBuf::from("/g")),
+            codex_home: Some(PathBuf::from("/x")),
         };
         assert_eq!(
             Agent::Claude.config_path(&moved),
@@ -423,5 +467,71 @@ mod tests {
             Agent::Vscode.config_path(&moved),
             Path::new("/g/hooks/cmstore-vscode.json")
         );
+        assert_eq!(
+            Agent::Codex.config_path(&p),
+            Path::new("/p/.codex/hooks.json")
+        );
+        assert_eq!(
+            Agent::Codex.config_path(&u),
+            Path::new("/h/.codex/hooks.json")
+        );
+        assert_eq!(Agent::Codex.config_path(&moved), Path::new("/x/hooks.json"));
+        assert_eq!(
+            Agent::Gemini.config_path(&p),
+            Path::new("/p/.gemini/settings.json")
+        );
+        assert_eq!(
+            Agent::Gemini.config_path(&moved),
+            Path::new("/h/.gemini/settings.json")
+        );
+    }
+
+    #[test]
+    fn codex_and_gemini_get_their_own_events_and_units() {
+        let codex = Agent::Codex.expected("cm");
+        let names: Vec<&str> = codex.events.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "SessionStart",
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PermissionRequest",
+                "PostToolUse",
+                "PreCompact",
+                "PostCompact",
+                "SubagentStart",
+                "SubagentStop",
+                "Stop"
+            ]
+        );
+        let h = &codex.events[0].1["hooks"][0];
+        assert_eq!(h["command"], "cm capture --agent codex");
+        assert_eq!(h["timeout"], 10, "seconds");
+        let gemini = Agent::Gemini.expected("cm");
+        let names: Vec<&str> = gemini.events.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "SessionStart",
+                "BeforeAgent",
+                "BeforeTool",
+                "AfterTool",
+                "AfterAgent",
+                "PreCompress",
+                "Notification",
+                "SessionEnd"
+            ]
+        );
+        let h = &gemini.events[0].1["hooks"][0];
+        assert_eq!(h["timeout"], 10_000, "milliseconds");
+        assert_eq!(h["name"], "cmstore-hooks-v2");
+        // Every event name is one capture knows.
+        for (event, _) in codex.events.iter().chain(&gemini.events) {
+            assert!(
+                crate::queue_line::HookType::from_event_name(event).is_some(),
+                "{event}"
+            );
+        }
     }
 }

@@ -63,7 +63,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             };
             writeln!(out, "mode = {mode:?}")?;
             writeln!(out, "log_level = {level:?}")?;
-            writeln!(out, "retention_days = {}", config.retention_days)?;
+            writeln!(
+                out,
+                "retention_days = {}{}",
+                config.retention_days,
+                match config.retention_explicit {
+                    true => "  # applied by a running `cmstore ingest` every hour",
+                    false =>
+                        "  # the default: for `cmstore prune` only, nothing is deleted by itself",
+                }
+            )?;
+            writeln!(out, "compact_queue = {}", config.compact_queue)?;
             writeln!(out, "store_text = {}", config.store_text)?;
             writeln!(out, "debug = {}", config.debug)?;
             writeln!(out, "\n[events]")?;

@@ -49,6 +49,10 @@ pub enum AgentArg {
     Vscode,
     /// GitHub Copilot CLI (`.github/hooks/cmstore.json`)
     Copilot,
+    /// OpenAI Codex CLI (`.codex/hooks.json`)
+    Codex,
+    /// Gemini CLI (`.gemini/settings.json`)
+    Gemini,
 }
 
 impl From<AgentArg> for Agent {
@@ -57,6 +61,8 @@ impl From<AgentArg> for Agent {
             AgentArg::Claude => Agent::Claude,
             AgentArg::Vscode => Agent::Vscode,
             AgentArg::Copilot => Agent::Copilot,
+            AgentArg::Codex => Agent::Codex,
+            AgentArg::Gemini => Agent::Gemini,
         }
     }
 }
@@ -67,7 +73,8 @@ pub struct ScopeArgs {
     /// Project directory whose configuration to use [default: the current directory]
     #[arg(long, value_name = "DIR", conflicts_with = "user")]
     pub project: Option<PathBuf>,
-    /// Use the user's own configuration (~/.claude, ~/.copilot) instead of a project's
+    /// Use the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini) instead
+    /// of a project's
     #[arg(long)]
     pub user: bool,
 }
@@ -142,6 +149,7 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
     let program = command_words(paths, args.command.as_deref())?;
     let mut failed = false;
+    let mut notes = Vec::new();
     for agent in agents(&args.agent) {
         match install_one(agent, &location, &program, args.force) {
             Ok(message) => println!("{}: {message}", agent.name()),
@@ -150,9 +158,12 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
                 failed = true;
             }
         }
-        if let Some(note) = overlap_note(agent, &location) {
-            eprintln!("note: {note}");
-        }
+        notes.extend(overlap_note(agent, &location));
+    }
+    // Said once, however many of the agents it concerns were installed.
+    notes.dedup();
+    for note in notes {
+        eprintln!("note: {note}");
     }
     Ok(exit(failed))
 }
@@ -284,6 +295,11 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Text => {
+            writeln!(
+                out,
+                "{:<8} {:<8} {:<17} {:<9} FILE",
+                "AGENT", "SCOPE", "STATE", "TOKEN"
+            )?;
             for row in &rows {
                 let token = if row.tokens.is_empty() {
                     "-".to_string()
@@ -344,15 +360,14 @@ fn status_row(agent: Agent, location: &Location, program: &[String]) -> Row {
 }
 
 /// VS Code and Copilot CLI both read every `*.json` in the same hooks directory, so with
-/// both installed side by side each of their events is captured twice.
+/// both installed side by side each of their events is captured twice. The same words
+/// whichever of the two `agent` is, so that it is said once.
 fn overlap_note(agent: Agent, location: &Location) -> Option<String> {
-    let other = match agent {
-        Agent::Vscode => Agent::Copilot,
-        Agent::Copilot => Agent::Vscode,
-        Agent::Claude => return None,
-    };
-    let mine = agent.config_path(location);
-    let theirs = other.config_path(location);
+    if !matches!(agent, Agent::Vscode | Agent::Copilot) {
+        return None;
+    }
+    let mine = Agent::Vscode.config_path(location);
+    let theirs = Agent::Copilot.config_path(location);
     (mine.exists() && theirs.exists()).then(|| {
         format!(
             "{} and {} are both in {}: VS Code and Copilot CLI each read both files, so their \
@@ -398,6 +413,7 @@ fn location(scope: &ScopeArgs) -> anyhow::Result<Location> {
             home,
             claude_config_dir: crate::env::path("CLAUDE_CONFIG_DIR"),
             copilot_home: crate::env::path("COPILOT_HOME"),
+            codex_home: crate::env::path("CODEX_HOME"),
         });
     }
     let dir = match &scope.project {

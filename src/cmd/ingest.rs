@@ -7,6 +7,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -15,9 +16,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
 use crate::failure::Refused;
-use crate::ingest::follow::{self, FollowOptions};
+use crate::ingest::follow::{self, Chore, FollowOptions, Progress};
 use crate::ingest::{self, Ingester, Options, Stats};
 use crate::paths::Paths;
+use crate::prune::auto as auto_retention;
 use crate::queue::read::DEFAULT_MAX_LINE_BYTES;
 use crate::store;
 
@@ -39,9 +41,18 @@ pub struct Args {
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub batch_size: u64,
     /// Follow mode: longest pause between checks when no file notification arrives
-    #[arg(long, value_name = "MS", default_value_t = 500,
-          value_parser = clap::value_parser!(u64).range(10..=60_000))]
-    pub poll_ms: u64,
+    /// [default: 10000 while file notifications work, 500 without them]
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub poll_ms: Option<u64>,
+    /// Follow mode: a line on stderr this often when lines were ingested (and every 15th time
+    /// when idle); 0 turns it off
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    pub heartbeat_ms: u64,
+    /// Follow mode: how often the configured retention is applied (for tests; an hour)
+    #[arg(long, hide = true, env = "CMSTORE_RETENTION_INTERVAL_MS", value_name = "MS",
+          default_value_t = auto_retention::DEFAULT_INTERVAL.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(10..))]
+    pub retention_interval_ms: u64,
     /// When to load a backlog without the secondary indexes and rebuild them at the end
     /// (faster for a large backlog; queries are slower meanwhile)
     #[arg(long, value_name = "WHEN", value_enum, default_value_t = DeferIndexes::Auto)]
@@ -137,30 +148,242 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let stats = if args.once {
-        ingester.pass(&stop, &mut on_batch)?
+    let (stats, busy) = if args.once {
+        let stats = ingester.pass(&stop, &mut on_batch)?;
+        (stats, started.elapsed())
     } else {
-        let dir = crate::paths::dir_of(&paths.queue);
-        crate::paths::create_private_dir(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let _watcher = match follow::watch(&paths.queue, wake_tx) {
-            Ok(w) => Some(w),
-            Err(why) => {
-                eprintln!("cmstore ingest: file notifications unavailable ({why}); polling");
-                None
-            }
-        };
-        let options = FollowOptions {
-            poll: Duration::from_millis(args.poll_ms),
-            ..FollowOptions::default()
-        };
-        follow::follow(&mut ingester, options, &stop, &wake_rx, &mut on_batch)?
+        let wake = (wake_tx, wake_rx);
+        let progress = follow_mode(paths, &args, &mut ingester, &stop, wake, &mut on_batch)?;
+        (progress.total, progress.busy)
     };
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    eprintln!("{}", summary(&stats, started.elapsed()));
+    eprintln!("{}", summary(&stats, started.elapsed(), busy));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Follow mode: the watch, the start line, the chores (retention, heartbeat), then passes
+/// until `stop`.
+fn follow_mode(
+    paths: &Paths,
+    args: &Args,
+    ingester: &mut Ingester,
+    stop: &Arc<AtomicBool>,
+    (wake_tx, wake_rx): (Sender<()>, Receiver<()>),
+    on_batch: &mut dyn FnMut(&Stats),
+) -> anyhow::Result<Progress> {
+    let dir = crate::paths::dir_of(&paths.queue);
+    crate::paths::create_private_dir(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    // Kept alive until follow mode ends: dropping it ends the notifications.
+    let watcher = follow::watch(&paths.queue, wake_tx);
+    let options = FollowOptions {
+        poll: poll(args.poll_ms, watcher.is_ok()),
+        ..FollowOptions::default()
+    };
+    eprintln!("{}", start_line(paths, ingester, &watcher, options.poll));
+    let mut chores = vec![retention_chore(paths, args.retention_interval_ms)];
+    if args.heartbeat_ms > 0 {
+        chores.push(heartbeat_chore(Duration::from_millis(args.heartbeat_ms)));
+    }
+    follow::follow(ingester, options, stop, &wake_rx, on_batch, &mut chores)
+}
+
+/// The poll of follow mode: `--poll-ms` when given, else rare while file notifications work.
+fn poll(given_ms: Option<u64>, watched: bool) -> Duration {
+    match (given_ms, watched) {
+        (Some(ms), _) => Duration::from_millis(ms),
+        (None, true) => follow::WATCHED_POLL,
+        (None, false) => follow::UNWATCHED_POLL,
+    }
+}
+
+/// Backlogs up to this size are counted in lines for the start line and the heartbeat;
+/// beyond it, in bytes (counting lines would read it all once more).
+const COUNT_LINES_UP_TO: u64 = 64 * 1024 * 1024;
+
+/// Follow mode's first line: what it reads, where it writes, how far behind it starts, how it
+/// is woken and what retention it applies.
+fn start_line(
+    paths: &Paths,
+    ingester: &Ingester,
+    watcher: &Result<notify::RecommendedWatcher, String>,
+    poll: Duration,
+) -> String {
+    let behind = ingester
+        .behind(COUNT_LINES_UP_TO)
+        .map_or_else(|e| format!("lag unknown ({e:#})"), |b| behind_text(&b));
+    let waking = match watcher {
+        Ok(_) => format!("file notifications, a poll every {}", human_duration(poll)),
+        Err(why) => format!(
+            "a poll every {} (file notifications unavailable: {why})",
+            human_duration(poll)
+        ),
+    };
+    let (config, _) = Config::load_for(paths);
+    format!(
+        "cmstore ingest: following {} into {}; {behind}; woken by {waking}; {}",
+        paths.queue.display(),
+        paths.db.display(),
+        retention_text(&auto_retention::Policy::of(&config))
+    )
+}
+
+/// The retention policy in a few words.
+fn retention_text(policy: &auto_retention::Policy) -> String {
+    match (policy.automatic, policy.compact_queue) {
+        (false, _) => "no automatic retention (retention_days is not set)".to_string(),
+        (true, false) => format!("retention {} days, applied hourly", policy.days),
+        (true, true) => format!(
+            "retention {} days, applied hourly, queue compacted too",
+            policy.days
+        ),
+    }
+}
+
+/// `12 lines behind`, or bytes when the lines were not counted.
+fn behind_text(behind: &ingest::Behind) -> String {
+    match behind.lines {
+        Some(1) => "1 line behind".to_string(),
+        Some(n) => format!("{n} lines behind"),
+        None => format!("{:.1} MiB behind", behind.bytes as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// A duration as a person reads it: `500 ms`, `10 s`, `15 min`.
+fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        0..=999 => format!("{ms} ms"),
+        _ if ms.is_multiple_of(60_000) => format!("{} min", ms / 60_000),
+        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
+        _ => format!("{:.1} s", d.as_secs_f64()),
+    }
+}
+
+/// Applies the configured retention at start (after the first pass) and every `every_ms`:
+/// the configuration is read each time, so a `retention_days` set or changed later applies
+/// from the next run. Without an explicit `retention_days` nothing is deleted.
+fn retention_chore(paths: &Paths, every_ms: u64) -> Chore<'_> {
+    // The first run compacts whatever it deletes; later ones when they delete something, or
+    // when the last compaction did not happen.
+    let mut compact_anyway = true;
+    Chore::new(
+        Duration::ZERO,
+        Duration::from_millis(every_ms),
+        move |ingester: &mut Ingester, _: &Progress| {
+            let (config, _) = Config::load_for(paths);
+            let policy = auto_retention::Policy::of(&config);
+            if !policy.automatic {
+                return;
+            }
+            let run = auto_retention::apply(
+                ingester.store(),
+                ingester.queue(),
+                &paths.state_dir(),
+                &policy,
+                crate::clock::now_ms(),
+                compact_anyway,
+            );
+            match run {
+                Ok(run) => {
+                    compact_anyway = run.compaction_skipped.is_some();
+                    eprintln!("{}", retention_line(&policy, &run));
+                }
+                Err(err) => eprintln!(
+                    "cmstore ingest: warning: automatic retention failed ({err:#}); \
+                     the next run tries again"
+                ),
+            }
+        },
+    )
+}
+
+/// What an automatic retention run did, in one line.
+fn retention_line(policy: &auto_retention::Policy, run: &auto_retention::Run) -> String {
+    let mut line = format!(
+        "cmstore ingest: retention ({} days, cutoff {}): removed {} rows ({} events), {} \
+         transcript cursors",
+        policy.days,
+        crate::timespec::iso(run.cutoff_ms),
+        run.rows,
+        run.events,
+        run.cursors
+    );
+    if policy.compact_queue {
+        line.push_str(&format!(", {} queue lines", run.queue_lines));
+    }
+    line.push_str(&format!(" in {:.2} s", run.took.as_secs_f64()));
+    if let Some(why) = &run.compaction_skipped {
+        line.push_str(&format!("; queue not compacted: {why}"));
+    }
+    line
+}
+
+/// A heartbeat every `every`: what was ingested since the last one, the rate over busy time
+/// and how far behind ingest is; when nothing happened, only every [`IDLE_HEARTBEATS`]th
+/// time, so an idle journal stays short.
+fn heartbeat_chore<'a>(every: Duration) -> Chore<'a> {
+    let mut last = Progress::default();
+    let mut quiet = 0u32;
+    Chore::new(
+        every,
+        every,
+        move |ingester: &mut Ingester, now: &Progress| {
+            let lines = now.total.lines - last.total.lines;
+            if lines == 0 {
+                quiet += 1;
+                if !quiet.is_multiple_of(IDLE_HEARTBEATS) {
+                    return;
+                }
+            } else {
+                quiet = 0;
+            }
+            let behind = ingester
+                .behind(COUNT_LINES_UP_TO)
+                .map_or_else(|e| format!("lag unknown ({e:#})"), |b| behind_text(&b));
+            eprintln!(
+                "{}",
+                heartbeat_line(&last, now, every * quiet.max(1), &behind)
+            );
+            last = *now;
+        },
+    )
+}
+
+/// Heartbeats skipped while idle before one says so.
+const IDLE_HEARTBEATS: u32 = 15;
+
+/// One heartbeat: `since` is the progress at the last one, `span` the time since.
+fn heartbeat_line(since: &Progress, now: &Progress, span: Duration, behind: &str) -> String {
+    let lines = now.total.lines - since.total.lines;
+    if lines == 0 {
+        return format!(
+            "cmstore ingest: idle for {}; {} lines since start; {behind}",
+            human_duration(span),
+            now.total.lines
+        );
+    }
+    let busy = now.busy.saturating_sub(since.busy);
+    format!(
+        "cmstore ingest: {lines} lines in the last {} ({} rows, {} duplicates, {} rejects), \
+         {} lines/s while busy; {behind}",
+        human_duration(span),
+        now.total.rows - since.total.rows,
+        now.total.duplicates - since.total.duplicates,
+        now.total.rejects - since.total.rejects,
+        rate(lines, busy)
+    )
+}
+
+/// Lines per second over `busy`, rounded.
+fn rate(lines: u64, busy: Duration) -> String {
+    let secs = busy.as_secs_f64();
+    match secs > 0.0 {
+        true => format!("{:.0}", lines as f64 / secs),
+        false => "-".to_string(),
+    }
 }
 
 /// The configuration's problems, warned about on stderr when they are new.
@@ -230,17 +453,19 @@ fn progress_bar(backlog: u64) -> Option<ProgressBar> {
     Some(bar)
 }
 
-/// The one-line summary printed on exit.
-pub fn summary(stats: &Stats, elapsed: Duration) -> String {
-    let secs = elapsed.as_secs_f64();
-    let rate = if secs > 0.0 {
-        stats.lines as f64 / secs
-    } else {
-        0.0
-    };
+/// The one-line summary printed on exit. The rate is over `busy`, the time spent reading and
+/// writing lines: follow mode's idle hours would make any rate look slow.
+pub fn summary(stats: &Stats, elapsed: Duration, busy: Duration) -> String {
     let mut line = format!(
-        "cmstore ingest: {} lines, {} rows, {} duplicates, {} rejects in {:.2} s ({:.0} lines/s)",
-        stats.lines, stats.rows, stats.duplicates, stats.rejects, secs, rate
+        "cmstore ingest: {} lines, {} rows, {} duplicates, {} rejects in {:.2} s ({} lines/s \
+         over {:.2} s busy)",
+        stats.lines,
+        stats.rows,
+        stats.duplicates,
+        stats.rejects,
+        elapsed.as_secs_f64(),
+        rate(stats.lines, busy),
+        busy.as_secs_f64()
     );
     if stats.restarts > 0 {
         line.push_str(&format!(
@@ -256,4 +481,66 @@ pub fn summary(stats: &Stats, elapsed: Duration) -> String {
         ));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(lines: u64, busy_ms: u64) -> Progress {
+        Progress {
+            total: Stats {
+                lines,
+                rows: lines,
+                ..Stats::default()
+            },
+            busy: Duration::from_millis(busy_ms),
+        }
+    }
+
+    #[test]
+    fn the_rate_counts_busy_time_only() {
+        let stats = progress(3000, 0).total;
+        let line = summary(
+            &stats,
+            Duration::from_secs(3600),
+            Duration::from_millis(1500),
+        );
+        assert!(
+            line.starts_with("cmstore ingest: 3000 lines, 3000 rows, 0 duplicates, 0 rejects in 3600.00 s (2000 lines/s over 1.50 s busy)"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn heartbeats_say_what_happened_since_the_last_one() {
+        let busy = heartbeat_line(
+            &progress(100, 1000),
+            &progress(1100, 1500),
+            Duration::from_secs(60),
+            "0 lines behind",
+        );
+        assert_eq!(
+            busy,
+            "cmstore ingest: 1000 lines in the last 1 min (1000 rows, 0 duplicates, 0 rejects), \
+             2000 lines/s while busy; 0 lines behind"
+        );
+        let idle = heartbeat_line(
+            &progress(1100, 1500),
+            &progress(1100, 1500),
+            Duration::from_secs(900),
+            "0 lines behind",
+        );
+        assert_eq!(
+            idle,
+            "cmstore ingest: idle for 15 min; 1100 lines since start; 0 lines behind"
+        );
+    }
+
+    #[test]
+    fn the_poll_is_rare_while_notifications_work() {
+        assert_eq!(poll(None, true), follow::WATCHED_POLL);
+        assert_eq!(poll(None, false), follow::UNWATCHED_POLL);
+        assert_eq!(poll(Some(20), true), Duration::from_millis(20));
+    }
 }

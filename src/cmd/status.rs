@@ -5,7 +5,8 @@
 //! last commit time, identity, and whether an ingest follows it. Whether an ingest runs (the
 //! database's ingest lock is held), its pid, command and start, and a stale pid file left by
 //! one that was killed. Totals of events, sessions, rejects and unknowns; database and WAL
-//! size; configuration problems.
+//! size; the retention policy (days, whether a running ingest applies it, whether it compacts
+//! the queue) and what its last automatic run removed; configuration problems.
 //! Read-only: it never creates the database (nor any other file), and reports clearly when
 //! there is none yet. `--format json` prints one object for scripts; other formats print one
 //! section per table.
@@ -23,6 +24,7 @@ use crate::config::Config;
 use crate::ingest::source::FileId;
 use crate::ingest::{self, Liveness};
 use crate::paths::Paths;
+use crate::prune::auto::{self as auto_retention, Policy};
 use crate::render::{json_value, Format};
 use crate::report::{self, Sink};
 use crate::store::read_only::ReadOnlyDb;
@@ -72,7 +74,8 @@ fn totals_sql(db: &ReadOnlyDb) -> anyhow::Result<String> {
 
 /// Runs `cmstore status`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let (_, problems) = Config::load_for(paths);
+    let (config, problems) = Config::load_for(paths);
+    let policy = Policy::of(&config);
     let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let sink = Sink::for_stdout(args.format);
 
@@ -84,15 +87,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         )
     });
     let db_exists = paths.db.exists();
-    let (sources, totals) = if db_exists {
+    let (sources, totals, last_run) = if db_exists {
         let db = ReadOnlyDb::open(&paths.db, None)?;
         (
             sources(&db, &liveness)?,
             Some(report::fetch(&db, &totals_sql(&db)?, &[])?),
+            last_retention_run(&db)?,
         )
     } else {
-        (queue_only(&paths.queue), None)
+        (queue_only(&paths.queue), None, None)
     };
+    let retention = RetentionReport { policy, last_run };
     let files = file_sizes(&paths.db);
     let ingest = IngestReport::new(&liveness, &sources);
 
@@ -121,6 +126,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             "ingest": ingest.to_json(&ingest::lock_path(&paths.db)),
             "sources": objects(&sources),
             "totals": totals.as_ref().and_then(|t| objects(t).into_iter().next()),
+            "retention": retention.to_json(),
             "config_problems": problems,
         });
         serde_json::to_writer_pretty(&mut out, &doc).context("writing")?;
@@ -162,6 +168,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     heading(&mut out, "Ingest")?;
     let (columns, row) = ingest.to_row();
     report::render(&mut out, sink, columns, &[row])?;
+    heading(&mut out, "Retention")?;
+    let (columns, row) = retention.to_row();
+    report::render(&mut out, sink, columns, &[row])?;
     if !problems.is_empty() {
         heading(&mut out, "Configuration problems")?;
         let rows: Vec<Vec<Value>> = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
@@ -169,6 +178,94 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     out.flush().context("writing")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The last automatic retention run recorded in `meta` (none in a database from before it).
+fn last_retention_run(db: &ReadOnlyDb) -> anyhow::Result<Option<auto_retention::Run>> {
+    let has_meta = !report::fetch(
+        db,
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+        &[],
+    )?
+    .1
+    .is_empty();
+    if !has_meta {
+        return Ok(None);
+    }
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT key, value FROM meta WHERE key LIKE 'auto_retention_%'",
+        &[],
+    )?;
+    let pairs = rows.into_iter().filter_map(|row| match (&row[0], &row[1]) {
+        (Value::Text(key), Value::Integer(value)) => Some((key.clone(), *value)),
+        _ => None,
+    });
+    Ok(auto_retention::last_run(pairs))
+}
+
+/// What status says about retention: the policy, and the last automatic run.
+struct RetentionReport {
+    policy: Policy,
+    last_run: Option<auto_retention::Run>,
+}
+
+impl RetentionReport {
+    /// One short sentence for a person.
+    fn note(&self) -> String {
+        match (self.policy.automatic, &self.last_run) {
+            (false, None) => "off: retention_days is not set".into(),
+            (false, Some(_)) => "off: retention_days is no longer set".into(),
+            (true, None) => "by ingest, hourly; not run yet".into(),
+            (true, Some(_)) => "by ingest, hourly".into(),
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let run = self.last_run.as_ref();
+        json!({
+            "days": self.policy.days,
+            "automatic": self.policy.automatic,
+            "compact_queue": self.policy.compact_queue,
+            "last_run": run.and_then(|r| iso(r.at_ms)),
+            "last_cutoff": run.and_then(|r| iso(r.cutoff_ms)),
+            "last_removed_rows": run.map(|r| r.rows),
+            "last_removed_events": run.map(|r| r.events),
+            "last_removed_cursors": run.map(|r| r.cursors),
+            "last_removed_queue_lines": run.map(|r| r.queue_lines),
+            "last_run_ms": run.map(|r| r.took.as_millis() as u64),
+            "note": self.note(),
+        })
+    }
+
+    fn to_row(&self) -> (Vec<String>, Vec<Value>) {
+        // Short names, and the cutoff and the events only in `--format json`: a narrow table.
+        let columns = [
+            "days",
+            "auto",
+            "compact",
+            "last_run",
+            "removed",
+            "queue_removed",
+            "note",
+        ]
+        .map(String::from)
+        .to_vec();
+        let yes_no = |b: bool| Value::Text(if b { "yes" } else { "no" }.into());
+        let run = self.last_run.as_ref();
+        let int = |n: Option<u64>| n.map_or(Value::Null, |n| Value::Integer(n as i64));
+        let row = vec![
+            Value::Integer(i64::from(self.policy.days)),
+            yes_no(self.policy.automatic),
+            yes_no(self.policy.compact_queue),
+            run.and_then(|r| iso(r.at_ms))
+                .map_or(Value::Null, Value::Text),
+            int(run.map(|r| r.rows)),
+            int(run.map(|r| r.queue_lines)),
+            Value::Text(self.note()),
+        ];
+        (columns, row)
+    }
 }
 
 /// What status says about ingest: whether one runs, which, and how far behind it is.

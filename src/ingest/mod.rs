@@ -266,6 +266,32 @@ pub fn probe(db: &Path) -> io::Result<Liveness> {
     Ok(Liveness { running, holder })
 }
 
+/// How far ingest is behind the end of the queue ([`Ingester::behind`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Behind {
+    /// Bytes not ingested yet.
+    pub bytes: u64,
+    /// Complete lines among them, when they were counted.
+    pub lines: Option<u64>,
+}
+
+/// Newlines in `len` bytes of `path` from `from`.
+fn count_lines(path: &Path, from: u64, len: u64) -> anyhow::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    file.seek(SeekFrom::Start(from))?;
+    let mut rest = file.take(len);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut lines = 0;
+    loop {
+        let n = rest.read(&mut buf)?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        lines += buf[..n].iter().filter(|b| **b == b'\n').count() as u64;
+    }
+}
+
 /// An open queue file and its identity.
 struct Held {
     file: File,
@@ -508,6 +534,50 @@ impl Ingester {
         (self.on_warning)(warning);
     }
 
+    /// The store this ingests into.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The queue file this reads (absolute).
+    pub fn queue(&self) -> &Path {
+        &self.path
+    }
+
+    /// How far behind the end of the queue the committed offset is: bytes, and complete lines
+    /// when there are at most `count_up_to` bytes to count them in (a backlog of gigabytes is
+    /// not read twice just to say how many lines it holds).
+    pub fn behind(&self, count_up_to: u64) -> anyhow::Result<Behind> {
+        let Ok(meta) = std::fs::metadata(&self.path) else {
+            return Ok(Behind::default());
+        };
+        let conn = self.store.conn()?;
+        let offset =
+            store::write::active_source(&conn, &self.key)?.map_or(0, |s| s.offset.max(0) as u64);
+        drop(conn);
+        // A queue shorter than the offset was truncated: all of it is to be read again.
+        let from = if meta.len() < offset { 0 } else { offset };
+        let bytes = meta.len() - from;
+        let lines = match bytes <= count_up_to {
+            true => Some(count_lines(&self.path, from, bytes)?),
+            false => None,
+        };
+        Ok(Behind { bytes, lines })
+    }
+
+    /// Whether a pass now would find exactly what the last one left idle (one `stat`, no
+    /// database): the queue has not changed since, and no index waits to be rebuilt.
+    fn still_idle(&self) -> bool {
+        let Some(idle) = self.idle_at else {
+            return false;
+        };
+        if !self.indexes_settled {
+            return false;
+        }
+        std::fs::metadata(&self.path)
+            .is_ok_and(|meta| (FileId::of(&meta), meta.len(), meta.modified().ok()) == idle)
+    }
+
     /// Bytes between the committed offset and the end of the queue (0 when unknown).
     pub fn backlog(&self) -> anyhow::Result<u64> {
         let Ok(meta) = std::fs::metadata(&self.path) else {
@@ -529,6 +599,11 @@ impl Ingester {
         stop: &AtomicBool,
         on_batch: &mut dyn FnMut(&Stats),
     ) -> anyhow::Result<Stats> {
+        // Follow mode's idle check, made often: what `drain` would find first, without the
+        // database (the backlog query and a pooled connection cost more than the rest).
+        if self.still_idle() {
+            return Ok(Stats::default());
+        }
         let backlog = self.backlog()?;
         let bulk = self.bulk_load(backlog);
         self.large_backlog = backlog >= BULK_MIN_BYTES;

@@ -55,6 +55,7 @@ impl TestEnv {
             "CLAUDE_CONFIG_DIR",
             "USERPROFILE",
             "COPILOT_HOME",
+            "CODEX_HOME",
         ] {
             cmd.env_remove(key);
         }

@@ -100,7 +100,65 @@ const COPILOT: Agent = Agent {
     timeout_key: "timeoutSec",
 };
 
-const AGENTS: [Agent; 3] = [CLAUDE, VSCODE, COPILOT];
+const CODEX: Agent = Agent {
+    name: "codex",
+    file: ".codex/hooks.json",
+    events: 10,
+    user_file: r#"{
+  "description": "team hooks",
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "python3 .codex/hooks/stop.py",
+            "timeout": 20
+          }
+        ]
+      }
+    ],
+    "PreToolUse": [
+      {
+        "matcher": "^Bash$",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "./check.sh",
+            "statusMessage": "checking"
+          }
+        ]
+      }
+    ]
+  }
+}
+"#,
+    user_block: r#"      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "python3 .codex/hooks/stop.py",
+            "timeout": 20
+          }
+        ]
+      }"#,
+    event: "Stop",
+    marker: ("cmstore", "hooks-v2"),
+    timeout_key: "timeout",
+};
+
+const GEMINI: Agent = Agent {
+    name: "gemini",
+    file: ".gemini/settings.json",
+    events: 8,
+    user_file: "{\n    \"theme\": \"GitHub\",\n    \"hooks\": {\n        \"BeforeTool\": [\n            {\n                \"matcher\": \"run_shell_command\",\n                \"hooks\": [\n                    {\n                        \"name\": \"guard\",\n                        \"type\": \"command\",\n                        \"command\": \"./guard.sh\",\n                        \"timeout\": 5000\n                    }\n                ]\n            }\n        ]\n    },\n    \"model\": {\n        \"name\": \"gemini-2.5-pro\"\n    }\n}\n",
+    user_block: "            {\n                \"matcher\": \"run_shell_command\",\n                \"hooks\": [\n                    {\n                        \"name\": \"guard\",\n                        \"type\": \"command\",\n                        \"command\": \"./guard.sh\",\n                        \"timeout\": 5000\n                    }\n                ]\n            }",
+    event: "BeforeTool",
+    marker: ("name", "cmstore-hooks-v2"),
+    timeout_key: "timeout",
+};
+
+const AGENTS: [Agent; 5] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI];
 
 /// `cmstore` without `CMSTORE_HOME`, which would otherwise be written into every hook command.
 fn cmd(env: &TestEnv) -> assert_cmd::Command {
@@ -217,7 +275,7 @@ fn install_into_an_empty_project_writes_every_event() {
                     "{c}"
                 );
                 assert!(c.contains(&format!("--agent {}", agent.name)), "{c}");
-                if agent.name != "claude" {
+                if ["vscode", "copilot"].contains(&agent.name) {
                     assert!(c.contains(&format!("--event {event}")), "{c}");
                 }
             }
@@ -446,11 +504,18 @@ fn the_default_command_is_this_binary() {
 #[test]
 fn malformed_files_are_never_touched() {
     for agent in AGENTS {
+        // An event of this agent's that is not an array (Gemini CLI has no `Stop`).
+        let stop = if agent.name == "gemini" {
+            "AfterAgent"
+        } else {
+            "Stop"
+        };
+        let not_an_array = format!("{{\"hooks\": {{\"{stop}\": {{}}, \"sessionStart\": 3}}}}");
         for bad in [
             "{\"hooks\": {\"Stop\": [}",
             "[1, 2]",
             "{\"hooks\": []}",
-            "{\"hooks\": {\"Stop\": {}, \"sessionStart\": 3}}",
+            not_an_array.as_str(),
         ] {
             let env = TestEnv::new();
             let dir = project(&env);
@@ -466,7 +531,7 @@ fn malformed_files_are_never_touched() {
             // An event that is not an array holds nothing of cmstore's, so uninstall has
             // nothing to do there; the other shapes cannot be read at all.
             let uninstall = hooks(&env, &["uninstall", "--agent", agent.name], &dir);
-            if !bad.contains("\"Stop\": {}") {
+            if bad != not_an_array {
                 uninstall.failure().code(1);
             }
             assert_eq!(read(&path), bad);
@@ -595,7 +660,9 @@ fn several_agents_at_once_and_status_of_all() {
         [
             ("claude", "installed"),
             ("vscode", "missing"),
-            ("copilot", "installed")
+            ("copilot", "installed"),
+            ("codex", "missing"),
+            ("gemini", "missing")
         ]
     );
 }
@@ -608,6 +675,62 @@ fn vscode_next_to_copilot_warns_about_double_capture() {
     install(&env, COPILOT, &dir)
         .success()
         .stderr(predicates::str::contains("captured twice"));
+}
+
+#[test]
+fn installing_vscode_and_copilot_together_warns_once() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    install(&env, VSCODE, &dir).success();
+    install(&env, COPILOT, &dir).success();
+    let out = hooks(
+        &env,
+        &["install", "--agent", "vscode,copilot", "--command", PROGRAM],
+        &dir,
+    )
+    .success()
+    .get_output()
+    .stderr
+    .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert_eq!(err.matches("captured twice").count(), 1, "{err}");
+}
+
+#[test]
+fn status_text_has_a_header_row_and_a_line_per_agent() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    install(&env, CODEX, &dir).success();
+    install(&env, GEMINI, &dir).success();
+    let out = hooks(&env, &["status", "--command", PROGRAM], &dir)
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0], "AGENT    SCOPE    STATE             TOKEN     FILE",
+        "{text}"
+    );
+    let agents: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        agents,
+        ["claude", "vscode", "copilot", "codex", "gemini"],
+        "{text}"
+    );
+    assert!(
+        lines[4].starts_with("codex    project  installed         hooks-v2  ")
+            && lines[4].ends_with(".codex/hooks.json"),
+        "{text}"
+    );
+    assert!(
+        lines[5].starts_with("gemini   project  installed"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -624,6 +747,8 @@ fn user_scope_writes_under_home_and_honours_config_dir_variables() {
     assert!(home.join(".claude/settings.json").is_file());
     assert!(home.join(".copilot/hooks/cmstore.json").is_file());
     assert!(home.join(".copilot/hooks/cmstore-vscode.json").is_file());
+    assert!(home.join(".codex/hooks.json").is_file());
+    assert!(home.join(".gemini/settings.json").is_file());
     cmd(&env)
         .args(["hooks", "status", "--user", "--command", PROGRAM])
         .assert()
@@ -634,11 +759,19 @@ fn user_scope_writes_under_home_and_honours_config_dir_variables() {
     cmd(&env)
         .env("CLAUDE_CONFIG_DIR", moved.join("claude"))
         .env("COPILOT_HOME", moved.join("copilot"))
-        .args(["hooks", "install", "--user", "--agent", "claude,copilot"])
+        .env("CODEX_HOME", moved.join("codex"))
+        .args([
+            "hooks",
+            "install",
+            "--user",
+            "--agent",
+            "claude,copilot,codex",
+        ])
         .assert()
         .success();
     assert!(moved.join("claude/settings.json").is_file());
     assert!(moved.join("copilot/hooks/cmstore.json").is_file());
+    assert!(moved.join("codex/hooks.json").is_file());
 }
 
 #[test]
@@ -766,4 +899,133 @@ fn man_page_is_roff_naming_the_subcommands() {
     for name in ["capture", "hooks", "completions"] {
         assert!(text.contains(name), "no {name}");
     }
+}
+
+#[test]
+fn every_subcommand_has_a_man_page_of_its_own() {
+    let env = TestEnv::new();
+    let page = |args: &[&str]| {
+        let out = cmd(&env).arg("man").args(args).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let ingest = page(&["ingest"]);
+    assert!(ingest.contains(".TH cmstore-ingest 1"), "{ingest}");
+    assert!(
+        ingest.contains("cmstore\\-ingest \\- Mirror the queue"),
+        "{ingest}"
+    );
+    assert!(ingest.contains("\\-\\-heartbeat\\-ms"), "{ingest}");
+    assert!(
+        !ingest.contains("retention\\-interval"),
+        "hidden options stay hidden"
+    );
+    let install = page(&["hooks", "install"]);
+    assert!(install.contains(".TH cmstore-hooks-install 1"), "{install}");
+    cmd(&env)
+        .args(["man", "nope"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "no man page for `cmstore nope`; pages exist for: capture, ingest,",
+        ));
+
+    let dir = env.dir.path().join("man1");
+    let definition = cmstore::cli::Cli::definition();
+    // A page for cmstore and each visible subcommand, at every depth.
+    fn visible(command: &clap::Command) -> usize {
+        1 + command
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .map(visible)
+            .sum::<usize>()
+    }
+    cmd(&env)
+        .args(["man", "--all"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(format!(
+            "{} man pages written to",
+            visible(&definition)
+        )));
+    for sub in definition.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let file = dir.join(format!("cmstore-{}.1", sub.get_name()));
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+        assert!(
+            text.contains(&format!(".TH cmstore-{} 1", sub.get_name())),
+            "{text}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{file:?}");
+        }
+    }
+    assert!(dir.join("cmstore.1").exists());
+    assert!(dir.join("cmstore-hooks-uninstall.1").exists());
+}
+
+/// Runs the command cmstore installed for `agent` under `event` (through `sh`, as the agent
+/// would) with `payload` on stdin, and returns the queue line it wrote.
+#[cfg(unix)]
+fn run_installed(env: &TestEnv, agent: Agent, event: &str, payload: &str) -> Value {
+    let dir = project(env);
+    let home = env.home();
+    cmd(env)
+        .arg("--home")
+        .arg(&home)
+        .args(["hooks", "install", "--agent", agent.name, "--command"])
+        .arg(bin())
+        .arg("--project")
+        .arg(&dir)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_str(&read(&dir.join(agent.file))).unwrap();
+    let command = doc["hooks"][event][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .env("HOME", env.user_home())
+        .env_remove("CMSTORE_HOME")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), payload.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines = env.queue_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    lines[0].clone()
+}
+
+#[cfg(unix)]
+#[test]
+fn the_installed_gemini_hook_captures_a_real_gemini_event() {
+    let Some(real) = crate::common::real_fixtures() else {
+        return;
+    };
+    let samples =
+        fs::read_to_string(real.join("gemini-cli/hook-after-tool.embedded-samples.jsonl")).unwrap();
+    let payload = samples.lines().next().unwrap();
+    let env = TestEnv::new();
+    let line = run_installed(&env, GEMINI, "AfterTool", payload);
+    assert_eq!(line["agent"], "gemini");
+    assert_eq!(line["hookType"], "PostToolUse");
+    assert_eq!(line["sessionId"], "b4576730-3466-4e78-877c-6376b070d9a4");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_installed_codex_hook_captures_a_codex_event() {
+    let env = TestEnv::new();
+    let payload = r#"{"session_id":"c1","turn_id":"t1","transcript_path":null,"cwd":"/tmp","hook_event_name":"PreToolUse","model":"gpt-5","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"u1"}"#;
+    let line = run_installed(&env, CODEX, "PreToolUse", payload);
+    assert_eq!(line["agent"], "codex");
+    assert_eq!(line["hookType"], "PreToolUse");
+    assert_eq!(line["sessionId"], "c1");
 }

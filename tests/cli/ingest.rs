@@ -1565,3 +1565,281 @@ fn stops_count_firings_not_harvested_turns() {
         3
     );
 }
+
+/// The stderr of a running child, read line by line on a thread as it comes.
+struct Stderr(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Stderr {
+    fn of(child: &mut std::process::Child) -> Stderr {
+        let pipe = child.stderr.take().expect("stderr piped");
+        let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&lines);
+        std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(pipe)) {
+                let Ok(line) = line else { return };
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Stderr(lines)
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Waits at most `timeout` for a line that `want` accepts, and returns it.
+    fn wait_for(&self, timeout: Duration, want: impl Fn(&str) -> bool) -> Option<String> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(line) = self.lines().into_iter().find(|l| want(l)) {
+                return Some(line);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn follow_mode_says_where_it_stands_at_start_and_beats_while_it_works() {
+    let env = TestEnv::new();
+    env.append(&lines(5));
+    let mut child = env.spawn_follow(&["--heartbeat-ms", "300"]);
+    let err = Stderr::of(&mut child);
+    let wait = Duration::from_secs(15);
+    let start = err
+        .wait_for(wait, |l| l.contains("following"))
+        .expect("a start line");
+    assert_eq!(
+        start,
+        format!(
+            "cmstore ingest: following {} into {}; 5 lines behind; woken by file notifications, \
+             a poll every 10 s; no automatic retention (retention_days is not set)",
+            env.queue().display(),
+            env.db().display()
+        )
+    );
+    // The first heartbeat comes after the first pass: it reports the backlog.
+    let first = err
+        .wait_for(wait, |l| l.contains("lines in the last"))
+        .expect("a heartbeat");
+    assert!(
+        first.starts_with(
+            "cmstore ingest: 5 lines in the last 300 ms (5 rows, 0 duplicates, 0 rejects), "
+        ) && first.ends_with(" lines/s while busy; 0 lines behind"),
+        "{first}"
+    );
+    env.append(&lines(3));
+    assert_eq!(env.wait_for("SELECT count(*) FROM events", 8, wait), 8);
+    let second = err
+        .wait_for(wait, |l| {
+            l.starts_with("cmstore ingest: 3 lines in the last")
+        })
+        .expect("a heartbeat for the new lines");
+    assert!(
+        second.contains("(3 rows, 0 duplicates, 0 rejects)"),
+        "{second}"
+    );
+    // Idle: one line per 15 heartbeats, not one per heartbeat.
+    let idle = err
+        .wait_for(wait, |l| l.contains("idle for"))
+        .expect("an idle heartbeat");
+    assert_eq!(
+        idle,
+        "cmstore ingest: idle for 4.5 s; 8 lines since start; 0 lines behind"
+    );
+    common::terminate(&child);
+    let status = common::wait_timeout(&mut child, Duration::from_secs(10)).expect("stopped");
+    assert!(status.success(), "{status:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    let all = err.lines();
+    assert_eq!(
+        all.iter().filter(|l| l.contains("idle for")).count(),
+        1,
+        "{all:#?}"
+    );
+    let last = all.last().expect("a summary");
+    assert!(
+        last.starts_with("cmstore ingest: 8 lines, 8 rows, 0 duplicates, 0 rejects in ")
+            && last.contains(" s busy)"),
+        "{last}"
+    );
+}
+
+/// `n` lines `days` days old, in session `session`.
+fn aged_lines(n: usize, session: &str, days: i64) -> Vec<String> {
+    let base = chrono::Utc::now().timestamp_millis() - days * 86_400_000;
+    (0..n)
+        .map(|i| {
+            let mut e = entry(["UserPromptSubmit", "Notification"][i % 2], session);
+            e.timestamp = base + i as i64;
+            e.to_line()
+        })
+        .collect()
+}
+
+/// Every id in the queue file, and how often it is there.
+fn queue_ids(env: &TestEnv) -> std::collections::HashMap<String, usize> {
+    let mut ids = std::collections::HashMap::new();
+    for line in env.queue_lines() {
+        *ids.entry(line["id"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    ids
+}
+
+#[cfg(unix)]
+#[test]
+fn a_running_ingest_applies_an_explicit_retention_while_hooks_keep_appending() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "retention_days = 2\ncompact_queue = true\n",
+    )
+    .unwrap();
+    let mut recent = lines(40);
+    env.append(&aged_lines(300, "old", 5));
+    env.append(&recent);
+    let mut child = env
+        .std_cmd()
+        .env("CMSTORE_RETENTION_INTERVAL_MS", "150")
+        .args(["ingest", "--poll-ms", "20", "--heartbeat-ms", "0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = Stderr::of(&mut child);
+    // Hooks keep appending, new lines and old ones (an agent's clock off, a replayed line),
+    // over several retention runs and queue compactions.
+    for round in 0..20 {
+        let new = lines(10);
+        env.append(&new);
+        recent.extend(new);
+        env.append(&aged_lines(5, &format!("late{round}"), 4));
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    let wait = Duration::from_secs(30);
+    let want = recent.len() as i64;
+    assert_eq!(
+        env.wait_for("SELECT count(*) FROM events", want, wait),
+        want
+    );
+    // A run after the last append: nothing old stays, in the store or in the queue.
+    let runs = err
+        .lines()
+        .iter()
+        .filter(|l| l.contains("retention (2 days"))
+        .count();
+    err.wait_for(wait, |_| {
+        err.lines()
+            .iter()
+            .filter(|l| l.contains("retention (2 days"))
+            .count()
+            > runs + 1
+    })
+    .expect("more retention runs");
+    common::terminate(&child);
+    let status = common::wait_timeout(&mut child, Duration::from_secs(10)).expect("stopped");
+    assert!(status.success(), "{status:?}\n{:#?}", err.lines());
+    assert_eq!(env.int(ROWS_EXACT), want, "nothing new lost or doubled");
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE session_id = 'old' OR session_id LIKE 'late%'"),
+        0
+    );
+    let ids = queue_ids(&env);
+    for line in &recent {
+        let id = serde_json::from_str::<serde_json::Value>(line).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(ids.get(&id), Some(&1), "{id} is in the queue exactly once");
+        let stored: i64 = env
+            .conn()
+            .query_row("SELECT count(*) FROM events WHERE id = ?1", [&id], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(stored, 1, "{id} is stored exactly once");
+    }
+    assert_eq!(ids.len(), recent.len(), "the old lines left the queue");
+    let all = err.lines();
+    // Every old line left the queue exactly once, over the runs.
+    let dropped: u64 = all
+        .iter()
+        .filter(|l| l.contains("retention (2 days"))
+        .map(|l| {
+            let (_, rest) = l.split_once("transcript cursors, ").unwrap();
+            rest.split(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(dropped, 300 + 20 * 5, "{all:#?}");
+    assert!(
+        !all.iter()
+            .any(|l| l.contains("warning") || l.contains("not compacted")),
+        "{all:#?}"
+    );
+    let out = env
+        .cmd()
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let retention = &status["retention"];
+    assert_eq!(retention["days"], 2);
+    assert_eq!(retention["automatic"], true);
+    assert_eq!(retention["compact_queue"], true);
+    assert!(retention["last_run"].is_string(), "{retention}");
+}
+
+#[cfg(unix)]
+#[test]
+fn without_an_explicit_retention_a_running_ingest_deletes_nothing() {
+    let env = TestEnv::new();
+    let old = aged_lines(30, "old", 30);
+    env.append(&old);
+    let before = std::fs::read(env.queue()).unwrap();
+    // A blank variable is no setting: the default 7 days apply to `prune` alone.
+    let mut child = env
+        .std_cmd()
+        .env("CMSTORE_RETENTION_INTERVAL_MS", "50")
+        .env("CMSTORE_RETENTION_DAYS", " ")
+        .env("CMSTORE_COMPACT_QUEUE", "1")
+        .args(["ingest", "--poll-ms", "20"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = Stderr::of(&mut child);
+    let wait = Duration::from_secs(15);
+    assert_eq!(env.wait_for("SELECT count(*) FROM events", 30, wait), 30);
+    // Twenty intervals: had a run deleted anything, it would have by now.
+    std::thread::sleep(Duration::from_secs(1));
+    common::terminate(&child);
+    common::wait_timeout(&mut child, Duration::from_secs(10)).expect("stopped");
+    assert_eq!(env.int("SELECT count(*) FROM events"), 30);
+    assert_eq!(
+        std::fs::read(env.queue()).unwrap(),
+        before,
+        "the queue is untouched"
+    );
+    let all = err.lines();
+    assert!(!all.iter().any(|l| l.contains("): removed")), "{all:#?}");
+    assert!(
+        all[0].ends_with("no automatic retention (retention_days is not set)"),
+        "{all:#?}"
+    );
+    let out = env
+        .cmd()
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["retention"]["automatic"], false);
+    assert_eq!(status["retention"]["last_run"], serde_json::Value::Null);
+}

@@ -184,3 +184,67 @@ fn config_problems_are_reported() {
         .unwrap()
         .contains("CMSTORE_RETENTION_DAYS"));
 }
+
+#[cfg(unix)]
+#[test]
+fn status_shows_the_retention_policy_and_its_last_run() {
+    let env = TestEnv::new();
+    env.append(&lines(3));
+    env.ingest_once();
+    let doc = status_json(&env);
+    let retention = &doc["retention"];
+    assert_eq!(retention["days"], 7);
+    assert_eq!(retention["automatic"], false);
+    assert_eq!(retention["compact_queue"], false);
+    assert_eq!(retention["last_run"], Value::Null);
+    assert!(
+        retention["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("off: retention_days is not set"),
+        "{retention}"
+    );
+
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "retention_days = 30\ncompact_queue = true\n",
+    )
+    .unwrap();
+    let mut ingest = env
+        .std_cmd()
+        .env("CMSTORE_RETENTION_INTERVAL_MS", "100000")
+        .args(["ingest", "--poll-ms", "20"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The run at start is recorded.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let retention = loop {
+        let doc = status_json(&env);
+        if doc["retention"]["last_run"].is_string() || std::time::Instant::now() > deadline {
+            break doc["retention"].clone();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    crate::common::terminate(&ingest);
+    crate::common::wait_timeout(&mut ingest, Duration::from_secs(10)).expect("stopped");
+    assert_eq!(retention["days"], 30);
+    assert_eq!(retention["automatic"], true);
+    assert_eq!(retention["compact_queue"], true);
+    assert!(retention["last_run"].is_string(), "{retention}");
+    assert_eq!(retention["last_removed_rows"], 0);
+    assert_eq!(retention["last_removed_queue_lines"], 0);
+    let table = env
+        .cmd()
+        .args(["status", "--format", "tsv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        text.contains("days\tauto\tcompact\tlast_run\tremoved\tqueue_removed\tnote"),
+        "{text}"
+    );
+    assert!(text.contains("30\tyes\tyes\t"), "{text}");
+}
