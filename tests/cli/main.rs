@@ -12,6 +12,7 @@ mod query;
 mod recipes;
 mod resources;
 mod safety;
+mod serve;
 mod sessions;
 mod status;
 mod summarize;
