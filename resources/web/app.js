@@ -345,10 +345,28 @@ function timeline(data, s, detail) {
   const t0 = Math.min(...times), t1 = Math.max(t0 + 1000, ...times);
   const lanes = ["main"];
   for (const c of calls) if (!lanes.includes(c.lane)) lanes.push(c.lane);
-  const left = 110, width = 1180, laneH = 34, turnsH = 34, axisH = 24;
+  const left = 110, width = 1180, rowH = 16, turnsH = 34, axisH = 24;
   const plotW = width - left - 10;
   const x = (t) => left + plotW * (t - t0) / (t1 - t0);
-  const height = turnsH + lanes.length * laneH + axisH + 8;
+  // Calls that overlap in time take rows of their own within their lane.
+  const span = (c) => {
+    const end = c.end !== null ? c.end : (c.start + (c.duration_ms || 0));
+    return [c.start !== null ? c.start : end - (c.duration_ms || 0), end];
+  };
+  const rowsOf = {};
+  for (const lane of lanes) rowsOf[lane] = [];
+  const placed = calls.map((c) => {
+    const [start, end] = span(c);
+    const rows = rowsOf[c.lane];
+    let row = rows.findIndex((last) => x(last) + 1 <= x(start));
+    if (row < 0) { row = rows.length; rows.push(end); } else rows[row] = Math.max(end, start);
+    rows[row] = Math.max(rows[row], start + (t1 - t0) * 3 / plotW);
+    return { c, start, end, row };
+  });
+  const laneTop = {};
+  let y0 = turnsH;
+  for (const lane of lanes) { laneTop[lane] = y0; y0 += Math.max(1, rowsOf[lane].length) * rowH + 14; }
+  const height = y0 + axisH + 8;
   const root = svg("svg", { id: "timeline", viewBox: `0 0 ${width} ${height}`, width, height, role: "img" });
 
   // Turns: from a prompt to the answer that ended it.
@@ -368,24 +386,22 @@ function timeline(data, s, detail) {
     if (i.kind === "answer") root.appendChild(svg("rect", { class: "answer", x: x(i.ts) - 3, y: turnsH / 2 - 5, width: 6, height: 10 }, svg("title", {}, (i.subagent ? "subagent answer: " : "answer: ") + i.text.slice(0, 200))));
   }
 
-  lanes.forEach((lane, n) => {
-    const y = turnsH + n * laneH;
-    root.appendChild(svg("rect", { class: "lane-bg", x: left, y: y + 2, width: plotW, height: laneH - 4 }));
-    root.appendChild(svg("text", { class: "lane-label", x: 8, y: y + laneH / 2 + 4 }, lane.slice(0, 14)));
-  });
-  for (const c of calls) {
-    const y = turnsH + lanes.indexOf(c.lane) * laneH;
-    const end = c.end !== null ? c.end : (c.start + (c.duration_ms || 0));
-    const start = c.start !== null ? c.start : end - (c.duration_ms || 0);
+  for (const lane of lanes) {
+    const y = laneTop[lane], h = Math.max(1, rowsOf[lane].length) * rowH + 10;
+    root.appendChild(svg("rect", { class: "lane-bg", x: left, y: y + 2, width: plotW, height: h }));
+    root.appendChild(svg("text", { class: "lane-label", x: 8, y: y + 16 }, lane.slice(0, 14)));
+  }
+  for (const { c, start, end, row } of placed) {
+    const y = laneTop[c.lane] + 7 + row * rowH - 5;
     const outcome = c.outcome || "running";
     const bar = svg("rect", {
-      class: "call " + outcome, x: x(start), y: y + 7, width: Math.max(3, x(end) - x(start)), height: laneH - 14, rx: 2,
+      class: "call " + outcome, x: x(start), y: y + 5, width: Math.max(3, x(end) - x(start)), height: rowH - 4, rx: 2,
       "data-key": c.key, tabindex: 0,
       onclick: () => showCall(detail, s.session_id, c, bar),
     }, svg("title", {}, `${c.tool} · ${outcome} · ${ms(c.duration_ms)} · ${clock(start)}`));
     root.appendChild(bar);
     if (outcome === "failed" || outcome === "denied" || outcome === "refused" || c.decision === "deny") {
-      root.appendChild(svg("text", { class: "mark", x: x(start), y: y + 6, "text-anchor": "middle" }, "✕"));
+      root.appendChild(svg("text", { class: "mark", x: x(start) - 7, y: y + 15, "text-anchor": "middle" }, "✕"));
     }
   }
 
@@ -400,7 +416,8 @@ function timeline(data, s, detail) {
   root.appendChild(svg("line", { class: "axis", x1: left, x2: left + plotW, y1: axisY, y2: axisY }));
   for (let k = 0; k <= 6; k++) {
     const t = t0 + (t1 - t0) * k / 6;
-    root.appendChild(svg("text", { x: x(t), y: axisY + 14, "text-anchor": k === 0 ? "start" : k === 6 ? "end" : "middle" }, clock(t)));
+    const label = t1 - t0 < 60000 ? new Date(t).toISOString().slice(14, 23) : clock(t);
+    root.appendChild(svg("text", { x: x(t), y: axisY + 14, "text-anchor": k === 0 ? "start" : k === 6 ? "end" : "middle" }, label));
   }
   return el("div", { class: "timeline" }, root);
 }

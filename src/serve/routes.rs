@@ -20,7 +20,7 @@ const APP_JS: &str = include_str!("../../resources/web/app.js");
 const APP_CSS: &str = include_str!("../../resources/web/app.css");
 const FAVICON: &str = include_str!("../../resources/web/favicon.svg");
 
-/// The paths that are pages (all served by [`INDEX_HTML`]).
+/// The paths that are pages (all served by the one HTML shell).
 pub const PAGES: &[&str] = &["/", "/sessions", "/session", "/tools", "/gate", "/sql"];
 
 /// An answer, before it becomes an HTTP response.

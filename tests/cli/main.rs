@@ -1,6 +1,7 @@
 //! Black-box tests of the `cmstore` binary: one test binary, one module per subcommand.
 
 mod agents;
+mod browser;
 mod capture;
 mod common;
 mod config;
