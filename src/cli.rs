@@ -200,6 +200,8 @@ pub enum Command {
     Show(cmd::show::Args),
     /// The safety gate's record: how often each rule fired, and what changed rules would decide
     Gate(cmd::gate::Args),
+    /// A read-only web dashboard over the store, for its owner only (prints the address)
+    Serve(cmd::serve::Args),
     /// Where ingest stands: sources, offsets, backlog, totals, database size, config problems
     Status(cmd::status::Args),
     /// Delete what is older than the retention, in short batches; optionally compact the queue

@@ -35,6 +35,7 @@ pub mod redact;
 pub mod render;
 pub mod report;
 pub mod safety;
+pub mod serve;
 pub mod sessions;
 pub mod shorten;
 pub mod store;
@@ -62,6 +63,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sessions(args) => cmd::sessions::run(paths, args),
         Command::Show(args) => cmd::show::run(paths, args),
         Command::Gate(args) => cmd::gate::run(paths, args),
+        Command::Serve(args) => cmd::serve::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),
         Command::Config(args) => cmd::config::run(paths, args),

@@ -77,7 +77,7 @@ const CAPTURE_ROOTS: &[&str] = &["cmd::capture", "capture"];
 
 /// What the capture path must never reach.
 const NOT_ON_THE_CAPTURE_PATH: &[&str] = &[
-    "store", "ingest", "prune", "report", "render", "sessions", "story", "gate",
+    "store", "ingest", "prune", "report", "render", "sessions", "story", "gate", "serve",
 ];
 
 struct CrateMap {

@@ -13,6 +13,7 @@ pub mod import;
 pub mod ingest;
 pub mod prune;
 pub mod query;
+pub mod serve;
 pub mod sessions;
 pub mod show;
 pub mod status;

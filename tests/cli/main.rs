@@ -1,6 +1,7 @@
 //! Black-box tests of the `cmstore` binary: one test binary, one module per subcommand.
 
 mod agents;
+mod browser;
 mod capture;
 mod checks;
 mod common;
@@ -13,6 +14,7 @@ mod query;
 mod recipes;
 mod resources;
 mod safety;
+mod serve;
 mod sessions;
 mod status;
 mod summarize;

@@ -1,0 +1,113 @@
+//! `cmstore serve`: the read-only dashboard. Prints the address to open (with its token) and
+//! answers until interrupted; `--open` also opens it in the browser. See `docs/serve.md`.
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::cmd::summarize::{self, By};
+use crate::paths::Paths;
+use crate::report;
+use crate::serve::{api::Plans, Options, Server};
+use crate::store::read_only::Param;
+
+/// Arguments of `cmstore serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// The port to listen on; 0 picks a free one
+    #[arg(long, value_name = "N", default_value_t = 8765)]
+    pub port: u16,
+    /// Open the dashboard in the browser
+    #[arg(long)]
+    pub open: bool,
+    /// Listen on this address instead of 127.0.0.1 (the token is required all the same;
+    /// anyone who can reach it and holds the token sees the store)
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<IpAddr>,
+    /// Interrupt a query of the SQL page after this many seconds in SQLite; 0 = no limit
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub sql_timeout: u64,
+}
+
+/// The summary statements, for the dashboard: the same as `cmstore summarize` prints.
+fn plan_days(since: Option<i64>) -> (String, Vec<Param>) {
+    plan(By::Day, since)
+}
+
+fn plan_tools(since: Option<i64>) -> (String, Vec<Param>) {
+    plan(By::Tool, since)
+}
+
+fn plan(by: By, since: Option<i64>) -> (String, Vec<Param>) {
+    // Without --session no combination is refused.
+    summarize::plan(by, None, since)
+        .map(|plan| (plan.sql, plan.params))
+        .unwrap_or_default()
+}
+
+/// Runs `cmstore serve`.
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    // As every report does: bring an older store's views up to date once (migrations only
+    // add views and indexes). After this the server opens the store read-only.
+    drop(report::open_read_only(&paths.db)?);
+    let server = Server::bind(Options {
+        addr: args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        port: args.port,
+        db: paths.db.clone(),
+        sql_timeout: Duration::from_secs(args.sql_timeout),
+        plans: Plans {
+            days: plan_days,
+            tools: plan_tools,
+        },
+    })?;
+    let url = server.url();
+    // One write: a reader that takes the first line and goes away must not stop the server.
+    let banner = format!(
+        "cmstore dashboard (read-only) at {url}\n\
+         Open that address; the token in it is the key. Ctrl-C stops.\n"
+    );
+    let mut out = std::io::stdout().lock();
+    out.write_all(banner.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing")?;
+    drop(out);
+    if args.open {
+        if let Err(e) = open_browser(&url) {
+            eprintln!("cmstore serve: could not open a browser ({e}); open the address above");
+        }
+    }
+    server.run()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens `url` in the default browser.
+fn open_browser(url: &str) -> std::io::Result<()> {
+    #[cfg(target_os = "macos")]
+    let mut command = {
+        let mut c = Command::new("open");
+        c.arg(url);
+        c
+    };
+    #[cfg(windows)]
+    let mut command = {
+        // `start` is a cmd built-in; its first quoted argument is the window title.
+        let mut c = Command::new("cmd");
+        c.args(["/C", "start", "", url]);
+        c
+    };
+    #[cfg(not(any(target_os = "macos", windows)))]
+    let mut command = {
+        let mut c = Command::new("xdg-open");
+        c.arg(url);
+        c
+    };
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(drop)
+}

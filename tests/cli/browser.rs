@@ -1,0 +1,230 @@
+//! `cmstore serve` in a real browser: headless Chromium loads every page of a store built
+//! from the real Claude Code hook payloads (scripted data when `../shared` is absent), with no
+//! script error, and the rendered DOM is checked (the session timeline has one bar per tool
+//! call).
+//!
+//! Skipped with a note when `chromium` is not installed, unless `CMSTORE_BROWSER=require`
+//! (`.ci/run` installs it where it can). `CMSTORE_SCREENSHOTS=DIR` keeps a screenshot of each
+//! page there (how `docs/screenshots/` was made).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{capture, real_fixtures, TestEnv};
+use crate::serve::{scripted_store, Served, STORY};
+
+/// The browser, or `None` with a printed note (a failure under `CMSTORE_BROWSER=require`).
+fn chromium() -> Option<PathBuf> {
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
+    if found.is_none() {
+        let required = std::env::var("CMSTORE_BROWSER").is_ok_and(|v| v == "require");
+        assert!(
+            !required,
+            "CMSTORE_BROWSER=require, but chromium is not installed"
+        );
+        eprintln!(
+            "note: chromium is not installed (apt-get install chromium); browser test skipped"
+        );
+    }
+    found
+}
+
+/// One Claude Code session of the real payloads, captured in the order it happened: each
+/// PreToolUse followed by its PostToolUse. Returns the session id.
+fn real_store(env: &TestEnv, real: &Path) -> String {
+    let dir = real.join("claude-code/hooks-pragma");
+    let read = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let pres = read("pre_tool_use.jsonl");
+    // The session with the most finished calls.
+    let mut counts = std::collections::BTreeMap::new();
+    for post in read("post_tool_use.jsonl") {
+        *counts
+            .entry(post["session_id"].as_str().unwrap_or_default().to_string())
+            .or_insert(0) += 1;
+    }
+    let session = counts
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .expect("post_tool_use payloads")
+        .0;
+    let mine = |v: &&Value| v["session_id"] == session.as_str();
+    let posts: Vec<Value> = read("post_tool_use.jsonl")
+        .into_iter()
+        .chain(read("post_tool_use_failure.jsonl"))
+        .filter(|v| mine(&v))
+        .collect();
+    let mut order: Vec<Value> = Vec::new();
+    order.extend(
+        read("session_start.jsonl")
+            .iter()
+            .filter(mine)
+            .take(1)
+            .cloned(),
+    );
+    order.extend(
+        read("user_prompt_submit.jsonl")
+            .iter()
+            .filter(mine)
+            .take(1)
+            .cloned(),
+    );
+    for pre in pres.iter().filter(mine).take(60) {
+        order.push(pre.clone());
+        if let Some(post) = posts
+            .iter()
+            .find(|p| p["tool_use_id"] == pre["tool_use_id"])
+        {
+            order.push(post.clone());
+        }
+    }
+    order.extend(read("subagent_stop.jsonl").iter().filter(mine).cloned());
+    order.extend(
+        read("pre_compact.jsonl")
+            .iter()
+            .filter(mine)
+            .take(1)
+            .cloned(),
+    );
+    order.extend(read("stop.jsonl").iter().filter(mine).take(1).cloned());
+    for payload in order {
+        capture(env, payload.to_string(), &["--agent", "claude"]);
+    }
+    env.ingest_once();
+    session
+}
+
+/// Runs Chromium on `url` with `args`, bounded in time.
+fn run_chromium(browser: &Path, profile: &Path, args: &[String], url: &str) -> String {
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--virtual-time-budget=5000",
+            "--window-size=1280,900",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish {url} within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    reader.join().unwrap()
+}
+
+#[test]
+fn every_page_renders_in_chromium_without_errors() {
+    let Some(browser) = chromium() else { return };
+    let (env, session) = match real_fixtures() {
+        Some(real) => {
+            let env = TestEnv::new();
+            let id = real_store(&env, &real);
+            (env, id)
+        }
+        None => (scripted_store(), STORY.to_string()),
+    };
+    let served = Served::start(&env);
+    let base = format!("http://127.0.0.1:{}", served.port);
+    let shown: Value = serde_json::from_slice(
+        &env.cmd()
+            .args(["show", &session, "--format", "json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let tool_calls = shown["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .count();
+    assert!(tool_calls > 0, "the session has tool calls to draw");
+
+    let shots = std::env::var_os("CMSTORE_SCREENSHOTS").map(PathBuf::from);
+    let pages = [
+        ("overview", "/?range="),
+        ("sessions", "/sessions?range="),
+        ("session", &*format!("/session?id={session}&range=")),
+        ("tools", "/tools?range="),
+        ("gate", "/gate?range="),
+        (
+            "sql",
+            "/sql?q=SELECT+tool_name%2C+count(*)+AS+calls+FROM+tool_calls+GROUP+BY+1+ORDER+BY+2+DESC&range=",
+        ),
+    ];
+    for (name, path) in pages {
+        // A fresh profile each time: the token in the address is the way in, as on a first visit.
+        let url = format!("{base}{path}&token={}", served.token);
+        let profile = tempfile::tempdir().unwrap();
+        let dom = run_chromium(&browser, profile.path(), &["--dump-dom".into()], &url);
+        assert!(
+            dom.contains(&format!("data-drawn=\"{name}\"")),
+            "{name}: the page was not drawn:\n{dom}"
+        );
+        assert!(
+            dom.contains("<pre id=\"errors\" hidden=\"\"></pre>"),
+            "{name}: script errors:\n{dom}"
+        );
+        assert!(!dom.contains("id=\"load-error\""), "{name}: {dom}");
+        match name {
+            "overview" => {
+                assert!(dom.contains("data-chart=\"events\""), "{dom}");
+                assert!(dom.contains("Top tools"), "{dom}");
+            }
+            "sessions" => assert!(dom.contains(&format!("/session?id={session}")), "{dom}"),
+            "session" => {
+                let bars = dom.matches("<rect class=\"call ").count();
+                assert_eq!(bars, tool_calls, "one bar per tool call");
+            }
+            "tools" => assert!(dom.contains("Every tool"), "{dom}"),
+            "gate" => assert!(dom.contains("calls checked"), "{dom}"),
+            "sql" => {
+                assert!(dom.contains("Download CSV"), "{dom}");
+                assert!(!dom.contains("id=\"sql-error\""), "{dom}");
+            }
+            _ => unreachable!(),
+        }
+        if let Some(dir) = &shots {
+            std::fs::create_dir_all(dir).unwrap();
+            let file = dir.join(format!("{name}.png"));
+            let profile = tempfile::tempdir().unwrap();
+            run_chromium(
+                &browser,
+                profile.path(),
+                &[format!("--screenshot={}", file.display())],
+                &url,
+            );
+            assert!(file.exists(), "{}", file.display());
+        }
+    }
+}
