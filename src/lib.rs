@@ -19,6 +19,7 @@ pub mod cmd;
 pub mod config;
 pub mod debug_log;
 pub mod env;
+pub mod export;
 pub mod failure;
 pub mod human;
 pub mod ingest;
@@ -58,6 +59,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(args) => cmd::show::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),
+        Command::Export(args) => cmd::export::run(paths, args),
         Command::Config(args) => cmd::config::run(paths, args),
         Command::Hooks(args) => cmd::hooks::run(paths, args),
         Command::Completions(args) => cmd::generate::completions(args, Cli::definition()),

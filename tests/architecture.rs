@@ -58,7 +58,17 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "config",
         ],
         &[
-            "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions", "story",
+            "queue",
+            "store",
+            "ingest",
+            "prune",
+            "report",
+            "render",
+            "capture",
+            "sessions",
+            "story",
+            "export",
+            "otlp_receiver",
         ],
     ),
     (&["queue"], &["store", "ingest", "prune"]),
@@ -73,7 +83,15 @@ const CAPTURE_ROOTS: &[&str] = &["cmd::capture", "capture"];
 
 /// What the capture path must never reach.
 const NOT_ON_THE_CAPTURE_PATH: &[&str] = &[
-    "store", "ingest", "prune", "report", "render", "sessions", "story",
+    "store",
+    "ingest",
+    "prune",
+    "report",
+    "render",
+    "sessions",
+    "story",
+    "export",
+    "otlp_receiver",
 ];
 
 struct CrateMap {

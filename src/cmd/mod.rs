@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod config;
+pub mod export;
 pub mod generate;
 pub mod hooks;
 pub mod ingest;

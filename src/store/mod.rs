@@ -173,6 +173,22 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0013_turn_thinking_and_prompts",
         include_str!("../../migrations/0013_turn_thinking_and_prompts.sql"),
     ),
+    (
+        "0014_placeholder_wt_otel",
+        include_str!("../../migrations/0014_placeholder_wt_otel.sql"),
+    ),
+    (
+        "0015_placeholder_wt_otel",
+        include_str!("../../migrations/0015_placeholder_wt_otel.sql"),
+    ),
+    (
+        "0016_placeholder_wt_otel",
+        include_str!("../../migrations/0016_placeholder_wt_otel.sql"),
+    ),
+    (
+        "0017_otlp_export_and_receiver",
+        include_str!("../../migrations/0017_otlp_export_and_receiver.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

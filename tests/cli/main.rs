@@ -6,6 +6,8 @@ mod common;
 mod config;
 mod hooks;
 mod ingest;
+mod otlp_collector;
+mod otlp_export;
 mod prune;
 mod query;
 mod recipes;
