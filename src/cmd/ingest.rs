@@ -116,6 +116,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot install the SIGINT/SIGTERM handler")?;
     }
 
+    let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
     let mut on_batch = |s: &Stats| {
@@ -160,7 +161,21 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         bar.finish_and_clear();
     }
     eprintln!("{}", summary(&stats, started.elapsed()));
+    if let Some(export) = export {
+        finish_export(export);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stops the continuous export and says what it did.
+fn finish_export(export: crate::export::Continuous) {
+    match export.finish() {
+        Ok(s) => eprintln!(
+            "cmstore ingest: exported {} events as {} spans in {} requests; {} events left to export",
+            s.events, s.spans, s.requests, s.backlog
+        ),
+        Err(err) => eprintln!("cmstore ingest: export stopped: {err}"),
+    }
 }
 
 /// The configuration's problems, warned about on stderr when they are new.

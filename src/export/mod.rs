@@ -127,13 +127,28 @@ pub fn run(
                     pause.as_secs_f64()
                 ));
             };
-            let ack = sender
-                .post_with_retry(&body, options.give_up_after, stop, &mut on_retry)
-                .map_err(|source| Error::Send {
-                    url: destination.to_string(),
-                    seq: after,
-                    source,
-                })?;
+            let ack =
+                match sender.post_with_retry(&body, options.give_up_after, stop, &mut on_retry) {
+                    Ok(ack) => ack,
+                    // Continuous export never skips a batch: a refusal may be a credential that
+                    // is being fixed, so the batch is offered again after the longest pause.
+                    Err(err @ SendError::Refused { .. }) if options.follow => {
+                        on_warning(format!(
+                            "export: {err}; the same batch again in {} s",
+                            send::MAX_BACKOFF.as_secs()
+                        ));
+                        send::sleep_unless_stopped(send::MAX_BACKOFF, stop);
+                        continue;
+                    }
+                    Err(_) if stop.load(Ordering::SeqCst) => break,
+                    Err(source) => {
+                        return Err(Error::Send {
+                            url: destination.to_string(),
+                            seq: after,
+                            source,
+                        })
+                    }
+                };
             stats.requests += 1;
             stats.spans += span_count as u64;
             stats.rejected_spans += ack.rejected_spans;
@@ -209,6 +224,39 @@ impl Continuous {
             Some(Ok(result)) => result,
             Some(Err(_)) => Err(Error::Thread("it panicked".to_string())),
             None => Ok(Stats::default()),
+        }
+    }
+}
+
+/// Starts the continuous export when the configuration asks for it (`[export.otlp]`, its
+/// `enabled` not `false`): `None` when it does not, or when its settings cannot be used,
+/// which `on_warning` hears of (ingest goes on without it).
+pub fn beside_ingest(
+    paths: &crate::paths::Paths,
+    on_warning: impl FnMut(String) + Send + Clone + 'static,
+) -> Option<Continuous> {
+    let mut warn = on_warning.clone();
+    let config = match ExportConfig::load(&paths.config, &|k| std::env::var(k).ok()) {
+        Ok(config) if config.continuous => config,
+        Ok(_) => return None,
+        Err(err) => {
+            warn(format!("export: not started: {err}"));
+            return None;
+        }
+    };
+    let (capture_config, _) = crate::config::Config::load_for(paths);
+    let options = RunOptions {
+        follow: true,
+        poll: Duration::from_millis(500),
+        give_up_after: None,
+        redact: capture_config.redact,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    match Continuous::start(&paths.db, config, options, stop, on_warning) {
+        Ok(c) => Some(c),
+        Err(err) => {
+            warn(format!("export: not started: {err}"));
+            None
         }
     }
 }

@@ -7,6 +7,7 @@ mod config;
 mod hooks;
 mod ingest;
 mod otlp_collector;
+mod otlp_continuous;
 mod otlp_export;
 mod prune;
 mod query;
