@@ -24,6 +24,7 @@ pub mod failure;
 pub mod human;
 pub mod ingest;
 pub mod lock;
+pub mod otlp_receiver;
 pub mod paths;
 pub mod prune;
 pub mod queue;

@@ -51,6 +51,11 @@ pub struct Args {
           default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
           value_parser = clap::value_parser!(u64).range(16..=1 << 32))]
     pub max_line_bytes: u64,
+    /// Also receive the agents' own OpenTelemetry logs and metrics (OTLP/HTTP, protobuf or
+    /// JSON) on this address, e.g. 127.0.0.1:4318; loopback only unless cmstore.toml allows
+    /// more ([otlp_receiver])
+    #[arg(long, value_name = "ADDR")]
+    pub otlp_listen: Option<String>,
 }
 
 /// `--defer-indexes`: the command line's spelling of [`ingest::DeferIndexes`].
@@ -116,6 +121,16 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot install the SIGINT/SIGTERM handler")?;
     }
 
+    let receiver = crate::otlp_receiver::beside_ingest(paths, args.otlp_listen.as_deref(), |w| {
+        eprintln!("cmstore ingest: {w}")
+    })
+    .context("the OTLP receiver cannot start")?;
+    if let Some(r) = &receiver {
+        eprintln!(
+            "cmstore ingest: receiving OTLP/HTTP logs and metrics on http://{}",
+            r.addr
+        );
+    }
     let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
@@ -163,6 +178,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("{}", summary(&stats, started.elapsed()));
     if let Some(export) = export {
         finish_export(export);
+    }
+    if let Some(receiver) = receiver {
+        receiver.finish();
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@ mod ingest;
 mod otlp_collector;
 mod otlp_continuous;
 mod otlp_export;
+mod otlp_receiver;
 mod prune;
 mod query;
 mod recipes;
