@@ -20,6 +20,19 @@ CREATE TABLE export_cursors (
     updated_at  INTEGER NOT NULL      -- epoch ms
 );
 
+-- Why the trigger: `events.seq` is a rowid without AUTOINCREMENT, so once prune deletes the
+-- newest events (every event older than the retention: a store idle that long), the next
+-- ones ingested get the same seqs again, at or below a cursor, and would never be exported.
+-- When the newest event goes, every cursor past what remains comes back to it; prune pays
+-- for this (a look at max(seq) per deleted row), ingest does not. The export's own advance
+-- never moves a cursor past the newest event either (export/source.rs).
+CREATE TRIGGER export_cursors_follow_pruned_top AFTER DELETE ON events
+WHEN old.seq > (SELECT coalesce(max(seq), 0) FROM events)
+BEGIN
+    UPDATE export_cursors SET seq = (SELECT coalesce(max(seq), 0) FROM events)
+    WHERE seq > (SELECT coalesce(max(seq), 0) FROM events);
+END;
+
 CREATE TABLE otel_logs (
     record_key   TEXT    PRIMARY KEY,  -- 'sha256:<hex>' of resource, scope and record, encoded
     ts           INTEGER,              -- epoch ms: time_unix_nano, else observed_time_unix_nano

@@ -87,7 +87,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let options = RunOptions {
         follow: args.follow,
         poll: Duration::from_millis(args.poll_ms),
-        give_up_after: Some(Duration::from_secs(args.give_up_after)),
+        // Following, a collector that is down is waited for, as ingest's export does.
+        give_up_after: (!args.follow).then(|| Duration::from_secs(args.give_up_after)),
         redact: capture_config.redact,
     };
     let started = Instant::now();

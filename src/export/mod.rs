@@ -104,6 +104,11 @@ pub fn run(
         if stop.load(Ordering::SeqCst) {
             break;
         }
+        if options.follow && source::indexes_set_aside(&conn)? {
+            // Ingest is bulk-loading; the lookups would compete with it for the table.
+            send::sleep_unless_stopped(options.poll, stop);
+            continue;
+        }
         let after = source::cursor(&conn, destination)?;
         let events = source::batch(&conn, after, config.batch_events)?;
         let Some(last) = events.last().map(|e| e.seq) else {

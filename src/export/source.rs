@@ -146,7 +146,10 @@ pub fn cursor(conn: &Connection, destination: &str) -> rusqlite::Result<i64> {
 }
 
 /// Moves the cursor of `destination` from `from` to `to`, counting `events` and `spans`;
-/// `false` when it was not at `from` (another exporter moved it), and then nothing changes.
+/// `false` when it was not at `from` (another exporter moved it, or prune brought it back),
+/// and then nothing changes. The cursor never passes the newest event: when prune deleted
+/// the batch's last events meanwhile, the seqs after what remains will be used again, and
+/// must still be exported.
 pub fn advance(
     conn: &Connection,
     destination: &str,
@@ -159,7 +162,7 @@ pub fn advance(
     let changed = if from == 0 {
         conn.execute(
             "INSERT INTO export_cursors (destination, seq, events, spans, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)
+             VALUES (?1, min(?2, (SELECT coalesce(max(seq), 0) FROM events)), ?3, ?4, ?5)
              ON CONFLICT (destination) DO UPDATE
                SET seq = excluded.seq, events = events + excluded.events,
                    spans = spans + excluded.spans, updated_at = excluded.updated_at
@@ -169,12 +172,21 @@ pub fn advance(
     } else {
         conn.execute(
             "UPDATE export_cursors
-             SET seq = ?3, events = events + ?4, spans = spans + ?5, updated_at = ?6
+             SET seq = min(?3, (SELECT coalesce(max(seq), 0) FROM events)),
+                 events = events + ?4, spans = spans + ?5, updated_at = ?6
              WHERE destination = ?1 AND seq = ?2",
             params![destination, from, to, events as i64, spans as i64, now_ms],
         )?
     };
     Ok(changed == 1)
+}
+
+/// Whether ingest is loading a backlog with the secondary indexes set aside: the span
+/// lookups would scan the table meanwhile, so continuous export waits for the rebuild.
+pub fn indexes_set_aside(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM deferred_indexes)", [], |r| {
+        r.get(0)
+    })
 }
 
 /// Events after the cursor of `destination` (the backlog).
@@ -183,4 +195,66 @@ pub fn backlog(conn: &Connection, destination: &str) -> rusqlite::Result<i64> {
     conn.query_row("SELECT count(*) FROM events WHERE seq > ?1", [after], |r| {
         r.get(0)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(seqs: &[i64]) -> (tempfile::TempDir, crate::store::Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&dir.path().join("c.db")).unwrap();
+        let conn = store.conn().unwrap();
+        for seq in seqs {
+            conn.execute(
+                "INSERT INTO events (seq, id, ts, entry, ingested_at) VALUES (?1, ?2, 0, '{}', 0)",
+                params![seq, format!("e{seq}")],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        (dir, store)
+    }
+
+    #[test]
+    fn the_cursor_moves_by_compare_and_set_and_never_past_the_newest_event() {
+        let (_dir, store) = store_with(&[1, 2, 3, 4, 5]);
+        let conn = store.conn().unwrap();
+        assert_eq!(cursor(&conn, "d").unwrap(), 0);
+        assert!(advance(&conn, "d", 0, 3, 3, 1, 1).unwrap());
+        assert!(
+            !advance(&conn, "d", 0, 5, 2, 1, 1).unwrap(),
+            "not at 0 any more"
+        );
+        assert_eq!(cursor(&conn, "d").unwrap(), 3);
+        // Prune deleted 4 and 5 after the batch was read: the cursor stops at 3.
+        conn.execute("DELETE FROM events WHERE seq > 3", [])
+            .unwrap();
+        assert!(advance(&conn, "d", 3, 5, 2, 1, 1).unwrap());
+        assert_eq!(cursor(&conn, "d").unwrap(), 3);
+    }
+
+    #[test]
+    fn deleting_the_newest_events_brings_the_cursors_back() {
+        let (_dir, store) = store_with(&[1, 2, 3, 4, 5]);
+        let conn = store.conn().unwrap();
+        assert!(advance(&conn, "a", 0, 5, 5, 5, 1).unwrap());
+        assert!(advance(&conn, "b", 0, 2, 2, 2, 1).unwrap());
+        conn.execute("DELETE FROM events WHERE seq >= 3", [])
+            .unwrap();
+        assert_eq!(cursor(&conn, "a").unwrap(), 2);
+        assert_eq!(cursor(&conn, "b").unwrap(), 2);
+        conn.execute("DELETE FROM events", []).unwrap();
+        assert_eq!(cursor(&conn, "a").unwrap(), 0);
+        // The seqs used again are after the cursor.
+        conn.execute(
+            "INSERT INTO events (id, ts, entry, ingested_at) VALUES ('new', 0, '{}', 0)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(
+            batch(&conn, cursor(&conn, "a").unwrap(), 10).unwrap()[0].id,
+            "new"
+        );
+    }
 }

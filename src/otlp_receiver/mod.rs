@@ -255,6 +255,9 @@ fn answer(
         Answer::text(status, reason)
     };
     let Some(format) = content_type.as_deref().and_then(Format::of_content_type) else {
+        // Read (up to the limit) before answering, so the client hears the answer rather
+        // than a closed connection.
+        let _ = io_copy_limited(request, limit);
         return reject(415, format!("unsupported Content-Type {content_type:?}: application/x-protobuf or application/json"), b"");
     };
     if request.body_length().is_some_and(|n| n > limit) {
@@ -313,4 +316,12 @@ pub fn beside_ingest(
         return Ok(None);
     }
     Receiver::start(&paths.db, &config, on_warning).map(Some)
+}
+
+/// Reads and drops up to `limit` bytes of the body.
+fn io_copy_limited(request: &mut tiny_http::Request, limit: usize) -> std::io::Result<u64> {
+    std::io::copy(
+        &mut request.as_reader().take(limit as u64),
+        &mut std::io::sink(),
+    )
 }

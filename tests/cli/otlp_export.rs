@@ -347,3 +347,27 @@ fn headers_and_endpoint_come_from_the_standard_variables() {
         .headers
         .contains(&("content-type".into(), "application/x-protobuf".into())));
 }
+
+#[test]
+fn events_after_a_prune_that_emptied_the_store_are_not_skipped() {
+    let env = TestEnv::new();
+    one_turn(&env, "sess-a", 1_700_000_000_000);
+    env.ingest_once();
+    let collector = Collector::start();
+    export(&env, &collector.base(), &[]).success();
+    assert_eq!(collector.spans().len(), 4);
+    // What prune does when every event is older than the retention.
+    env.rw().execute("DELETE FROM events", []).unwrap();
+    one_turn(&env, "sess-b", 1_700_000_100_000);
+    env.ingest_once();
+    assert!(
+        env.int("SELECT max(seq) FROM events") <= 7,
+        "SQLite gives the new events the deleted seqs again"
+    );
+    export(&env, &collector.base(), &[]).success();
+    let spans = collector.spans();
+    assert_eq!(spans.len(), 8);
+    assert!(spans[4..]
+        .iter()
+        .all(|s| attr(s, "gen_ai.conversation.id").as_deref() == Some("sess-b")));
+}
