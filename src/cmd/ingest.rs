@@ -53,7 +53,7 @@ pub struct Args {
     pub max_line_bytes: u64,
     /// Also receive the agents' own OpenTelemetry logs and metrics (OTLP/HTTP, protobuf or
     /// JSON) on this address, e.g. 127.0.0.1:4318; loopback only unless cmstore.toml allows
-    /// more ([otlp_receiver])
+    /// more (`[otlp_receiver]`)
     #[arg(long, value_name = "ADDR")]
     pub otlp_listen: Option<String>,
 }

@@ -55,6 +55,9 @@ pub struct ConfigError {
     pub origin: String,
     /// What is wrong.
     pub message: String,
+    /// The file is not valid TOML at all (ingest, which reports that already, then runs
+    /// without export).
+    pub syntax: bool,
 }
 
 impl ExportConfig {
@@ -69,6 +72,7 @@ impl ExportConfig {
                 return Err(ConfigError {
                     origin,
                     message: format!("cannot read: {e}"),
+                    syntax: false,
                 })
             }
         };
@@ -98,6 +102,7 @@ impl ExportConfig {
                 for (key, value) in parse_headers(&text).map_err(|message| ConfigError {
                     origin: name.to_string(),
                     message,
+                    syntax: false,
                 })? {
                     headers.retain(|(k, _)| !k.eq_ignore_ascii_case(&key));
                     headers.push((key, value));
@@ -112,6 +117,7 @@ impl ExportConfig {
             Some((name, v)) => millis(&v).ok_or_else(|| ConfigError {
                 origin: name.to_string(),
                 message: format!("{v:?}: expected milliseconds, a whole number above 0"),
+                syntax: false,
             })?,
             None => file.timeout.unwrap_or(Duration::from_secs(10)),
         };
@@ -121,6 +127,7 @@ impl ExportConfig {
             Some(v) => compression(&v).ok_or_else(|| ConfigError {
                 origin: "OTEL_EXPORTER_OTLP_COMPRESSION".to_string(),
                 message: format!("{v:?}: expected gzip or none"),
+                syntax: false,
             })?,
             None => file.gzip.unwrap_or(true),
         };
@@ -143,6 +150,7 @@ fn section(text: &str, origin: &str) -> Result<Option<toml::Table>, ConfigError>
     let mut table: toml::Table = text.parse().map_err(|e| ConfigError {
         origin: origin.to_string(),
         message: format!("cannot parse: {e}"),
+        syntax: true,
     })?;
     let Some(export) = table.remove("export") else {
         return Ok(None);
@@ -150,6 +158,7 @@ fn section(text: &str, origin: &str) -> Result<Option<toml::Table>, ConfigError>
     let bad = |what: &str| ConfigError {
         origin: origin.to_string(),
         message: format!("{what}: expected a table"),
+        syntax: false,
     };
     let toml::Value::Table(mut export) = export else {
         return Err(bad("export"));
@@ -184,6 +193,7 @@ impl FileSettings {
         let err = |key: &str, expected: &str| ConfigError {
             origin: origin.to_string(),
             message: format!("export.otlp.{key}: expected {expected}"),
+            syntax: false,
         };
         let mut s = FileSettings::default();
         for (key, value) in table {
@@ -227,6 +237,7 @@ impl FileSettings {
                     return Err(ConfigError {
                         origin: origin.to_string(),
                         message: format!("unknown setting export.otlp.{other}"),
+                        syntax: false,
                     })
                 }
             }
@@ -253,6 +264,7 @@ fn check_url(url: &str) -> Result<(), ConfigError> {
         Err(ConfigError {
             origin: "export endpoint".to_string(),
             message: format!("{url:?}: expected an http:// or https:// URL"),
+            syntax: false,
         })
     }
 }

@@ -244,6 +244,8 @@ pub fn beside_ingest(
     let config = match ExportConfig::load(&paths.config, &|k| std::env::var(k).ok()) {
         Ok(config) if config.continuous => config,
         Ok(_) => return None,
+        // `cmstore ingest` reports a file that is not TOML already (ConfigWatch).
+        Err(err) if err.syntax => return None,
         Err(err) => {
             warn(format!("export: not started: {err}"));
             return None;

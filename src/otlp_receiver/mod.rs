@@ -77,12 +77,12 @@ impl ReceiverConfig {
         };
         let origin = path.display();
         let table = match std::fs::read_to_string(path) {
-            Ok(text) => {
-                let mut table: toml::Table = text
-                    .parse()
-                    .map_err(|e| Error::Config(format!("{origin}: cannot parse: {e}")))?;
-                table.remove("otlp_receiver")
-            }
+            // A file that is not TOML is reported by ingest already: the receiver then has
+            // its defaults (and the command line's address), as capture has its own.
+            Ok(text) => text
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|mut table| table.remove("otlp_receiver")),
             Err(_) => None,
         };
         if let Some(table) = table {

@@ -530,3 +530,23 @@ fn recorded_claude_code_bodies_in_json_and_protobuf_are_one_set_of_rows() {
     assert_eq!(env.int("SELECT count(*) FROM otel_logs"), 4);
     assert_eq!(env.int("SELECT count(*) FROM otel_metrics"), 4);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_configuration_that_is_not_toml_keeps_neither_ingest_nor_the_receiver_from_starting() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "retention_days = 3O\n[export.otlp]\nendpoint = \"http://127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    let receiver = listen(&env);
+    let logs = claude_logs("s", "p", 1_764_583_200_000).encode_to_vec();
+    assert_eq!(post(receiver.port, "/v1/logs", PROTOBUF, &logs, false), 200);
+    env.append(&[line("UserPromptSubmit", "s")]);
+    assert_eq!(
+        env.wait_for("SELECT count(*) FROM events", 1, Duration::from_secs(30)),
+        1
+    );
+}
