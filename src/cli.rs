@@ -206,6 +206,8 @@ pub enum Command {
     Status(cmd::status::Args),
     /// Delete what is older than the retention, in short batches; optionally compact the queue
     Prune(cmd::prune::Args),
+    /// Send the store's events to an OpenTelemetry collector (OTLP/HTTP spans)
+    Export(cmd::export::Args),
     /// Check or show the configuration (cmstore.toml plus CMSTORE_* variables)
     Config(cmd::config::Args),
     /// Install, check or remove the agent hook configuration that runs `cmstore capture`

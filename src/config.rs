@@ -309,6 +309,10 @@ impl Config {
         }
         let checks = take_table(&mut table, "checks", &mut problem);
         self.checks = checks::read(checks, &mut problem);
+        // Read by `export` and the OTLP receiver, never on the hook path.
+        for owned_elsewhere in ["export", "otlp_receiver"] {
+            table.remove(owned_elsewhere);
+        }
         for (section, rest) in [
             ("", table),
             ("capture.", capture),
@@ -476,6 +480,15 @@ fn parse_bool(text: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_export_and_receiver_sections_are_not_unknown_to_capture() {
+        let (_, problems) = load(
+            "mode = \"audit\"\n[export.otlp]\nendpoint = \"http://c:4318\"\n[otlp_receiver]\nlisten = \"127.0.0.1:4318\"\n",
+            &[],
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+    }
 
     fn load(text: &str, env: &[(&str, &str)]) -> (Config, Vec<Problem>) {
         let dir = tempfile::tempdir().unwrap();

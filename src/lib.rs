@@ -20,12 +20,14 @@ pub mod cmd;
 pub mod config;
 pub mod debug_log;
 pub mod env;
+pub mod export;
 pub mod failure;
 pub mod gate;
 pub mod human;
 pub mod import;
 pub mod ingest;
 pub mod lock;
+pub mod otlp_receiver;
 pub mod paths;
 pub mod prices;
 pub mod prune;
@@ -66,6 +68,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => cmd::serve::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),
+        Command::Export(args) => cmd::export::run(paths, args),
         Command::Config(args) => cmd::config::run(paths, args),
         Command::Hooks(args) => cmd::hooks::run(paths, args),
         Command::Check(args) => cmd::check::run(paths, args),

@@ -60,7 +60,7 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
         ],
         &[
             "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions",
-            "story", "gate", "checks",
+            "story", "gate", "checks", "export", "otlp_receiver", "serve",
         ],
     ),
     // The checks run on the hook path: they reach the queue, never the store.
@@ -78,6 +78,7 @@ const CAPTURE_ROOTS: &[&str] = &["cmd::capture", "capture"];
 /// What the capture path must never reach.
 const NOT_ON_THE_CAPTURE_PATH: &[&str] = &[
     "store", "ingest", "prune", "report", "render", "sessions", "story", "gate", "serve",
+    "export", "otlp_receiver",
 ];
 
 struct CrateMap {

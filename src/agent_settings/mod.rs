@@ -8,6 +8,7 @@
 //! seed bug A-B6). A unit test pins each template's hash to its token to enforce the bump.
 
 pub mod merge;
+pub mod otel;
 pub mod quote;
 pub mod splice;
 pub mod style;

@@ -95,6 +95,14 @@ pub struct InstallArgs {
     /// Replace cmstore's entries even when they were edited by hand
     #[arg(long)]
     pub force: bool,
+    /// Claude Code only: also set the environment that makes it send its own telemetry
+    /// (OTLP logs and metrics) to `cmstore ingest --otlp-listen` (opt-in)
+    #[arg(long)]
+    pub otel: bool,
+    /// With --otel: where `cmstore ingest --otlp-listen` listens
+    #[arg(long, value_name = "URL", requires = "otel",
+          default_value = crate::agent_settings::otel::DEFAULT_ENDPOINT)]
+    pub otel_endpoint: String,
 }
 
 /// Arguments of `cmstore hooks status`.
@@ -149,9 +157,13 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
     let program = command_words(paths, args.command.as_deref())?;
     let mut failed = false;
+    if args.otel && agents(&args.agent).iter().any(|a| *a != Agent::Claude) {
+        bail!("--otel is for Claude Code only (--agent claude)");
+    }
+    let otel = args.otel.then_some(args.otel_endpoint.as_str());
     let mut notes = Vec::new();
     for agent in agents(&args.agent) {
-        match install_one(agent, &location, &program, args.force) {
+        match install_one(agent, &location, &program, args.force, otel) {
             Ok(message) => println!("{}: {message}", agent.name()),
             Err(err) => {
                 eprintln!("cmstore: {}: {err:#}", agent.name());
@@ -173,6 +185,7 @@ fn install_one(
     location: &Location,
     program: &[String],
     force: bool,
+    otel: Option<&str>,
 ) -> anyhow::Result<String> {
     let path = agent.config_path(location);
     let existing = read_existing(&path)?;
@@ -180,7 +193,26 @@ fn install_one(
     let expected = agent.expected_command(program);
     let shown = path.display();
     let before = merge::status(&doc, &expected).with_context(|| format!("{shown}"))?;
+    let telemetry = match otel {
+        Some(endpoint) => crate::agent_settings::otel::set_env(&mut doc, endpoint)
+            .map_err(|why| anyhow::anyhow!("{shown}: {why}"))?,
+        None => false,
+    };
+    let telemetry_note = if telemetry {
+        format!(
+            "; Claude Code sends its telemetry to {}",
+            otel.unwrap_or_default()
+        )
+    } else {
+        String::new()
+    };
     match before.state {
+        State::Installed if telemetry => {
+            write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
+            return Ok(format!(
+                "already installed (hooks-v{CURRENT_VERSION}) in {shown}{telemetry_note}"
+            ));
+        }
         State::Installed => {
             return Ok(format!(
                 "already installed (hooks-v{CURRENT_VERSION}) in {shown}"
@@ -195,7 +227,7 @@ fn install_one(
     }
     merge::install(&mut doc, &expected).with_context(|| format!("{shown}"))?;
     write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
-    Ok(match before.state {
+    let message = match before.state {
         State::Missing => format!(
             "installed hooks-v{CURRENT_VERSION} ({} events) into {shown}",
             expected.events.len()
@@ -208,7 +240,8 @@ fn install_one(
             tokens(&before.versions)
         ),
         _ => format!("replaced hand-edited hooks with hooks-v{CURRENT_VERSION} in {shown}"),
-    })
+    };
+    Ok(message + &telemetry_note)
 }
 
 /// The new file text: over an existing file, its unchanged parts keep their exact text.

@@ -62,6 +62,11 @@ pub struct Args {
           default_value_t = DEFAULT_MAX_LINE_BYTES as u64,
           value_parser = clap::value_parser!(u64).range(16..=1 << 32))]
     pub max_line_bytes: u64,
+    /// Also receive the agents' own OpenTelemetry logs and metrics (OTLP/HTTP, protobuf or
+    /// JSON) on this address, e.g. 127.0.0.1:4318; loopback only unless cmstore.toml allows
+    /// more (`[otlp_receiver]`)
+    #[arg(long, value_name = "ADDR")]
+    pub otlp_listen: Option<String>,
 }
 
 /// `--defer-indexes`: the command line's spelling of [`ingest::DeferIndexes`].
@@ -127,6 +132,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot install the SIGINT/SIGTERM handler")?;
     }
 
+    let receiver = crate::otlp_receiver::beside_ingest(paths, args.otlp_listen.as_deref(), |w| {
+        eprintln!("cmstore ingest: {w}")
+    })
+    .context("the OTLP receiver cannot start")?;
+    if let Some(r) = &receiver {
+        eprintln!(
+            "cmstore ingest: receiving OTLP/HTTP logs and metrics on http://{}",
+            r.addr
+        );
+    }
+    let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
     let mut on_batch = |s: &Stats| {
@@ -160,6 +176,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         bar.finish_and_clear();
     }
     eprintln!("{}", summary(&stats, started.elapsed(), busy));
+    if let Some(export) = export {
+        finish_export(export);
+    }
+    if let Some(receiver) = receiver {
+        receiver.finish();
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -383,6 +405,17 @@ fn rate(lines: u64, busy: Duration) -> String {
     match secs > 0.0 {
         true => format!("{:.0}", lines as f64 / secs),
         false => "-".to_string(),
+    }
+}
+
+/// Stops the continuous export and says what it did.
+fn finish_export(export: crate::export::Continuous) {
+    match export.finish() {
+        Ok(s) => eprintln!(
+            "cmstore ingest: exported {} events as {} spans in {} requests; {} events left to export",
+            s.events, s.spans, s.requests, s.backlog
+        ),
+        Err(err) => eprintln!("cmstore ingest: export stopped: {err}"),
     }
 }
 

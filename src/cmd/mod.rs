@@ -6,6 +6,7 @@
 pub mod capture;
 pub mod check;
 pub mod config;
+pub mod export;
 pub mod gate;
 pub mod generate;
 pub mod hooks;

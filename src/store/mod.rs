@@ -178,6 +178,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0014_usage",
         include_str!("../../migrations/0014_usage.sql"),
     ),
+    (
+        "0015_otlp_export_and_receiver",
+        include_str!("../../migrations/0015_otlp_export_and_receiver.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

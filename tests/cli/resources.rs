@@ -50,3 +50,20 @@ fn launchd_plist_runs_ingest_and_restarts_on_failure() {
     }
     assert!(stack.is_empty(), "unclosed: {stack:?}");
 }
+
+#[test]
+fn the_collector_config_takes_otlp_http_to_clickhouse() {
+    let config = resource("otelcol/cmstore-clickhouse.yaml");
+    for needle in [
+        "receivers:\n  otlp:",
+        "endpoint: 0.0.0.0:4318",
+        "exporters:\n  clickhouse:",
+        "traces_table_name: otel_traces",
+        "receivers: [otlp]",
+        "exporters: [clickhouse]",
+        "authenticator: bearertokenauth",
+    ] {
+        assert!(config.contains(needle), "missing {needle:?}");
+    }
+    assert!(!config.contains('\t'), "YAML is indented with spaces");
+}

@@ -1,0 +1,260 @@
+//! The export's side of the store: the events after the cursor, in `seq` order, with what
+//! their spans link to; and the cursor itself, advanced by a compare-and-set only after the
+//! collector acknowledged.
+//!
+//! Every lookup is deterministic (the latest matching event before this one, by `seq`), so a
+//! resend links the same spans. The lookups walk a session's events backwards on
+//! `events_session_id` from the event, and stop at the first match or after
+//! [`LOOKBACK_SEQ`] rows of `seq`.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::spans::{EventRecord, Links, TurnStart};
+
+/// How far back, in `seq`, a span looks for its turn's prompt, its subagent's start or its
+/// tool call's PreToolUse.
+pub const LOOKBACK_SEQ: i64 = 200_000;
+
+const BATCH_SQL: &str = "
+SELECT seq, id, ts, hook_type, agent, session_id, tool_name, tool_call_id, turn_id, model,
+       delegated_agent, actor_name, duration_ms, estimated_tokens, prompt, response,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.toolInput') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.toolResponse') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.toolFailed') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.error.message') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
+FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
+
+const PROMPT_SQL: &str = "
+SELECT id, ts, prompt FROM events
+WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'UserPromptSubmit'
+ORDER BY seq DESC LIMIT 1";
+
+const SUBAGENT_SQL: &str = "
+SELECT ts FROM events
+WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'SubagentStart'
+ORDER BY seq DESC LIMIT 1";
+
+const GATE_SQL: &str = "
+SELECT CASE WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
+FROM events
+WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'PreToolUse'
+  AND tool_call_id = ?4
+ORDER BY seq DESC LIMIT 1";
+
+/// Up to `limit` events after `after`, in `seq` order.
+pub fn batch(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<EventRecord>> {
+    let mut stmt = conn.prepare_cached(BATCH_SQL)?;
+    let rows = stmt.query_map(params![after, limit as i64], |r| {
+        Ok(EventRecord {
+            seq: r.get(0)?,
+            id: r.get(1)?,
+            ts: r.get(2)?,
+            hook_type: r.get(3)?,
+            agent: r.get(4)?,
+            session_id: r.get(5)?,
+            tool_name: r.get(6)?,
+            tool_call_id: r.get(7)?,
+            turn_id: r.get(8)?,
+            model: r.get(9)?,
+            delegated_agent: r.get(10)?,
+            actor_name: r.get(11)?,
+            duration_ms: r.get(12)?,
+            estimated_tokens: r.get(13)?,
+            prompt: r.get(14)?,
+            response: r.get(15)?,
+            tool_input: text_of(r.get_ref(16)?),
+            tool_response: text_of(r.get_ref(17)?),
+            tool_failed: matches!(r.get::<_, Option<i64>>(18), Ok(Some(1))),
+            error: text_of(r.get_ref(19)?),
+            risk: text_of(r.get_ref(20)?),
+            decision: text_of(r.get_ref(21)?),
+        })
+    })?;
+    rows.collect()
+}
+
+/// A JSON field as text: strings as they are, anything else (an object tool input) as JSON.
+fn text_of(value: rusqlite::types::ValueRef<'_>) -> Option<String> {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Null => None,
+        ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(i) => Some(i.to_string()),
+        ValueRef::Real(f) => Some(f.to_string()),
+        ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
+    }
+}
+
+/// What the span of `event` links to (see [`Links`]); nothing for an event that becomes no
+/// span.
+pub fn links(conn: &Connection, event: &EventRecord) -> rusqlite::Result<Links> {
+    let mut links = Links::default();
+    let Some(kind) = super::spans::Kind::of(event) else {
+        return Ok(links);
+    };
+    let Some(session) = event.session_id.as_deref() else {
+        return Ok(links);
+    };
+    let back = params![session, event.seq, LOOKBACK_SEQ];
+    links.turn = conn
+        .prepare_cached(PROMPT_SQL)?
+        .query_row(back, |r| {
+            Ok(TurnStart {
+                event_id: r.get(0)?,
+                ts: r.get(1)?,
+                prompt: r.get(2)?,
+            })
+        })
+        .optional()?;
+    use super::spans::Kind;
+    match kind {
+        Kind::Subagent => {
+            links.subagent_start = conn
+                .prepare_cached(SUBAGENT_SQL)?
+                .query_row(back, |r| r.get(0))
+                .optional()?;
+        }
+        Kind::Tool => {
+            if let Some(call) = event.tool_call_id.as_deref() {
+                links.gate = conn
+                    .prepare_cached(GATE_SQL)?
+                    .query_row(params![session, event.seq, LOOKBACK_SEQ, call], |r| {
+                        Ok((text_of(r.get_ref(0)?), text_of(r.get_ref(1)?)))
+                    })
+                    .optional()?
+                    .filter(|(risk, decision)| risk.is_some() || decision.is_some());
+            }
+        }
+        Kind::Turn | Kind::Denied => {}
+    }
+    Ok(links)
+}
+
+/// The export cursor of `destination`: the `seq` of the last event acknowledged (0: none).
+pub fn cursor(conn: &Connection, destination: &str) -> rusqlite::Result<i64> {
+    Ok(conn
+        .query_row(
+            "SELECT seq FROM export_cursors WHERE destination = ?1",
+            [destination],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Moves the cursor of `destination` from `from` to `to`, counting `events` and `spans`;
+/// `false` when it was not at `from` (another exporter moved it, or prune brought it back),
+/// and then nothing changes. The cursor never passes the newest event: when prune deleted
+/// the batch's last events meanwhile, the seqs after what remains will be used again, and
+/// must still be exported.
+pub fn advance(
+    conn: &Connection,
+    destination: &str,
+    from: i64,
+    to: i64,
+    events: usize,
+    spans: usize,
+    now_ms: i64,
+) -> rusqlite::Result<bool> {
+    let changed = if from == 0 {
+        conn.execute(
+            "INSERT INTO export_cursors (destination, seq, events, spans, updated_at)
+             VALUES (?1, min(?2, (SELECT coalesce(max(seq), 0) FROM events)), ?3, ?4, ?5)
+             ON CONFLICT (destination) DO UPDATE
+               SET seq = excluded.seq, events = events + excluded.events,
+                   spans = spans + excluded.spans, updated_at = excluded.updated_at
+               WHERE seq = 0",
+            params![destination, to, events as i64, spans as i64, now_ms],
+        )?
+    } else {
+        conn.execute(
+            "UPDATE export_cursors
+             SET seq = min(?3, (SELECT coalesce(max(seq), 0) FROM events)),
+                 events = events + ?4, spans = spans + ?5, updated_at = ?6
+             WHERE destination = ?1 AND seq = ?2",
+            params![destination, from, to, events as i64, spans as i64, now_ms],
+        )?
+    };
+    Ok(changed == 1)
+}
+
+/// Whether ingest is loading a backlog with the secondary indexes set aside: the span
+/// lookups would scan the table meanwhile, so continuous export waits for the rebuild.
+pub fn indexes_set_aside(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM deferred_indexes)", [], |r| {
+        r.get(0)
+    })
+}
+
+/// Events after the cursor of `destination` (the backlog).
+pub fn backlog(conn: &Connection, destination: &str) -> rusqlite::Result<i64> {
+    let after = cursor(conn, destination)?;
+    conn.query_row("SELECT count(*) FROM events WHERE seq > ?1", [after], |r| {
+        r.get(0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(seqs: &[i64]) -> (tempfile::TempDir, crate::store::Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::open(&dir.path().join("c.db")).unwrap();
+        let conn = store.conn().unwrap();
+        for seq in seqs {
+            conn.execute(
+                "INSERT INTO events (seq, id, ts, entry, ingested_at) VALUES (?1, ?2, 0, '{}', 0)",
+                params![seq, format!("e{seq}")],
+            )
+            .unwrap();
+        }
+        drop(conn);
+        (dir, store)
+    }
+
+    #[test]
+    fn the_cursor_moves_by_compare_and_set_and_never_past_the_newest_event() {
+        let (_dir, store) = store_with(&[1, 2, 3, 4, 5]);
+        let conn = store.conn().unwrap();
+        assert_eq!(cursor(&conn, "d").unwrap(), 0);
+        assert!(advance(&conn, "d", 0, 3, 3, 1, 1).unwrap());
+        assert!(
+            !advance(&conn, "d", 0, 5, 2, 1, 1).unwrap(),
+            "not at 0 any more"
+        );
+        assert_eq!(cursor(&conn, "d").unwrap(), 3);
+        // Prune deleted 4 and 5 after the batch was read: the cursor stops at 3.
+        conn.execute("DELETE FROM events WHERE seq > 3", [])
+            .unwrap();
+        assert!(advance(&conn, "d", 3, 5, 2, 1, 1).unwrap());
+        assert_eq!(cursor(&conn, "d").unwrap(), 3);
+    }
+
+    #[test]
+    fn deleting_the_newest_events_brings_the_cursors_back() {
+        let (_dir, store) = store_with(&[1, 2, 3, 4, 5]);
+        let conn = store.conn().unwrap();
+        assert!(advance(&conn, "a", 0, 5, 5, 5, 1).unwrap());
+        assert!(advance(&conn, "b", 0, 2, 2, 2, 1).unwrap());
+        conn.execute("DELETE FROM events WHERE seq >= 3", [])
+            .unwrap();
+        assert_eq!(cursor(&conn, "a").unwrap(), 2);
+        assert_eq!(cursor(&conn, "b").unwrap(), 2);
+        conn.execute("DELETE FROM events", []).unwrap();
+        assert_eq!(cursor(&conn, "a").unwrap(), 0);
+        // The seqs used again are after the cursor.
+        conn.execute(
+            "INSERT INTO events (id, ts, entry, ingested_at) VALUES ('new', 0, '{}', 0)",
+            [],
+        )
+        .unwrap();
+        assert_eq!(
+            batch(&conn, cursor(&conn, "a").unwrap(), 10).unwrap()[0].id,
+            "new"
+        );
+    }
+}
