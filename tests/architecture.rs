@@ -59,8 +59,20 @@ const FORBIDDEN: &[(&[&str], &[&str])] = &[
             "prices",
         ],
         &[
-            "queue", "store", "ingest", "prune", "report", "render", "capture", "sessions",
-            "story", "gate", "checks", "export", "otlp_receiver", "serve",
+            "queue",
+            "store",
+            "ingest",
+            "prune",
+            "report",
+            "render",
+            "capture",
+            "sessions",
+            "story",
+            "gate",
+            "checks",
+            "export",
+            "otlp_receiver",
+            "serve",
         ],
     ),
     // The checks run on the hook path: they reach the queue, never the store.
@@ -77,8 +89,17 @@ const CAPTURE_ROOTS: &[&str] = &["cmd::capture", "capture"];
 
 /// What the capture path must never reach.
 const NOT_ON_THE_CAPTURE_PATH: &[&str] = &[
-    "store", "ingest", "prune", "report", "render", "sessions", "story", "gate", "serve",
-    "export", "otlp_receiver",
+    "store",
+    "ingest",
+    "prune",
+    "report",
+    "render",
+    "sessions",
+    "story",
+    "gate",
+    "serve",
+    "export",
+    "otlp_receiver",
 ];
 
 struct CrateMap {

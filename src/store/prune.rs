@@ -89,6 +89,20 @@ const TARGETS: &[Target] = &[
         // Dated by the event line before it when that line has a time, else by ingest.
         old: "SELECT id FROM rejects WHERE coalesce(line_ts, ts) < ?1",
     },
+    // The agents' own telemetry (migration 0015) holds prompts too when the agent sends them:
+    // the same retention applies. Dated by the record, else by its arrival.
+    Target {
+        table: "otel_logs",
+        old: "SELECT rowid FROM otel_logs WHERE coalesce(ts, received_at) < ?1",
+    },
+    Target {
+        table: "otel_metrics",
+        old: "SELECT rowid FROM otel_metrics WHERE coalesce(ts, received_at) < ?1",
+    },
+    Target {
+        table: "otel_rejects",
+        old: "SELECT id FROM otel_rejects WHERE received_at < ?1",
+    },
 ];
 
 /// [`TARGETS`]' rejects before migration 0009 (a dry run does not upgrade the database).
@@ -154,6 +168,15 @@ pub fn count(conn: &Connection, cutoff_ms: i64) -> Result<Removed, Error> {
         |r| r.get(0),
     )?;
     for t in TARGETS {
+        // A database not upgraded yet may lack the newer tables: nothing of theirs to delete.
+        let exists: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [t.table],
+            |r| r.get(0),
+        )?;
+        if !exists {
+            continue;
+        }
         let old = match t.table {
             "rejects" if !keyed_rejects => OLD_REJECTS_BEFORE_0009,
             _ => t.old,
@@ -470,6 +493,38 @@ mod tests {
             .unwrap();
         assert_eq!(left, 0, "the late event was pruned too");
         assert_eq!(watermark, 6001, "and a re-read cannot bring it back");
+    }
+
+    #[test]
+    fn the_agents_own_telemetry_goes_by_the_same_retention() {
+        let (_dir, store) = store_with(10);
+        let mut conn = store.conn().unwrap();
+        conn.execute_batch(
+            "INSERT INTO otel_logs(record_key, ts, attributes, resource, received_at)
+               VALUES ('old', 100, '{}', '{}', 9000), ('new', 9000, '{}', '{}', 9000),
+                      ('undated-old', NULL, '{}', '{}', 200);
+             INSERT INTO otel_metrics(point_key, ts, name, kind, attributes, resource, received_at)
+               VALUES ('old', 100, 'm', 'sum', '{}', '{}', 9000), ('new', 9000, 'm', 'sum', '{}', '{}', 9000);
+             INSERT INTO otel_rejects(path, length, status, reason, received_at)
+               VALUES ('/v1/logs', 1, 400, 'bad', 100), ('/v1/logs', 1, 400, 'bad', 9000);",
+        )
+        .unwrap();
+        let predicted = count(&conn, 5000).unwrap();
+        let report = prune(&mut conn, 5000, 300, &mut |_| {}).unwrap();
+        assert_eq!(report.removed, predicted);
+        let get = |t: &str| predicted.tables.iter().find(|(n, _)| *n == t).unwrap().1;
+        assert_eq!(
+            (get("otel_logs"), get("otel_metrics"), get("otel_rejects")),
+            (2, 1, 1)
+        );
+        let left: Vec<String> = conn
+            .prepare("SELECT record_key FROM otel_logs")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(left, ["new"]);
     }
 
     #[test]
