@@ -55,3 +55,11 @@ SELECT date(day_n * 86400, 'unixepoch') AS day,
        CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens
 FROM daily_sessions
 GROUP BY date(day_n * 86400, 'unixepoch');
+
+-- `cmstore show` reads a session's prompts, starts, ends and compactions. Through
+-- events_session_id that read every event of the session (each on its own page when sessions
+-- interleave: 5,000 page reads for a session of 5,000 events); this partial index holds only
+-- those four kinds (a few percent of the lines, so ingest hardly writes it) and `show`'s
+-- statement repeats its condition.
+CREATE INDEX events_story ON events(session_id, ts)
+    WHERE hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact');
