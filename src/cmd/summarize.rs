@@ -77,6 +77,15 @@ const USAGE_SUMS: &str = "count(*) AS responses, \
      CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
      round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced";
 
+/// [`USAGE_SUMS`] over groups of `v_usage_rollup` rows (migration 0018), each already a sum of
+/// responses.
+const ROLLUP_SUMS: &str = "sum(responses) AS responses, \
+     CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
+     CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
+     CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
+     CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
+     round(sum(cost_usd), 6) AS cost_usd, sum(unpriced) AS unpriced";
+
 /// The usage columns of `v_session_usage`, `v_daily_usage` and `v_agents_usage` (migration
 /// 0011), after the hook figures.
 pub const USAGE_COLUMNS: &str = "responses, input_tokens, output_tokens, cache_write_tokens, \
@@ -212,7 +221,7 @@ fn day_plan(filters: &Filters) -> Plan {
          CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens\n\
          FROM daily_sessions WHERE no_session = 0 AND {chosen}\n\
          GROUP BY date(day_n * 86400, 'unixepoch')),\n\
-         u AS (SELECT day, {USAGE_SUMS} FROM v_usage WHERE {chosen} GROUP BY day)\n\
+         u AS (SELECT day, {ROLLUP_SUMS} FROM v_usage_rollup WHERE {chosen} GROUP BY day)\n\
          SELECT k.day, coalesce(d.events, 0) AS events, coalesce(d.sessions, 0) AS sessions, \
          coalesce(d.prompts, 0) AS prompts, coalesce(d.tool_uses, 0) AS tool_uses, \
          coalesce(d.tool_failures, 0) AS tool_failures, coalesce(d.stops, 0) AS stops, \
@@ -245,7 +254,7 @@ fn agent_plan(filters: &Filters) -> Plan {
              strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
              strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
              FROM sessions{filter}\nGROUP BY coalesce(agent, '?')) a\n\
-             LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {USAGE_SUMS} FROM v_usage \
+             LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {ROLLUP_SUMS} FROM v_usage_rollup \
              WHERE session_id IN (SELECT session_id FROM sessions{filter}) \
              GROUP BY coalesce(agent, '?')) u ON u.agent = a.agent\n\
              ORDER BY a.sessions DESC, a.agent"
@@ -254,9 +263,13 @@ fn agent_plan(filters: &Filters) -> Plan {
     }
 }
 
-/// `--by model`: v_usage_models over the chosen responses: by their own time, agent and
-/// session, and for `--project` the sessions in it.
+/// `--by model`: v_usage_models over the chosen responses: by their own time (then from
+/// `usage` itself, through `usage_ts`), agent and session, and for `--project` the sessions
+/// in it.
 fn model_plan(filters: &Filters) -> Plan {
+    if filters.since.is_none() && filters.until.is_none() {
+        return model_rollup_plan(filters);
+    }
     let own = Filters {
         project: None,
         ..filters.clone()
@@ -284,6 +297,40 @@ fn model_plan(filters: &Filters) -> Plan {
         ),
         params,
     }
+}
+
+/// `--by model` without a time: v_usage_models (the rollup) over the chosen sessions.
+fn model_rollup_plan(filters: &Filters) -> Plan {
+    let (wheres, mut params) = Filters {
+        session: filters.session.clone(),
+        agent: filters.agent.clone(),
+        ..Filters::default()
+    }
+    .conditions();
+    let mut wheres: Vec<String> = wheres.into_iter().map(str::to_string).collect();
+    let (in_project, more) = in_sessions(
+        "session_id",
+        &Filters {
+            project: filters.project.clone(),
+            ..Filters::default()
+        },
+    );
+    wheres.extend(in_project);
+    params.extend(more);
+    let sql = if wheres.is_empty() {
+        "SELECT *\nFROM v_usage_models\nORDER BY cost_usd IS NULL, cost_usd DESC, model".into()
+    } else {
+        format!(
+            "SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             {ROLLUP_SUMS}, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
+             FROM v_usage_rollup{}\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
+            where_of(&wheres)
+        )
+    };
+    Plan { sql, params }
 }
 
 fn int_param(name: &str, value: i64) -> Param {

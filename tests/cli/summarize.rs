@@ -769,3 +769,94 @@ fn real_transcripts_summarize_readably() {
         insta::assert_snapshot!(format!("summarize_real_{by}_table"), table);
     }
 }
+
+/// The usage views (over the rollup of migration 0018) against the same sums over every
+/// response: per session, day, model and agent, tokens, cost and unpriced. The cost to a
+/// hundredth of a cent: summed per group rather than per response, the sixth decimal can
+/// differ.
+fn usage_views_match_the_responses(env: &TestEnv) {
+    let text = |sql: &str| -> String {
+        env.conn()
+            .query_row(
+                &format!("SELECT group_concat(line, ' ') FROM ({sql})"),
+                [],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .unwrap()
+            .unwrap_or_default()
+    };
+    for key in [
+        "session_id",
+        "day",
+        "coalesce(model, '?')",
+        "coalesce(agent, '?')",
+    ] {
+        let view = match key {
+            "session_id" => "v_usage_sessions",
+            "day" => "v_usage_daily",
+            "coalesce(model, '?')" => "v_usage_models",
+            _ => "v_usage_agents",
+        };
+        let column = match view {
+            "v_usage_models" => "model",
+            "v_usage_agents" => "agent",
+            _ => key,
+        };
+        let figures = "responses || '/' || input_tokens || '/' || output_tokens || '/' \
+            || cache_write_tokens || '/' || cache_read_tokens || '/' \
+            || coalesce(printf('%.4f', cost_usd), 'null') || '/' || unpriced";
+        let raw = text(&format!(
+            "SELECT k || '=' || {figures} AS line FROM (SELECT {key} AS k, count(*) AS responses, \
+             CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
+             CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
+             CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
+             CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
+             round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced \
+             FROM v_usage GROUP BY {key}) ORDER BY 1"
+        ));
+        let rolled = text(&format!(
+            "SELECT {column} || '=' || {figures} AS line FROM {view} ORDER BY 1"
+        ));
+        assert!(!raw.is_empty(), "{view}");
+        assert_eq!(rolled, raw, "{view}");
+    }
+}
+
+#[test]
+fn the_usage_rollup_stays_true_when_responses_are_read_again() {
+    let env = fixed();
+    usage_views_match_the_responses(&env);
+    // The same responses again, with other counts on a later line: the last line wins, in the
+    // rollup too (the upsert's update moves the old figures out).
+    let mut again = entry("Stop", "aaaaaaaa-1111-4000-8000-000000000001");
+    again.timestamp = T0 + 24 * 60 * MIN;
+    let mut later = usage("m1", "claude-sonnet-4-5", 7);
+    later.offset = 99;
+    again.usage = Some(vec![later, usage("m9", "claude-haiku-4-5", 5)]);
+    env.append(&[again.to_line()]);
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT output_tokens FROM usage WHERE message_id = 'm1'"),
+        7
+    );
+    usage_views_match_the_responses(&env);
+}
+
+#[test]
+fn the_usage_rollup_of_real_transcripts_equals_their_responses() {
+    let Some(real) = crate::common::real_fixtures() else {
+        return;
+    };
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(real.join("claude-code")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    env.cmd().arg("import").arg(&dir).assert().success();
+    usage_views_match_the_responses(&env);
+}
