@@ -5,13 +5,16 @@
 # lines over 200 sessions; `cmstore ingest --once` loads them), keeps a pristine copy, then
 # reports the median (and min/max) wall time of RUNS runs of:
 #   - an indexed lookup through `cmstore query` (one event by id: the UNIQUE(id) index);
-#   - `cmstore summarize` (default: per session) and --by tool|day|agent;
+#   - `cmstore summarize` (default: per session) and --by tool|day|agent|model, as TSV and as the
+#     readable table (COLUMNS=100), with and without report filters;
+#   - `cmstore sessions` and `cmstore show <a session>` (the reports of issue 17): a session of
+#     the generated store (LINES / 200 events) and `solo`, one of 5,000 events at any LINES;
 #   - `cmstore prune --before <median ts>` (half of the rows) on a fresh copy each run, with
 #     the longest single write-lock time prune itself reports.
 #
 # Needs: cargo, sqlite3 (only to pick an id and the median timestamp).
 # Usage: benches/store.sh [LINES] [RUNS]   (defaults: 1000000 lines, 7 runs; prune runs
-# PRUNE_RUNS times, default 3; WORK=DIR keeps files there)
+# PRUNE_RUNS times, default 3, 0 skips it; WORK=DIR keeps files there)
 set -euo pipefail
 
 LINES=${1:-1000000}
@@ -19,6 +22,7 @@ RUNS=${2:-7}
 PRUNE_RUNS=${PRUNE_RUNS:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-$(mktemp -d /tmp/cmstore-store-bench.XXXXXX)}
+mkdir -p "$WORK"
 QUEUE="$WORK/queue.jsonl"
 DB="$WORK/bench.db"
 PRISTINE="$WORK/pristine.db"
@@ -30,16 +34,27 @@ echo "== build (release)"
 BIN="$ROOT/target/release/cmstore"
 cm() { "$BIN" --db "$DB" --queue "$QUEUE" --config "$WORK/none.toml" "$@"; }
 
-if [ ! -f "$PRISTINE" ]; then
+if [ ! -f "$PRISTINE" ] && { [ "$PRUNE_RUNS" -ne 0 ] || [ ! -f "$DB" ]; }; then
     echo "== generate $LINES lines and ingest them"
     "$ROOT/target/release/examples/gen_queue" "$QUEUE" "$LINES"
+    # One session of a fixed size beside them, `solo` (5,000 events, what a session of the
+    # 1M-line store has), for `show`: its time should follow the session's size, not the
+    # store's.
+    "$ROOT/target/release/examples/gen_queue" "$WORK/solo.jsonl" 5000
+    sed 's/"sess-[0-9]*"/"solo"/g' "$WORK/solo.jsonl" >> "$QUEUE"
     rm -f "$DB" "$DB"-*
     start=$(date +%s%N)
     cm ingest --once
     echo "   ingest: $(( ($(date +%s%N) - start) / 1000000 )) ms"
     sqlite3 "$DB" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
-    cp "$DB" "$PRISTINE"
-else
+    if [ "$PRUNE_RUNS" -eq 0 ]; then
+        # Only the reports run: no pristine copy, and the queue is not needed any more (the
+        # disk a 10M-line run takes: ~12 GB of store instead of ~31 GB).
+        rm -f "$QUEUE"
+    else
+        cp "$DB" "$PRISTINE"
+    fi
+elif [ -f "$PRISTINE" ]; then
     cp "$PRISTINE" "$DB"
 fi
 EVENTS=$(sqlite3 "$DB" 'SELECT count(*) FROM events')
@@ -70,7 +85,25 @@ median_ms "summarize (by session)" cm summarize --format tsv
 median_ms "summarize --by tool" cm summarize --by tool --format tsv
 median_ms "summarize --by agent" cm summarize --by agent --format tsv
 median_ms "summarize --by day" cm summarize --by day --format tsv
+median_ms "summarize --by model" cm summarize --by model --format tsv
+echo "== the readable reports (table at 100 columns) and the report filters"
+export COLUMNS=100
+median_ms "summarize (table)" cm summarize --format table
+median_ms "summarize --by tool (table)" cm summarize --by tool --format table
+median_ms "summarize --by day (table)" cm summarize --by day --format table
+median_ms "summarize --by agent (table)" cm summarize --by agent --format table
+median_ms "summarize --by model (table)" cm summarize --by model --format table
+median_ms "summarize --by day --since 7d" cm summarize --by day --since 7d --format tsv
+median_ms "summarize --by day --agent claude" cm summarize --by day --agent claude --format tsv
+median_ms "summarize --by tool --session sess-0042" cm summarize --by tool --session sess-0042 --format tsv
+median_ms "sessions (table)" cm sessions --format table
+median_ms "sessions --project (table)" cm sessions --project cmstore --format table
+median_ms "show sess-0042" cm show sess-0042 --no-pager
+median_ms "show sess-0042 --format json" cm show sess-0042 --format json
+median_ms "show solo (5,000 events)" cm show solo --no-pager
+unset COLUMNS
 
+if [ "$PRUNE_RUNS" -eq 0 ]; then echo "(prune skipped: PRUNE_RUNS=0; files in $WORK)"; exit 0; fi
 CUT=$(sqlite3 "$DB" "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', ts / 1000, 'unixepoch') FROM events ORDER BY ts LIMIT 1 OFFSET $((EVENTS / 2))")
 echo "== prune --before $CUT (half of the events), fresh copy each run"
 locks=(); walls=()

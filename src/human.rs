@@ -39,6 +39,28 @@ pub fn count(n: i64) -> String {
     n.to_string()
 }
 
+/// An amount in US dollars: `$12.34`, `$1,234`, under a cent `<$0.01`, nothing spent `$0.00`.
+pub fn cost(usd: f64) -> String {
+    let sign = if usd < 0.0 { "-" } else { "" };
+    let usd = usd.abs();
+    if usd > 0.0 && usd < 0.005 {
+        return format!("{sign}<$0.01");
+    }
+    if usd >= 1000.0 {
+        let whole = usd.round() as u64;
+        let digits = whole.to_string();
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        return format!("{sign}${grouped}");
+    }
+    format!("{sign}${usd:.2}")
+}
+
 /// How long before `now_ms` the moment `ms` was: `just now`, `5m ago`, `2h ago`, `3d ago`; past
 /// 30 days, the local date.
 pub fn ago(ms: i64, now_ms: i64) -> String {
@@ -120,6 +142,16 @@ mod tests {
         assert_eq!(count(1_899_999), "1.8M");
         assert_eq!(count(2_100_000_000), "2.1B");
         assert_eq!(count(-1_500), "-1.5k");
+    }
+
+    #[test]
+    fn costs_read_as_dollars() {
+        assert_eq!(cost(12.344), "$12.34");
+        assert_eq!(cost(0.0), "$0.00");
+        assert_eq!(cost(0.004), "<$0.01");
+        assert_eq!(cost(0.006), "$0.01");
+        assert_eq!(cost(1234.5), "$1,235");
+        assert_eq!(cost(1_234_567.0), "$1,234,567");
     }
 
     #[test]

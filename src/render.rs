@@ -110,6 +110,8 @@ pub struct TableOptions {
     /// With a width: the columns that may be cut to fit (the others keep their content's
     /// width, so an id stays whole). Empty: any column may be cut.
     pub cuttable: &'static [&'static str],
+    /// Columns right-aligned, header and cells (figures shown as text, `8m 02s`, `1.8M`).
+    pub right: &'static [&'static str],
 }
 
 /// [`TableOptions::plain`]: only the header line (comfy-table draws no border whose
@@ -468,6 +470,13 @@ pub fn render_table(columns: &[String], rows: &[Vec<Value>], options: TableOptio
         for (column, name) in table.column_iter_mut().zip(columns) {
             if !options.cuttable.contains(&name.as_str()) {
                 column.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+            }
+        }
+    }
+    if !options.right.is_empty() {
+        for (column, name) in table.column_iter_mut().zip(columns) {
+            if options.right.contains(&name.as_str()) {
+                column.set_cell_alignment(CellAlignment::Right);
             }
         }
     }

@@ -126,3 +126,140 @@ pub fn terminal_width(on_terminal: bool) -> Option<u16> {
         .then(|| comfy_table::Table::new().width())
         .flatten()
 }
+
+/// How one column of a readable table is made from a raw row (columns named as the report's
+/// SQL names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// The value as it is.
+    Raw(&'static str),
+    /// A session id as its shortest unique prefix.
+    Session(&'static str),
+    /// A working directory as its project (last component).
+    Project(&'static str),
+    /// Milliseconds as `8m 02s`.
+    Duration(&'static str),
+    /// A count as `1.8M`.
+    Count(&'static str),
+    /// The sum of these counts, as `1.8M`.
+    Sum(&'static [&'static str]),
+    /// The cost of `cost_usd`, `+` when `unpriced` responses have none, `?` when none has.
+    Cost,
+    /// An ISO-8601 UTC time (`2026-11-30T08:00:00Z`) as `2h ago`, or the local date.
+    Ago(&'static str),
+}
+
+/// One column of a readable table: its header and how its cells are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    /// The header.
+    pub header: &'static str,
+    /// The cells.
+    pub shown: Shown,
+}
+
+/// A column `header` shown as `shown`.
+pub const fn col(header: &'static str, shown: Shown) -> Column {
+    Column { header, shown }
+}
+
+/// What the readable cells need besides the row.
+#[derive(Debug, Clone, Copy)]
+pub struct Glance<'a> {
+    /// Every session id in the store, sorted (for the unique prefixes).
+    pub all_ids: &'a [String],
+    /// The same ids' shortest unique prefixes, in the same order.
+    pub prefixes: &'a [String],
+    /// Now, epoch ms (for `2h ago`).
+    pub now_ms: i64,
+}
+
+/// The readable table of a raw result: `spec`'s headers, and each row's cells made from the
+/// raw values by name. A column the result lacks shows empty.
+pub fn readable(
+    columns: &[String],
+    rows: &[Vec<rusqlite::types::Value>],
+    spec: &[Column],
+    cx: Glance<'_>,
+) -> (Vec<String>, Vec<Vec<rusqlite::types::Value>>) {
+    let headers = spec.iter().map(|c| c.header.to_string()).collect();
+    let out = rows
+        .iter()
+        .map(|row| {
+            spec.iter()
+                .map(|c| cell(columns, row, c.shown, cx))
+                .collect()
+        })
+        .collect();
+    (headers, out)
+}
+
+fn cell(
+    columns: &[String],
+    row: &[rusqlite::types::Value],
+    shown: Shown,
+    cx: Glance<'_>,
+) -> rusqlite::types::Value {
+    use crate::human;
+    use rusqlite::types::Value;
+    let get = |name: &str| {
+        columns
+            .iter()
+            .position(|c| c == name)
+            .and_then(|i| row.get(i))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let int = |name: &str| match get(name) {
+        Value::Integer(i) => Some(i),
+        Value::Real(r) => Some(r as i64),
+        _ => None,
+    };
+    let txt = |s: String| Value::Text(s);
+    match shown {
+        Shown::Raw(name) => get(name),
+        Shown::Session(name) => match get(name) {
+            Value::Text(id) => txt(
+                match cx.all_ids.binary_search_by(|probe| probe.as_str().cmp(&id)) {
+                    Ok(i) => cx.prefixes[i].clone(),
+                    Err(_) => id,
+                },
+            ),
+            other => other,
+        },
+        Shown::Project(name) => match get(name) {
+            Value::Text(cwd) => txt(human::project(&cwd).to_string()),
+            _ => txt(String::new()),
+        },
+        Shown::Duration(name) => {
+            int(name).map_or(txt(String::new()), |ms| txt(human::duration(ms)))
+        }
+        Shown::Count(name) => int(name).map_or(txt(String::new()), |n| txt(human::count(n))),
+        Shown::Sum(names) => {
+            let total = names
+                .iter()
+                .filter_map(|n| int(n))
+                .fold(0i64, i64::saturating_add);
+            txt(human::count(total))
+        }
+        Shown::Cost => {
+            let cost = match get("cost_usd") {
+                Value::Real(r) => Some(r),
+                Value::Integer(i) => Some(i as f64),
+                _ => None,
+            };
+            let unpriced = int("unpriced").unwrap_or(0);
+            txt(match cost {
+                Some(c) => format!("{}{}", human::cost(c), if unpriced > 0 { "+" } else { "" }),
+                None if unpriced > 0 => "?".to_string(),
+                None => String::new(),
+            })
+        }
+        Shown::Ago(name) => match get(name) {
+            Value::Text(iso) => txt(chrono::DateTime::parse_from_rfc3339(&iso)
+                .map(|t| human::ago(t.timestamp_millis(), cx.now_ms))
+                .unwrap_or(iso)),
+            other => other,
+        },
+    }
+}

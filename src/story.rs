@@ -22,8 +22,74 @@ pub const SHORT_TEXT: usize = 240;
 /// outcome.
 pub const SHORT_INPUT: usize = 100;
 
+/// Real token usage and its cost (the `usage` table, priced at read time): a session's, or
+/// one turn's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Usage {
+    /// API responses counted.
+    pub responses: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_write_tokens: i64,
+    pub cache_read_tokens: i64,
+    /// The cost of the priced responses (USD); `None` when none has a price.
+    pub cost_usd: Option<f64>,
+    /// Responses whose model has no price.
+    pub unpriced: i64,
+}
+
+impl Usage {
+    /// Every token: input, output, cache writes and reads.
+    pub fn tokens(&self) -> i64 {
+        [
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_write_tokens,
+            self.cache_read_tokens,
+        ]
+        .into_iter()
+        .fold(0, i64::saturating_add)
+    }
+
+    fn add(&mut self, r: &Response) {
+        self.responses += 1;
+        self.input_tokens = self.input_tokens.saturating_add(r.tokens[0]);
+        self.output_tokens = self.output_tokens.saturating_add(r.tokens[1]);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(r.tokens[2]);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(r.tokens[3]);
+        match r.cost {
+            Some(c) => self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c),
+            None => self.unpriced += 1,
+        }
+    }
+
+    /// `37.0k tokens, $2.31` (`+` when some responses have no price).
+    fn brief(&self) -> String {
+        let cost = match self.cost_usd {
+            Some(c) => format!(
+                ", {}{}",
+                human::cost(c),
+                if self.unpriced > 0 { "+" } else { "" }
+            ),
+            None => String::new(),
+        };
+        format!("{} tokens{cost}", human::count(self.tokens()))
+    }
+}
+
+/// One API response's usage, as read for the story.
+#[derive(Debug, Clone)]
+struct Response {
+    ts: i64,
+    turn_id: Option<String>,
+    sidechain: bool,
+    /// Input, output, cache writes, cache reads.
+    tokens: [i64; 4],
+    cost: Option<f64>,
+}
+
 /// The session's figures, as the header shows them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Head {
     /// The full id.
     pub session_id: String,
@@ -42,10 +108,12 @@ pub struct Head {
     pub tool_failures: i64,
     /// vstack's payload-size estimate (bytes / 4), not the model's usage.
     pub estimated_tokens: i64,
+    /// The real usage of the session's responses, once the store has any.
+    pub usage: Option<Usage>,
 }
 
 /// One thing that happened in the session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Item {
     /// The session started (`source`: startup, resume, clear, compact…).
@@ -77,6 +145,12 @@ pub enum Item {
         subagent: bool,
         /// Harvested from the transcript rather than reported by a Stop.
         harvested: bool,
+        /// The usage of the turn's responses (those since the previous turn of its kind
+        /// ended), once the store has any.
+        usage: Option<Usage>,
+        /// The turn's id, to match usage that names it.
+        #[serde(skip)]
+        turn_id: Option<String>,
     },
     /// The conversation was compacted.
     Compaction { ts: i64, trigger: Option<String> },
@@ -112,7 +186,7 @@ impl Item {
 }
 
 /// A session's story.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Story {
     pub session: Head,
     pub items: Vec<Item>,
@@ -120,7 +194,7 @@ pub struct Story {
 
 /// Reads the story of `session_id` (a full id). `Ok(None)` when the store has no such session.
 pub fn load(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Story>, QueryError> {
-    let Some(session) = head(db, session_id)? else {
+    let Some(mut session) = head(db, session_id)? else {
         return Ok(None);
     };
     let mut items = events(db, session_id)?;
@@ -128,7 +202,83 @@ pub fn load(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Story>, QueryErr
     items.extend(answers(db, session_id)?);
     items.sort_by_key(|item| (item.ts(), item.rank()));
     drop_shown_prompts(&mut items);
+    let responses = responses(db, session_id)?;
+    if !responses.is_empty() {
+        let mut total = Usage::default();
+        for r in &responses {
+            total.add(r);
+        }
+        session.usage = Some(total);
+        attribute_usage(&mut items, &responses);
+    }
     Ok(Some(Story { session, items }))
+}
+
+/// The usage of every response of the session, by time.
+fn responses(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Response>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT ts, turn_id, sidechain, input_tokens, output_tokens, cache_write_tokens, \
+                cache_read_tokens, cost_usd \
+         FROM v_usage WHERE session_id = :session ORDER BY ts, message_id",
+        &bind(session_id),
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| Response {
+            ts: integer(&r[0]).unwrap_or(i64::MIN),
+            turn_id: text(&r[1]),
+            sidechain: integer(&r[2]) == Some(1),
+            tokens: [3, 4, 5, 6].map(|i| integer(&r[i]).unwrap_or(0)),
+            cost: match r[7] {
+                Value::Real(c) => Some(c),
+                Value::Integer(c) => Some(c as f64),
+                _ => None,
+            },
+        })
+        .collect())
+}
+
+/// Gives each turn's answer the usage of its responses: those naming its turn id, else those
+/// of its kind (main or subagent) after the previous such answer and not after it. Responses
+/// after the last answer belong to a turn still running: the header's total counts them.
+fn attribute_usage(items: &mut [Item], responses: &[Response]) {
+    let answers: Vec<(usize, i64, bool, Option<String>)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match item {
+            Item::Answer {
+                ts,
+                subagent,
+                turn_id,
+                ..
+            } => Some((i, *ts, *subagent, turn_id.clone())),
+            _ => None,
+        })
+        .collect();
+    let mut sums: Vec<Option<Usage>> = vec![None; items.len()];
+    for r in responses {
+        let by_id = r.turn_id.as_ref().and_then(|id| {
+            answers
+                .iter()
+                .find(|a| a.3.as_ref() == Some(id))
+                .map(|a| a.0)
+        });
+        let by_time = || {
+            answers
+                .iter()
+                .find(|a| a.2 == r.sidechain && a.1 >= r.ts)
+                .map(|a| a.0)
+        };
+        if let Some(i) = by_id.or_else(by_time) {
+            sums[i].get_or_insert_with(Usage::default).add(r);
+        }
+    }
+    for (item, sum) in items.iter_mut().zip(sums) {
+        if let (Item::Answer { usage, .. }, Some(sum)) = (item, sum) {
+            *usage = Some(sum);
+        }
+    }
 }
 
 fn bind(session_id: &str) -> [Param; 1] {
@@ -162,11 +312,13 @@ fn head(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Head>, QueryError> {
             tool_uses: n(10),
             tool_failures: n(11),
             estimated_tokens: n(12),
+            usage: None,
         }
     }))
 }
 
-/// Prompts, starts, ends and compactions.
+/// Prompts, starts, ends and compactions: through the partial index `events_story`
+/// (migration 0018), whose condition this statement repeats word for word.
 fn events(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
@@ -204,18 +356,18 @@ fn events(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
 }
 
 /// Tool calls, with the input and the gate's finding from the PreToolUse line (else the
-/// PostToolUse's input).
+/// PostToolUse's input: its line is read only then, as each read is a page of `events`).
 fn tool_calls(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
         "SELECT coalesce(c.start_ts, c.end_ts), coalesce(c.tool_name, '?'), \
                 coalesce(json_extract(pre.entry, '$.toolInput'), \
-                         json_extract(post.entry, '$.toolInput')), \
+                         (SELECT json_extract(post.entry, '$.toolInput') FROM events post \
+                          WHERE post.id = c.post_event_id)), \
                 c.duration_ms, c.outcome, json_extract(pre.entry, '$.risk'), \
                 json_extract(pre.entry, '$.decision'), pre.delegated_agent \
          FROM tool_calls c \
          LEFT JOIN events pre ON pre.id = c.pre_event_id \
-         LEFT JOIN events post ON post.id = c.post_event_id \
          WHERE c.session_id = :session",
         &bind(session_id),
     )?;
@@ -252,7 +404,7 @@ fn input_text(value: &Value) -> Option<String> {
 fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
-        "SELECT ts, prompt, response, model, hook_type = 'SubagentStop', synthetic \
+        "SELECT ts, prompt, response, model, hook_type = 'SubagentStop', synthetic, turn_id \
          FROM turns WHERE session_id = :session",
         &bind(session_id),
     )?;
@@ -266,6 +418,8 @@ fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
                 model: text(&r[3]),
                 subagent: integer(&r[4]) == Some(1),
                 harvested: integer(&r[5]) == Some(1),
+                usage: None,
+                turn_id: text(&r[6]),
             })
         })
         .collect())
@@ -340,8 +494,27 @@ impl Story {
         } else {
             String::new()
         };
+        let usage = match &s.usage {
+            Some(u) => format!(
+                "{} · {} tokens ({} in, {} out, {} cache written, {} cache read){}{}\n",
+                plural(u.responses, "response"),
+                human::count(u.tokens()),
+                human::count(u.input_tokens),
+                human::count(u.output_tokens),
+                human::count(u.cache_write_tokens),
+                human::count(u.cache_read_tokens),
+                u.cost_usd
+                    .map_or(String::new(), |c| format!(" · {}", human::cost(c))),
+                if u.unpriced > 0 {
+                    format!(" ({} without a price)", u.unpriced)
+                } else {
+                    String::new()
+                },
+            ),
+            None => String::new(),
+        };
         format!(
-            "session {}\n{}\nstarted {}{}, {} {}\n{} · {}{subagents} · {}\n",
+            "session {}\n{}\nstarted {}{}, {} {}\n{} · {}{subagents} · {}\n{usage}",
             s.session_id,
             about.join(" · "),
             human::local_time(s.first_seen),
@@ -415,6 +588,7 @@ fn line(item: &Item, full: bool) -> String {
             text,
             subagent,
             harvested,
+            usage,
             ..
         } => {
             let label = if *subagent { "subagent" } else { "answer  " };
@@ -422,11 +596,14 @@ fn line(item: &Item, full: bool) -> String {
             if let Some(p) = prompt {
                 out.push_str(&format!("{at}  prompt   {}\n", short(p)));
             }
-            let note = if *harvested {
-                "  (from the transcript)"
+            let mut note = if *harvested {
+                "  (from the transcript)".to_string()
             } else {
-                ""
+                String::new()
             };
+            if let Some(u) = usage {
+                note.push_str(&format!("  [{}]", u.brief()));
+            }
             out.push_str(&format!("{at}  {label} {}{note}\n", short(text)));
             out
         }
@@ -461,6 +638,8 @@ mod tests {
                 model: None,
                 subagent: false,
                 harvested: false,
+                usage: None,
+                turn_id: None,
             },
             Item::Answer {
                 ts: 9,
@@ -469,6 +648,8 @@ mod tests {
                 model: None,
                 subagent: false,
                 harvested: true,
+                usage: None,
+                turn_id: None,
             },
         ];
         drop_shown_prompts(&mut items);
@@ -476,6 +657,60 @@ mod tests {
         assert!(
             matches!(&items[2], Item::Answer { prompt: Some(p), .. } if p == "harvested prompt")
         );
+    }
+
+    fn answer(ts: i64, subagent: bool, turn_id: Option<&str>) -> Item {
+        Item::Answer {
+            ts,
+            prompt: None,
+            text: "a".into(),
+            model: None,
+            subagent,
+            harvested: false,
+            usage: None,
+            turn_id: turn_id.map(str::to_string),
+        }
+    }
+
+    fn response(ts: i64, sidechain: bool, turn_id: Option<&str>, cost: Option<f64>) -> Response {
+        Response {
+            ts,
+            turn_id: turn_id.map(str::to_string),
+            sidechain,
+            tokens: [1, 10, 100, 1000],
+            cost,
+        }
+    }
+
+    #[test]
+    fn each_turn_gets_the_usage_of_its_own_responses() {
+        let mut items = vec![
+            answer(10, false, None),
+            answer(15, true, None),
+            answer(20, false, Some("t2")),
+        ];
+        let responses = [
+            response(5, false, None, Some(1.0)),
+            response(10, false, None, None),
+            response(12, true, None, Some(0.5)),
+            response(13, false, None, Some(2.0)),
+            // Names its turn: counted there whatever its time.
+            response(1, false, Some("t2"), Some(4.0)),
+            // After every answer: a turn still running, in no answer.
+            response(30, false, None, Some(8.0)),
+        ];
+        attribute_usage(&mut items, &responses);
+        let usage = |i: usize| match &items[i] {
+            Item::Answer { usage, .. } => usage.clone().unwrap(),
+            _ => unreachable!(),
+        };
+        assert_eq!(usage(0).responses, 2);
+        assert_eq!(usage(0).cost_usd, Some(1.0));
+        assert_eq!(usage(0).unpriced, 1);
+        assert_eq!(usage(0).tokens(), 2 * 1111);
+        assert_eq!(usage(0).brief(), "2.2k tokens, $1.00+");
+        assert_eq!((usage(1).responses, usage(1).cost_usd), (1, Some(0.5)));
+        assert_eq!((usage(2).responses, usage(2).cost_usd), (2, Some(6.0)));
     }
 
     #[test]

@@ -42,10 +42,12 @@ fn plan_tools(since: Option<i64>) -> (String, Vec<Param>) {
 }
 
 fn plan(by: By, since: Option<i64>) -> (String, Vec<Param>) {
-    // Without --session no combination is refused.
-    summarize::plan(by, None, since)
-        .map(|plan| (plan.sql, plan.params))
-        .unwrap_or_default()
+    let filters = crate::sessions::Filters {
+        since,
+        ..Default::default()
+    };
+    let plan = summarize::plan(by, &filters);
+    (plan.sql, plan.params)
 }
 
 /// Runs `cmstore serve`.

@@ -151,8 +151,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             _ => Ok(()),
         }
     };
+    // On a terminal each section reads as `field  value` lines: the values (a path, a state)
+    // are whole at any width, and no header is wrapped. The other formats keep their tables.
+    let section = |out: &mut dyn Write, columns: Vec<String>, rows: &[Vec<Value>]| {
+        if sink.format == Format::Table {
+            write_fields(out, &columns, rows, sink.table.width).context("writing")
+        } else {
+            report::render(out, sink, columns, rows)
+        }
+    };
     heading(&mut out, "Sources")?;
-    report::render(&mut out, sink, sources.0, &sources.1)?;
+    section(&mut out, sources.0, &sources.1)?;
     heading(&mut out, "Store")?;
     let mut columns = vec!["database".into(), "bytes".into(), "wal_bytes".into()];
     let mut row = vec![
@@ -164,13 +173,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         columns.extend(t_columns);
         row.extend(t_rows.into_iter().next().unwrap_or_default());
     }
-    report::render(&mut out, sink, columns, &[row])?;
+    section(&mut out, columns, &[row])?;
     heading(&mut out, "Ingest")?;
     let (columns, row) = ingest.to_row();
-    report::render(&mut out, sink, columns, &[row])?;
+    section(&mut out, columns, &[row])?;
     heading(&mut out, "Retention")?;
     let (columns, row) = retention.to_row();
-    report::render(&mut out, sink, columns, &[row])?;
+    section(&mut out, columns, &[row])?;
     if !problems.is_empty() {
         heading(&mut out, "Configuration problems")?;
         let rows: Vec<Vec<Value>> = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
@@ -266,6 +275,46 @@ impl RetentionReport {
         ];
         (columns, row)
     }
+}
+
+/// Writes each row as one `field  value` line per column, a blank line between rows; a NULL
+/// or empty value is left out, and a value longer than `width` allows is cut with `…`.
+fn write_fields(
+    out: &mut dyn Write,
+    columns: &[String],
+    rows: &[Vec<Value>],
+    width: Option<u16>,
+) -> io::Result<()> {
+    let name_width = columns.iter().map(|c| c.chars().count()).max().unwrap_or(0);
+    let room = width.map(|w| usize::from(w).saturating_sub(name_width + 4).max(10));
+    if rows.is_empty() {
+        writeln!(out, "  (none)")?;
+    }
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        for (name, value) in columns.iter().zip(row) {
+            let text = match value {
+                Value::Null => continue,
+                Value::Text(t) if t.is_empty() => continue,
+                Value::Text(t) => crate::render::one_line(t).into_owned(),
+                Value::Integer(n) => n.to_string(),
+                Value::Real(r) => crate::render::real_text(*r),
+                Value::Blob(b) => crate::render::hex_literal(b),
+            };
+            let text = match room {
+                Some(room) if text.chars().count() > room => {
+                    let mut cut: String = text.chars().take(room - 1).collect();
+                    cut.push('…');
+                    cut
+                }
+                _ => text,
+            };
+            writeln!(out, "  {name:<name_width$}  {text}")?;
+        }
+    }
+    Ok(())
 }
 
 /// What status says about ingest: whether one runs, which, and how far behind it is.

@@ -1,11 +1,16 @@
 //! `cmstore summarize`: ready-made summaries per session, tool, day, agent or model.
 //!
 //! Every summary is one `SELECT` over the views of migrations 0002/0003 (`v_session_summary`,
-//! `v_session_tools`, `v_daily`, `v_sessions`) and of 0011 (`v_usage*`: real tokens and
-//! cost; `estimated_tokens` is vstack's payload size / 4, not usage), so `cmstore query` against the same view gives
-//! the same figures; `--show-sql` prints the statement. `--since` keeps the sessions seen since
-//! then (their last event is at or after it) for `--by session|tool|agent`, and the days from
-//! that day on for `--by day`.
+//! `v_session_tools`, `v_sessions`), 0014 (`v_usage*`: real tokens and cost;
+//! `estimated_tokens` is vstack's payload size / 4, not usage) and 0018 (`v_daily` over the
+//! daily rollup), so `cmstore query` against the same view gives the same figures;
+//! `--show-sql` prints the statement. The report filters (`--since`, `--until`, `--agent`,
+//! `--project`, `--session`) are those of every report: see [`plan`] for what each chooses.
+//!
+//! On a terminal the table is the readable one: the columns that fit 100 columns, in human
+//! units (`8m 02s`, `1.8M`, `$12.34`, `2h ago`), the project as the working directory's last
+//! component, session ids as the shortest unique prefix that `--session` accepts. `--wide`
+//! and the machine formats give every column with raw values.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -13,11 +18,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use rusqlite::types::Value;
 
+use crate::cmd::sessions::ReportFilters;
 use crate::paths::Paths;
 use crate::render::Format;
-use crate::report::{self, Sink};
-use crate::store::read_only::Param;
-use crate::timespec;
+use crate::report::{self, col, Column, Shown, Sink};
+use crate::sessions::{self, Filters};
+use crate::store::read_only::{Param, ReadOnlyDb};
 
 /// What one summary row stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,15 +45,17 @@ pub enum By {
 /// Arguments of `cmstore summarize`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Only this session (with --by session, tool, model or check)
+    #[command(flatten)]
+    pub filters: ReportFilters,
+    /// Only this session: its id, or a unique prefix of it (as the table shows it)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Only sessions seen since then: a duration ago (24h, 7d, 2w) or an ISO date/datetime (UTC)
-    #[arg(long, value_name = "WHEN")]
-    pub since: Option<String>,
-    /// One row per session, tool, day, agent or check
+    /// One row per session, tool, day, agent, model or check
     #[arg(long, value_enum, default_value_t = By::Session)]
     pub by: By,
+    /// Every column, with raw values, in the table too
+    #[arg(long)]
+    pub wide: bool,
     /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
     /// terminal, tsv otherwise]
     #[arg(long, value_name = "FORMAT")]
@@ -71,6 +79,15 @@ const USAGE_SUMS: &str = "count(*) AS responses, \
      CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
      round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced";
 
+/// [`USAGE_SUMS`] over groups of `v_usage_rollup` rows (migration 0018), each already a sum of
+/// responses.
+const ROLLUP_SUMS: &str = "sum(responses) AS responses, \
+     CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
+     CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
+     CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
+     CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
+     round(sum(cost_usd), 6) AS cost_usd, sum(unpriced) AS unpriced";
+
 /// The usage columns of `v_session_usage`, `v_daily_usage` and `v_agents_usage` (migration
 /// 0011), after the hook figures.
 pub const USAGE_COLUMNS: &str = "responses, input_tokens, output_tokens, cache_write_tokens, \
@@ -93,153 +110,456 @@ pub struct Plan {
     pub params: Vec<Param>,
 }
 
-/// Errors in the combination of options.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PlanError {
-    /// `--session` with a summary that has no per-session rows.
-    #[error("--session applies to --by session, tool and model only")]
-    SessionWithout,
-    /// A `--since` that does not parse.
-    #[error("--since {0}")]
-    Since(#[from] timespec::BadTime),
-}
-
-/// The statement for `by`, restricted to `session` and to what was seen since `since` (ms).
-pub fn plan(by: By, session: Option<&str>, since: Option<i64>) -> Result<Plan, PlanError> {
-    let mut params = Vec::new();
-    let mut wheres = Vec::new();
-    if let Some(id) = session {
-        wheres.push("session_id = :session");
-        params.push(Param {
-            name: "session".into(),
-            value: Value::Text(id.to_owned()),
-        });
-    }
-    if let Some(ms) = since {
-        wheres.push(match by {
-            By::Day => "day >= date(:since / 1000, 'unixepoch')",
-            By::Tool => {
-                "session_id IN (SELECT session_id FROM v_sessions WHERE last_seen >= :since)"
-            }
-            By::Session | By::Agent => "last_seen >= :since",
-            By::Model => "ts >= :since",
-            By::Check => "ts >= :since",
-        });
-        params.push(Param {
-            name: "since".into(),
-            value: Value::Integer(ms),
-        });
-    }
-    let filter = if wheres.is_empty() {
+/// `conditions` joined into a `WHERE` clause on its own line (empty without any).
+fn where_of(conditions: &[String]) -> String {
+    if conditions.is_empty() {
         String::new()
     } else {
-        format!("\nWHERE {}", wheres.join(" AND "))
-    };
-    let sql = match by {
-        By::Session => format!(
-            "SELECT {SESSION_COLUMNS}, {USAGE_COLUMNS}\nFROM v_session_usage{filter}\n\
-             ORDER BY last_seen DESC, session_id"
-        ),
+        format!("\nWHERE {}", conditions.join(" AND "))
+    }
+}
+
+/// The sessions `filters` choose as conditions over a `sessions` row, and their parameters;
+/// none when nothing is filtered.
+fn session_conditions(filters: &Filters) -> (Vec<String>, Vec<Param>) {
+    let (wheres, params) = filters.conditions();
+    (wheres.into_iter().map(str::to_string).collect(), params)
+}
+
+/// `column IN (the chosen sessions)`, when `filters` choose any.
+fn in_sessions(column: &str, filters: &Filters) -> (Option<String>, Vec<Param>) {
+    let (wheres, params) = filters.conditions();
+    if wheres.is_empty() {
+        return (None, params);
+    }
+    (
+        Some(format!(
+            "{column} IN (SELECT session_id FROM sessions WHERE {})",
+            wheres.join(" AND ")
+        )),
+        params,
+    )
+}
+
+/// The statement for `by` over what `filters` choose (`filters.session` a full id).
+///
+/// `--since` and `--until` choose the sessions active in that time for `--by session`, `tool`
+/// and `agent`; the days from `--since`'s day to `--until`'s for `--by day`; the responses in
+/// that time for `--by model`. `--agent`, `--project` and `--session` choose sessions.
+pub fn plan(by: By, filters: &Filters) -> Plan {
+    match by {
+        By::Session => {
+            let (wheres, params) = session_conditions(filters);
+            Plan {
+                sql: format!(
+                    "SELECT {SESSION_COLUMNS}, {USAGE_COLUMNS}\nFROM v_session_usage{}\n\
+                     ORDER BY last_seen DESC, session_id",
+                    where_of(&wheres)
+                ),
+                params,
+            }
+        }
         // The same figures as v_tools, summed over the chosen sessions (total() and CAST: a
         // sum past the integer range saturates instead of failing).
-        By::Tool => format!(
-            "SELECT tool_name, sum(calls) AS calls, sum(succeeded) AS succeeded, \
-             sum(failed) AS failed, sum(unfinished) AS unfinished, \
-             CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms, \
-             CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms, \
-             max(max_ms) AS max_ms, sum(denied) AS denied, sum(refused) AS refused, \
-             sum(abandoned) AS abandoned\n\
-             FROM v_session_tools{filter}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name"
+        By::Tool => {
+            let (chosen, params) = in_sessions("session_id", filters);
+            Plan {
+                sql: format!(
+                    "SELECT tool_name, sum(calls) AS calls, sum(succeeded) AS succeeded, \
+                     sum(failed) AS failed, sum(unfinished) AS unfinished, \
+                     CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms, \
+                     CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms, \
+                     max(max_ms) AS max_ms, sum(denied) AS denied, sum(refused) AS refused, \
+                     sum(abandoned) AS abandoned\n\
+                     FROM v_session_tools{}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name",
+                    where_of(&Vec::from_iter(chosen))
+                ),
+                params,
+            }
+        }
+        By::Day => day_plan(filters),
+        By::Agent => agent_plan(filters),
+        By::Model => model_plan(filters),
+        By::Check => check_plan(filters),
+    }
+}
+
+/// `--by check`: the check results, which live in their events' lines (`check`,
+/// docs/checks.md), in the chosen time, agent, project and session.
+fn check_plan(filters: &Filters) -> Plan {
+    let (wheres, params) = filters.event_conditions();
+    let mut conditions = vec!["hook_type = 'CheckResult'".to_string()];
+    conditions.extend(wheres.into_iter().map(str::to_string));
+    Plan {
+        sql: format!(
+            "SELECT json_extract(entry, '$.check.name') AS \"check\", count(*) AS runs, \
+             sum(json_extract(entry, '$.check.status') = 'passed') AS passed, \
+             sum(json_extract(entry, '$.check.status') = 'failed') AS failed, \
+             sum(json_extract(entry, '$.check.status') = 'timed_out') AS timed_out, \
+             sum(json_extract(entry, '$.check.status') = 'error') AS errors, \
+             sum(coalesce(json_extract(entry, '$.check.blocked'), 0)) AS blocked, \
+             sum(coalesce(json_array_length(entry, '$.check.findings'), 0)) AS findings, \
+             CAST(avg(json_extract(entry, '$.check.durationMs')) AS INTEGER) AS avg_ms, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_run\n\
+             FROM events{}\nGROUP BY 1\nORDER BY 1",
+            where_of(&conditions)
         ),
-        // Check results live in their events' lines (`check`, docs/checks.md).
-        By::Check => {
-            let filter = filter.replace("\nWHERE ", "\n  AND ");
-            format!(
-                "SELECT json_extract(entry, '$.check.name') AS \"check\", count(*) AS runs, \
-                 sum(json_extract(entry, '$.check.status') = 'passed') AS passed, \
-                 sum(json_extract(entry, '$.check.status') = 'failed') AS failed, \
-                 sum(json_extract(entry, '$.check.status') = 'timed_out') AS timed_out, \
-                 sum(json_extract(entry, '$.check.status') = 'error') AS errors, \
-                 sum(coalesce(json_extract(entry, '$.check.blocked'), 0)) AS blocked, \
-                 sum(coalesce(json_array_length(entry, '$.check.findings'), 0)) AS findings, \
-                 CAST(avg(json_extract(entry, '$.check.durationMs')) AS INTEGER) AS avg_ms, \
-                 strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_run\n\
-                 FROM events\nWHERE hook_type = 'CheckResult'{filter}\n\
-                 GROUP BY 1\nORDER BY 1"
-            )
+        params,
+    }
+}
+
+/// `--by day`: from the daily rollup (`v_daily`, `daily_sessions`), never from `events`.
+fn day_plan(filters: &Filters) -> Plan {
+    let mut params = Vec::new();
+    let days = |day: &str| {
+        let mut range = Vec::new();
+        if filters.since.is_some() {
+            range.push(format!("{day} >= date(:since / 1000, 'unixepoch')"));
         }
-        By::Day => {
-            if session.is_some() {
-                return Err(PlanError::SessionWithout);
-            }
-            format!("SELECT *\nFROM v_daily_usage{filter}\nORDER BY day")
+        if filters.until.is_some() {
+            // The days that begin before `until`.
+            range.push(format!("{day} <= date((:until - 1) / 1000, 'unixepoch')"));
         }
-        // The same figures as v_agents, over the chosen sessions.
-        By::Agent => {
-            if session.is_some() {
-                return Err(PlanError::SessionWithout);
-            }
-            if since.is_none() {
-                return Ok(Plan {
-                    sql: "SELECT *\nFROM v_agents_usage\nORDER BY sessions DESC, agent".into(),
-                    params,
-                });
-            }
-            // v_agents_usage over the chosen sessions: their usage, by each response's agent.
-            format!(
-                "SELECT a.*, {JOINED_USAGE}\nFROM (\
-                 SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
-                 sum(events) AS events, sum(prompts) AS prompts, sum(tool_uses) AS tool_uses, \
-                 sum(tool_failures) AS tool_failures, \
-                 CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens, \
-                 strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
-                 strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
-                 FROM v_sessions{filter}\nGROUP BY coalesce(agent, '?')) a\n\
-                 LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {USAGE_SUMS} FROM v_usage \
-                 WHERE session_id IN (SELECT session_id FROM v_sessions{filter}) \
-                 GROUP BY coalesce(agent, '?')) u ON u.agent = a.agent\n\
-                 ORDER BY a.sessions DESC, a.agent"
-            )
-        }
-        // v_usage_models over the chosen responses.
-        By::Model => format!(
+        range
+    };
+    params.extend(filters.since.map(|ms| int_param("since", ms)));
+    params.extend(filters.until.map(|ms| int_param("until", ms)));
+    let by_session = Filters {
+        since: None,
+        until: None,
+        ..filters.clone()
+    };
+    let (chosen, more) = in_sessions("session_id", &by_session);
+    params.extend(more);
+    let Some(chosen) = chosen else {
+        return Plan {
+            sql: format!(
+                "SELECT *\nFROM v_daily_usage{}\nORDER BY day",
+                where_of(&days("day"))
+            ),
+            params,
+        };
+    };
+    // v_daily_usage over the chosen sessions: their days in the rollup, their responses.
+    let sql = format!(
+        "WITH d AS (SELECT date(day_n * 86400, 'unixepoch') AS day, sum(events) AS events, \
+         count(DISTINCT session_id) AS sessions, sum(prompts) AS prompts, \
+         sum(tool_uses) AS tool_uses, sum(tool_failures) AS tool_failures, sum(stops) AS stops, \
+         CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens\n\
+         FROM daily_sessions WHERE no_session = 0 AND {chosen}\n\
+         GROUP BY date(day_n * 86400, 'unixepoch')),\n\
+         u AS (SELECT day, {ROLLUP_SUMS} FROM v_usage_rollup WHERE {chosen} GROUP BY day)\n\
+         SELECT k.day, coalesce(d.events, 0) AS events, coalesce(d.sessions, 0) AS sessions, \
+         coalesce(d.prompts, 0) AS prompts, coalesce(d.tool_uses, 0) AS tool_uses, \
+         coalesce(d.tool_failures, 0) AS tool_failures, coalesce(d.stops, 0) AS stops, \
+         coalesce(d.estimated_tokens, 0) AS estimated_tokens, {JOINED_USAGE}\n\
+         FROM (SELECT day FROM d UNION SELECT day FROM u WHERE day IS NOT NULL) k\n\
+         LEFT JOIN d ON d.day = k.day\nLEFT JOIN u ON u.day = k.day{}\nORDER BY k.day",
+        where_of(&days("k.day"))
+    );
+    Plan { sql, params }
+}
+
+/// `--by agent`: v_agents_usage, over the chosen sessions when any filter is set.
+fn agent_plan(filters: &Filters) -> Plan {
+    let (wheres, params) = session_conditions(filters);
+    if wheres.is_empty() {
+        return Plan {
+            sql: "SELECT *\nFROM v_agents_usage\nORDER BY sessions DESC, agent".into(),
+            params,
+        };
+    }
+    let filter = where_of(&wheres);
+    // v_agents_usage over the chosen sessions: their usage, by each response's agent.
+    Plan {
+        sql: format!(
+            "SELECT a.*, {JOINED_USAGE}\nFROM (\
+             SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
+             sum(events) AS events, sum(prompts) AS prompts, sum(tool_uses) AS tool_uses, \
+             sum(tool_failures) AS tool_failures, \
+             CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
+             FROM sessions{filter}\nGROUP BY coalesce(agent, '?')) a\n\
+             LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {ROLLUP_SUMS} FROM v_usage_rollup \
+             WHERE session_id IN (SELECT session_id FROM sessions{filter}) \
+             GROUP BY coalesce(agent, '?')) u ON u.agent = a.agent\n\
+             ORDER BY a.sessions DESC, a.agent"
+        ),
+        params,
+    }
+}
+
+/// `--by model`: v_usage_models over the chosen responses: by their own time (then from
+/// `usage` itself, through `usage_ts`), agent and session, and for `--project` the sessions
+/// in it.
+fn model_plan(filters: &Filters) -> Plan {
+    if filters.since.is_none() && filters.until.is_none() {
+        return model_rollup_plan(filters);
+    }
+    let own = Filters {
+        project: None,
+        ..filters.clone()
+    };
+    let (wheres, mut params) = own.event_conditions();
+    let mut wheres: Vec<String> = wheres.into_iter().map(str::to_string).collect();
+    let (in_project, more) = in_sessions(
+        "session_id",
+        &Filters {
+            project: filters.project.clone(),
+            ..Filters::default()
+        },
+    );
+    wheres.extend(in_project);
+    params.extend(more);
+    Plan {
+        sql: format!(
             "SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
              {USAGE_SUMS}, \
              strftime('%Y-%m-%dT%H:%M:%SZ', min(ts) / 1000, 'unixepoch') AS first_seen, \
              strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_seen\n\
-             FROM v_usage{filter}\nGROUP BY coalesce(model, '?')\n\
-             ORDER BY cost_usd IS NULL, cost_usd DESC, model"
+             FROM v_usage{}\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
+            where_of(&wheres)
         ),
+        params,
+    }
+}
+
+/// `--by model` without a time: v_usage_models (the rollup) over the chosen sessions.
+fn model_rollup_plan(filters: &Filters) -> Plan {
+    let (wheres, mut params) = Filters {
+        session: filters.session.clone(),
+        agent: filters.agent.clone(),
+        ..Filters::default()
+    }
+    .conditions();
+    let mut wheres: Vec<String> = wheres.into_iter().map(str::to_string).collect();
+    let (in_project, more) = in_sessions(
+        "session_id",
+        &Filters {
+            project: filters.project.clone(),
+            ..Filters::default()
+        },
+    );
+    wheres.extend(in_project);
+    params.extend(more);
+    let sql = if wheres.is_empty() {
+        "SELECT *\nFROM v_usage_models\nORDER BY cost_usd IS NULL, cost_usd DESC, model".into()
+    } else {
+        format!(
+            "SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             {ROLLUP_SUMS}, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
+             FROM v_usage_rollup{}\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
+            where_of(&wheres)
+        )
     };
-    Ok(Plan { sql, params })
+    Plan { sql, params }
+}
+
+fn int_param(name: &str, value: i64) -> Param {
+    Param {
+        name: name.into(),
+        value: Value::Integer(value),
+    }
+}
+
+/// The readable table of each summary: what fits 100 columns, in human units.
+fn readable_spec(
+    by: By,
+) -> (
+    &'static [Column],
+    &'static [&'static str],
+    &'static [&'static str],
+) {
+    use Shown::*;
+    const TOKENS: &[&str] = &[
+        "input_tokens",
+        "output_tokens",
+        "cache_write_tokens",
+        "cache_read_tokens",
+    ];
+    match by {
+        By::Session => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("session", Session("session_id")),
+                    col("agent", Raw("agent")),
+                    col("project", Project("cwd")),
+                    col("last", Ago("end")),
+                    col("lasted", Duration("duration_ms")),
+                    col("prompts", Raw("prompts")),
+                    col("tools", Raw("tool_uses")),
+                    col("failed", Raw("tool_failures")),
+                    col("tokens", Sum(TOKENS)),
+                    col("cost", Cost),
+                ];
+                COLUMNS
+            },
+            &["agent", "project"],
+            &["lasted", "tokens", "cost"],
+        ),
+        By::Tool => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("tool", Raw("tool_name")),
+                    col("calls", Raw("calls")),
+                    col("ok", Raw("succeeded")),
+                    col("failed", Raw("failed")),
+                    col("denied", Raw("denied")),
+                    col("unfinished", Raw("unfinished")),
+                    col("time", Duration("total_ms")),
+                    col("avg", Duration("avg_ms")),
+                    col("max", Duration("max_ms")),
+                ];
+                COLUMNS
+            },
+            &["tool"],
+            &["time", "avg", "max"],
+        ),
+        By::Day => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("day", Raw("day")),
+                    col("sessions", Raw("sessions")),
+                    col("events", Count("events")),
+                    col("prompts", Raw("prompts")),
+                    col("tools", Raw("tool_uses")),
+                    col("failed", Raw("tool_failures")),
+                    col("responses", Raw("responses")),
+                    col("tokens", Sum(TOKENS)),
+                    col("cost", Cost),
+                ];
+                COLUMNS
+            },
+            &[],
+            &["events", "tokens", "cost"],
+        ),
+        By::Agent => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("agent", Raw("agent")),
+                    col("sessions", Raw("sessions")),
+                    col("events", Count("events")),
+                    col("prompts", Raw("prompts")),
+                    col("tools", Raw("tool_uses")),
+                    col("failed", Raw("tool_failures")),
+                    col("tokens", Sum(TOKENS)),
+                    col("cost", Cost),
+                    col("last", Ago("last_seen")),
+                ];
+                COLUMNS
+            },
+            &["agent"],
+            &["events", "tokens", "cost"],
+        ),
+        By::Check => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("check", Raw("check")),
+                    col("runs", Raw("runs")),
+                    col("passed", Raw("passed")),
+                    col("failed", Raw("failed")),
+                    col("timed out", Raw("timed_out")),
+                    col("errors", Raw("errors")),
+                    col("blocked", Raw("blocked")),
+                    col("findings", Raw("findings")),
+                    col("avg", Duration("avg_ms")),
+                    col("last", Ago("last_run")),
+                ];
+                COLUMNS
+            },
+            &["check"],
+            &["runs", "passed", "failed", "timed out", "errors", "blocked", "findings", "avg"],
+        ),
+        By::Model => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("model", Raw("model")),
+                    col("sessions", Raw("sessions")),
+                    col("responses", Raw("responses")),
+                    col("input", Count("input_tokens")),
+                    col("output", Count("output_tokens")),
+                    col("cache w", Count("cache_write_tokens")),
+                    col("cache r", Count("cache_read_tokens")),
+                    col("cost", Cost),
+                    col("last", Ago("last_seen")),
+                ];
+                COLUMNS
+            },
+            &["model"],
+            &["input", "output", "cache w", "cache r", "cost"],
+        ),
+    }
+}
+
+/// The session `given` names: [`sessions::resolve`], else an id that only usage rows carry
+/// (a transcript imported without hook events).
+fn resolve_session(db: &ReadOnlyDb, given: &str) -> anyhow::Result<String> {
+    match sessions::resolve(db, given) {
+        Err(sessions::ResolveError::NotFound(_)) => {
+            let (_, rows) = report::fetch(
+                db,
+                "SELECT 1 FROM usage WHERE session_id = :id LIMIT 1",
+                &[Param {
+                    name: "id".into(),
+                    value: Value::Text(given.to_string()),
+                }],
+            )?;
+            if rows.is_empty() {
+                Err(sessions::ResolveError::NotFound(given.to_string()).into())
+            } else {
+                Ok(given.to_string())
+            }
+        }
+        other => Ok(other?),
+    }
 }
 
 /// Runs `cmstore summarize`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let since = args
-        .since
-        .as_deref()
-        .map(|s| timespec::parse_point(s, crate::clock::now_ms()))
-        .transpose()
-        .map_err(PlanError::from)?;
-    let plan = plan(args.by, args.session.as_deref(), since)?;
-    if args.show_sql {
-        eprintln!("{};", plan.sql);
-    }
+    let now = crate::clock::now_ms();
+    let mut filters = args.filters.parse(now)?;
     let (config, _) = crate::config::Config::load_for(paths);
     report::refresh_prices(&paths.db, &config.prices);
     let db = report::open_read_only(&paths.db)?;
+    if let Some(given) = args.session.as_deref() {
+        filters.session = Some(resolve_session(&db, given)?);
+    }
+    let plan = plan(args.by, &filters);
+    if args.show_sql {
+        eprintln!("{};", plan.sql);
+    }
     let (columns, rows) = report::fetch(&db, &plan.sql, &plan.params)?;
-    let sink = Sink::for_stdout(args.format);
+    let mut sink = Sink::for_stdout(args.format);
+    let (columns, rows) = if sink.format == Format::Table && !args.wide {
+        let (spec, cuttable, right) = readable_spec(args.by);
+        sink.table.plain = true;
+        sink.table.cuttable = cuttable;
+        sink.table.right = right;
+        let all_ids = if args.by == By::Session {
+            sessions::all_ids(&db)?
+        } else {
+            Vec::new()
+        };
+        let prefixes = crate::human::unique_prefixes(&all_ids, sessions::MIN_PREFIX);
+        let cx = report::Glance {
+            all_ids: &all_ids,
+            prefixes: &prefixes,
+            now_ms: now,
+        };
+        report::readable(&columns, &rows, spec, cx)
+    } else {
+        // Every column: drawn in full, for a terminal that scrolls or a pager.
+        sink.table.width = None;
+        (columns, rows)
+    };
     let mut out = io::stdout().lock();
     report::render(&mut out, sink, columns, &rows)?;
     out.flush().context("writing")?;
-    if rows.is_empty() && args.session.is_some() && args.by == By::Session {
-        eprintln!(
-            "cmstore summarize: no session {:?} in the store",
-            args.session.unwrap_or_default()
-        );
-    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -247,30 +567,63 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
 
+    fn all() -> Filters {
+        Filters {
+            since: Some(5),
+            until: Some(9),
+            agent: Some("claude".into()),
+            project: Some("web".into()),
+            session: Some("x'; drop".into()),
+        }
+    }
+
     #[test]
     fn plans_bind_every_value_and_never_inline_it() {
-        let p = plan(By::Session, Some("x'; drop"), Some(5)).unwrap();
-        assert!(p
+        for by in [By::Session, By::Tool, By::Day, By::Agent, By::Model, By::Check] {
+            let p = plan(by, &all());
+            assert!(!p.sql.contains("drop") && !p.sql.contains("web"), "{by:?}");
+            let mut names: Vec<&str> = p.params.iter().map(|p| p.name.as_str()).collect();
+            names.sort_unstable();
+            assert_eq!(
+                names,
+                ["agent", "project", "session", "since", "until"],
+                "{by:?}"
+            );
+            for name in names {
+                assert!(p.sql.contains(&format!(":{name}")), "{by:?} {name}");
+            }
+        }
+        let p = plan(By::Session, &Filters::default());
+        assert!(p.params.is_empty() && !p.sql.contains("WHERE"));
+    }
+
+    #[test]
+    fn each_summary_reads_what_its_filters_name() {
+        let since = Filters {
+            since: Some(5),
+            ..Filters::default()
+        };
+        assert!(plan(By::Session, &since)
             .sql
-            .contains("session_id = :session AND last_seen >= :since"));
-        assert!(!p.sql.contains("drop"));
-        assert_eq!(p.params.len(), 2);
-        let p = plan(By::Day, None, Some(5)).unwrap();
-        assert!(p.sql.contains("FROM v_daily"));
-        assert_eq!(
-            plan(By::Day, Some("s"), None),
-            Err(PlanError::SessionWithout)
-        );
-        assert_eq!(
-            plan(By::Agent, Some("s"), None),
-            Err(PlanError::SessionWithout)
-        );
-        assert!(plan(By::Tool, None, None).unwrap().params.is_empty());
-        let p = plan(By::Model, Some("s"), Some(5)).unwrap();
-        assert!(p
+            .contains("WHERE last_seen >= :since"));
+        assert!(plan(By::Day, &since)
             .sql
-            .contains("FROM v_usage\nWHERE session_id = :session AND ts >= :since"));
-        let p = plan(By::Agent, None, Some(5)).unwrap();
+            .contains("FROM v_daily_usage\nWHERE day >= date(:since / 1000, 'unixepoch')"));
+        // Days of chosen sessions come from the rollup, never from events.
+        let p = plan(By::Day, &all());
+        assert!(p.sql.contains("FROM daily_sessions") && !p.sql.contains("events "));
+        assert!(
+            p.sql.contains("k.day <= date((:until - 1) / 1000"),
+            "{}",
+            p.sql
+        );
+        let p = plan(By::Model, &all());
+        assert!(p.sql.contains(
+            "FROM v_usage\nWHERE ts >= :since AND ts < :until AND agent = :agent AND \
+             session_id = :session AND session_id IN (SELECT session_id FROM sessions WHERE"
+        ));
+        let p = plan(By::Agent, &since);
         assert_eq!(p.sql.matches("last_seen >= :since").count(), 2, "{}", p.sql);
+        assert!(plan(By::Tool, &Filters::default()).params.is_empty());
     }
 }

@@ -182,6 +182,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0015_otlp_export_and_receiver",
         include_str!("../../migrations/0015_otlp_export_and_receiver.sql"),
     ),
+    (
+        "0016_daily_rollup",
+        include_str!("../../migrations/0016_daily_rollup.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

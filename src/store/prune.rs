@@ -5,17 +5,20 @@
 //! and ingest (which waits up to [`super::BUSY_TIMEOUT`]) keeps going in between. `sources` is never touched: offsets stay where they are, so nothing
 //! pruned is ever read again from the queue.
 //!
-//! What is old: events by `ts`; tool calls by their start (else end) time; per-session tool
+//! What is old: events by `ts` (the daily rollup, `daily_sessions`, loses what they counted in
+//! the same transaction); tool calls by their start (else end) time; per-session tool
 //! totals whose last call is before the cutoff; turns by `ts`; rejects by the time of the event
 //! line before them (`line_ts`), else of their ingest; sessions whose
 //! `last_seen` is before the cutoff, with their `unknown_counts` rows. A session that is still
 //! active keeps its row (and its totals) while its old events go.
 
+use std::collections::HashMap;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::write::{apply_days, day_key, DayAgg};
 use super::Error;
 use crate::queue_line::parse::at_file_start;
 
@@ -327,18 +330,33 @@ fn delete_events(
     cutoff_ms: i64,
     size: i64,
 ) -> Result<u64, Error> {
-    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts, ts = ingested_at, id"))?;
+    let mut delete = tx.prepare_cached(&format!(
+        "{sql} RETURNING ts, ts = ingested_at, id, session_id, hook_type, synthetic, \
+         estimated_tokens"
+    ))?;
     let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
     let (mut n, mut newest) = (0, None);
     let mut undated = Vec::new();
+    // What the deleted events counted in the daily rollup, taken away in this transaction.
+    let mut days: HashMap<(i64, Option<String>), DayAgg> = HashMap::new();
     while let Some(row) = rows.next()? {
         n += 1;
-        newest = newest.max(Some(row.get::<_, i64>(0)?));
+        let ts = row.get::<_, i64>(0)?;
+        newest = newest.max(Some(ts));
         if row.get::<_, bool>(1)? {
             undated.push(row.get::<_, String>(2)?);
         }
+        let session = row.get::<_, Option<String>>(3)?;
+        days.entry(day_key(ts, session.as_deref()))
+            .or_default()
+            .add(
+                row.get::<_, Option<String>>(4)?.as_deref(),
+                row.get::<_, Option<i64>>(5)? == Some(1),
+                row.get(6)?,
+            );
     }
     drop(rows);
+    apply_days(tx, days, -1)?;
     if let Some(ts) = newest {
         tx.execute(RAISE_WATERMARK, [ts.saturating_add(1)])?;
     }

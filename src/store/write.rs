@@ -139,6 +139,90 @@ struct SessionAgg {
     ended_at: Option<i64>,
 }
 
+/// One (day, session) of the daily rollup (`daily_sessions`, migration 0018): the figures of
+/// the new events a batch adds, or of the events a prune deletes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DayAgg {
+    pub(super) events: i64,
+    pub(super) prompts: i64,
+    pub(super) tool_uses: i64,
+    pub(super) tool_failures: i64,
+    pub(super) stops: i64,
+    pub(super) tokens: i64,
+}
+
+impl DayAgg {
+    /// Counts one event, by its `hook_type` as written (the figures `v_daily` always gave).
+    pub(super) fn add(&mut self, hook_type: Option<&str>, synthetic: bool, tokens: Option<i64>) {
+        self.events += 1;
+        match hook_type {
+            Some("UserPromptSubmit") => self.prompts += 1,
+            Some("PostToolUse") => self.tool_uses += 1,
+            Some("PostToolUseFailure") => {
+                self.tool_uses += 1;
+                self.tool_failures += 1;
+            }
+            Some("Stop" | "SubagentStop") if !synthetic => self.stops += 1,
+            _ => {}
+        }
+        // Saturating: the figure comes from the line as written (see migration 0007).
+        self.tokens = self.tokens.saturating_add(tokens.unwrap_or(0));
+    }
+}
+
+/// The rollup key of an event at `ts`: its UTC day number (as `date(ts / 1000, 'unixepoch')`
+/// reads it: the seconds truncated toward zero, then floored to the day) and its session.
+pub(super) fn day_key(ts: i64, session_id: Option<&str>) -> (i64, Option<String>) {
+    (
+        (ts / 1000).div_euclid(86_400),
+        session_id.map(str::to_string),
+    )
+}
+
+/// Adds (or, with `sign` -1, takes away) one rollup row's figures; a row left without events
+/// goes.
+pub(super) fn apply_days(
+    tx: &Connection,
+    days: impl IntoIterator<Item = ((i64, Option<String>), DayAgg)>,
+    sign: i64,
+) -> rusqlite::Result<()> {
+    let mut upsert = tx.prepare_cached(
+        "INSERT INTO daily_sessions(day_n, no_session, session_id, events, prompts, tool_uses,
+           tool_failures, stops, estimated_tokens)
+         VALUES (?1, ?2, coalesce(?3, ''), ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT(day_n, no_session, session_id) DO UPDATE SET
+           events = events + excluded.events,
+           prompts = prompts + excluded.prompts,
+           tool_uses = tool_uses + excluded.tool_uses,
+           tool_failures = tool_failures + excluded.tool_failures,
+           stops = stops + excluded.stops,
+           -- Past the 64-bit range SQLite's + gives a REAL, which CAST saturates.
+           estimated_tokens = CAST(estimated_tokens + excluded.estimated_tokens AS INTEGER)",
+    )?;
+    let mut empty = tx.prepare_cached(
+        "DELETE FROM daily_sessions WHERE day_n = ?1 AND no_session = ?2
+           AND session_id = coalesce(?3, '') AND events <= 0",
+    )?;
+    for ((day, session), d) in days {
+        let no_session = session.is_none();
+        upsert.execute(params![
+            day,
+            no_session,
+            session,
+            sign * d.events,
+            sign * d.prompts,
+            sign * d.tool_uses,
+            sign * d.tool_failures,
+            sign * d.stops,
+            d.tokens.saturating_mul(sign),
+        ])?;
+        if sign < 0 {
+            empty.execute(params![day, no_session, session])?;
+        }
+    }
+    Ok(())
+}
+
 /// What a batch wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BatchCounts {
@@ -194,6 +278,8 @@ pub struct Batch<'c> {
     /// Lines older than this were pruned (or are due to be): they are not stored again.
     pruned_before: i64,
     sessions: HashMap<String, SessionAgg>,
+    /// The daily rollup of the batch's new events, by (UTC day, session).
+    days: HashMap<(i64, Option<String>), DayAgg>,
     tool_calls: ToolCalls,
     unknowns: HashMap<(String, &'static str), i64>,
     counts: BatchCounts,
@@ -252,6 +338,7 @@ impl<'c> Batch<'c> {
             now: now_ms,
             pruned_before,
             sessions: HashMap::new(),
+            days: HashMap::new(),
             tool_calls: ToolCalls::default(),
             unknowns: HashMap::new(),
             counts: BatchCounts::default(),
@@ -425,6 +512,14 @@ impl<'c> Batch<'c> {
         if let Some(sid) = row.session_id.as_deref() {
             self.aggregate_session(sid, row);
         }
+        self.days
+            .entry(day_key(row.ts, row.session_id.as_deref()))
+            .or_default()
+            .add(
+                row.hook_type.as_deref(),
+                row.synthetic == Some(true),
+                row.estimated_tokens,
+            );
         Ok(())
     }
 
@@ -677,6 +772,7 @@ impl<'c> Batch<'c> {
             }
         }
         self.tool_calls.flush(&self.tx)?;
+        apply_days(&self.tx, self.days.drain(), 1)?;
         let mut stmt = self.tx.prepare_cached(
             "INSERT INTO sessions(session_id, agent, model, cwd, first_seen, last_seen, events,
                prompts, tool_uses, tool_failures, stops, estimated_tokens, ended, ended_at)

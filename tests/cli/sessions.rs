@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use cmstore::queue_line::usage::UsageRecord;
+
 use crate::common::{entry, TestEnv};
 
 /// 2026-01-05T10:00:00Z: old enough that "ago" prints a date, so snapshots stay fixed.
@@ -63,11 +65,16 @@ fn store() -> TestEnv {
     });
     at("SubagentStop", story, 7, &|e| {
         e.turn_id = Some("sub1".into());
+        e.usage = Some(vec![response("r1", 6, true, 20_000)]);
         e.prompt = Some("Find the parser tests".into());
         e.response = Some("Three tests in tests/parser.rs.".into());
     });
     at("Stop", story, 8, &|e| {
         e.turn_id = Some("t1".into());
+        e.usage = Some(vec![
+            response("r2", 2, false, 1_200_000),
+            response("r3", 8, false, 3_000),
+        ]);
         e.prompt = Some("Fix the failing parser test".into());
         e.response = Some("Fixed: the parser now accepts a trailing comma.".into());
     });
@@ -96,6 +103,23 @@ fn store() -> TestEnv {
     env.append(&lines);
     env.ingest_once();
     env
+}
+
+/// The usage of one response at `minute`: 1000 input, `output` output, 2000 cache writes,
+/// 4000 cache reads, Claude Sonnet 4.5's.
+fn response(id: &str, minute: i64, sidechain: bool, output: u64) -> UsageRecord {
+    UsageRecord {
+        message_id: id.into(),
+        request_id: Some(format!("req_{id}")),
+        model: Some("claude-sonnet-4-5".into()),
+        input: 1000,
+        output,
+        cache_write: 2000,
+        cache_read: 4000,
+        ts: Some(T0 + minute * MIN),
+        sidechain,
+        ..Default::default()
+    }
 }
 
 fn run(env: &TestEnv, args: &[&str]) -> String {
@@ -231,6 +255,18 @@ fn show_tells_a_session_in_order() {
     assert_eq!(json["items"][3]["outcome"], "denied");
     assert_eq!(json["items"][3]["decision"], "deny");
     assert_eq!(json["items"][2]["duration_ms"], 2_100);
+    // Usage: the session's in the header, each turn's with its answer.
+    let usage = &json["session"]["usage"];
+    assert_eq!(usage["responses"], 3);
+    assert_eq!(usage["output_tokens"], 1_223_000);
+    let sonnet = |output: f64| (1000.0 * 3.0 + output * 15.0 + 2000.0 * 3.75 + 4000.0 * 0.3) / 1e6;
+    let cost = usage["cost_usd"].as_f64().unwrap();
+    assert!((cost - (sonnet(20_000.0) + sonnet(1_200_000.0) + sonnet(3_000.0))).abs() < 1e-9);
+    assert_eq!(json["items"][5]["subagent"], true);
+    assert_eq!(json["items"][5]["usage"]["responses"], 1);
+    assert_eq!(json["items"][6]["usage"]["responses"], 2);
+    assert_eq!(json["items"][6]["usage"]["output_tokens"], 1_203_000);
+    assert_eq!(json["items"][1]["kind"], "prompt");
     assert_eq!(
         json["session"]["session_id"],
         "aaaaaaaa-1111-4000-8000-000000000001"

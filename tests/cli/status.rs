@@ -248,3 +248,53 @@ fn status_shows_the_retention_policy_and_its_last_run() {
     );
     assert!(text.contains("30\tyes\tyes\t"), "{text}");
 }
+
+#[test]
+fn the_status_tables_read_whole_in_100_columns() {
+    let env = TestEnv::new();
+    // Fixed times, so that the oldest and newest event stay the same.
+    let at = |i: i64| {
+        let mut e = crate::common::entry("UserPromptSubmit", "s1");
+        e.timestamp = 1_767_607_200_000 + i * 60_000;
+        e.to_line()
+    };
+    env.append(&[at(0), at(1), at(2)]);
+    env.ingest_once();
+    env.append(&[at(3)]);
+    let out = env
+        .cmd()
+        .env("COLUMNS", "100")
+        .args(["status", "--format", "table"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{line}");
+    }
+    // What differs from run to run (the temporary directory, sizes, times, the file's
+    // identity) is masked; the rest is as a person reads it.
+    let dir = env.dir.path().display().to_string();
+    let masked: Vec<String> = text
+        .replace(&dir, "[DIR]")
+        .lines()
+        .map(|line| {
+            let field = line.split_whitespace().next().unwrap_or("");
+            if ["bytes", "wal_bytes", "last_commit", "identity"].contains(&field) {
+                let name_end = line.find(field).unwrap() + field.len();
+                let value_at =
+                    name_end + line[name_end..].len() - line[name_end..].trim_start().len();
+                format!("{}[masked]", &line[..value_at])
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    let masked = masked.join("\n");
+    assert!(
+        masked.lines().any(|l| l.trim_start().starts_with("state")
+            && l.ends_with("  not followed: no ingest running")),
+        "{masked}"
+    );
+    insta::assert_snapshot!("status_table", masked);
+}

@@ -277,11 +277,18 @@ fn bad_options_fail_clearly() {
         .assert()
         .failure()
         .stderr(predicates::str::contains("expected a duration ago"));
-    env.cmd()
-        .args(["summarize", "--by", "day", "--session", "s1"])
-        .assert()
-        .failure()
-        .stderr(predicates::str::contains("--session applies to"));
+    let out = env
+        .cmd()
+        .args(["summarize", "--session", "nope"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "printed once: {err}");
+    assert!(
+        err.contains("no session in the store matches \"nope\""),
+        "{err}"
+    );
     let empty = TestEnv::new();
     empty
         .cmd()
@@ -294,8 +301,24 @@ fn bad_options_fail_clearly() {
 #[test]
 fn table_output_shows_the_session() {
     let env = seeded();
+    // The readable table: the curated columns; --wide: every column, raw.
     let text = stdout(&env, &["summarize", "--session", "s1", "--format", "table"]);
-    assert!(text.contains("planner=1"), "{text}");
+    assert!(
+        text.contains("$0.01+") && !text.contains("planner=1"),
+        "{text}"
+    );
+    let wide = stdout(
+        &env,
+        &[
+            "summarize",
+            "--session",
+            "s1",
+            "--format",
+            "table",
+            "--wide",
+        ],
+    );
+    assert!(wide.contains("planner=1"), "{wide}");
     let sql = env
         .cmd()
         .args(["summarize", "--show-sql", "--by", "tool"])
@@ -409,4 +432,431 @@ fn a_price_in_cmstore_toml_prices_all_of_history_at_the_next_summary() {
     assert_eq!(other["unpriced"], 0);
     let stored = env.int("SELECT count(*) FROM prices WHERE origin = 'cmstore.toml'");
     assert_eq!(stored, 1);
+}
+
+/// 2026-01-05T10:00:00Z: old enough that "ago" prints a date, so snapshots stay fixed.
+const T0: i64 = 1_767_607_200_000;
+const MIN: i64 = 60_000;
+
+/// A store at fixed, old times: two Claude Code sessions whose ids share eleven characters
+/// (in `cmstore`, on two days), a VS Code session in `webapp`, tool calls of four tools, and
+/// the usage of five responses of two models (one without a price).
+fn fixed() -> TestEnv {
+    let env = TestEnv::new();
+    let a = "aaaaaaaa-1111-4000-8000-000000000001";
+    let b = "aaaaaaaa-1112-4000-8000-000000000002";
+    let v = "bbbbbbbb-2222-4000-8000-000000000003";
+    let mut lines = Vec::new();
+    let mut at = |hook: &str, session: &str, minute: i64, f: &dyn Fn(&mut QueueEntry)| {
+        let mut e = entry(hook, session);
+        e.timestamp = T0 + minute * MIN;
+        e.cwd = Some(if session == v {
+            "C:\\src\\webapp".into()
+        } else {
+            "/home/dev/cmstore".into()
+        });
+        if session == v {
+            e.agent = Some("vscode".into());
+        }
+        f(&mut e);
+        lines.push(e.to_line());
+    };
+    let none = |_: &mut QueueEntry| {};
+    let call = |name: &'static str, id: &'static str| {
+        move |e: &mut QueueEntry| {
+            e.tool_name = Some(name.into());
+            e.tool_call_id = Some(id.into());
+        }
+    };
+    at("SessionStart", a, 0, &|e| {
+        e.model = Some("claude-sonnet-4-5".into())
+    });
+    at("UserPromptSubmit", a, 1, &none);
+    at("PreToolUse", a, 2, &call("Bash", "a1"));
+    at("PostToolUseFailure", a, 3, &|e| {
+        call("Bash", "a1")(e);
+        e.duration_ms = Some(2_100);
+    });
+    at("PreToolUse", a, 4, &|e| {
+        call("Bash", "a2")(e);
+        e.risk = Some("rm-rf-root".into());
+        e.decision = Some("deny".into());
+    });
+    at("PreToolUse", a, 5, &call("Edit", "a3"));
+    at("PostToolUse", a, 13, &|e| {
+        call("Edit", "a3")(e);
+        e.duration_ms = Some(482_000);
+    });
+    at("Stop", a, 14, &|e| {
+        e.turn_id = Some("t1".into());
+        e.usage = Some(vec![
+            usage("m1", "claude-sonnet-4-5", 1_200_000),
+            usage("m2", "claude-sonnet-4-5", 600_000),
+            usage("m3", "unpriced-model", 50),
+        ]);
+    });
+    at("SessionEnd", a, 15, &none);
+    // The second session: the next day.
+    at("UserPromptSubmit", b, 24 * 60, &none);
+    for (i, id) in ["b1", "b2", "b3"].into_iter().enumerate() {
+        let minute = 24 * 60 + 1 + i as i64 * 2;
+        at(
+            "PreToolUse",
+            b,
+            minute,
+            &call("mcp__github__search_issues", id),
+        );
+        at("PostToolUse", b, minute + 1, &|e| {
+            call("mcp__github__search_issues", id)(e);
+            e.duration_ms = Some(350);
+        });
+    }
+    at("Stop", b, 24 * 60 + 9, &|e| {
+        e.turn_id = Some("t2".into());
+        e.usage = Some(vec![usage("m4", "claude-opus-4-1", 30_000)]);
+    });
+    at("UserPromptSubmit", v, 120, &none);
+    at("PreToolUse", v, 121, &call("runSubagent", "v1"));
+    at("PostToolUse", v, 125, &|e| {
+        call("runSubagent", "v1")(e);
+        e.duration_ms = Some(3 * 3_600_000 + 5 * 60_000);
+    });
+    at("Notification", "x", 126, &|e| e.session_id = None);
+    env.append(&lines);
+    env.ingest_once();
+    env
+}
+
+use cmstore::queue_line::QueueEntry;
+
+/// `args` at 100 columns in UTC, asserted successful.
+fn at_100(env: &TestEnv, args: &[&str]) -> String {
+    let out = env
+        .cmd()
+        .env("TZ", "UTC")
+        .env("COLUMNS", "100")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "{args:?}: {line}");
+    }
+    text
+}
+
+#[test]
+fn every_summary_reads_at_a_glance_in_100_columns() {
+    let env = fixed();
+    for by in ["session", "tool", "day", "agent", "model"] {
+        let table = at_100(&env, &["summarize", "--by", by, "--format", "table"]);
+        insta::assert_snapshot!(format!("summarize_{by}_table"), table);
+    }
+}
+
+#[test]
+fn the_session_prefixes_a_summary_shows_are_what_session_accepts() {
+    let env = fixed();
+    let table = at_100(&env, &["summarize", "--format", "table"]);
+    for prefix in ["aaaaaaaa-1111", "aaaaaaaa-1112", "bbbbbbbb"] {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{prefix} "))),
+            "{prefix}\n{table}"
+        );
+        let rows = json(&env, &["summarize", "--session", prefix]);
+        assert_eq!(rows.as_array().unwrap().len(), 1, "{prefix}");
+        assert!(rows[0]["session_id"].as_str().unwrap().starts_with(prefix));
+    }
+    // An ambiguous prefix: one error, listing the candidates.
+    let out = env
+        .cmd()
+        .args(["summarize", "--by", "tool", "--session", "aaaaaaaa"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("matches 2 sessions")
+            && err.contains("aaaaaaaa-1111-4000-8000-000000000001")
+            && err.contains("aaaaaaaa-1112-4000-8000-000000000002"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_summary_takes_the_report_filters() {
+    let env = fixed();
+    let rows = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["summarize"];
+        all.extend_from_slice(args);
+        json(&env, &all).as_array().unwrap().clone()
+    };
+    let field = |rows: &[Value], name: &str| -> Vec<String> {
+        rows.iter()
+            .map(|r| match &r[name] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect()
+    };
+    let short = |ids: Vec<String>| -> Vec<String> { ids.iter().map(|i| i[..13].into()).collect() };
+    // Sessions.
+    assert_eq!(
+        short(field(&rows(&["--agent", "claude"]), "session_id")),
+        ["aaaaaaaa-1112", "aaaaaaaa-1111"]
+    );
+    assert_eq!(
+        short(field(&rows(&["--project", "webapp"]), "session_id")),
+        ["bbbbbbbb-2222"]
+    );
+    assert_eq!(
+        short(field(
+            &rows(&["--since", "2026-01-05T11:00", "--until", "2026-01-05T13:00"]),
+            "session_id"
+        )),
+        ["bbbbbbbb-2222"]
+    );
+    // Tools of the chosen sessions.
+    assert_eq!(
+        field(&rows(&["--by", "tool", "--project", "webapp"]), "tool_name"),
+        ["runSubagent"]
+    );
+    assert_eq!(
+        field(
+            &rows(&["--by", "tool", "--session", "aaaaaaaa-1112"]),
+            "calls"
+        ),
+        ["3"]
+    );
+    // Days: of the chosen sessions, from --since's day to --until's.
+    let days = rows(&["--by", "day", "--agent", "claude"]);
+    assert_eq!(field(&days, "day"), ["2026-01-05", "2026-01-06"]);
+    assert_eq!(
+        field(&days, "events"),
+        ["9", "8"],
+        "the VS Code session left out"
+    );
+    assert_eq!(field(&days, "sessions"), ["1", "1"]);
+    assert_eq!(field(&days, "output_tokens"), ["1800050", "30000"]);
+    let all_days = rows(&["--by", "day"]);
+    assert_eq!(
+        field(&all_days, "events"),
+        ["13", "8"],
+        "and the line without a session"
+    );
+    assert_eq!(
+        field(
+            &rows(&["--by", "day", "--until", "2026-01-06T00:00"]),
+            "day"
+        ),
+        ["2026-01-05"]
+    );
+    assert_eq!(
+        field(&rows(&["--by", "day", "--since", "2026-01-06"]), "day"),
+        ["2026-01-06"]
+    );
+    assert_eq!(
+        field(&rows(&["--by", "day", "--session", "bbbbbbbb"]), "events"),
+        ["3"]
+    );
+    // Agents of the chosen sessions.
+    let agents = rows(&["--by", "agent", "--project", "cmstore"]);
+    assert_eq!(field(&agents, "agent"), ["claude"]);
+    assert_eq!(field(&agents, "sessions"), ["2"]);
+    // Models: the responses of the chosen sessions, in the chosen time.
+    assert_eq!(
+        field(
+            &rows(&["--by", "model", "--session", "aaaaaaaa-1112"]),
+            "model"
+        ),
+        ["claude-opus-4-1"]
+    );
+    assert_eq!(
+        field(
+            &rows(&[
+                "--by",
+                "model",
+                "--project",
+                "cmstore",
+                "--until",
+                "2026-01-06"
+            ]),
+            "responses"
+        ),
+        ["2", "1"]
+    );
+    assert!(rows(&["--by", "model", "--project", "webapp"]).is_empty());
+}
+
+#[test]
+fn the_daily_rollup_stays_true_under_re_reads_and_prune() {
+    let env = fixed();
+    // What v_daily gave before the rollup: every event, grouped by its UTC day.
+    let from_events = "SELECT group_concat(line, ' ') FROM (SELECT date(ts / 1000, 'unixepoch') \
+        || '=' || count(*) || '/' || count(DISTINCT session_id) || '/' \
+        || sum(hook_type = 'UserPromptSubmit') || '/' \
+        || sum(hook_type IN ('PostToolUse', 'PostToolUseFailure')) || '/' \
+        || sum(hook_type = 'PostToolUseFailure') || '/' \
+        || sum(hook_type IN ('Stop', 'SubagentStop') AND coalesce(synthetic, 0) = 0) AS line \
+        FROM events GROUP BY date(ts / 1000, 'unixepoch') ORDER BY 1)";
+    let rollup = "SELECT group_concat(line, ' ') FROM (SELECT day || '=' || events || '/' \
+        || sessions || '/' || prompts || '/' || tool_uses || '/' || tool_failures || '/' \
+        || stops AS line FROM v_daily ORDER BY day)";
+    let text = |sql: &str| -> String {
+        env.conn()
+            .query_row(sql, [], |r| r.get::<_, String>(0))
+            .unwrap()
+    };
+    let before = text(from_events);
+    assert_eq!(text(rollup), before);
+    assert_eq!(before, "2026-01-05=13/2/2/3/1/1 2026-01-06=8/1/1/3/0/1");
+    // The queue read again from its start: nothing doubled.
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(text(rollup), before);
+    // Prune in the middle of a day, in batches of one row: what is left, counted.
+    env.cmd()
+        .args([
+            "prune",
+            "--before",
+            "2026-01-05T10:04:00Z",
+            "--batch-rows",
+            "1",
+        ])
+        .assert()
+        .success();
+    let after = text(from_events);
+    assert_eq!(after, "2026-01-05=9/2/1/2/0/1 2026-01-06=8/1/1/3/0/1");
+    assert_eq!(text(rollup), after);
+    // A later line of a pruned day adds to what is left.
+    let mut e = entry("UserPromptSubmit", "late");
+    e.timestamp = T0 + 300 * MIN;
+    env.append(&[e.to_line()]);
+    env.ingest_once();
+    assert_eq!(text(rollup), text(from_events));
+    env.cmd()
+        .args(["prune", "--before", "2026-01-07"])
+        .assert()
+        .success();
+    assert_eq!(env.int("SELECT count(*) FROM daily_sessions"), 0);
+}
+
+#[test]
+fn real_transcripts_summarize_readably() {
+    let Some(real) = crate::common::real_fixtures() else {
+        return;
+    };
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(real.join("claude-code")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    env.cmd().arg("import").arg(&dir).assert().success();
+    for by in ["session", "day", "model"] {
+        let table = at_100(&env, &["summarize", "--by", by, "--format", "table"]);
+        insta::assert_snapshot!(format!("summarize_real_{by}_table"), table);
+    }
+}
+
+/// The usage views (over the rollup of migration 0018) against the same sums over every
+/// response: per session, day, model and agent, tokens, cost and unpriced. The cost to a
+/// hundredth of a cent: summed per group rather than per response, the sixth decimal can
+/// differ.
+fn usage_views_match_the_responses(env: &TestEnv) {
+    let text = |sql: &str| -> String {
+        env.conn()
+            .query_row(
+                &format!("SELECT group_concat(line, ' ') FROM ({sql})"),
+                [],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .unwrap()
+            .unwrap_or_default()
+    };
+    for key in [
+        "session_id",
+        "day",
+        "coalesce(model, '?')",
+        "coalesce(agent, '?')",
+    ] {
+        let view = match key {
+            "session_id" => "v_usage_sessions",
+            "day" => "v_usage_daily",
+            "coalesce(model, '?')" => "v_usage_models",
+            _ => "v_usage_agents",
+        };
+        let column = match view {
+            "v_usage_models" => "model",
+            "v_usage_agents" => "agent",
+            _ => key,
+        };
+        let figures = "responses || '/' || input_tokens || '/' || output_tokens || '/' \
+            || cache_write_tokens || '/' || cache_read_tokens || '/' \
+            || coalesce(printf('%.4f', cost_usd), 'null') || '/' || unpriced";
+        let raw = text(&format!(
+            "SELECT k || '=' || {figures} AS line FROM (SELECT {key} AS k, count(*) AS responses, \
+             CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
+             CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
+             CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
+             CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
+             round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced \
+             FROM v_usage GROUP BY {key}) ORDER BY 1"
+        ));
+        let rolled = text(&format!(
+            "SELECT {column} || '=' || {figures} AS line FROM {view} ORDER BY 1"
+        ));
+        assert!(!raw.is_empty(), "{view}");
+        assert_eq!(rolled, raw, "{view}");
+    }
+}
+
+#[test]
+fn the_usage_rollup_stays_true_when_responses_are_read_again() {
+    let env = fixed();
+    usage_views_match_the_responses(&env);
+    // The same responses again, with other counts on a later line: the last line wins, in the
+    // rollup too (the upsert's update moves the old figures out).
+    let mut again = entry("Stop", "aaaaaaaa-1111-4000-8000-000000000001");
+    again.timestamp = T0 + 24 * 60 * MIN;
+    let mut later = usage("m1", "claude-sonnet-4-5", 7);
+    later.offset = 99;
+    again.usage = Some(vec![later, usage("m9", "claude-haiku-4-5", 5)]);
+    env.append(&[again.to_line()]);
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT output_tokens FROM usage WHERE message_id = 'm1'"),
+        7
+    );
+    usage_views_match_the_responses(&env);
+}
+
+#[test]
+fn the_usage_rollup_of_real_transcripts_equals_their_responses() {
+    let Some(real) = crate::common::real_fixtures() else {
+        return;
+    };
+    let env = TestEnv::new();
+    let dir = env.dir.path().join("transcripts");
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(real.join("claude-code")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    env.cmd().arg("import").arg(&dir).assert().success();
+    usage_views_match_the_responses(&env);
 }
