@@ -473,7 +473,16 @@ fn readable_spec(
                 COLUMNS
             },
             &["check"],
-            &["runs", "passed", "failed", "timed out", "errors", "blocked", "findings", "avg"],
+            &[
+                "runs",
+                "passed",
+                "failed",
+                "timed out",
+                "errors",
+                "blocked",
+                "findings",
+                "avg",
+            ],
         ),
         By::Model => (
             {
@@ -579,7 +588,14 @@ mod tests {
 
     #[test]
     fn plans_bind_every_value_and_never_inline_it() {
-        for by in [By::Session, By::Tool, By::Day, By::Agent, By::Model, By::Check] {
+        for by in [
+            By::Session,
+            By::Tool,
+            By::Day,
+            By::Agent,
+            By::Model,
+            By::Check,
+        ] {
             let p = plan(by, &all());
             assert!(!p.sql.contains("drop") && !p.sql.contains("web"), "{by:?}");
             let mut names: Vec<&str> = p.params.iter().map(|p| p.name.as_str()).collect();
