@@ -44,6 +44,15 @@ WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'PreToolUse
   AND tool_call_id = ?4
 ORDER BY seq DESC LIMIT 1";
 
+/// A turn's token usage: the session's main-conversation responses (not a subagent's) from
+/// the turn's prompt (?2, exclusive) to its end (?3, inclusive), epoch ms. Matched by time:
+/// transcripts do not tie a response to its prompt's line id.
+const USAGE_SQL: &str = "
+SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),
+       coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0)
+FROM usage
+WHERE session_id = ?1 AND ts > ?2 AND ts <= ?3 AND sidechain = 0";
+
 /// Up to `limit` events after `after`, in `seq` order.
 pub fn batch(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<EventRecord>> {
     let mut stmt = conn.prepare_cached(BATCH_SQL)?;
@@ -128,7 +137,23 @@ pub fn links(conn: &Connection, event: &EventRecord) -> rusqlite::Result<Links> 
                     .filter(|(risk, decision)| risk.is_some() || decision.is_some());
             }
         }
-        Kind::Turn | Kind::Denied => {}
+        Kind::Turn => {
+            if let Some(start) = links.turn.as_ref().map(|t| t.ts) {
+                links.usage = conn.prepare_cached(USAGE_SQL)?.query_row(
+                    params![session, start, event.ts],
+                    |r| {
+                        let responses: i64 = r.get(0)?;
+                        Ok((responses > 0).then_some(super::spans::Usage {
+                            input: r.get(1)?,
+                            output: r.get(2)?,
+                            cache_read: r.get(3)?,
+                            cache_creation: r.get(4)?,
+                        }))
+                    },
+                )?;
+            }
+        }
+        Kind::Denied => {}
     }
     Ok(links)
 }

@@ -371,3 +371,50 @@ fn events_after_a_prune_that_emptied_the_store_are_not_skipped() {
         .iter()
         .all(|s| attr(s, "gen_ai.conversation.id").as_deref() == Some("sess-b")));
 }
+
+#[test]
+fn a_turn_span_carries_its_token_usage_cached_tokens_in_the_input() {
+    let env = TestEnv::new();
+    let t0 = 1_700_000_000_000;
+    one_turn(&env, "sess-u", t0);
+    env.ingest_once();
+    // Two responses inside the turn, one of a subagent, one after the turn's end.
+    env.rw()
+        .execute_batch(&format!(
+            "INSERT INTO usage(message_id, session_id, agent, sidechain, model, ts, input_tokens,
+               output_tokens, cache_write_tokens, cache_read_tokens, origin)
+             VALUES ('m1', 'sess-u', 'claude', 0, 'claude-sonnet-4-5', {a}, 10, 5, 20, 100, 'hook'),
+                    ('m2', 'sess-u', 'claude', 0, 'claude-sonnet-4-5', {b}, 3, 7, 0, 50, 'hook'),
+                    ('m3', 'sess-u', 'claude', 1, 'claude-haiku-4-5', {b}, 1000, 1000, 0, 0, 'hook'),
+                    ('m4', 'sess-u', 'claude', 0, 'claude-sonnet-4-5', {late}, 1000, 1000, 0, 0, 'hook');",
+            a = t0 + 200,
+            b = t0 + 800,
+            late = t0 + 5_000
+        ))
+        .unwrap();
+    let collector = Collector::start();
+    export(&env, &collector.base(), &[]).success();
+    let spans = collector.spans();
+    let turn = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent claude")
+        .expect("the turn span");
+    // The conventions count cached tokens in the input: 10 + 3 + (100 + 50) read + 20 written.
+    assert_eq!(
+        attr(turn, "gen_ai.usage.input_tokens").as_deref(),
+        Some("183")
+    );
+    assert_eq!(
+        attr(turn, "gen_ai.usage.output_tokens").as_deref(),
+        Some("12")
+    );
+    assert_eq!(
+        attr(turn, "gen_ai.usage.cache_read.input_tokens").as_deref(),
+        Some("150")
+    );
+    let tool = spans
+        .iter()
+        .find(|s| s.name.starts_with("execute_tool"))
+        .unwrap();
+    assert_eq!(attr(tool, "gen_ai.usage.input_tokens"), None);
+}
