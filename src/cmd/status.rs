@@ -285,8 +285,6 @@ fn write_fields(
     rows: &[Vec<Value>],
     width: Option<u16>,
 ) -> io::Result<()> {
-    let name_width = columns.iter().map(|c| c.chars().count()).max().unwrap_or(0);
-    let room = width.map(|w| usize::from(w).saturating_sub(name_width + 4).max(10));
     if rows.is_empty() {
         writeln!(out, "  (none)")?;
     }
@@ -294,27 +292,39 @@ fn write_fields(
         if i > 0 {
             writeln!(out)?;
         }
-        for (name, value) in columns.iter().zip(row) {
-            let text = match value {
-                Value::Null => continue,
-                Value::Text(t) if t.is_empty() => continue,
-                Value::Text(t) => crate::render::one_line(t).into_owned(),
-                Value::Integer(n) => n.to_string(),
-                Value::Real(r) => crate::render::real_text(*r),
-                Value::Blob(b) => crate::render::hex_literal(b),
-            };
-            let text = match room {
-                Some(room) if text.chars().count() > room => {
-                    let mut cut: String = text.chars().take(room - 1).collect();
-                    cut.push('…');
-                    cut
-                }
-                _ => text,
-            };
+        let shown: Vec<(&String, String)> = columns
+            .iter()
+            .zip(row)
+            .filter_map(|(name, value)| Some((name, field_text(value)?)))
+            .collect();
+        // Aligned on the names shown: a left-out NULL does not widen the gap.
+        let name_width = shown
+            .iter()
+            .map(|(n, _)| n.chars().count())
+            .max()
+            .unwrap_or(0);
+        let room = width.map(|w| usize::from(w).saturating_sub(name_width + 4).max(10));
+        for (name, text) in shown {
+            let text = room.map_or_else(
+                || text.clone(),
+                |room| crate::shorten::cut_text(&text, room),
+            );
             writeln!(out, "  {name:<name_width$}  {text}")?;
         }
     }
     Ok(())
+}
+
+/// A field's value on one line; `None` for NULL and empty text, which are left out.
+fn field_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Null => None,
+        Value::Text(t) if t.is_empty() => None,
+        Value::Text(t) => Some(crate::render::one_line(t).into_owned()),
+        Value::Integer(n) => Some(n.to_string()),
+        Value::Real(r) => Some(crate::render::real_text(*r)),
+        Value::Blob(b) => Some(crate::render::hex_literal(b)),
+    }
 }
 
 /// What status says about ingest: whether one runs, which, and how far behind it is.
