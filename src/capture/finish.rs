@@ -6,11 +6,12 @@ use super::plan::Plan;
 use super::privacy::protect;
 use super::reply::Reply;
 use super::DEBUG_EXCERPT;
+use crate::config::Config;
 use crate::debug_log::DebugLog;
 use crate::queue_line::{HookType, QueueEntry};
 use crate::redact::Redactor;
 use crate::shorten::cut_text;
-use crate::transcript::{FinalTurn, Turn};
+use crate::transcript::{FinalTurn, SeenSession, Turn};
 use crate::wire::reply;
 
 /// What the shell read from the transcript, by [`ReadKind`](super::ReadKind).
@@ -160,6 +161,35 @@ impl Plan<'_> {
             _ => Reply::Ready(reply::empty()),
         }
     }
+}
+
+/// The synthetic Stops of `turns`, the last turns of `seen` (a session of the folder `cwd`)
+/// that something other than a hook closed at `now_ms` (ingest's sweep): the lines a later
+/// hook in that folder would have written for them, redacted, without text when
+/// `store_text = false`, and left out when `[events]` switches Stop off.
+pub fn closed_entries(
+    config: &Config,
+    config_error: Option<&str>,
+    closing: (&str, &SeenSession),
+    turns: &[Turn],
+    now_ms: i64,
+    log: &mut DebugLog,
+) -> Vec<QueueEntry> {
+    let (cwd, seen) = closing;
+    let redactor = Redactor::new(&config.redact);
+    let mut trigger = QueueEntry::new(HookType::Stop.as_str(), now_ms);
+    trigger.cwd = Some(cwd.to_string());
+    trigger.root_hint = Some(cwd.to_string());
+    let mut entries: Vec<QueueEntry> = turns
+        .iter()
+        .map(|turn| closed_stop(&trigger, seen, turn))
+        .collect();
+    for e in &mut entries {
+        protect(e, &redactor, config.store_text, log);
+        e.config_error = config_error.map(str::to_string);
+    }
+    entries.retain(|e| super::plan::recorded(config, e));
+    entries
 }
 
 /// The exchange an entry records, in the debug log.

@@ -102,11 +102,17 @@ pub(super) fn locate(
         });
     }
     let location = wire::transcript_path(payload).map_or(Location::Discover, Location::Given);
-    let kind = match (&kind, &location) {
-        (ReadKind::FinishTurn, Location::Given(path)) if writes_late(entry, path) => {
-            ReadKind::LateStop
-        }
-        _ => kind,
+    let late = match &location {
+        Location::Given(path) => writes_late(entry, path),
+        Location::Discover => writes_late(entry, ""),
+    };
+    let kind = match kind {
+        ReadKind::FinishTurn if late => ReadKind::LateStop,
+        // Even the last hook comes before the session's last lines: only its complete turns
+        // are taken now, and the session is closed once its transcript is quiet (a later
+        // hook in the folder, or ingest's sweep: `transcript::due`).
+        ReadKind::Close if late => ReadKind::Harvest,
+        kind => kind,
     };
     Some(TranscriptRead {
         kind,
@@ -117,13 +123,15 @@ pub(super) fn locate(
 }
 
 /// The running session as its workspace's file notes it: the shell opens that file
-/// ([`Workspace`](crate::transcript::Workspace)), closes the earlier sessions it names whose
-/// transcripts are idle, and notes this one.
+/// ([`Workspace`](crate::transcript::Workspace)), closes the earlier sessions it names that
+/// are due ([`due`](crate::transcript::due)), and notes this one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspaceMark {
     /// The workspace: the event's `cwd`.
     pub cwd: String,
-    /// The session, its transcript and how its lines name the agent.
+    /// The session, its transcript and how its lines name the agent. The transcript is empty
+    /// when the payload names none (Copilot CLI names it on `agentStop` only): the shell
+    /// fills in the one its cursor read, if any.
     pub seen: SeenSession,
     /// The event is the session's SessionEnd: it closes its own cursor, and the workspace
     /// forgets it.
@@ -131,24 +139,34 @@ pub struct WorkspaceMark {
 }
 
 /// The workspace mark of an event of an agent whose transcripts cmstore reads (Claude Code,
-/// VS Code), with a session, a cwd and a transcript path; `None` otherwise.
+/// VS Code, Copilot CLI), with a session, a cwd and (but for Copilot CLI) a transcript path;
+/// `None` otherwise. Copilot CLI's `sessionEnd` marks the session ended instead of ending it:
+/// its last lines come after that hook.
 pub(super) fn workspace_mark(
     agent: Agent,
     hook_type: Option<HookType>,
     entry: &QueueEntry,
 ) -> Option<WorkspaceMark> {
-    if !matches!(agent, Agent::Claude | Agent::Vscode) {
+    if !matches!(agent, Agent::Claude | Agent::Vscode | Agent::Copilot) {
         return None;
     }
+    let late = agent == Agent::Copilot;
     let nonempty = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
+    let transcript = match nonempty(&entry.transcript_path) {
+        Some(path) => path,
+        None if late => String::new(),
+        None => return None,
+    };
+    let end = hook_type == Some(HookType::SessionEnd);
     Some(WorkspaceMark {
         cwd: nonempty(&entry.cwd)?,
         seen: SeenSession {
             session: nonempty(&entry.session_id)?,
-            transcript: nonempty(&entry.transcript_path)?,
+            transcript,
             agent: entry.agent.clone(),
             participant: entry.participant.clone(),
+            ended_ms: (end && late).then_some(entry.timestamp),
         },
-        ending: hook_type == Some(HookType::SessionEnd),
+        ending: end && !late,
     })
 }

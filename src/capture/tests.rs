@@ -278,6 +278,29 @@ fn a_copilot_cli_stop_takes_no_turn_from_its_late_transcript() {
 }
 
 #[test]
+fn a_copilot_cli_session_end_marks_the_session_ended_and_takes_complete_turns_only() {
+    let config = Config::default();
+    let end = json!({"timestamp": NOW, "cwd": "/w", "sessionId": "cp-1", "reason": "complete"});
+    let planned = plan_with(&end, "auto", Some("sessionEnd"), &config);
+    let read = planned.transcript().cloned().unwrap();
+    assert_eq!(
+        (read.kind, read.location),
+        (ReadKind::Harvest, Location::Discover)
+    );
+    let mark = planned.workspace().expect("a workspace mark").clone();
+    assert_eq!((mark.cwd.as_str(), mark.ending), ("/w", false));
+    assert_eq!(mark.seen.session, "cp-1");
+    assert_eq!(mark.seen.ended_ms, Some(NOW));
+    assert_eq!(
+        mark.seen.transcript, "",
+        "the shell fills in the one it read"
+    );
+    let prompt = json!({"timestamp": NOW, "cwd": "/w", "sessionId": "cp-1", "prompt": "q"});
+    let planned = plan_with(&prompt, "auto", Some("userPromptSubmitted"), &config);
+    assert_eq!(planned.workspace().unwrap().seen.ended_ms, None);
+}
+
+#[test]
 fn stop_with_a_fresh_turn_records_its_exchange_after_earlier_turns() {
     let config = Config::default();
     let payload = claude("Stop", json!({}));
@@ -690,6 +713,7 @@ fn an_earlier_session_closed_in_the_workspace_is_recorded_as_its_own_and_redacte
         transcript: "/t/s0.jsonl".into(),
         agent: Some("vscode".into()),
         participant: Some("copilot".into()),
+        ended_ms: None,
     };
     plan.add_closed(old, vec![last]);
     let out = plan.finish(None, &mut quiet());

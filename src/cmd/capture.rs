@@ -132,7 +132,10 @@ fn capture(
         Some(read) => read_transcript(paths, read, log),
         None => (None, None),
     };
-    let mut workspace = close_idle_sessions(paths, &mut plan, log);
+    let read_path = tracker
+        .as_ref()
+        .map(|t| t.transcript().display().to_string());
+    let mut workspace = close_idle_sessions(paths, &mut plan, read_path, log);
     let Outcome {
         mut entries,
         reply,
@@ -242,15 +245,20 @@ struct Closing {
     cursors: Vec<(String, Tracker)>,
 }
 
-/// Closes the earlier sessions of the event's workspace whose transcripts have been idle
-/// (their last turns go to the plan), and notes the event's session. `None` when the event has
-/// no workspace mark, or the workspace file is busy or unusable.
+/// Closes the earlier sessions of the event's workspace that are due (idle, or quiet after
+/// their end: `transcript::due`; their last turns go to the plan), and notes the event's
+/// session, with `read_path` (the transcript its cursor read) when the payload named none.
+/// `None` when the event has no workspace mark, or the workspace file is busy or unusable.
 fn close_idle_sessions(
     paths: &Paths,
     plan: &mut capture::Plan,
+    read_path: Option<String>,
     log: &mut DebugLog,
 ) -> Option<Closing> {
-    let mark = plan.workspace()?.clone();
+    let mut mark = plan.workspace()?.clone();
+    if mark.seen.transcript.is_empty() {
+        mark.seen.transcript = read_path.unwrap_or_default();
+    }
     let state_dir = paths.state_dir();
     let mut workspace = match Workspace::open(&state_dir, &mark.cwd) {
         Ok(Some(workspace)) => workspace,
@@ -264,7 +272,8 @@ fn close_idle_sessions(
         }
     };
     let mut cursors = Vec::new();
-    for seen in workspace.idle_others(&mark.seen.session, SystemTime::now()) {
+    let thresholds = transcript::Thresholds::from_env();
+    for seen in workspace.due_others(&mark.seen.session, SystemTime::now(), thresholds) {
         match close_session(&state_dir, &seen, log) {
             Some((cursor, turns)) => {
                 log.note(|| {

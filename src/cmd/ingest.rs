@@ -22,6 +22,7 @@ use crate::paths::Paths;
 use crate::prune::auto as auto_retention;
 use crate::queue::read::DEFAULT_MAX_LINE_BYTES;
 use crate::store;
+use crate::transcript::Thresholds;
 
 /// A backlog at least this large gets a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 8 * 1024 * 1024;
@@ -165,7 +166,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let (stats, busy) = if args.once {
-        let stats = ingester.pass(&stop, &mut on_batch)?;
+        let mut stats = ingester.pass(&stop, &mut on_batch)?;
+        // The turns of the sessions the sweep closes are queue lines: this run takes them too.
+        if sweep_sessions(paths, &mut ingester, Thresholds::from_env()) {
+            stats.add(&ingester.pass(&stop, &mut on_batch)?);
+        }
         (stats, started.elapsed())
     } else {
         let wake = (wake_tx, wake_rx);
@@ -205,11 +210,43 @@ fn follow_mode(
         ..FollowOptions::default()
     };
     eprintln!("{}", start_line(paths, ingester, &watcher, options.poll));
-    let mut chores = vec![retention_chore(paths, args.retention_interval_ms)];
+    let mut chores = vec![
+        retention_chore(paths, args.retention_interval_ms),
+        sweep_chore(paths),
+    ];
     if args.heartbeat_ms > 0 {
         chores.push(heartbeat_chore(Duration::from_millis(args.heartbeat_ms)));
     }
     follow::follow(ingester, options, stop, &wake_rx, on_batch, &mut chores)
+}
+
+/// Ingest's sweep ([`ingest::sweep`]): closes the sessions of the workspace files that are
+/// due and appends their last turns to the queue. True when it appended any.
+fn sweep_sessions(paths: &Paths, ingester: &mut Ingester, thresholds: Thresholds) -> bool {
+    match ingest::sweep::sweep(ingester, paths, thresholds, SystemTime::now()) {
+        Ok(swept) => {
+            for problem in &swept.problems {
+                eprintln!("cmstore ingest: closing sessions: {problem}");
+            }
+            swept.turns > 0
+        }
+        Err(err) => {
+            eprintln!("cmstore ingest: closing sessions: {err:#}");
+            false
+        }
+    }
+}
+
+/// The sweep as a chore of follow mode, every [`ingest::sweep::EVERY`].
+fn sweep_chore(paths: &Paths) -> Chore<'_> {
+    let thresholds = Thresholds::from_env();
+    Chore::new(
+        Duration::ZERO,
+        ingest::sweep::EVERY,
+        move |ingester: &mut Ingester, _: &Progress| {
+            sweep_sessions(paths, ingester, thresholds);
+        },
+    )
 }
 
 /// The poll of follow mode: `--poll-ms` when given, else rare while file notifications work.

@@ -8,6 +8,7 @@
 pub mod follow;
 pub mod lines;
 pub mod source;
+pub mod sweep;
 
 use std::fs::File;
 use std::io;
@@ -133,7 +134,8 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn add(&mut self, other: &Stats) {
+    /// Adds the counts of `other`, a later pass.
+    pub fn add(&mut self, other: &Stats) {
         self.lines += other.lines;
         self.bytes += other.bytes;
         self.rows += other.rows;

@@ -248,6 +248,11 @@ impl Tracker {
         self.state.usage = records;
     }
 
+    /// The transcript this cursor reads.
+    pub fn transcript(&self) -> &Path {
+        &self.transcript
+    }
+
     /// What the last call read (for the debug log and tests).
     pub fn stats(&self) -> ReadStats {
         self.stats

@@ -28,6 +28,7 @@ mod record;
 mod turns;
 pub mod usage;
 mod usage_codex;
+mod usage_copilot;
 mod usage_gemini;
 mod vscode;
 mod workspace;
@@ -49,7 +50,10 @@ pub use record::{ParseOptions, Record};
 pub use turns::{
     assemble, Assembler, OpenTurn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS, MAX_TOOL_OUTPUT_CHARS,
 };
-pub use workspace::{SeenSession, Workspace, IDLE_BEFORE_CLOSE};
+pub use workspace::{
+    due, with_due_sessions, Due, SeenSession, Thresholds, Workspace, IDLE_BEFORE_CLOSE, IDLE_ENV,
+    QUIET_AFTER_END, QUIET_ENV,
+};
 
 /// One user prompt and what the assistant did about it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -64,11 +64,15 @@ struct CacheCreation {
 
 /// The usage one transcript line (newline excluded) at byte `offset` reports, if any: a
 /// Claude Code `assistant` line with a message id and `message.usage`, of a model other than
-/// `<synthetic>`; or a Gemini CLI `gemini` message with `tokens`. Lines without `"usage"` or
+/// `<synthetic>`; a Copilot CLI `session.usage_record` (`usage_copilot`); or a Gemini CLI
+/// `gemini` message with `tokens`. Lines without `"usage"` or
 /// `"tokens"` are passed over without being parsed.
 pub fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
     if memchr::memmem::find(bytes, b"\"usage\"").is_some() {
-        return from_claude_line(bytes, offset);
+        return from_claude_line(bytes, offset).or_else(|| {
+            memchr::memmem::find(bytes, super::usage_copilot::USAGE_RECORD)
+                .and_then(|_| super::usage_copilot::from_line(bytes, offset))
+        });
     }
     memchr::memmem::find(bytes, b"\"tokens\"")?;
     super::usage_gemini::from_line(bytes, offset)

@@ -10,7 +10,11 @@
 //!
 //! Only a session whose transcript has been idle for [`IDLE_BEFORE_CLOSE`] is closed: two
 //! sessions may run side by side in one workspace, and closing one mid-turn would record a
-//! half-written answer. A busy lock skips the whole step; the next hook tries again.
+//! half-written answer. A session that has ended by its agent's word but whose transcript is
+//! written after its last hook (Copilot CLI's `sessionEnd`: [`SeenSession::ended_ms`]) is
+//! closed sooner, once its transcript has been quiet for [`QUIET_AFTER_END`]. A running
+//! `cmstore ingest` closes due sessions too (its sweep), with the same rule ([`due`]). A busy
+//! lock skips the whole step; the next hook tries again.
 
 use std::fs::File;
 use std::io;
@@ -25,6 +29,17 @@ use crate::paths::create_private_dir;
 /// workspace closes it: longer than an agent's pause between two lines of one answer.
 pub const IDLE_BEFORE_CLOSE: Duration = Duration::from_secs(60);
 
+/// How long the transcript of a session that has ended (its `sessionEnd` fired) must have been
+/// quiet, and the end that long ago, before the session is closed: Copilot CLI writes the
+/// session's last lines a few milliseconds after that hook, as it exits.
+pub const QUIET_AFTER_END: Duration = Duration::from_secs(3);
+
+/// Replaces [`IDLE_BEFORE_CLOSE`] (seconds, a decimal number).
+pub const IDLE_ENV: &str = "CMSTORE_CLOSE_IDLE_SECS";
+
+/// Replaces [`QUIET_AFTER_END`] (seconds, a decimal number).
+pub const QUIET_ENV: &str = "CMSTORE_CLOSE_QUIET_SECS";
+
 /// How many sessions one workspace file remembers; the oldest is forgotten first.
 pub const MAX_SESSIONS: usize = 16;
 
@@ -35,7 +50,7 @@ const LOCK_WAIT: Duration = Duration::from_millis(20);
 const STATE_VERSION: u32 = 1;
 
 /// One session seen in the workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeenSession {
     /// The session id (also its transcript cursor's key).
     pub session: String,
@@ -47,6 +62,98 @@ pub struct SeenSession {
     /// The queue line's `participant` the session's lines carry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub participant: Option<String>,
+    /// When its agent said it ended (epoch ms), for an agent that writes the transcript after
+    /// that hook (Copilot CLI): the session is closed once the transcript is quiet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<i64>,
+}
+
+/// The waits before a session is closed: [`IDLE_BEFORE_CLOSE`] and [`QUIET_AFTER_END`], or
+/// what [`IDLE_ENV`] and [`QUIET_ENV`] say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    /// A session whose transcript has been left alone this long is closed.
+    pub idle: Duration,
+    /// An ended session whose transcript (and end) is this old is closed.
+    pub quiet_after_end: Duration,
+}
+
+impl Default for Thresholds {
+    fn default() -> Thresholds {
+        Thresholds {
+            idle: IDLE_BEFORE_CLOSE,
+            quiet_after_end: QUIET_AFTER_END,
+        }
+    }
+}
+
+impl Thresholds {
+    /// The defaults, each replaced by its variable when that holds a number of seconds
+    /// (anything else is ignored).
+    pub fn from_env() -> Thresholds {
+        Thresholds::from_vars(crate::env::var)
+    }
+
+    /// [`Thresholds::from_env`] with the variables read by `var`.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Thresholds {
+        let secs = |name: &str, default: Duration| {
+            var(name)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .unwrap_or(default)
+        };
+        Thresholds {
+            idle: secs(IDLE_ENV, IDLE_BEFORE_CLOSE),
+            quiet_after_end: secs(QUIET_ENV, QUIET_AFTER_END),
+        }
+    }
+}
+
+/// What to do about a noted session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// Close it now: its last turn is written.
+    Close,
+    /// Not yet: it may still be writing.
+    Wait,
+    /// Its transcript is gone: nothing is left to close.
+    Forget,
+}
+
+/// Whether `seen`, whose transcript was last modified at `modified` (`None`: it is gone), is
+/// due to be closed at `now`: an ended session once the transcript and the end are both
+/// [`Thresholds::quiet_after_end`] old, any other once the transcript is
+/// [`Thresholds::idle`] old. A clock that went back counts as no time passed.
+pub fn due(
+    seen: &SeenSession,
+    modified: Option<SystemTime>,
+    now: SystemTime,
+    thresholds: Thresholds,
+) -> Due {
+    let Some(modified) = modified else {
+        return Due::Forget;
+    };
+    let since = |t: SystemTime| now.duration_since(t).unwrap_or_default();
+    let quiet = since(modified);
+    let waited = match seen.ended_ms {
+        Some(ended) => {
+            let ended = SystemTime::UNIX_EPOCH + Duration::from_millis(ended.max(0) as u64);
+            quiet.min(since(ended)) >= thresholds.quiet_after_end
+        }
+        None => quiet >= thresholds.idle,
+    };
+    if waited {
+        Due::Close
+    } else {
+        Due::Wait
+    }
+}
+
+/// The modification time of `transcript`; `None` when it is gone.
+fn modified(transcript: &str) -> Option<SystemTime> {
+    std::fs::metadata(transcript)
+        .and_then(|m| m.modified())
+        .ok()
 }
 
 /// The file's contents.
@@ -94,39 +201,49 @@ impl Workspace {
         }))
     }
 
-    /// The sessions other than `current` whose transcripts have been idle for
-    /// [`IDLE_BEFORE_CLOSE`] at `now`, oldest seen first. A session whose transcript is gone
-    /// is forgotten: there is nothing left to close.
-    pub fn idle_others(&mut self, current: &str, now: SystemTime) -> Vec<SeenSession> {
-        let mut idle = Vec::new();
+    /// The sessions other than `current` due to be closed at `now` ([`due`]), oldest seen
+    /// first. A session whose transcript is gone is forgotten: there is nothing left to close.
+    pub fn due_others(
+        &mut self,
+        current: &str,
+        now: SystemTime,
+        thresholds: Thresholds,
+    ) -> Vec<SeenSession> {
+        let mut closing = Vec::new();
         self.state.sessions.retain(|seen| {
             if seen.session == current {
                 return true;
             }
-            match std::fs::metadata(&seen.transcript).and_then(|m| m.modified()) {
-                Ok(modified) => {
-                    if now.duration_since(modified).unwrap_or_default() >= IDLE_BEFORE_CLOSE {
-                        idle.push(seen.clone());
-                    }
-                    true
-                }
-                Err(_) => false,
+            match due(seen, modified(&seen.transcript), now, thresholds) {
+                Due::Close => closing.push(seen.clone()),
+                Due::Wait => {}
+                Due::Forget => return false,
             }
+            true
         });
-        idle
+        closing
     }
 
-    /// Notes `seen` (the session of the running hook), first sight only: a file that changes
-    /// on every hook would cost every hook a rename.
-    pub fn note(&mut self, seen: SeenSession) {
+    /// Notes `seen` (the session of the running hook), first sight only (a file that changes
+    /// on every hook would cost every hook a rename), and when it ended or went on after an
+    /// end (resumed). A hook that knows no transcript keeps the one noted.
+    pub fn note(&mut self, mut seen: SeenSession) {
         match self
             .state
             .sessions
             .iter_mut()
             .find(|s| s.session == seen.session)
         {
-            Some(known) if known.transcript == seen.transcript => {}
-            Some(known) => *known = seen,
+            Some(known)
+                if (seen.transcript.is_empty() || known.transcript == seen.transcript)
+                    && known.ended_ms.is_some() == seen.ended_ms.is_some() => {}
+            Some(known) => {
+                if seen.transcript.is_empty() {
+                    seen.transcript = std::mem::take(&mut known.transcript);
+                }
+                *known = seen;
+            }
+            None if seen.transcript.is_empty() => {}
             None => {
                 self.state.sessions.push(seen);
                 let excess = self.state.sessions.len().saturating_sub(MAX_SESSIONS);
@@ -145,6 +262,11 @@ impl Workspace {
         &self.state.sessions
     }
 
+    /// The workspace's folder (the cwd its sessions ran in).
+    pub fn cwd(&self) -> &str {
+        &self.state.cwd
+    }
+
     /// Writes the file when it changed, and releases the lock.
     pub fn save(self) -> io::Result<()> {
         if self.state == self.loaded {
@@ -153,6 +275,43 @@ impl Workspace {
         let bytes = serde_json::to_vec(&self.state).map_err(io::Error::other)?;
         crate::paths::replace_private_file(&self.path, &bytes)
     }
+}
+
+/// The folders whose workspace file in `state_dir` names a session that `keep` accepts and
+/// that is due at `now` (or forgotten, its transcript gone): read without the locks (a file is replaced whole, by rename),
+/// so an idle sweep costs a directory listing and a read per workspace. The caller opens
+/// each with [`Workspace::open`] and decides again under the lock.
+pub fn with_due_sessions(
+    state_dir: &Path,
+    now: SystemTime,
+    thresholds: Thresholds,
+    keep: impl Fn(&SeenSession) -> bool,
+) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(state_dir) else {
+        return Vec::new();
+    };
+    let mut folders = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with("ws-") && name.ends_with(".json")) {
+            continue;
+        }
+        let Some(state) = std::fs::read(entry.path())
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<State>(&bytes).ok())
+            .filter(|s| s.v == STATE_VERSION)
+        else {
+            continue;
+        };
+        let any_due = state.sessions.iter().any(|seen| {
+            keep(seen) && due(seen, modified(&seen.transcript), now, thresholds) != Due::Wait
+        });
+        if any_due {
+            folders.push(state.cwd);
+        }
+    }
+    folders
 }
 
 #[cfg(test)]
@@ -165,7 +324,93 @@ mod tests {
             transcript: transcript.display().to_string(),
             agent: Some("vscode".into()),
             participant: None,
+            ended_ms: None,
         }
+    }
+
+    fn at(secs: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn a_session_is_due_once_idle_or_quiet_after_its_end() {
+        let t = Thresholds::default();
+        let mut s = seen("s", Path::new("/t"));
+        // Running: 60 s of an idle transcript.
+        assert_eq!(due(&s, Some(at(1000)), at(1059), t), Due::Wait);
+        assert_eq!(due(&s, Some(at(1000)), at(1060), t), Due::Close);
+        assert_eq!(due(&s, None, at(1000), t), Due::Forget);
+        // Ended at 1000 s: 3 s of quiet after both the end and the last write.
+        s.ended_ms = Some(1_000_000);
+        assert_eq!(due(&s, Some(at(990)), at(1002), t), Due::Wait);
+        assert_eq!(due(&s, Some(at(990)), at(1003), t), Due::Close);
+        // Written after the end (Copilot CLI's last lines): quiet counts from that write.
+        assert_eq!(due(&s, Some(at(1001)), at(1003), t), Due::Wait);
+        assert_eq!(due(&s, Some(at(1001)), at(1004), t), Due::Close);
+        // A clock that went back waits.
+        assert_eq!(due(&s, Some(at(1001)), at(900), t), Due::Wait);
+        let now = Thresholds {
+            idle: Duration::ZERO,
+            quiet_after_end: Duration::ZERO,
+        };
+        assert_eq!(due(&s, Some(at(1001)), at(1001), now), Due::Close);
+    }
+
+    #[test]
+    fn thresholds_come_from_the_environment_when_they_are_numbers() {
+        let t = Thresholds::from_vars(|name| match name {
+            QUIET_ENV => Some("0.25".into()),
+            IDLE_ENV => Some("soon".into()),
+            _ => None,
+        });
+        assert_eq!(t.quiet_after_end, Duration::from_millis(250));
+        assert_eq!(t.idle, IDLE_BEFORE_CLOSE);
+    }
+
+    #[test]
+    fn ending_resuming_and_a_hook_without_a_transcript_update_the_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ws = Workspace::open(dir.path(), "/r").unwrap().unwrap();
+        let mut bare = seen("s", Path::new(""));
+        ws.note(bare.clone());
+        assert!(
+            ws.sessions().is_empty(),
+            "nothing to close without a transcript"
+        );
+        ws.note(seen("s", Path::new("/t")));
+        bare.ended_ms = Some(5);
+        ws.note(bare.clone());
+        assert_eq!(ws.sessions()[0].ended_ms, Some(5));
+        assert_eq!(ws.sessions()[0].transcript, "/t");
+        bare.ended_ms = None;
+        ws.note(bare);
+        assert_eq!(ws.sessions(), [seen("s", Path::new("/t"))]);
+    }
+
+    #[test]
+    fn the_sweep_finds_the_folders_with_a_due_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let transcript = dir.path().join("t.jsonl");
+        std::fs::write(&transcript, "").unwrap();
+        let mut ws = Workspace::open(dir.path(), "/done").unwrap().unwrap();
+        let mut ended = seen("a", &transcript);
+        ended.ended_ms = Some(0);
+        ws.note(ended);
+        ws.save().unwrap();
+        let mut ws = Workspace::open(dir.path(), "/busy").unwrap().unwrap();
+        ws.note(seen("b", &transcript));
+        ws.save().unwrap();
+        let later = SystemTime::now() + Duration::from_secs(10);
+        let t = Thresholds::default();
+        let all = |_: &SeenSession| true;
+        assert_eq!(with_due_sessions(dir.path(), later, t, all), ["/done"]);
+        let mut folders = with_due_sessions(dir.path(), later + IDLE_BEFORE_CLOSE, t, all);
+        folders.sort();
+        assert_eq!(folders, ["/busy", "/done"]);
+        let ended = |s: &SeenSession| s.ended_ms.is_some();
+        let folders = with_due_sessions(dir.path(), later + IDLE_BEFORE_CLOSE, t, ended);
+        assert_eq!(folders, ["/done"]);
+        assert!(with_due_sessions(&dir.path().join("none"), later, t, all).is_empty());
     }
 
     #[test]
@@ -189,11 +434,12 @@ mod tests {
 
         let mut ws = Workspace::open(dir.path(), "/repo").unwrap().unwrap();
         assert_eq!(ws.sessions().len(), 3);
-        let idle = ws.idle_others("new", SystemTime::now());
+        let t = Thresholds::default();
+        let idle = ws.due_others("new", SystemTime::now(), t);
         assert_eq!(idle, vec![seen("old", &old)]);
         // The session whose transcript is gone is forgotten; the current one is never idle.
         assert_eq!(ws.sessions().len(), 2);
-        assert!(ws.idle_others("old", SystemTime::now()).is_empty());
+        assert!(ws.due_others("old", SystemTime::now(), t).is_empty());
         ws.forget("old");
         assert_eq!(ws.sessions(), [seen("busy", &busy)]);
     }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::harness::{self, Run, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
-use crate::openai::{self, call_id, Step};
+use crate::openai::{self, call_id, Step, Usage};
 
 /// The npm package's launcher, run with node: it starts the platform package's native binary.
 fn copilot() -> Option<PathBuf> {
@@ -69,17 +69,53 @@ struct Session {
     id: String,
 }
 
+/// The counts the mock reports for its `n`-th response of a session: distinct per response,
+/// with cached and reasoning tokens, so that a count read from the wrong place shows.
+fn usage(n: usize) -> Usage {
+    let n = n as u64;
+    Usage {
+        input: 1200 + 10 * n,
+        cached: 1000 + n,
+        output: 30 + n,
+        reasoning: 7,
+    }
+}
+
+/// `cmstore ingest --once` once the agent has exited: its transcript is complete, so the
+/// sweep need not wait for it to be quiet (`CMSTORE_CLOSE_QUIET_SECS=0`).
+fn ingest_after_exit(world: &World) {
+    let mut cmd = world.cmstore();
+    cmd.args(["ingest", "--once"])
+        .env("CMSTORE_CLOSE_QUIET_SECS", "0");
+    let run = harness::spawn(world, "cmstore", cmd).wait(AGENT_TIMEOUT);
+    assert!(run.status.success(), "ingest failed: {}", run.stderr);
+}
+
+/// Runs `copilot -p prompt` (with `extra` arguments) in `world` against a mock playing
+/// `script`; returns the run and the mock.
+fn run_copilot(
+    world: &World,
+    copilot: &Path,
+    prompt: &str,
+    extra: &[&str],
+    script: Vec<Step>,
+) -> (Run, MockServer) {
+    let mock = MockServer::start(openai::responder_with_usage(script, usage));
+    let mut cmd = copilot_command(world, copilot, &mock, prompt);
+    cmd.args(extra);
+    let run = harness::spawn(world, "copilot", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    (run, mock)
+}
+
 fn session(prompt: &str, script: impl FnOnce(&World) -> Vec<Step>) -> Option<Session> {
     let copilot = copilot()?;
     let world = World::new();
     world.enforce();
     install_hooks(&world);
-    let mock = MockServer::start(openai::responder(script(&world)));
-    let cmd = copilot_command(&world, &copilot, &mock, prompt);
-    let run = harness::spawn(&world, "copilot", cmd).wait(AGENT_TIMEOUT);
-    run.assert_ok();
+    let (run, mock) = run_copilot(&world, &copilot, prompt, &[], script(&world));
     let id = session_id(&run);
-    world.ingest();
+    ingest_after_exit(&world);
     Some(Session {
         world,
         mock,
@@ -212,34 +248,190 @@ fn a_failed_copilot_command_is_a_failure() {
     );
 }
 
-/// Issue 15.3: `agentStop` carries no text and the transcript is written after it; cmstore
-/// records the turn at `sessionEnd`, from `~/.copilot/session-state/<id>/events.jsonl`. In a
-/// `-p` run of 1.0.102 that file holds, even then, only the turn's start (the prompt and the
-/// first tool call): the rest, the answer included, is written after the last hook.
+/// Issue 15.3: `agentStop` carries no text and the transcript is written after it. In a `-p`
+/// run of 1.0.102 `~/.copilot/session-state/<id>/events.jsonl` holds, even at `sessionEnd`,
+/// only the turn's start (the prompt and the first tool call): the rest, the answer included,
+/// is written after the last hook. `sessionEnd` notes the session as ended, and ingest's sweep
+/// closes it once its transcript is quiet: the turn is one synthetic Stop with its prompt, its
+/// answer and its tool calls.
 #[test]
-#[ignore = "Copilot CLI 1.0.102 writes the answer to events.jsonl only after its last hook \
-            (sessionEnd), so no hook can read it; needs ingest to read the transcript later"]
 fn a_copilot_turn_has_its_prompt_and_response() {
     let Some(s) = main_session() else { return };
+    let ctx = s.context();
     assert_eq!(
-        s.query("select prompt, response, outcome from turns where session_id = :sid"),
-        vec![json!({"prompt": PROMPT, "response": "All done.", "outcome": null})],
-        "{}",
-        s.context()
+        s.query(
+            "select prompt, response, outcome, tool_call_count, synthetic from turns
+             where session_id = :sid"
+        ),
+        vec![
+            json!({"prompt": PROMPT, "response": "All done.", "outcome": null,
+                    "tool_call_count": 3, "synthetic": 1})
+        ],
+        "{ctx}"
+    );
+    // Once, in the queue too (the extension reads it), and after another ingest.
+    let stops = "select count(*) from events where session_id = :sid and synthetic = 1";
+    assert_eq!(
+        s.world
+            .scalar(&stops.replace(":sid", &format!("'{}'", s.id))),
+        1,
+        "{ctx}"
+    );
+    ingest_after_exit(&s.world);
+    assert_eq!(
+        s.world
+            .scalar(&stops.replace(":sid", &format!("'{}'", s.id))),
+        1,
+        "{ctx}"
     );
 }
 
-/// What cmstore can record of a Copilot turn today: its prompt, from the transcript that
-/// `sessionEnd` finds (its payload names none). Before, the session had no turn at all.
+/// The same with a running `cmstore ingest` and no setting changed: the sweep closes the
+/// session a few seconds after its end.
 #[test]
-fn a_copilot_turn_has_its_prompt() {
-    let Some(s) = main_session() else { return };
+fn a_running_ingest_records_the_copilot_answer_after_the_session() {
+    let Some(copilot) = copilot() else { return };
+    let world = World::new();
+    install_hooks(&world);
+    let mut ingest = world.cmstore();
+    ingest.arg("ingest");
+    let mut ingest = harness::spawn(&world, "cmstore", ingest);
+    let script = vec![Step::Text("Followed.")];
+    let (run, _mock) = run_copilot(&world, &copilot, "say something", &[], script);
+    let id = session_id(&run);
+    let sql = format!("select prompt, response from turns where session_id = '{id}'");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut turns = Vec::new();
+    while std::time::Instant::now() < deadline {
+        turns = world.query(&sql);
+        if !turns.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    ingest.interrupt();
+    let ingest = ingest.wait(AGENT_TIMEOUT);
     assert_eq!(
-        s.query("select prompt from turns where session_id = :sid"),
-        vec![json!({ "prompt": PROMPT })],
-        "{}",
-        s.context()
+        turns,
+        vec![json!({"prompt": "say something", "response": "Followed."})],
+        "queue:\n{}\ningest: {}",
+        world.queue_text(),
+        ingest.stderr
     );
+}
+
+/// Issue 15.3, the resumed turn: `copilot --resume <id> -p …` is a second turn of the same
+/// session, in the same events.jsonl. Each turn has its own prompt and answer, none shifted
+/// onto the other's Stop, whether or not an ingest closed the session between the two runs.
+fn resumed_session(ingest_between: bool) {
+    let Some(copilot) = copilot() else { return };
+    let world = World::new();
+    install_hooks(&world);
+    let first = vec![Step::Text("First answer.")];
+    let (run, _mock) = run_copilot(&world, &copilot, "first question", &[], first);
+    let id = session_id(&run);
+    if ingest_between {
+        ingest_after_exit(&world);
+    }
+    let second = vec![
+        Step::Tool(
+            "bash",
+            json!({"command": "echo again", "description": "again"}),
+        ),
+        Step::Text("Second answer."),
+    ];
+    let resume = ["--resume", id.as_str()];
+    let (again, _mock) = run_copilot(&world, &copilot, "second question", &resume, second);
+    assert_eq!(
+        session_id(&again),
+        id,
+        "the resumed run is the same session"
+    );
+    ingest_after_exit(&world);
+    let events = world
+        .home()
+        .join(".copilot/session-state")
+        .join(&id)
+        .join("events.jsonl");
+    let ctx = format!(
+        "queue:\n{}\nevents.jsonl:\n{}",
+        world.queue_text(),
+        std::fs::read_to_string(events).unwrap_or_default()
+    );
+    assert_eq!(
+        world.query(&format!(
+            "select prompt, response, tool_call_count from turns
+             where session_id = '{id}' order by ts"
+        )),
+        vec![
+            json!({"prompt": "first question", "response": "First answer.",
+                   "tool_call_count": 0}),
+            json!({"prompt": "second question", "response": "Second answer.",
+                   "tool_call_count": 1}),
+        ],
+        "{ctx}"
+    );
+    assert_eq!(
+        world.scalar(&format!(
+            "select count(*) from events where session_id = '{id}' and synthetic = 1"
+        )),
+        2,
+        "{ctx}"
+    );
+    // One response in the first run, two in the second (whose mock counts from 0 again):
+    // three rows, the line's own id keeping the reused response ids apart.
+    assert_eq!(
+        world.scalar(&format!(
+            "select count(*) from usage where session_id = '{id}'"
+        )),
+        3,
+        "{ctx}"
+    );
+}
+
+#[test]
+fn a_resumed_copilot_session_has_each_turn_with_its_own_answer() {
+    resumed_session(false);
+}
+
+#[test]
+fn a_copilot_session_resumed_after_ingest_closed_it_has_each_turn_with_its_own_answer() {
+    resumed_session(true);
+}
+
+/// Issue 16: Copilot CLI 1.0.102 writes each response's usage as a `session.usage_record`
+/// line of events.jsonl; each is one `usage` row, with the mock's own counts stored the
+/// Anthropic way (input without the cached tokens; output with the reasoning), once, also
+/// after the queue is ingested again into a new store.
+#[test]
+fn copilot_usage_is_the_mocks_numbers_once_per_response() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    let calls = s
+        .mock
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/v1/responses"))
+        .count();
+    assert_eq!(calls, 4, "{ctx}");
+    let expected: Vec<Value> = (0..calls)
+        .map(|n| {
+            let u = usage(n);
+            json!({"message_id": format!("resp_{n}"), "session_id": s.id, "agent": "copilot",
+                   "model": MODEL, "input_tokens": u.input - u.cached,
+                   "cache_read_tokens": u.cached, "cache_write_tokens": 0,
+                   "output_tokens": u.output})
+        })
+        .collect();
+    let rows = "select message_id, session_id, agent, model, input_tokens, cache_read_tokens,
+        cache_write_tokens, output_tokens from usage order by message_id";
+    assert_eq!(s.world.query(rows), expected, "{ctx}");
+    std::fs::remove_file(s.world.cmhome().join("cmstore.db")).expect("remove the store");
+    for side in ["cmstore.db-wal", "cmstore.db-shm"] {
+        let _ = std::fs::remove_file(s.world.cmhome().join(side));
+    }
+    ingest_after_exit(&s.world);
+    assert_eq!(s.world.query(rows), expected, "{ctx}");
 }
 
 #[test]

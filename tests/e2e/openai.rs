@@ -17,12 +17,38 @@ pub enum Step {
     Stall,
 }
 
+/// The token counts of one response, as the Responses API reports them: `input` includes
+/// `cached`, `output` includes `reasoning`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub cached: u64,
+    pub output: u64,
+    pub reasoning: u64,
+}
+
+/// The counts [`responder`] reports for every response.
+pub const PLAIN_USAGE: Usage = Usage {
+    input: 10,
+    cached: 0,
+    output: 5,
+    reasoning: 0,
+};
+
 /// A responder for [`crate::mock::MockServer::start`] playing `script`.
 ///
 /// The agent loop's requests carry `tools`; the step is the number of `function_call_output`
 /// items in the conversation so far, so a retried request gets the same answer. Other requests
 /// (titles, summaries) get a short text.
 pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync {
+    responder_with_usage(script, |_| PLAIN_USAGE)
+}
+
+/// [`responder`], each response reporting `usage(n)` for step `n`.
+pub fn responder_with_usage(
+    script: Vec<Step>,
+    usage: impl Fn(usize) -> Usage + Send + Sync,
+) -> impl Fn(&Request) -> Reply + Send + Sync {
     move |req| {
         if req.method != "POST" || !req.path.starts_with("/v1/responses") {
             return Reply::Status(404);
@@ -45,7 +71,7 @@ pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync 
                 "content": [{"type": "output_text", "text": text, "annotations": []}]
             }),
         };
-        Reply::Sse(stream(&req.body, n, item))
+        Reply::Sse(stream(&req.body, n, item, usage(n)))
     }
 }
 
@@ -56,7 +82,7 @@ pub fn call_id(n: usize) -> String {
 
 /// The events of one streamed response holding `item`: Codex reads `output_item.done`,
 /// Copilot CLI the `output` of `response.completed`; both get both.
-fn stream(body: &Value, n: usize, item: Value) -> Vec<(Option<&'static str>, Value)> {
+fn stream(body: &Value, n: usize, item: Value, usage: Usage) -> Vec<(Option<&'static str>, Value)> {
     let id = format!("resp_{n}");
     let model = body["model"].clone();
     let mut events = vec![
@@ -86,9 +112,11 @@ fn stream(body: &Value, n: usize, item: Value) -> Vec<(Option<&'static str>, Val
         json!({"type": "response.completed", "response": {
             "id": id, "object": "response", "status": "completed", "model": model,
             "output": [item],
-            "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": 15}}}),
+            "usage": {"input_tokens": usage.input,
+                      "input_tokens_details": {"cached_tokens": usage.cached},
+                      "output_tokens": usage.output,
+                      "output_tokens_details": {"reasoning_tokens": usage.reasoning},
+                      "total_tokens": usage.input + usage.output}}}),
     ));
     events
 }
