@@ -273,3 +273,43 @@ fn group(pairs: Vec<(String, String)>) -> Vec<(String, Vec<String>)> {
     }
     groups
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(agent: &str, ended_ms: Option<i64>) -> SeenSession {
+        SeenSession {
+            session: "s".into(),
+            transcript: "/t".into(),
+            agent: Some(agent.into()),
+            participant: None,
+            ended_ms,
+        }
+    }
+
+    #[test]
+    fn idle_claude_sessions_are_left_to_the_hooks() {
+        // Claude Code's Stop records every turn: an idle one may be in a long tool call.
+        assert!(!sweeps(&seen("claude", None)));
+        assert!(sweeps(&seen("claude", Some(1))));
+        assert!(sweeps(&seen("vscode", None)));
+        assert!(sweeps(&seen("copilot", None)));
+    }
+
+    #[test]
+    fn closed_sessions_are_forgotten_per_folder() {
+        let pairs = vec![
+            ("/a".to_string(), "1".to_string()),
+            ("/a".to_string(), "2".to_string()),
+            ("/b".to_string(), "3".to_string()),
+        ];
+        assert_eq!(
+            group(pairs),
+            vec![
+                ("/a".to_string(), vec!["1".to_string(), "2".to_string()]),
+                ("/b".to_string(), vec!["3".to_string()]),
+            ]
+        );
+    }
+}

@@ -259,6 +259,14 @@ pub fn normalize(
         "response",
         "prompt_response",
     ]);
+    if agent == Agent::Gemini {
+        // Gemini CLI 0.61 starts AfterAgent's `prompt_response` with " \n" per model call
+        // when the reply carries cached or thinking counts: blanks, not the answer.
+        e.response = e.response.map(|r| match r.trim_start() {
+            trimmed if trimmed.len() == r.len() => r,
+            trimmed => trimmed.to_string(),
+        });
+    }
     e.message = text(&["message"]);
     e.source = p.str_any(&["source"]);
     e.reason = p.str_any(&["reason", "stopReason"]);
@@ -544,6 +552,28 @@ mod tests {
             copilot.error,
             Some(serde_json::json!({"message": "m", "name": "E", "stack": "at x"}))
         );
+    }
+
+    #[test]
+    fn a_gemini_response_loses_its_leading_blanks_and_nothing_else() {
+        let limits = Limits::default();
+        let stop = |agent: Agent, text: &str| {
+            let p = Payload::decode(
+                serde_json::json!({"hook_event_name": "AfterAgent", "session_id": "g",
+                    "prompt": "q", "prompt_response": text})
+                .to_string()
+                .as_bytes(),
+            )
+            .unwrap();
+            normalize(&p, agent, Some("AfterAgent"), 0, 0, &limits).response
+        };
+        let seen = " \n \n \n All done.\n";
+        assert_eq!(stop(Agent::Gemini, seen).as_deref(), Some("All done.\n"));
+        // Blanks alone were no answer before, and still are not.
+        assert_eq!(stop(Agent::Gemini, "  "), None);
+        assert_eq!(stop(Agent::Gemini, "x \n y").as_deref(), Some("x \n y"));
+        // Other agents' answers are kept as they are.
+        assert_eq!(stop(Agent::Claude, seen).as_deref(), Some(seen));
     }
 
     #[test]

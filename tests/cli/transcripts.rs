@@ -166,7 +166,7 @@ fn copilot_cli_turns_are_recorded_once_their_text_exists_never_shifted() {
         json!({"reason": "complete"}),
     );
 
-    env.ingest_once();
+    ingest_after_the_session(&env);
     let rows = turns(&env);
     assert_eq!(rows.len(), 2, "{rows:?}");
     let (prompt, response) = &rows[0];
@@ -189,6 +189,179 @@ fn copilot_cli_turns_are_recorded_once_their_text_exists_never_shifted() {
         )
     );
     assert_eq!(env.int("SELECT count(*) FROM turns WHERE synthetic = 0"), 0);
+}
+
+/// `cmstore ingest --once` without waiting for a transcript to be quiet after its session's
+/// end (`CMSTORE_CLOSE_QUIET_SECS=0`): the test has written it whole.
+fn ingest_after_the_session(env: &TestEnv) {
+    env.cmd()
+        .args(["ingest", "--once"])
+        .env("CMSTORE_CLOSE_QUIET_SECS", "0")
+        .assert()
+        .success();
+}
+
+/// A real Copilot CLI 1.0.102 session (tests/e2e's main Copilot scenario: three bash calls,
+/// the third denied, then "All done."), its events.jsonl recorded with the vendor's system
+/// prompt left out. Each hook gets the payload its `hook.start` line records.
+struct RecordedCopilot {
+    lines: Vec<String>,
+    session: String,
+    transcript: std::path::PathBuf,
+}
+
+impl RecordedCopilot {
+    /// How many of the file's first lines it holds at `sessionEnd` in the real run: the
+    /// prompt and the first tool call; the rest is written after the last hook.
+    const AT_SESSION_END: usize = 11;
+
+    fn new(env: &TestEnv) -> RecordedCopilot {
+        let text = payload("copilot-1.0.102-events.jsonl");
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let first: Value = serde_json::from_str(&lines[0]).unwrap();
+        let session = first["data"]["sessionId"].as_str().unwrap().to_string();
+        let dir = env
+            .user_home()
+            .join(".copilot/session-state")
+            .join(&session);
+        fs::create_dir_all(&dir).unwrap();
+        RecordedCopilot {
+            lines,
+            session,
+            transcript: dir.join("events.jsonl"),
+        }
+    }
+
+    /// The file as it stands when the agent has written its first `n` lines.
+    fn write(&self, n: usize) {
+        let text: String = self.lines[..n].iter().map(|l| format!("{l}\n")).collect();
+        fs::write(&self.transcript, text).unwrap();
+    }
+
+    /// Runs every hook of the session in order, the file as it was at each; the whole file
+    /// arrives after `sessionEnd`.
+    fn run_hooks(&self, env: &TestEnv) {
+        let recorded_home = "/home/dev/e2e/home";
+        let home = env.user_home().to_string_lossy().to_string();
+        for (i, line) in self.lines.iter().enumerate() {
+            let line: Value = serde_json::from_str(line).unwrap();
+            if line["type"] != "hook.start" {
+                continue;
+            }
+            self.write(i.min(Self::AT_SESSION_END));
+            let event = line["data"]["hookType"].as_str().unwrap();
+            let input = line["data"]["input"]
+                .to_string()
+                .replace(recorded_home, &home);
+            capture(env, input, &["--event", event]);
+        }
+        self.write(self.lines.len());
+    }
+}
+
+#[test]
+fn a_copilot_turn_written_after_session_end_is_closed_by_ingest_once_with_its_answer() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.run_hooks(&env);
+    let sid = recorded.session.as_str();
+    let stop = |e: &Value| e["hookType"] == "Stop" && e["sessionId"] == sid;
+    let pending: Vec<Value> = env.queue_lines().into_iter().filter(stop).collect();
+    assert_eq!(pending.len(), 1, "only agentStop's own line: {pending:?}");
+    assert_eq!(pending[0]["turnPending"], true);
+
+    // Ended a moment ago and just written: not quiet for the default 3 s yet.
+    env.ingest_once();
+    assert_eq!(turns(&env), []);
+    ingest_after_the_session(&env);
+    assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
+    let synthetic: Vec<Value> = env
+        .queue_lines()
+        .into_iter()
+        .filter(|e| stop(e) && e["synthetic"] == true)
+        .collect();
+    assert_eq!(synthetic.len(), 1, "{synthetic:?}");
+    let calls: Vec<&str> = synthetic[0]["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["output"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            "hi\n<shellId: 0 completed with exit code 0>",
+            "failing\n<shellId: 1 completed with exit code 3>",
+            ""
+        ]
+    );
+    // Its usage rides on that line: one row per response of the run.
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage WHERE agent = 'copilot'"),
+        4
+    );
+    // Closed once: the session is forgotten, and nothing more is written.
+    ingest_after_the_session(&env);
+    let again = env.queue_lines().into_iter().filter(stop).count();
+    assert_eq!(again, 2);
+}
+
+/// `kill -9` of ingest between its append and its saving the cursor and the workspace file:
+/// played by putting both files back as they were before that ingest. The next sweep reads
+/// the turn again, finds it in the store (after a pass) and writes nothing.
+#[test]
+fn a_sweep_killed_after_its_append_records_the_turn_once() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.run_hooks(&env);
+    let state = env.home().join("state");
+    let saved: Vec<(std::path::PathBuf, Vec<u8>)> = fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| (p.clone(), fs::read(&p).unwrap()))
+        .collect();
+    assert!(saved.len() >= 2, "a cursor and a workspace file: {saved:?}");
+    ingest_after_the_session(&env);
+    let before = env.queue_lines().len();
+    for (path, bytes) in &saved {
+        fs::write(path, bytes).unwrap();
+    }
+    ingest_after_the_session(&env);
+    assert_eq!(env.queue_lines().len(), before, "nothing appended twice");
+    assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE synthetic = 1"),
+        1
+    );
+    // The cursor and the workspace file are right again: a third sweep has nothing to do.
+    ingest_after_the_session(&env);
+    assert_eq!(env.queue_lines().len(), before);
+}
+
+/// A later hook of another session in the same folder closes an ended Copilot CLI session
+/// too, with the same rule, when no ingest runs.
+#[test]
+fn a_later_copilot_session_in_the_folder_closes_an_ended_one() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.run_hooks(&env);
+    let next = json!({"sessionId": "cp-next", "timestamp": 1_796_198_100_000_i64,
+        "cwd": "/home/dev/e2e/project", "prompt": "next"});
+    env.cmd()
+        .args(["capture", "--event", "userPromptSubmitted"])
+        .env("CMSTORE_CLOSE_QUIET_SECS", "0")
+        .write_stdin(next.to_string())
+        .assert()
+        .success();
+    let lines = env.queue_lines();
+    let closed = &lines[lines.len() - 2];
+    assert_eq!(closed["synthetic"], true, "{closed}");
+    assert_eq!(closed["sessionId"], recorded.session.as_str());
+    assert_eq!(closed["response"], "All done.");
+    assert_eq!(lines[lines.len() - 1]["sessionId"], "cp-next");
+    env.ingest_once();
+    assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
 }
 
 #[test]

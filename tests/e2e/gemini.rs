@@ -382,6 +382,13 @@ fn gemini_usage_is_the_mocks_numbers_once_per_response() {
             .sum();
         assert_eq!(sum, google::Usage::of_step(n).total(), "{row}");
     }
+    // With cached and thinking counts, AfterAgent's prompt_response starts with " \n" per
+    // model call: the stored answer is without those blanks.
+    assert_eq!(
+        world.query("select response from turns"),
+        vec![json!({"response": "Counted."})],
+        "{ctx}"
+    );
 
     // Re-reads count nothing twice: the queue ingested again into a new store, then the chat
     // file imported (a whole re-read of what capture read), then a default import.
