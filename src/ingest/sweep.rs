@@ -7,7 +7,8 @@
 //! leaves its last turn unrecorded until another session's hook comes along. The sweep runs
 //! between passes (follow mode) and after the pass of `--once`, with the hooks' own rule
 //! ([`transcript::due`]): an ended session once its transcript has been quiet for a few
-//! seconds, a VS Code or Copilot CLI session once it has been idle for a minute. Claude Code's
+//! seconds, a VS Code or Copilot CLI session once it has been idle for a minute (ten times that
+//! while its last tool call has no result: a long command, not a closed window). Claude Code's
 //! `Stop` records every turn itself, so its idle sessions are left to the hooks: closing one
 //! while a long tool call runs would record half a turn.
 //!
@@ -40,6 +41,10 @@ use crate::transcript::{self, SeenSession, Thresholds, Tracker, Turn, Workspace}
 
 /// How often follow mode sweeps.
 pub const EVERY: Duration = Duration::from_secs(1);
+
+/// A running session whose last turn has a tool call without a result may be waiting on a
+/// long command rather than gone: it is closed only once idle this many times the usual wait.
+pub const IN_FLIGHT_FACTOR: u32 = 10;
 
 /// What one sweep did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -146,6 +151,13 @@ fn open_due(
         }
         for seen in due.into_iter().filter(sweeps) {
             if let Some((cursor, turns)) = close(state_dir, &seen, swept) {
+                if seen.ended_ms.is_none()
+                    && in_flight(&turns)
+                    && idle_for(&seen, now) < thresholds.idle * IN_FLIGHT_FACTOR
+                {
+                    // Dropped unsaved: nothing read is marked, the next sweep looks again.
+                    continue;
+                }
                 closing.push(Closing {
                     cwd: cwd.clone(),
                     seen,
@@ -181,6 +193,22 @@ fn close(state_dir: &Path, seen: &SeenSession, swept: &mut Swept) -> Option<(Tra
             None
         }
     }
+}
+
+/// True when the last of `turns` has a tool call whose result the transcript does not hold.
+fn in_flight(turns: &[Turn]) -> bool {
+    turns
+        .last()
+        .and_then(|t| t.tool_calls.last())
+        .is_some_and(|call| call.output.is_empty())
+}
+
+/// How long the transcript of `seen` has been left alone at `now`.
+fn idle_for(seen: &SeenSession, now: SystemTime) -> Duration {
+    std::fs::metadata(&seen.transcript)
+        .and_then(|m| m.modified())
+        .map(|modified| now.duration_since(modified).unwrap_or_default())
+        .unwrap_or_default()
 }
 
 /// Drops from `closing` every turn whose `(session, turn id)` the store holds already.
@@ -295,6 +323,26 @@ mod tests {
         assert!(sweeps(&seen("claude", Some(1))));
         assert!(sweeps(&seen("vscode", None)));
         assert!(sweeps(&seen("copilot", None)));
+    }
+
+    #[test]
+    fn a_turn_waiting_on_a_tool_result_is_in_flight() {
+        let call = |output: &str| crate::transcript::ToolCallRecord {
+            tool_name: "bash".into(),
+            input: "{}".into(),
+            output: output.into(),
+        };
+        let turn = |calls| Turn {
+            user: "q".into(),
+            tool_calls: calls,
+            ..Turn::default()
+        };
+        assert!(!in_flight(&[]));
+        assert!(!in_flight(&[turn(vec![])]));
+        assert!(!in_flight(&[turn(vec![call(""), call("done")])]));
+        assert!(in_flight(&[turn(vec![call("done"), call("")])]));
+        // Only the last turn counts: an earlier one is complete.
+        assert!(!in_flight(&[turn(vec![call("")]), turn(vec![call("ok")])]));
     }
 
     #[test]

@@ -364,6 +364,78 @@ fn a_later_copilot_session_in_the_folder_closes_an_ended_one() {
     assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
 }
 
+/// A VS Code session whose window closed after an answer: no Stop, no SessionEnd. The
+/// transcript's last turn, the tool call's result present or not (`done`).
+fn vscode_session(env: &TestEnv, done: bool) -> std::path::PathBuf {
+    let transcript = env.dir.path().join("v1.jsonl");
+    let mut lines = vec![
+        json!({"type": "user.message", "data": {"content": "build it"}, "id": "u-1"}),
+        json!({"type": "tool.execution_start", "data": {"toolCallId": "c1",
+            "toolName": "run_in_terminal", "arguments": {"command": "make"}}, "id": "t-1"}),
+    ];
+    if done {
+        lines.push(
+            json!({"type": "tool.execution_complete", "data": {"toolCallId": "c1",
+            "result": {"content": "built"}}, "id": "t-2"}),
+        );
+        lines.push(
+            json!({"type": "assistant.message", "data": {"content": "Built."},
+            "id": "a-1"}),
+        );
+    }
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(&transcript, text).unwrap();
+    let hook = json!({"hook_event_name": "PreToolUse", "session_id": "v1", "cwd": "/w",
+        "timestamp": "2026-12-02T08:00:00.000Z", "tool_name": "run_in_terminal",
+        "tool_input": {"command": "make"}, "transcript_path": transcript.to_string_lossy()});
+    capture(env, hook.to_string(), &["--agent", "vscode"]);
+    transcript
+}
+
+fn ingest_with_idle(env: &TestEnv, secs: &str) {
+    env.cmd()
+        .args(["ingest", "--once"])
+        .env("CMSTORE_CLOSE_IDLE_SECS", secs)
+        .assert()
+        .success();
+}
+
+/// Sets `path`'s modification time `secs` seconds back.
+fn age(path: &Path, secs: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+}
+
+#[test]
+fn ingest_closes_an_idle_vscode_session_but_not_one_waiting_on_a_tool() {
+    let env = TestEnv::new();
+    let transcript = vscode_session(&env, false);
+    age(&transcript, 3);
+    // Idle for 3 s, 1 s is enough, but its last call has no result: ten times that is not over.
+    ingest_with_idle(&env, "1");
+    assert_eq!(turns(&env), []);
+    ingest_with_idle(&env, "0.2");
+    assert_eq!(turns(&env), [(Some("build it".to_string()), None)]);
+
+    let env = TestEnv::new();
+    let transcript = vscode_session(&env, true);
+    env.ingest_once();
+    assert_eq!(turns(&env), [], "not idle for the default minute");
+    age(&transcript, 3);
+    ingest_with_idle(&env, "1");
+    assert_eq!(turns(&env), [pair("build it", "Built.")]);
+    ingest_with_idle(&env, "0");
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE synthetic = 1"),
+        1
+    );
+}
+
 #[test]
 fn thinking_is_stored_apart_and_a_pending_stop_makes_no_turn() {
     let env = TestEnv::new();
