@@ -361,7 +361,8 @@ fn resumed_session(ingest_between: bool) {
     assert_eq!(
         world.query(&format!(
             "select prompt, response, tool_call_count from turns
-             where session_id = '{id}' order by ts"
+             where session_id = '{id}'
+             order by ts, (select seq from events where id = turns.event_id)"
         )),
         vec![
             json!({"prompt": "first question", "response": "First answer.",
