@@ -567,3 +567,45 @@ fn config_show_and_check_know_the_checks() {
     );
     assert!(all.contains("checks.markdown.mode"), "{all}");
 }
+
+/// Codex 0.171's PostToolUse of shell call `call_id` that ran a `git commit` in `repo`: its
+/// result gives only the output, the exit code is in the rollout (the recorded one: `call_0`
+/// exited 0, `call_1` exited 3).
+fn codex_commit_post(env: &TestEnv, repo: &Path, call_id: &str) -> Value {
+    let rollout = env.dir.path().join("rollout.jsonl");
+    fs::write(
+        &rollout,
+        crate::common::payload("codex-0.171-rollout.jsonl"),
+    )
+    .unwrap();
+    let mut post: Value =
+        serde_json::from_str(&crate::common::payload("codex-0.171-post-tool-use.json")).unwrap();
+    post["transcript_path"] = json!(rollout.to_string_lossy());
+    post["cwd"] = json!(repo.to_string_lossy());
+    post["tool_input"] = json!({"command": "git commit -qm 'add settings'"});
+    post["tool_response"] = json!("");
+    post["tool_use_id"] = json!(call_id);
+    post
+}
+
+#[test]
+fn a_codex_commit_that_failed_by_its_rollout_starts_no_scan() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(&env, "[checks.security]\nmode = \"enforce\"\n");
+    // HEAD holds secrets: a scan started by the failed commit would find them.
+    commit_secrets(&repo);
+    let failed = codex_commit_post(&env, &repo, "call_1");
+    assert_eq!(
+        capture(&env, failed.to_string(), &["--agent", "codex"]),
+        json!({})
+    );
+    assert_eq!(env.queue_lines()[0]["exitCode"], 3);
+    assert!(results(&env).is_empty(), "{:?}", results(&env));
+    // The same commit, successful by the rollout, is scanned.
+    let succeeded = codex_commit_post(&env, &repo, "call_0");
+    let reply = capture(&env, succeeded.to_string(), &["--agent", "codex"]);
+    assert_eq!(reply["decision"], "block", "{reply}");
+    assert_eq!(results(&env).len(), 1);
+    assert_eq!(results(&env)[0]["check"]["name"], "security");
+}
