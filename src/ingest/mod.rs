@@ -133,7 +133,8 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn add(&mut self, other: &Stats) {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Stats) {
         self.lines += other.lines;
         self.bytes += other.bytes;
         self.rows += other.rows;
