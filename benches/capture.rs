@@ -18,6 +18,12 @@
 //!   (`[checks.format]`, docs/checks.md): the hook writes a job file and starts the detached
 //!   `cmstore check run`, and waits for nothing else; against `post-2k` it is the cost the
 //!   checks add to the hook.
+//! - `post-2k-ingest` / `post-2k-checks-ingest`: `post-2k` and `post-2k-checks` with a
+//!   `cmstore ingest` of the same binary following the home's queue (started before the loop,
+//!   stopped after it). With this build the hook of `post-2k-checks-ingest` finds the ingest's
+//!   check runner (a probe of the queue's runner lock) and only writes the job file, which the
+//!   ingest runs; a baseline without that runner still starts `cmstore check run`. Its ratio
+//!   to `post-2k-ingest` is what audit-mode checks cost a hook while ingest runs.
 //! - cold: the first hook of a session on the 50 MB transcript (no cursor yet), timed apart,
 //!   21 times per binary in fresh homes.
 
@@ -33,7 +39,18 @@ const SESSION: &str = "bench-session";
 const COLD_RUNS: usize = 21;
 
 /// The capture scenarios, in the order each loop iteration runs them.
-const SCENARIOS: [&str; 4] = ["post-2k", "harvest-50k", "harvest-50m", "post-2k-checks"];
+const SCENARIOS: [&str; 6] = [
+    "post-2k",
+    "harvest-50k",
+    "harvest-50m",
+    "post-2k-checks",
+    "post-2k-ingest",
+    "post-2k-checks-ingest",
+];
+
+/// The scenarios whose homes have the checks configured, and those with an ingest following.
+const WITH_CHECKS: [usize; 2] = [3, 5];
+const WITH_INGEST: [usize; 2] = [4, 5];
 
 /// The configuration of the `post-2k-checks` scenario's homes.
 const AUDIT_CHECKS: &str = "[checks.format]\nmode = \"audit\"\n\
@@ -44,21 +61,72 @@ struct Subject {
     /// `capture` for this build, `baseline` for the `--baseline` binary.
     label: &'static str,
     binary: PathBuf,
-    homes: [PathBuf; 4],
+    homes: [PathBuf; 6],
     /// Samples per scenario, in [`SCENARIOS`] order.
-    samples: [Vec<Duration>; 4],
+    samples: [Vec<Duration>; 6],
+    /// The ingests following the homes of [`WITH_INGEST`], killed when the subject is dropped.
+    ingests: Vec<std::process::Child>,
+}
+
+impl Drop for Subject {
+    fn drop(&mut self) {
+        for child in &mut self.ingests {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 impl Subject {
     fn new(label: &'static str, binary: PathBuf, work: &Path) -> Subject {
         let homes = SCENARIOS.map(|s| work.join(format!("home-{label}-{s}")));
-        fs::create_dir_all(&homes[3]).expect("home");
-        fs::write(homes[3].join("cmstore.toml"), AUDIT_CHECKS).expect("config");
+        for i in WITH_CHECKS {
+            fs::create_dir_all(&homes[i]).expect("home");
+            fs::write(homes[i].join("cmstore.toml"), AUDIT_CHECKS).expect("config");
+        }
         Subject {
             label,
             binary,
             homes,
             samples: Default::default(),
+            ingests: Vec::new(),
+        }
+    }
+
+    /// Starts `cmstore ingest` following the homes of [`WITH_INGEST`], and waits until each
+    /// has created its database (and, where checks are configured, until a runner of this
+    /// build holds the runner lock: a baseline may have none).
+    fn start_ingests(&mut self) {
+        for i in WITH_INGEST {
+            let home = &self.homes[i];
+            fs::create_dir_all(home).expect("home");
+            let child = Command::new(&self.binary)
+                .arg("--home")
+                .arg(home)
+                .arg("ingest")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start ingest");
+            self.ingests.push(child);
+            let until = Instant::now() + Duration::from_secs(20);
+            let queue = home.join("hook-queue.jsonl");
+            let ready = || {
+                home.join("cmstore.db").exists()
+                    && (self.label == "baseline"
+                        || !WITH_CHECKS.contains(&i)
+                        || cmstore::checks::detach::runner_alive(&queue))
+            };
+            while !ready() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert!(
+                ready(),
+                "{}: the ingest of {} never got ready",
+                self.label,
+                home.display()
+            );
         }
     }
 
@@ -103,7 +171,14 @@ fn main() {
     grow_transcript(&t50m, 50 * 1024 * 1024);
     let harvest_50k = post_tool_use_payload(Some(&t50k), 2048);
     let harvest_50m = post_tool_use_payload(Some(&t50m), 2048);
-    let payloads = [&post_2k, &harvest_50k, &harvest_50m, &post_2k];
+    let payloads = [
+        &post_2k,
+        &harvest_50k,
+        &harvest_50m,
+        &post_2k,
+        &post_2k,
+        &post_2k,
+    ];
 
     // Cold start: the first hook of a session on a big transcript (tail-bounded read), each
     // time in a home of its own (no cursor yet), the binaries taking turns going first.
@@ -121,7 +196,8 @@ fn main() {
         }
     }
     // Warm the cursors so the loop measures steady state.
-    for s in &subjects {
+    for s in &mut subjects {
+        s.start_ingests();
         time_run(&s.binary, &s.homes[1], &harvest_50k);
         time_run(&s.binary, &s.homes[2], &harvest_50m);
     }
@@ -160,6 +236,8 @@ fn main() {
         for (i, scenario) in SCENARIOS.iter().enumerate() {
             let ratio = match i {
                 2 => format!("{:.2}x harvest-50k", m[2] / m[1]),
+                3 => format!("{:.2}x post-2k", m[3] / m[0]),
+                5 => format!("{:.2}x post-2k-ingest", m[5] / m[4]),
                 _ => format!("{:.2}x empty", m[i] / empty_median),
             };
             println!(
@@ -197,6 +275,10 @@ fn main() {
             percentile(cold, 50)
         );
     }
+    println!(
+        "{}",
+        probe_cost(&subjects[0].homes[5].join("hook-queue.jsonl"))
+    );
     for (s, before) in subjects.iter().zip(&harvested_before) {
         let harvested = s.synthetic_in(2) - before;
         println!(
@@ -322,4 +404,20 @@ fn percentile(samples: &mut [Duration], pct: usize) -> f64 {
     samples.sort();
     let idx = ((samples.len() - 1) * pct) / 100;
     samples[idx].as_secs_f64() * 1e3
+}
+
+/// What the hook's probe of the runner lock costs, on a lock a following ingest holds: the
+/// median of 2000 probes.
+fn probe_cost(queue: &Path) -> String {
+    let mut samples: Vec<Duration> = (0..2000)
+        .map(|_| {
+            let start = Instant::now();
+            assert!(cmstore::checks::detach::runner_alive(queue));
+            start.elapsed()
+        })
+        .collect();
+    format!(
+        "runner-lock probe (a held lock): median {:.1} us of 2000",
+        percentile(&mut samples, 50) * 1e3
+    )
 }

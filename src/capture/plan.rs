@@ -62,8 +62,10 @@ pub struct Plan<'c> {
     pub(super) closed: Vec<(SeenSession, Vec<Turn>)>,
     /// [`Hook::config_error`], for every entry.
     pub(super) config_error: Option<String>,
-    /// The checks the event asks for (`[checks]`), for the shell to run or hand off.
-    pub(super) checks: Vec<Job>,
+    /// The tool input the checks are chosen from, kept only when `[checks]` is configured:
+    /// they are chosen in [`Plan::take_checks`], once the call's outcome is known (a Codex
+    /// call's exit code comes from its rollout, after [`prepare`]).
+    pub(super) check_input: Option<Value>,
 }
 
 /// The checks an event asks for, with what their feedback reply needs.
@@ -77,14 +79,26 @@ pub struct PendingChecks {
 }
 
 impl Plan<'_> {
-    /// The checks the event asks for, taken out of the plan: `None` when there are none
-    /// (always, unless `[checks]` is configured).
+    /// The checks the event asks for, chosen now from the entry as it stands (after
+    /// [`Plan::set_exit_code`]: a commit that failed starts no scan): `None` when there are
+    /// none (always, unless `[checks]` is configured). A second call finds none.
     pub fn take_checks(&mut self) -> Option<PendingChecks> {
-        if self.checks.is_empty() {
+        if self.config.checks.is_empty() {
+            return None;
+        }
+        let input = self.check_input.take();
+        let jobs = checks::jobs(
+            &self.config.checks,
+            &self.config.redact,
+            self.hook_type,
+            input.as_ref(),
+            &self.entry,
+        );
+        if jobs.is_empty() {
             return None;
         }
         Some(PendingChecks {
-            jobs: std::mem::take(&mut self.checks),
+            jobs,
             agent: self.agent,
             event: self
                 .event
@@ -184,17 +198,9 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         }
         _ => None,
     };
-    let checks = if config.checks.is_empty() {
-        Vec::new()
-    } else {
-        let input = readable.and_then(wire::tool_input);
-        checks::jobs(
-            &config.checks,
-            &config.redact,
-            hook_type,
-            input.as_ref(),
-            &entry,
-        )
+    let check_input = match config.checks.is_empty() {
+        true => None,
+        false => readable.and_then(wire::tool_input),
     };
     let record_main = recorded(config, &entry);
     let transcript = reading::locate(hook_type, &payload, &entry);
@@ -212,7 +218,7 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         workspace,
         closed: Vec::new(),
         config_error: hook.config_error.map(str::to_string),
-        checks,
+        check_input,
     })
 }
 

@@ -1,17 +1,20 @@
 //! vstack's post-edit format, markdown quality and post-commit security scan hooks as cmstore
 //! checks (docs/checks.md): which checks an event asks for ([`trigger`]), running one
 //! ([`run`]), the `CheckResult` line of its result ([`result_entry`]), the agent's feedback in
-//! enforce mode ([`feedback`]), and the detached run of audit mode ([`detach`]).
+//! enforce mode ([`feedback`]), and audit mode's hand-off ([`detach`]) to the runner of a
+//! following `cmstore ingest` ([`runner`]) or to a detached `cmstore check run`.
 //!
 //! On the hook path: nothing here reaches the store. In audit mode the hook only writes the
-//! job to a file and starts `cmstore check run` detached; in enforce mode the hook runs the
-//! check itself, bounded by its time limit.
+//! job to a file, and starts `cmstore check run` detached only when no ingest's runner is
+//! there to take it; in enforce mode the hook runs the check itself, bounded by its time
+//! limit.
 
 pub mod detach;
 pub mod diff;
 pub mod glob;
 pub mod markdown;
 pub mod process;
+pub mod runner;
 pub mod trigger;
 
 use std::path::{Path, PathBuf};
@@ -75,8 +78,14 @@ pub struct Job {
     pub max_line_length: Option<usize>,
     /// The configured redaction patterns, for the command's output.
     pub redact: Vec<String>,
-    /// The result's queue entry, with the triggering event's session, agent and call.
+    /// The result's queue entry, with the triggering event's session, agent and call. Its
+    /// id is fixed when the job is made, so a job run twice (its runner killed after the
+    /// append) still gives the store one result.
     pub entry: QueueEntry,
+    /// The queue the result goes to, set when the job is handed to a runner: an ingest's
+    /// runner leaves the jobs of other queues alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<PathBuf>,
 }
 
 impl Job {

@@ -74,7 +74,12 @@ pub fn jobs(
         command: None,
         max_line_length: None,
         redact: redact.to_vec(),
-        entry: base.clone(),
+        // An id of its own: two checks of one event are two results.
+        entry: QueueEntry {
+            id: crate::queue_line::new_id(),
+            ..base.clone()
+        },
+        queue: None,
     };
     let mut jobs = Vec::new();
     if is_edit_tool(tool) {
@@ -345,6 +350,8 @@ mod tests {
         assert_eq!(jobs[0].mode, "enforce");
         assert_eq!(jobs[0].entry.hook_type, "CheckResult");
         assert_eq!(jobs[0].entry.session_id.as_deref(), Some("s"));
+        // The store keeps one event per id: two results need two.
+        assert_ne!(jobs[0].entry.id, jobs[1].entry.id);
 
         let commit = json!({"command": "git commit -m wip"});
         let bash = entry("Bash");

@@ -165,7 +165,7 @@ fn capture(
     let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
     append(paths, &lines, tracker, workspace, &redactor, log);
     // After the append: the event's own line comes before its checks' results.
-    detach_checks(paths, &detached, log);
+    detach_checks(paths, detached, log);
     reply
 }
 
@@ -201,9 +201,33 @@ fn enforce_checks(
     (feedback, detached)
 }
 
-/// Starts a detached `cmstore check run` for each audit-mode job.
-fn detach_checks(paths: &Paths, jobs: &[checks::Job], log: &mut DebugLog) {
+/// Hands each audit-mode job off: to the check runner of a following `cmstore ingest` when
+/// one holds the queue's runner lock (the hook only writes the job file), else to a detached
+/// `cmstore check run` of its own.
+fn detach_checks(paths: &Paths, jobs: Vec<checks::Job>, log: &mut DebugLog) {
     if jobs.is_empty() {
+        return;
+    }
+    let dir = checks::jobs_dir(&paths.state_dir());
+    let jobs = jobs.into_iter().map(|job| checks::Job {
+        queue: Some(paths.queue.clone()),
+        ..job
+    });
+    if checks::detach::runner_alive(&paths.queue) {
+        for job in jobs {
+            match checks::detach::write_job(&job, &dir) {
+                Ok(file) => log.note(|| {
+                    format!(
+                        "check {} left to ingest ({})",
+                        job.kind.as_str(),
+                        file.display()
+                    )
+                }),
+                Err(err) => {
+                    log.note(|| format!("check {} not handed off: {err}", job.kind.as_str()))
+                }
+            }
+        }
         return;
     }
     let exe = match std::env::current_exe() {
@@ -213,9 +237,8 @@ fn detach_checks(paths: &Paths, jobs: &[checks::Job], log: &mut DebugLog) {
             return;
         }
     };
-    let dir = checks::jobs_dir(&paths.state_dir());
     for job in jobs {
-        match checks::detach::spawn(job, &dir, &exe, &paths.queue) {
+        match checks::detach::spawn(&job, &dir, &exe, &paths.queue) {
             Ok(file) => {
                 log.note(|| format!("check {} detached ({})", job.kind.as_str(), file.display()))
             }

@@ -144,6 +144,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
+    let checks = crate::checks::runner::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
     let mut on_batch = |s: &Stats| {
@@ -167,14 +168,18 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let (stats, busy) = if args.once {
         let mut stats = ingester.pass(&stop, &mut on_batch)?;
-        // The turns of the sessions the sweep closes are queue lines: this run takes them too.
-        if sweep_sessions(paths, &mut ingester, Thresholds::from_env()) {
+        // The turns of the sessions the sweep closes are queue lines, and so are the results
+        // of the check jobs left behind, which ran beside the pass: this run takes them too.
+        let swept = sweep_sessions(paths, &mut ingester, Thresholds::from_env());
+        let checked = finish_checks(checks, None) > 0;
+        if swept || checked {
             stats.add(&ingester.pass(&stop, &mut on_batch)?);
         }
         (stats, started.elapsed())
     } else {
         let wake = (wake_tx, wake_rx);
         let progress = follow_mode(paths, &args, &mut ingester, &stop, wake, &mut on_batch)?;
+        finish_checks(checks, Some(CHECKS_GRACE));
         (progress.total, progress.busy)
     };
     if let Some(bar) = bar {
@@ -443,6 +448,23 @@ fn rate(lines: u64, busy: Duration) -> String {
         true => format!("{:.0}", lines as f64 / secs),
         false => "-".to_string(),
     }
+}
+
+/// How long a stopping follow mode waits for the checks its runner is running.
+const CHECKS_GRACE: Duration = Duration::from_secs(3);
+
+/// Waits for the check runner's jobs (at most `wait`), says what it ran and what it left for
+/// the next ingest, and returns how many results it appended.
+fn finish_checks(runner: Option<crate::checks::runner::Runner>, wait: Option<Duration>) -> u64 {
+    let Some(runner) = runner else { return 0 };
+    let done = runner.finish(wait);
+    if done.ran > 0 || done.left > 0 {
+        eprintln!(
+            "cmstore ingest: ran {} check(s); {} still running, run again by the next ingest",
+            done.ran, done.left
+        );
+    }
+    done.ran
 }
 
 /// Stops the continuous export and says what it did.

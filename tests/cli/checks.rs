@@ -567,3 +567,347 @@ fn config_show_and_check_know_the_checks() {
     );
     assert!(all.contains("checks.markdown.mode"), "{all}");
 }
+
+/// A `cmstore ingest` in follow mode, killed (SIGKILL) when dropped if still running.
+struct Follower(std::process::Child);
+
+impl Follower {
+    /// Starts one and waits until its check runner holds the queue's runner lock.
+    fn start(env: &TestEnv) -> Follower {
+        let follower = Follower(env.spawn_follow(&["--heartbeat-ms", "0"]));
+        let until = Instant::now() + DETACHED_WAIT;
+        while !cmstore::checks::detach::runner_alive(&env.queue()) {
+            assert!(
+                Instant::now() < until,
+                "the ingest's check runner never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        follower
+    }
+
+    fn kill(mut self) {
+        self.0.kill().expect("kill ingest");
+        self.0.wait().expect("reap ingest");
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `cmstore capture` with debugging on, asserted to answer `{}` (audit mode never answers).
+fn capture_logged(env: &TestEnv, payload: &Value) {
+    let out = env
+        .cmd()
+        .arg("capture")
+        .env("CMSTORE_DEBUG", "1")
+        .write_stdin(payload.to_string())
+        .output()
+        .expect("run cmstore");
+    assert!(out.status.success());
+    assert_eq!(crate::common::one_json_object(&out.stdout), json!({}));
+}
+
+fn debug_log(env: &TestEnv) -> String {
+    fs::read_to_string(env.home().join("logs/capture.log")).unwrap_or_default()
+}
+
+/// A formatter that writes the command line of the first cmstore process among its
+/// ancestors (the check's runner) to `runners`, one line per run, and passes.
+#[cfg(target_os = "linux")]
+fn runner_reporting_formatter(env: &TestEnv, runners: &Path) -> PathBuf {
+    let script = env.dir.path().join("who.sh");
+    let text = format!(
+        "#!/bin/sh\np=$$\nwhile [ \"$p\" -gt 1 ]; do\n  c=$(tr '\\0' ' ' < /proc/$p/cmdline)\n  \
+         case \"$c\" in *cmstore*) echo \"$c\" >> {}; exit 0;; esac\n  \
+         p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2)\ndone\necho none >> {}\n",
+        runners.display(),
+        runners.display()
+    );
+    fs::write(&script, text).unwrap();
+    script
+}
+
+fn check_rows(env: &TestEnv) -> i64 {
+    env.int("SELECT COUNT(*) FROM events WHERE hook_type = 'CheckResult'")
+}
+
+fn job_files(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn audit_checks_are_left_to_a_following_ingest_which_records_each_once() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let runners = env.dir.path().join("runners");
+    let script = runner_reporting_formatter(&env, &runners);
+    configure(
+        &env,
+        &format!(
+            "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n\
+             [checks.markdown]\n",
+            script.display()
+        ),
+    );
+    fs::write(repo.join("b.md"), "# B\n```\nopen\n").unwrap();
+    let follower = Follower::start(&env);
+    capture_logged(
+        &env,
+        &claude_post(&repo, "Write", json!({"file_path": "a.rs"})),
+    );
+    capture_logged(
+        &env,
+        &claude_post(&repo, "Write", json!({"file_path": "b.md"})),
+    );
+    let lines = wait_results(&env, 2);
+    let log = debug_log(&env);
+    assert_eq!(log.matches("left to ingest").count(), 2, "{log}");
+    assert!(
+        !log.contains("detached"),
+        "the hook started no runner: {log}"
+    );
+    let ran_by = fs::read_to_string(&runners).unwrap();
+    assert_eq!(ran_by.lines().count(), 1, "{ran_by}");
+    assert!(ran_by.contains(" ingest"), "run by the ingest: {ran_by}");
+    assert!(!ran_by.contains("check run"), "{ran_by}");
+    let mut names: Vec<&str> = lines
+        .iter()
+        .map(|l| l["check"]["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["format", "markdown"]);
+    assert_eq!(lines[0]["sessionId"], "s-checks");
+    assert_ne!(lines[0]["id"], lines[1]["id"], "two results, two ids");
+    let markdown = lines
+        .iter()
+        .find(|l| l["check"]["name"] == "markdown")
+        .unwrap();
+    assert_eq!(markdown["check"]["status"], "failed", "{markdown}");
+    // The following ingest records them too, once each.
+    assert_eq!(
+        env.wait_for(
+            "SELECT COUNT(*) FROM events WHERE hook_type = 'CheckResult'",
+            2,
+            DETACHED_WAIT
+        ),
+        2
+    );
+    follower.kill();
+    env.ingest_once();
+    assert_eq!(check_rows(&env), 2);
+    assert_eq!(results(&env).len(), 2);
+    let jobs = env.home().join("state/checks");
+    assert!(job_files(&jobs).is_empty(), "{:?}", job_files(&jobs));
+    assert!(job_files(&jobs.join("running")).is_empty());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn without_a_following_ingest_the_hook_starts_a_runner_of_its_own() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let runners = env.dir.path().join("runners");
+    let script = runner_reporting_formatter(&env, &runners);
+    configure(
+        &env,
+        &format!(
+            "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n",
+            script.display()
+        ),
+    );
+    capture_logged(
+        &env,
+        &claude_post(&repo, "Write", json!({"file_path": "a.rs"})),
+    );
+    let lines = wait_results(&env, 1);
+    assert_eq!(lines[0]["check"]["status"], "passed", "{}", lines[0]);
+    let log = debug_log(&env);
+    assert!(log.contains("check format detached"), "{log}");
+    assert!(!log.contains("left to ingest"), "{log}");
+    let ran_by = fs::read_to_string(&runners).unwrap();
+    assert!(ran_by.contains("check run --job"), "{ran_by}");
+    // An ingest starting afterwards finds nothing left to run.
+    env.ingest_once();
+    assert_eq!(check_rows(&env), 1);
+    assert_eq!(results(&env).len(), 1);
+}
+
+/// Waits until the ingest's runner has taken a job (its file is in `running/`); returns it.
+fn wait_taken(env: &TestEnv) -> PathBuf {
+    let running = env.home().join("state/checks/running");
+    let until = Instant::now() + DETACHED_WAIT;
+    loop {
+        if let Some(file) = job_files(&running).into_iter().next() {
+            return file;
+        }
+        assert!(Instant::now() < until, "no job taken");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_check_whose_ingest_was_killed_mid_check_is_run_by_the_next_and_recorded_once() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let started = env.dir.path().join("started");
+    let script = env.dir.path().join("slow-fmt.sh");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho run >> {}\nsleep 1\necho \"would reformat $*\"\nexit 1\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    configure(
+        &env,
+        &format!(
+            "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n",
+            script.display()
+        ),
+    );
+    let follower = Follower::start(&env);
+    capture_logged(
+        &env,
+        &claude_post(&repo, "Write", json!({"file_path": "a.rs"})),
+    );
+    let taken = wait_taken(&env);
+    let job = fs::read(&taken).unwrap();
+    let until = Instant::now() + DETACHED_WAIT;
+    while !started.exists() {
+        assert!(Instant::now() < until, "the check never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    follower.kill();
+    // Past the script's end: a result from the killed runner would be there by now.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        results(&env).is_empty(),
+        "the killed runner appended nothing"
+    );
+    assert!(taken.exists(), "the taken job is still there");
+
+    env.ingest_once();
+    let lines = results(&env);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["check"]["status"], "failed");
+    assert_eq!(
+        fs::read_to_string(&started).unwrap().lines().count(),
+        2,
+        "run again"
+    );
+    assert_eq!(check_rows(&env), 1);
+    assert!(!taken.exists());
+
+    // Killed after its append, before removing the job: run a third time, the store keeps one.
+    fs::write(&taken, &job).unwrap();
+    env.ingest_once();
+    assert_eq!(results(&env).len(), 2, "appended again, with the same id");
+    assert_eq!(results(&env)[0]["id"], results(&env)[1]["id"]);
+    assert_eq!(check_rows(&env), 1);
+    env.ingest_once();
+    assert_eq!(results(&env).len(), 2, "nothing left to run");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_check_hanging_inside_ingest_times_out_while_ingest_keeps_ingesting() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(
+        &env,
+        "[checks.format]\ntimeout_secs = 4\ncommands = [{ pattern = \"*.rs\", command = \"sleep 60\" }]\n",
+    );
+    let _follower = Follower::start(&env);
+    capture_logged(
+        &env,
+        &claude_post(&repo, "Write", json!({"file_path": "a.rs"})),
+    );
+    let taken = wait_taken(&env);
+    let hung_at = Instant::now();
+    capture_logged(
+        &env,
+        &claude_post(&repo, "Read", json!({"file_path": "a.rs"})),
+    );
+    assert_eq!(
+        env.wait_for(
+            "SELECT COUNT(*) FROM events WHERE tool_name = 'Read'",
+            1,
+            Duration::from_secs(3)
+        ),
+        1,
+        "ingested while the check hangs"
+    );
+    assert!(hung_at.elapsed() < Duration::from_secs(3));
+    assert!(taken.exists(), "the check is still running");
+    let lines = wait_results(&env, 1);
+    let check = &lines[0]["check"];
+    assert_eq!(check["status"], "timed_out", "{check}");
+    let ms = check["durationMs"].as_u64().unwrap();
+    assert!((3500..9000).contains(&ms), "{ms}");
+    assert_eq!(
+        env.wait_for(
+            "SELECT COUNT(*) FROM events WHERE hook_type = 'CheckResult'",
+            1,
+            DETACHED_WAIT
+        ),
+        1
+    );
+    assert!(!taken.exists());
+}
+
+/// Codex 0.171's PostToolUse of shell call `call_id` that ran a `git commit` in `repo`: its
+/// result gives only the output, the exit code is in the rollout (the recorded one: `call_0`
+/// exited 0, `call_1` exited 3).
+fn codex_commit_post(env: &TestEnv, repo: &Path, call_id: &str) -> Value {
+    let rollout = env.dir.path().join("rollout.jsonl");
+    fs::write(
+        &rollout,
+        crate::common::payload("codex-0.171-rollout.jsonl"),
+    )
+    .unwrap();
+    let mut post: Value =
+        serde_json::from_str(&crate::common::payload("codex-0.171-post-tool-use.json")).unwrap();
+    post["transcript_path"] = json!(rollout.to_string_lossy());
+    post["cwd"] = json!(repo.to_string_lossy());
+    post["tool_input"] = json!({"command": "git commit -qm 'add settings'"});
+    post["tool_response"] = json!("");
+    post["tool_use_id"] = json!(call_id);
+    post
+}
+
+#[test]
+fn a_codex_commit_that_failed_by_its_rollout_starts_no_scan() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    configure(&env, "[checks.security]\nmode = \"enforce\"\n");
+    // HEAD holds secrets: a scan started by the failed commit would find them.
+    commit_secrets(&repo);
+    let failed = codex_commit_post(&env, &repo, "call_1");
+    assert_eq!(
+        capture(&env, failed.to_string(), &["--agent", "codex"]),
+        json!({})
+    );
+    assert_eq!(env.queue_lines()[0]["exitCode"], 3);
+    assert!(results(&env).is_empty(), "{:?}", results(&env));
+    // The same commit, successful by the rollout, is scanned.
+    let succeeded = codex_commit_post(&env, &repo, "call_0");
+    let reply = capture(&env, succeeded.to_string(), &["--agent", "codex"]);
+    assert_eq!(reply["decision"], "block", "{reply}");
+    assert_eq!(results(&env).len(), 1);
+    assert_eq!(results(&env)[0]["check"]["name"], "security");
+}
