@@ -142,6 +142,9 @@ pub fn start(
     });
     shared.put_back_orphans();
     let (wake, woken) = mpsc::channel();
+    // Taken before `start` returns: an `ingest --once` may finish its pass before the loop
+    // thread looks.
+    shared.take_waiting(&wake);
     let watcher = watch(jobs_dir, wake.clone());
     let poll = if watcher.is_some() {
         WATCHED_POLL
@@ -166,6 +169,17 @@ impl Runner {
     /// Stops taking jobs and waits for the ones running: all of them with `wait` `None`, else
     /// at most `wait` (those still running are run again by the next runner).
     pub fn finish(mut self, wait: Option<Duration>) -> Finished {
+        if wait.is_none() {
+            // Drain: the jobs still waiting too, a worker's worth at a time.
+            while !job_files(&self.shared.dir).is_empty() {
+                let before = self.shared.lock_count().ran;
+                self.shared.take_waiting(&self.wake);
+                self.wait_idle();
+                if self.shared.lock_count().ran == before {
+                    break;
+                }
+            }
+        }
         self.stop_taking();
         let deadline = wait.map(|w| Instant::now() + w);
         let mut count = self.shared.lock_count();
@@ -187,6 +201,18 @@ impl Runner {
         Finished {
             ran: count.ran,
             left: count.in_flight,
+        }
+    }
+
+    /// Waits until no job is running.
+    fn wait_idle(&self) {
+        let mut count = self.shared.lock_count();
+        while count.in_flight > 0 {
+            count = self
+                .shared
+                .done
+                .wait(count)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
     }
 
