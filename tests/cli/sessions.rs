@@ -297,3 +297,45 @@ fn show_shortens_unless_full_and_never_pages_into_a_pipe() {
     let full = run(&env, &["show", "long-session", "--full"]);
     assert!(full.contains("END"), "{full}");
 }
+
+#[test]
+fn a_call_shows_its_input_from_whichever_line_has_it() {
+    let env = TestEnv::new();
+    let line = |hook: &str, minute: i64, call: &str, input: Option<&str>| {
+        let mut e = entry(hook, "story-1");
+        e.timestamp = T0 + minute * MIN;
+        e.tool_call_id = Some(call.into());
+        e.tool_input = input.map(str::to_string);
+        e.to_line()
+    };
+    env.append(&[
+        // The PreToolUse says the command: the story takes it from the session's own lines.
+        line("PreToolUse", 0, "c1", Some(r#"{"command":"cargo build"}"#)),
+        line(
+            "PostToolUse",
+            1,
+            "c1",
+            Some(r#"{"command":"not this one"}"#),
+        ),
+        // The PreToolUse has no input: the PostToolUse's is shown.
+        line("PreToolUse", 2, "c2", None),
+        line("PostToolUse", 3, "c2", Some(r#"{"command":"cargo test"}"#)),
+        // Only the end was seen.
+        line(
+            "PostToolUseFailure",
+            4,
+            "c3",
+            Some(r#"{"file_path":"src/x.rs"}"#),
+        ),
+    ]);
+    env.ingest_once();
+    let json: Value =
+        serde_json::from_str(&run(&env, &["show", "story-1", "--format", "json"])).unwrap();
+    let inputs: Vec<&Value> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["input"])
+        .collect();
+    assert_eq!(inputs, ["cargo build", "cargo test", "src/x.rs"]);
+}
