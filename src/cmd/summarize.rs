@@ -649,10 +649,35 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         sink.table.width = None;
         (columns, rows)
     };
+    let table = sink.format == Format::Table;
     let mut out = io::stdout().lock();
     report::render(&mut out, sink, columns, &rows)?;
     out.flush().context("writing")?;
+    if table && rows.is_empty() {
+        let (what, hint) = nothing_of(args.by);
+        eprintln!(
+            "{}",
+            report::empty_note(what, filters != Filters::default(), hint)
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an empty summary has none of, and where such rows come from when that is not plain.
+fn nothing_of(by: By) -> (&'static str, Option<&'static str>) {
+    match by {
+        By::Session | By::Agent => ("sessions", None),
+        By::Tool => ("tool calls", None),
+        By::Day => ("events", None),
+        By::Model => (
+            "token usage",
+            Some("it is read from the agents' transcripts: docs/usage.md"),
+        ),
+        By::Check => (
+            "check results",
+            Some("checks run once [checks] is set in cmstore.toml: docs/checks.md"),
+        ),
+    }
 }
 
 #[cfg(test)]

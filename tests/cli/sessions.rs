@@ -339,3 +339,48 @@ fn a_call_shows_its_input_from_whichever_line_has_it() {
         .collect();
     assert_eq!(inputs, ["cargo build", "cargo test", "src/x.rs"]);
 }
+
+#[test]
+fn an_empty_report_says_so_on_stderr_as_every_other_does() {
+    let env = store();
+    let note = |args: &[&str]| -> (String, String) {
+        let out = env
+            .cmd()
+            .env("COLUMNS", "100")
+            .args(args)
+            .args(["--format", "table"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (table, err) = note(&["summarize", "--by", "check"]);
+    assert!(
+        table.contains("check") && table.contains("findings"),
+        "{table}"
+    );
+    assert_eq!(
+        err,
+        "no check results in the store yet (checks run once [checks] is set in cmstore.toml: \
+         docs/checks.md)\n"
+    );
+    let (table, err) = note(&["sessions", "--agent", "nobody"]);
+    assert!(
+        table.contains("session") && table.lines().count() == 2,
+        "{table}"
+    );
+    assert_eq!(err, "no sessions match the filters\n");
+    let (_, err) = note(&["summarize", "--by", "tool", "--agent", "nobody"]);
+    assert_eq!(err, "no tool calls match the filters\n");
+    // A report with rows, and the machine formats, say nothing more.
+    assert_eq!(note(&["sessions"]).1, "");
+    let out = env
+        .cmd()
+        .args(["summarize", "--by", "check", "--format", "tsv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty());
+}
