@@ -30,25 +30,13 @@ use rusqlite::{ffi, Connection, ErrorCode, OpenFlags, Statement};
 /// reports the database busy.
 pub const MAX_BUSY_WAIT: Duration = Duration::from_secs(5);
 
-/// How much of the store file a reader maps into memory (`PRAGMA mmap_size`; SQLite lowers
-/// it to its compile-time limit, 2 GiB in the bundled build, and falls back to reads where
-/// the platform cannot map).
-///
-/// Why: a report that reads pages scattered over the file (`show` of a long session: a page
-/// per tool call) spent most of its time copying 16 KiB pages out of the kernel's cache, one
-/// `pread` each; mapped, a page already cached is read in place. The mapping is read-only
-/// (SQLite writes through it only when built with `SQLITE_MMAP_READWRITE`, which the bundled
-/// build is not).
-pub const READ_MMAP_BYTES: i64 = 2 << 30;
-
 /// Opens the store at `path` for reading only: `SQLITE_OPEN_READ_ONLY` (never created, never
-/// written) and `query_only`, waiting up to `busy` for a writer, the file mapped
-/// ([`READ_MMAP_BYTES`]). Never creates the file; a missing one is an error.
+/// written) and `query_only`, waiting up to `busy` for a writer. Never creates the file; a
+/// missing one is an error.
 pub fn connection(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.pragma_update(None, "query_only", true)?;
-    conn.pragma_update(None, "mmap_size", READ_MMAP_BYTES)?;
     conn.busy_timeout(busy)?;
     Ok(conn)
 }
