@@ -367,9 +367,9 @@ fn window_parts(filters: &Filters) -> (Vec<String>, Vec<String>) {
     let first_whole = format!("(:since >= 0 AND :since = {})", ms(FIRST));
     let last_whole = format!(
         "(:until = {})",
-        ms(&format!("date((:until - 1) / 1000, 'unixepoch', '+1 day')"))
+        ms("date((:until - 1) / 1000, 'unixepoch', '+1 day')")
     );
-    let next_ms = ms(&format!("date(:since / 1000, 'unixepoch', '+1 day')"));
+    let next_ms = ms("date(:since / 1000, 'unixepoch', '+1 day')");
     let last_ms = format!("{} - 1000", ms(LAST));
     let mut days = Vec::new();
     let mut edges = Vec::new();
