@@ -113,6 +113,19 @@ pub fn render(
     Ok(())
 }
 
+/// What a report's table says on stderr when it has no rows (the table itself is only its
+/// header): `no {what}`, and why there may be none. One wording for every report, so that an
+/// empty `summarize --by check` reads like an empty `sessions`.
+pub fn empty_note(what: &str, filtered: bool, hint: Option<&str>) -> String {
+    let scope = if filtered {
+        "match the filters"
+    } else {
+        "in the store yet"
+    };
+    let hint = hint.map_or(String::new(), |h| format!(" ({h})"));
+    format!("no {what} {scope}{hint}")
+}
+
 /// Width to fit tables into: `COLUMNS` when set, else the terminal's; `None` for a pipe.
 pub fn terminal_width(on_terminal: bool) -> Option<u16> {
     if let Some(cols) = crate::env::var("COLUMNS")

@@ -248,6 +248,10 @@ pub fn readable(
     (names.iter().map(|s| s.to_string()).collect(), out)
 }
 
+/// Columns of the readable list right-aligned as text figures (the counts are numbers,
+/// right-aligned anyway): durations line up as they do in `summarize`.
+pub const READABLE_RIGHT: &[&str] = &["lasted"];
+
 /// Columns of the readable list that may be cut to fit a narrow terminal; the id prefix and
 /// the figures never are.
 pub const READABLE_CUTTABLE: &[&str] = &["project", "model", "agent"];

@@ -1,10 +1,13 @@
 //! One session's story, in order: what `cmstore show` prints.
 //!
-//! Read from the store in four statements (the session, its prompts and other events, its
-//! tool calls with the gate's findings, its turns) and merged by time into [`Item`]s. The
+//! Read from the store in a few statements (the session; its prompts, other events and
+//! PreToolUse lines in one pass; its tool calls; its turns; its usage) and merged by time into
+//! [`Item`]s. The
 //! prompt a person typed is shown where they typed it (its `UserPromptSubmit`); a turn's answer
 //! where the turn ended, with the turn's own prompt in front only when no prompt event shows
 //! it (a harvested VS Code turn, a session whose prompt hook was off).
+
+use std::collections::HashMap;
 
 use rusqlite::types::Value;
 use serde::Serialize;
@@ -197,8 +200,9 @@ pub fn load(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Story>, QueryErr
     let Some(mut session) = head(db, session_id)? else {
         return Ok(None);
     };
-    let mut items = events(db, session_id)?;
-    items.extend(tool_calls(db, session_id)?);
+    let own = own_lines(db, session_id)?;
+    let mut items = own.items;
+    items.extend(tool_calls(db, session_id, own.pre)?);
     items.extend(answers(db, session_id)?);
     items.sort_by_key(|item| (item.ts(), item.rank()));
     drop_shown_prompts(&mut items);
@@ -317,87 +321,197 @@ fn head(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Head>, QueryError> {
     }))
 }
 
-/// Prompts, starts, ends and compactions: through the partial index `events_story`
-/// (migration 0018), whose condition this statement repeats word for word.
-fn events(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
+/// What a tool call's PreToolUse line says: its input and the gate's finding.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct PreLine {
+    input: Option<String>,
+    risk: Option<String>,
+    decision: Option<String>,
+    delegated_to: Option<String>,
+}
+
+/// A session's own lines the story reads: its prompts, starts, ends and compactions as items,
+/// and its PreToolUse lines by event id.
+struct OwnLines {
+    items: Vec<Item>,
+    pre: HashMap<String, PreLine>,
+}
+
+/// The statement of [`own_lines`]: through the partial index `events_story` (migration
+/// 0017), whose condition it repeats word for word; each line's JSON read once, for the one
+/// field its kind has.
+const OWN_LINES: &str = "SELECT ts, hook_type, id, prompt, delegated_agent, \
+        CASE hook_type WHEN 'PreToolUse' THEN json_extract(entry, '$.toolInput') \
+            WHEN 'SessionStart' THEN json_extract(entry, '$.source') \
+            WHEN 'SessionEnd' THEN json_extract(entry, '$.reason') \
+            WHEN 'PreCompact' THEN json_extract(entry, '$.trigger') END, \
+        CASE hook_type WHEN 'PreToolUse' THEN json_extract(entry, '$.risk') END, \
+        CASE hook_type WHEN 'PreToolUse' THEN json_extract(entry, '$.decision') END \
+     FROM events WHERE session_id = :session \
+       AND hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact', \
+                        'PreToolUse') \
+     ORDER BY ts, seq";
+
+/// Reads the session's own lines in one pass over its rows.
+fn own_lines(db: &ReadOnlyDb, session_id: &str) -> Result<OwnLines, QueryError> {
+    let (_, rows) = report::fetch(db, OWN_LINES, &bind(session_id))?;
+    let mut own = OwnLines {
+        items: Vec::new(),
+        pre: HashMap::new(),
+    };
+    for r in &rows {
+        let (Some(ts), Some(hook)) = (integer(&r[0]), text(&r[1])) else {
+            continue;
+        };
+        let field = text(&r[5]);
+        let item = match hook.as_str() {
+            "PreToolUse" => {
+                let pre = PreLine {
+                    input: field,
+                    risk: text(&r[6]),
+                    decision: text(&r[7]),
+                    delegated_to: text(&r[4]),
+                };
+                own.pre.insert(text(&r[2]).unwrap_or_default(), pre);
+                continue;
+            }
+            "UserPromptSubmit" => Item::Prompt {
+                ts,
+                text: text(&r[3]).unwrap_or_default(),
+            },
+            "SessionStart" => Item::Start { ts, source: field },
+            "SessionEnd" => Item::End { ts, reason: field },
+            _ => Item::Compaction { ts, trigger: field },
+        };
+        own.items.push(item);
+    }
+    Ok(own)
+}
+
+/// A call's halves as its `tool_calls` row names them.
+struct CallRow {
+    ts: i64,
+    tool: String,
+    duration_ms: Option<i64>,
+    outcome: Option<String>,
+    pre_event_id: Option<String>,
+    post_event_id: Option<String>,
+}
+
+/// Tool calls, from the covering index `tool_calls_session_id` (migration 0017), with the
+/// input and the gate's finding from the PreToolUse line among `pre` (else read by its id, as
+/// a call's line of another session would be) and, when that line has no input, the
+/// PostToolUse's (its line is read only then, as each read is a page of `events`).
+fn tool_calls(
+    db: &ReadOnlyDb,
+    session_id: &str,
+    mut pre: HashMap<String, PreLine>,
+) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
-        "SELECT ts, hook_type, prompt, json_extract(entry, '$.source'), \
-                json_extract(entry, '$.reason'), json_extract(entry, '$.trigger') \
-         FROM events WHERE session_id = :session \
-           AND hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact') \
-         ORDER BY ts, seq",
+        "SELECT coalesce(start_ts, end_ts), coalesce(tool_name, '?'), duration_ms, outcome, \
+                pre_event_id, post_event_id \
+         FROM tool_calls WHERE session_id = :session",
         &bind(session_id),
     )?;
-    Ok(rows
+    let calls: Vec<CallRow> = rows
         .iter()
         .filter_map(|r| {
-            let ts = integer(&r[0])?;
-            Some(match text(&r[1])?.as_str() {
-                "UserPromptSubmit" => Item::Prompt {
-                    ts,
-                    text: text(&r[2]).unwrap_or_default(),
-                },
-                "SessionStart" => Item::Start {
-                    ts,
-                    source: text(&r[3]),
-                },
-                "SessionEnd" => Item::End {
-                    ts,
-                    reason: text(&r[4]),
-                },
-                _ => Item::Compaction {
-                    ts,
-                    trigger: text(&r[5]),
-                },
+            Some(CallRow {
+                ts: integer(&r[0])?,
+                tool: text(&r[1]).unwrap_or_default(),
+                duration_ms: integer(&r[2]),
+                outcome: text(&r[3]),
+                pre_event_id: text(&r[4]),
+                post_event_id: text(&r[5]),
             })
+        })
+        .collect();
+    let elsewhere: Vec<&str> = calls
+        .iter()
+        .filter_map(|c| c.pre_event_id.as_deref())
+        .filter(|id| !pre.contains_key(*id))
+        .collect();
+    pre.extend(lines_by_id(db, &elsewhere, true)?);
+    let no_input: Vec<&str> = calls
+        .iter()
+        .filter(|c| pre_of(&pre, c).is_none_or(|p| p.input.is_none()))
+        .filter_map(|c| c.post_event_id.as_deref())
+        .collect();
+    let post = lines_by_id(db, &no_input, false)?;
+    Ok(calls
+        .iter()
+        .map(|c| {
+            let p = pre_of(&pre, c).cloned().unwrap_or_default();
+            let post_input = || {
+                c.post_event_id
+                    .as_ref()
+                    .and_then(|id| post.get(id))
+                    .and_then(|l| l.input.clone())
+            };
+            Item::ToolCall {
+                ts: c.ts,
+                tool: c.tool.clone(),
+                input: p.input.or_else(post_input).map(input_text),
+                duration_ms: c.duration_ms,
+                outcome: c.outcome.clone(),
+                risk: p.risk,
+                decision: p.decision,
+                delegated_to: p.delegated_to,
+            }
         })
         .collect())
 }
 
-/// Tool calls, with the input and the gate's finding from the PreToolUse line (else the
-/// PostToolUse's input: its line is read only then, as each read is a page of `events`).
-fn tool_calls(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
+/// The PreToolUse line of call `c`, once read.
+fn pre_of<'a>(pre: &'a HashMap<String, PreLine>, c: &CallRow) -> Option<&'a PreLine> {
+    c.pre_event_id.as_ref().and_then(|id| pre.get(id))
+}
+
+/// The lines of these event ids (any session), by id: their tool input, and for a PreToolUse
+/// (`with_finding`) the gate's finding and the delegation too.
+fn lines_by_id(
+    db: &ReadOnlyDb,
+    ids: &[&str],
+    with_finding: bool,
+) -> Result<HashMap<String, PreLine>, QueryError> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let ids = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
     let (_, rows) = report::fetch(
         db,
-        "SELECT coalesce(c.start_ts, c.end_ts), coalesce(c.tool_name, '?'), \
-                coalesce(json_extract(pre.entry, '$.toolInput'), \
-                         (SELECT json_extract(post.entry, '$.toolInput') FROM events post \
-                          WHERE post.id = c.post_event_id)), \
-                c.duration_ms, c.outcome, json_extract(pre.entry, '$.risk'), \
-                json_extract(pre.entry, '$.decision'), pre.delegated_agent \
-         FROM tool_calls c \
-         LEFT JOIN events pre ON pre.id = c.pre_event_id \
-         WHERE c.session_id = :session",
-        &bind(session_id),
+        "SELECT id, json_extract(entry, '$.toolInput'), json_extract(entry, '$.risk'), \
+                json_extract(entry, '$.decision'), delegated_agent \
+         FROM events WHERE id IN (SELECT value FROM json_each(:ids))",
+        &[Param {
+            name: "ids".into(),
+            value: Value::Text(ids),
+        }],
     )?;
     Ok(rows
         .iter()
         .filter_map(|r| {
-            Some(Item::ToolCall {
-                ts: integer(&r[0])?,
-                tool: text(&r[1]).unwrap_or_default(),
-                input: input_text(&r[2]),
-                duration_ms: integer(&r[3]),
-                outcome: text(&r[4]),
-                risk: text(&r[5]),
-                decision: text(&r[6]),
-                delegated_to: text(&r[7]),
-            })
+            let line = PreLine {
+                input: text(&r[1]),
+                risk: text(&r[2]).filter(|_| with_finding),
+                decision: text(&r[3]).filter(|_| with_finding),
+                delegated_to: text(&r[4]).filter(|_| with_finding),
+            };
+            Some((text(&r[0])?, line))
         })
         .collect())
 }
 
 /// A tool input as one line: a shell command as it is, anything else as its compact JSON.
-fn input_text(value: &Value) -> Option<String> {
-    let raw = text(value)?;
+fn input_text(raw: String) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(&raw).ok();
     let command = parsed.as_ref().and_then(|v| {
         ["command", "file_path", "path", "pattern", "url", "prompt"]
             .iter()
             .find_map(|k| v.get(*k).and_then(|c| c.as_str()).map(str::to_string))
     });
-    Some(command.unwrap_or(raw))
+    command.unwrap_or(raw)
 }
 
 /// Turn ends.
@@ -715,9 +829,8 @@ mod tests {
 
     #[test]
     fn a_tool_input_reads_as_its_command() {
-        let v = Value::Text(r#"{"command":"cargo test","description":"x"}"#.into());
-        assert_eq!(input_text(&v).as_deref(), Some("cargo test"));
-        let v = Value::Text(r#"{"a":1}"#.into());
-        assert_eq!(input_text(&v).as_deref(), Some(r#"{"a":1}"#));
+        let raw = r#"{"command":"cargo test","description":"x"}"#;
+        assert_eq!(input_text(raw.into()), "cargo test");
+        assert_eq!(input_text(r#"{"a":1}"#.into()), r#"{"a":1}"#);
     }
 }

@@ -81,14 +81,20 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let (columns, rows) = if sink.format == Format::Table && !args.wide {
         sink.table.plain = true;
         sink.table.cuttable = sessions::READABLE_CUTTABLE;
+        sink.table.right = sessions::READABLE_RIGHT;
         sessions::readable(&columns, &rows, &sessions::all_ids(&db)?, now)
     } else {
         // Every column: drawn in full, for a terminal that scrolls or a pager.
         sink.table.width = None;
         (columns, rows)
     };
+    let table = sink.format == Format::Table;
     let mut out = io::stdout().lock();
     report::render(&mut out, sink, columns, &rows)?;
     out.flush().context("writing")?;
+    if table && rows.is_empty() {
+        let filtered = filters != sessions::Filters::default();
+        eprintln!("{}", report::empty_note("sessions", filtered, None));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,8 +2,8 @@
 //!
 //! Every summary is one `SELECT` over the views of migrations 0002/0003 (`v_session_summary`,
 //! `v_session_tools`, `v_sessions`), 0014 (`v_usage*`: real tokens and cost;
-//! `estimated_tokens` is vstack's payload size / 4, not usage) and 0018 (`v_daily` over the
-//! daily rollup), so `cmstore query` against the same view gives the same figures;
+//! `estimated_tokens` is vstack's payload size / 4, not usage) and 0016 (`v_daily` over the
+//! daily rollup, the usage rollup), so `cmstore query` against the same view gives the same figures;
 //! `--show-sql` prints the statement. The report filters (`--since`, `--until`, `--agent`,
 //! `--project`, `--session`) are those of every report: see [`plan`] for what each chooses.
 //!
@@ -70,17 +70,9 @@ pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\"
      ended, prompts, turns, subagent_turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
      estimated_tokens, unknown_total, unknown_breakdown";
 
-/// The usage sums of a group of `v_usage` rows: real tokens from the transcripts and their
-/// cost (`cost_usd` covers the priced responses; `unpriced` counts the others).
-const USAGE_SUMS: &str = "count(*) AS responses, \
-     CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
-     CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
-     CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
-     CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
-     round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced";
-
-/// [`USAGE_SUMS`] over groups of `v_usage_rollup` rows (migration 0018), each already a sum of
-/// responses.
+/// The usage sums of groups of `v_usage_rollup` rows (migration 0016), each already a sum of
+/// responses (a `usage` row counts as a group of one): real tokens from the transcripts and
+/// their cost (`cost_usd` covers the priced responses; `unpriced` counts the others).
 const ROLLUP_SUMS: &str = "sum(responses) AS responses, \
      CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
      CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
@@ -290,18 +282,61 @@ fn agent_plan(filters: &Filters) -> Plan {
     }
 }
 
-/// `--by model`: v_usage_models over the chosen responses: by their own time (then from
-/// `usage` itself, through `usage_ts`), agent and session, and for `--project` the sessions
-/// in it.
+/// `--by model`: v_usage_models over the chosen responses: by their own time, agent and
+/// session, and for `--project` the sessions in it.
+///
+/// With `--since`/`--until` the whole UTC days strictly inside the window come from the usage
+/// rollup (a row per session, agent, model and day) and only the responses of the window's
+/// first and last day from `usage` itself (two ranges of `usage_ts`): the same figures as a
+/// `GROUP BY` over every response in the window, read from a few rows per day.
 fn model_plan(filters: &Filters) -> Plan {
     if filters.since.is_none() && filters.until.is_none() {
         return model_rollup_plan(filters);
     }
-    let own = Filters {
-        project: None,
-        ..filters.clone()
-    };
-    let (wheres, mut params) = own.event_conditions();
+    let (wheres, mut params) = chosen_usage(filters);
+    params.extend(filters.since.map(|ms| int_param("since", ms)));
+    params.extend(filters.until.map(|ms| int_param("until", ms)));
+    let (days, edges) = window_parts(filters);
+    let cols = "model, session_id, input_tokens, output_tokens, cache_write_tokens, \
+                cache_read_tokens, cost_usd";
+    let mut whole = wheres.clone();
+    whole.extend(days);
+    let mut parts = vec![format!(
+        "SELECT {cols}, responses, unpriced, first_ts, last_ts FROM v_usage_rollup{}",
+        where_of(&whole)
+    )];
+    for edge in edges {
+        let mut conditions = vec![edge];
+        conditions.extend(wheres.iter().cloned());
+        parts.push(format!(
+            "SELECT {cols}, 1, cost_usd IS NULL, ts, ts FROM v_usage{}",
+            where_of(&conditions)
+        ));
+    }
+    Plan {
+        sql: format!(
+            "WITH parts AS ({})\n\
+             SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             {ROLLUP_SUMS}, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
+             FROM parts\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
+            parts.join("\nUNION ALL ")
+        ),
+        params,
+    }
+}
+
+/// The conditions `--agent`, `--session` and `--project` put on a usage row (of `usage` or of
+/// the rollup: both have `agent` and `session_id`), and their parameters.
+fn chosen_usage(filters: &Filters) -> (Vec<String>, Vec<Param>) {
+    let (wheres, mut params) = Filters {
+        session: filters.session.clone(),
+        agent: filters.agent.clone(),
+        ..Filters::default()
+    }
+    .conditions();
     let mut wheres: Vec<String> = wheres.into_iter().map(str::to_string).collect();
     let (in_project, more) = in_sessions(
         "session_id",
@@ -312,18 +347,66 @@ fn model_plan(filters: &Filters) -> Plan {
     );
     wheres.extend(in_project);
     params.extend(more);
-    Plan {
-        sql: format!(
-            "SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
-             {USAGE_SUMS}, \
-             strftime('%Y-%m-%dT%H:%M:%SZ', min(ts) / 1000, 'unixepoch') AS first_seen, \
-             strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_seen\n\
-             FROM v_usage{}\nGROUP BY coalesce(model, '?')\n\
-             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
-            where_of(&wheres)
-        ),
-        params,
+    (wheres, params)
+}
+
+/// The window `[since, until)` in parts: the rollup days inside it, and the conditions on
+/// `usage` rows for the rest.
+///
+/// A day strictly between the day of `since` and the day of `until - 1` is inside the window
+/// (a day follows its time), and so is an edge day the window covers whole (`since` at its
+/// midnight, `until` at the next). The responses of a partial edge day come from `usage`:
+/// each edge is one range of `ts`, which `usage_ts` serves, and the day checked exactly (the
+/// range of the last day starts a second early: `ts / 1000` rounds toward zero, so before 1970
+/// a day starts up to 999 ms before its midnight; a first day then is never taken as whole).
+fn window_parts(filters: &Filters) -> (Vec<String>, Vec<String>) {
+    const FIRST: &str = "date(:since / 1000, 'unixepoch')";
+    const LAST: &str = "date((:until - 1) / 1000, 'unixepoch')";
+    const DAY_OF_TS: &str = "date(ts / 1000, 'unixepoch')";
+    let ms = |day: &str| format!("CAST(strftime('%s', {day}) AS INTEGER) * 1000");
+    let first_whole = format!("(:since >= 0 AND :since = {})", ms(FIRST));
+    let last_whole = format!(
+        "(:until = {})",
+        ms("date((:until - 1) / 1000, 'unixepoch', '+1 day')")
+    );
+    let next_ms = ms("date(:since / 1000, 'unixepoch', '+1 day')");
+    let last_ms = format!("{} - 1000", ms(LAST));
+    let mut days = Vec::new();
+    let mut edges = Vec::new();
+    if filters.since.is_some() {
+        days.push(format!(
+            "(day > {FIRST} OR (day = {FIRST} AND {first_whole}))"
+        ));
+        // The first day is read whole from the rollup when the window covers it: from its
+        // midnight, and to its end (a later last day, or `until` at the next midnight).
+        let (until, whole) = if filters.until.is_some() {
+            (
+                format!("min({next_ms}, :until)"),
+                format!("({first_whole} AND ({LAST} > {FIRST} OR {last_whole}))"),
+            )
+        } else {
+            (next_ms.clone(), first_whole.clone())
+        };
+        edges.push(format!(
+            "ts >= :since AND ts < {until} AND {DAY_OF_TS} = {FIRST} AND NOT {whole}"
+        ));
     }
+    if filters.until.is_some() {
+        days.push(format!("(day < {LAST} OR (day = {LAST} AND {last_whole}))"));
+        let (since, other_day) = if filters.since.is_some() {
+            (
+                format!("max({last_ms}, :since)"),
+                format!(" AND {LAST} > {FIRST}"),
+            )
+        } else {
+            (last_ms, String::new())
+        };
+        edges.push(format!(
+            "ts >= {since} AND ts < :until AND {DAY_OF_TS} = {LAST}{other_day} \
+             AND NOT {last_whole}"
+        ));
+    }
+    (days, edges)
 }
 
 /// `--by model` without a time: v_usage_models (the rollup) over the chosen sessions.
@@ -566,10 +649,35 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         sink.table.width = None;
         (columns, rows)
     };
+    let table = sink.format == Format::Table;
     let mut out = io::stdout().lock();
     report::render(&mut out, sink, columns, &rows)?;
     out.flush().context("writing")?;
+    if table && rows.is_empty() {
+        let (what, hint) = nothing_of(args.by);
+        eprintln!(
+            "{}",
+            report::empty_note(what, filters != Filters::default(), hint)
+        );
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an empty summary has none of, and where such rows come from when that is not plain.
+fn nothing_of(by: By) -> (&'static str, Option<&'static str>) {
+    match by {
+        By::Session | By::Agent => ("sessions", None),
+        By::Tool => ("tool calls", None),
+        By::Day => ("events", None),
+        By::Model => (
+            "token usage",
+            Some("it is read from the agents' transcripts: docs/usage.md"),
+        ),
+        By::Check => (
+            "check results",
+            Some("checks run once [checks] is set in cmstore.toml: docs/checks.md"),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -633,11 +741,40 @@ mod tests {
             "{}",
             p.sql
         );
+        // Models in a window: the whole days from the rollup, the two edge days' responses
+        // from `usage`, each a range of `ts`, all three of the chosen sessions.
         let p = plan(By::Model, &all());
-        assert!(p.sql.contains(
-            "FROM v_usage\nWHERE ts >= :since AND ts < :until AND agent = :agent AND \
+        assert_eq!(
+            p.sql
+                .matches(
+                    "FROM v_usage_rollup\nWHERE agent = :agent AND \
              session_id = :session AND session_id IN (SELECT session_id FROM sessions WHERE"
-        ));
+                )
+                .count(),
+            1,
+            "{}",
+            p.sql
+        );
+        assert_eq!(
+            p.sql.matches("FROM v_usage\nWHERE ts >= ").count(),
+            2,
+            "{}",
+            p.sql
+        );
+        assert_eq!(p.sql.matches("AND ts < ").count(), 2, "{}", p.sql);
+        assert_eq!(
+            p.sql
+                .matches("AND agent = :agent AND session_id = :session AND")
+                .count(),
+            2
+        );
+        let until = Filters {
+            until: Some(9),
+            ..Filters::default()
+        };
+        let p = plan(By::Model, &until);
+        assert_eq!(p.sql.matches("UNION ALL").count(), 1, "{}", p.sql);
+        assert!(!p.sql.contains(":since"), "{}", p.sql);
         let p = plan(By::Agent, &since);
         assert_eq!(p.sql.matches("last_seen >= :since").count(), 2, "{}", p.sql);
         assert!(plan(By::Tool, &Filters::default()).params.is_empty());

@@ -186,6 +186,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0016_daily_rollup",
         include_str!("../../migrations/0016_daily_rollup.sql"),
     ),
+    (
+        "0017_story_indexes",
+        include_str!("../../migrations/0017_story_indexes.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -297,3 +297,90 @@ fn show_shortens_unless_full_and_never_pages_into_a_pipe() {
     let full = run(&env, &["show", "long-session", "--full"]);
     assert!(full.contains("END"), "{full}");
 }
+
+#[test]
+fn a_call_shows_its_input_from_whichever_line_has_it() {
+    let env = TestEnv::new();
+    let line = |hook: &str, minute: i64, call: &str, input: Option<&str>| {
+        let mut e = entry(hook, "story-1");
+        e.timestamp = T0 + minute * MIN;
+        e.tool_call_id = Some(call.into());
+        e.tool_input = input.map(str::to_string);
+        e.to_line()
+    };
+    env.append(&[
+        // The PreToolUse says the command: the story takes it from the session's own lines.
+        line("PreToolUse", 0, "c1", Some(r#"{"command":"cargo build"}"#)),
+        line(
+            "PostToolUse",
+            1,
+            "c1",
+            Some(r#"{"command":"not this one"}"#),
+        ),
+        // The PreToolUse has no input: the PostToolUse's is shown.
+        line("PreToolUse", 2, "c2", None),
+        line("PostToolUse", 3, "c2", Some(r#"{"command":"cargo test"}"#)),
+        // Only the end was seen.
+        line(
+            "PostToolUseFailure",
+            4,
+            "c3",
+            Some(r#"{"file_path":"src/x.rs"}"#),
+        ),
+    ]);
+    env.ingest_once();
+    let json: Value =
+        serde_json::from_str(&run(&env, &["show", "story-1", "--format", "json"])).unwrap();
+    let inputs: Vec<&Value> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &i["input"])
+        .collect();
+    assert_eq!(inputs, ["cargo build", "cargo test", "src/x.rs"]);
+}
+
+#[test]
+fn an_empty_report_says_so_on_stderr_as_every_other_does() {
+    let env = store();
+    let note = |args: &[&str]| -> (String, String) {
+        let out = env
+            .cmd()
+            .env("COLUMNS", "100")
+            .args(args)
+            .args(["--format", "table"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (table, err) = note(&["summarize", "--by", "check"]);
+    assert!(
+        table.contains("check") && table.contains("findings"),
+        "{table}"
+    );
+    assert_eq!(
+        err,
+        "no check results in the store yet (checks run once [checks] is set in cmstore.toml: \
+         docs/checks.md)\n"
+    );
+    let (table, err) = note(&["sessions", "--agent", "nobody"]);
+    assert!(
+        table.contains("session") && table.lines().count() == 2,
+        "{table}"
+    );
+    assert_eq!(err, "no sessions match the filters\n");
+    let (_, err) = note(&["summarize", "--by", "tool", "--agent", "nobody"]);
+    assert_eq!(err, "no tool calls match the filters\n");
+    // A report with rows, and the machine formats, say nothing more.
+    assert_eq!(note(&["sessions"]).1, "");
+    let out = env
+        .cmd()
+        .args(["summarize", "--by", "check", "--format", "tsv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stderr.is_empty());
+}

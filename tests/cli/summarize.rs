@@ -860,3 +860,155 @@ fn the_usage_rollup_of_real_transcripts_equals_their_responses() {
     env.cmd().arg("import").arg(&dir).assert().success();
     usage_views_match_the_responses(&env);
 }
+
+/// A store whose responses sit at the edges of UTC days: five days from 2026-01-05, each
+/// with a response at its midnight, a millisecond after, at noon and a millisecond before the
+/// next midnight, of two sessions (two agents) and two models, one without a price; and one
+/// response without a time.
+fn responses_at_day_edges() -> TestEnv {
+    let env = TestEnv::new();
+    let day0 = 1_767_571_200_000; // 2026-01-05T00:00:00Z
+    let day = 86_400_000;
+    let mut lines = Vec::new();
+    let mut n = 0;
+    for d in 0..5 {
+        for offset in [0, 1, day / 2, day - 1] {
+            n += 1;
+            let ts = day0 + d * day + offset;
+            let session = if n % 3 == 0 { "s-b" } else { "s-a" };
+            let model = if n % 2 == 0 {
+                "claude-sonnet-4-5"
+            } else {
+                "unpriced-model"
+            };
+            let mut e = entry("Stop", session);
+            e.timestamp = ts;
+            e.agent = Some(if session == "s-b" { "codex" } else { "claude" }.into());
+            let mut u = usage(&format!("r{n}"), model, 100 * n);
+            u.ts = Some(ts);
+            u.cache_write_1h = Some(n % 4 * 100);
+            e.usage = Some(vec![u]);
+            lines.push(e.to_line());
+        }
+    }
+    let mut e = entry("Stop", "s-a");
+    e.timestamp = day0;
+    e.usage = Some(vec![usage("no-time", "claude-sonnet-4-5", 1)]);
+    lines.push(e.to_line());
+    env.append(&lines);
+    env.ingest_once();
+    env.rw()
+        .execute(
+            "UPDATE usage SET ts = NULL WHERE message_id = 'no-time'",
+            [],
+        )
+        .unwrap();
+    env
+}
+
+#[test]
+fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
+    let env = responses_at_day_edges();
+    let ms = |iso: &str| cmstore::timespec::parse_point(iso, 0).unwrap();
+    // Each figure of `--by model`, as a line per model.
+    let lines = |rows: &Value| -> Vec<String> {
+        let rows = rows.as_array().unwrap();
+        rows.iter()
+            .map(|r| {
+                let cost = r["cost_usd"].as_f64().map(|c| format!("{c:.6}"));
+                format!(
+                    "{} {} {} {} {} {} {} {:?} {} {} {}",
+                    r["model"],
+                    r["sessions"],
+                    r["responses"],
+                    r["input_tokens"],
+                    r["output_tokens"],
+                    r["cache_write_tokens"],
+                    r["cache_read_tokens"],
+                    cost,
+                    r["unpriced"],
+                    r["first_seen"],
+                    r["last_seen"]
+                )
+            })
+            .collect()
+    };
+    // The same from every response in the window, grouped.
+    let direct = |since: Option<&str>, until: Option<&str>, agent: Option<&str>| -> Value {
+        let mut wheres = vec!["1".to_string()];
+        wheres.extend(since.map(|s| format!("ts >= {}", ms(s))));
+        wheres.extend(until.map(|u| format!("ts < {}", ms(u))));
+        wheres.extend(agent.map(|a| format!("agent = '{a}'")));
+        let sql = format!(
+            "SELECT json_group_array(json_object('model', model, 'sessions', sessions, \
+             'responses', responses, 'input_tokens', input_tokens, \
+             'output_tokens', output_tokens, 'cache_write_tokens', cache_write_tokens, \
+             'cache_read_tokens', cache_read_tokens, 'cost_usd', cost_usd, \
+             'unpriced', unpriced, 'first_seen', first_seen, 'last_seen', last_seen)) \
+             FROM (SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             count(*) AS responses, CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
+             CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
+             CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
+             CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
+             round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_seen \
+             FROM v_usage WHERE {} GROUP BY coalesce(model, '?') \
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model)",
+            wheres.join(" AND ")
+        );
+        let text: String = env.conn().query_row(&sql, [], |r| r.get(0)).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let windows: &[(Option<&str>, Option<&str>)] = &[
+        // Partial edge days around whole ones.
+        (Some("2026-01-05T12:00:00Z"), Some("2026-01-08T12:00:00Z")),
+        // Whole days: both edges at midnight.
+        (Some("2026-01-06"), Some("2026-01-08")),
+        // Midnight to a millisecond before or after one.
+        (Some("2026-01-06"), Some("2026-01-07T23:59:59.999Z")),
+        (
+            Some("2026-01-05T00:00:00.001Z"),
+            Some("2026-01-08T00:00:00.001Z"),
+        ),
+        // Adjacent days, no whole one between them.
+        (
+            Some("2026-01-06T23:59:59.999Z"),
+            Some("2026-01-07T00:00:00.001Z"),
+        ),
+        // Inside one day: partial, from its midnight, to the next midnight, the whole day.
+        (
+            Some("2026-01-07T00:00:00.001Z"),
+            Some("2026-01-07T23:59:59.999Z"),
+        ),
+        (Some("2026-01-07"), Some("2026-01-07T12:00:00Z")),
+        (Some("2026-01-07T12:00:00Z"), Some("2026-01-08")),
+        (Some("2026-01-07"), Some("2026-01-08")),
+        // Empty: a millisecond-wide window on nothing, and an until before since.
+        (
+            Some("2026-01-07T06:00:00Z"),
+            Some("2026-01-07T06:00:00.001Z"),
+        ),
+        (Some("2026-01-08"), Some("2026-01-06")),
+        // One side only.
+        (Some("2026-01-07T12:00:00Z"), None),
+        (Some("2026-01-07"), None),
+        (None, Some("2026-01-07T12:00:00Z")),
+        (None, Some("2026-01-07")),
+        // Beyond every response.
+        (Some("2020-01-01"), Some("2030-01-01")),
+    ];
+    let mut compared = 0;
+    for &(since, until) in windows {
+        for agent in [None, Some("codex")] {
+            let mut args = vec!["summarize", "--by", "model"];
+            args.extend(since.iter().flat_map(|s| ["--since", s]));
+            args.extend(until.iter().flat_map(|u| ["--until", u]));
+            args.extend(agent.iter().flat_map(|a| ["--agent", a]));
+            let want = lines(&direct(since, until, agent));
+            assert_eq!(lines(&json(&env, &args)), want, "{args:?}");
+            compared += want.len();
+        }
+    }
+    assert!(compared > 40, "the windows hold responses: {compared}");
+}
