@@ -23,15 +23,24 @@ pub enum Step {
 /// items in the conversation so far, so a retried request gets the same answer. Other requests
 /// (titles, summaries) get a short text.
 pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync {
+    responder_counting(script, |_| Usage::SMALL)
+}
+
+/// [`responder`], the reply to step `n` (or [`SIDE`] outside the agent loop) reporting
+/// `usage(n)` in its `response.completed`.
+pub fn responder_counting(
+    script: Vec<Step>,
+    usage: fn(usize) -> Usage,
+) -> impl Fn(&Request) -> Reply + Send + Sync {
     move |req| {
         if req.method != "POST" || !req.path.starts_with("/v1/responses") {
             return Reply::Status(404);
         }
         let n = function_outputs(&req.body);
-        let step = if req.body.get("tools").is_some() {
-            script[n.min(script.len() - 1)].clone()
+        let (step, counted) = if req.body.get("tools").is_some() {
+            (script[n.min(script.len() - 1)].clone(), n)
         } else {
-            Step::Text("ok")
+            (Step::Text("ok"), SIDE)
         };
         let item = match step {
             Step::Stall => return Reply::Stall,
@@ -45,7 +54,53 @@ pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync 
                 "content": [{"type": "output_text", "text": text, "annotations": []}]
             }),
         };
-        Reply::Sse(stream(&req.body, n, item))
+        Reply::Sse(stream(&req.body, n, item, usage(counted)))
+    }
+}
+
+/// The step number [`responder_counting`] gives requests outside the agent loop (no `tools`).
+pub const SIDE: usize = 99;
+
+/// The token counts a reply reports (the Responses API's `usage`): `input` includes
+/// `cached`, `output` includes `reasoning`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub cached: u64,
+    pub output: u64,
+    pub reasoning: u64,
+}
+
+impl Usage {
+    /// What [`responder`] reports for every reply.
+    pub const SMALL: Usage = Usage {
+        input: 10,
+        cached: 0,
+        output: 5,
+        reasoning: 0,
+    };
+
+    /// Distinctive counts per step, so a stored figure can only come from that reply.
+    pub fn of_step(n: usize) -> Usage {
+        let n = n as u64;
+        Usage {
+            input: 12_007 + 1_000 * n,
+            cached: 8_003 + 100 * n,
+            output: 311 + 10 * n,
+            reasoning: 67 + n,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.input + self.output
+    }
+
+    fn json(&self) -> Value {
+        json!({"input_tokens": self.input,
+               "input_tokens_details": {"cached_tokens": self.cached},
+               "output_tokens": self.output,
+               "output_tokens_details": {"reasoning_tokens": self.reasoning},
+               "total_tokens": self.total()})
     }
 }
 
@@ -56,7 +111,7 @@ pub fn call_id(n: usize) -> String {
 
 /// The events of one streamed response holding `item`: Codex reads `output_item.done`,
 /// Copilot CLI the `output` of `response.completed`; both get both.
-fn stream(body: &Value, n: usize, item: Value) -> Vec<(Option<&'static str>, Value)> {
+fn stream(body: &Value, n: usize, item: Value, usage: Usage) -> Vec<(Option<&'static str>, Value)> {
     let id = format!("resp_{n}");
     let model = body["model"].clone();
     let mut events = vec![
@@ -85,10 +140,7 @@ fn stream(body: &Value, n: usize, item: Value) -> Vec<(Option<&'static str>, Val
         Some("response.completed"),
         json!({"type": "response.completed", "response": {
             "id": id, "object": "response", "status": "completed", "model": model,
-            "output": [item],
-            "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": 15}}}),
+            "output": [item], "usage": usage.json()}}),
     ));
     events
 }
