@@ -414,7 +414,9 @@ fn codex_usage_is_the_mocks_numbers_once_per_response() {
         .map(|l| l["payload"]["info"].clone())
         .collect();
     let as_codex = |u: &openai::Usage| {
+        // 0.171.0 also writes `cache_write_input_tokens` (0: the Responses API reports none).
         json!({"input_tokens": u.input, "cached_input_tokens": u.cached,
+               "cache_write_input_tokens": 0,
                "output_tokens": u.output, "reasoning_output_tokens": u.reasoning,
                "total_tokens": u.total()})
     };
