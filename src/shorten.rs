@@ -12,6 +12,10 @@ pub const ELLIPSIS: char = '…';
 /// Cuts `text` to at most `max_chars` characters, ending in `…` when something was removed
 /// (a budget of 0 leaves no room for it: the result is empty).
 pub fn cut_text(text: &str, max_chars: usize) -> String {
+    // No more bytes than the budget: no more characters either, and nothing to count.
+    if text.len() <= max_chars {
+        return text.to_string();
+    }
     match text.char_indices().nth(max_chars) {
         None => text.to_string(),
         // No room even for the `…`.

@@ -156,12 +156,51 @@ pub fn import(
     Ok(stats)
 }
 
-/// First and last time and the latest model seen of one session.
+/// First and last time, the latest model and the working directory seen of one session.
 #[derive(Debug, Default)]
 struct Seen {
     first: i64,
     last: i64,
     model: Option<String>,
+    cwd: Option<String>,
+}
+
+/// The `cwd` of a Claude Code line.
+#[derive(serde::Deserialize)]
+struct LineCwd<'a> {
+    #[serde(borrow)]
+    cwd: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Notes the working directory the line of `record` names, the first time its session has one.
+fn note_cwd(
+    cwds: &mut HashMap<String, String>,
+    record: &UsageRecord,
+    fallback: Option<&str>,
+    bytes: &[u8],
+) {
+    let Some(session) = record.session_id.as_deref().or(fallback) else {
+        return;
+    };
+    if cwds.contains_key(session) {
+        return;
+    }
+    let cwd = serde_json::from_slice::<LineCwd<'_>>(bytes.trim_ascii())
+        .ok()
+        .and_then(|line| line.cwd)
+        .filter(|cwd| !cwd.is_empty());
+    if let Some(cwd) = cwd {
+        cwds.insert(session.to_owned(), cwd.into_owned());
+    }
+}
+
+/// The project a Gemini CLI chat file belongs to: `~/.gemini/tmp/<project>/.project_root`,
+/// which Gemini CLI writes with the project's path (`chats/` is beside it); `None` when
+/// there is none (older versions named the folder by a hash only).
+fn gemini_project(chat: &Path) -> Option<String> {
+    let marker = chat.parent()?.parent()?.join(".project_root");
+    let text = std::fs::read_to_string(marker).ok()?;
+    Some(text.trim().to_owned()).filter(|p| !p.is_empty())
 }
 
 fn import_file(
@@ -194,6 +233,9 @@ fn import_file(
     let mut turn: Option<String> = None;
     let mut batch: Vec<UsageRecord> = Vec::new();
     let mut sessions: HashMap<String, Seen> = HashMap::new();
+    // Claude Code lines name their session's working directory: one line per session is read
+    // for it. A rollout's or a chat file's whole file is one session's.
+    let mut cwds: HashMap<String, String> = HashMap::new();
     let start = stats.bytes;
     loop {
         match reader.next_line().map_err(read_error)? {
@@ -209,6 +251,7 @@ fn import_file(
             Some(Line::Complete { offset, bytes }) => {
                 if let Some(mut record) = from_line(bytes, offset) {
                     record.turn_id = turn.clone();
+                    note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
                     batch.push(record);
                 } else if might_change_turn(bytes) {
                     for record in parse_line(bytes, options) {
@@ -230,6 +273,14 @@ fn import_file(
         }
     }
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
+    let file_cwd = match format {
+        Format::Claude => None,
+        Format::Codex => codex.cwd().map(str::to_owned),
+        Format::Gemini => gemini_project(path),
+    };
+    for (session, seen) in &mut sessions {
+        seen.cwd = cwds.remove(session).or_else(|| file_cwd.clone());
+    }
     write_sessions(conn, format.agent(), sessions)?;
     stats.bytes = start + reader.offset();
     progress(stats.bytes);
@@ -270,7 +321,7 @@ fn write_batch(
         let seen = sessions.entry(session.to_owned()).or_insert(Seen {
             first: ts,
             last: ts,
-            model: None,
+            ..Seen::default()
         });
         seen.first = seen.first.min(ts);
         seen.last = seen.last.max(ts);
@@ -284,24 +335,28 @@ fn write_batch(
 }
 
 /// The sessions of the imported responses, so summaries list them: a session ingest knows
-/// keeps its figures (only its first and last time may widen); an unknown one gets a row of
-/// its own with no events.
+/// keeps its figures (only its first and last time may widen, and an agent, model or
+/// working directory it lacks is filled in, never one a hook gave replaced); an unknown one
+/// gets a row of its own with no events.
 fn write_sessions(
     conn: &Connection,
     agent: &str,
     sessions: HashMap<String, Seen>,
 ) -> Result<(), Error> {
     let mut stmt = conn.prepare_cached(
-        "INSERT INTO sessions(session_id, agent, model, first_seen, last_seen)
-         VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO sessions(session_id, agent, model, cwd, first_seen, last_seen)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(session_id) DO UPDATE SET
            agent = coalesce(agent, excluded.agent),
            model = coalesce(model, excluded.model),
+           cwd = coalesce(cwd, excluded.cwd),
            first_seen = min(first_seen, excluded.first_seen),
            last_seen = max(last_seen, excluded.last_seen)",
     )?;
     for (session, seen) in sessions {
-        stmt.execute(params![session, agent, seen.model, seen.first, seen.last])?;
+        stmt.execute(params![
+            session, agent, seen.model, seen.cwd, seen.first, seen.last
+        ])?;
     }
     Ok(())
 }
@@ -428,5 +483,89 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(agents, ["codex", "gemini"]);
+    }
+
+    #[test]
+    fn a_sessions_missing_cwd_comes_from_its_files_never_over_a_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store::open(&dir.path().join("t.db")).unwrap();
+        let conn = store.conn().unwrap();
+        // A session a hook already gave a cwd, and one ingest knows without any.
+        conn.execute_batch(
+            "INSERT INTO sessions(session_id, cwd, first_seen, last_seen)
+             VALUES ('hooked', '/from/the/hook', 1, 1), ('bare', NULL, 1, 1)",
+        )
+        .unwrap();
+        let claude = |session: &str, cwd: &str| {
+            format!(
+                r#"{{"type":"user","uuid":"u-{session}","sessionId":"{session}","cwd":"{cwd}","message":{{"content":"hi"}}}}
+{{"type":"assistant","sessionId":"{session}","cwd":"{cwd}","timestamp":"2026-01-01T00:00:00Z","requestId":"r-{session}","message":{{"id":"m-{session}","model":"claude-haiku-4-5","usage":{{"input_tokens":5,"output_tokens":1}}}}}}
+"#
+            )
+        };
+        let projects = dir.path().join("projects/p");
+        std::fs::create_dir_all(&projects).unwrap();
+        for (session, cwd) in [("hooked", "/from/the/transcript"), ("bare", "/w/bare")] {
+            std::fs::write(
+                projects.join(format!("{session}.jsonl")),
+                claude(session, cwd),
+            )
+            .unwrap();
+        }
+        // A transcript line without a cwd leaves it unknown.
+        std::fs::write(
+            projects.join("nocwd.jsonl"),
+            r#"{"type":"assistant","sessionId":"nocwd","timestamp":"2026-01-01T00:00:00Z","message":{"id":"m-n","usage":{"input_tokens":1}}}"#.to_owned() + "\n",
+        )
+        .unwrap();
+        let sid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
+        let rollout = dir
+            .path()
+            .join(format!("sessions/rollout-2026-03-01T10-00-00-{sid}.jsonl"));
+        std::fs::create_dir_all(rollout.parent().unwrap()).unwrap();
+        let meta = format!(
+            r#"{{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{{"id":"{sid}","cwd":"/w/codex"}}}}"#
+        );
+        let turn = r#"{"timestamp":"2026-03-01T10:00:01.000Z","type":"turn_context","payload":{"cwd":"/w/elsewhere","model":"gpt-5-codex"}}"#;
+        let count = r#"{"timestamp":"2026-03-01T10:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6},"last_token_usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6}}}}"#;
+        std::fs::write(&rollout, format!("{meta}\n{turn}\n{count}\n")).unwrap();
+        let project = dir.path().join(".gemini/tmp/app");
+        let chat = project.join("chats/session-2026-12-01T23-29-619d1b70.jsonl");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        std::fs::write(
+            &chat,
+            include_str!("../../tests/fixtures/gemini/chat-0.61.0.jsonl"),
+        )
+        .unwrap();
+        std::fs::write(project.join(".project_root"), "/w/gemini\n").unwrap();
+
+        let files: Vec<PathBuf> = find_transcripts(&[dir.path().to_path_buf()])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(files.len(), 5, "{files:?}");
+        import(&store, &files, |_| {}).unwrap();
+        let cwds: Vec<(String, Option<String>)> = conn
+            .prepare("SELECT session_id, cwd FROM sessions ORDER BY session_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            cwds,
+            vec![
+                (sid.to_owned(), some("/w/codex")),
+                (
+                    "619d1b70-73c5-42a0-8e14-50b8efc17598".into(),
+                    some("/w/gemini")
+                ),
+                ("bare".into(), some("/w/bare")),
+                ("hooked".into(), some("/from/the/hook")),
+                ("nocwd".into(), None),
+            ]
+        );
     }
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::parse::parse_line;
+use super::parse::{parse_value, records_of};
 use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
 use super::usage::{self, UsageRecord};
@@ -388,11 +388,15 @@ impl Tracker {
         loop {
             match reader.next_line() {
                 Ok(Some(Line::Complete { offset, bytes })) => {
-                    for record in parse_line(bytes, self.options) {
+                    // Parsed once, for its turns and its usage.
+                    let Some(value) = parse_value(bytes) else {
+                        continue;
+                    };
+                    for record in records_of(&value, self.options) {
                         assembler.feed(offset, record);
                     }
                     if with_usage {
-                        if let Some(mut record) = usage::from_line(bytes, offset) {
+                        if let Some(mut record) = usage::from_parsed(&value, bytes, offset) {
                             record.turn_id = assembler.open().and_then(|o| o.turn_id.clone());
                             self.usage.push(record);
                         }

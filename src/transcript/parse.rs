@@ -13,22 +13,31 @@ use super::{claude, vscode};
 /// Parses one transcript line (without its newline). Never fails: unknown or broken lines
 /// give an empty list.
 pub fn parse_line(line: &[u8], options: ParseOptions) -> Vec<Record> {
+    parse_value(line).map_or_else(Vec::new, |value| records_of(&value, options))
+}
+
+/// The JSON object of one transcript line (without its newline); `None` for anything else.
+/// With [`records_of`], what [`parse_line`] does, for a caller that reads more of the line
+/// (the cursor takes its usage too, without parsing it twice).
+pub(super) fn parse_value(line: &[u8]) -> Option<Value> {
     let trimmed = line.trim_ascii();
     if trimmed.first() != Some(&b'{') {
-        return Vec::new();
+        return None;
     }
-    let Ok(value) = serde_json::from_slice::<Value>(trimmed) else {
-        return Vec::new();
-    };
+    serde_json::from_slice::<Value>(trimmed).ok()
+}
+
+/// The records of one parsed transcript line.
+pub(super) fn records_of(value: &Value, options: ParseOptions) -> Vec<Record> {
     let Some(kind) = value.get("type").and_then(Value::as_str) else {
         return Vec::new();
     };
     match kind {
-        "user" | "assistant" | "system" => claude::parse(kind, &value, options),
+        "user" | "assistant" | "system" => claude::parse(kind, value, options),
         "user.message"
         | "assistant.message"
         | "tool.execution_start"
-        | "tool.execution_complete" => vscode::parse(kind, &value),
+        | "tool.execution_complete" => vscode::parse(kind, value),
         _ => Vec::new(),
     }
 }

@@ -10,7 +10,9 @@
 //! writes itself) carry no usage. See docs/usage.md.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
+use memchr::memmem::Finder;
 use serde::Deserialize;
 
 use super::claude::SYNTHETIC_MODEL;
@@ -68,18 +70,45 @@ struct CacheCreation {
 /// `gemini` message with `tokens`. Lines without `"usage"` or
 /// `"tokens"` are passed over without being parsed.
 pub fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
-    if memchr::memmem::find(bytes, b"\"usage\"").is_some() {
+    let [usage, tokens] = finders();
+    if usage.find(bytes).is_some() {
         return from_claude_line(bytes, offset).or_else(|| {
             memchr::memmem::find(bytes, super::usage_copilot::USAGE_RECORD)
                 .and_then(|_| super::usage_copilot::from_line(bytes, offset))
         });
     }
-    memchr::memmem::find(bytes, b"\"tokens\"")?;
+    tokens.find(bytes)?;
     super::usage_gemini::from_line(bytes, offset)
 }
 
+/// [`from_line`] of a line already parsed (`value`, its bytes `bytes`): the same record,
+/// read from the value instead of parsing the bytes again (the transcript cursor parses
+/// every line for its turns). Only the lines whose `type` can give a record are looked at.
+pub fn from_parsed(value: &serde_json::Value, bytes: &[u8], offset: u64) -> Option<UsageRecord> {
+    let has = |finder: &Finder<'_>| finder.find(bytes).is_some();
+    let [usage, tokens] = finders();
+    match value.get("type").and_then(serde_json::Value::as_str)? {
+        // The same typed `Line` as `from_claude_line` reads, so both give the same record.
+        "assistant" if has(usage) => from_claude(Line::deserialize(value).ok()?, offset),
+        // As in `from_line`: a line mentioning `"usage"` is never read as Gemini's.
+        "gemini" if !has(usage) && has(tokens) => super::usage_gemini::from_value(value, offset),
+        // Rare (one line per response) and small: read from its bytes as `from_line` does.
+        "session.usage_record" => super::usage_copilot::from_line(bytes, offset),
+        _ => None,
+    }
+}
+
+/// Searchers for `"usage"` and `"tokens"`, built once: every line a cursor reads is searched.
+fn finders() -> &'static [Finder<'static>; 2] {
+    static FINDERS: OnceLock<[Finder<'static>; 2]> = OnceLock::new();
+    FINDERS.get_or_init(|| [Finder::new(b"\"usage\""), Finder::new(b"\"tokens\"")])
+}
+
 fn from_claude_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
-    let line: Line<'_> = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+    from_claude(serde_json::from_slice(bytes.trim_ascii()).ok()?, offset)
+}
+
+fn from_claude(line: Line<'_>, offset: u64) -> Option<UsageRecord> {
     if line.kind.as_deref() != Some("assistant") {
         return None;
     }
@@ -126,6 +155,11 @@ mod tests {
     #[test]
     fn every_field_is_read() {
         let got = from_line(LINE.as_bytes(), 42).unwrap();
+        let value = super::super::parse::parse_value(LINE.as_bytes()).unwrap();
+        assert_eq!(
+            from_parsed(&value, LINE.as_bytes(), 42).as_ref(),
+            Some(&got)
+        );
         assert_eq!(
             got,
             UsageRecord {
@@ -160,6 +194,12 @@ mod tests {
             "not json \"usage\"",
         ] {
             assert_eq!(from_line(line.as_bytes(), 0), None, "{line}");
+            let parsed = super::super::parse::parse_value(line.as_bytes());
+            assert_eq!(
+                parsed.and_then(|v| from_parsed(&v, line.as_bytes(), 0)),
+                None,
+                "{line}"
+            );
         }
     }
 
@@ -267,6 +307,34 @@ mod fixtures {
             responses += expected[0];
         }
         assert!(responses > 400, "{responses}");
+    }
+
+    /// The records `from_parsed` and `from_line` give each line of `bytes`, which must agree;
+    /// how many there were.
+    fn both_agree(bytes: &[u8], name: &str) -> usize {
+        let mut records = 0;
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let parsed = super::super::parse::parse_value(line)
+                .and_then(|value| from_parsed(&value, line, i as u64));
+            assert_eq!(parsed, from_line(line, i as u64), "{name}:{i}");
+            records += usize::from(parsed.is_some());
+        }
+        records
+    }
+
+    #[test]
+    fn a_parsed_line_gives_the_record_its_bytes_give() {
+        let gemini = include_bytes!("../../tests/fixtures/gemini/chat-0.61.0.jsonl");
+        assert_eq!(both_agree(gemini, "gemini chat"), 3);
+        let copilot = include_bytes!("../../tests/fixtures/payloads/copilot-1.0.102-events.jsonl");
+        assert!(both_agree(copilot, "copilot events") > 0);
+        let Some(dir) = claude_fixtures() else { return };
+        let mut records = 0;
+        for path in transcripts(&dir) {
+            let bytes = std::fs::read(&path).unwrap();
+            records += both_agree(&bytes, &path.display().to_string());
+        }
+        assert!(records > 400, "{records}");
     }
 
     #[test]

@@ -47,6 +47,8 @@ struct Payload<'a> {
     model: Option<Cow<'a, str>>,
     #[serde(borrow)]
     turn_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    cwd: Option<Cow<'a, str>>,
     info: Option<Info>,
 }
 
@@ -71,6 +73,7 @@ pub struct CodexReader {
     session: Option<String>,
     model: Option<String>,
     turn: Option<String>,
+    cwd: Option<String>,
 }
 
 impl CodexReader {
@@ -94,6 +97,12 @@ impl CodexReader {
             .then(|| uuid.to_owned())
     }
 
+    /// The session's working directory: its `session_meta`'s `cwd`, else (a rollout read
+    /// without it) the first `turn_context`'s; `None` before either.
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
     /// The usage one line (newline excluded) at byte `offset` reports, if any. Lines that
     /// name none of `session_meta`, `turn_context` and `token_count` are not parsed.
     pub fn feed(&mut self, bytes: &[u8], offset: u64) -> Option<UsageRecord> {
@@ -111,11 +120,17 @@ impl CodexReader {
                 if let Some(id) = owned(payload.id) {
                     self.session = Some(id);
                 }
+                if let Some(cwd) = owned(payload.cwd) {
+                    self.cwd = Some(cwd);
+                }
                 None
             }
             Some("turn_context") => {
                 if let Some(model) = owned(payload.model) {
                     self.model = Some(model);
+                }
+                if self.cwd.is_none() {
+                    self.cwd = owned(payload.cwd);
                 }
                 self.turn = owned(payload.turn_id);
                 None

@@ -52,7 +52,15 @@ struct Header<'a> {
 /// `gemini` message with an id and `tokens`. The caller has checked that the line mentions
 /// `"tokens"`.
 pub(super) fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
-    let line: Line<'_> = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+    from_message(serde_json::from_slice(bytes.trim_ascii()).ok()?, offset)
+}
+
+/// [`from_line`] of a line already parsed into `value`.
+pub(super) fn from_value(value: &serde_json::Value, offset: u64) -> Option<UsageRecord> {
+    from_message(Line::deserialize(value).ok()?, offset)
+}
+
+fn from_message(line: Line<'_>, offset: u64) -> Option<UsageRecord> {
     if line.kind.as_deref() != Some("gemini") {
         return None;
     }

@@ -333,3 +333,148 @@ fn an_interrupted_codex_turn_is_recorded_as_interrupted() {
     );
     harness::assert_interrupted_turn(&world, "wait for me");
 }
+
+/// The rollouts Codex wrote under the world's `~/.codex/sessions`.
+fn rollouts(world: &World) -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+            {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&world.home().join(".codex/sessions"), &mut found);
+    found
+}
+
+/// The usage rows, as the test compares them.
+const USAGE_ROWS: &str = "select message_id, session_id, agent, model, input_tokens,
+    cache_read_tokens, cache_write_tokens, output_tokens, origin from usage order by ts, input_tokens";
+
+/// Issue 16: what a real rollout records of the mock's counts (`event_msg` `token_count`), and
+/// `cmstore import` of it storing exactly those counts, once per response.
+#[test]
+fn codex_usage_is_the_mocks_numbers_once_per_response() {
+    let Some(codex) = codex() else { return };
+    let world = World::new();
+    let script = vec![
+        Step::Tool("exec_command", json!({"cmd": "echo hi"})),
+        Step::Text("Counted."),
+    ];
+    let mock = MockServer::start(openai::responder_counting(script, openai::Usage::of_step));
+    write_config(&world, &mock);
+    let run = harness::spawn(
+        &world,
+        "codex",
+        codex_command(&world, &codex, "count my tokens"),
+    )
+    .wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let id = thread_id(&run);
+    world.ingest();
+    let found = rollouts(&world);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let rollout = std::fs::read_to_string(&found[0]).expect("read the rollout");
+    let ctx = format!(
+        "rollout:\n{rollout}\nqueue:\n{}\nstderr: {}",
+        world.queue_text(),
+        run.stderr
+    );
+
+    // The replies the mock gave, in order: each one's counts.
+    let replies: Vec<openai::Usage> = mock
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/v1/responses"))
+        .map(|r| match r.body.get("tools") {
+            Some(_) => openai::Usage::of_step(openai::function_outputs(&r.body)),
+            None => openai::Usage::of_step(openai::SIDE),
+        })
+        .collect();
+    assert_eq!(
+        replies,
+        [openai::Usage::of_step(0), openai::Usage::of_step(1)],
+        "{ctx}"
+    );
+
+    // What the rollout records: after each response a `token_count` whose `last_token_usage`
+    // is that response's counts and whose `total_token_usage` is the running sum.
+    let counts: Vec<Value> = rollout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "event_msg" && l["payload"]["type"] == "token_count")
+        .filter(|l| !l["payload"]["info"].is_null())
+        .map(|l| l["payload"]["info"].clone())
+        .collect();
+    let as_codex = |u: &openai::Usage| {
+        // 0.171.0 also writes `cache_write_input_tokens` (0: the Responses API reports none).
+        json!({"input_tokens": u.input, "cached_input_tokens": u.cached,
+               "cache_write_input_tokens": 0,
+               "output_tokens": u.output, "reasoning_output_tokens": u.reasoning,
+               "total_tokens": u.total()})
+    };
+    let mut lasts: Vec<Value> = counts
+        .iter()
+        .map(|i| i["last_token_usage"].clone())
+        .collect();
+    lasts.dedup();
+    assert_eq!(
+        lasts,
+        replies.iter().map(as_codex).collect::<Vec<_>>(),
+        "{ctx}"
+    );
+    let running: u64 = replies.iter().map(openai::Usage::total).sum();
+    assert_eq!(
+        counts.last().unwrap()["total_token_usage"]["total_tokens"],
+        json!(running),
+        "{ctx}"
+    );
+    let meta: Value = serde_json::from_str(rollout.lines().next().unwrap()).unwrap();
+    assert_eq!(meta["type"], "session_meta", "{ctx}");
+    assert_eq!(
+        meta["payload"]["id"],
+        json!(id),
+        "the hooks' session is the rollout's"
+    );
+
+    // `cmstore import` of the rollout: one row per response, the mock's counts.
+    world.cmstore_ok(&["import", found[0].to_str().unwrap()]);
+    let mut sum = 0;
+    let expected: Vec<Value> = replies
+        .iter()
+        .map(|u| {
+            sum += u.total();
+            json!({"message_id": format!("codex:{id}:{sum}"), "session_id": id,
+                   "agent": "codex", "model": MODEL, "input_tokens": u.input - u.cached,
+                   "cache_read_tokens": u.cached, "cache_write_tokens": 0,
+                   "output_tokens": u.output, "origin": "import"})
+        })
+        .collect();
+    let stored = world.query(USAGE_ROWS);
+    assert_eq!(stored, expected, "{ctx}");
+    // Run again, and by default (`~/.codex/sessions`): the same rows.
+    world.cmstore_ok(&["import", found[0].to_str().unwrap()]);
+    world.cmstore_ok(&["import"]);
+    world.ingest();
+    assert_eq!(world.query(USAGE_ROWS), stored, "after import\n{ctx}");
+    assert_eq!(
+        world.query(
+            "select responses, input_tokens + cache_read_tokens + output_tokens total
+                     from v_usage_sessions"
+        ),
+        vec![json!({"responses": replies.len(), "total": running})],
+        "{ctx}"
+    );
+    assert_eq!(
+        world.query("select cwd from sessions"),
+        vec![json!({"cwd": world.project().to_str().unwrap()})],
+        "{ctx}"
+    );
+}

@@ -17,47 +17,49 @@ pub enum Step {
     Stall,
 }
 
-/// The token counts of one response, as the Responses API reports them: `input` includes
-/// `cached`, `output` includes `reasoning`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Usage {
-    pub input: u64,
-    pub cached: u64,
-    pub output: u64,
-    pub reasoning: u64,
-}
-
-/// The counts [`responder`] reports for every response.
-pub const PLAIN_USAGE: Usage = Usage {
-    input: 10,
-    cached: 0,
-    output: 5,
-    reasoning: 0,
-};
-
 /// A responder for [`crate::mock::MockServer::start`] playing `script`.
 ///
 /// The agent loop's requests carry `tools`; the step is the number of `function_call_output`
 /// items in the conversation so far, so a retried request gets the same answer. Other requests
 /// (titles, summaries) get a short text.
 pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync {
-    responder_with_usage(script, |_| PLAIN_USAGE)
+    responder_counting(script, |_| Usage::SMALL)
 }
 
-/// [`responder`], each response reporting `usage(n)` for step `n`.
+/// [`responder`], the reply to step `n` (or [`SIDE`] outside the agent loop) reporting
+/// `usage(n)` in its `response.completed`.
+pub fn responder_counting(
+    script: Vec<Step>,
+    usage: fn(usize) -> Usage,
+) -> impl Fn(&Request) -> Reply + Send + Sync {
+    scripted(script, usage, Some(SIDE))
+}
+
+/// [`responder`], each response reporting `usage(n)` for step `n`, requests outside the agent
+/// loop included (their `n` is the conversation's count of tool outputs, as for the others).
 pub fn responder_with_usage(
     script: Vec<Step>,
     usage: impl Fn(usize) -> Usage + Send + Sync,
+) -> impl Fn(&Request) -> Reply + Send + Sync {
+    scripted(script, usage, None)
+}
+
+/// The responder of `script`; requests outside the agent loop report `usage(side)`, or
+/// `usage(n)` without a `side`.
+fn scripted(
+    script: Vec<Step>,
+    usage: impl Fn(usize) -> Usage + Send + Sync,
+    side: Option<usize>,
 ) -> impl Fn(&Request) -> Reply + Send + Sync {
     move |req| {
         if req.method != "POST" || !req.path.starts_with("/v1/responses") {
             return Reply::Status(404);
         }
         let n = function_outputs(&req.body);
-        let step = if req.body.get("tools").is_some() {
-            script[n.min(script.len() - 1)].clone()
+        let (step, counted) = if req.body.get("tools").is_some() {
+            (script[n.min(script.len() - 1)].clone(), n)
         } else {
-            Step::Text("ok")
+            (Step::Text("ok"), side.unwrap_or(n))
         };
         let item = match step {
             Step::Stall => return Reply::Stall,
@@ -71,7 +73,53 @@ pub fn responder_with_usage(
                 "content": [{"type": "output_text", "text": text, "annotations": []}]
             }),
         };
-        Reply::Sse(stream(&req.body, n, item, usage(n)))
+        Reply::Sse(stream(&req.body, n, item, usage(counted)))
+    }
+}
+
+/// The step number [`responder_counting`] gives requests outside the agent loop (no `tools`).
+pub const SIDE: usize = 99;
+
+/// The token counts a reply reports (the Responses API's `usage`): `input` includes
+/// `cached`, `output` includes `reasoning`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub cached: u64,
+    pub output: u64,
+    pub reasoning: u64,
+}
+
+impl Usage {
+    /// What [`responder`] reports for every reply.
+    pub const SMALL: Usage = Usage {
+        input: 10,
+        cached: 0,
+        output: 5,
+        reasoning: 0,
+    };
+
+    /// Distinctive counts per step, so a stored figure can only come from that reply.
+    pub fn of_step(n: usize) -> Usage {
+        let n = n as u64;
+        Usage {
+            input: 12_007 + 1_000 * n,
+            cached: 8_003 + 100 * n,
+            output: 311 + 10 * n,
+            reasoning: 67 + n,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.input + self.output
+    }
+
+    fn json(&self) -> Value {
+        json!({"input_tokens": self.input,
+               "input_tokens_details": {"cached_tokens": self.cached},
+               "output_tokens": self.output,
+               "output_tokens_details": {"reasoning_tokens": self.reasoning},
+               "total_tokens": self.total()})
     }
 }
 
@@ -111,12 +159,7 @@ fn stream(body: &Value, n: usize, item: Value, usage: Usage) -> Vec<(Option<&'st
         Some("response.completed"),
         json!({"type": "response.completed", "response": {
             "id": id, "object": "response", "status": "completed", "model": model,
-            "output": [item],
-            "usage": {"input_tokens": usage.input,
-                      "input_tokens_details": {"cached_tokens": usage.cached},
-                      "output_tokens": usage.output,
-                      "output_tokens_details": {"reasoning_tokens": usage.reasoning},
-                      "total_tokens": usage.input + usage.output}}}),
+            "output": [item], "usage": usage.json()}}),
     ));
     events
 }
