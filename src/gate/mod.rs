@@ -3,7 +3,7 @@
 //! decided on the same calls ([`replay`], `cmstore gate replay`).
 //!
 //! The gate's ruling is read from the `risk` and `decision` columns of `events` (migration
-//! 0017: ingest writes them from the line), so [`report()`] counts in SQL, from two partial
+//! 0018: ingest writes them from the line), so [`report()`] counts in SQL, from two partial
 //! indexes, instead of parsing every PreToolUse line.
 //!
 //! Only lines cmstore wrote (`producer = 'cmstore'`) are read: another producer's PreToolUse
