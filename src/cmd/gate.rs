@@ -102,8 +102,7 @@ fn report_cmd(paths: &Paths, args: ReportArgs) -> anyhow::Result<ExitCode> {
     let now = crate::clock::now_ms();
     let filters = args.filters.parse(now)?;
     let db = report::open_read_only(&paths.db)?;
-    let calls = gate::calls(&db, &filters, false)?;
-    let (totals, rows) = tally::tally(&calls);
+    let (totals, rows) = gate::report(&db, &filters)?;
     let mut sink = Sink::for_stdout(args.format);
     let mut out = io::stdout().lock();
     if sink.format == Format::Table {

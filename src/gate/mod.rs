@@ -1,6 +1,10 @@
 //! The safety gate's record, read back: the PreToolUse calls cmstore's gate ruled on, how often
-//! each rule fired ([`report`], `cmstore gate report`), and what another rule set would have
+//! each rule fired ([`report()`], `cmstore gate report`), and what another rule set would have
 //! decided on the same calls ([`replay`], `cmstore gate replay`).
+//!
+//! The gate's ruling is read from the `risk` and `decision` columns of `events` (migration
+//! 0018: ingest writes them from the line), so [`report()`] counts in SQL, from two partial
+//! indexes, instead of parsing every PreToolUse line.
 //!
 //! Only lines cmstore wrote (`producer = 'cmstore'`) are read: another producer's PreToolUse
 //! lines never went through this gate. Every figure is over the calls that were recorded: a
@@ -11,7 +15,7 @@ use rusqlite::types::Value;
 
 use crate::report;
 use crate::sessions::{self, Filters};
-use crate::store::read_only::{QueryError, ReadOnlyDb};
+use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 
 pub mod replay;
 pub mod tally;
@@ -74,9 +78,7 @@ pub fn calls(
     filters: &Filters,
     with_input: bool,
 ) -> Result<Vec<Call>, QueryError> {
-    let (conditions, params) = filters.event_conditions();
-    let mut wheres = vec!["hook_type = 'PreToolUse'", "producer = 'cmstore'"];
-    wheres.extend(conditions);
+    let (wheres, params) = gate_conditions(filters, &[]);
     let input = if with_input {
         "json_extract(entry, '$.toolInput'), json_extract(entry, '$.truncated'), \
          json_extract(entry, '$.parseError'), json_extract(entry, '$.sizeBytes')"
@@ -84,12 +86,65 @@ pub fn calls(
         "NULL, NULL, NULL, NULL"
     };
     let sql = format!(
-        "SELECT ts, session_id, agent, cwd, tool_name, json_extract(entry, '$.risk'), \
-         json_extract(entry, '$.decision'), {input}\nFROM events\nWHERE {}\nORDER BY ts, seq",
-        wheres.join(" AND ")
+        "SELECT ts, session_id, agent, cwd, tool_name, risk, decision, {input}\n\
+         FROM events\nWHERE {wheres}\nORDER BY ts, seq"
     );
     let (_, rows) = report::fetch(db, &sql, &params)?;
     Ok(rows.iter().map(|row| call(row)).collect())
+}
+
+/// The conditions of the recorded calls `filters` select, `extra` first: cmstore's own
+/// PreToolUse lines, as the gate's partial indexes (migration 0018) say them.
+fn gate_conditions(filters: &Filters, extra: &[&'static str]) -> (String, Vec<Param>) {
+    let (conditions, params) = filters.event_conditions();
+    let mut wheres = extra.to_vec();
+    wheres.extend(["hook_type = 'PreToolUse'", "producer = 'cmstore'"]);
+    wheres.extend(conditions);
+    (wheres.join(" AND "), params)
+}
+
+/// `cmstore gate report`'s figures over the calls `filters` select: the same as
+/// [`tally::tally`] of [`calls`], counted by SQLite. The calls are counted from the index of
+/// cmstore's PreToolUse lines by time, and the findings grouped from the index of the lines
+/// with a `risk`, so neither reads the lines themselves (unless an agent or project filter
+/// asks for their columns).
+pub fn report(
+    db: &ReadOnlyDb,
+    filters: &Filters,
+) -> Result<(tally::Totals, Vec<tally::Row>), QueryError> {
+    let (wheres, params) = gate_conditions(filters, &[]);
+    let (_, rows) = report::fetch(
+        db,
+        &format!("SELECT count(*) FROM events WHERE {wheres}"),
+        &params,
+    )?;
+    let calls = rows
+        .first()
+        .and_then(|r| r.first())
+        .and_then(sessions::integer)
+        .unwrap_or(0);
+    let (wheres, params) = gate_conditions(filters, &["risk IS NOT NULL"]);
+    let sql = format!(
+        "SELECT risk, decision, agent, cwd, count(*), min(ts), max(ts)\n\
+         FROM events\nWHERE {wheres}\nGROUP BY risk, decision, agent, cwd"
+    );
+    let (_, rows) = report::fetch(db, &sql, &params)?;
+    let findings: Vec<tally::Finding> = rows.iter().map(|row| finding(row)).collect();
+    Ok(tally::tally_findings(calls, &findings))
+}
+
+fn finding(row: &[Value]) -> tally::Finding {
+    let text = |i: usize| row.get(i).and_then(sessions::text);
+    let int = |i: usize| row.get(i).and_then(sessions::integer).unwrap_or_default();
+    tally::Finding {
+        risk: text(0).unwrap_or_default(),
+        decision: text(1),
+        agent: text(2),
+        cwd: text(3),
+        calls: int(4),
+        first_ts: int(5),
+        last_ts: int(6),
+    }
 }
 
 fn call(row: &[Value]) -> Call {
@@ -118,6 +173,146 @@ fn call(row: &[Value]) -> Call {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store of PreToolUse rows with findings in two projects and three agents, clean calls,
+    /// another producer's finding, and a finding on a line other than a PreToolUse.
+    fn store() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.db");
+        let store = crate::store::open(&path).unwrap();
+        let conn = store.conn().unwrap();
+        let rows = [
+            (
+                "PreToolUse",
+                "cmstore",
+                "claude",
+                "/p/web",
+                "rm-rf-root",
+                "deny",
+            ),
+            (
+                "PreToolUse",
+                "cmstore",
+                "claude",
+                "/p/web/",
+                "rm-rf-root,dd",
+                "allow",
+            ),
+            ("PreToolUse", "cmstore", "codex", "/p/api", "dd", "deny"),
+            ("PreToolUse", "cmstore", "codex", "/p/api", "", ""),
+            (
+                "PreToolUse",
+                "cmstore",
+                "vscode",
+                "/p/api",
+                "unreadable",
+                "allow",
+            ),
+            ("PreToolUse", "cmstore", "", "", "dd", "deny"),
+            ("PreToolUse", "cmstore", "claude", "/p/web", " , ", "allow"),
+            ("PreToolUse", "other", "claude", "/p/web", "dd", "deny"),
+            ("PostToolUse", "cmstore", "claude", "/p/web", "dd", "deny"),
+        ];
+        for i in 0..40_i64 {
+            let (hook, producer, agent, cwd, risk, decision) = rows[i as usize % rows.len()];
+            conn.execute(
+                "INSERT INTO events(id, ts, hook_type, session_id, agent, cwd, producer, risk,
+                   decision, entry, ingested_at)
+                 VALUES (?1, ?2, ?3, ?4, nullif(?5, ''), nullif(?6, ''), ?7, nullif(?8, ''),
+                   nullif(?9, ''), '{}', 0)",
+                rusqlite::params![
+                    format!("e{i}"),
+                    1000 + i,
+                    hook,
+                    format!("s{}", i % 3),
+                    agent,
+                    cwd,
+                    producer,
+                    risk,
+                    decision
+                ],
+            )
+            .unwrap();
+        }
+        (dir, path)
+    }
+
+    #[test]
+    fn the_report_counted_in_sql_is_the_tally_of_every_call() {
+        let (_dir, path) = store();
+        let db = ReadOnlyDb::open(&path, None).unwrap();
+        let filters = [
+            Filters::default(),
+            Filters {
+                since: Some(1010),
+                until: Some(1030),
+                ..Filters::default()
+            },
+            Filters {
+                agent: Some("claude".into()),
+                ..Filters::default()
+            },
+            Filters {
+                project: Some("api".into()),
+                session: Some("s1".into()),
+                ..Filters::default()
+            },
+        ];
+        for f in &filters {
+            let by_call = tally::tally(&calls(&db, f, false).unwrap());
+            assert_eq!(report(&db, f).unwrap(), by_call, "{f:?}");
+        }
+        let (totals, rows) = report(&db, &Filters::default()).unwrap();
+        // 7 of every 9 rows are cmstore's PreToolUse lines; of those, 5 have rules.
+        assert_eq!((totals.calls, totals.flagged), (32, 23));
+        assert!(rows
+            .iter()
+            .any(|r| r.agent == "unknown" && r.project.is_empty()));
+    }
+
+    #[test]
+    fn the_report_reads_the_gate_indexes_alone() {
+        let (_dir, path) = store();
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let plan = |sql: &str| -> String {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            for i in 1..=stmt.parameter_count() {
+                stmt.raw_bind_parameter(i, "x").unwrap();
+            }
+            let mut rows = stmt.raw_query();
+            let mut out = Vec::new();
+            while let Some(row) = rows.next().unwrap() {
+                out.push(row.get::<_, String>(3).unwrap());
+            }
+            out.join("; ")
+        };
+        let all = Filters {
+            since: Some(1),
+            until: Some(2),
+            agent: Some("a".into()),
+            project: Some("p".into()),
+            // A session is found through the events' session index instead.
+            session: None,
+        };
+        for f in [Filters::default(), all] {
+            let (wheres, _) = gate_conditions(&f, &[]);
+            let count = plan(&format!("SELECT count(*) FROM events WHERE {wheres}"));
+            let (wheres, _) = gate_conditions(&f, &["risk IS NOT NULL"]);
+            let groups = plan(&format!(
+                "SELECT risk, decision, agent, cwd, count(*), min(ts), max(ts) FROM events
+                 WHERE {wheres} GROUP BY risk, decision, agent, cwd"
+            ));
+            assert!(
+                count.contains("COVERING INDEX events_gate_calls"),
+                "{count}"
+            );
+            // Of all time, from the findings; of a time range, from the calls of that range.
+            assert!(groups.contains("COVERING INDEX events_gate_"), "{groups}");
+            if f.since.is_none() {
+                assert!(groups.contains("events_gate_findings"), "{groups}");
+            }
+        }
+    }
 
     #[test]
     fn recorded_rules_are_split_and_trimmed() {

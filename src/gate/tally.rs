@@ -40,43 +40,83 @@ pub struct Row {
     pub last_ts: i64,
 }
 
+/// Recorded calls with the same finding in the same place: the gate's `risk` and `decision`,
+/// the agent and the working directory, how many calls, and when the first and the last was.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Finding {
+    /// The rules that matched, as recorded (comma-separated, or `unreadable`).
+    pub risk: String,
+    /// `allow` or `deny`.
+    pub decision: Option<String>,
+    pub agent: Option<String>,
+    pub cwd: Option<String>,
+    /// Calls with this finding here.
+    pub calls: i64,
+    /// The first and last of them, epoch milliseconds.
+    pub first_ts: i64,
+    pub last_ts: i64,
+}
+
 /// The totals and one row per (rule, agent, project), the most fired first.
 pub fn tally(calls: &[Call]) -> (Totals, Vec<Row>) {
+    let findings: Vec<Finding> = calls
+        .iter()
+        .filter_map(|call| {
+            Some(Finding {
+                risk: call.risk.clone()?,
+                decision: call.decision.clone(),
+                agent: call.agent.clone(),
+                cwd: call.cwd.clone(),
+                calls: 1,
+                first_ts: call.ts,
+                last_ts: call.ts,
+            })
+        })
+        .collect();
+    tally_findings(calls.len() as i64, &findings)
+}
+
+/// [`tally`] of `calls` recorded calls, of which `findings` are those with a `risk`, grouped.
+pub fn tally_findings(calls: i64, findings: &[Finding]) -> (Totals, Vec<Row>) {
     let mut totals = Totals {
-        calls: calls.len(),
+        calls: usize::try_from(calls).unwrap_or_default(),
         ..Totals::default()
     };
     let mut rows: BTreeMap<(String, String, String), Row> = BTreeMap::new();
-    for call in calls {
-        let rules = call.rules();
+    for found in findings {
+        let rules = super::split_rules(Some(&found.risk));
         if rules.is_empty() {
             continue;
         }
-        totals.flagged += 1;
-        totals.denied += usize::from(call.denied());
-        totals.unreadable += usize::from(rules.contains(&crate::safety::UNREADABLE));
-        let agent = call.agent.clone().unwrap_or_else(|| "unknown".to_string());
-        let project = call.cwd.as_deref().map(human::project).unwrap_or_default();
+        let n = usize::try_from(found.calls).unwrap_or_default();
+        let denied = found.decision.as_deref() == Some("deny");
+        totals.flagged += n;
+        totals.denied += if denied { n } else { 0 };
+        if rules.contains(&crate::safety::UNREADABLE) {
+            totals.unreadable += n;
+        }
+        let agent = found.agent.as_deref().unwrap_or("unknown");
+        let project = found.cwd.as_deref().map(human::project).unwrap_or_default();
         for rule in rules {
-            let key = (rule.to_string(), agent.clone(), project.to_string());
+            let key = (rule.to_string(), agent.to_string(), project.to_string());
             let row = rows.entry(key).or_insert_with(|| Row {
                 rule: rule.to_string(),
-                agent: agent.clone(),
+                agent: agent.to_string(),
                 project: project.to_string(),
                 fired: 0,
                 denied: 0,
                 allowed: 0,
-                first_ts: call.ts,
-                last_ts: call.ts,
+                first_ts: found.first_ts,
+                last_ts: found.last_ts,
             });
-            row.fired += 1;
-            if call.denied() {
-                row.denied += 1;
+            row.fired += found.calls;
+            if denied {
+                row.denied += found.calls;
             } else {
-                row.allowed += 1;
+                row.allowed += found.calls;
             }
-            row.first_ts = row.first_ts.min(call.ts);
-            row.last_ts = row.last_ts.max(call.ts);
+            row.first_ts = row.first_ts.min(found.first_ts);
+            row.last_ts = row.last_ts.max(found.last_ts);
         }
     }
     let mut rows: Vec<Row> = rows.into_values().collect();

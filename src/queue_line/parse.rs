@@ -402,6 +402,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         turn_pending: row.turn_pending,
         turn_outcome: own(row.turn_outcome),
         tool_result_type: own(row.tool_result_type),
+        risk: own(row.risk),
         decision: own(row.decision),
         duration_ms: row.duration_ms,
         size_bytes: row.size_bytes,
@@ -456,11 +457,8 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
     if session_event && actor_name.is_none() && actor_type.is_none() {
         unknown[3] = Some(SESSION_WITHOUT_ACTOR);
     }
-    if raw
-        .risk
-        .and_then(Loose::into_str)
-        .is_some_and(|r| r == crate::safety::UNREADABLE)
-    {
+    let risk = raw.risk.and_then(Loose::into_str);
+    if risk.as_deref() == Some(crate::safety::UNREADABLE) {
         unknown[4] = Some(GATE_UNREADABLE);
     }
 
@@ -501,6 +499,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
             .and_then(Loose::as_bool)
             .unwrap_or(false),
         tool_result_type: raw.tool_result_type.and_then(Loose::into_str),
+        risk,
         decision: raw.decision.and_then(Loose::into_str),
         duration_ms: raw.duration_ms.as_ref().and_then(Loose::as_i64),
         size_bytes: pick_i64(&raw.size_bytes, &raw.size_bytes_s),

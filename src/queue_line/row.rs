@@ -103,8 +103,11 @@ pub struct EventRow<'a> {
     pub turn_outcome: Option<Cow<'a, str>>,
     /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
-    /// The safety gate's `allow` or `deny` (PreToolUse with a `risk`). Not a column: ingest
-    /// reads it for the call's outcome.
+    /// The safety gate's finding on a PreToolUse: the rules that matched, comma-separated, or
+    /// `unreadable` (the `risk` column; a non-empty string only).
+    pub risk: Option<Cow<'a, str>>,
+    /// The safety gate's `allow` or `deny` (PreToolUse with a `risk`): the `decision` column,
+    /// and ingest reads it for the call's outcome.
     pub decision: Option<Cow<'a, str>>,
     /// Reported duration of the tool call.
     pub duration_ms: Option<i64>,

@@ -6,7 +6,7 @@
 //! - sessions: `cmstore sessions` ([`crate::sessions::list_sql`]);
 //! - a session: `cmstore show --format json` ([`crate::story::load`]), plus its tool calls laid
 //!   out for the timeline;
-//! - gate: `cmstore gate report` ([`crate::gate::calls`], [`crate::gate::tally`]);
+//! - gate: `cmstore gate report` ([`crate::gate::report`]);
 //! - SQL: `cmstore query`'s guard ([`ReadOnlyDb`]): one read-only statement, a time limit, a
 //!   row cap.
 
@@ -199,8 +199,7 @@ fn projects(db: &ReadOnlyDb, filters: &Filters) -> Result<(Vec<Json>, usize), Qu
 
 /// `cmstore gate report`: the totals and one row per rule, agent and project.
 pub fn gate_report(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> {
-    let calls = gate::calls(db, filters, false)?;
-    let (totals, rows) = tally::tally(&calls);
+    let (totals, rows) = gate::report(db, filters)?;
     let (columns, rows) = tally::raw(&rows);
     Ok(json!({
         "totals": {
@@ -255,7 +254,7 @@ pub fn session(db: &ReadOnlyDb, given: &str) -> Result<Option<Json>, QueryError>
         "SELECT c.call_key, coalesce(c.tool_name, '?'), c.start_ts, c.end_ts, c.duration_ms, \
                 c.outcome, coalesce(pre.actor_type, post.actor_type), \
                 coalesce(pre.actor_name, post.actor_name), \
-                json_extract(pre.entry, '$.risk'), json_extract(pre.entry, '$.decision') \
+                pre.risk, pre.decision \
          FROM tool_calls c \
          LEFT JOIN events pre ON pre.id = c.pre_event_id \
          LEFT JOIN events post ON post.id = c.post_event_id \
@@ -298,7 +297,7 @@ pub fn call(db: &ReadOnlyDb, session: &str, key: &str) -> Result<Option<Json>, Q
                          json_extract(post.entry, '$.toolInput')), \
                 json_extract(post.entry, '$.toolResponse'), \
                 coalesce(json_extract(post.entry, '$.error'), post.tool_result_type), \
-                json_extract(pre.entry, '$.risk'), json_extract(pre.entry, '$.decision') \
+                pre.risk, pre.decision \
          FROM tool_calls c \
          LEFT JOIN events pre ON pre.id = c.pre_event_id \
          LEFT JOIN events post ON post.id = c.post_event_id \

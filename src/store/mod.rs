@@ -190,6 +190,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0017_story_indexes",
         include_str!("../../migrations/0017_story_indexes.sql"),
     ),
+    (
+        "0018_gate_columns",
+        include_str!("../../migrations/0018_gate_columns.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
@@ -1125,6 +1129,60 @@ mod tests {
             "SELECT succeeded, failed, unfinished, denied, refused, abandoned FROM session_tools",
         );
         assert_eq!(totals, by_outcome);
+    }
+
+    #[test]
+    fn the_gate_columns_of_stored_lines_are_what_ingest_reads_from_them() {
+        let before = MIGRATIONS
+            .iter()
+            .position(|(name, _)| name.ends_with("_gate_columns"))
+            .unwrap();
+        let lines = [
+            r#"{"hookType":"PreToolUse","risk":"rm-rf-root","decision":"deny"}"#,
+            r#"{"hookType":"PreToolUse","risk":"dd,mkfs","decision":"allow"}"#,
+            r#"{"hookType":"PreToolUse","risk":"unreadable","decision":"allow"}"#,
+            r#"{"hookType":"PreToolUse","risk":"rm\u002drf-root","decision":"d\u0065ny"}"#,
+            r#"{"hookType":"PreToolUse","risk":"","decision":""}"#,
+            r#"{"hookType":"PreToolUse","risk":7,"decision":true}"#,
+            r#"{"hookType":"PreToolUse","risk":{"rule":"dd"},"decision":["deny"]}"#,
+            r#"{"hookType":"PreToolUse","risk":null}"#,
+            r#"{"hookType":"PreToolUse","toolInput":{"risk":"dd","decision":"deny"}}"#,
+            r#"{"hookType":"UserPromptSubmit","prompt":"what is the \"risk\" here?"}"#,
+            r#"{"hookType":"PostToolUse","decision":"deny"}"#,
+            r#"{"hookType":"PreToolUse"}"#,
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            migrate(&mut conn, &path, before).unwrap();
+            for (i, line) in lines.iter().enumerate() {
+                conn.execute(
+                    "INSERT INTO events(id, ts, hook_type, entry, ingested_at)
+                     VALUES (?1, 0, 'PreToolUse', ?2, 0)",
+                    rusqlite::params![format!("e{i}"), line],
+                )
+                .unwrap();
+            }
+        }
+        let store = open(&path).unwrap();
+        let conn = store.conn().unwrap();
+        let migrated = rows_of(&conn, "SELECT risk, decision FROM events ORDER BY seq");
+        let parsed: Vec<String> = lines
+            .iter()
+            .map(|line| {
+                let row = crate::queue_line::parse::parse_line(line.as_bytes(), 0)
+                    .unwrap_or_else(|e| panic!("{line}: {e:?}"));
+                let or_dash = |v: Option<std::borrow::Cow<'_, str>>| {
+                    v.map_or("-".to_string(), |v| v.into_owned())
+                };
+                format!("{}|{}", or_dash(row.risk), or_dash(row.decision))
+            })
+            .collect();
+        assert_eq!(migrated, parsed);
+        assert_eq!(migrated[3], "rm-rf-root|deny");
+        assert_eq!(migrated[10], "-|deny");
+        assert_eq!(migrated[6], "-|-");
     }
 
     #[test]

@@ -21,9 +21,9 @@ const INSERT_EVENT: &str = "
     INSERT INTO events(id, ts, hook_type, event, agent, session_id, tool_name, tool_call_id,
       turn_id, model, cwd, origin, actor_name, actor_type, delegated_agent, synthetic, prompt,
       response, tool_result_type, duration_ms, size_bytes, estimated_tokens, entry, source_id,
-      source_offset, ingested_at, producer)
+      source_offset, ingested_at, producer, risk, decision)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-      ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)
+      ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)
     ON CONFLICT(id) DO NOTHING";
 
 /// One (session, turn) row: the incoming fields win unless they are synthetic (harvested from
@@ -139,7 +139,7 @@ struct SessionAgg {
     ended_at: Option<i64>,
 }
 
-/// One (day, session) of the daily rollup (`daily_sessions`, migration 0018): the figures of
+/// One (day, session) of the daily rollup (`daily_sessions`, migration 0016): the figures of
 /// the new events a batch adds, or of the events a prune deletes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(super) struct DayAgg {
@@ -452,6 +452,8 @@ impl<'c> Batch<'c> {
             offset,
             self.now,
             row.producer.as_deref(),
+            row.risk.as_deref(),
+            row.decision.as_deref(),
         )? == 1;
         if !inserted {
             self.counts.duplicates += 1;

@@ -611,3 +611,121 @@ fn real_payloads_replay_under_their_own_rules_unchanged() {
     let all = figures(find(&replay_rows(&env, &audit), "(all calls)"));
     assert_eq!((all[3], all[4], all[5]), (0, 0, denied));
 }
+
+/// A report row: rule, agent, project, and (fired, denied, allowed, first, last).
+type ReportRow = (String, String, String, [i64; 5]);
+
+/// The report as the JSON of every line says it (the statement `gate report` ran before the
+/// `risk` and `decision` columns): (rule, agent, project) to (fired, denied, allowed, first,
+/// last), and the calls counted.
+fn report_from_the_lines(env: &TestEnv) -> (i64, Vec<ReportRow>) {
+    let lines = json_rows(
+        env,
+        &[
+            "query",
+            "SELECT ts, agent, cwd, json_extract(entry, '$.risk') AS risk, \
+             json_extract(entry, '$.decision') AS decision FROM events \
+             WHERE hook_type = 'PreToolUse' AND producer = 'cmstore'",
+        ],
+    );
+    let mut rows: std::collections::BTreeMap<(String, String, String), [i64; 5]> =
+        Default::default();
+    for line in &lines {
+        let ts = line["ts"].as_i64().unwrap();
+        let denied = line["decision"] == "deny";
+        let agent = line["agent"].as_str().unwrap_or("unknown").to_string();
+        let cwd = line["cwd"].as_str().unwrap_or_default();
+        let trimmed = cwd.trim_end_matches(['/', '\\']);
+        let project = trimmed.rsplit(['/', '\\']).next().unwrap_or_default();
+        let risk = line["risk"].as_str().unwrap_or_default();
+        for rule in risk.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+            let key = (rule.to_string(), agent.clone(), project.to_string());
+            let r = rows.entry(key).or_insert([0, 0, 0, ts, ts]);
+            r[0] += 1;
+            r[if denied { 1 } else { 2 }] += 1;
+            r[3] = r[3].min(ts);
+            r[4] = r[4].max(ts);
+        }
+    }
+    (
+        lines.len() as i64,
+        rows.into_iter().map(|(k, v)| (k.0, k.1, k.2, v)).collect(),
+    )
+}
+
+/// The report `gate report --format json` prints, in the order of [`report_from_the_lines`].
+fn report_printed(env: &TestEnv, args: &[&str]) -> Vec<ReportRow> {
+    let mut rows: Vec<_> = json_rows(env, args)
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap().to_string();
+            let n = |k: &str| r[k].as_i64().unwrap();
+            (
+                s("rule"),
+                s("agent"),
+                s("project"),
+                [
+                    n("fired"),
+                    n("denied"),
+                    n("allowed"),
+                    n("first_ts"),
+                    n("last_ts"),
+                ],
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Every line's `risk` and `decision` columns hold what its JSON says, and the report counted
+/// from them is the report counted from the JSON, on the scripted store and on real Claude Code
+/// payloads (captured with extra rules, half of the projects in enforce mode).
+#[test]
+fn the_gate_columns_are_the_lines_and_the_report_is_unchanged() {
+    let scripted = store();
+    let mut envs = vec![scripted];
+    if let Some(real) = crate::common::real_fixtures() {
+        let env = TestEnv::new();
+        let rules = "[safety]\nadd = { git-log = 'git\\s+log', grep = '\\bgrep\\b' }\n";
+        let mut dirs: Vec<_> = fs::read_dir(real.join("claude-code"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("pre_tool_use.jsonl").is_file())
+            .collect();
+        dirs.sort();
+        for (i, dir) in dirs.iter().enumerate() {
+            let mode = if i % 2 == 0 { "enforce" } else { "audit" };
+            set_config(&env, &format!("mode = \"{mode}\"\n{rules}"));
+            let payloads = fs::read_to_string(dir.join("pre_tool_use.jsonl")).unwrap();
+            for line in payloads.lines().filter(|l| !l.trim().is_empty()) {
+                let out = env.cmd().arg("capture").write_stdin(line).output().unwrap();
+                assert!(out.status.success());
+            }
+        }
+        env.ingest_once();
+        envs.push(env);
+    }
+    for env in &envs {
+        let differ = json_rows(
+            env,
+            &[
+                "query",
+                "SELECT count(*) AS n FROM events \
+                 WHERE risk IS NOT json_extract(entry, '$.risk') \
+                    OR decision IS NOT json_extract(entry, '$.decision')",
+            ],
+        );
+        assert_eq!(differ[0]["n"], 0, "{differ:?}");
+        let (calls, expected) = report_from_the_lines(env);
+        assert!(calls > 0 && !expected.is_empty(), "findings to count");
+        assert_eq!(report_printed(env, &["gate", "report"]), expected);
+        let table = run(env, &["gate", "report", "--format", "table"]);
+        assert!(
+            table.starts_with(&format!("{calls} PreToolUse calls: ")),
+            "{table}"
+        );
+        let denied: i64 = expected.iter().map(|r| r.3[1]).sum();
+        assert!(denied > 0, "some calls were denied: {expected:?}");
+    }
+}
