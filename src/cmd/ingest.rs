@@ -4,6 +4,7 @@
 //! Exit codes: 0 done (or stopped cleanly by a signal, after the current commit), 1 error,
 //! 3 another `cmstore ingest` already holds this database's ingest lock.
 
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -170,7 +171,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let mut stats = ingester.pass(&stop, &mut on_batch)?;
         // The turns of the sessions the sweep closes are queue lines, and so are the results
         // of the check jobs left behind, which ran beside the pass: this run takes them too.
-        let swept = sweep_sessions(paths, &mut ingester, Thresholds::from_env());
+        let swept = sweep_sessions(
+            paths,
+            &mut ingester,
+            Thresholds::from_env(),
+            &mut HashSet::new(),
+        );
         let checked = finish_checks(checks, None) > 0;
         if swept || checked {
             stats.add(&ingester.pass(&stop, &mut on_batch)?);
@@ -226,30 +232,43 @@ fn follow_mode(
 }
 
 /// Ingest's sweep ([`ingest::sweep`]): closes the sessions of the workspace files that are
-/// due and appends their last turns to the queue. True when it appended any.
-fn sweep_sessions(paths: &Paths, ingester: &mut Ingester, thresholds: Thresholds) -> bool {
-    match ingest::sweep::sweep(ingester, paths, thresholds, SystemTime::now()) {
-        Ok(swept) => {
-            for problem in &swept.problems {
-                eprintln!("cmstore ingest: closing sessions: {problem}");
-            }
-            swept.turns > 0
-        }
-        Err(err) => {
-            eprintln!("cmstore ingest: closing sessions: {err:#}");
-            false
-        }
+/// due and appends their last turns to the queue. True when it appended any. A problem is
+/// printed the first time only (`said`): follow mode sweeps every second, and a lasting one
+/// (an unreadable workspace file) would otherwise fill the log.
+fn sweep_sessions(
+    paths: &Paths,
+    ingester: &mut Ingester,
+    thresholds: Thresholds,
+    said: &mut HashSet<String>,
+) -> bool {
+    let (turns, problems) =
+        match ingest::sweep::sweep(ingester, paths, thresholds, SystemTime::now()) {
+            Ok(swept) => (swept.turns, swept.problems),
+            Err(err) => (0, vec![format!("{err:#}")]),
+        };
+    for problem in not_said_yet(problems, said) {
+        eprintln!("cmstore ingest: closing sessions: {problem}");
     }
+    turns > 0
+}
+
+/// The `messages` not in `said`, each once, now added to it.
+fn not_said_yet(messages: Vec<String>, said: &mut HashSet<String>) -> Vec<String> {
+    messages
+        .into_iter()
+        .filter(|m| said.insert(m.clone()))
+        .collect()
 }
 
 /// The sweep as a chore of follow mode, every [`ingest::sweep::EVERY`].
 fn sweep_chore(paths: &Paths) -> Chore<'_> {
     let thresholds = Thresholds::from_env();
+    let mut said = HashSet::new();
     Chore::new(
         Duration::ZERO,
         ingest::sweep::EVERY,
         move |ingester: &mut Ingester, _: &Progress| {
-            sweep_sessions(paths, ingester, thresholds);
+            sweep_sessions(paths, ingester, thresholds, &mut said);
         },
     )
 }
@@ -458,10 +477,13 @@ const CHECKS_GRACE: Duration = Duration::from_secs(3);
 fn finish_checks(runner: Option<crate::checks::runner::Runner>, wait: Option<Duration>) -> u64 {
     let Some(runner) = runner else { return 0 };
     let done = runner.finish(wait);
-    if done.ran > 0 || done.left > 0 {
+    if done.ran > 0 {
+        eprintln!("cmstore ingest: ran {} check(s)", done.ran);
+    }
+    if done.left > 0 {
         eprintln!(
-            "cmstore ingest: ran {} check(s); {} still running, run again by the next ingest",
-            done.ran, done.left
+            "cmstore ingest: {} check(s) still running, left for the next ingest to run again",
+            done.left
         );
     }
     done.ran
@@ -588,6 +610,23 @@ mod tests {
             },
             busy: Duration::from_millis(busy_ms),
         }
+    }
+
+    #[test]
+    fn a_lasting_sweep_problem_is_printed_once() {
+        let mut said = HashSet::new();
+        let sweep = |n: &str| {
+            vec![
+                format!("workspace of /p: {n}"),
+                "workspace of /q: busy".into(),
+            ]
+        };
+        assert_eq!(not_said_yet(sweep("a"), &mut said), sweep("a"));
+        assert_eq!(not_said_yet(sweep("a"), &mut said), Vec::<String>::new());
+        assert_eq!(
+            not_said_yet(sweep("b"), &mut said),
+            ["workspace of /p: b".to_string()]
+        );
     }
 
     #[test]
