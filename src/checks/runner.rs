@@ -85,17 +85,21 @@ struct Count {
     ran: u64,
 }
 
-/// The runner beside `cmstore ingest`, when there is work for one: `[checks]` is configured,
-/// or jobs wait (left by hooks, or by a runner that was killed). Problems go to `warn`, a
-/// runner that cannot start among them (the hooks then start their own).
+/// The runner beside `cmstore ingest`. A following ingest (`follow`) always starts one: the
+/// hooks read `[checks]` for themselves, so checks configured after the ingest started are
+/// still left to it (an idle runner costs a file watch and a look every
+/// [`WATCHED_POLL`]). `ingest --once` starts one only when there is work for it: `[checks]`
+/// is configured, or jobs wait (left by hooks, or by a runner that was killed). Problems go to
+/// `warn`, a runner that cannot start among them (the hooks then start their own).
 pub fn beside_ingest(
     paths: &crate::paths::Paths,
+    follow: bool,
     warn: impl Fn(String) + Send + Sync + 'static,
 ) -> Option<Runner> {
     let dir = super::jobs_dir(&paths.state_dir());
     let (config, _) = crate::config::Config::load_for(paths);
     let waiting = |dir: &Path| !job_files(dir).is_empty();
-    if config.checks.is_empty() && !waiting(&dir) && !waiting(&running_dir(&dir)) {
+    if !follow && config.checks.is_empty() && !waiting(&dir) && !waiting(&running_dir(&dir)) {
         return None;
     }
     let warn = Arc::new(warn);

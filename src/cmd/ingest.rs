@@ -145,7 +145,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
-    let checks = crate::checks::runner::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
+    let checks = crate::checks::runner::beside_ingest(paths, !args.once, |w| {
+        eprintln!("cmstore ingest: {w}")
+    });
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
     let mut on_batch = |s: &Stats| {

@@ -716,6 +716,47 @@ fn audit_checks_are_left_to_a_following_ingest_which_records_each_once() {
 
 #[cfg(target_os = "linux")]
 #[test]
+fn checks_configured_after_a_following_ingest_started_are_left_to_it() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let runners = env.dir.path().join("runners");
+    let script = runner_reporting_formatter(&env, &runners);
+    // No `[checks]` yet: the ingest starts its runner all the same.
+    let follower = Follower::start(&env);
+    configure(
+        &env,
+        &format!(
+            "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n",
+            script.display()
+        ),
+    );
+    capture_logged(
+        &env,
+        &claude_post(&repo, "Write", json!({"file_path": "a.rs"})),
+    );
+    let lines = wait_results(&env, 1);
+    assert_eq!(lines[0]["check"]["status"], "passed", "{}", lines[0]);
+    let log = debug_log(&env);
+    assert!(log.contains("left to ingest"), "{log}");
+    assert!(
+        !log.contains("detached"),
+        "the hook started no runner: {log}"
+    );
+    let ran_by = fs::read_to_string(&runners).unwrap();
+    assert!(ran_by.contains(" ingest"), "run by the ingest: {ran_by}");
+    assert_eq!(
+        env.wait_for(
+            "SELECT COUNT(*) FROM events WHERE hook_type = 'CheckResult'",
+            1,
+            DETACHED_WAIT
+        ),
+        1
+    );
+    follower.kill();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
 fn without_a_following_ingest_the_hook_starts_a_runner_of_its_own() {
     let env = TestEnv::new();
     let repo = repo(&env);
