@@ -20,8 +20,10 @@ use crate::transcript::DiscoveryEnv;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
     /// Transcripts (.jsonl) or folders to read [default: Claude Code's projects folder
-    /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`
-    /// and Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), those that exist]
+    /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`,
+    /// Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), Copilot CLI's
+    /// `session-state` (`$COPILOT_HOME` or `~/.copilot`) and VS Code Copilot Chat's
+    /// `workspaceStorage/*/GitHub.copilot-chat/transcripts`, those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -32,7 +34,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let roots = default_roots();
         if roots.is_empty() {
             eprintln!(
-                "cmstore import: no Claude Code, Gemini CLI or Codex history found: nothing to import"
+                "cmstore import: no Claude Code, Gemini CLI, Codex or Copilot history found: nothing to import"
             );
             return Ok(ExitCode::SUCCESS);
         }
@@ -85,7 +87,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
-/// (under `~/.gemini/tmp`) and Codex's rollouts.
+/// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state and VS Code Copilot
+/// Chat's transcripts.
 fn default_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
     let codex = std::env::var_os("CODEX_HOME")
@@ -100,6 +103,7 @@ fn default_roots() -> Vec<PathBuf> {
     .into_iter()
     .flatten()
     .filter(|dir| dir.is_dir())
+    .chain(env.copilot_log_dirs())
     .collect()
 }
 

@@ -1,8 +1,9 @@
-//! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI chat files and
-//! Codex rollouts into the `usage` table, the same rows capture and ingest write
-//! (docs/usage.md), so a new user sees their history on day one. A file's agent is known by
-//! its path: `…/chats/session-*.jsonl` is Gemini's, `rollout-*.jsonl` Codex's, any other
-//! `.jsonl` a Claude Code transcript.
+//! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI chat files, Codex
+//! rollouts and Copilot event logs into the `usage` table, the same rows capture and ingest
+//! write (docs/usage.md), so a new user sees their history on day one. A file's agent is known
+//! by its path: `…/chats/session-*.jsonl` is Gemini's, `rollout-*.jsonl` Codex's,
+//! `…/session-state/<session>/events.jsonl` Copilot CLI's, `…/GitHub.copilot-chat/transcripts/
+//! *.jsonl` VS Code Copilot Chat's, any other `.jsonl` a Claude Code transcript.
 //!
 //! Streaming with bounded memory: each transcript is read line by line ([`LineReader`]; a line
 //! longer than [`MAX_LINE_BYTES`] is passed over and counted), and its records are written
@@ -38,6 +39,11 @@ enum Format {
     Claude,
     Gemini,
     Codex,
+    /// Copilot CLI's `session-state/<session>/events.jsonl`.
+    CopilotCli,
+    /// VS Code Copilot Chat's `GitHub.copilot-chat/transcripts/<session>.jsonl`: the same
+    /// event envelope as Copilot CLI's.
+    VscodeCopilot,
 }
 
 impl Format {
@@ -46,12 +52,36 @@ impl Format {
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("rollout-"));
+        let named =
+            |p: Option<&Path>, name: &str| p.and_then(Path::file_name).is_some_and(|n| n == name);
+        let parent = path.parent();
         if rollout {
             Format::Codex
         } else if is_chat_file(path) {
             Format::Gemini
+        } else if named(Some(path), "events.jsonl")
+            && named(parent.and_then(Path::parent), "session-state")
+        {
+            Format::CopilotCli
+        } else if named(parent, "transcripts")
+            && named(parent.and_then(Path::parent), "GitHub.copilot-chat")
+        {
+            Format::VscodeCopilot
         } else {
             Format::Claude
+        }
+    }
+
+    /// The session a file is named after: a transcript's or VS Code transcript's name, the
+    /// uuid a rollout's name ends with, the folder of a Copilot CLI event log (a Gemini CLI
+    /// chat file's header line names its own).
+    fn session_of_path(self, path: &Path) -> Option<String> {
+        let name = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
+        match self {
+            Format::Claude | Format::VscodeCopilot => name(path.file_stem().map(Path::new)),
+            Format::Codex => CodexReader::session_of_path(path),
+            Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
+            Format::Gemini => None,
         }
     }
 
@@ -61,6 +91,8 @@ impl Format {
             Format::Claude => "claude",
             Format::Gemini => "gemini",
             Format::Codex => "codex",
+            Format::CopilotCli => "copilot",
+            Format::VscodeCopilot => "vscode",
         }
     }
 }
@@ -221,13 +253,8 @@ fn import_file(
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with("agent-")),
     };
-    // Sessions a file names that the line does not: a transcript is named after its session,
-    // a rollout ends with it, a chat file's header line names it.
-    let mut fallback = match format {
-        Format::Claude => path.file_stem().map(|s| s.to_string_lossy().into_owned()),
-        Format::Codex => CodexReader::session_of_path(path),
-        Format::Gemini => None,
-    };
+    // Sessions a file names that the line does not.
+    let mut fallback = format.session_of_path(path);
     let mut codex = CodexReader::new(fallback.clone());
     let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
     let mut turn: Option<String> = None;
@@ -236,11 +263,20 @@ fn import_file(
     // Claude Code lines name their session's working directory: one line per session is read
     // for it. A rollout's or a chat file's whole file is one session's.
     let mut cwds: HashMap<String, String> = HashMap::new();
+    let mut copilot_cwd: Option<String> = None;
     let start = stats.bytes;
     loop {
         match reader.next_line().map_err(read_error)? {
             Some(Line::Complete { offset, bytes }) if format == Format::Codex => {
                 batch.extend(codex.feed(bytes, offset));
+            }
+            Some(Line::Complete { offset, bytes })
+                if matches!(format, Format::CopilotCli | Format::VscodeCopilot) =>
+            {
+                if copilot_cwd.is_none() {
+                    copilot_cwd = copilot_start_cwd(bytes);
+                }
+                batch.extend(from_line(bytes, offset));
             }
             Some(Line::Complete { offset, bytes }) if format == Format::Gemini => {
                 if fallback.is_none() {
@@ -277,6 +313,7 @@ fn import_file(
         Format::Claude => None,
         Format::Codex => codex.cwd().map(str::to_owned),
         Format::Gemini => gemini_project(path),
+        Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
     };
     for (session, seen) in &mut sessions {
         seen.cwd = cwds.remove(session).or_else(|| file_cwd.clone());
@@ -285,6 +322,18 @@ fn import_file(
     stats.bytes = start + reader.offset();
     progress(stats.bytes);
     Ok(())
+}
+
+/// The working directory a Copilot event log's `session.start` line names
+/// (`data.context.cwd`); other lines are not parsed.
+fn copilot_start_cwd(bytes: &[u8]) -> Option<String> {
+    memchr::memmem::find(bytes, b"\"session.start\"")?;
+    let line: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if line["type"] != "session.start" {
+        return None;
+    }
+    let cwd = line["data"]["context"]["cwd"].as_str()?;
+    Some(cwd.to_owned()).filter(|c| !c.is_empty())
 }
 
 /// Only user prompts and turn ends move the turn a response belongs to: lines that cannot

@@ -45,6 +45,22 @@ impl DiscoveryEnv {
             .or_else(|| self.home.as_ref().map(|h| h.join(".copilot")))
     }
 
+    /// The folders of the Copilot event logs this environment has, those that exist:
+    /// Copilot CLI's `<copilot dir>/session-state` and every VS Code workspace's
+    /// `GitHub.copilot-chat/transcripts` (stable and Insiders).
+    pub fn copilot_log_dirs(&self) -> Vec<PathBuf> {
+        let cli = self.copilot_dir().map(|dir| dir.join("session-state"));
+        let vscode = self.code_user_dirs().into_iter().flat_map(|user| {
+            children(&user.join("workspaceStorage"))
+                .map(|p| p.join("GitHub.copilot-chat").join("transcripts"))
+                .collect::<Vec<_>>()
+        });
+        cli.into_iter()
+            .chain(vscode)
+            .filter(|dir| dir.is_dir())
+            .collect()
+    }
+
     /// Claude Code's config dir: `CLAUDE_CONFIG_DIR`, else `<home>/.claude`.
     pub fn claude_dir(&self) -> Option<PathBuf> {
         self.claude_config_dir

@@ -463,3 +463,128 @@ fn thinking_is_stored_apart_and_a_pending_stop_makes_no_turn() {
         2
     );
 }
+
+/// A `usage` row: message id, request id, session, agent, input, output, cache write and
+/// cache read tokens.
+type UsageRow = (String, String, String, String, i64, i64, i64, i64);
+
+/// The `usage` rows of the recorded Copilot session, as the store holds them.
+fn copilot_usage_rows(env: &TestEnv) -> Vec<UsageRow> {
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare(
+            "SELECT message_id, request_id, session_id, agent, input_tokens, output_tokens, \
+                    cache_write_tokens, cache_read_tokens \
+             FROM usage ORDER BY message_id, request_id",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+            ))
+        })
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// The rows the recorded `events.jsonl` calls for, counted here from its raw lines: one per
+/// `session.usage_record`, keyed on its `apiCallId` and the line's `id`, input without the
+/// cached tokens.
+fn copilot_usage_expected(recorded: &RecordedCopilot) -> Vec<UsageRow> {
+    let mut rows: Vec<_> = recorded
+        .lines
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "session.usage_record")
+        .map(|l| {
+            let u = &l["data"]["usage"];
+            let n = |k: &str| u[k].as_i64().unwrap();
+            (
+                u["apiCallId"].as_str().unwrap().to_string(),
+                l["id"].as_str().unwrap().to_string(),
+                recorded.session.clone(),
+                "copilot".to_string(),
+                n("inputTokens") - n("cacheReadTokens") - n("cacheWriteTokens"),
+                n("outputTokens"),
+                n("cacheWriteTokens"),
+                n("cacheReadTokens"),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn import_default_locations(env: &TestEnv) {
+    env.cmd().arg("import").assert().success();
+}
+
+#[test]
+fn import_reads_copilot_cli_session_state_with_the_keys_capture_uses() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.write(recorded.lines.len());
+    let expected = copilot_usage_expected(&recorded);
+    assert_eq!(expected.len(), 4, "the recorded run's responses");
+
+    import_default_locations(&env);
+    assert_eq!(copilot_usage_rows(&env), expected);
+    let session = format!(
+        "SELECT count(*) FROM sessions WHERE session_id = '{}' AND agent = 'copilot' \
+         AND cwd = '/home/dev/e2e/project'",
+        recorded.session
+    );
+    assert_eq!(env.int(&session), 1, "the session row, with its project");
+    import_default_locations(&env);
+    assert_eq!(copilot_usage_rows(&env), expected, "a second import");
+
+    // The hooks and ingest of the same session afterwards find the same responses.
+    recorded.run_hooks(&env);
+    ingest_after_the_session(&env);
+    assert_eq!(copilot_usage_rows(&env), expected, "capture after import");
+}
+
+#[test]
+fn an_import_after_capture_leaves_the_copilot_rows_as_they_were() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.run_hooks(&env);
+    ingest_after_the_session(&env);
+    let expected = copilot_usage_expected(&recorded);
+    assert_eq!(copilot_usage_rows(&env), expected, "capture alone");
+    import_default_locations(&env);
+    assert_eq!(copilot_usage_rows(&env), expected, "import after capture");
+}
+
+#[test]
+fn import_reads_vscode_copilot_transcripts_under_their_own_agent() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    let transcripts = env
+        .user_home()
+        .join(".config/Code/User/workspaceStorage/0a1b2c/GitHub.copilot-chat/transcripts");
+    fs::create_dir_all(&transcripts).unwrap();
+    let text: String = recorded.lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(
+        transcripts.join(format!("{}.jsonl", recorded.session)),
+        text,
+    )
+    .unwrap();
+    import_default_locations(&env);
+    let vscode: Vec<_> = copilot_usage_expected(&recorded)
+        .into_iter()
+        .map(|mut r| {
+            r.3 = "vscode".into();
+            r
+        })
+        .collect();
+    assert_eq!(copilot_usage_rows(&env), vscode);
+}
