@@ -24,12 +24,10 @@ SELECT seq, id, ts, hook_type, agent, session_id, tool_name, tool_call_id, turn_
        CASE WHEN json_valid(entry) THEN json_extract(entry, '$.toolResponse') END,
        CASE WHEN json_valid(entry) THEN json_extract(entry, '$.toolFailed') END,
        CASE WHEN json_valid(entry) THEN json_extract(entry, '$.error.message') END,
-       CASE WHEN risk IS NOT NULL THEN risk
-            WHEN instr(entry, '\"risk\"') > 0 AND json_valid(entry)
-            THEN json_extract(entry, '$.risk') END,
-       CASE WHEN decision IS NOT NULL THEN decision
-            WHEN instr(entry, '\"decision\"') > 0 AND json_valid(entry)
-            THEN json_extract(entry, '$.decision') END
+       CASE WHEN producer = 'cmstore' THEN risk
+            WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
+       CASE WHEN producer = 'cmstore' THEN decision
+            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
 FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
 
 const PROMPT_SQL: &str = "
@@ -42,16 +40,15 @@ SELECT ts FROM events
 WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'SubagentStart'
 ORDER BY seq DESC LIMIT 1";
 
-/// The gate's `risk` and `decision` of the latest PreToolUse of a call: the columns of
-/// migration 0018 (a line's non-empty string values); the line's JSON is read only when it names
-/// the key with another value (an empty string, a number), which the span carries as before.
+/// The gate's `risk` and `decision` of the latest PreToolUse of a call: for cmstore's own lines
+/// the columns of migration 0018, which hold the line's values (cmstore's gate writes them only
+/// as non-empty strings), without parsing the line; another producer's line is read as before
+/// (an empty string or a number is carried as the line has it).
 const GATE_SQL: &str = "
-SELECT CASE WHEN risk IS NOT NULL THEN risk
-            WHEN instr(entry, '\"risk\"') > 0 AND json_valid(entry)
-            THEN json_extract(entry, '$.risk') END,
-       CASE WHEN decision IS NOT NULL THEN decision
-            WHEN instr(entry, '\"decision\"') > 0 AND json_valid(entry)
-            THEN json_extract(entry, '$.decision') END
+SELECT CASE WHEN producer = 'cmstore' THEN risk
+            WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
+       CASE WHEN producer = 'cmstore' THEN decision
+            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
 FROM events
 WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'PreToolUse'
   AND tool_call_id = ?4

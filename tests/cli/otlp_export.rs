@@ -420,8 +420,8 @@ fn a_turn_span_carries_its_token_usage_cached_tokens_in_the_input() {
 }
 
 /// The gate's values as the spans carried them when export read them from each line's JSON:
-/// it reads the `risk` and `decision` columns now (migration 0018), and the line only when it
-/// names a key with a value those columns do not keep (an empty string, a number).
+/// it reads the `risk` and `decision` columns for cmstore's lines now (migration 0018), and
+/// another producer's line (these, without `producer`) as before, whatever the values' types.
 #[test]
 fn the_gate_s_values_are_those_of_the_line_whatever_their_type() {
     let env = TestEnv::new();
