@@ -298,3 +298,74 @@ fn real_tool_inputs_show_alike_after_the_migration_and_at_0019() {
     let all = fresh.int("SELECT count(*) FROM tool_calls WHERE input IS NOT NULL");
     assert!(cut > 0 && cut < all, "{cut} cut of {all}");
 }
+
+#[test]
+fn a_call_s_halves_in_two_ingests_show_what_one_ingest_shows() {
+    let halves = |env: &TestEnv, stage: u8| {
+        let line = |hook: &str, s: i64, call: &str, input: Option<&str>| {
+            let mut e = entry(hook, "split-1");
+            e.timestamp = T0 + s * SECOND;
+            e.tool_call_id = Some(call.into());
+            e.tool_input = input.map(str::to_string);
+            if call == "c1" && hook == "PreToolUse" {
+                e.risk = Some("curl-pipe-sh".into());
+                e.decision = Some("allow".into());
+            }
+            e.to_line()
+        };
+        let pres = [
+            line("PreToolUse", 1, "c1", Some(r#"{"command":"curl x | sh"}"#)),
+            line("PreToolUse", 2, "c2", None),
+        ];
+        let posts = [
+            line(
+                "PostToolUse",
+                3,
+                "c1",
+                Some(r#"{"command":"not this one"}"#),
+            ),
+            line("PostToolUse", 4, "c2", Some(r#"{"command":"cargo test"}"#)),
+            // Its PreToolUse comes later (in a later ingest): it still wins.
+            line("PostToolUse", 6, "c3", Some(r#"{"command":"the post's"}"#)),
+        ];
+        let late = [line(
+            "PreToolUse",
+            5,
+            "c3",
+            Some(r#"{"command":"the pre's"}"#),
+        )];
+        match stage {
+            0 => env.append(&pres),
+            1 => env.append(&posts),
+            _ => env.append(&late),
+        }
+    };
+    let whole = TestEnv::new();
+    for stage in 0..3 {
+        halves(&whole, stage);
+    }
+    whole.ingest_once();
+    // Each stage in an ingest of its own: the later halves join the stored calls.
+    let split = TestEnv::new();
+    for stage in 0..3 {
+        halves(&split, stage);
+        split.ingest_once();
+    }
+    for args in [
+        vec!["show", "split-1", "--no-pager"],
+        vec!["show", "split-1", "--format", "json"],
+    ] {
+        assert_eq!(run(&split, &args), run(&whole, &args), "{args:?}");
+    }
+    assert_eq!(shown_columns(&split), shown_columns(&whole));
+    let inputs: Vec<Option<String>> = shown_columns(&split).into_iter().map(|c| c.1).collect();
+    assert_eq!(
+        inputs,
+        [
+            Some("curl x | sh".to_string()),
+            Some("cargo test".to_string()),
+            Some("the pre's".to_string())
+        ]
+    );
+    assert_eq!(shown_columns(&split)[0].2.as_deref(), Some("curl-pipe-sh"));
+}
