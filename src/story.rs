@@ -1,9 +1,8 @@
 //! One session's story, in order: what `cmstore show` prints.
 //!
-//! Read from the store in a few statements (the session; its prompts, other events and
-//! PreToolUse lines in one pass; its tool calls; its turns; its usage) and merged by time into
-//! [`Item`]s. The
-//! prompt a person typed is shown where they typed it (its `UserPromptSubmit`); a turn's answer
+//! Read from the store in a few statements (the session; its prompts, starts, ends and
+//! compactions in one pass; its tool calls, from one index; its turns; its usage) and merged by
+//! time into [`Item`]s. The prompt a person typed is shown where they typed it (its `UserPromptSubmit`); a turn's answer
 //! where the turn ended, with the turn's own prompt in front only when no prompt event shows
 //! it (a harvested VS Code turn, a session whose prompt hook was off).
 
@@ -13,9 +12,10 @@ use rusqlite::types::Value;
 use serde::Serialize;
 
 use crate::human;
+use crate::queue_line::tool_input;
 use crate::report;
 use crate::sessions::{integer, text};
-use crate::shorten::cut_text;
+use crate::shorten::{cut_text, ELLIPSIS};
 use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 
 /// Characters of a prompt or an answer shown without `--full`.
@@ -195,14 +195,18 @@ pub struct Story {
     pub items: Vec<Item>,
 }
 
-/// Reads the story of `session_id` (a full id). `Ok(None)` when the store has no such session.
-pub fn load(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Story>, QueryError> {
+/// Reads the story of `session_id` (a full id), with its tool inputs as `inputs` says.
+/// `Ok(None)` when the store has no such session.
+pub fn load(
+    db: &ReadOnlyDb,
+    session_id: &str,
+    inputs: Inputs,
+) -> Result<Option<Story>, QueryError> {
     let Some(mut session) = head(db, session_id)? else {
         return Ok(None);
     };
-    let own = own_lines(db, session_id)?;
-    let mut items = own.items;
-    items.extend(tool_calls(db, session_id, own.pre)?);
+    let mut items = own_lines(db, session_id)?;
+    items.extend(tool_calls(db, session_id, inputs)?);
     items.extend(answers(db, session_id)?);
     items.sort_by_key(|item| (item.ts(), item.rank()));
     drop_shown_prompts(&mut items);
@@ -321,96 +325,90 @@ fn head(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Head>, QueryError> {
     }))
 }
 
-/// What a tool call's PreToolUse line says: its input and the gate's finding.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct PreLine {
-    input: Option<String>,
-    risk: Option<String>,
-    decision: Option<String>,
-    delegated_to: Option<String>,
-}
-
-/// A session's own lines the story reads: its prompts, starts, ends and compactions as items,
-/// and its PreToolUse lines by event id.
-struct OwnLines {
-    items: Vec<Item>,
-    pre: HashMap<String, PreLine>,
-}
-
-/// The statement of [`own_lines`]: through the partial index `events_story` (migration
-/// 0017), whose condition it repeats word for word; each line's JSON read once, for the one
+/// The statement of [`own_lines`]: through the partial index `events_story` (migrations 0016,
+/// 0019), whose condition it repeats word for word; each line's JSON read once, for the one
 /// field its kind has.
-const OWN_LINES: &str = "SELECT ts, hook_type, id, prompt, delegated_agent, \
-        CASE hook_type WHEN 'PreToolUse' THEN json_extract(entry, '$.toolInput') \
-            WHEN 'SessionStart' THEN json_extract(entry, '$.source') \
+const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
+        CASE hook_type WHEN 'SessionStart' THEN json_extract(entry, '$.source') \
             WHEN 'SessionEnd' THEN json_extract(entry, '$.reason') \
-            WHEN 'PreCompact' THEN json_extract(entry, '$.trigger') END, \
-        CASE hook_type WHEN 'PreToolUse' THEN json_extract(entry, '$.risk') END, \
-        CASE hook_type WHEN 'PreToolUse' THEN json_extract(entry, '$.decision') END \
+            WHEN 'PreCompact' THEN json_extract(entry, '$.trigger') END \
      FROM events WHERE session_id = :session \
-       AND hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact', \
-                        'PreToolUse') \
+       AND hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact') \
      ORDER BY ts, seq";
 
-/// Reads the session's own lines in one pass over its rows.
-fn own_lines(db: &ReadOnlyDb, session_id: &str) -> Result<OwnLines, QueryError> {
+/// The session's prompts, starts, ends and compactions, in one pass over its rows.
+fn own_lines(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(db, OWN_LINES, &bind(session_id))?;
-    let mut own = OwnLines {
-        items: Vec::new(),
-        pre: HashMap::new(),
-    };
-    for r in &rows {
-        let (Some(ts), Some(hook)) = (integer(&r[0]), text(&r[1])) else {
-            continue;
-        };
-        let field = text(&r[5]);
-        let item = match hook.as_str() {
-            "PreToolUse" => {
-                let pre = PreLine {
-                    input: field,
-                    risk: text(&r[6]),
-                    decision: text(&r[7]),
-                    delegated_to: text(&r[4]),
-                };
-                own.pre.insert(text(&r[2]).unwrap_or_default(), pre);
-                continue;
-            }
-            "UserPromptSubmit" => Item::Prompt {
-                ts,
-                text: text(&r[3]).unwrap_or_default(),
-            },
-            "SessionStart" => Item::Start { ts, source: field },
-            "SessionEnd" => Item::End { ts, reason: field },
-            _ => Item::Compaction { ts, trigger: field },
-        };
-        own.items.push(item);
-    }
-    Ok(own)
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            let (ts, hook) = (integer(&r[0])?, text(&r[1])?);
+            let field = text(&r[3]);
+            Some(match hook.as_str() {
+                "UserPromptSubmit" => Item::Prompt {
+                    ts,
+                    text: text(&r[2]).unwrap_or_default(),
+                },
+                "SessionStart" => Item::Start { ts, source: field },
+                "SessionEnd" => Item::End { ts, reason: field },
+                _ => Item::Compaction { ts, trigger: field },
+            })
+        })
+        .collect())
 }
 
-/// A call's halves as its `tool_calls` row names them.
+/// How much of each tool input [`load`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inputs {
+    /// Whole, as `--format json` and `--full` show them: a long one (cut in its
+    /// `tool_calls` row) is read from its line.
+    Whole,
+    /// As much as the text view shows ([`SHORT_INPUT`] characters): from the calls' rows
+    /// alone, but in the rare case whitespace leaves a cut row too little.
+    Short,
+}
+
+/// A call as its `tool_calls` row tells it (migration 0019).
 struct CallRow {
     ts: i64,
     tool: String,
     duration_ms: Option<i64>,
     outcome: Option<String>,
+    input: Option<String>,
+    risk: Option<String>,
+    decision: Option<String>,
+    delegated_to: Option<String>,
     pre_event_id: Option<String>,
     post_event_id: Option<String>,
 }
 
-/// Tool calls, from the covering index `tool_calls_session_id` (migration 0017), with the
-/// input and the gate's finding from the PreToolUse line among `pre` (else read by its id, as
-/// a call's line of another session would be) and, when that line has no input, the
-/// PostToolUse's (its line is read only then, as each read is a page of `events`).
-fn tool_calls(
-    db: &ReadOnlyDb,
-    session_id: &str,
-    mut pre: HashMap<String, PreLine>,
-) -> Result<Vec<Item>, QueryError> {
+impl CallRow {
+    /// Its row's input is cut short of what `inputs` asks for: the line has to be read.
+    fn wants_line(&self, inputs: Inputs) -> bool {
+        let Some(kept) = self.input.as_deref().filter(|i| tool_input::is_cut(i)) else {
+            return false;
+        };
+        inputs == Inputs::Whole || {
+            // The text view collapses whitespace and cuts to SHORT_INPUT characters: the kept
+            // part must still be longer than that for the cut to fall where it falls on the
+            // whole input.
+            let kept = kept.strip_suffix(ELLIPSIS).unwrap_or(kept);
+            kept.split_whitespace()
+                .map(|w| w.chars().count() + 1)
+                .sum::<usize>()
+                <= SHORT_INPUT + 1
+        }
+    }
+}
+
+/// Tool calls, from the covering index `tool_calls_session_id` (migration 0019: the input, the
+/// gate's finding and the delegation are in it), in its order. Only an input cut in its row
+/// that `inputs` wants whole is read from the call's lines.
+fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
         "SELECT coalesce(start_ts, end_ts), coalesce(tool_name, '?'), duration_ms, outcome, \
-                pre_event_id, post_event_id \
+                input, risk, decision, delegated_agent, pre_event_id, post_event_id \
          FROM tool_calls WHERE session_id = :session",
         &bind(session_id),
     )?;
@@ -422,67 +420,70 @@ fn tool_calls(
                 tool: text(&r[1]).unwrap_or_default(),
                 duration_ms: integer(&r[2]),
                 outcome: text(&r[3]),
-                pre_event_id: text(&r[4]),
-                post_event_id: text(&r[5]),
+                input: text(&r[4]),
+                risk: text(&r[5]),
+                decision: text(&r[6]),
+                delegated_to: text(&r[7]),
+                pre_event_id: text(&r[8]),
+                post_event_id: text(&r[9]),
             })
         })
         .collect();
-    let elsewhere: Vec<&str> = calls
+    let long: Vec<&CallRow> = calls.iter().filter(|c| c.wants_line(inputs)).collect();
+    let pre = inputs_by_id(db, long.iter().filter_map(|c| c.pre_event_id.as_deref()))?;
+    let no_input = long
         .iter()
-        .filter_map(|c| c.pre_event_id.as_deref())
-        .filter(|id| !pre.contains_key(*id))
-        .collect();
-    pre.extend(lines_by_id(db, &elsewhere, true)?);
-    let no_input: Vec<&str> = calls
-        .iter()
-        .filter(|c| pre_of(&pre, c).is_none_or(|p| p.input.is_none()))
-        .filter_map(|c| c.post_event_id.as_deref())
-        .collect();
-    let post = lines_by_id(db, &no_input, false)?;
+        .filter(|c| pre_input(&pre, c).is_none())
+        .filter_map(|c| c.post_event_id.as_deref());
+    let post = inputs_by_id(db, no_input)?;
     Ok(calls
-        .iter()
+        .into_iter()
         .map(|c| {
-            let p = pre_of(&pre, c).cloned().unwrap_or_default();
-            let post_input = || {
-                c.post_event_id
-                    .as_ref()
-                    .and_then(|id| post.get(id))
-                    .and_then(|l| l.input.clone())
-            };
+            let whole = c.wants_line(inputs).then(|| {
+                let post = || {
+                    c.post_event_id
+                        .as_ref()
+                        .and_then(|id| post.get(id).cloned())
+                };
+                pre_input(&pre, &c).or_else(|| post().flatten())
+            });
             Item::ToolCall {
                 ts: c.ts,
-                tool: c.tool.clone(),
-                input: p.input.or_else(post_input).map(input_text),
+                tool: c.tool,
+                // A line pruned since: the row's part is what is left.
+                input: whole.flatten().map(tool_input::input_text).or(c.input),
                 duration_ms: c.duration_ms,
-                outcome: c.outcome.clone(),
-                risk: p.risk,
-                decision: p.decision,
-                delegated_to: p.delegated_to,
+                outcome: c.outcome,
+                risk: c.risk,
+                decision: c.decision,
+                delegated_to: c.delegated_to,
             }
         })
         .collect())
 }
 
-/// The PreToolUse line of call `c`, once read.
-fn pre_of<'a>(pre: &'a HashMap<String, PreLine>, c: &CallRow) -> Option<&'a PreLine> {
-    c.pre_event_id.as_ref().and_then(|id| pre.get(id))
+/// The input of call `c`'s PreToolUse line, once read.
+fn pre_input(pre: &HashMap<String, Option<String>>, c: &CallRow) -> Option<String> {
+    c.pre_event_id
+        .as_ref()
+        .and_then(|id| pre.get(id).cloned().flatten())
 }
 
-/// The lines of these event ids (any session), by id: their tool input, and for a PreToolUse
-/// (`with_finding`) the gate's finding and the delegation too.
-fn lines_by_id(
+/// The tool input (`$.toolInput`, as `json_extract` gives it) of the lines of these event ids,
+/// by id.
+fn inputs_by_id<'a>(
     db: &ReadOnlyDb,
-    ids: &[&str],
-    with_finding: bool,
-) -> Result<HashMap<String, PreLine>, QueryError> {
+    ids: impl Iterator<Item = &'a str>,
+) -> Result<HashMap<String, Option<String>>, QueryError> {
+    let ids: Vec<&str> = ids.collect();
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let ids = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+    let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
     let (_, rows) = report::fetch(
         db,
-        "SELECT id, json_extract(entry, '$.toolInput'), json_extract(entry, '$.risk'), \
-                json_extract(entry, '$.decision'), delegated_agent \
+        "SELECT id, coalesce(json_extract(entry, '$.toolInput'), \
+                             json_extract(entry, '$.tool_input')) \
          FROM events WHERE id IN (SELECT value FROM json_each(:ids))",
         &[Param {
             name: "ids".into(),
@@ -491,27 +492,8 @@ fn lines_by_id(
     )?;
     Ok(rows
         .iter()
-        .filter_map(|r| {
-            let line = PreLine {
-                input: text(&r[1]),
-                risk: text(&r[2]).filter(|_| with_finding),
-                decision: text(&r[3]).filter(|_| with_finding),
-                delegated_to: text(&r[4]).filter(|_| with_finding),
-            };
-            Some((text(&r[0])?, line))
-        })
+        .filter_map(|r| Some((text(&r[0])?, text(&r[1]))))
         .collect())
-}
-
-/// A tool input as one line: a shell command as it is, anything else as its compact JSON.
-fn input_text(raw: String) -> String {
-    let parsed: Option<serde_json::Value> = serde_json::from_str(&raw).ok();
-    let command = parsed.as_ref().and_then(|v| {
-        ["command", "file_path", "path", "pattern", "url", "prompt"]
-            .iter()
-            .find_map(|k| v.get(*k).and_then(|c| c.as_str()).map(str::to_string))
-    });
-    command.unwrap_or(raw)
 }
 
 /// Turn ends.
@@ -657,8 +639,7 @@ fn line(item: &Item, full: bool) -> String {
         if full {
             return t.trim().to_string();
         }
-        let one_line = t.split_whitespace().collect::<Vec<_>>().join(" ");
-        cut_text(&one_line, max)
+        one_line(t, max)
     };
     let short = |t: &str| cut(t, SHORT_TEXT);
     let at = human::clock(item.ts());
@@ -734,9 +715,51 @@ fn line(item: &Item, full: bool) -> String {
     }
 }
 
+/// `t` on one line (whitespace runs as one space) and cut to `max` characters. Only as many
+/// words as the cut can keep are joined: a session's story has thousands of long texts, and
+/// joining each whole was a sixth of `show`'s time at 50,000 events.
+fn one_line(t: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for word in t.split_whitespace() {
+        // `cut_text` reads no further than `max + 1` characters.
+        if chars > max {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+            chars += 1;
+        }
+        out.push_str(word);
+        chars += word.chars().count();
+    }
+    cut_text(&out, max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_cuts_as_the_whole_text_joined_would() {
+        let joined = |t: &str, max: usize| {
+            cut_text(&t.split_whitespace().collect::<Vec<_>>().join(" "), max)
+        };
+        let texts = [
+            String::new(),
+            "  one  ".into(),
+            "a b".repeat(200),
+            format!("{} tail", "é\u{3000}ü\n\t ".repeat(90)),
+            format!("{}x y", "w".repeat(99)),
+            format!("{}  y", "w".repeat(100)),
+            "word ".repeat(60),
+        ];
+        for t in &texts {
+            for max in [0, 1, 2, 99, 100, 101, 240] {
+                assert_eq!(one_line(t, max), joined(t, max), "{t:?} at {max}");
+            }
+        }
+    }
 
     #[test]
     fn a_prompt_is_shown_once_where_it_was_typed() {
@@ -825,12 +848,5 @@ mod tests {
         assert_eq!(usage(0).brief(), "2.2k tokens, $1.00+");
         assert_eq!((usage(1).responses, usage(1).cost_usd), (1, Some(0.5)));
         assert_eq!((usage(2).responses, usage(2).cost_usd), (2, Some(6.0)));
-    }
-
-    #[test]
-    fn a_tool_input_reads_as_its_command() {
-        let raw = r#"{"command":"cargo test","description":"x"}"#;
-        assert_eq!(input_text(raw.into()), "cargo test");
-        assert_eq!(input_text(r#"{"a":1}"#.into()), r#"{"a":1}"#);
     }
 }

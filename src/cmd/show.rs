@@ -44,7 +44,13 @@ pub struct Args {
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let db = report::open_read_only(&paths.db)?;
     let id = sessions::resolve(&db, &args.session)?;
-    let story = story::load(&db, &id)?
+    // The text view shows a tool input's first characters, which the calls' rows hold.
+    let inputs = if args.full || args.format == ShowFormat::Json {
+        story::Inputs::Whole
+    } else {
+        story::Inputs::Short
+    };
+    let story = story::load(&db, &id, inputs)?
         .with_context(|| format!("session {id} vanished from the store while reading it"))?;
     let text = match args.format {
         ShowFormat::Json => {

@@ -15,6 +15,8 @@ use super::spans::{EventRecord, Links, TurnStart};
 /// tool call's PreToolUse.
 pub const LOOKBACK_SEQ: i64 = 200_000;
 
+/// The events after the cursor (?1), at most ?2, with the fields their spans carry; the gate's
+/// `risk` and `decision` as [`GATE_SQL`] reads them.
 const BATCH_SQL: &str = "
 SELECT seq, id, ts, hook_type, agent, session_id, tool_name, tool_call_id, turn_id, model,
        delegated_agent, actor_name, duration_ms, estimated_tokens, prompt, response,
@@ -22,8 +24,10 @@ SELECT seq, id, ts, hook_type, agent, session_id, tool_name, tool_call_id, turn_
        CASE WHEN json_valid(entry) THEN json_extract(entry, '$.toolResponse') END,
        CASE WHEN json_valid(entry) THEN json_extract(entry, '$.toolFailed') END,
        CASE WHEN json_valid(entry) THEN json_extract(entry, '$.error.message') END,
-       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
-       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
+       CASE WHEN producer = 'cmstore' THEN risk
+            WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
+       CASE WHEN producer = 'cmstore' THEN decision
+            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
 FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
 
 const PROMPT_SQL: &str = "
@@ -36,9 +40,15 @@ SELECT ts FROM events
 WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'SubagentStart'
 ORDER BY seq DESC LIMIT 1";
 
+/// The gate's `risk` and `decision` of the latest PreToolUse of a call: for cmstore's own lines
+/// the columns of migration 0018, which hold the line's values (cmstore's gate writes them only
+/// as non-empty strings), without parsing the line; another producer's line is read as before
+/// (an empty string or a number is carried as the line has it).
 const GATE_SQL: &str = "
-SELECT CASE WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
-       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
+SELECT CASE WHEN producer = 'cmstore' THEN risk
+            WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
+       CASE WHEN producer = 'cmstore' THEN decision
+            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
 FROM events
 WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'PreToolUse'
   AND tool_call_id = ?4

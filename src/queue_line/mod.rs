@@ -8,6 +8,7 @@
 pub mod check;
 pub mod parse;
 pub mod row;
+pub mod tool_input;
 pub mod usage;
 
 use serde::{Deserialize, Serialize};

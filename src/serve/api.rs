@@ -246,7 +246,7 @@ pub fn session(db: &ReadOnlyDb, given: &str) -> Result<Option<Json>, QueryError>
         Err(sessions::ResolveError::Query(e)) => return Err(e),
         Err(_) => return Ok(None),
     };
-    let Some(story) = story::load(db, &id)? else {
+    let Some(story) = story::load(db, &id, story::Inputs::Whole)? else {
         return Ok(None);
     };
     let (_, rows) = report::fetch(

@@ -194,6 +194,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0018_gate_columns",
         include_str!("../../migrations/0018_gate_columns.sql"),
     ),
+    (
+        "0019_story_calls",
+        include_str!("../../migrations/0019_story_calls.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

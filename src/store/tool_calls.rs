@@ -34,13 +34,14 @@ use std::hash::{BuildHasher, RandomState};
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
 use super::Error;
-use crate::queue_line::{EventRow, HookType, UNKNOWN_SESSION};
+use crate::queue_line::{tool_input, EventRow, HookType, UNKNOWN_SESSION};
 
 /// The columns of a stored call that a batch reads back, as [`StoredCall::read`] takes them.
 macro_rules! call_columns {
     () => {
         "rowid, tool_call_id, session_id, tool_name, start_ts, end_ts, duration_ms, outcome,
-         result_type, pre_event_id, post_event_id, call_key"
+         result_type, pre_event_id, post_event_id, call_key, input, risk, decision,
+         delegated_agent"
     };
 }
 
@@ -419,6 +420,12 @@ impl<S: BuildHasher> ToolCalls<S> {
         agg.result_type = text(self, &stored.result_type);
         agg.pre_event_id = text(self, &stored.pre_event_id);
         agg.post_event_id = text(self, &stored.post_event_id);
+        agg.input = text(self, &stored.input);
+        // A stored call lacks a half: with a PreToolUse, its input is that line's.
+        agg.input_from_pre = stored.start_ts.is_some() && stored.input.is_some();
+        agg.risk = text(self, &stored.risk);
+        agg.decision = text(self, &stored.decision);
+        agg.delegated_agent = text(self, &stored.delegated_agent);
         agg.start_ts = stored.start_ts;
         agg.end_ts = stored.end_ts;
         // A call lacking a half has no duration but the one its half reported.
@@ -470,6 +477,7 @@ impl<S: BuildHasher> ToolCalls<S> {
         }
         let id = self.keep(&row.id);
         let result_type = row.tool_result_type.as_deref().map(|r| self.keep(r));
+        self.shown(slot, row, is_pre);
         let agg = &mut self.calls[slot];
         let was_complete = agg.is_complete();
         let mut negative = 0;
@@ -497,6 +505,35 @@ impl<S: BuildHasher> ToolCalls<S> {
             negative += 1;
         }
         negative
+    }
+
+    /// Keeps what the story shows of the call from this half: the PreToolUse's input (else
+    /// the PostToolUse's), and the PreToolUse's finding and delegation, as the story read them
+    /// from the lines before migration 0019 (the line of the call's `pre_event_id`, else of its
+    /// `post_event_id`).
+    fn shown(&mut self, slot: usize, row: &EventRow<'_>, is_pre: bool) {
+        let from_line = |calls: &mut Self| {
+            let text = row.tool_input.as_deref().and_then(tool_input::story_text)?;
+            Some(calls.keep(&tool_input::stored(text)))
+        };
+        if is_pre {
+            let input = from_line(self);
+            let risk = row.risk.as_deref().map(|v| self.keep(v));
+            let decision = row.decision.as_deref().map(|v| self.keep(v));
+            let delegated = row.delegated_agent.as_deref().map(|v| self.keep(v));
+            let agg = &mut self.calls[slot];
+            agg.input_from_pre = input.is_some();
+            // Without an input of its own, the call shows its PostToolUse's, if one came.
+            if input.is_some() || agg.post_event_id.is_none() {
+                agg.input = input;
+            }
+            agg.risk = risk;
+            agg.decision = decision;
+            agg.delegated_agent = delegated;
+        } else if !self.calls[slot].input_from_pre {
+            let input = from_line(self);
+            self.calls[slot].input = input;
+        }
     }
 
     /// The latest call of `key` in `session` in this batch.
@@ -531,7 +568,7 @@ impl<S: BuildHasher> ToolCalls<S> {
     }
 
     /// Binds `first` (?1: the call's key to insert, or the rowid of the stored call it
-    /// carries on) and the call's fields (?2–?12), which the two statements of
+    /// carries on) and the call's fields (?2–?16), which the two statements of
     /// [`ToolCalls::flush`] take alike.
     fn bind_call(
         &self,
@@ -539,9 +576,9 @@ impl<S: BuildHasher> ToolCalls<S> {
         first: impl rusqlite::ToSql,
         c: &ToolCallAgg,
     ) -> rusqlite::Result<()> {
-        if stmt.parameter_count() != 12 {
+        if stmt.parameter_count() != 16 {
             return Err(rusqlite::Error::InvalidParameterCount(
-                12,
+                16,
                 stmt.parameter_count(),
             ));
         }
@@ -557,7 +594,11 @@ impl<S: BuildHasher> ToolCalls<S> {
         stmt.raw_bind_parameter(9, self.opt_str(c.result_type))?;
         stmt.raw_bind_parameter(10, self.opt_str(c.pre_event_id))?;
         stmt.raw_bind_parameter(11, self.opt_str(c.post_event_id))?;
-        stmt.raw_bind_parameter(12, outcome.map(Outcome::as_str))
+        stmt.raw_bind_parameter(12, outcome.map(Outcome::as_str))?;
+        stmt.raw_bind_parameter(13, self.opt_str(c.input))?;
+        stmt.raw_bind_parameter(14, self.opt_str(c.risk))?;
+        stmt.raw_bind_parameter(15, self.opt_str(c.decision))?;
+        stmt.raw_bind_parameter(16, self.opt_str(c.delegated_agent))
     }
 
     /// Writes this batch's tool calls: a call stored before (one half came in an earlier batch)
@@ -572,14 +613,15 @@ impl<S: BuildHasher> ToolCalls<S> {
             let mut update = tx.prepare_cached(
                 "UPDATE tool_calls SET tool_call_id = ?2, session_id = ?3, tool_name = ?4,
                    start_ts = ?5, end_ts = ?6, duration_ms = ?7, success = ?8, result_type = ?9,
-                   pre_event_id = ?10, post_event_id = ?11, outcome = ?12
+                   pre_event_id = ?10, post_event_id = ?11, outcome = ?12, input = ?13,
+                   risk = ?14, decision = ?15, delegated_agent = ?16
                  WHERE rowid = ?1",
             )?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
                    end_ts, duration_ms, success, result_type, pre_event_id, post_event_id,
-                   outcome)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                   outcome, input, risk, decision, delegated_agent)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?;
             for c in &self.calls {
                 if let Some(was) = &c.was {
@@ -711,6 +753,14 @@ struct ToolCallAgg {
     result_type: Option<Span>,
     pre_event_id: Option<Span>,
     post_event_id: Option<Span>,
+    /// The tool input as the story shows it (`tool_calls.input`).
+    input: Option<Span>,
+    /// `input` is the PreToolUse's: a PostToolUse does not replace it.
+    input_from_pre: bool,
+    /// The PreToolUse's `risk`, `decision` and `delegated_agent`.
+    risk: Option<Span>,
+    decision: Option<Span>,
+    delegated_agent: Option<Span>,
     /// The hash of the PreToolUse's `toolInput` (calls without an id).
     input_hash: Option<u64>,
     /// The rowid of the stored call this one carries on.
@@ -769,6 +819,10 @@ struct StoredCall {
     pre_event_id: Option<String>,
     post_event_id: Option<String>,
     outcome: Option<Outcome>,
+    input: Option<String>,
+    risk: Option<String>,
+    decision: Option<String>,
+    delegated_agent: Option<String>,
     /// What the row adds to `session_tools` now.
     share: CallShare,
 }
@@ -796,6 +850,10 @@ impl StoredCall {
             result_type: r.get(8)?,
             pre_event_id: r.get(9)?,
             post_event_id: r.get(10)?,
+            input: r.get(12)?,
+            risk: r.get(13)?,
+            decision: r.get(14)?,
+            delegated_agent: r.get(15)?,
         })
     }
 }

@@ -20,6 +20,7 @@ mod resources;
 mod safety;
 mod serve;
 mod sessions;
+mod show;
 mod status;
 mod summarize;
 mod tool_calls;

@@ -418,3 +418,60 @@ fn a_turn_span_carries_its_token_usage_cached_tokens_in_the_input() {
         .unwrap();
     assert_eq!(attr(tool, "gen_ai.usage.input_tokens"), None);
 }
+
+/// The gate's values as the spans carried them when export read them from each line's JSON:
+/// it reads the `risk` and `decision` columns for cmstore's lines now (migration 0018), and
+/// another producer's line (these, without `producer`) as before, whatever the values' types.
+#[test]
+fn the_gate_s_values_are_those_of_the_line_whatever_their_type() {
+    let env = TestEnv::new();
+    let t0 = 1_700_000_000_000_i64;
+    let line = |hook: &str, dt: i64, call: &str, gate: &str| {
+        format!(
+            "{{\"hookType\":\"{hook}\",\"id\":\"{hook}-{call}\",\"timestamp\":{},\
+             \"sessionId\":\"sess-g\",\"agent\":\"claude\",\"toolName\":\"Bash\",\
+             \"toolCallId\":\"{call}\"{gate}}}\n",
+            t0 + dt
+        )
+    };
+    let lines = [
+        line("UserPromptSubmit", 0, "p", ",\"prompt\":\"go\""),
+        line(
+            "PreToolUse",
+            10,
+            "c1",
+            ",\"risk\":\"rm-rf\",\"decision\":\"allow\"",
+        ),
+        line("PostToolUse", 20, "c1", ""),
+        line(
+            "PreToolUse",
+            30,
+            "c2",
+            ",\"risk\":\"\",\"decision\":\"allow\"",
+        ),
+        line("PostToolUse", 40, "c2", ""),
+        line("PreToolUse", 50, "c3", ",\"risk\":7,\"decision\":\"deny\""),
+        line("PreToolUse", 60, "c4", ""),
+        line("PostToolUse", 70, "c4", ",\"risk\":\"not a Pre's\""),
+    ];
+    env.append_raw(lines.concat().as_bytes());
+    env.ingest_once();
+    let collector = Collector::start();
+    export(&env, &collector.base(), &[]).success();
+    let spans = collector.spans();
+    let gate = |call: &str| {
+        let span = spans
+            .iter()
+            .find(|s| attr(s, "gen_ai.tool.call.id").as_deref() == Some(call))
+            .unwrap_or_else(|| panic!("no span of {call}"));
+        (
+            attr(span, "cmstore.gate.risk"),
+            attr(span, "cmstore.gate.decision"),
+        )
+    };
+    let some = |s: &str| Some(s.to_string());
+    assert_eq!(gate("c1"), (some("rm-rf"), some("allow")));
+    assert_eq!(gate("c2"), (some(""), some("allow")));
+    assert_eq!(gate("c3"), (some("7"), some("deny")));
+    assert_eq!(gate("c4"), (None, None));
+}
