@@ -183,7 +183,11 @@ pub fn append_batch(queue: &Path, batch: &Batch) -> Result<AppendReport, AppendE
     // A writer died mid-line (or a full disk cut its write): the reserved leading newline ends
     // that fragment so it becomes one rejected line instead of swallowing ours.
     let torn = len_before > 0 && !ends_with_newline(&mut file, len_before);
-    let out = if torn { &batch.buf[..] } else { &batch.buf[1..] };
+    let out = if torn {
+        &batch.buf[..]
+    } else {
+        &batch.buf[1..]
+    };
     if let Err(source) = file.write_all(out) {
         // Leave no torn line behind for the next append to join.
         let _ = file.set_len(len_before);
@@ -245,7 +249,10 @@ mod tests {
         batch.undo_last();
         assert_eq!(batch.lines().collect::<Vec<_>>(), ["{\"a\":1}"]);
         batch.push_json(&serde_json::json!({"c": 3}));
-        assert_eq!(batch.lines().collect::<Vec<_>>(), ["{\"a\":1}", "{\"c\":3}"]);
+        assert_eq!(
+            batch.lines().collect::<Vec<_>>(),
+            ["{\"a\":1}", "{\"c\":3}"]
+        );
         let dir = tempfile::tempdir().unwrap();
         let queue = dir.path().join("q.jsonl");
         let report = append_batch(&queue, &batch).unwrap();
