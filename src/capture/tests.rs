@@ -638,12 +638,14 @@ fn queue_lines_stamp_the_time_and_leave_out_a_raw_payload_too_long() {
     let payload = claude("Notification", json!({"message": "m".repeat(500)}));
     let mut out = record(&payload, &config, None);
     let lines = queue_lines(&mut out.entries, 7, 100_000, &mut quiet());
-    let line: Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(lines.len(), 1);
+    let line: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
     assert_eq!(line["hookExecutionMs"], 7);
     assert!(line.get("payload").is_some());
 
     let lines = queue_lines(&mut out.entries, 7, 800, &mut quiet());
-    let line: Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(lines.len(), 1, "the long line is replaced, not added to");
+    let line: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
     assert!(line.get("payload").is_none());
     assert_eq!(
         line["message"].as_str().unwrap().len(),

@@ -390,13 +390,13 @@ fn read_stdin(log: &mut DebugLog) -> StdinPayload {
 /// turn scrubbed of secrets first.
 fn append(
     paths: &Paths,
-    lines: &[String],
+    lines: &crate::queue::Batch,
     tracker: Option<Tracker>,
     closing: Option<Closing>,
     redactor: &Redactor,
     log: &mut DebugLog,
 ) {
-    match crate::queue::append_lines(&paths.queue, lines) {
+    match crate::queue::append_batch(&paths.queue, lines) {
         Ok(report) => {
             let closing = closing.map_or((Vec::new(), None), |c| {
                 (

@@ -117,7 +117,7 @@ pub fn sweep(
         &mut log,
     );
     if !lines.is_empty() {
-        crate::queue::append_lines(ingester.queue(), &lines)
+        crate::queue::append_batch(ingester.queue(), &lines)
             .with_context(|| format!("cannot append to {}", ingester.queue().display()))?;
     }
     swept.turns = lines.len();

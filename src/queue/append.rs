@@ -62,18 +62,101 @@ fn ends_with_newline(file: &mut File, len: u64) -> bool {
         .map_or(true, |()| last[0] == b'\n')
 }
 
+/// Lines to append in one write, each serialized straight into the buffer that is written.
+///
+/// A hook's lines can reach a megabyte (the first hook of a session on a long transcript), and
+/// on a small VM every page of heap touched is a page fault that costs more than building the
+/// line: one buffer, not a `String` per line copied into a joined buffer copied again.
+#[derive(Debug)]
+pub struct Batch {
+    /// Byte 0 is kept for the newline that ends a torn last line of the queue (see
+    /// [`append_batch`]); the lines, each with its newline, follow.
+    buf: Vec<u8>,
+    /// Where the last line pushed starts, for [`Batch::undo_last`].
+    last_start: usize,
+    lines: usize,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Batch {
+            buf: vec![b'\n'],
+            last_start: 1,
+            lines: 0,
+        }
+    }
+
+    /// Adds `line`, which must not contain a newline.
+    pub fn push_line(&mut self, line: &str) {
+        debug_assert!(!line.contains('\n'), "queue lines are single lines");
+        self.last_start = self.buf.len();
+        self.buf.extend_from_slice(line.as_bytes());
+        self.buf.push(b'\n');
+        self.lines += 1;
+    }
+
+    /// Adds `value` as one line of compact JSON (which never contains a newline) and returns
+    /// the line's length without its newline.
+    pub fn push_json<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> usize {
+        self.last_start = self.buf.len();
+        // Serializing into a Vec cannot fail for the plain data queue lines hold.
+        serde_json::to_writer(&mut self.buf, value).expect("queue line serializes");
+        let len = self.buf.len() - self.last_start;
+        self.buf.push(b'\n');
+        self.lines += 1;
+        len
+    }
+
+    /// Removes the line pushed last (once: a second call removes nothing more).
+    pub fn undo_last(&mut self) {
+        if self.buf.len() > self.last_start {
+            self.buf.truncate(self.last_start);
+            self.lines -= 1;
+        }
+    }
+
+    /// How many lines the batch holds.
+    pub fn len(&self) -> usize {
+        self.lines
+    }
+
+    /// True when the batch holds no line.
+    pub fn is_empty(&self) -> bool {
+        self.lines == 0
+    }
+
+    /// The lines, each without its newline.
+    pub fn lines(&self) -> impl Iterator<Item = &str> {
+        // Every byte pushed came from a `&str` or from serde_json, so the buffer is UTF-8.
+        std::str::from_utf8(&self.buf[1..])
+            .expect("queue lines are UTF-8")
+            .lines()
+    }
+}
+
 /// Appends `lines` (each without its newline) to `queue` in a single write under the lock.
 ///
 /// Creates the queue's directory (0700) and the queue (0600) when missing. Lines must not
 /// contain a newline; serialized JSON never does.
 pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, AppendError> {
-    let mut buf = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+    let mut batch = Batch::new();
     for line in lines {
-        debug_assert!(!line.contains('\n'), "queue lines are single lines");
-        buf.extend_from_slice(line.as_bytes());
-        buf.push(b'\n');
+        batch.push_line(line);
     }
-    if buf.is_empty() {
+    append_batch(queue, &batch)
+}
+
+/// Appends the lines of `batch` to `queue` in a single write under the lock, as
+/// [`append_lines`] does.
+pub fn append_batch(queue: &Path, batch: &Batch) -> Result<AppendReport, AppendError> {
+    if batch.is_empty() {
         return Ok(AppendReport {
             bytes: 0,
             locked: true,
@@ -97,14 +180,15 @@ pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, Appe
             source,
         })?;
     let len_before = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut out = Vec::with_capacity(buf.len() + 1);
-    if len_before > 0 && !ends_with_newline(&mut file, len_before) {
-        // A writer died mid-line (or a full disk cut its write): end that fragment so it
-        // becomes one rejected line instead of swallowing ours.
-        out.push(b'\n');
-    }
-    out.extend_from_slice(&buf);
-    if let Err(source) = file.write_all(&out) {
+    // A writer died mid-line (or a full disk cut its write): the reserved leading newline ends
+    // that fragment so it becomes one rejected line instead of swallowing ours.
+    let torn = len_before > 0 && !ends_with_newline(&mut file, len_before);
+    let out = if torn {
+        &batch.buf[..]
+    } else {
+        &batch.buf[1..]
+    };
+    if let Err(source) = file.write_all(out) {
         // Leave no torn line behind for the next append to join.
         let _ = file.set_len(len_before);
         return Err(AppendError::Write {
@@ -113,11 +197,10 @@ pub fn append_lines(queue: &Path, lines: &[String]) -> Result<AppendReport, Appe
         });
     }
     drop(file);
-    let out_len = out.len();
     let locked = guard.is_some();
     drop(guard);
     Ok(AppendReport {
-        bytes: out_len,
+        bytes: out.len(),
         locked,
     })
 }
@@ -153,6 +236,38 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o700);
         }
+    }
+
+    #[test]
+    fn a_batch_holds_its_lines_and_undoes_the_last_once() {
+        let mut batch = Batch::new();
+        assert!(batch.is_empty());
+        batch.push_line("{\"a\":1}");
+        assert_eq!(batch.push_json(&serde_json::json!({"b": "x y"})), 11);
+        assert_eq!(batch.len(), 2);
+        batch.undo_last();
+        batch.undo_last();
+        assert_eq!(batch.lines().collect::<Vec<_>>(), ["{\"a\":1}"]);
+        batch.push_json(&serde_json::json!({"c": 3}));
+        assert_eq!(
+            batch.lines().collect::<Vec<_>>(),
+            ["{\"a\":1}", "{\"c\":3}"]
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("q.jsonl");
+        let report = append_batch(&queue, &batch).unwrap();
+        assert_eq!(report.bytes, 16);
+        let text = std::fs::read_to_string(&queue).unwrap();
+        assert_eq!(text, "{\"a\":1}\n{\"c\":3}\n");
+    }
+
+    #[test]
+    fn an_empty_batch_creates_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let queue = dir.path().join("sub").join("q.jsonl");
+        let report = append_batch(&queue, &Batch::new()).unwrap();
+        assert_eq!(report.bytes, 0);
+        assert!(!queue.parent().unwrap().exists());
     }
 
     #[test]

@@ -6,5 +6,5 @@
 pub mod append;
 pub mod read;
 
-pub use append::{append_lines, AppendError};
+pub use append::{append_batch, append_lines, AppendError, Batch};
 pub use read::{Line, LineReader};
