@@ -18,8 +18,10 @@
 //! OpenAI's counts overlap: `input_tokens` includes `cached_input_tokens`, and
 //! `output_tokens` includes `reasoning_output_tokens`. Stored the Anthropic way:
 //! `input_tokens = input - cached`, `cache_read_tokens = cached`, `output_tokens = output`.
-//! Verified against Codex's source (`TokenUsageInfo::append_last_usage`) and against the
-//! rollout of a real Codex 0.171.0 run (tests/fixtures/payloads/codex-0.171-rollout.jsonl).
+//! Verified against Codex's source (`TokenUsageInfo::append_last_usage`) and end to end
+//! against Codex 0.171.0 (tests/e2e/codex.rs); the unit tests compose `token_count` lines in
+//! that shape (the recorded rollout, tests/fixtures/payloads/codex-0.171-rollout.jsonl, has
+//! none) between real lines of the recorded rollout.
 //!
 //! Capture's transcript cursor and `cmstore import` both read rollouts with this reader, so
 //! both give a response the same key. The cursor keeps the reader's state (session, model,
