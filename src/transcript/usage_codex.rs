@@ -420,9 +420,10 @@ mod cursor_tests {
         crate::queue_line::usage::dedup(out)
     }
 
-    fn summary(
-        records: &[UsageRecord],
-    ) -> Vec<(String, u64, u64, u64, Option<&str>, Option<&str>)> {
+    /// A record as the tests compare it: key, input, cache read, output, model, turn.
+    type Summary<'a> = (String, u64, u64, u64, Option<&'a str>, Option<&'a str>);
+
+    fn summary(records: &[UsageRecord]) -> Vec<Summary<'_>> {
         records
             .iter()
             .map(|r| {
