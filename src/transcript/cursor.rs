@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::parse::{parse_value, records_of};
 use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
-use super::usage::{self, UsageRecord};
+use super::usage::{self, CodexReader, UsageRecord};
 use super::{Error, FinalTurn, ReadStats, Turn};
 use crate::paths::create_private_dir;
 use crate::tail::{Line, LineReader};
@@ -72,6 +72,10 @@ struct State {
     /// out): the next hook carries it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     usage: Vec<UsageRecord>,
+    /// A Codex rollout's reader as of `offset` (its session, model and turn), for the usage
+    /// of the lines after it: a `token_count` line names neither.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    codex: Option<CodexReader>,
 }
 
 /// A locked, loaded cursor for one session (or one subagent) and its transcript.
@@ -293,6 +297,16 @@ impl Tracker {
             start = align_to_line(&mut file, size - MAX_COMPACT_BYTES, size)
                 .map_err(|e| self.read_error(e))?;
             open = None;
+            if let Some(codex) = &mut self.state.codex {
+                codex.forget_turn();
+            }
+        }
+        if self.state.codex.is_none() && is_rollout(&self.transcript) {
+            // The session a rollout's `session_meta` names is the uuid its name ends with:
+            // a cursor starting mid-file keys responses as `cmstore import` does.
+            self.state.codex = Some(CodexReader::new(CodexReader::session_of_path(
+                &self.transcript,
+            )));
         }
         let (assembler, end) = self.read_from(&mut file, start, size, open, true)?;
         let (completed, open) = assembler.finish();
@@ -357,6 +371,7 @@ impl Tracker {
                 compact_offset: start,
                 recorded: std::mem::take(&mut self.state.recorded),
                 usage: std::mem::take(&mut self.state.usage),
+                codex: None,
             };
         }
         let wanted = size.min(FINGERPRINT_BYTES);
@@ -396,10 +411,9 @@ impl Tracker {
                         assembler.feed(offset, record);
                     }
                     if with_usage {
-                        if let Some(mut record) = usage::from_parsed(&value, bytes, offset) {
-                            record.turn_id = assembler.open().and_then(|o| o.turn_id.clone());
-                            self.usage.push(record);
-                        }
+                        let turn = || assembler.open().and_then(|o| o.turn_id.clone());
+                        let record = self.usage_of(&value, bytes, offset, turn);
+                        self.usage.extend(record);
                     }
                 }
                 // Never without a limit.
@@ -416,6 +430,24 @@ impl Tracker {
             bytes_read: size - start - window.limit(),
         };
         Ok((assembler, end))
+    }
+
+    /// The usage of one parsed line: a Codex rollout's through its reader (the session, model
+    /// and turn are the rollout's own, as `cmstore import` reads them), any other's through
+    /// [`usage::from_parsed`], in the turn `turn` gives.
+    fn usage_of(
+        &mut self,
+        value: &serde_json::Value,
+        bytes: &[u8],
+        offset: u64,
+        turn: impl FnOnce() -> Option<String>,
+    ) -> Option<UsageRecord> {
+        if let Some(codex) = &mut self.state.codex {
+            return codex.feed_value(value, offset);
+        }
+        let mut record = usage::from_parsed(value, bytes, offset)?;
+        record.turn_id = turn();
+        Some(record)
     }
 
     /// The turns not recorded yet, now marked recorded (a turn id repeated within `turns`
@@ -465,6 +497,13 @@ fn is_subagent_transcript(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("agent-"))
+}
+
+/// True for a Codex rollout (`rollout-*.jsonl`), as `cmstore import` recognizes one.
+fn is_rollout(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rollout-"))
 }
 
 /// A file name for `key` that is safe on every platform; keys that needed changes get a hash

@@ -18,12 +18,19 @@
 //! OpenAI's counts overlap: `input_tokens` includes `cached_input_tokens`, and
 //! `output_tokens` includes `reasoning_output_tokens`. Stored the Anthropic way:
 //! `input_tokens = input - cached`, `cache_read_tokens = cached`, `output_tokens = output`.
-//! Verified against Codex's source (`TokenUsageInfo::append_last_usage`), not against a
-//! captured rollout: the tests use composed lines.
+//! Verified against Codex's source (`TokenUsageInfo::append_last_usage`) and end to end
+//! against Codex 0.171.0 (tests/e2e/codex.rs); the unit tests compose `token_count` lines in
+//! that shape (the recorded rollout, tests/fixtures/payloads/codex-0.171-rollout.jsonl, has
+//! none) between real lines of the recorded rollout.
+//!
+//! Capture's transcript cursor and `cmstore import` both read rollouts with this reader, so
+//! both give a response the same key. The cursor keeps the reader's state (session, model,
+//! turn) between hooks; one that starts mid-file has seen no `turn_context` yet, and its
+//! records have no model and no turn until one comes (never a guessed one).
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::queue_line::usage::UsageRecord;
 
@@ -68,11 +75,15 @@ struct Counts {
 
 /// Reads one rollout from its first line on: remembers the session, the model and the turn
 /// the lines so far named, and gives the usage of each response.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodexReader {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     turn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     cwd: Option<String>,
 }
 
@@ -103,6 +114,13 @@ impl CodexReader {
         self.cwd.as_deref()
     }
 
+    /// Forgets the model and turn: the lines since they were read are skipped (a gap), and
+    /// a `turn_context` in the gap may have changed them. The session and cwd stay.
+    pub fn forget_turn(&mut self) {
+        self.model = None;
+        self.turn = None;
+    }
+
     /// The usage one line (newline excluded) at byte `offset` reports, if any. Lines that
     /// name none of `session_meta`, `turn_context` and `token_count` are not parsed.
     pub fn feed(&mut self, bytes: &[u8], offset: u64) -> Option<UsageRecord> {
@@ -112,7 +130,20 @@ impl CodexReader {
         if !interesting {
             return None;
         }
-        let line: Line<'_> = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+        self.feed_line(serde_json::from_slice(bytes.trim_ascii()).ok()?, offset)
+    }
+
+    /// [`CodexReader::feed`] of a line already parsed (the transcript cursor parses every
+    /// line once): the same record. Only lines of the three types that matter are read.
+    pub fn feed_value(&mut self, value: &serde_json::Value, offset: u64) -> Option<UsageRecord> {
+        let kind = value.get("type").and_then(serde_json::Value::as_str)?;
+        if !matches!(kind, "session_meta" | "turn_context" | "event_msg") {
+            return None;
+        }
+        self.feed_line(Line::deserialize(value).ok()?, offset)
+    }
+
+    fn feed_line(&mut self, line: Line<'_>, offset: u64) -> Option<UsageRecord> {
         let payload = line.payload?;
         let owned = |v: Option<Cow<'_, str>>| v.filter(|s| !s.is_empty()).map(Cow::into_owned);
         match line.kind.as_deref() {
@@ -285,6 +316,212 @@ mod tests {
         assert_eq!(
             CodexReader::session_of_path(Path::new("/x/sess-1.jsonl")),
             None
+        );
+    }
+}
+
+/// Capture's transcript cursor on rollouts: the same records as `cmstore import`'s reading.
+#[cfg(test)]
+mod cursor_tests {
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::transcript::Tracker;
+
+    const SID: &str = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
+
+    fn meta() -> String {
+        format!(
+            r#"{{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{{"id":"{SID}","cwd":"/w"}}}}"#
+        )
+    }
+
+    fn turn(model: &str, id: &str) -> String {
+        serde_json::json!({"timestamp": "2026-03-01T10:00:01.000Z", "type": "turn_context",
+            "payload": {"cwd": "/w", "model": model, "turn_id": id}})
+        .to_string()
+    }
+
+    /// A `token_count` event in Codex 0.171.0's shape (as tests/e2e/codex.rs saw it).
+    fn count(input: u64, cached: u64, output: u64, running: u64) -> String {
+        let usage = |t: u64| {
+            serde_json::json!({"input_tokens": input, "cached_input_tokens": cached,
+                "cache_write_input_tokens": 0, "output_tokens": output,
+                "reasoning_output_tokens": 0, "total_tokens": t})
+        };
+        serde_json::json!({"timestamp": "2026-03-01T10:00:02.000Z", "type": "event_msg",
+            "payload": {"type": "token_count", "info": {"total_token_usage": usage(running),
+            "last_token_usage": usage(input + output), "model_context_window": 258400,
+            "last_usage_includes_reasoning": false}}})
+        .to_string()
+    }
+
+    /// Lines of a real Codex 0.171 rollout (no `token_count` among them): the responses,
+    /// calls and task events between the usage lines.
+    fn real_lines() -> String {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/payloads/codex-0.171-rollout.jsonl"
+        );
+        std::fs::read_to_string(path).expect("the recorded rollout")
+    }
+
+    struct Rollout {
+        dir: tempfile::TempDir,
+        path: PathBuf,
+    }
+
+    impl Rollout {
+        fn new() -> Rollout {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir
+                .path()
+                .join(format!("rollout-2026-03-01T10-00-00-{SID}.jsonl"));
+            Rollout { dir, path }
+        }
+
+        fn append(&self, lines: &[String]) {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .unwrap();
+            for line in lines {
+                writeln!(file, "{}", line.trim_end()).unwrap();
+            }
+        }
+
+        /// One Stop hook: the usage the cursor's read gives, then the cursor saved.
+        fn hook(&self) -> Vec<UsageRecord> {
+            let state = self.dir.path().join("state");
+            let mut tracker = Tracker::open(&state, SID, &self.path).unwrap().unwrap();
+            tracker.finish_turn().unwrap();
+            let usage = tracker.take_usage();
+            tracker.save().unwrap();
+            usage
+        }
+
+        /// What `cmstore import` reads: the whole file, the session from the name as fallback.
+        fn import(&self) -> Vec<UsageRecord> {
+            read_all(&self.path)
+        }
+    }
+
+    fn read_all(path: &Path) -> Vec<UsageRecord> {
+        let text = std::fs::read(path).unwrap();
+        let mut reader = CodexReader::new(CodexReader::session_of_path(path));
+        let mut offset = 0;
+        let mut out = Vec::new();
+        for line in text.split(|&b| b == b'\n') {
+            out.extend(reader.feed(line, offset));
+            offset += line.len() as u64 + 1;
+        }
+        crate::queue_line::usage::dedup(out)
+    }
+
+    /// A record as the tests compare it: key, input, cache read, output, model, turn.
+    type Summary<'a> = (String, u64, u64, u64, Option<&'a str>, Option<&'a str>);
+
+    fn summary(records: &[UsageRecord]) -> Vec<Summary<'_>> {
+        records
+            .iter()
+            .map(|r| {
+                (
+                    r.message_id.clone(),
+                    r.input,
+                    r.cache_read,
+                    r.output,
+                    r.model.as_deref(),
+                    r.turn_id.as_deref(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn hook_by_hook_the_cursor_gives_what_import_gives() {
+        let rollout = Rollout::new();
+        rollout.append(&[meta(), turn("gpt-5-codex", "t1")]);
+        rollout.append(&real_lines().lines().map(str::to_owned).collect::<Vec<_>>());
+        rollout.append(&[count(1200, 1000, 30, 1230), count(1200, 1000, 30, 1230)]);
+        let first = rollout.hook();
+        // The next hook reads only what was appended: the model and turn are the cursor's.
+        rollout.append(&[count(1300, 1200, 20, 2550)]);
+        let second = rollout.hook();
+        rollout.append(&[turn("gpt-5.1-codex", "t2"), count(900, 0, 5, 3455)]);
+        let third = rollout.hook();
+        assert!(rollout.hook().is_empty(), "nothing new, nothing read");
+
+        let captured: Vec<_> = [first, second, third].concat();
+        let key = |t: u64| format!("codex:{SID}:{t}");
+        let t1 = Some("t1");
+        assert_eq!(
+            summary(&captured),
+            vec![
+                (key(1230), 200, 1000, 30, Some("gpt-5-codex"), t1),
+                (key(2550), 100, 1200, 20, Some("gpt-5-codex"), t1),
+                (key(3455), 900, 0, 5, Some("gpt-5.1-codex"), Some("t2")),
+            ]
+        );
+        assert_eq!(summary(&captured), summary(&rollout.import()));
+        let offsets: Vec<u64> = captured.iter().map(|r| r.offset).collect();
+        let imported: Vec<u64> = rollout.import().iter().map(|r| r.offset).collect();
+        assert_eq!(offsets, imported, "the same line wins the upsert");
+        assert!(captured
+            .iter()
+            .all(|r| r.session_id.as_deref() == Some(SID) && r.ts.is_some()));
+    }
+
+    #[test]
+    fn a_cursor_starting_mid_file_keys_as_import_and_invents_no_model() {
+        let rollout = Rollout::new();
+        rollout.append(&[meta(), turn("gpt-5-codex", "t1")]);
+        // More than the cold-start window of filler: a first hook starts past the
+        // `session_meta` and the `turn_context`.
+        let filler = real_lines();
+        let copies = (crate::transcript::COLD_START_BYTES as usize / filler.len()) + 2;
+        let lines: Vec<String> = filler.lines().map(str::to_owned).collect();
+        for _ in 0..copies {
+            rollout.append(&lines);
+        }
+        rollout.append(&[count(1200, 1000, 30, 1230)]);
+        let cold = rollout.hook();
+        let key = format!("codex:{SID}:1230");
+        assert_eq!(summary(&cold), vec![(key, 200, 1000, 30, None, None)]);
+        assert_eq!(cold[0].session_id.as_deref(), Some(SID));
+        // Once a turn_context comes, its model and turn are used.
+        rollout.append(&[turn("gpt-5-codex", "t2"), count(100, 0, 3, 1333)]);
+        let later = rollout.hook();
+        assert_eq!(later[0].model.as_deref(), Some("gpt-5-codex"));
+        assert_eq!(later[0].turn_id.as_deref(), Some("t2"));
+        let import = rollout.import();
+        assert_eq!(
+            [&cold[..], &later[..]]
+                .concat()
+                .iter()
+                .map(|r| (r.key(), r.input, r.cache_read, r.output))
+                .collect::<Vec<_>>(),
+            import
+                .iter()
+                .map(|r| (r.key(), r.input, r.cache_read, r.output))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(import[0].model.as_deref(), Some("gpt-5-codex"));
+    }
+
+    #[test]
+    fn a_replaced_rollout_starts_a_fresh_reader() {
+        let rollout = Rollout::new();
+        rollout.append(&[meta(), turn("gpt-5-codex", "t1"), count(10, 0, 2, 12)]);
+        assert_eq!(rollout.hook().len(), 1);
+        // Rewritten from scratch (a shorter file with other first bytes), no turn_context.
+        std::fs::write(&rollout.path, format!("{}\n", count(7, 0, 1, 8))).unwrap();
+        let fresh = rollout.hook();
+        assert_eq!(summary(&fresh), summary(&rollout.import()));
+        assert_eq!(
+            fresh[0].model, None,
+            "the old file's model is not carried over"
         );
     }
 }

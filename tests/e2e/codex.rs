@@ -358,8 +358,9 @@ fn rollouts(world: &World) -> Vec<PathBuf> {
 const USAGE_ROWS: &str = "select message_id, session_id, agent, model, input_tokens,
     cache_read_tokens, cache_write_tokens, output_tokens, origin from usage order by ts, input_tokens";
 
-/// Issue 16: what a real rollout records of the mock's counts (`event_msg` `token_count`), and
-/// `cmstore import` of it storing exactly those counts, once per response.
+/// Issue 16: what a real rollout records of the mock's counts (`event_msg` `token_count`),
+/// capture alone storing exactly those counts once per response, and `cmstore import` of the
+/// same rollout (twice, and by default) leaving the same rows.
 #[test]
 fn codex_usage_is_the_mocks_numbers_once_per_response() {
     let Some(codex) = codex() else { return };
@@ -444,8 +445,8 @@ fn codex_usage_is_the_mocks_numbers_once_per_response() {
         "the hooks' session is the rollout's"
     );
 
-    // `cmstore import` of the rollout: one row per response, the mock's counts.
-    world.cmstore_ok(&["import", found[0].to_str().unwrap()]);
+    // Capture alone (the hooks' cursor read the rollout; no import yet): one row per
+    // response, the mock's counts, keyed as `cmstore import` keys them.
     let mut sum = 0;
     let expected: Vec<Value> = replies
         .iter()
@@ -454,11 +455,14 @@ fn codex_usage_is_the_mocks_numbers_once_per_response() {
             json!({"message_id": format!("codex:{id}:{sum}"), "session_id": id,
                    "agent": "codex", "model": MODEL, "input_tokens": u.input - u.cached,
                    "cache_read_tokens": u.cached, "cache_write_tokens": 0,
-                   "output_tokens": u.output, "origin": "import"})
+                   "output_tokens": u.output, "origin": "hook"})
         })
         .collect();
     let stored = world.query(USAGE_ROWS);
-    assert_eq!(stored, expected, "{ctx}");
+    assert_eq!(stored, expected, "capture alone\n{ctx}");
+    // `cmstore import` of the same rollout leaves the same rows (still capture's).
+    world.cmstore_ok(&["import", found[0].to_str().unwrap()]);
+    assert_eq!(world.query(USAGE_ROWS), stored, "after import\n{ctx}");
     // Run again, and by default (`~/.codex/sessions`): the same rows.
     world.cmstore_ok(&["import", found[0].to_str().unwrap()]);
     world.cmstore_ok(&["import"]);
