@@ -820,6 +820,26 @@ fn usage_views_match_the_responses(env: &TestEnv) {
         assert!(!raw.is_empty(), "{view}");
         assert_eq!(rolled, raw, "{view}");
     }
+    // The hourly rollup (0020): the sums of the responses with a time, per UTC hour, session,
+    // agent and model.
+    let sums = "count(*) || '/' || sum(input_tokens) || '/' || sum(output_tokens) || '/' \
+        || sum(cache_write_tokens) || '/' || sum(coalesce(cache_write_1h_tokens, 0)) || '/' \
+        || sum(cache_read_tokens)";
+    let raw = text(&format!(
+        "SELECT k || '=' || s AS line FROM (SELECT \
+         (ts / 1000 - ((ts / 1000) % 3600 + 3600) % 3600) / 3600 || ' ' \
+         || coalesce(session_id, '') || ' ' || coalesce(agent, '') || ' ' \
+         || coalesce(model, '') AS k, {sums} AS s \
+         FROM usage WHERE ts IS NOT NULL GROUP BY k) ORDER BY 1"
+    ));
+    let rolled = text(
+        "SELECT hour_n || ' ' || session_id || ' ' || agent || ' ' || model || '=' || responses \
+         || '/' || input_tokens || '/' || output_tokens || '/' || cache_write_tokens || '/' \
+         || cache_write_1h_tokens || '/' || cache_read_tokens AS line \
+         FROM usage_hourly ORDER BY 1",
+    );
+    assert!(!raw.is_empty());
+    assert_eq!(rolled, raw, "usage_hourly");
 }
 
 #[test]
