@@ -88,7 +88,7 @@ struct Count {
 /// The runner beside `cmstore ingest`. A following ingest (`follow`) always starts one: the
 /// hooks read `[checks]` for themselves, so checks configured after the ingest started are
 /// still left to it (an idle runner costs a file watch and a look every
-/// [`WATCHED_POLL`]). `ingest --once` starts one only when there is work for it: `[checks]`
+/// `WATCHED_POLL`). `ingest --once` starts one only when there is work for it: `[checks]`
 /// is configured, or jobs wait (left by hooks, or by a runner that was killed). Problems go to
 /// `warn`, a runner that cannot start among them (the hooks then start their own).
 pub fn beside_ingest(
