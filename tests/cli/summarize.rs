@@ -827,7 +827,7 @@ fn usage_views_match_the_responses(env: &TestEnv) {
         || sum(cache_read_tokens)";
     let raw = text(&format!(
         "SELECT k || '=' || s AS line FROM (SELECT \
-         (ts / 1000 - ((ts / 1000) % 3600 + 3600) % 3600) / 3600 || ' ' \
+         ((ts / 1000 - ((ts / 1000) % 3600 + 3600) % 3600) / 3600) || ' ' \
          || coalesce(session_id, '') || ' ' || coalesce(agent, '') || ' ' \
          || coalesce(model, '') AS k, {sums} AS s \
          FROM usage WHERE ts IS NOT NULL GROUP BY k) ORDER BY 1"
