@@ -14,7 +14,8 @@
 --
 -- One row per UTC hour, session, agent and model, kept like `usage_rollup` by triggers on
 -- `usage` in the transaction that writes it (ingest, import, the upsert of a response read
--- again, prune's deletes), so it always equals a `GROUP BY` over the responses still stored.
+-- again, a delete), so it always equals a `GROUP BY` over the responses stored (their sums;
+-- `first_ts` and `last_ts` bound them, as in 0016). Prune does not delete responses.
 -- A response without a time has no hour and no row here (no window holds it).
 CREATE TABLE usage_hourly (
     hour_n                INTEGER NOT NULL,  -- floor(floor-toward-zero(ts / 1000) / 3600)
@@ -58,7 +59,7 @@ CREATE TRIGGER usage_hourly_insert AFTER INSERT ON usage WHEN new.ts IS NOT NULL
 END;
 
 -- An update (the upsert of a response read again) moves the old figures out of their hour
--- and the new ones in; a delete (prune) moves them out. As in 0016, `first_ts` and `last_ts`
+-- and the new ones in; a delete moves them out. As in 0016, `first_ts` and `last_ts`
 -- stay when figures leave an hour.
 CREATE TRIGGER usage_hourly_update AFTER UPDATE ON usage BEGIN
     UPDATE usage_hourly SET responses = responses - 1,
