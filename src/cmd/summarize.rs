@@ -285,34 +285,69 @@ fn agent_plan(filters: &Filters) -> Plan {
 /// `--by model`: v_usage_models over the chosen responses: by their own time, agent and
 /// session, and for `--project` the sessions in it.
 ///
-/// With `--since`/`--until` the whole UTC days strictly inside the window come from the usage
-/// rollup (a row per session, agent, model and day) and only the responses of the window's
-/// first and last day from `usage` itself (two ranges of `usage_ts`): the same figures as a
-/// `GROUP BY` over every response in the window, read from a few rows per day.
+/// With `--since`/`--until` the whole UTC days inside the window come from the daily usage
+/// rollup (a row per session, agent, model and day, migration 0016), the whole hours of its
+/// edge days from the hourly one (0020), and only the responses of its partial edge hours from
+/// `usage` itself (a range of `usage_ts` each): the same figures as a `GROUP BY` over every
+/// response in the window, read from a few rows per day and hour.
 fn model_plan(filters: &Filters) -> Plan {
     if filters.since.is_none() && filters.until.is_none() {
         return model_rollup_plan(filters);
     }
     let (wheres, mut params) = chosen_usage(filters);
-    params.extend(filters.since.map(|ms| int_param("since", ms)));
-    params.extend(filters.until.map(|ms| int_param("until", ms)));
-    let (days, edges) = window_parts(filters);
-    let cols = "model, session_id, input_tokens, output_tokens, cache_write_tokens, \
-                cache_read_tokens, cost_usd";
-    let mut whole = wheres.clone();
-    whole.extend(days);
-    let mut parts = vec![format!(
-        "SELECT {cols}, responses, unpriced, first_ts, last_ts FROM v_usage_rollup{}",
-        where_of(&whole)
-    )];
-    for edge in edges {
-        let mut conditions = vec![edge];
+    let window = Window::new(filters.since, filters.until);
+    let mut parts = Vec::new();
+    let mut part = |from: &str, range: Vec<String>, groups: &str| {
+        let mut conditions = range;
         conditions.extend(wheres.iter().cloned());
         parts.push(format!(
-            "SELECT {cols}, 1, cost_usd IS NULL, ts, ts FROM v_usage{}",
+            "SELECT model, session_id, input_tokens, output_tokens, cache_write_tokens, \
+             cache_read_tokens, cost_usd, {groups} FROM {from}{}",
             where_of(&conditions)
         ));
+    };
+    let groups = "responses, unpriced, first_ts, last_ts";
+    if let Some(days) = window.days {
+        let range = bounded(&mut params, days, ["first_day", "last_day"], |op, n| {
+            format!("day {op} date(:{n} * 86400, 'unixepoch')")
+        });
+        part("v_usage_rollup", range, groups);
     }
+    for (i, hours) in window.hours.into_iter().enumerate() {
+        let names = [format!("first_hour_{i}"), format!("last_hour_{i}")];
+        let range = bounded(&mut params, hours, names, |op, n| {
+            format!("hour_n {op} :{n}")
+        });
+        part("v_usage_hourly", range, groups);
+    }
+    for (i, (from, to)) in window.edges.into_iter().enumerate() {
+        // An edge's outer bound is the window's own, `:since` or `:until`.
+        let mut bound = |ms: i64, given: Option<i64>, name: &str, op: &str| {
+            if given == Some(ms) {
+                format!("ts {op} :{name}")
+            } else {
+                let name = format!("edge_{name}_{i}");
+                params.push(int_param(&name, ms));
+                format!("ts {op} :{name}")
+            }
+        };
+        let range = vec![
+            bound(from, filters.since, "since", ">="),
+            bound(to, filters.until, "until", "<"),
+        ];
+        part(
+            "v_usage",
+            range,
+            "1 AS responses, cost_usd IS NULL AS unpriced, ts AS first_ts, ts AS last_ts",
+        );
+    }
+    // `--since` or `--until` on an hour's start bounds no edge.
+    let sql = parts.join("\nUNION ALL ");
+    params.extend(filters.since.map(|ms| int_param("since", ms)));
+    params.extend(filters.until.map(|ms| int_param("until", ms)));
+    params.retain(|p| {
+        !matches!(p.name.as_str(), "since" | "until") || sql.contains(&format!(":{}", p.name))
+    });
     Plan {
         sql: format!(
             "WITH parts AS ({})\n\
@@ -322,10 +357,28 @@ fn model_plan(filters: &Filters) -> Plan {
              strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
              FROM parts\nGROUP BY coalesce(model, '?')\n\
              ORDER BY cost_usd IS NULL, cost_usd DESC, model",
-            parts.join("\nUNION ALL ")
+            sql
         ),
         params,
     }
+}
+
+/// The conditions of an inclusive range, `condition(">=", first)` and `condition("<=", last)`
+/// (none on a side without a bound), their values bound in `params`.
+fn bounded<S: AsRef<str>>(
+    params: &mut Vec<Param>,
+    (lo, hi): (Option<i64>, Option<i64>),
+    [first, last]: [S; 2],
+    condition: impl Fn(&str, &str) -> String,
+) -> Vec<String> {
+    let mut range = Vec::new();
+    for (name, op, bound) in [(first.as_ref(), ">=", lo), (last.as_ref(), "<=", hi)] {
+        if let Some(value) = bound {
+            range.push(condition(op, name));
+            params.push(int_param(name, value));
+        }
+    }
+    range
 }
 
 /// The conditions `--agent`, `--session` and `--project` put on a usage row (of `usage` or of
@@ -350,63 +403,84 @@ fn chosen_usage(filters: &Filters) -> (Vec<String>, Vec<Param>) {
     (wheres, params)
 }
 
-/// The window `[since, until)` in parts: the rollup days inside it, and the conditions on
-/// `usage` rows for the rest.
-///
-/// A day strictly between the day of `since` and the day of `until - 1` is inside the window
-/// (a day follows its time), and so is an edge day the window covers whole (`since` at its
-/// midnight, `until` at the next). The responses of a partial edge day come from `usage`:
-/// each edge is one range of `ts`, which `usage_ts` serves, and the day checked exactly (the
-/// range of the last day starts a second early: `ts / 1000` rounds toward zero, so before 1970
-/// a day starts up to 999 ms before its midnight; a first day then is never taken as whole).
-fn window_parts(filters: &Filters) -> (Vec<String>, Vec<String>) {
-    const FIRST: &str = "date(:since / 1000, 'unixepoch')";
-    const LAST: &str = "date((:until - 1) / 1000, 'unixepoch')";
-    const DAY_OF_TS: &str = "date(ts / 1000, 'unixepoch')";
-    let ms = |day: &str| format!("CAST(strftime('%s', {day}) AS INTEGER) * 1000");
-    let first_whole = format!("(:since >= 0 AND :since = {})", ms(FIRST));
-    let last_whole = format!(
-        "(:until = {})",
-        ms("date((:until - 1) / 1000, 'unixepoch', '+1 day')")
-    );
-    let next_ms = ms("date(:since / 1000, 'unixepoch', '+1 day')");
-    let last_ms = format!("{} - 1000", ms(LAST));
-    let mut days = Vec::new();
-    let mut edges = Vec::new();
-    if filters.since.is_some() {
-        days.push(format!(
-            "(day > {FIRST} OR (day = {FIRST} AND {first_whole}))"
-        ));
-        // The first day is read whole from the rollup when the window covers it: from its
-        // midnight, and to its end (a later last day, or `until` at the next midnight).
-        let (until, whole) = if filters.until.is_some() {
-            (
-                format!("min({next_ms}, :until)"),
-                format!("({first_whole} AND ({LAST} > {FIRST} OR {last_whole}))"),
-            )
-        } else {
-            (next_ms.clone(), first_whole.clone())
-        };
-        edges.push(format!(
-            "ts >= :since AND ts < {until} AND {DAY_OF_TS} = {FIRST} AND NOT {whole}"
-        ));
+/// The UTC hour of the time `ts` (epoch ms) as the rollups count it: the hours since 1970 of
+/// `ts / 1000` rounded toward zero (as SQLite's `date(ts / 1000, 'unixepoch')` rounds it).
+fn hour_of(ts: i64) -> i64 {
+    (ts / 1000).div_euclid(3600)
+}
+
+/// The first time (epoch ms) of the UTC hour `hour`. Up to 1970's first second a time up to
+/// 999 ms before the hour's start is one of its times: `ts / 1000` rounds toward zero.
+fn hour_start(hour: i64) -> i64 {
+    let seconds = hour.saturating_mul(3600);
+    let ms = seconds.saturating_mul(1000);
+    if seconds > 0 {
+        ms
+    } else {
+        ms.saturating_sub(999)
     }
-    if filters.until.is_some() {
-        days.push(format!("(day < {LAST} OR (day = {LAST} AND {last_whole}))"));
-        let (since, other_day) = if filters.since.is_some() {
-            (
-                format!("max({last_ms}, :since)"),
-                format!(" AND {LAST} > {FIRST}"),
-            )
-        } else {
-            (last_ms, String::new())
+}
+
+/// An inclusive range of days or hours, open on a side without a bound.
+type Span = (Option<i64>, Option<i64>);
+
+/// The window `[since, until)` in the parts that are read from each table.
+#[derive(Debug, PartialEq)]
+struct Window {
+    /// The UTC days (since 1970) all inside the window, from the daily rollup.
+    days: Option<Span>,
+    /// The hours all inside the window on its edge days, from the hourly rollup.
+    hours: Vec<Span>,
+    /// The rest, each `[from, to)` in epoch ms (the partial edge hours), from `usage`.
+    edges: Vec<(i64, i64)>,
+}
+
+impl Window {
+    /// The parts of `[since, until)`, a side without a bound open. An hour is inside the
+    /// window when all of its times are, a day when all of its hours are.
+    fn new(since: Option<i64>, until: Option<i64>) -> Window {
+        // The first hour from `since` on, and the last one before `until`.
+        let first = since.map(|s| hour_of(s) + i64::from(hour_start(hour_of(s)) != s));
+        let last = until.map(|u| hour_of(u) - 1);
+        if let (Some(s), Some(u), Some(f), Some(l)) = (since, until, first, last) {
+            if f > l {
+                // Within two hours at most (or empty, `until` not after `since`): every
+                // response is read.
+                return Window {
+                    days: None,
+                    hours: Vec::new(),
+                    edges: vec![(s, u)],
+                };
+            }
+        }
+        let mut edges: Vec<(i64, i64)> = since
+            .zip(first)
+            .map(|(s, f)| (s, hour_start(f)))
+            .into_iter()
+            .collect();
+        edges.extend(until.zip(last).map(|(u, l)| (hour_start(l + 1), u)));
+        edges.retain(|(from, to)| from < to);
+        // The whole days between those hours, and the edge days' hours each side of them.
+        let first_day = first.map(|h| -(-h).div_euclid(24));
+        let last_day = last.map(|h| (h + 1).div_euclid(24) - 1);
+        let (days, mut hours) = match (first_day, last_day) {
+            (Some(f), Some(l)) if f > l => (None, vec![(first, last)]),
+            _ => {
+                let mut hours: Vec<Span> = first
+                    .zip(first_day)
+                    .map(|(h, d)| (Some(h), Some(d * 24 - 1)))
+                    .into_iter()
+                    .collect();
+                hours.extend(
+                    last.zip(last_day)
+                        .map(|(h, d)| (Some(d * 24 + 24), Some(h))),
+                );
+                (Some((first_day, last_day)), hours)
+            }
         };
-        edges.push(format!(
-            "ts >= {since} AND ts < :until AND {DAY_OF_TS} = {LAST}{other_day} \
-             AND NOT {last_whole}"
-        ));
+        hours.retain(|span| matches!(span, (Some(lo), Some(hi)) if lo <= hi));
+        Window { days, hours, edges }
     }
-    (days, edges)
 }
 
 /// `--by model` without a time: v_usage_models (the rollup) over the chosen sessions.
@@ -741,33 +815,41 @@ mod tests {
             "{}",
             p.sql
         );
-        // Models in a window: the whole days from the rollup, the two edge days' responses
-        // from `usage`, each a range of `ts`, all three of the chosen sessions.
+        // Models in a window cutting hours: the whole days from the daily rollup, the whole
+        // hours of the two edge days from the hourly one, the two edge hours' responses from
+        // `usage`, each a range of `ts`, all five of the chosen sessions.
+        let ms = |iso: &str| crate::timespec::parse_point(iso, 0).unwrap();
+        let cut = Filters {
+            since: Some(ms("2026-01-01T12:30:00Z")),
+            until: Some(ms("2026-01-03T06:15:00Z")),
+            ..all()
+        };
+        let p = plan(By::Model, &cut);
+        let chosen = "agent = :agent AND session_id = :session AND session_id IN \
+                      (SELECT session_id FROM sessions WHERE";
+        for (from, count) in [
+            ("FROM v_usage_rollup\nWHERE day >= date(:first_day", 1),
+            ("FROM v_usage_hourly\nWHERE hour_n >= :first_hour_", 2),
+            ("FROM v_usage\nWHERE ts >= :", 2),
+        ] {
+            assert_eq!(p.sql.matches(from).count(), count, "{from}: {}", p.sql);
+        }
+        assert_eq!(p.sql.matches(chosen).count(), 5, "{}", p.sql);
+        for name in [
+            "first_day",
+            "first_hour_1",
+            "edge_until_0",
+            "edge_since_1",
+            "until",
+        ] {
+            assert!(p.params.iter().any(|p| p.name == name), "{name}");
+        }
+        // Within an hour: the responses of the window, nothing else.
         let p = plan(By::Model, &all());
-        assert_eq!(
-            p.sql
-                .matches(
-                    "FROM v_usage_rollup\nWHERE agent = :agent AND \
-             session_id = :session AND session_id IN (SELECT session_id FROM sessions WHERE"
-                )
-                .count(),
-            1,
-            "{}",
-            p.sql
-        );
-        assert_eq!(
-            p.sql.matches("FROM v_usage\nWHERE ts >= ").count(),
-            2,
-            "{}",
-            p.sql
-        );
-        assert_eq!(p.sql.matches("AND ts < ").count(), 2, "{}", p.sql);
-        assert_eq!(
-            p.sql
-                .matches("AND agent = :agent AND session_id = :session AND")
-                .count(),
-            2
-        );
+        assert_eq!(p.sql.matches("UNION ALL").count(), 0, "{}", p.sql);
+        assert!(p
+            .sql
+            .contains("FROM v_usage\nWHERE ts >= :since AND ts < :until AND"));
         let until = Filters {
             until: Some(9),
             ..Filters::default()
@@ -778,5 +860,71 @@ mod tests {
         let p = plan(By::Agent, &since);
         assert_eq!(p.sql.matches("last_seen >= :since").count(), 2, "{}", p.sql);
         assert!(plan(By::Tool, &Filters::default()).params.is_empty());
+    }
+
+    const HOUR: i64 = 3_600_000;
+
+    #[test]
+    fn an_hour_starts_where_the_rollups_put_its_first_time() {
+        for hour in [-49, -2, -1, 0, 1, 2, 491_028] {
+            let start = hour_start(hour);
+            assert_eq!(hour_of(start), hour, "{hour}");
+            assert_eq!(hour_of(start - 1), hour - 1, "{hour}");
+        }
+        // `ts / 1000` rounds toward zero: 1970's first hour begins 999 ms before it.
+        assert_eq!(hour_start(0), -999);
+        assert_eq!(hour_start(1), HOUR);
+        assert_eq!(hour_start(-1), -HOUR - 999);
+    }
+
+    #[test]
+    fn a_window_is_whole_days_whole_hours_and_the_partial_edge_hours() {
+        let day0 = 20_454 * 24; // the first hour of 2026-01-01
+        let at = |hour: i64, ms: i64| hour * HOUR + ms;
+        // 2026-01-01T12:30 to 2026-01-03T06:15: one whole day, 11 + 6 whole hours.
+        let w = Window::new(Some(at(day0 + 12, HOUR / 2)), Some(at(day0 + 54, HOUR / 4)));
+        assert_eq!(w.days, Some((Some(20_455), Some(20_455))));
+        assert_eq!(
+            w.hours,
+            [
+                (Some(day0 + 13), Some(day0 + 23)),
+                (Some(day0 + 48), Some(day0 + 53))
+            ]
+        );
+        assert_eq!(
+            w.edges,
+            [
+                (at(day0 + 12, HOUR / 2), at(day0 + 13, 0)),
+                (at(day0 + 54, 0), at(day0 + 54, HOUR / 4))
+            ]
+        );
+        // On whole hours and days: nothing from `usage`, no hours on a whole edge day.
+        let w = Window::new(Some(at(day0, 0)), Some(at(day0 + 48, 0)));
+        assert_eq!(
+            (w.days, w.hours.len(), w.edges.len()),
+            (Some((Some(20_454), Some(20_455))), 0, 0)
+        );
+        // Inside one day: its whole hours, no day.
+        let w = Window::new(Some(at(day0 + 1, 1)), Some(at(day0 + 5, 0)));
+        assert_eq!(
+            (w.days, w.hours.clone()),
+            (None, vec![(Some(day0 + 2), Some(day0 + 4))])
+        );
+        assert_eq!(w.edges, [(at(day0 + 1, 1), at(day0 + 2, 0))]);
+        // Across one hour's end: both partial hours in one range; an empty window alike.
+        for (since, until) in [(at(day0, 1), at(day0 + 1, 1)), (at(day0, 9), at(day0, 2))] {
+            let w = Window::new(Some(since), Some(until));
+            assert!(w.days.is_none() && w.hours.is_empty());
+            assert_eq!(w.edges, [(since, until)]);
+        }
+        // One side only: the days open on the other.
+        let w = Window::new(None, Some(at(day0 + 30, 5)));
+        assert_eq!(w.days, Some((None, Some(20_454))));
+        assert_eq!(w.hours, [(Some(day0 + 24), Some(day0 + 29))]);
+        assert_eq!(w.edges, [(at(day0 + 30, 0), at(day0 + 30, 5))]);
+        let w = Window::new(Some(at(day0 + 30, 0)), None);
+        assert_eq!(w.days, Some((Some(20_456), None)));
+        assert_eq!(w.hours, [(Some(day0 + 30), Some(day0 + 47))]);
+        assert!(w.edges.is_empty());
     }
 }

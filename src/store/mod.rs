@@ -198,6 +198,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0019_story_calls",
         include_str!("../../migrations/0019_story_calls.sql"),
     ),
+    (
+        "0020_hourly_usage",
+        include_str!("../../migrations/0020_hourly_usage.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -28,10 +28,11 @@ fn run(env: &TestEnv, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The store as migration 0018 left it, made from one ingested at 0019: the four columns
-/// and 0019's indexes taken out, 0017's indexes back, the schema version 18.
+/// The store as migration 0018 left it, made from one ingested at the latest: 0020 undone,
+/// the four columns and 0019's indexes taken out, 0017's indexes back, the schema version 18.
 fn back_to_0018(env: &TestEnv) {
     let conn = env.rw();
+    crate::summarize::back_to_0019(&conn);
     conn.execute_batch(
         "DROP INDEX tool_calls_session_id;
          ALTER TABLE tool_calls DROP COLUMN input;
@@ -46,7 +47,7 @@ fn back_to_0018(env: &TestEnv) {
 }
 
 /// The schema as a list: each table's columns, each index's, view's and trigger's SQL.
-fn schema(conn: &rusqlite::Connection) -> Vec<String> {
+pub(crate) fn schema(conn: &rusqlite::Connection) -> Vec<String> {
     let mut stmt = conn
         .prepare(
             "SELECT m.type, m.name, CASE m.type WHEN 'table' THEN \

@@ -820,6 +820,26 @@ fn usage_views_match_the_responses(env: &TestEnv) {
         assert!(!raw.is_empty(), "{view}");
         assert_eq!(rolled, raw, "{view}");
     }
+    // The hourly rollup (0020): the sums of the responses with a time, per UTC hour, session,
+    // agent and model.
+    let sums = "count(*) || '/' || sum(input_tokens) || '/' || sum(output_tokens) || '/' \
+        || sum(cache_write_tokens) || '/' || sum(coalesce(cache_write_1h_tokens, 0)) || '/' \
+        || sum(cache_read_tokens)";
+    let raw = text(&format!(
+        "SELECT k || '=' || s AS line FROM (SELECT \
+         ((ts / 1000 - ((ts / 1000) % 3600 + 3600) % 3600) / 3600) || ' ' \
+         || coalesce(session_id, '') || ' ' || coalesce(agent, '') || ' ' \
+         || coalesce(model, '') AS k, {sums} AS s \
+         FROM usage WHERE ts IS NOT NULL GROUP BY k) ORDER BY 1"
+    ));
+    let rolled = text(
+        "SELECT hour_n || ' ' || session_id || ' ' || agent || ' ' || model || '=' || responses \
+         || '/' || input_tokens || '/' || output_tokens || '/' || cache_write_tokens || '/' \
+         || cache_write_1h_tokens || '/' || cache_read_tokens AS line \
+         FROM usage_hourly ORDER BY 1",
+    );
+    assert!(!raw.is_empty());
+    assert_eq!(rolled, raw, "usage_hourly");
 }
 
 #[test]
@@ -861,18 +881,32 @@ fn the_usage_rollup_of_real_transcripts_equals_their_responses() {
     usage_views_match_the_responses(&env);
 }
 
-/// A store whose responses sit at the edges of UTC days: five days from 2026-01-05, each
-/// with a response at its midnight, a millisecond after, at noon and a millisecond before the
-/// next midnight, of two sessions (two agents) and two models, one without a price; and one
-/// response without a time.
+/// A store whose responses sit at the edges of UTC days and hours: five days from
+/// 2026-01-05, each with a response at its midnight, a millisecond after, a millisecond before
+/// 06:00, at 06:00, at 06:30, at noon and a millisecond before the next midnight, of two
+/// sessions (two agents) and two models, one without a price; and one response without a time.
 fn responses_at_day_edges() -> TestEnv {
     let env = TestEnv::new();
+    write_responses_at_day_edges(&env);
+    env
+}
+
+/// Ingests the responses of [`responses_at_day_edges`] into `env`.
+fn write_responses_at_day_edges(env: &TestEnv) {
     let day0 = 1_767_571_200_000; // 2026-01-05T00:00:00Z
     let day = 86_400_000;
     let mut lines = Vec::new();
     let mut n = 0;
     for d in 0..5 {
-        for offset in [0, 1, day / 2, day - 1] {
+        for offset in [
+            0,
+            1,
+            6 * HOUR - 1,
+            6 * HOUR,
+            6 * HOUR + HOUR / 2,
+            day / 2,
+            day - 1,
+        ] {
             n += 1;
             let ts = day0 + d * day + offset;
             let session = if n % 3 == 0 { "s-b" } else { "s-a" };
@@ -903,7 +937,143 @@ fn responses_at_day_edges() -> TestEnv {
             [],
         )
         .unwrap();
-    env
+}
+
+/// Windows of `--by model` over the responses of [`responses_at_day_edges`], cutting days
+/// and hours every way.
+const WINDOWS: &[(Option<&str>, Option<&str>)] = &[
+    // Partial edge days around whole ones.
+    (Some("2026-01-05T12:00:00Z"), Some("2026-01-08T12:00:00Z")),
+    // Whole days: both edges at midnight.
+    (Some("2026-01-06"), Some("2026-01-08")),
+    // Midnight to a millisecond before or after one.
+    (Some("2026-01-06"), Some("2026-01-07T23:59:59.999Z")),
+    (
+        Some("2026-01-05T00:00:00.001Z"),
+        Some("2026-01-08T00:00:00.001Z"),
+    ),
+    // Adjacent days, no whole one between them.
+    (
+        Some("2026-01-06T23:59:59.999Z"),
+        Some("2026-01-07T00:00:00.001Z"),
+    ),
+    // Inside one day: partial, from its midnight, to the next midnight, the whole day.
+    (
+        Some("2026-01-07T00:00:00.001Z"),
+        Some("2026-01-07T23:59:59.999Z"),
+    ),
+    (Some("2026-01-07"), Some("2026-01-07T12:00:00Z")),
+    (Some("2026-01-07T12:00:00Z"), Some("2026-01-08")),
+    (Some("2026-01-07"), Some("2026-01-08")),
+    // Cutting hours: minutes on both edges, across days and inside one.
+    (Some("2026-01-05T06:30:00Z"), Some("2026-01-08T06:15:00Z")),
+    (Some("2026-01-05T05:59:00Z"), Some("2026-01-07T06:31:00Z")),
+    (Some("2026-01-06T06:00:00Z"), Some("2026-01-07T06:00:00Z")),
+    (
+        Some("2026-01-06T06:00:00.001Z"),
+        Some("2026-01-07T05:59:59.999Z"),
+    ),
+    (Some("2026-01-07T05:30:00Z"), Some("2026-01-07T06:30:00Z")),
+    (
+        Some("2026-01-07T05:59:59.999Z"),
+        Some("2026-01-07T06:00:00.001Z"),
+    ),
+    (Some("2026-01-07T06:00:00Z"), Some("2026-01-07T07:00:00Z")),
+    (
+        Some("2026-01-07T01:10:00Z"),
+        Some("2026-01-07T12:00:00.001Z"),
+    ),
+    // Empty: a millisecond-wide window on nothing, and an until before since.
+    (
+        Some("2026-01-07T06:00:00.001Z"),
+        Some("2026-01-07T06:00:00.002Z"),
+    ),
+    (Some("2026-01-08"), Some("2026-01-06")),
+    // One side only.
+    (Some("2026-01-07T12:00:00Z"), None),
+    (Some("2026-01-07"), None),
+    (Some("2026-01-07T06:20:00Z"), None),
+    (None, Some("2026-01-07T12:00:00Z")),
+    (None, Some("2026-01-07")),
+    (None, Some("2026-01-07T06:00:00.001Z")),
+    // Beyond every response.
+    (Some("2020-01-01"), Some("2030-01-01")),
+];
+
+/// Takes a store at 0020 back to what 0019 left: the hourly usage, its view and its
+/// triggers out, the schema version 19 (the responses stay, for 0020 to backfill from).
+pub(crate) fn back_to_0019(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP VIEW v_usage_hourly;
+         DROP TRIGGER usage_hourly_insert;
+         DROP TRIGGER usage_hourly_update;
+         DROP TRIGGER usage_hourly_delete;
+         DROP TABLE usage_hourly;
+         PRAGMA user_version = 19;",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_store_migrated_from_0019_reports_what_one_built_at_0020_reports() {
+    let fresh = responses_at_day_edges();
+    let old = responses_at_day_edges();
+    back_to_0019(&old.rw());
+    let made = tempfile::tempdir().unwrap();
+    let path = made.path().join("0019.db");
+    let mut at_0019 = rusqlite::Connection::open(&path).unwrap();
+    cmstore::store::migrate(&mut at_0019, &path, 19).unwrap();
+    assert_eq!(
+        crate::show::schema(&old.conn()),
+        crate::show::schema(&at_0019),
+        "a store as 0019 left it"
+    );
+    // An ingest with nothing to read migrates it.
+    old.ingest_once();
+    assert_eq!(
+        crate::show::schema(&old.conn()),
+        crate::show::schema(&fresh.conn())
+    );
+    // Each hour's key and sums (its `first_ts` and `last_ts` bound its responses: as in the
+    // daily rollup, they stay when a response leaves the hour, as the one without a time did).
+    let hourly = |env: &TestEnv| -> Vec<String> {
+        let conn = env.conn();
+        let mut stmt = conn
+            .prepare("SELECT * FROM usage_hourly ORDER BY hour_n, session_id, agent, model")
+            .unwrap();
+        let rows = stmt
+            .query_map([], |r| {
+                (0..10)
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|v| v.join(" "))
+            })
+            .unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    let rows = hourly(&fresh);
+    assert_eq!(hourly(&old), rows);
+    assert_eq!(
+        rows.len(),
+        35,
+        "a row per hour, session and model: {rows:#?}"
+    );
+    let mut reports: Vec<Vec<&str>> = ["session", "tool", "day", "agent", "model"]
+        .iter()
+        .map(|by| vec!["summarize", "--by", by])
+        .collect();
+    for &(since, until) in WINDOWS {
+        let mut args = vec!["summarize", "--by", "model"];
+        args.extend(since.iter().flat_map(|s| ["--since", s]));
+        args.extend(until.iter().flat_map(|u| ["--until", u]));
+        reports.push(args);
+    }
+    for args in reports {
+        assert_eq!(json(&old, &args), json(&fresh, &args), "{args:?}");
+    }
 }
 
 #[test]
@@ -960,46 +1130,8 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
         let text: String = env.conn().query_row(&sql, [], |r| r.get(0)).unwrap();
         serde_json::from_str(&text).unwrap()
     };
-    let windows: &[(Option<&str>, Option<&str>)] = &[
-        // Partial edge days around whole ones.
-        (Some("2026-01-05T12:00:00Z"), Some("2026-01-08T12:00:00Z")),
-        // Whole days: both edges at midnight.
-        (Some("2026-01-06"), Some("2026-01-08")),
-        // Midnight to a millisecond before or after one.
-        (Some("2026-01-06"), Some("2026-01-07T23:59:59.999Z")),
-        (
-            Some("2026-01-05T00:00:00.001Z"),
-            Some("2026-01-08T00:00:00.001Z"),
-        ),
-        // Adjacent days, no whole one between them.
-        (
-            Some("2026-01-06T23:59:59.999Z"),
-            Some("2026-01-07T00:00:00.001Z"),
-        ),
-        // Inside one day: partial, from its midnight, to the next midnight, the whole day.
-        (
-            Some("2026-01-07T00:00:00.001Z"),
-            Some("2026-01-07T23:59:59.999Z"),
-        ),
-        (Some("2026-01-07"), Some("2026-01-07T12:00:00Z")),
-        (Some("2026-01-07T12:00:00Z"), Some("2026-01-08")),
-        (Some("2026-01-07"), Some("2026-01-08")),
-        // Empty: a millisecond-wide window on nothing, and an until before since.
-        (
-            Some("2026-01-07T06:00:00Z"),
-            Some("2026-01-07T06:00:00.001Z"),
-        ),
-        (Some("2026-01-08"), Some("2026-01-06")),
-        // One side only.
-        (Some("2026-01-07T12:00:00Z"), None),
-        (Some("2026-01-07"), None),
-        (None, Some("2026-01-07T12:00:00Z")),
-        (None, Some("2026-01-07")),
-        // Beyond every response.
-        (Some("2020-01-01"), Some("2030-01-01")),
-    ];
     let mut compared = 0;
-    for &(since, until) in windows {
+    for &(since, until) in WINDOWS {
         for agent in [None, Some("codex")] {
             let mut args = vec!["summarize", "--by", "model"];
             args.extend(since.iter().flat_map(|s| ["--since", s]));
