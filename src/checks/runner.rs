@@ -71,6 +71,8 @@ struct Shared {
     dir: PathBuf,
     running: PathBuf,
     stop: AtomicBool,
+    /// Looks at the jobs directory so far (how idle the runner is).
+    looks: std::sync::atomic::AtomicU64,
     count: Mutex<Count>,
     done: Condvar,
     warn: Box<dyn Fn(String) + Send + Sync>,
@@ -139,6 +141,7 @@ pub fn start(
         dir: jobs_dir.to_path_buf(),
         running,
         stop: AtomicBool::new(false),
+        looks: std::sync::atomic::AtomicU64::new(0),
         count: Mutex::new(Count::default()),
         done: Condvar::new(),
         warn: Box::new(warn),
@@ -239,7 +242,9 @@ impl Drop for Runner {
 /// faster then).
 fn watch(dir: &Path, wake: Sender<()>) -> Option<notify::RecommendedWatcher> {
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if res.is_ok() {
+        // Not an access: listing the directory opens it, which inotify reports, and a wake-up
+        // on that would list it again, a loop that kept an idle ingest's core busy.
+        if res.is_ok_and(|event| !event.kind.is_access()) {
             let _ = wake.send(());
         }
     })
@@ -284,6 +289,7 @@ impl Shared {
 
     /// Takes the waiting jobs of this queue, oldest first, while a worker is free.
     fn take_waiting(self: &Arc<Self>, wake: &Sender<()>) {
+        self.looks.fetch_add(1, Ordering::Relaxed);
         for (path, name) in job_files(&self.dir) {
             if self.stop.load(Ordering::SeqCst) || self.lock_count().in_flight >= MAX_WORKERS {
                 return;
@@ -444,6 +450,19 @@ mod tests {
         assert!(!detach::runner_alive(&queue), "the lock is let go");
         assert!(job_files(&jobs).is_empty() && job_files(&running_dir(&jobs)).is_empty());
         assert_eq!(results(&queue).len(), 1);
+    }
+
+    #[test]
+    fn an_idle_runner_looks_at_its_directory_only_when_polled() {
+        let dir = tempfile::tempdir().unwrap();
+        let (queue, jobs) = (dir.path().join("q.jsonl"), dir.path().join("checks"));
+        let runner = start(&queue, &jobs, |_| {}).unwrap().unwrap();
+        std::thread::sleep(Duration::from_millis(600));
+        let looks = runner.shared.looks.load(Ordering::Relaxed);
+        // The first look, at most one poll (every 2 s watched, 200 ms unwatched), and the
+        // wake-ups of the runner's own `running/`: never a look woken by the last look.
+        assert!(looks <= 5, "{looks} looks in 600 ms");
+        runner.finish(None);
     }
 
     #[test]
