@@ -217,6 +217,23 @@ pub fn real_fixtures() -> Option<PathBuf> {
 
 /// Runs `cmstore capture` with `stdin` and `args`; asserts exit 0 and one JSON object on
 /// stdout, and returns it.
+/// `cmstore ARGS` in UTC at 100 columns, asserted successful; its stdout.
+pub fn run_at_100(env: &TestEnv, args: &[&str]) -> String {
+    let out = env
+        .cmd()
+        .env("TZ", "UTC")
+        .env("COLUMNS", "100")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub fn capture(env: &TestEnv, stdin: impl Into<Vec<u8>>, args: &[&str]) -> Value {
     let out = env
         .cmd()

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::common::run_at_100 as run;
 use crate::common::{capture, entry, TestEnv};
 
 /// 2026-01-05T10:00:00Z: old enough that "ago" prints a date, so snapshots stay fixed.
@@ -140,22 +141,6 @@ fn fix_timestamps(env: &TestEnv) {
         .collect();
     assert_eq!(lines.len(), 12, "one line per call");
     fs::write(env.queue(), lines.join("\n") + "\n").unwrap();
-}
-
-fn run(env: &TestEnv, args: &[&str]) -> String {
-    let out = env
-        .cmd()
-        .env("TZ", "UTC")
-        .env("COLUMNS", "100")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn json_rows(env: &TestEnv, args: &[&str]) -> Vec<Value> {

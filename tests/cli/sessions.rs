@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use cmstore::queue_line::usage::UsageRecord;
 
+use crate::common::run_at_100 as run;
 use crate::common::{entry, TestEnv};
 
 /// 2026-01-05T10:00:00Z: old enough that "ago" prints a date, so snapshots stay fixed.
@@ -120,22 +121,6 @@ fn response(id: &str, minute: i64, sidechain: bool, output: u64) -> UsageRecord 
         sidechain,
         ..Default::default()
     }
-}
-
-fn run(env: &TestEnv, args: &[&str]) -> String {
-    let out = env
-        .cmd()
-        .env("TZ", "UTC")
-        .env("COLUMNS", "100")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

@@ -6,27 +6,12 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::common::run_at_100 as run;
 use crate::common::{entry, real_fixtures, TestEnv};
 
 /// 2026-01-05T10:00:00Z: old enough that "ago" prints a date.
 const T0: i64 = 1_767_607_200_000;
 const SECOND: i64 = 1_000;
-
-fn run(env: &TestEnv, args: &[&str]) -> String {
-    let out = env
-        .cmd()
-        .env("TZ", "UTC")
-        .env("COLUMNS", "100")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The store as migration 0018 left it, made from one ingested at the latest: 0020 undone,
 /// the four columns and 0019's indexes taken out, 0017's indexes back, the schema version 18.
