@@ -9,22 +9,37 @@ use crate::transcript::{SeenSession, Turn};
 /// The response is the payload's `last_assistant_message`, else the transcript's last
 /// assistant text: Claude Code writes its transcript asynchronously, so the final message may
 /// not be there yet. The reasoning goes to `thinking`, never to the response.
-pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: &Turn) {
+pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: Turn) {
+    entry.turn_outcome = turn_outcome(&turn);
     let from_payload = entry.response.take().filter(|r| !r.trim().is_empty());
-    entry.response = from_payload.or_else(|| turn.response().map(str::to_string));
-    entry.thinking = turn.thinking().map(str::to_string);
-    if !turn.user.is_empty() {
-        entry.prompt = Some(turn.user.clone());
+    let thinking = turn.thinking().is_some();
+    let Turn {
+        turn_id,
+        user,
+        assistant,
+        reasoning,
+        tool_calls,
+        model,
+        ..
+    } = turn;
+    entry.response = from_payload.or_else(|| answer(assistant));
+    entry.thinking = reasoning.filter(|_| thinking);
+    if !user.is_empty() {
+        entry.prompt = Some(user);
     }
-    entry.tool_calls = Some(turn.tool_calls.clone());
-    entry.turn_outcome = turn_outcome(turn);
-    if turn.turn_id.is_some() {
-        entry.turn_id = turn.turn_id.clone();
+    entry.tool_calls = Some(tool_calls);
+    if turn_id.is_some() {
+        entry.turn_id = turn_id;
     }
     // The payload's model when it names one (Codex, per turn), else the transcript's.
     if entry.model.is_none() {
-        entry.model = turn.model.clone();
+        entry.model = model;
     }
+}
+
+/// [`Turn::response`] of a turn taken apart: its text unless blank.
+fn answer(assistant: String) -> Option<String> {
+    Some(assistant).filter(|a| !a.trim().is_empty())
 }
 
 /// `interrupted` for a turn the user stopped; `None` for one that ended by itself.
@@ -34,7 +49,11 @@ fn turn_outcome(turn: &Turn) -> Option<String> {
 
 /// A synthetic `Stop` entry for a turn harvested from the transcript (VS Code turns are
 /// captured this way when its Stop hook never fires). Its size is the turn's own text.
-pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
+///
+/// The turn is moved into the entry, not copied: the first hook of a session on a long
+/// transcript harvests hundreds of turns, and copying their texts and tool outputs was a
+/// fifth of that hook's page faults.
+pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     let mut e = QueueEntry::new(HookType::Stop.as_str(), trigger.timestamp);
     e.event = trigger.event.clone();
     e.agent = trigger.agent.clone();
@@ -44,24 +63,34 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
     e.cwd = trigger.cwd.clone();
     e.root_hint = trigger.root_hint.clone();
     e.transcript_path = trigger.transcript_path.clone();
-    // The model that answered this turn, else the one the triggering event names.
-    e.model = turn.model.clone().or_else(|| trigger.model.clone());
     e.actor_type = trigger.actor_type.clone();
     e.actor_name = trigger.actor_name.clone();
     e.synthetic = Some(true);
-    e.prompt = Some(turn.user.clone());
-    e.response = Some(turn.response().unwrap_or_default().to_string());
-    e.thinking = turn.thinking().map(str::to_string);
-    e.turn_id = turn.turn_id.clone();
-    e.turn_outcome = turn_outcome(turn);
-    e.tool_calls = Some(turn.tool_calls.clone());
-    let size = turn.user.len()
-        + e.response.as_ref().map_or(0, String::len)
-        + turn
-            .tool_calls
+    e.turn_outcome = turn_outcome(&turn);
+    let thinking = turn.thinking().is_some();
+    let Turn {
+        turn_id,
+        user,
+        assistant,
+        reasoning,
+        tool_calls,
+        model,
+        ..
+    } = turn;
+    let response = answer(assistant).unwrap_or_default();
+    let size = user.len()
+        + response.len()
+        + tool_calls
             .iter()
             .map(|c| c.tool_name.len() + c.input.len() + c.output.len())
             .sum::<usize>();
+    // The model that answered this turn, else the one the triggering event names.
+    e.model = model.or_else(|| trigger.model.clone());
+    e.prompt = Some(user);
+    e.response = Some(response);
+    e.thinking = reasoning.filter(|_| thinking);
+    e.turn_id = turn_id;
+    e.tool_calls = Some(tool_calls);
     e.size_bytes = size as u64;
     e.estimated_tokens = estimate_tokens(e.size_bytes);
     e
@@ -70,7 +99,8 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: &Turn) -> QueueEntry {
 /// A synthetic `Stop` for a turn of `seen`, an earlier session of the workspace that the
 /// hook of `trigger` (another session) closed: the line is the earlier session's, with its
 /// agent and transcript; only the time and the event name come from the trigger.
-pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: &Turn) -> QueueEntry {
+pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: Turn) -> QueueEntry {
+    let model = turn.model.clone();
     let mut e = synthetic_stop(trigger, turn);
     e.session_id = Some(seen.session.clone());
     e.transcript_path = Some(seen.transcript.clone());
@@ -82,7 +112,7 @@ pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: &Turn)
         .map(|agent| agent.origin().to_string())
         .or(e.origin);
     e.participant.clone_from(&seen.participant);
-    e.model = turn.model.clone();
+    e.model = model;
     e.actor_type = None;
     e.actor_name = None;
     e
@@ -101,7 +131,7 @@ mod tests {
             assistant: "earlier".into(),
             ..Turn::default()
         };
-        fill_exchange(&mut e, &turn);
+        fill_exchange(&mut e, turn.clone());
         assert_eq!(e.response.as_deref(), Some("final"));
         assert_eq!(e.prompt.as_deref(), Some("q"));
     }
@@ -114,11 +144,11 @@ mod tests {
             ..Turn::default()
         };
         let mut e = QueueEntry::new("Stop", 0);
-        fill_exchange(&mut e, &turn);
+        fill_exchange(&mut e, turn.clone());
         assert_eq!(e.response, None);
         assert_eq!(e.thinking.as_deref(), Some("private thoughts"));
 
-        let stop = synthetic_stop(&QueueEntry::new("PostToolUse", 0), &turn);
+        let stop = synthetic_stop(&QueueEntry::new("PostToolUse", 0), turn);
         assert_eq!(stop.response.as_deref(), Some(""));
         assert_eq!(stop.thinking.as_deref(), Some("private thoughts"));
         let line: serde_json::Value = serde_json::from_str(&stop.to_line()).unwrap();

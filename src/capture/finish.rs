@@ -69,10 +69,14 @@ impl Plan<'_> {
             Some(turns) => self.take_turns(turns, log),
             None => Around::default(),
         };
-        let closed: Vec<QueueEntry> = self
-            .closed
-            .iter()
-            .flat_map(|(seen, turns)| turns.iter().map(|t| closed_stop(&self.entry, seen, t)))
+        let closed: Vec<QueueEntry> = std::mem::take(&mut self.closed)
+            .into_iter()
+            .flat_map(|(seen, turns)| {
+                let trigger = &self.entry;
+                turns
+                    .into_iter()
+                    .map(move |t| closed_stop(trigger, &seen, t))
+            })
             .collect();
         around.before.splice(0..0, closed);
         for e in around
@@ -101,18 +105,21 @@ impl Plan<'_> {
 
     /// Puts the turns into entries: synthetic Stops, a Stop's exchange, PreCompact's turns.
     fn take_turns(&mut self, turns: Turns, log: &mut DebugLog) -> Around {
-        let stops = |turns: &[Turn], trigger: &QueueEntry| -> Vec<QueueEntry> {
-            turns.iter().map(|t| synthetic_stop(trigger, t)).collect()
+        let stops = |turns: Vec<Turn>, trigger: &QueueEntry| -> Vec<QueueEntry> {
+            turns
+                .into_iter()
+                .map(|t| synthetic_stop(trigger, t))
+                .collect()
         };
         match turns {
             Turns::Harvested(turns) => Around {
-                after: stops(&turns, &self.entry),
+                after: stops(turns, &self.entry),
                 ..Around::default()
             },
             Turns::Finished { earlier, last } => {
-                let before = stops(&earlier, &self.entry);
+                let before = stops(earlier, &self.entry);
                 match last {
-                    FinalTurn::Fresh(turn) => fill_exchange(&mut self.entry, &turn),
+                    FinalTurn::Fresh(turn) => fill_exchange(&mut self.entry, turn),
                     FinalTurn::Recorded(turn_id) => {
                         // Every firing is an event; the exchange is on the earlier line, and
                         // ingest merges both into the turn's one `turns` row by its id.
@@ -135,7 +142,7 @@ impl Plan<'_> {
                 }
             }
             Turns::Closed(turns) => Around {
-                before: stops(&turns, &self.entry),
+                before: stops(turns, &self.entry),
                 ..Around::default()
             },
             Turns::Compacted(turns) => {
@@ -182,7 +189,7 @@ pub fn closed_entries(
     trigger.root_hint = Some(cwd.to_string());
     let mut entries: Vec<QueueEntry> = turns
         .iter()
-        .map(|turn| closed_stop(&trigger, seen, turn))
+        .map(|turn| closed_stop(&trigger, seen, turn.clone()))
         .collect();
     for e in &mut entries {
         protect(e, &redactor, config.store_text, log);
