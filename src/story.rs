@@ -250,33 +250,36 @@ fn responses(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Response>, QueryEr
 /// Gives each turn's answer the usage of its responses: those naming its turn id, else those
 /// of its kind (main or subagent) after the previous such answer and not after it. Responses
 /// after the last answer belong to a turn still running: the header's total counts them.
+/// `items` are in time order, as [`load`] sorts them.
 fn attribute_usage(items: &mut [Item], responses: &[Response]) {
-    let answers: Vec<(usize, i64, bool, Option<String>)> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| match item {
-            Item::Answer {
-                ts,
-                subagent,
-                turn_id,
-                ..
-            } => Some((i, *ts, *subagent, turn_id.clone())),
-            _ => None,
-        })
-        .collect();
+    // A session of 50,000 events has thousands of answers and of responses: each response
+    // finds its answer by a map lookup or a binary search, not by a walk over the answers.
+    let mut by_turn: HashMap<&str, usize> = HashMap::new();
+    // Per kind (main, subagent): each answer's time and index in `items`, in time order.
+    let mut by_kind: [Vec<(i64, usize)>; 2] = [Vec::new(), Vec::new()];
+    for (i, item) in items.iter().enumerate() {
+        if let Item::Answer {
+            ts,
+            subagent,
+            turn_id,
+            ..
+        } = item
+        {
+            if let Some(id) = turn_id {
+                by_turn.entry(id.as_str()).or_insert(i);
+            }
+            by_kind[usize::from(*subagent)].push((*ts, i));
+        }
+    }
+    debug_assert!(by_kind.iter().all(|k| k.is_sorted_by_key(|a| a.0)));
     let mut sums: Vec<Option<Usage>> = vec![None; items.len()];
     for r in responses {
-        let by_id = r.turn_id.as_ref().and_then(|id| {
-            answers
-                .iter()
-                .find(|a| a.3.as_ref() == Some(id))
-                .map(|a| a.0)
-        });
+        let by_id = r.turn_id.as_deref().and_then(|id| by_turn.get(id).copied());
         let by_time = || {
+            let answers = &by_kind[usize::from(r.sidechain)];
             answers
-                .iter()
-                .find(|a| a.2 == r.sidechain && a.1 >= r.ts)
-                .map(|a| a.0)
+                .get(answers.partition_point(|a| a.0 < r.ts))
+                .map(|a| a.1)
         };
         if let Some(i) = by_id.or_else(by_time) {
             sums[i].get_or_insert_with(Usage::default).add(r);
