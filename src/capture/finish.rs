@@ -49,11 +49,30 @@ pub struct Outcome {
     pub redactor: Redactor,
 }
 
-/// Entries read from the transcript, around the event's own.
+/// Entries read from the transcript, around the event's own: `entries[..main_at]` go before
+/// it, the rest after. One vector, into which the event's entry is inserted last: a harvest
+/// makes hundreds of entries of 1.3 KB each, and every copy of them into a new vector is
+/// fresh pages to fault in on the hook path.
 #[derive(Default)]
 struct Around {
-    before: Vec<QueueEntry>,
-    after: Vec<QueueEntry>,
+    entries: Vec<QueueEntry>,
+    main_at: usize,
+}
+
+impl Around {
+    fn before(entries: Vec<QueueEntry>) -> Self {
+        Around {
+            main_at: entries.len(),
+            entries,
+        }
+    }
+
+    fn after(entries: Vec<QueueEntry>) -> Self {
+        Around {
+            entries,
+            main_at: 0,
+        }
+    }
 }
 
 impl Plan<'_> {
@@ -78,23 +97,23 @@ impl Plan<'_> {
                     .map(move |t| closed_stop(trigger, &seen, t))
             })
             .collect();
-        around.before.splice(0..0, closed);
-        for e in around
-            .before
+        around.main_at += closed.len();
+        around.entries.splice(0..0, closed);
+        let (before, after) = around.entries.split_at_mut(around.main_at);
+        for e in before
             .iter_mut()
             .chain(std::iter::once(&mut self.entry))
-            .chain(around.after.iter_mut())
+            .chain(after.iter_mut())
         {
             protect(e, &self.redactor, self.config.store_text, log);
             e.config_error.clone_from(&self.config_error);
         }
         note_exchange(&self.entry, log);
         let reply = self.reply();
-        let mut entries = around.before;
+        let mut entries = around.entries;
         if self.record_main {
-            entries.push(self.entry);
+            entries.insert(around.main_at, self.entry);
         }
-        entries.extend(around.after);
         entries.retain(|e| super::plan::recorded(self.config, e));
         Outcome {
             entries,
@@ -112,10 +131,7 @@ impl Plan<'_> {
                 .collect()
         };
         match turns {
-            Turns::Harvested(turns) => Around {
-                after: stops(turns, &self.entry),
-                ..Around::default()
-            },
+            Turns::Harvested(turns) => Around::after(stops(turns, &self.entry)),
             Turns::Finished { earlier, last } => {
                 let before = stops(earlier, &self.entry);
                 match last {
@@ -136,15 +152,9 @@ impl Plan<'_> {
                         log.note(|| "transcript written after the hook: turn recorded later".into())
                     }
                 }
-                Around {
-                    before,
-                    ..Around::default()
-                }
+                Around::before(before)
             }
-            Turns::Closed(turns) => Around {
-                before: stops(turns, &self.entry),
-                ..Around::default()
-            },
+            Turns::Closed(turns) => Around::before(stops(turns, &self.entry)),
             Turns::Compacted(turns) => {
                 self.entry.turns = Some(turns.iter().map(Turn::to_record).collect());
                 Around::default()

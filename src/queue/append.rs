@@ -93,6 +93,17 @@ impl Batch {
         }
     }
 
+    /// An empty batch with room for `bytes` of lines.
+    pub fn with_capacity(bytes: usize) -> Self {
+        let mut buf = Vec::with_capacity(bytes.saturating_add(1));
+        buf.push(b'\n');
+        Batch {
+            buf,
+            last_start: 1,
+            lines: 0,
+        }
+    }
+
     /// Adds `line`, which must not contain a newline.
     pub fn push_line(&mut self, line: &str) {
         debug_assert!(!line.contains('\n'), "queue lines are single lines");
@@ -235,6 +246,22 @@ mod tests {
                 .permissions()
                 .mode();
             assert_eq!(mode & 0o777, 0o700);
+        }
+    }
+
+    #[test]
+    fn a_batch_with_room_reserved_writes_what_one_without_writes() {
+        for room in [0, 3, 1 << 20] {
+            let mut batch = Batch::with_capacity(room);
+            assert!(batch.is_empty());
+            batch.push_line("{\"a\":1}");
+            batch.push_json(&serde_json::json!({"b": 2}));
+            let dir = tempfile::tempdir().unwrap();
+            let queue = dir.path().join("q.jsonl");
+            std::fs::write(&queue, "torn").unwrap();
+            append_batch(&queue, &batch).unwrap();
+            let text = std::fs::read_to_string(&queue).unwrap();
+            assert_eq!(text, "torn\n{\"a\":1}\n{\"b\":2}\n", "room {room}");
         }
     }
 
