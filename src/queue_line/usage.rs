@@ -3,6 +3,9 @@
 //!
 //! ContextManager ignores the field. See docs/usage.md for what each agent records.
 
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
 use serde::{Deserialize, Serialize};
 
 /// The token counts of one API response, as the transcript line that carries them says.
@@ -73,21 +76,54 @@ impl UsageRecord {
 /// One row per response: of the records sharing a key, the one with the greatest offset,
 /// in the order the responses first appear.
 pub fn dedup(records: Vec<UsageRecord>) -> Vec<UsageRecord> {
-    let mut index: std::collections::HashMap<(String, String), usize> = Default::default();
-    let mut out: Vec<UsageRecord> = Vec::new();
+    let mut responses = Responses::default();
     for record in records {
-        let key = record.key();
-        let key = (key.0.to_owned(), key.1.to_owned());
-        match index.get(&key) {
-            Some(&i) if out[i].offset <= record.offset => out[i] = record,
+        responses.push(record);
+    }
+    responses.into_records()
+}
+
+/// Usage records kept as [`dedup`] keeps them, as they are read: a response written over
+/// several transcript lines takes one record's room, not one per line (the first hook of a
+/// session reads a thousand such lines, and every record held is heap to fault in).
+#[derive(Debug, Default)]
+pub struct Responses {
+    records: Vec<UsageRecord>,
+    /// The hash of a key, to the index of the first record with that hash. Hashes, not
+    /// keys: a lookup then costs no copy of the key; two keys sharing a hash are told apart
+    /// by a scan of the records.
+    index: HashMap<u64, usize>,
+}
+
+impl Responses {
+    /// Adds `record`: a new response, or a later line of one already held, whose counts win
+    /// when it was written later (its offset is not smaller).
+    pub fn push(&mut self, record: UsageRecord) {
+        let hash = self.index.hasher().hash_one(record.key());
+        let held = match self.index.get(&hash) {
+            Some(&i) if self.records[i].key() == record.key() => Some(i),
+            Some(_) => self.records.iter().position(|r| r.key() == record.key()),
+            None => None,
+        };
+        match held {
+            Some(i) if self.records[i].offset <= record.offset => self.records[i] = record,
             Some(_) => {}
             None => {
-                index.insert(key, out.len());
-                out.push(record);
+                self.index.entry(hash).or_insert(self.records.len());
+                self.records.push(record);
             }
         }
     }
-    out
+
+    /// True when no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The records, one per response, in the order the responses first appeared.
+    pub fn into_records(self) -> Vec<UsageRecord> {
+        self.records
+    }
 }
 
 #[cfg(test)]
@@ -120,6 +156,22 @@ mod tests {
                 rec("m2", None, 7, 20),
                 rec("m1", Some("r2"), 9, 40),
             ]
+        );
+    }
+
+    #[test]
+    fn keys_that_share_a_hash_stay_apart() {
+        let mut responses = Responses::default();
+        responses.push(rec("m1", None, 1, 10));
+        // Forge a collision: the second key's hash already names the first record.
+        let forged = responses.index.hasher().hash_one(("m2", ""));
+        responses.index.insert(forged, 0);
+        responses.push(rec("m2", None, 2, 20));
+        responses.push(rec("m2", None, 3, 30));
+        responses.push(rec("m1", None, 4, 40));
+        assert_eq!(
+            responses.into_records(),
+            vec![rec("m1", None, 4, 40), rec("m2", None, 3, 30)]
         );
     }
 

@@ -90,7 +90,7 @@ pub struct Tracker {
     loaded: Option<State>,
     stats: ReadStats,
     /// Usage of the responses read by [`Tracker::advance`], for the queue line.
-    usage: Vec<UsageRecord>,
+    usage: usage::Responses,
     lock: File,
 }
 
@@ -136,7 +136,7 @@ impl Tracker {
             state: loaded.clone().unwrap_or_default(),
             loaded,
             stats: ReadStats::default(),
-            usage: Vec::new(),
+            usage: usage::Responses::default(),
             lock,
         }))
     }
@@ -237,8 +237,12 @@ impl Tracker {
     /// The usage of the responses read since the cursor (and any a previous hook left for
     /// this one), one record per response; a queue line carries it.
     pub fn take_usage(&mut self) -> Vec<UsageRecord> {
+        let read = std::mem::take(&mut self.usage);
+        if self.state.usage.is_empty() {
+            return read.into_records();
+        }
         let mut all = std::mem::take(&mut self.state.usage);
-        all.append(&mut self.usage);
+        all.extend(read.into_records());
         usage::dedup(all)
     }
 
@@ -412,8 +416,9 @@ impl Tracker {
                     }
                     if with_usage {
                         let turn = || assembler.open().and_then(|o| o.turn_id.clone());
-                        let record = self.usage_of(&value, bytes, offset, turn);
-                        self.usage.extend(record);
+                        if let Some(record) = self.usage_of(&value, bytes, offset, turn) {
+                            self.usage.push(record);
+                        }
                     }
                 }
                 // Never without a limit.

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use super::claude::SYNTHETIC_MODEL;
 pub use super::usage_codex::CodexReader;
 pub use super::usage_gemini::{is_chat_file, session_of_header};
-pub use crate::queue_line::usage::{dedup, UsageRecord};
+pub use crate::queue_line::usage::{dedup, Responses, UsageRecord};
 
 #[derive(Deserialize)]
 struct Line<'a> {
