@@ -7,7 +7,7 @@ Each ARGS is one report's arguments as a single string, e.g.
 "show sess-0042 --no-pager" (split as a shell would: quote a SQL text). For each report: one warm-up run of each build, then RUNS rounds,
 each running the base build then the new one (so both see the same machine state); prints the
 median of each, their ratio, and the load average before and after. Output goes to /dev/null,
-as in benches/store.sh. A NEW_DB of "-" times the new build only (BASE_BIN and BASE_DB are
+as in benches/store.sh. A NEW_DB of "-" times one build only: BASE_BIN on BASE_DB (NEW_BIN is
 ignored). Standard library only.
 """
 
