@@ -1,7 +1,7 @@
 //! Turns read from the transcript, put into entries: the final exchange of a Stop, and the
 //! synthetic Stops of harvested turns.
 
-use crate::queue_line::{estimate_tokens, HookType, QueueEntry};
+use crate::queue_line::{estimate_tokens, HookType, QueueEntry, ToolCallRecord};
 use crate::transcript::{SeenSession, Turn};
 
 /// Puts a turn read from the transcript into a Stop entry.
@@ -10,36 +10,63 @@ use crate::transcript::{SeenSession, Turn};
 /// assistant text: Claude Code writes its transcript asynchronously, so the final message may
 /// not be there yet. The reasoning goes to `thinking`, never to the response.
 pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: Turn) {
-    entry.turn_outcome = turn_outcome(&turn);
+    let parts = Parts::of(turn);
+    entry.turn_outcome = parts.outcome;
     let from_payload = entry.response.take().filter(|r| !r.trim().is_empty());
-    let thinking = turn.thinking().is_some();
-    let Turn {
-        turn_id,
-        user,
-        assistant,
-        reasoning,
-        tool_calls,
-        model,
-        ..
-    } = turn;
-    entry.response = from_payload.or_else(|| answer(assistant));
-    entry.thinking = reasoning.filter(|_| thinking);
-    if !user.is_empty() {
-        entry.prompt = Some(user);
+    entry.response = from_payload.or(parts.response);
+    entry.thinking = parts.thinking;
+    if !parts.user.is_empty() {
+        entry.prompt = Some(parts.user);
     }
-    entry.tool_calls = Some(tool_calls);
-    if turn_id.is_some() {
-        entry.turn_id = turn_id;
+    entry.tool_calls = Some(parts.tool_calls);
+    if parts.turn_id.is_some() {
+        entry.turn_id = parts.turn_id;
     }
     // The payload's model when it names one (Codex, per turn), else the transcript's.
     if entry.model.is_none() {
-        entry.model = model;
+        entry.model = parts.model;
     }
 }
 
-/// [`Turn::response`] of a turn taken apart: its text unless blank.
-fn answer(assistant: String) -> Option<String> {
-    Some(assistant).filter(|a| !a.trim().is_empty())
+/// A turn taken apart for an entry, its texts moved, not copied: the first hook of a session
+/// on a long transcript harvests hundreds of turns, and copying their texts and tool outputs
+/// was a fifth of that hook's page faults.
+struct Parts {
+    turn_id: Option<String>,
+    user: String,
+    /// [`Turn::response`].
+    response: Option<String>,
+    /// [`Turn::thinking`].
+    thinking: Option<String>,
+    tool_calls: Vec<ToolCallRecord>,
+    model: Option<String>,
+    outcome: Option<String>,
+}
+
+impl Parts {
+    fn of(turn: Turn) -> Parts {
+        let outcome = turn_outcome(&turn);
+        let has_thinking = turn.thinking().is_some();
+        let has_response = turn.response().is_some();
+        let Turn {
+            turn_id,
+            user,
+            assistant,
+            reasoning,
+            tool_calls,
+            model,
+            ..
+        } = turn;
+        Parts {
+            turn_id,
+            user,
+            response: Some(assistant).filter(|_| has_response),
+            thinking: reasoning.filter(|_| has_thinking),
+            tool_calls,
+            model,
+            outcome,
+        }
+    }
 }
 
 /// `interrupted` for a turn the user stopped; `None` for one that ended by itself.
@@ -49,10 +76,6 @@ fn turn_outcome(turn: &Turn) -> Option<String> {
 
 /// A synthetic `Stop` entry for a turn harvested from the transcript (VS Code turns are
 /// captured this way when its Stop hook never fires). Its size is the turn's own text.
-///
-/// The turn is moved into the entry, not copied: the first hook of a session on a long
-/// transcript harvests hundreds of turns, and copying their texts and tool outputs was a
-/// fifth of that hook's page faults.
 pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     let mut e = QueueEntry::new(HookType::Stop.as_str(), trigger.timestamp);
     e.event = trigger.event.clone();
@@ -66,31 +89,23 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     e.actor_type = trigger.actor_type.clone();
     e.actor_name = trigger.actor_name.clone();
     e.synthetic = Some(true);
-    e.turn_outcome = turn_outcome(&turn);
-    let thinking = turn.thinking().is_some();
-    let Turn {
-        turn_id,
-        user,
-        assistant,
-        reasoning,
-        tool_calls,
-        model,
-        ..
-    } = turn;
-    let response = answer(assistant).unwrap_or_default();
-    let size = user.len()
+    let parts = Parts::of(turn);
+    let response = parts.response.unwrap_or_default();
+    let size = parts.user.len()
         + response.len()
-        + tool_calls
+        + parts
+            .tool_calls
             .iter()
             .map(|c| c.tool_name.len() + c.input.len() + c.output.len())
             .sum::<usize>();
+    e.turn_outcome = parts.outcome;
     // The model that answered this turn, else the one the triggering event names.
-    e.model = model.or_else(|| trigger.model.clone());
-    e.prompt = Some(user);
+    e.model = parts.model.or_else(|| trigger.model.clone());
+    e.prompt = Some(parts.user);
     e.response = Some(response);
-    e.thinking = reasoning.filter(|_| thinking);
-    e.turn_id = turn_id;
-    e.tool_calls = Some(tool_calls);
+    e.thinking = parts.thinking;
+    e.turn_id = parts.turn_id;
+    e.tool_calls = Some(parts.tool_calls);
     e.size_bytes = size as u64;
     e.estimated_tokens = estimate_tokens(e.size_bytes);
     e
