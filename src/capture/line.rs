@@ -18,7 +18,7 @@ pub fn queue_lines(
         entries
             .iter()
             .map(|e| line_estimate(e).min(max_line_bytes))
-            .sum(),
+            .fold(0, usize::saturating_add),
     );
     for e in entries {
         e.hook_execution_ms = hook_execution_ms;
