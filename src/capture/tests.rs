@@ -731,6 +731,65 @@ fn an_earlier_session_closed_in_the_workspace_is_recorded_as_its_own_and_redacte
 }
 
 #[test]
+fn a_closed_session_goes_first_then_earlier_turns_the_event_and_harvested_ones() {
+    let config = Config::default();
+    let old = crate::transcript::SeenSession {
+        session: "s0".into(),
+        transcript: "/t/s0.jsonl".into(),
+        agent: Some("claude".into()),
+        participant: None,
+        ended_ms: None,
+    };
+    let session = |e: &QueueEntry| e.session_id.clone().unwrap_or_default();
+    let turn_of = |e: &QueueEntry| e.turn_id.clone().unwrap_or_default();
+
+    let mut planned = plan(&claude("PostToolUse", json!({})), &config);
+    planned.add_closed(old.clone(), vec![turn(7), turn(8)]);
+    let out = planned.finish(Some(Turns::Harvested(vec![turn(1), turn(2)])), &mut quiet());
+    assert_eq!(
+        types(&out.entries),
+        [
+            ("Stop", true),
+            ("Stop", true),
+            ("PostToolUse", false),
+            ("Stop", true),
+            ("Stop", true)
+        ]
+    );
+    let order: Vec<(String, String)> = out
+        .entries
+        .iter()
+        .map(|e| (session(e), turn_of(e)))
+        .collect();
+    assert_eq!(order[0], ("s0".into(), "u7".into()));
+    assert_eq!(order[1], ("s0".into(), "u8".into()));
+    assert_eq!(order[2].0, "s1");
+    assert_eq!(order[3], ("s1".into(), "u1".into()));
+    assert_eq!(order[4], ("s1".into(), "u2".into()));
+
+    let mut planned = plan(&claude("Stop", json!({})), &config);
+    planned.add_closed(old, vec![turn(7)]);
+    let turns = Turns::Finished {
+        earlier: vec![turn(1)],
+        last: FinalTurn::Fresh(turn(2)),
+    };
+    let out = planned.finish(Some(turns), &mut quiet());
+    let order: Vec<(String, String, bool)> = out
+        .entries
+        .iter()
+        .map(|e| (session(e), turn_of(e), e.synthetic == Some(true)))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("s0".into(), "u7".into(), true),
+            ("s1".into(), "u1".into(), true),
+            ("s1".into(), "u2".into(), false)
+        ]
+    );
+}
+
+#[test]
 fn only_agents_whose_transcripts_are_read_get_a_workspace_mark() {
     let config = Config::default();
     let codex = json!({"hook_event_name": "Stop", "session_id": "c", "cwd": "/w",

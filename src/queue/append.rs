@@ -86,11 +86,7 @@ impl Default for Batch {
 impl Batch {
     /// An empty batch.
     pub fn new() -> Self {
-        Batch {
-            buf: vec![b'\n'],
-            last_start: 1,
-            lines: 0,
-        }
+        Self::with_capacity(0)
     }
 
     /// An empty batch with room for `bytes` of lines.

@@ -115,11 +115,6 @@ impl Responses {
         }
     }
 
-    /// True when no record is held.
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-
     /// The records, one per response, in the order the responses first appeared.
     pub fn into_records(self) -> Vec<UsageRecord> {
         self.records
