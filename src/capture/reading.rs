@@ -166,6 +166,7 @@ pub(super) fn workspace_mark(
             agent: entry.agent.clone(),
             participant: entry.participant.clone(),
             ended_ms: (end && late).then_some(entry.timestamp),
+            noted_ms: Some(entry.timestamp),
         },
         ending: end && !late,
     })

@@ -297,7 +297,8 @@ fn a_copilot_cli_session_end_marks_the_session_ended_and_takes_complete_turns_on
     );
     let prompt = json!({"timestamp": NOW, "cwd": "/w", "sessionId": "cp-1", "prompt": "q"});
     let planned = plan_with(&prompt, "auto", Some("userPromptSubmitted"), &config);
-    assert_eq!(planned.workspace().unwrap().seen.ended_ms, None);
+    let mark = planned.workspace().unwrap();
+    assert_eq!((mark.seen.ended_ms, mark.seen.noted_ms), (None, Some(NOW)));
 }
 
 #[test]
@@ -716,6 +717,7 @@ fn an_earlier_session_closed_in_the_workspace_is_recorded_as_its_own_and_redacte
         agent: Some("vscode".into()),
         participant: Some("copilot".into()),
         ended_ms: None,
+        noted_ms: None,
     };
     plan.add_closed(old, vec![last]);
     let out = plan.finish(None, &mut quiet());
@@ -739,6 +741,7 @@ fn a_closed_session_goes_first_then_earlier_turns_the_event_and_harvested_ones()
         agent: Some("claude".into()),
         participant: None,
         ended_ms: None,
+        noted_ms: None,
     };
     let session = |e: &QueueEntry| e.session_id.clone().unwrap_or_default();
     let turn_of = |e: &QueueEntry| e.turn_id.clone().unwrap_or_default();

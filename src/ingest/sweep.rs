@@ -313,6 +313,7 @@ mod tests {
             agent: Some(agent.into()),
             participant: None,
             ended_ms,
+            noted_ms: None,
         }
     }
 

@@ -12,7 +12,9 @@
 //! sessions may run side by side in one workspace, and closing one mid-turn would record a
 //! half-written answer. A session that has ended by its agent's word but whose transcript is
 //! written after its last hook (Copilot CLI's `sessionEnd`: [`SeenSession::ended_ms`]) is
-//! closed sooner, once its transcript has been quiet for [`QUIET_AFTER_END`]. A running
+//! closed sooner, once its transcript has been quiet for [`QUIET_AFTER_END`]; one whose
+//! transcript does not exist yet (Copilot CLI creates it when it first flushes, after the last
+//! hook of a short session) is waited for as long as an idle one. A running
 //! `cmstore ingest` closes due sessions too (its sweep), with the same rule ([`due`]). A busy
 //! lock skips the whole step; the next hook tries again.
 
@@ -66,6 +68,11 @@ pub struct SeenSession {
     /// that hook (Copilot CLI): the session is closed once the transcript is quiet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_ms: Option<i64>,
+    /// When a hook noted the session (epoch ms; first sight, or its end or resumption): a
+    /// transcript that does not exist yet is waited for from then (see [`due`]). `None` in a
+    /// file written before cmstore kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noted_ms: Option<i64>,
 }
 
 /// The waits before a session is closed: [`IDLE_BEFORE_CLOSE`] and [`QUIET_AFTER_END`], or
@@ -120,26 +127,35 @@ pub enum Due {
     Forget,
 }
 
-/// Whether `seen`, whose transcript was last modified at `modified` (`None`: it is gone), is
-/// due to be closed at `now`: an ended session once the transcript and the end are both
-/// [`Thresholds::quiet_after_end`] old, any other once the transcript is
-/// [`Thresholds::idle`] old. A clock that went back counts as no time passed.
+/// Whether `seen`, whose transcript was last modified at `modified` (`None`: there is no
+/// such file), is due to be closed at `now`: an ended session once the transcript and the end
+/// are both [`Thresholds::quiet_after_end`] old, any other once the transcript is
+/// [`Thresholds::idle`] old. A missing transcript is forgotten once the session's last note
+/// (its end, or when a hook noted it) is [`Thresholds::idle`] old, and waited for until then.
+/// A clock that went back counts as no time passed.
 pub fn due(
     seen: &SeenSession,
     modified: Option<SystemTime>,
     now: SystemTime,
     thresholds: Thresholds,
 ) -> Due {
-    let Some(modified) = modified else {
-        return Due::Forget;
+    let since = |ms: i64| {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64);
+        now.duration_since(t).unwrap_or_default()
     };
-    let since = |t: SystemTime| now.duration_since(t).unwrap_or_default();
-    let quiet = since(modified);
+    let Some(modified) = modified else {
+        // Why wait: Copilot CLI creates events.jsonl when it first flushes, which in a short
+        // session is after its last hook (`sessionEnd`); a sweep in between that forgot the
+        // session would lose its only turn.
+        let noted = seen.ended_ms.max(seen.noted_ms);
+        return match noted {
+            Some(ms) if since(ms) < thresholds.idle => Due::Wait,
+            _ => Due::Forget,
+        };
+    };
+    let quiet = now.duration_since(modified).unwrap_or_default();
     let waited = match seen.ended_ms {
-        Some(ended) => {
-            let ended = SystemTime::UNIX_EPOCH + Duration::from_millis(ended.max(0) as u64);
-            quiet.min(since(ended)) >= thresholds.quiet_after_end
-        }
+        Some(ended) => quiet.min(since(ended)) >= thresholds.quiet_after_end,
         None => quiet >= thresholds.idle,
     };
     if waited {
@@ -202,7 +218,8 @@ impl Workspace {
     }
 
     /// The sessions other than `current` due to be closed at `now` ([`due`]), oldest seen
-    /// first. A session whose transcript is gone is forgotten: there is nothing left to close.
+    /// first. A session whose transcript has not appeared for as long as an idle one would be
+    /// closed after is forgotten: there is nothing to close.
     pub fn due_others(
         &mut self,
         current: &str,
@@ -278,9 +295,10 @@ impl Workspace {
 }
 
 /// The folders whose workspace file in `state_dir` names a session that `keep` accepts and
-/// that is due at `now` (or forgotten, its transcript gone): read without the locks (a file is replaced whole, by rename),
-/// so an idle sweep costs a directory listing and a read per workspace. The caller opens
-/// each with [`Workspace::open`] and decides again under the lock.
+/// that is due at `now` (or to be forgotten, its transcript long missing): read without the
+/// locks (a file is replaced whole, by rename), so an idle sweep costs a directory listing
+/// and a read per workspace. The caller opens each with [`Workspace::open`] and decides again
+/// under the lock.
 pub fn with_due_sessions(
     state_dir: &Path,
     now: SystemTime,
@@ -325,6 +343,7 @@ mod tests {
             agent: Some("vscode".into()),
             participant: None,
             ended_ms: None,
+            noted_ms: None,
         }
     }
 
@@ -354,6 +373,30 @@ mod tests {
             quiet_after_end: Duration::ZERO,
         };
         assert_eq!(due(&s, Some(at(1001)), at(1001), now), Due::Close);
+    }
+
+    #[test]
+    fn a_transcript_not_written_yet_is_waited_for_from_the_last_note() {
+        let t = Thresholds::default();
+        let mut s = seen("s", Path::new("/not-yet"));
+        // A note from before cmstore kept the time: forgotten, as it always was.
+        assert_eq!(due(&s, None, at(1000), t), Due::Forget);
+        // Noted at 1000 s (Copilot CLI's agentStop, the file not flushed yet).
+        s.noted_ms = Some(1_000_000);
+        assert_eq!(due(&s, None, at(1001), t), Due::Wait);
+        assert_eq!(due(&s, None, at(1059), t), Due::Wait);
+        assert_eq!(due(&s, None, at(1060), t), Due::Forget);
+        // Its end at 1030 s, however soon quiet_after_end is, waits a whole idle from then.
+        s.ended_ms = Some(1_030_000);
+        let quick = Thresholds {
+            quiet_after_end: Duration::ZERO,
+            ..t
+        };
+        assert_eq!(due(&s, None, at(1060), quick), Due::Wait);
+        assert_eq!(due(&s, None, at(1090), quick), Due::Forget);
+        // Once the file is there, the usual rule: quiet after the end.
+        assert_eq!(due(&s, Some(at(1031)), at(1031), quick), Due::Close);
+        assert_eq!(due(&s, Some(at(1031)), at(1033), t), Due::Wait);
     }
 
     #[test]

@@ -232,8 +232,13 @@ impl RecordedCopilot {
         }
     }
 
-    /// The file as it stands when the agent has written its first `n` lines.
+    /// The file as it stands when the agent has written its first `n` lines; none: no file
+    /// (Copilot CLI creates it when it first flushes).
     fn write(&self, n: usize) {
+        if n == 0 {
+            let _ = fs::remove_file(&self.transcript);
+            return;
+        }
         let text: String = self.lines[..n].iter().map(|l| format!("{l}\n")).collect();
         fs::write(&self.transcript, text).unwrap();
     }
@@ -241,6 +246,13 @@ impl RecordedCopilot {
     /// Runs every hook of the session in order, the file as it was at each; the whole file
     /// arrives after `sessionEnd`.
     fn run_hooks(&self, env: &TestEnv) {
+        self.hooks(env, Self::AT_SESSION_END);
+        self.write(self.lines.len());
+    }
+
+    /// Runs every hook of the session in order, the file holding at each the lines before
+    /// it, at most `at_end`; the rest is left unwritten.
+    fn hooks(&self, env: &TestEnv, at_end: usize) {
         let recorded_home = "/home/dev/e2e/home";
         let home = env.user_home().to_string_lossy().to_string();
         for (i, line) in self.lines.iter().enumerate() {
@@ -248,15 +260,69 @@ impl RecordedCopilot {
             if line["type"] != "hook.start" {
                 continue;
             }
-            self.write(i.min(Self::AT_SESSION_END));
+            self.write(i.min(at_end));
             let event = line["data"]["hookType"].as_str().unwrap();
             let input = line["data"]["input"]
                 .to_string()
                 .replace(recorded_home, &home);
             capture(env, input, &["--event", event]);
         }
-        self.write(self.lines.len());
     }
+}
+
+/// A short Copilot CLI session creates its events.jsonl only after its last hook (seen in the
+/// e2e run of `copilot -p`): a sweep in between finds no transcript. It waits for the file
+/// instead of forgetting the session, and records the turn once the file is there and quiet.
+#[test]
+fn a_sweep_before_the_copilot_transcript_exists_waits_for_it() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.hooks(&env, 0);
+    assert!(!recorded.transcript.exists());
+    ingest_after_the_session(&env);
+    assert_eq!(turns(&env), []);
+    assert_eq!(
+        noted_sessions(&env),
+        [recorded.session.as_str()],
+        "still noted"
+    );
+
+    recorded.write(recorded.lines.len());
+    ingest_after_the_session(&env);
+    assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
+    assert_eq!(noted_sessions(&env), Vec::<String>::new(), "closed");
+}
+
+/// A session whose transcript never appears is forgotten once it has been missing as long
+/// as an idle session is left before it is closed (`CMSTORE_CLOSE_IDLE_SECS`).
+#[test]
+fn a_copilot_session_whose_transcript_never_appears_is_forgotten_after_the_idle_wait() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.hooks(&env, 0);
+    env.cmd()
+        .args(["ingest", "--once"])
+        .env("CMSTORE_CLOSE_IDLE_SECS", "0")
+        .assert()
+        .success();
+    assert_eq!(noted_sessions(&env), Vec::<String>::new());
+    assert_eq!(turns(&env), []);
+}
+
+/// The sessions the workspace files of `env`'s state dir name.
+fn noted_sessions(env: &TestEnv) -> Vec<String> {
+    let mut sessions = Vec::new();
+    for entry in fs::read_dir(env.home().join("state")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.starts_with("ws-") && name.ends_with(".json") {
+            let state: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+            for seen in state["sessions"].as_array().unwrap() {
+                sessions.push(seen["session"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    sessions
 }
 
 #[test]

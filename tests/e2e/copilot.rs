@@ -311,12 +311,16 @@ fn a_running_ingest_records_the_copilot_answer_after_the_session() {
     }
     ingest.interrupt();
     let ingest = ingest.wait(AGENT_TIMEOUT);
+    let state = world.home().join(".copilot/session-state").join(&id);
+    let read = |p: PathBuf| std::fs::read_to_string(p).unwrap_or_else(|e| e.to_string());
     assert_eq!(
         turns,
         vec![json!({"prompt": "say something", "response": "Followed."})],
-        "queue:\n{}\ningest: {}",
+        "queue:\n{}\ningest: {}\nevents.jsonl:\n{}\nworkspace files:\n{}",
         world.queue_text(),
-        ingest.stderr
+        ingest.stderr,
+        read(state.join("events.jsonl")),
+        world.workspace_text(),
     );
 }
 

@@ -161,6 +161,23 @@ impl World {
     pub fn queue_text(&self) -> String {
         std::fs::read_to_string(self.cmhome().join("hook-queue.jsonl")).unwrap_or_default()
     }
+
+    /// The workspace files of cmstore's state dir (the sessions a sweep may close), for
+    /// messages when an assertion fails.
+    pub fn workspace_text(&self) -> String {
+        let Ok(entries) = std::fs::read_dir(self.cmhome().join("state")) else {
+            return "(no state dir)".into();
+        };
+        let mut text = String::new();
+        for path in entries.flatten().map(|e| e.path()) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name.starts_with("ws-") && name.ends_with(".json") {
+                let body = std::fs::read_to_string(&path).unwrap_or_default();
+                text.push_str(&format!("{name}: {body}\n"));
+            }
+        }
+        text
+    }
 }
 
 /// The one turn of `world`'s store holds `prompt` and says it was interrupted (issue 15.5).
