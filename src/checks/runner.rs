@@ -109,7 +109,14 @@ pub fn beside_ingest(
     match start(&paths.queue, &dir, move |w| to_runner(w)) {
         Ok(Some(runner)) => Some(runner),
         Ok(None) => {
-            warn("another runner holds the check jobs of this queue: not running them".into());
+            let then = if follow {
+                "running them once it is gone"
+            } else {
+                "not running them"
+            };
+            warn(format!(
+                "another runner holds the check jobs of this queue: {then}"
+            ));
             None
         }
         Err(err) => {
@@ -119,6 +126,20 @@ pub fn beside_ingest(
             None
         }
     }
+}
+
+/// For a following ingest whose runner could not start because another runner of the queue
+/// (a detached `cmstore check run`) held the lock: starts it once that runner is gone.
+/// `Ok(None)` while the lock is still held, found by a probe of a few microseconds, so that
+/// asking often never holds up the ingest's loop.
+pub fn once_free(
+    paths: &crate::paths::Paths,
+    warn: impl Fn(String) + Send + Sync + 'static,
+) -> io::Result<Option<Runner>> {
+    if detach::runner_alive(&paths.queue) {
+        return Ok(None);
+    }
+    start(&paths.queue, &super::jobs_dir(&paths.state_dir()), warn)
 }
 
 /// Starts the runner of `queue`'s jobs in `jobs_dir`, after putting back the jobs a killed

@@ -145,7 +145,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
-    let checks = crate::checks::runner::beside_ingest(paths, !args.once, |w| {
+    let mut checks = crate::checks::runner::beside_ingest(paths, !args.once, |w| {
         eprintln!("cmstore ingest: {w}")
     });
     let started = Instant::now();
@@ -186,7 +186,14 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         (stats, started.elapsed())
     } else {
         let wake = (wake_tx, wake_rx);
-        let progress = follow_mode(paths, &args, &mut ingester, &stop, wake, &mut on_batch)?;
+        let progress = follow_mode(
+            paths,
+            &args,
+            (&mut ingester, &mut checks),
+            &stop,
+            wake,
+            &mut on_batch,
+        )?;
         finish_checks(checks, Some(CHECKS_GRACE));
         (progress.total, progress.busy)
     };
@@ -203,12 +210,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Follow mode: the watch, the start line, the chores (retention, heartbeat), then passes
-/// until `stop`.
+/// Follow mode: the watch, the start line, the chores (retention, sweep, the check runner
+/// that could not start, heartbeat), then passes until `stop`.
 fn follow_mode(
     paths: &Paths,
     args: &Args,
-    ingester: &mut Ingester,
+    (ingester, checks): (&mut Ingester, &mut Option<crate::checks::runner::Runner>),
     stop: &Arc<AtomicBool>,
     (wake_tx, wake_rx): (Sender<()>, Receiver<()>),
     on_batch: &mut dyn FnMut(&Stats),
@@ -227,6 +234,9 @@ fn follow_mode(
         retention_chore(paths, args.retention_interval_ms),
         sweep_chore(paths),
     ];
+    if checks.is_none() {
+        chores.push(checks_chore(paths, checks));
+    }
     if args.heartbeat_ms > 0 {
         chores.push(heartbeat_chore(Duration::from_millis(args.heartbeat_ms)));
     }
@@ -271,6 +281,40 @@ fn sweep_chore(paths: &Paths) -> Chore<'_> {
         ingest::sweep::EVERY,
         move |ingester: &mut Ingester, _: &Progress| {
             sweep_sessions(paths, ingester, thresholds, &mut said);
+        },
+    )
+}
+
+/// How often a following ingest whose check runner could not start looks again.
+const CHECKS_RETRY: Duration = Duration::from_secs(2);
+
+/// Starts the check runner once the runner that held the queue's jobs when the ingest
+/// started (a detached `cmstore check run`) is gone; until then the hooks start their own. A
+/// start that fails for another reason is said once and not tried again.
+fn checks_chore<'a>(
+    paths: &'a Paths,
+    checks: &'a mut Option<crate::checks::runner::Runner>,
+) -> Chore<'a> {
+    let mut given_up = false;
+    Chore::new(
+        CHECKS_RETRY,
+        CHECKS_RETRY,
+        move |_: &mut Ingester, _: &Progress| {
+            if given_up || checks.is_some() {
+                return;
+            }
+            let warn = |w| eprintln!("cmstore ingest: {w}");
+            match crate::checks::runner::once_free(paths, warn) {
+                Ok(Some(runner)) => {
+                    eprintln!("cmstore ingest: the check runner started (the other one is gone)");
+                    *checks = Some(runner);
+                }
+                Ok(None) => {}
+                Err(err) => {
+                    eprintln!("cmstore ingest: the check runner cannot start ({err}): hooks start their own");
+                    given_up = true;
+                }
+            }
         },
     )
 }

@@ -723,19 +723,8 @@ fn checks_configured_after_a_following_ingest_started_are_left_to_it() {
     let script = runner_reporting_formatter(&env, &runners);
     // No `[checks]` yet: the ingest starts its runner all the same.
     let follower = Follower::start(&env);
-    configure(
-        &env,
-        &format!(
-            "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n",
-            script.display()
-        ),
-    );
-    capture_logged(
-        &env,
-        &claude_post(&repo, "Write", json!({"file_path": "a.rs"})),
-    );
-    let lines = wait_results(&env, 1);
-    assert_eq!(lines[0]["check"]["status"], "passed", "{}", lines[0]);
+    configure(&env, &format_check(&script));
+    write_a_passing_rs(&env, &repo);
     let log = debug_log(&env);
     assert!(log.contains("left to ingest"), "{log}");
     assert!(
@@ -762,19 +751,8 @@ fn without_a_following_ingest_the_hook_starts_a_runner_of_its_own() {
     let repo = repo(&env);
     let runners = env.dir.path().join("runners");
     let script = runner_reporting_formatter(&env, &runners);
-    configure(
-        &env,
-        &format!(
-            "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n",
-            script.display()
-        ),
-    );
-    capture_logged(
-        &env,
-        &claude_post(&repo, "Write", json!({"file_path": "a.rs"})),
-    );
-    let lines = wait_results(&env, 1);
-    assert_eq!(lines[0]["check"]["status"], "passed", "{}", lines[0]);
+    configure(&env, &format_check(&script));
+    write_a_passing_rs(&env, &repo);
     let log = debug_log(&env);
     assert!(log.contains("check format detached"), "{log}");
     assert!(!log.contains("left to ingest"), "{log}");
@@ -814,13 +792,7 @@ fn a_check_whose_ingest_was_killed_mid_check_is_run_by_the_next_and_recorded_onc
         ),
     )
     .unwrap();
-    configure(
-        &env,
-        &format!(
-            "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n",
-            script.display()
-        ),
-    );
+    configure(&env, &format_check(&script));
     let follower = Follower::start(&env);
     capture_logged(
         &env,
@@ -951,4 +923,83 @@ fn a_codex_commit_that_failed_by_its_rollout_starts_no_scan() {
     assert_eq!(reply["decision"], "block", "{reply}");
     assert_eq!(results(&env).len(), 1);
     assert_eq!(results(&env)[0]["check"]["name"], "security");
+}
+
+/// A following ingest that starts while another runner (a detached `cmstore check run`)
+/// holds the queue's check jobs takes them over once that runner is gone: the hooks then
+/// leave their checks to it instead of starting runners of their own.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_following_ingest_takes_the_check_jobs_over_once_the_other_runner_is_gone() {
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let runners = env.dir.path().join("runners");
+    let script = runner_reporting_formatter(&env, &runners);
+    configure(&env, &format_check(&script));
+    let lock = cmstore::checks::detach::runner_lock(&env.queue());
+    fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    let other_runner = cmstore::lock::exclusive(&lock, Duration::ZERO)
+        .unwrap()
+        .expect("no runner yet");
+    let mut follower = Follower(env.spawn_follow(&["--heartbeat-ms", "0"]));
+    let said = stderr_lines(&mut follower.0);
+    wait_for_line(&said, "another runner holds the check jobs of this queue");
+    drop(other_runner);
+    wait_for_line(&said, "the check runner started");
+    assert!(cmstore::checks::detach::runner_alive(&env.queue()));
+
+    write_a_passing_rs(&env, &repo);
+    let log = debug_log(&env);
+    assert!(log.contains("left to ingest"), "{log}");
+    let ran_by = fs::read_to_string(&runners).unwrap();
+    assert!(ran_by.contains(" ingest"), "run by the ingest: {ran_by}");
+    follower.kill();
+}
+
+/// `[checks.format]` in audit mode running `script` on every `.rs` file.
+fn format_check(script: &Path) -> String {
+    format!(
+        "[checks.format]\ncommands = [{{ pattern = \"*.rs\", command = \"sh {} {{files}}\" }}]\n",
+        script.display()
+    )
+}
+
+/// A hook of a `Write` of `a.rs` in `repo`, and its check's result, asserted passed.
+fn write_a_passing_rs(env: &TestEnv, repo: &Path) {
+    capture_logged(
+        env,
+        &claude_post(repo, "Write", json!({"file_path": "a.rs"})),
+    );
+    let lines = wait_results(env, 1);
+    assert_eq!(lines[0]["check"]["status"], "passed", "{}", lines[0]);
+}
+
+/// The lines `child` writes on stderr, as they come.
+fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let stderr = child.stderr.take().expect("stderr piped");
+    let (send, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// Waits (at most [`DETACHED_WAIT`]) for a line of `lines` that contains `text`.
+fn wait_for_line(lines: &std::sync::mpsc::Receiver<String>, text: &str) {
+    let until = Instant::now() + DETACHED_WAIT;
+    let mut seen = Vec::new();
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) if line.contains(text) => return,
+            Ok(line) => seen.push(line),
+            Err(_) => break,
+        }
+    }
+    panic!("no line with {text:?} on stderr; saw {seen:#?}");
 }
