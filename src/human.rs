@@ -4,7 +4,9 @@
 //! Only the default tables and `cmstore show` use these; `--format json|jsonl|csv|tsv` and
 //! `--wide` keep the raw values, so nothing a script reads is rounded.
 
-use chrono::{DateTime, Local, TimeZone};
+use std::fmt::Write;
+
+use chrono::{DateTime, FixedOffset, Local, NaiveDateTime, Offset, TimeZone, Timelike};
 
 /// A duration in milliseconds: `350ms`, `4.2s`, `8m 02s`, `3h 05m`, `2d 04h`.
 pub fn duration(ms: i64) -> String {
@@ -81,7 +83,62 @@ pub fn local_time(ms: i64) -> String {
 
 /// `ms` as the local time of day to the second: `14:02:05`.
 pub fn clock(ms: i64) -> String {
-    local(ms, "%H:%M:%S")
+    let mut out = String::new();
+    Clock::default().push(&mut out, ms);
+    out
+}
+
+/// Writes times of day as [`clock`] does, for many moments in a row: the zone's offset is
+/// looked up once per UTC hour. (Each lookup and `strftime` pattern cost 7 % of `show`'s time
+/// for a session of 50,000 events.)
+#[derive(Debug, Default)]
+pub struct Clock {
+    /// The UTC hour (epoch ms / 3,600,000) last looked up, and its offset when the offset
+    /// was the same all through it.
+    hour: Option<(i64, Option<FixedOffset>)>,
+}
+
+const HOUR_MS: i64 = 3_600_000;
+
+impl Clock {
+    /// Appends `ms` as `14:02:05` (its local time of day) to `out`.
+    pub fn push(&mut self, out: &mut String, ms: i64) {
+        let Some(utc) = DateTime::from_timestamp_millis(ms) else {
+            out.push_str(&ms.to_string());
+            return;
+        };
+        let hour = ms.div_euclid(HOUR_MS);
+        let offset = match self.hour {
+            Some((cached, offset)) if cached == hour => offset,
+            _ => {
+                let offset = steady_offset(hour);
+                self.hour = Some((hour, offset));
+                offset
+            }
+        };
+        let local = offset.unwrap_or_else(|| offset_at(utc.naive_utc()));
+        let time = utc.naive_utc() + local;
+        // `write!` to a String cannot fail.
+        let _ = write!(
+            out,
+            "{:02}:{:02}:{:02}",
+            time.hour(),
+            time.minute(),
+            time.second()
+        );
+    }
+}
+
+/// The local zone's offset all through UTC hour `hour`, or `None` when it changes within it
+/// (no zone changes twice within an hour).
+fn steady_offset(hour: i64) -> Option<FixedOffset> {
+    let at = |ms: i64| DateTime::from_timestamp_millis(ms).map(|t| offset_at(t.naive_utc()));
+    let first = at(hour * HOUR_MS)?;
+    (at(hour * HOUR_MS + HOUR_MS - 1)? == first).then_some(first)
+}
+
+fn offset_at(utc: NaiveDateTime) -> FixedOffset {
+    Local.offset_from_utc_datetime(&utc).fix()
 }
 
 fn local(ms: i64, format: &str) -> String {

@@ -264,6 +264,15 @@ pub fn text(value: &Value) -> Option<String> {
     }
 }
 
+/// The text of a value, if it is one, taken out of it (which is left `Null`): for rows read
+/// once, whose texts need not be copied.
+pub fn take_text(value: &mut Value) -> Option<String> {
+    match std::mem::replace(value, Value::Null) {
+        Value::Text(t) => Some(t),
+        _ => None,
+    }
+}
+
 /// The integer of a value, if it is one.
 pub fn integer(value: &Value) -> Option<i64> {
     match value {

@@ -7,6 +7,7 @@
 //! it (a harvested VS Code turn, a session whose prompt hook was off).
 
 use std::collections::HashMap;
+use std::fmt::Write;
 
 use rusqlite::types::Value;
 use serde::Serialize;
@@ -14,8 +15,8 @@ use serde::Serialize;
 use crate::human;
 use crate::queue_line::tool_input;
 use crate::report;
-use crate::sessions::{integer, text};
-use crate::shorten::{cut_text, ELLIPSIS};
+use crate::sessions::{integer, take_text, text};
+use crate::shorten::ELLIPSIS;
 use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 
 /// Characters of a prompt or an answer shown without `--full`.
@@ -222,20 +223,20 @@ pub fn load(
     Ok(Some(Story { session, items }))
 }
 
+/// The statement of [`responses`]: from the covering index `usage_session` (migration 0021),
+/// in its order.
+const RESPONSES: &str = "SELECT ts, turn_id, sidechain, input_tokens, output_tokens, \
+        cache_write_tokens, cache_read_tokens, cost_usd \
+     FROM v_usage WHERE session_id = :session ORDER BY ts, message_id";
+
 /// The usage of every response of the session, by time.
 fn responses(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Response>, QueryError> {
-    let (_, rows) = report::fetch(
-        db,
-        "SELECT ts, turn_id, sidechain, input_tokens, output_tokens, cache_write_tokens, \
-                cache_read_tokens, cost_usd \
-         FROM v_usage WHERE session_id = :session ORDER BY ts, message_id",
-        &bind(session_id),
-    )?;
+    let (_, rows) = report::fetch(db, RESPONSES, &bind(session_id))?;
     Ok(rows
-        .iter()
-        .map(|r| Response {
+        .into_iter()
+        .map(|mut r| Response {
             ts: integer(&r[0]).unwrap_or(i64::MIN),
-            turn_id: text(&r[1]),
+            turn_id: take_text(&mut r[1]),
             sidechain: integer(&r[2]) == Some(1),
             tokens: [3, 4, 5, 6].map(|i| integer(&r[i]).unwrap_or(0)),
             cost: match r[7] {
@@ -343,14 +344,14 @@ const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
 fn own_lines(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(db, OWN_LINES, &bind(session_id))?;
     Ok(rows
-        .iter()
-        .filter_map(|r| {
-            let (ts, hook) = (integer(&r[0])?, text(&r[1])?);
-            let field = text(&r[3]);
+        .into_iter()
+        .filter_map(|mut r| {
+            let (ts, hook) = (integer(&r[0])?, take_text(&mut r[1])?);
+            let field = take_text(&mut r[3]);
             Some(match hook.as_str() {
                 "UserPromptSubmit" => Item::Prompt {
                     ts,
-                    text: text(&r[2]).unwrap_or_default(),
+                    text: take_text(&mut r[2]).unwrap_or_default(),
                 },
                 "SessionStart" => Item::Start { ts, source: field },
                 "SessionEnd" => Item::End { ts, reason: field },
@@ -416,19 +417,19 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
         &bind(session_id),
     )?;
     let calls: Vec<CallRow> = rows
-        .iter()
-        .filter_map(|r| {
+        .into_iter()
+        .filter_map(|mut r| {
             Some(CallRow {
                 ts: integer(&r[0])?,
-                tool: text(&r[1]).unwrap_or_default(),
+                tool: take_text(&mut r[1]).unwrap_or_default(),
                 duration_ms: integer(&r[2]),
-                outcome: text(&r[3]),
-                input: text(&r[4]),
-                risk: text(&r[5]),
-                decision: text(&r[6]),
-                delegated_to: text(&r[7]),
-                pre_event_id: text(&r[8]),
-                post_event_id: text(&r[9]),
+                outcome: take_text(&mut r[3]),
+                input: take_text(&mut r[4]),
+                risk: take_text(&mut r[5]),
+                decision: take_text(&mut r[6]),
+                delegated_to: take_text(&mut r[7]),
+                pre_event_id: take_text(&mut r[8]),
+                post_event_id: take_text(&mut r[9]),
             })
         })
         .collect();
@@ -494,8 +495,8 @@ fn inputs_by_id<'a>(
         }],
     )?;
     Ok(rows
-        .iter()
-        .filter_map(|r| Some((text(&r[0])?, text(&r[1]))))
+        .into_iter()
+        .filter_map(|mut r| Some((take_text(&mut r[0])?, take_text(&mut r[1]))))
         .collect())
 }
 
@@ -508,17 +509,17 @@ fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
         &bind(session_id),
     )?;
     Ok(rows
-        .iter()
-        .filter_map(|r| {
+        .into_iter()
+        .filter_map(|mut r| {
             Some(Item::Answer {
                 ts: integer(&r[0])?,
-                prompt: text(&r[1]).filter(|p| !p.trim().is_empty()),
-                text: text(&r[2]).unwrap_or_default(),
-                model: text(&r[3]),
+                prompt: take_text(&mut r[1]).filter(|p| !p.trim().is_empty()),
+                text: take_text(&mut r[2]).unwrap_or_default(),
+                model: take_text(&mut r[3]),
                 subagent: integer(&r[4]) == Some(1),
                 harvested: integer(&r[5]) == Some(1),
                 usage: None,
-                turn_id: text(&r[6]),
+                turn_id: take_text(&mut r[6]),
             })
         })
         .collect())
@@ -560,8 +561,11 @@ impl Story {
     pub fn to_text(&self, options: TextOptions) -> String {
         let mut out = self.header(options.now_ms);
         out.push('\n');
+        // About what a line takes in a generated session: the buffer seldom grows.
+        out.reserve(self.items.len() * 100);
+        let mut clock = human::Clock::default();
         for item in &self.items {
-            out.push_str(&line(item, options.full));
+            push_line(&mut out, item, options.full, &mut clock);
         }
         out
     }
@@ -636,22 +640,32 @@ fn plural(n: i64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-/// One item as text: the local time, a label, the text.
-fn line(item: &Item, full: bool) -> String {
-    let cut = |t: &str, max: usize| -> String {
+/// Appends one item as text to `out`: the local time, a label, the text. Written piece by
+/// piece into the one buffer: a session's story has tens of thousands of lines, and a
+/// `String` for each part of each was a fifth of `show`'s time at 50,000 events.
+fn push_line(out: &mut String, item: &Item, full: bool, clock: &mut human::Clock) {
+    let text = |out: &mut String, t: &str, max: usize| {
         if full {
-            return t.trim().to_string();
+            out.push_str(t.trim());
+        } else {
+            push_one_line(out, t, max);
         }
-        one_line(t, max)
     };
-    let short = |t: &str| cut(t, SHORT_TEXT);
-    let at = human::clock(item.ts());
+    let labelled = |out: &mut String, clock: &mut human::Clock, label: &str| {
+        clock.push(out, item.ts());
+        out.push_str("  ");
+        out.push_str(label);
+        out.push(' ');
+    };
     match item {
-        Item::Start { source, .. } => format!(
-            "{at}  start    {}\n",
-            source.as_deref().unwrap_or("session started")
-        ),
-        Item::Prompt { text, .. } => format!("{at}  prompt   {}\n", short(text)),
+        Item::Start { source, .. } => {
+            labelled(out, clock, "start   ");
+            out.push_str(source.as_deref().unwrap_or("session started"));
+        }
+        Item::Prompt { text: prompt, .. } => {
+            labelled(out, clock, "prompt  ");
+            text(out, prompt, SHORT_TEXT);
+        }
         Item::ToolCall {
             tool,
             input,
@@ -662,89 +676,127 @@ fn line(item: &Item, full: bool) -> String {
             delegated_to,
             ..
         } => {
-            let mut parts = vec![tool.clone()];
+            labelled(out, clock, "tool    ");
+            out.push_str(tool);
             if let Some(agent) = delegated_to {
-                parts.push(format!("-> {agent}"));
+                out.push_str("  -> ");
+                out.push_str(agent);
             }
-            parts.extend(input.as_deref().map(|i| cut(i, SHORT_INPUT)));
-            let mut tail = vec![outcome.clone().unwrap_or_else(|| "in flight".into())];
-            tail.extend(duration_ms.map(human::duration));
+            if let Some(input) = input {
+                out.push_str("  ");
+                text(out, input, SHORT_INPUT);
+            }
+            out.push_str("  [");
+            out.push_str(outcome.as_deref().unwrap_or("in flight"));
+            if let Some(ms) = duration_ms {
+                out.push_str(", ");
+                out.push_str(&human::duration(*ms));
+            }
             if let Some(risk) = risk {
-                tail.push(format!(
-                    "gate: {risk} ({})",
+                // `write!` to a String cannot fail.
+                let _ = write!(
+                    out,
+                    ", gate: {risk} ({})",
                     decision.as_deref().unwrap_or("?")
-                ));
+                );
             }
-            format!(
-                "{at}  tool     {}  [{}]\n",
-                parts.join("  "),
-                tail.join(", ")
-            )
+            out.push(']');
         }
         Item::Answer {
             prompt,
-            text,
+            text: answer,
             subagent,
             harvested,
             usage,
             ..
         } => {
-            let label = if *subagent { "subagent" } else { "answer  " };
-            let mut out = String::new();
             if let Some(p) = prompt {
-                out.push_str(&format!("{at}  prompt   {}\n", short(p)));
+                labelled(out, clock, "prompt  ");
+                text(out, p, SHORT_TEXT);
+                out.push('\n');
             }
-            let mut note = if *harvested {
-                "  (from the transcript)".to_string()
-            } else {
-                String::new()
-            };
+            labelled(out, clock, if *subagent { "subagent" } else { "answer  " });
+            text(out, answer, SHORT_TEXT);
+            if *harvested {
+                out.push_str("  (from the transcript)");
+            }
             if let Some(u) = usage {
-                note.push_str(&format!("  [{}]", u.brief()));
+                let _ = write!(out, "  [{}]", u.brief());
             }
-            out.push_str(&format!("{at}  {label} {}{note}\n", short(text)));
-            out
         }
-        Item::Compaction { trigger, .. } => format!(
-            "{at}  compact  {}\n",
-            trigger.as_deref().unwrap_or("conversation compacted")
-        ),
+        Item::Compaction { trigger, .. } => {
+            labelled(out, clock, "compact ");
+            out.push_str(trigger.as_deref().unwrap_or("conversation compacted"));
+        }
         Item::End { reason, .. } => {
-            format!(
-                "{at}  end      {}\n",
-                reason.as_deref().unwrap_or("session ended")
-            )
+            labelled(out, clock, "end     ");
+            out.push_str(reason.as_deref().unwrap_or("session ended"));
         }
     }
+    out.push('\n');
 }
 
-/// `t` on one line (whitespace runs as one space) and cut to `max` characters. Only as many
-/// words as the cut can keep are joined: a session's story has thousands of long texts, and
-/// joining each whole was a sixth of `show`'s time at 50,000 events.
-fn one_line(t: &str, max: usize) -> String {
-    let mut out = String::new();
+/// Appends `t` on one line (whitespace runs as one space), cut to `max` characters as
+/// [`cut_text`] cuts. Only as many words as the cut can keep are copied: a session's story has
+/// thousands of long texts, and joining each whole was a sixth of `show`'s time at 50,000
+/// events.
+fn push_one_line(out: &mut String, t: &str, max: usize) {
+    let start = out.len();
     let mut chars = 0;
     for word in t.split_whitespace() {
-        // `cut_text` reads no further than `max + 1` characters.
+        // One character past `max` is enough to know the text is cut.
         if chars > max {
             break;
         }
-        if !out.is_empty() {
+        if out.len() > start {
             out.push(' ');
             chars += 1;
         }
         out.push_str(word);
         chars += word.chars().count();
     }
-    cut_text(&out, max)
+    if chars > max {
+        // As `cut_text`: the first `max - 1` characters and `…`; no room for it at 0.
+        let keep = out[start..]
+            .char_indices()
+            .nth(max.saturating_sub(1))
+            .map_or(out.len(), |(i, _)| start + i);
+        out.truncate(keep);
+        if max > 0 {
+            out.push(ELLIPSIS);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shorten::cut_text;
+
+    /// What SQLite plans for `sql`, one step a line.
+    fn plan(sql: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.db");
+        drop(crate::store::open(&path).unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let steps = stmt
+            .query_map([("s")], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        steps.join("\n")
+    }
 
     #[test]
-    fn one_line_cuts_as_the_whole_text_joined_would() {
+    fn a_session_s_responses_are_read_from_one_index_in_its_order() {
+        let plan = plan(RESPONSES);
+        assert!(plan.contains("COVERING INDEX usage_session"), "{plan}");
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    }
+
+    #[test]
+    fn push_one_line_cuts_as_the_whole_text_joined_would() {
         let joined = |t: &str, max: usize| {
             cut_text(&t.split_whitespace().collect::<Vec<_>>().join(" "), max)
         };
@@ -759,7 +811,9 @@ mod tests {
         ];
         for t in &texts {
             for max in [0, 1, 2, 99, 100, 101, 240] {
-                assert_eq!(one_line(t, max), joined(t, max), "{t:?} at {max}");
+                let mut out = String::from("before ");
+                push_one_line(&mut out, t, max);
+                assert_eq!(out, format!("before {}", joined(t, max)), "{t:?} at {max}");
             }
         }
     }

@@ -202,6 +202,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0020_hourly_usage",
         include_str!("../../migrations/0020_hourly_usage.sql"),
     ),
+    (
+        "0021_usage_story_index",
+        include_str!("../../migrations/0021_usage_story_index.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

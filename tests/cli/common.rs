@@ -215,13 +215,16 @@ pub fn real_fixtures() -> Option<PathBuf> {
     }
 }
 
-/// Runs `cmstore capture` with `stdin` and `args`; asserts exit 0 and one JSON object on
-/// stdout, and returns it.
 /// `cmstore ARGS` in UTC at 100 columns, asserted successful; its stdout.
 pub fn run_at_100(env: &TestEnv, args: &[&str]) -> String {
+    run_in_zone(env, "UTC", args)
+}
+
+/// `cmstore ARGS` with `TZ` set to `tz`, at 100 columns, asserted successful; its stdout.
+pub fn run_in_zone(env: &TestEnv, tz: &str, args: &[&str]) -> String {
     let out = env
         .cmd()
-        .env("TZ", "UTC")
+        .env("TZ", tz)
         .env("COLUMNS", "100")
         .args(args)
         .output()
@@ -234,6 +237,8 @@ pub fn run_at_100(env: &TestEnv, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Runs `cmstore capture` with `stdin` and `args`; asserts exit 0 and one JSON object on
+/// stdout, and returns it.
 pub fn capture(env: &TestEnv, stdin: impl Into<Vec<u8>>, args: &[&str]) -> Value {
     let out = env
         .cmd()

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::common::run_at_100 as run;
-use crate::common::{entry, real_fixtures, TestEnv};
+use crate::common::{entry, real_fixtures, run_in_zone, TestEnv};
 
 /// 2026-01-05T10:00:00Z: old enough that "ago" prints a date.
 const T0: i64 = 1_767_607_200_000;
@@ -354,4 +354,81 @@ fn a_call_s_halves_in_two_ingests_show_what_one_ingest_shows() {
         ]
     );
     assert_eq!(shown_columns(&split)[0].2.as_deref(), Some("curl-pipe-sh"));
+}
+
+#[test]
+fn a_store_migrated_from_0020_shows_the_usage_one_built_at_0021_shows() {
+    let fresh = crate::summarize::responses_at_day_edges();
+    let old = crate::summarize::responses_at_day_edges();
+    crate::summarize::back_to_0020(&old.rw());
+    let made = tempfile::tempdir().unwrap();
+    let path = made.path().join("0020.db");
+    let mut at_0020 = rusqlite::Connection::open(&path).unwrap();
+    cmstore::store::migrate(&mut at_0020, &path, 20).unwrap();
+    assert_eq!(
+        schema(&old.conn()),
+        schema(&at_0020),
+        "a store as 0020 left it"
+    );
+    for session in ["s-a", "s-b"] {
+        for args in [
+            vec!["show", session, "--no-pager"],
+            vec!["show", session, "--format", "json"],
+        ] {
+            // The first `show` of the old store migrates it.
+            let shown = run(&old, &args);
+            assert_eq!(shown, run(&fresh, &args), "{args:?}");
+            assert!(shown.contains("tokens"), "{shown}");
+        }
+    }
+    assert_eq!(schema(&old.conn()), schema(&fresh.conn()));
+}
+
+/// `show`'s times of day as the local zone has them, on both sides of its changes, also when a
+/// change falls within a UTC hour (the clock looks the offset up once per hour). POSIX rules
+/// in `TZ`, so the test needs no time zone database.
+#[test]
+fn times_of_day_follow_the_zone_across_its_changes() {
+    let env = TestEnv::new();
+    // 2026-03-29T00:00:00Z and 2026-10-25T00:00:00Z, the last Sundays of March and October.
+    let (march, october) = (1_774_742_400_000_i64, 1_792_886_400_000_i64);
+    let hour = 3_600 * SECOND;
+    let at = [
+        march + hour - SECOND,
+        march + hour,
+        march + hour + hour / 2 - SECOND,
+        march + hour + hour / 2,
+        october + hour - SECOND,
+        october + hour,
+    ];
+    let lines: Vec<String> = at
+        .iter()
+        .enumerate()
+        .map(|(i, ts)| {
+            let mut e = entry("UserPromptSubmit", "tz-1");
+            e.timestamp = *ts;
+            e.prompt = Some(format!("p{i}"));
+            e.to_line()
+        })
+        .collect();
+    env.append_raw(format!("{}\n", lines.join("\n")).as_bytes());
+    env.ingest_once();
+    let clock_of = |tz: &str| -> Vec<String> {
+        run_in_zone(&env, tz, &["show", "tz-1", "--no-pager"])
+            .lines()
+            .filter(|l| l.contains("  prompt   p"))
+            .map(|l| l[..8].to_string())
+            .collect()
+    };
+    // Central Europe: +1, +2 from 01:00 UTC on the last Sunday of March, +1 again from 01:00
+    // UTC on the last Sunday of October.
+    assert_eq!(
+        clock_of("CET-1CEST,M3.5.0,M10.5.0/3"),
+        ["01:59:59", "03:00:00", "03:29:59", "03:30:00", "02:59:59", "02:00:00"]
+    );
+    // A zone whose spring change is at 02:30 standard time: 01:30 UTC, within an hour.
+    assert_eq!(
+        clock_of("XST-1XDT,M3.5.0/2:30,M10.5.0/3"),
+        ["01:59:59", "02:00:00", "02:29:59", "03:30:00", "02:59:59", "02:00:00"]
+    );
 }

@@ -885,7 +885,7 @@ fn the_usage_rollup_of_real_transcripts_equals_their_responses() {
 /// 2026-01-05, each with a response at its midnight, a millisecond after, a millisecond before
 /// 06:00, at 06:00, at 06:30, at noon and a millisecond before the next midnight, of two
 /// sessions (two agents) and two models, one without a price; and one response without a time.
-fn responses_at_day_edges() -> TestEnv {
+pub(crate) fn responses_at_day_edges() -> TestEnv {
     let env = TestEnv::new();
     write_responses_at_day_edges(&env);
     env
@@ -1000,9 +1000,22 @@ const WINDOWS: &[(Option<&str>, Option<&str>)] = &[
     (Some("2020-01-01"), Some("2030-01-01")),
 ];
 
-/// Takes a store at 0020 back to what 0019 left: the hourly usage, its view and its
-/// triggers out, the schema version 19 (the responses stay, for 0020 to backfill from).
+/// Takes a store at the latest migration back to what 0020 left: `usage_session` on the
+/// session alone (as 0014 made it), the schema version 20.
+pub(crate) fn back_to_0020(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP INDEX usage_session;
+         CREATE INDEX usage_session ON usage(session_id);
+         PRAGMA user_version = 20;",
+    )
+    .unwrap();
+}
+
+/// Takes a store at the latest migration back to what 0019 left: 0021 undone, the hourly
+/// usage, its view and its triggers out, the schema version 19 (the responses stay, for 0020
+/// to backfill from).
 pub(crate) fn back_to_0019(conn: &rusqlite::Connection) {
+    back_to_0020(conn);
     conn.execute_batch(
         "DROP VIEW v_usage_hourly;
          DROP TRIGGER usage_hourly_insert;
