@@ -1,7 +1,7 @@
 //! Turns read from the transcript, put into entries: the final exchange of a Stop, and the
 //! synthetic Stops of harvested turns.
 
-use crate::queue_line::{estimate_tokens, HookType, QueueEntry, ToolCallRecord};
+use crate::queue_line::{estimate_tokens, harvested_id, HookType, QueueEntry, ToolCallRecord};
 use crate::transcript::{SeenSession, Turn};
 
 /// Puts a turn read from the transcript into a Stop entry.
@@ -108,7 +108,16 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     e.tool_calls = Some(parts.tool_calls);
     e.size_bytes = size as u64;
     e.estimated_tokens = estimate_tokens(e.size_bytes);
+    name_by_turn(&mut e);
     e
+}
+
+/// Gives a harvested turn's line the id its session and turn make ([`harvested_id`]), when
+/// the turn has an id: harvested again, it is the same line to the store.
+fn name_by_turn(e: &mut QueueEntry) {
+    if let Some(turn) = &e.turn_id {
+        e.id = harvested_id(e.session_id.as_deref().unwrap_or(""), turn);
+    }
 }
 
 /// A synthetic `Stop` for a turn of `seen`, an earlier session of the workspace that the
@@ -118,6 +127,7 @@ pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: Turn) 
     let model = turn.model.clone();
     let mut e = synthetic_stop(trigger, turn);
     e.session_id = Some(seen.session.clone());
+    name_by_turn(&mut e);
     e.transcript_path = Some(seen.transcript.clone());
     e.agent.clone_from(&seen.agent);
     e.origin = seen

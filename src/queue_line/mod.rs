@@ -357,6 +357,21 @@ pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
+/// The namespace of [`harvested_id`]'s name-based UUIDs (a random UUID, fixed forever: a
+/// harvested turn must get the same id from every cmstore version).
+const HARVESTED_NAMESPACE: uuid::Uuid = uuid::uuid!("aa3991e4-bb2d-465f-9fbb-63e287c57b18");
+
+/// The id of the synthetic `Stop` that records turn `turn_id` of `session`, harvested from
+/// its transcript: a UUIDv5 of the two, the same each time the turn is harvested. A hook that
+/// cannot know whether its append of a turn landed (killed before saving its cursor, a cursor
+/// lost, a transcript read again) may append the turn again; the store keeps one line of it by
+/// its id.
+pub fn harvested_id(session: &str, turn_id: &str) -> String {
+    // Lengths first: no two (session, turn) pairs make the same name.
+    let name = format!("{}:{session}:{turn_id}", session.len());
+    uuid::Uuid::new_v5(&HARVESTED_NAMESPACE, name.as_bytes()).to_string()
+}
+
 /// `ceil(bytes / 4)`, the token estimate vstack's audit hooks use.
 pub fn estimate_tokens(size_bytes: u64) -> u64 {
     size_bytes.div_ceil(4)
@@ -365,6 +380,17 @@ pub fn estimate_tokens(size_bytes: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_harvested_turn_has_the_same_id_each_time_and_no_other_turn_has_it() {
+        let id = harvested_id("s1", "t1");
+        assert_eq!(id, harvested_id("s1", "t1"));
+        assert_eq!(uuid::Uuid::parse_str(&id).unwrap().get_version_num(), 5);
+        for (session, turn) in [("s1", "t2"), ("s2", "t1"), ("s1:", "t1"), ("s", "1:t1")] {
+            assert_ne!(id, harvested_id(session, turn), "{session} {turn}");
+        }
+        assert_ne!(harvested_id("a:b", "c"), harvested_id("a", "b:c"));
+    }
 
     #[test]
     fn event_names_of_every_agent_map_to_canonical_types() {

@@ -372,6 +372,25 @@ fn a_copilot_turn_written_after_session_end_is_closed_by_ingest_once_with_its_an
     assert_eq!(again, 2);
 }
 
+/// The cursor and workspace files of `env`'s state directory, with their bytes: what a
+/// process killed now would leave.
+fn state_files(env: &TestEnv) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    fs::read_dir(env.home().join("state"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| (p.clone(), fs::read(&p).unwrap()))
+        .collect()
+}
+
+/// Puts back what [`state_files`] read, as if the process that changed them since had been
+/// killed before it saved them.
+fn restore(saved: &[(std::path::PathBuf, Vec<u8>)]) {
+    for (path, bytes) in saved {
+        fs::write(path, bytes).unwrap();
+    }
+}
+
 /// `kill -9` of ingest between its append and its saving the cursor and the workspace file:
 /// played by putting both files back as they were before that ingest. The next sweep reads
 /// the turn again, finds it in the store (after a pass) and writes nothing.
@@ -380,19 +399,11 @@ fn a_sweep_killed_after_its_append_records_the_turn_once() {
     let env = TestEnv::new();
     let recorded = RecordedCopilot::new(&env);
     recorded.run_hooks(&env);
-    let state = env.home().join("state");
-    let saved: Vec<(std::path::PathBuf, Vec<u8>)> = fs::read_dir(&state)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| (p.clone(), fs::read(&p).unwrap()))
-        .collect();
+    let saved = state_files(&env);
     assert!(saved.len() >= 2, "a cursor and a workspace file: {saved:?}");
     ingest_after_the_session(&env);
     let before = env.queue_lines().len();
-    for (path, bytes) in &saved {
-        fs::write(path, bytes).unwrap();
-    }
+    restore(&saved);
     ingest_after_the_session(&env);
     assert_eq!(env.queue_lines().len(), before, "nothing appended twice");
     assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
@@ -405,6 +416,19 @@ fn a_sweep_killed_after_its_append_records_the_turn_once() {
     assert_eq!(env.queue_lines().len(), before);
 }
 
+/// The prompt of another Copilot CLI session in the folder of [`RecordedCopilot`]'s, with no
+/// quiet wait: its hook closes the recorded session once that one has ended.
+fn later_hook_in_the_folder(env: &TestEnv, prompt: &str) {
+    let next = json!({"sessionId": "cp-next", "timestamp": 1_796_198_100_000_i64,
+        "cwd": "/home/dev/e2e/project", "prompt": prompt});
+    env.cmd()
+        .args(["capture", "--event", "userPromptSubmitted"])
+        .env("CMSTORE_CLOSE_QUIET_SECS", "0")
+        .write_stdin(next.to_string())
+        .assert()
+        .success();
+}
+
 /// A later hook of another session in the same folder closes an ended Copilot CLI session
 /// too, with the same rule, when no ingest runs.
 #[test]
@@ -412,14 +436,7 @@ fn a_later_copilot_session_in_the_folder_closes_an_ended_one() {
     let env = TestEnv::new();
     let recorded = RecordedCopilot::new(&env);
     recorded.run_hooks(&env);
-    let next = json!({"sessionId": "cp-next", "timestamp": 1_796_198_100_000_i64,
-        "cwd": "/home/dev/e2e/project", "prompt": "next"});
-    env.cmd()
-        .args(["capture", "--event", "userPromptSubmitted"])
-        .env("CMSTORE_CLOSE_QUIET_SECS", "0")
-        .write_stdin(next.to_string())
-        .assert()
-        .success();
+    later_hook_in_the_folder(&env, "next");
     let lines = env.queue_lines();
     let closed = &lines[lines.len() - 2];
     assert_eq!(closed["synthetic"], true, "{closed}");
@@ -428,6 +445,34 @@ fn a_later_copilot_session_in_the_folder_closes_an_ended_one() {
     assert_eq!(lines[lines.len() - 1]["sessionId"], "cp-next");
     env.ingest_once();
     assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
+}
+
+/// `kill -9` of a later hook between its append of the closed session's turn and its saving
+/// the cursor and the workspace file: the next hook closes the session again and appends the
+/// turn again (capture cannot read the store), and the store keeps one line of it: the
+/// harvested turn's line has the same id each time.
+#[test]
+fn a_later_hook_killed_after_closing_a_session_leaves_one_stored_line_of_its_turn() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.run_hooks(&env);
+    let saved = state_files(&env);
+    later_hook_in_the_folder(&env, "next");
+    restore(&saved);
+    later_hook_in_the_folder(&env, "after the kill");
+    let closes: Vec<Value> = env
+        .queue_lines()
+        .into_iter()
+        .filter(|l| l["synthetic"] == true)
+        .collect();
+    assert_eq!(closes.len(), 2, "the queue has the turn twice: {closes:?}");
+    assert_eq!(closes[0]["id"], closes[1]["id"]);
+    env.ingest_once();
+    assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE synthetic = 1"),
+        1
+    );
 }
 
 /// A VS Code session whose window closed after an answer: no Stop, no SessionEnd. The

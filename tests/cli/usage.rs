@@ -102,13 +102,23 @@ fn every_real_transcript_through_capture_and_ingest_counts_each_response_once() 
         env.ingest_once();
         let expected = independent(&bytes);
         assert_eq!(stored(&env, "1"), expected, "{}", path.display());
+        let harvested = "SELECT count(*) FROM events WHERE synthetic = 1";
+        let (turns, synthetic) = (env.int("SELECT count(*) FROM turns"), env.int(harvested));
         // A lost cursor: the next hook reads the transcript's tail again, a replayed queue
-        // line carries the same responses again. Neither counts one twice.
+        // line carries the same responses again. Neither counts one twice, nor stores a
+        // harvested turn's line twice.
         std::fs::remove_dir_all(env.home().join("state")).unwrap();
         hook(&env, "PostToolUse", "s", &t);
         env.make_ingest_read_again_from_start();
         env.ingest_once();
         assert_eq!(stored(&env, "1"), expected, "{} again", path.display());
+        assert_eq!(
+            env.int("SELECT count(*) FROM turns"),
+            turns,
+            "{}",
+            path.display()
+        );
+        assert_eq!(env.int(harvested), synthetic, "{}", path.display());
         checked += 1;
     }
     assert_eq!(checked, 12);
