@@ -87,6 +87,15 @@ struct Count {
     ran: u64,
 }
 
+/// What [`beside_ingest`] started.
+pub struct BesideIngest {
+    /// The runner, when it started.
+    pub runner: Option<Runner>,
+    /// Another runner of the queue (a detached `cmstore check run`) held its jobs: a
+    /// following ingest starts its own once that one is gone ([`once_free`]).
+    pub held_elsewhere: bool,
+}
+
 /// The runner beside `cmstore ingest`. A following ingest (`follow`) always starts one: the
 /// hooks read `[checks]` for themselves, so checks configured after the ingest started are
 /// still left to it (an idle runner costs a file watch and a look at the jobs directory every
@@ -97,17 +106,24 @@ pub fn beside_ingest(
     paths: &crate::paths::Paths,
     follow: bool,
     warn: impl Fn(String) + Send + Sync + 'static,
-) -> Option<Runner> {
+) -> BesideIngest {
+    let none = |held_elsewhere| BesideIngest {
+        runner: None,
+        held_elsewhere,
+    };
     let dir = super::jobs_dir(&paths.state_dir());
     let (config, _) = crate::config::Config::load_for(paths);
     let waiting = |dir: &Path| !job_files(dir).is_empty();
     if !follow && config.checks.is_empty() && !waiting(&dir) && !waiting(&running_dir(&dir)) {
-        return None;
+        return none(false);
     }
     let warn = Arc::new(warn);
     let to_runner = Arc::clone(&warn);
     match start(&paths.queue, &dir, move |w| to_runner(w)) {
-        Ok(Some(runner)) => Some(runner),
+        Ok(Some(runner)) => BesideIngest {
+            runner: Some(runner),
+            held_elsewhere: false,
+        },
         Ok(None) => {
             let then = if follow {
                 "running them once it is gone"
@@ -117,13 +133,13 @@ pub fn beside_ingest(
             warn(format!(
                 "another runner holds the check jobs of this queue: {then}"
             ));
-            None
+            none(true)
         }
         Err(err) => {
             warn(format!(
                 "the check runner cannot start ({err}): hooks start their own"
             ));
-            None
+            none(false)
         }
     }
 }
@@ -142,6 +158,12 @@ pub fn once_free(
     start(&paths.queue, &super::jobs_dir(&paths.state_dir()), warn)
 }
 
+/// Creates `dir` (private), an error naming it.
+fn create_dir(dir: &Path) -> io::Result<()> {
+    crate::paths::create_private_dir(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", dir.display())))
+}
+
 /// Starts the runner of `queue`'s jobs in `jobs_dir`, after putting back the jobs a killed
 /// runner left in `running/`. `Ok(None)` when another runner of the queue holds the lock.
 /// Problems met later (a job that cannot be read, an append that fails) go to `warn`.
@@ -150,12 +172,12 @@ pub fn start(
     jobs_dir: &Path,
     warn: impl Fn(String) + Send + Sync + 'static,
 ) -> io::Result<Option<Runner>> {
-    crate::paths::create_private_dir(crate::paths::dir_of(queue))?;
+    create_dir(crate::paths::dir_of(queue))?;
     let Some(lock) = crate::lock::exclusive(&detach::runner_lock(queue), LOCK_WAIT)? else {
         return Ok(None);
     };
     let running = running_dir(jobs_dir);
-    crate::paths::create_private_dir(&running)?;
+    create_dir(&running)?;
     let shared = Arc::new(Shared {
         queue: queue.to_path_buf(),
         queue_file: file_of(queue),

@@ -145,9 +145,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
-    let mut checks = crate::checks::runner::beside_ingest(paths, !args.once, |w| {
+    let beside = crate::checks::runner::beside_ingest(paths, !args.once, |w| {
         eprintln!("cmstore ingest: {w}")
     });
+    let (mut checks, checks_held) = (beside.runner, beside.held_elsewhere);
     let started = Instant::now();
     let bar = progress_bar(ingester.backlog().unwrap_or(0));
     let mut on_batch = |s: &Stats| {
@@ -189,7 +190,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let progress = follow_mode(
             paths,
             &args,
-            (&mut ingester, &mut checks),
+            (&mut ingester, &mut checks, checks_held),
             &stop,
             wake,
             &mut on_batch,
@@ -211,11 +212,16 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Follow mode: the watch, the start line, the chores (retention, sweep, the check runner
-/// that could not start, heartbeat), then passes until `stop`.
+/// that another runner kept from starting (`checks_held`), heartbeat), then passes until
+/// `stop`.
 fn follow_mode(
     paths: &Paths,
     args: &Args,
-    (ingester, checks): (&mut Ingester, &mut Option<crate::checks::runner::Runner>),
+    (ingester, checks, checks_held): (
+        &mut Ingester,
+        &mut Option<crate::checks::runner::Runner>,
+        bool,
+    ),
     stop: &Arc<AtomicBool>,
     (wake_tx, wake_rx): (Sender<()>, Receiver<()>),
     on_batch: &mut dyn FnMut(&Stats),
@@ -234,7 +240,7 @@ fn follow_mode(
         retention_chore(paths, args.retention_interval_ms),
         sweep_chore(paths),
     ];
-    if checks.is_none() {
+    if checks_held {
         chores.push(checks_chore(paths, checks));
     }
     if args.heartbeat_ms > 0 {
@@ -290,7 +296,8 @@ const CHECKS_RETRY: Duration = Duration::from_secs(2);
 
 /// Starts the check runner once the runner that held the queue's jobs when the ingest
 /// started (a detached `cmstore check run`) is gone; until then the hooks start their own. A
-/// start that fails for another reason is said once and not tried again.
+/// start that then fails for another reason is said once and not tried again. (A start that
+/// failed so at the ingest's start was said then, and makes no chore.)
 fn checks_chore<'a>(
     paths: &'a Paths,
     checks: &'a mut Option<crate::checks::runner::Runner>,

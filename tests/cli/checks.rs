@@ -956,6 +956,33 @@ fn a_following_ingest_takes_the_check_jobs_over_once_the_other_runner_is_gone() 
     follower.kill();
 }
 
+/// A following ingest whose check runner cannot start for a reason other than another runner
+/// (here the jobs directory is a file) says so once, and does not try again every two seconds.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_check_runner_that_cannot_start_is_said_once() {
+    let env = TestEnv::new();
+    let state = env.home().join("state");
+    fs::create_dir_all(&state).unwrap();
+    fs::write(cmstore::checks::jobs_dir(&state), "not a directory").unwrap();
+    let mut follower = Follower(env.spawn_follow(&["--heartbeat-ms", "0"]));
+    let said = stderr_lines(&mut follower.0);
+    wait_for_line(&said, "the check runner cannot start (cannot create ");
+    // Two of the chore's looks (every 2 s) would have said it again.
+    let until = Instant::now() + Duration::from_millis(4_500);
+    let mut later = Vec::new();
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        if let Ok(line) = said.recv_timeout(left) {
+            later.push(line);
+        }
+    }
+    follower.kill();
+    assert!(
+        !later.iter().any(|l| l.contains("cannot start")),
+        "said again: {later:#?}"
+    );
+}
+
 /// `[checks.format]` in audit mode running `script` on every `.rs` file.
 fn format_check(script: &Path) -> String {
     format!(
