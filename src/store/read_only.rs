@@ -512,11 +512,16 @@ impl QueryRows<'_, '_> {
             Ok(None) => return Ok(None),
             Err(err) => return Err(self.db.classify(err, self.sql)),
         };
-        (0..self.columns)
-            .map(|i| row.get::<_, Value>(i))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
-            .map_err(|err| self.db.classify(err, self.sql))
+        // Sized once: collecting into a `Result` loses the length, and the row grew by
+        // doubling (5 % of `show`'s instructions for a session of 50,000 events).
+        let mut values = Vec::with_capacity(self.columns);
+        for i in 0..self.columns {
+            values.push(
+                row.get::<_, Value>(i)
+                    .map_err(|err| self.db.classify(err, self.sql))?,
+            );
+        }
+        Ok(Some(values))
     }
 }
 
