@@ -737,9 +737,9 @@ fn push_line(out: &mut String, item: &Item, full: bool, clock: &mut human::Clock
 }
 
 /// Appends `t` on one line (whitespace runs as one space), cut to `max` characters as
-/// [`cut_text`] cuts. Only as many words as the cut can keep are copied: a session's story has
-/// thousands of long texts, and joining each whole was a sixth of `show`'s time at 50,000
-/// events.
+/// [`crate::shorten::cut_text`] cuts. Only as many words as the cut can keep are copied: a
+/// session's story has thousands of long texts, and joining each whole was a sixth of
+/// `show`'s time at 50,000 events.
 fn push_one_line(out: &mut String, t: &str, max: usize) {
     let start = out.len();
     let mut chars = 0;
@@ -781,7 +781,7 @@ mod tests {
         let conn = rusqlite::Connection::open(&path).unwrap();
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
         let steps = stmt
-            .query_map([("s")], |r| r.get::<_, String>(3))
+            .query_map(["s"], |r| r.get::<_, String>(3))
             .unwrap()
             .collect::<Result<Vec<_>, _>>()
             .unwrap();
