@@ -196,9 +196,19 @@ pub struct Story {
     pub items: Vec<Item>,
 }
 
-/// Reads the story of `session_id` (a full id), with its tool inputs as `inputs` says.
+/// Reads the story of `session_id` (a full id), with its tool inputs as `inputs` says, from
+/// one snapshot of the store: its header and its items agree while an ingest writes.
 /// `Ok(None)` when the store has no such session.
 pub fn load(
+    db: &ReadOnlyDb,
+    session_id: &str,
+    inputs: Inputs,
+) -> Result<Option<Story>, QueryError> {
+    db.in_one_snapshot(|db| load_now(db, session_id, inputs))
+}
+
+/// [`load`]'s statements, in a snapshot.
+fn load_now(
     db: &ReadOnlyDb,
     session_id: &str,
     inputs: Inputs,

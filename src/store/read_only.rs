@@ -5,8 +5,9 @@
 //! 1. the file is opened with `SQLITE_OPEN_READ_ONLY` (never created, never written);
 //! 2. `PRAGMA query_only = ON`;
 //! 3. an authorizer allows only reading actions (`SELECT`, reads, functions, recursive CTEs and
-//!    pragmas that set nothing); everything else, `ATTACH` included, is denied while the
-//!    statement is prepared, before it runs;
+//!    pragmas that set nothing); everything else, `ATTACH` and transactions included, is
+//!    denied while the statement is prepared, before it runs (the one exception is the read
+//!    transaction [`ReadOnlyDb::in_one_snapshot`] itself begins and ends);
 //! 4. a prepared statement that SQLite itself does not call read-only (`VACUUM INTO`,
 //!    `PRAGMA journal_mode=…`) is refused before its first step. The attached-database limit is
 //!    also 0.
@@ -160,6 +161,9 @@ struct Guard {
     running_since: Option<Instant>,
     /// The progress handler interrupted SQLite.
     tripped: bool,
+    /// [`ReadOnlyDb::in_one_snapshot`] is beginning or ending its read transaction, which
+    /// the authorizer allows then and only then.
+    own_transaction: bool,
 }
 
 impl Guard {
@@ -213,6 +217,12 @@ impl ReadOnlyDb {
         conn.authorizer(Some(move |ctx: AuthContext<'_>| {
             match denial(&ctx.action) {
                 None => Authorization::Allow,
+                Some(_)
+                    if matches!(ctx.action, AuthAction::Transaction { .. })
+                        && lock(&for_auth).own_transaction =>
+                {
+                    Authorization::Allow
+                }
                 Some(what) => {
                     lock(&for_auth).denied.get_or_insert(what);
                     Authorization::Deny
@@ -227,6 +237,29 @@ impl ReadOnlyDb {
         )
         .map_err(db_err("installing the time limit on"))?;
         Ok(ReadOnlyDb { conn, guard })
+    }
+
+    /// Runs `read` in one read transaction: every statement of it sees the store as one
+    /// moment left it (a WAL snapshot, taken at its first read), whatever a writer commits
+    /// meanwhile. For reports made of several statements that must agree.
+    pub fn in_one_snapshot<T>(
+        &self,
+        read: impl FnOnce(&Self) -> Result<T, QueryError>,
+    ) -> Result<T, QueryError> {
+        self.own_transaction("BEGIN")?;
+        let result = read(self);
+        // A read transaction ends alike committed or rolled back; a failed read comes first.
+        let end = self.own_transaction("COMMIT");
+        let value = result?;
+        end?;
+        Ok(value)
+    }
+
+    fn own_transaction(&self, sql: &str) -> Result<(), QueryError> {
+        lock(&self.guard).own_transaction = true;
+        let done = self.conn.execute_batch(sql);
+        lock(&self.guard).own_transaction = false;
+        done.map_err(|err| self.classify(err, sql))
     }
 
     /// Prepares the one statement in `sql`, refusing anything that is not read-only.
@@ -571,6 +604,43 @@ mod tests {
     fn blank_sql_is_only_space_semicolons_and_comments() {
         assert!(sql_is_blank(" ;\n-- note\n/* block */ ;"));
         assert!(!sql_is_blank("-- note\nselect 1"));
+    }
+
+    #[test]
+    fn one_snapshot_sees_one_moment_and_user_sql_still_cannot_begin() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; CREATE TABLE t(x); INSERT INTO t VALUES (1);",
+            )
+            .unwrap();
+        let db = ReadOnlyDb::open(&path, None).unwrap();
+        let count = |db: &ReadOnlyDb| -> Result<i64, QueryError> {
+            let mut q = db.prepare("SELECT count(*) FROM t")?;
+            let mut rows = q.run(&[])?;
+            let row = rows.next()?.expect("one row");
+            Ok(match row[0] {
+                Value::Integer(n) => n,
+                _ => -1,
+            })
+        };
+        let (before, during) = db
+            .in_one_snapshot(|db| {
+                let before = count(db)?;
+                writer.execute("INSERT INTO t VALUES (2)", []).unwrap();
+                Ok((before, count(db)?))
+            })
+            .unwrap();
+        assert_eq!((before, during), (1, 1));
+        assert_eq!(count(&db).unwrap(), 2, "the next read sees the commit");
+        for sql in ["BEGIN", "COMMIT", "SAVEPOINT s"] {
+            assert!(
+                matches!(db.prepare(sql), Err(QueryError::Refused(_))),
+                "{sql} refused"
+            );
+        }
     }
 
     #[test]
