@@ -116,7 +116,13 @@ pub fn route(ctx: &Context, url: &str) -> Reply {
             Err(e) => error(&e),
         },
         "/api/sql" => sql(ctx, &params),
-        p if p.starts_with("/api/") => cached(ctx, url, |ctx| data(ctx, p, &params)),
+        // One snapshot for the store's version and the answer: the parts of an answer (the
+        // overview's days, tools and projects; a session's story and timeline) agree, and
+        // the cache keeps it under the version it was computed at.
+        p if p.starts_with("/api/") => ctx
+            .db
+            .in_one_snapshot(|_| Ok(cached(ctx, url, |ctx| data(ctx, p, &params))))
+            .unwrap_or_else(|e| error(&e)),
         _ => Reply::text(404, "not found"),
     }
 }

@@ -188,6 +188,29 @@ fn lock(guard: &SharedGuard) -> MutexGuard<'_, Guard> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The read transaction of [`ReadOnlyDb::in_one_snapshot`], ended when dropped too (a failed
+/// or panicking read), so that the connection never stays in an old snapshot. A read
+/// transaction ends alike committed or rolled back.
+struct OpenSnapshot<'a>(Option<&'a ReadOnlyDb>);
+
+impl OpenSnapshot<'_> {
+    /// Ends it, saying whether SQLite could.
+    fn end(mut self) -> Result<(), QueryError> {
+        match self.0.take() {
+            Some(db) => db.own_transaction("COMMIT"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for OpenSnapshot<'_> {
+    fn drop(&mut self) {
+        if let Some(db) = self.0.take() {
+            let _ = db.own_transaction("COMMIT");
+        }
+    }
+}
+
 /// A read-only connection to the store.
 pub struct ReadOnlyDb {
     conn: Connection,
@@ -241,17 +264,19 @@ impl ReadOnlyDb {
 
     /// Runs `read` in one read transaction: every statement of it sees the store as one
     /// moment left it (a WAL snapshot, taken at its first read), whatever a writer commits
-    /// meanwhile. For reports made of several statements that must agree.
+    /// meanwhile. For reports made of several statements that must agree. Within another
+    /// snapshot, `read` is part of that one.
     pub fn in_one_snapshot<T>(
         &self,
         read: impl FnOnce(&Self) -> Result<T, QueryError>,
     ) -> Result<T, QueryError> {
+        if !self.conn.is_autocommit() {
+            return read(self);
+        }
         self.own_transaction("BEGIN")?;
-        let result = read(self);
-        // A read transaction ends alike committed or rolled back; a failed read comes first.
-        let end = self.own_transaction("COMMIT");
-        let value = result?;
-        end?;
+        let open = OpenSnapshot(Some(self));
+        let value = read(self)?;
+        open.end()?;
         Ok(value)
     }
 
@@ -635,6 +660,24 @@ mod tests {
             .unwrap();
         assert_eq!((before, during), (1, 1));
         assert_eq!(count(&db).unwrap(), 2, "the next read sees the commit");
+        // Nested: the inner read is part of the outer snapshot.
+        let (outer, inner) = db
+            .in_one_snapshot(|db| {
+                let outer = count(db)?;
+                writer.execute("INSERT INTO t VALUES (3)", []).unwrap();
+                Ok((outer, db.in_one_snapshot(count)?))
+            })
+            .unwrap();
+        assert_eq!((outer, inner), (2, 2));
+        assert_eq!(count(&db).unwrap(), 3);
+        // A failed read ends its snapshot: the next one sees what was committed since.
+        let failed: Result<(), QueryError> = db.in_one_snapshot(|db| {
+            count(db)?;
+            writer.execute("INSERT INTO t VALUES (4)", []).unwrap();
+            db.prepare("SELECT nothing FROM nowhere").map(|_| ())
+        });
+        assert!(failed.is_err());
+        assert_eq!(db.in_one_snapshot(count).unwrap(), 4);
         for sql in ["BEGIN", "COMMIT", "SAVEPOINT s"] {
             assert!(
                 matches!(db.prepare(sql), Err(QueryError::Refused(_))),
