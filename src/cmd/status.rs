@@ -89,11 +89,14 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let db_exists = paths.db.exists();
     let (sources, totals, last_run) = if db_exists {
         let db = ReadOnlyDb::open(&paths.db, None)?;
-        (
-            sources(&db, &liveness)?,
-            Some(report::fetch(&db, &totals_sql(&db)?, &[])?),
-            last_retention_run(&db)?,
-        )
+        // One snapshot: the sources' offsets and the totals agree while an ingest writes.
+        db.in_one_snapshot(|db| -> anyhow::Result<_> {
+            Ok((
+                sources(db, &liveness)?,
+                Some(report::fetch(db, &totals_sql(db)?, &[])?),
+                last_retention_run(db)?,
+            ))
+        })?
     } else {
         (queue_only(&paths.queue), None, None)
     };

@@ -266,10 +266,10 @@ impl ReadOnlyDb {
     /// moment left it (a WAL snapshot, taken at its first read), whatever a writer commits
     /// meanwhile. For reports made of several statements that must agree. Within another
     /// snapshot, `read` is part of that one.
-    pub fn in_one_snapshot<T>(
+    pub fn in_one_snapshot<T, E: From<QueryError>>(
         &self,
-        read: impl FnOnce(&Self) -> Result<T, QueryError>,
-    ) -> Result<T, QueryError> {
+        read: impl FnOnce(&Self) -> Result<T, E>,
+    ) -> Result<T, E> {
         if !self.conn.is_autocommit() {
             return read(self);
         }
@@ -655,7 +655,7 @@ mod tests {
             .in_one_snapshot(|db| {
                 let before = count(db)?;
                 writer.execute("INSERT INTO t VALUES (2)", []).unwrap();
-                Ok((before, count(db)?))
+                Ok::<_, QueryError>((before, count(db)?))
             })
             .unwrap();
         assert_eq!((before, during), (1, 1));
@@ -665,7 +665,7 @@ mod tests {
             .in_one_snapshot(|db| {
                 let outer = count(db)?;
                 writer.execute("INSERT INTO t VALUES (3)", []).unwrap();
-                Ok((outer, db.in_one_snapshot(count)?))
+                Ok::<_, QueryError>((outer, db.in_one_snapshot(count)?))
             })
             .unwrap();
         assert_eq!((outer, inner), (2, 2));
