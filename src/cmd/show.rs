@@ -52,18 +52,20 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let story = story::load(&db, &id, inputs)?
         .with_context(|| format!("session {id} vanished from the store while reading it"))?;
-    let text = match args.format {
-        ShowFormat::Json => {
-            let mut json = serde_json::to_string_pretty(&story).context("encoding")?;
-            json.push('\n');
-            json
-        }
-        ShowFormat::Text => story.to_text(TextOptions {
-            full: args.full,
-            now_ms: crate::clock::now_ms(),
-        }),
-    };
-    let paged = !args.no_pager && args.format == ShowFormat::Text && io::stdout().is_terminal();
+    if args.format == ShowFormat::Json {
+        // Written as it is encoded: a long session's JSON is megabytes, never paged.
+        let mut out = io::BufWriter::new(io::stdout().lock());
+        serde_json::to_writer_pretty(&mut out, &story).context("writing")?;
+        out.write_all(b"\n")
+            .and_then(|()| out.flush())
+            .context("writing")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = story.to_text(TextOptions {
+        full: args.full,
+        now_ms: crate::clock::now_ms(),
+    });
+    let paged = !args.no_pager && io::stdout().is_terminal();
     if !(paged && page(&text)) {
         let mut out = io::stdout().lock();
         out.write_all(text.as_bytes()).context("writing")?;
