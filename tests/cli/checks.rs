@@ -958,7 +958,6 @@ fn a_following_ingest_takes_the_check_jobs_over_once_the_other_runner_is_gone() 
 
 /// A following ingest whose check runner cannot start for a reason other than another runner
 /// (here the jobs directory is a file) says so once, and does not try again every two seconds.
-#[cfg(target_os = "linux")]
 #[test]
 fn a_check_runner_that_cannot_start_is_said_once() {
     let env = TestEnv::new();
