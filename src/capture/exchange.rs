@@ -77,6 +77,13 @@ fn turn_outcome(turn: &Turn) -> Option<String> {
 /// A synthetic `Stop` entry for a turn harvested from the transcript (VS Code turns are
 /// captured this way when its Stop hook never fires). Its size is the turn's own text.
 pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
+    let mut e = harvested_stop(trigger, turn);
+    name_by_turn(&mut e);
+    e
+}
+
+/// [`synthetic_stop`]'s entry in the session of `trigger`, before it is named.
+fn harvested_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     let mut e = QueueEntry::new(HookType::Stop.as_str(), trigger.timestamp);
     e.event = trigger.event.clone();
     e.agent = trigger.agent.clone();
@@ -108,7 +115,6 @@ pub(super) fn synthetic_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     e.tool_calls = Some(parts.tool_calls);
     e.size_bytes = size as u64;
     e.estimated_tokens = estimate_tokens(e.size_bytes);
-    name_by_turn(&mut e);
     e
 }
 
@@ -125,8 +131,9 @@ fn name_by_turn(e: &mut QueueEntry) {
 /// agent and transcript; only the time and the event name come from the trigger.
 pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: Turn) -> QueueEntry {
     let model = turn.model.clone();
-    let mut e = synthetic_stop(trigger, turn);
+    let mut e = harvested_stop(trigger, turn);
     e.session_id = Some(seen.session.clone());
+    // Named in its own session, as the sweep names it.
     name_by_turn(&mut e);
     e.transcript_path = Some(seen.transcript.clone());
     e.agent.clone_from(&seen.agent);

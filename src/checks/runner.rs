@@ -136,12 +136,15 @@ pub fn beside_ingest(
             none(true)
         }
         Err(err) => {
-            warn(format!(
-                "the check runner cannot start ({err}): hooks start their own"
-            ));
+            warn(cannot_start(&err));
             none(false)
         }
     }
+}
+
+/// What a following ingest says of a runner that cannot start.
+pub fn cannot_start(err: &io::Error) -> String {
+    format!("the check runner cannot start ({err}): hooks start their own")
 }
 
 /// For a following ingest whose runner could not start because another runner of the queue

@@ -318,7 +318,7 @@ fn checks_chore<'a>(
                 }
                 Ok(None) => {}
                 Err(err) => {
-                    eprintln!("cmstore ingest: the check runner cannot start ({err}): hooks start their own");
+                    warn(crate::checks::runner::cannot_start(&err));
                     given_up = true;
                 }
             }
