@@ -10,6 +10,8 @@ use crate::mock::{Reply, Request};
 pub enum Step {
     /// Ask for one tool call.
     Tool(&'static str, Value),
+    /// Say something, then ask for one tool call: one response of two content blocks.
+    TextAndTool(&'static str, &'static str, Value),
     /// Answer with text and end the turn.
     Text(&'static str),
     /// End the turn with private reasoning and no text at all.
@@ -21,12 +23,64 @@ pub enum Step {
 /// The model that the mock serves.
 pub const MODEL: &str = "claude-sonnet-4-5";
 
+/// The token counts a reply reports, as the Messages API splits them: `input` excludes the
+/// cache reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub input: u64,
+    pub cache_write_5m: u64,
+    pub cache_write_1h: u64,
+    pub cache_read: u64,
+    pub output: u64,
+}
+
+impl Usage {
+    /// What [`responder`] reports for every reply.
+    pub const SMALL: Usage = Usage {
+        input: 10,
+        cache_write_5m: 0,
+        cache_write_1h: 0,
+        cache_read: 0,
+        output: 5,
+    };
+
+    /// Counts of their own for step `n`, every field different, so that a count put in the
+    /// wrong column or taken from the wrong response shows.
+    pub fn of_step(n: usize) -> Usage {
+        let n = n as u64;
+        Usage {
+            input: 3 + n,
+            cache_write_5m: 1_021 + 100 * n,
+            cache_write_1h: 2_039 + 10 * n,
+            cache_read: 15_007 + 1_000 * n,
+            output: 211 + 7 * n,
+        }
+    }
+
+    /// All cache writes, as `cache_creation_input_tokens` reports them.
+    pub fn cache_write(&self) -> u64 {
+        self.cache_write_5m + self.cache_write_1h
+    }
+}
+
+/// The step number requests outside the agent loop (no `tools`) are answered as.
+pub const SIDE: usize = 99;
+
 /// A responder for [`crate::mock::MockServer::start`] playing `script`.
 ///
 /// The agent loop's requests carry `tools`; the step is the number of `tool_result` blocks in
 /// the conversation so far, so a retried request gets the same answer. Other requests (titles,
 /// summaries, token counts) get a short text.
 pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync {
+    responder_counting(script, |_| Usage::SMALL)
+}
+
+/// [`responder`], the reply to step `n` (or [`SIDE`]) reporting `usage(n)`, with the message id
+/// `msg_mock_<n>` and the `request-id` header `req_mock_<n>`.
+pub fn responder_counting(
+    script: Vec<Step>,
+    usage: fn(usize) -> Usage,
+) -> impl Fn(&Request) -> Reply + Send + Sync {
     move |req| {
         if req.path.contains("count_tokens") {
             return Reply::Json(json!({"input_tokens": 10}));
@@ -34,13 +88,19 @@ pub fn responder(script: Vec<Step>) -> impl Fn(&Request) -> Reply + Send + Sync 
         if req.method != "POST" || !req.path.starts_with("/v1/messages") {
             return Reply::Status(404);
         }
-        let step = if req.body.get("tools").is_some() {
+        let (n, step) = if req.body.get("tools").is_some() {
             let n = tool_results(&req.body);
-            script[n.min(script.len() - 1)].clone()
+            (n, script[n.min(script.len() - 1)].clone())
         } else {
-            Step::Text("ok")
+            (SIDE, Step::Text("ok"))
         };
-        reply(&req.body, step)
+        match reply(&req.body, step, &format!("msg_mock_{n}"), usage(n)) {
+            Reply::Stall => Reply::Stall,
+            reply => Reply::WithHeaders(
+                vec![("request-id", format!("req_mock_{n}"))],
+                Box::new(reply),
+            ),
+        }
     }
 }
 
@@ -58,28 +118,34 @@ pub fn tool_results(body: &Value) -> usize {
         .count()
 }
 
-fn reply(body: &Value, step: Step) -> Reply {
+fn reply(body: &Value, step: Step, id: &str, usage: Usage) -> Reply {
     let model = body["model"].as_str().unwrap_or(MODEL).to_string();
     let (blocks, stop) = match step {
         Step::Stall => return Reply::Stall,
         Step::Tool(name, input) => (vec![tool_block(body, name, input)], "tool_use"),
+        Step::TextAndTool(text, name, input) => (
+            vec![text_block(text), tool_block(body, name, input)],
+            "tool_use",
+        ),
         Step::Text(text) => (vec![text_block(text)], "end_turn"),
         Step::ThinkingOnly(text) => (vec![thinking_block(text)], "end_turn"),
     };
     if body["stream"] != true {
         let content: Vec<Value> = blocks.iter().map(|(start, _)| start.clone()).collect();
         return Reply::Json(json!({
-            "id": "msg_mock", "type": "message", "role": "assistant", "model": model,
+            "id": id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop, "stop_sequence": null,
-            "usage": {"input_tokens": 10, "output_tokens": 5}
+            "usage": usage_json(usage, usage.output)
         }));
     }
+    // As the API streams it: `message_start` with the input side and a first output count,
+    // `message_delta` with the final output count.
     let mut events = vec![(
         Some("message_start"),
         json!({"type": "message_start", "message": {
-            "id": "msg_mock", "type": "message", "role": "assistant", "model": model,
+            "id": id, "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            "usage": usage_json(usage, 1)}}),
     )];
     for (index, (start, deltas)) in blocks.into_iter().enumerate() {
         let empty = empty_of(&start);
@@ -101,10 +167,25 @@ fn reply(body: &Value, step: Step) -> Reply {
     events.push((
         Some("message_delta"),
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-               "usage": {"output_tokens": 5}}),
+               "usage": {"output_tokens": usage.output}}),
     ));
     events.push((Some("message_stop"), json!({"type": "message_stop"})));
     Reply::Sse(events)
+}
+
+/// `usage` as the API reports it, with `output` output tokens so far.
+fn usage_json(usage: Usage, output: u64) -> Value {
+    json!({
+        "input_tokens": usage.input,
+        "cache_creation_input_tokens": usage.cache_write(),
+        "cache_read_input_tokens": usage.cache_read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": usage.cache_write_5m,
+            "ephemeral_1h_input_tokens": usage.cache_write_1h,
+        },
+        "output_tokens": output,
+        "service_tier": "standard",
+    })
 }
 
 /// A block as the non-streamed reply holds it, and the deltas that stream it.

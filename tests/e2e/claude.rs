@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::anthropic::{self, Step, MODEL};
+use crate::anthropic::{self, Step, Usage, MODEL};
 use crate::harness::{self, Run, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
 
@@ -316,4 +316,160 @@ fn an_interrupted_claude_turn_is_recorded_as_interrupted() {
     running.wait_or_kill(Duration::from_secs(20));
     world.ingest();
     harness::assert_interrupted_turn(&world, "wait for me");
+}
+
+/// The transcript Claude Code wrote for session `id`, under `$CLAUDE_CONFIG_DIR/projects`.
+fn transcript_of(world: &World, id: &str) -> PathBuf {
+    let projects = world.home().join(".claude/projects");
+    let found: Vec<PathBuf> = std::fs::read_dir(&projects)
+        .expect("claude's projects directory")
+        .flatten()
+        .map(|project| project.path().join(format!("{id}.jsonl")))
+        .filter(|path| path.is_file())
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.into_iter().next().unwrap()
+}
+
+/// The usage rows, as the test compares them.
+const USAGE_ROWS: &str = "select message_id, request_id, session_id, agent, model, input_tokens,
+    cache_write_tokens, cache_write_1h_tokens, cache_read_tokens, output_tokens, service_tier,
+    sidechain, origin from usage order by ts, message_id";
+
+/// Issue 16: a response of two content blocks (two transcript lines repeating its usage) and
+/// a one-block answer, each reporting counts of its own: what Claude Code's transcript
+/// records of them, capture alone storing exactly the mock's counts once per response keyed
+/// on (message id, request id), their cost from the shipped prices, and `cmstore import` of
+/// the same transcript (twice, and by default) leaving the same rows.
+#[test]
+fn claude_usage_is_the_mocks_numbers_once_per_response() {
+    let Some(claude) = claude() else { return };
+    let world = World::new();
+    install_hooks(&world);
+    let script = vec![
+        Step::TextAndTool(
+            "Counting.",
+            "Bash",
+            json!({"command": "echo hi", "description": "say hi"}),
+        ),
+        Step::Text("Counted."),
+    ];
+    let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
+    let run = harness::spawn(
+        &world,
+        "claude",
+        claude_command(&world, &claude, &mock, "count my tokens"),
+    )
+    .wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let id = run.json()["session_id"]
+        .as_str()
+        .expect("session_id in claude's output")
+        .to_string();
+    world.ingest();
+    let path = transcript_of(&world, &id);
+    let transcript = std::fs::read_to_string(&path).expect("read the transcript");
+    let ctx = format!(
+        "transcript:\n{transcript}\nqueue:\n{}\nstdout: {}",
+        world.queue_text(),
+        run.stdout
+    );
+
+    // The replies the mock gave: steps 0 and 1 of the agent loop, nothing outside it.
+    let steps: Vec<usize> = mock
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/v1/messages"))
+        .map(|r| match r.body.get("tools") {
+            Some(_) => anthropic::tool_results(&r.body),
+            None => anthropic::SIDE,
+        })
+        .collect();
+    assert_eq!(steps, [0, 1], "{ctx}");
+
+    // What the transcript records: one assistant line per content block, each repeating its
+    // response's ids and final counts (2.1.332 writes them once the response is complete).
+    let lines: Vec<Value> = transcript
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "assistant")
+        .map(|l| {
+            let u = &l["message"]["usage"];
+            json!([
+                l["message"]["id"],
+                l["requestId"],
+                u["output_tokens"],
+                u["cache_creation"]["ephemeral_1h_input_tokens"]
+            ])
+        })
+        .collect();
+    let line = |n: usize| {
+        let u = Usage::of_step(n);
+        json!([
+            format!("msg_mock_{n}"),
+            format!("req_mock_{n}"),
+            u.output,
+            u.cache_write_1h
+        ])
+    };
+    assert_eq!(lines, [line(0), line(0), line(1)], "{ctx}");
+
+    // Capture alone (the hooks' cursor read the transcript; no import yet).
+    let expected: Vec<Value> = steps
+        .iter()
+        .map(|&n| {
+            let u = Usage::of_step(n);
+            json!({"message_id": format!("msg_mock_{n}"), "request_id": format!("req_mock_{n}"),
+                   "session_id": id, "agent": "claude", "model": MODEL, "input_tokens": u.input,
+                   "cache_write_tokens": u.cache_write(), "cache_write_1h_tokens": u.cache_write_1h,
+                   "cache_read_tokens": u.cache_read, "output_tokens": u.output,
+                   "service_tier": "standard", "sidechain": 0, "origin": "hook"})
+        })
+        .collect();
+    let stored = world.query(USAGE_ROWS);
+    assert_eq!(stored, expected, "capture alone\n{ctx}");
+    // Each response belongs to the session's one turn.
+    assert_eq!(
+        world.scalar("select count(*) from usage join turns using (turn_id)"),
+        json!(2),
+        "{ctx}"
+    );
+
+    // The cost, from the price the store holds for the model (the shipped table).
+    let price = world.query(&format!(
+        "select input, output, cache_write_5m, cache_write_1h, cache_read from prices
+         where model = '{MODEL}'"
+    ));
+    assert_eq!(price.len(), 1, "{MODEL} has a shipped price");
+    let per = |key: &str| price[0][key].as_f64().unwrap();
+    let cost: f64 = steps
+        .iter()
+        .map(|&n| {
+            let u = Usage::of_step(n);
+            (u.input as f64 * per("input")
+                + u.output as f64 * per("output")
+                + u.cache_write_5m as f64 * per("cache_write_5m")
+                + u.cache_write_1h as f64 * per("cache_write_1h")
+                + u.cache_read as f64 * per("cache_read"))
+                / 1e6
+        })
+        .sum();
+    let sessions = world.query("select responses, unpriced, cost_usd from v_usage_sessions");
+    assert_eq!(sessions.len(), 1, "{ctx}");
+    assert_eq!(sessions[0]["responses"], json!(2), "{sessions:?}");
+    assert_eq!(sessions[0]["unpriced"], json!(0), "{sessions:?}");
+    let stored_cost = sessions[0]["cost_usd"].as_f64().unwrap();
+    assert!(
+        (stored_cost - cost).abs() < 1e-6,
+        "{stored_cost} against {cost}"
+    );
+
+    // `cmstore import` of the same transcript leaves the same rows (still capture's); run
+    // again, and by default (`~/.claude/projects`), and ingested again: the same rows.
+    world.cmstore_ok(&["import", path.to_str().unwrap()]);
+    assert_eq!(world.query(USAGE_ROWS), stored, "after import\n{ctx}");
+    world.cmstore_ok(&["import", path.to_str().unwrap()]);
+    world.cmstore_ok(&["import"]);
+    world.ingest();
+    assert_eq!(world.query(USAGE_ROWS), stored, "after imports\n{ctx}");
 }

@@ -33,6 +33,8 @@ pub enum Reply {
     Status(u16),
     /// No reply until the server stops: a model that never answers (for interrupted turns).
     Stall,
+    /// The reply with these response headers added (say, the `request-id` an API sends).
+    WithHeaders(Vec<(&'static str, String)>, Box<Reply>),
 }
 
 type Responder = dyn Fn(&Request) -> Reply + Send + Sync;
@@ -187,14 +189,22 @@ fn read_chunked(input: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
 }
 
 fn encode(reply: Reply) -> Vec<u8> {
+    let (extra, reply) = match reply {
+        Reply::WithHeaders(headers, reply) => (headers, *reply),
+        reply => (Vec::new(), reply),
+    };
+    let extra: String = extra
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     let (status, kind, body) = match reply {
         Reply::Json(v) => (200, "application/json", v.to_string()),
         Reply::Sse(events) => (200, "text/event-stream", sse(&events)),
         Reply::Status(code) => (code, "text/plain", String::new()),
-        Reply::Stall => unreachable!("a stall has no reply"),
+        Reply::Stall | Reply::WithHeaders(..) => unreachable!("no reply of its own"),
     };
     let head = format!(
-        "HTTP/1.1 {status} {}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n",
+        "HTTP/1.1 {status} {}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n{extra}\r\n",
         if status == 200 { "OK" } else { "Error" },
         body.len()
     );
