@@ -474,7 +474,7 @@ mod tests {
         for agent in Agent::ALL {
             let e = expected(agent);
             let mut doc = installed(agent, json!({}));
-            let text = doc.to_string().replace("hooks-v2", "hooks-v0");
+            let text = doc.to_string().replace("hooks-v3", "hooks-v0");
             doc = serde_json::from_str(&text).unwrap();
             let st = status(&doc, &e).unwrap();
             assert_eq!(st.state, State::Outdated, "{agent:?}");
@@ -525,7 +525,7 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .push(json!({"type": "command", "command": "mine"}));
-        let text = doc.to_string().replace("hooks-v2", "hooks-v0");
+        let text = doc.to_string().replace("hooks-v3", "hooks-v0");
         let mut doc: Value = serde_json::from_str(&text).unwrap();
         install(&mut doc, &e).unwrap();
         let stop = doc["hooks"]["Stop"][0]["hooks"].as_array().unwrap();

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 /// The hook-token version the embedded templates carry.
-pub const CURRENT_VERSION: u32 = 2;
+pub const CURRENT_VERSION: u32 = 3;
 
 /// An agent whose hook configuration cmstore can write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -338,11 +338,11 @@ mod tests {
     #[test]
     fn templates_changed_without_bumping_the_token() {
         let pinned = [
-            (Agent::Claude, 2, 5_925_779_114_703_992_345),
-            (Agent::Vscode, 2, 13_406_426_344_729_095_970),
-            (Agent::Copilot, 2, 12_008_408_850_149_266_530u64),
-            (Agent::Codex, 2, 8_131_828_047_988_879_789),
-            (Agent::Gemini, 2, 1_605_536_845_012_427_461),
+            (Agent::Claude, 3, 2_782_324_023_439_542_578),
+            (Agent::Vscode, 3, 7_565_588_521_407_655_550),
+            (Agent::Copilot, 3, 12_803_527_363_840_540_676u64),
+            (Agent::Codex, 3, 1_632_269_557_051_786_733),
+            (Agent::Gemini, 3, 556_865_949_638_800_239),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(
@@ -503,12 +503,18 @@ mod tests {
                 "PostCompact",
                 "SubagentStart",
                 "SubagentStop",
-                "Stop"
+                "Stop",
+                "SessionEnd",
+                "Interrupt"
             ]
         );
         let h = &codex.events[0].1["hooks"][0];
         assert_eq!(h["command"], "cm capture --agent codex");
         assert_eq!(h["timeout"], 10, "seconds");
+        // Codex clamps these two to 3 s (and says so at every start when given more).
+        for (event, entry) in &codex.events[10..] {
+            assert_eq!(entry["hooks"][0]["timeout"], 3, "{event}");
+        }
         let gemini = Agent::Gemini.expected("cm");
         let names: Vec<&str> = gemini.events.iter().map(|(e, _)| e.as_str()).collect();
         assert_eq!(
@@ -526,7 +532,7 @@ mod tests {
         );
         let h = &gemini.events[0].1["hooks"][0];
         assert_eq!(h["timeout"], 10_000, "milliseconds");
-        assert_eq!(h["name"], "cmstore-hooks-v2");
+        assert_eq!(h["name"], "cmstore-hooks-v3");
         // Every event name is one capture knows.
         for (event, _) in codex.events.iter().chain(&gemini.events) {
             assert!(

@@ -23,7 +23,7 @@ struct Agent {
     user_block: &'static str,
     /// One event cmstore writes.
     event: &'static str,
-    /// The token key and the text it holds at hooks-v2.
+    /// The token key and the text it holds at hooks-v3.
     marker: (&'static str, &'static str),
     timeout_key: &'static str,
 }
@@ -74,7 +74,7 @@ const CLAUDE: Agent = Agent {
                 ]
             }"#,
     event: "Stop",
-    marker: ("cmstore", "hooks-v2"),
+    marker: ("cmstore", "hooks-v3"),
     timeout_key: "timeout",
 };
 
@@ -85,7 +85,7 @@ const VSCODE: Agent = Agent {
     user_file: "{\n  \"hooks\": {\n    \"SessionEnd\": [\n      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/bye.sh\"\n      }\n    ],\n    \"Stop\": [\n      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/stop.sh\",\n        \"timeout\": 15\n      }\n    ]\n  }\n}",
     user_block: "      {\n        \"type\": \"command\",\n        \"command\": \"./scripts/stop.sh\",\n        \"timeout\": 15\n      }",
     event: "Stop",
-    marker: ("cmstore", "hooks-v2"),
+    marker: ("cmstore", "hooks-v3"),
     timeout_key: "timeout",
 };
 
@@ -96,14 +96,14 @@ const COPILOT: Agent = Agent {
     user_file: "{\n\t\"version\": 1,\n\t\"hooks\": {\n\t\t\"permissionRequest\": [\n\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./ask.sh\"\n\t\t\t}\n\t\t],\n\t\t\"sessionStart\": [\n\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./hello.sh\",\n\t\t\t\t\"powershell\": \"./hello.ps1\",\n\t\t\t\t\"timeoutSec\": 5\n\t\t\t}\n\t\t]\n\t}\n}\n",
     user_block: "\t\t\t{\n\t\t\t\t\"type\": \"command\",\n\t\t\t\t\"bash\": \"./hello.sh\",\n\t\t\t\t\"powershell\": \"./hello.ps1\",\n\t\t\t\t\"timeoutSec\": 5\n\t\t\t}",
     event: "sessionStart",
-    marker: ("comment", "cmstore hooks-v2"),
+    marker: ("comment", "cmstore hooks-v3"),
     timeout_key: "timeoutSec",
 };
 
 const CODEX: Agent = Agent {
     name: "codex",
     file: ".codex/hooks.json",
-    events: 10,
+    events: 12,
     user_file: r#"{
   "description": "team hooks",
   "hooks": {
@@ -143,7 +143,7 @@ const CODEX: Agent = Agent {
         ]
       }"#,
     event: "Stop",
-    marker: ("cmstore", "hooks-v2"),
+    marker: ("cmstore", "hooks-v3"),
     timeout_key: "timeout",
 };
 
@@ -154,7 +154,7 @@ const GEMINI: Agent = Agent {
     user_file: "{\n    \"theme\": \"GitHub\",\n    \"hooks\": {\n        \"BeforeTool\": [\n            {\n                \"matcher\": \"run_shell_command\",\n                \"hooks\": [\n                    {\n                        \"name\": \"guard\",\n                        \"type\": \"command\",\n                        \"command\": \"./guard.sh\",\n                        \"timeout\": 5000\n                    }\n                ]\n            }\n        ]\n    },\n    \"model\": {\n        \"name\": \"gemini-2.5-pro\"\n    }\n}\n",
     user_block: "            {\n                \"matcher\": \"run_shell_command\",\n                \"hooks\": [\n                    {\n                        \"name\": \"guard\",\n                        \"type\": \"command\",\n                        \"command\": \"./guard.sh\",\n                        \"timeout\": 5000\n                    }\n                ]\n            }",
     event: "BeforeTool",
-    marker: ("name", "cmstore-hooks-v2"),
+    marker: ("name", "cmstore-hooks-v3"),
     timeout_key: "timeout",
 };
 
@@ -255,7 +255,7 @@ fn install_into_an_empty_project_writes_every_event() {
         let dir = project(&env);
         install(&env, agent, &dir)
             .success()
-            .stdout(predicates::str::contains("installed hooks-v2"));
+            .stdout(predicates::str::contains("installed hooks-v3"));
         let text = read(&dir.join(agent.file));
         assert!(text.starts_with("{\n  \""), "{text}");
         assert!(text.ends_with("}\n"));
@@ -286,7 +286,7 @@ fn install_into_an_empty_project_writes_every_event() {
         }
         let st = status(&env, agent, &dir);
         assert_eq!(st["state"], "installed", "{st}");
-        assert_eq!(st["tokens"], serde_json::json!(["hooks-v2"]));
+        assert_eq!(st["tokens"], serde_json::json!(["hooks-v3"]));
         assert_eq!(st["events_current"], agent.events);
     }
 }
@@ -441,7 +441,7 @@ fn an_older_token_is_outdated_and_install_updates_it() {
         write(&path, agent.user_file);
         install(&env, agent, &dir).success();
         let current = read(&path);
-        let old = current.replace("hooks-v2", "hooks-v0");
+        let old = current.replace("hooks-v3", "hooks-v0");
         write(&path, &old);
 
         let st = status(&env, agent, &dir);
@@ -449,9 +449,41 @@ fn an_older_token_is_outdated_and_install_updates_it() {
         assert_eq!(st["tokens"], serde_json::json!(["hooks-v0"]));
         install(&env, agent, &dir)
             .success()
-            .stdout(predicates::str::contains("updated hooks-v0 to hooks-v2"));
+            .stdout(predicates::str::contains("updated hooks-v0 to hooks-v3"));
         assert_eq!(read(&path), current, "{}", agent.name);
         assert_eq!(state(&env, agent, &dir), "installed");
+    }
+}
+
+/// hooks-v2 wired Codex for ten events, without the SessionEnd and Interrupt that Codex 0.171
+/// fires: such an install is outdated, and `install` adds the two and changes nothing else.
+#[test]
+fn a_hooks_v2_codex_install_gets_session_end_and_interrupt() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let path = dir.join(CODEX.file);
+    install(&env, CODEX, &dir).success();
+    let current = read(&path);
+    let mut v2: Value = serde_json::from_str(&current.replace("hooks-v3", "hooks-v2")).unwrap();
+    let hooks = v2["hooks"].as_object_mut().unwrap();
+    for event in ["SessionEnd", "Interrupt"] {
+        assert!(hooks.remove(event).is_some(), "{event} installed");
+    }
+    write(
+        &path,
+        &format!("{}\n", serde_json::to_string_pretty(&v2).unwrap()),
+    );
+
+    let st = status(&env, CODEX, &dir);
+    assert_eq!(st["state"], "outdated", "{st}");
+    assert_eq!(st["tokens"], serde_json::json!(["hooks-v2"]));
+    install(&env, CODEX, &dir)
+        .success()
+        .stdout(predicates::str::contains("updated hooks-v2 to hooks-v3"));
+    assert_eq!(read(&path), current);
+    let doc: Value = serde_json::from_str(&current).unwrap();
+    for event in ["SessionEnd", "Interrupt"] {
+        assert_eq!(doc["hooks"][event][0]["hooks"][0]["timeout"], 3, "{event}");
     }
 }
 
@@ -723,7 +755,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         "{text}"
     );
     assert!(
-        lines[4].starts_with("codex    project  installed         hooks-v2  ")
+        lines[4].starts_with("codex    project  installed         hooks-v3  ")
             && lines[4].ends_with(".codex/hooks.json"),
         "{text}"
     );
@@ -855,7 +887,7 @@ fn permissions_and_symlinks_survive_a_rewrite() {
         .unwrap()
         .file_type()
         .is_symlink());
-    assert!(read(&dotfiles).contains("hooks-v2"));
+    assert!(read(&dotfiles).contains("hooks-v3"));
     hooks(&env, &["uninstall", "--agent", "claude"], &linked).success();
     assert_eq!(read(&dotfiles), CLAUDE.user_file);
     let leftovers: Vec<_> = fs::read_dir(dotfiles.parent().unwrap())

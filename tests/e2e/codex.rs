@@ -22,22 +22,6 @@ fn codex() -> Option<PathBuf> {
 /// so no catalog or model-list request is made.
 const MODEL: &str = "gpt-5-codex";
 
-/// Every event Codex 0.171's hook schemas name.
-const EVENTS: [&str; 12] = [
-    "SessionStart",
-    "SessionEnd",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "PostToolUse",
-    "PreCompact",
-    "PostCompact",
-    "Stop",
-    "Interrupt",
-    "SubagentStart",
-    "SubagentStop",
-];
-
 /// `s` as a TOML basic string.
 fn toml_str(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
@@ -45,14 +29,10 @@ fn toml_str(s: &str) -> String {
 
 /// Writes `~/.codex/config.toml`: the mock as the model provider, no approvals and no sandbox
 /// (the gate is what must stop a command), nothing that reaches beyond loopback (update check,
-/// analytics, plugins and apps off), and `cmstore capture --agent codex` on every event.
+/// analytics, plugins and apps off); then wires cmstore the way a user does, with
+/// `cmstore hooks install --agent codex --user` (`~/.codex/hooks.json`).
 fn write_config(world: &World, mock: &MockServer) {
-    let command = format!(
-        "{} --home {} capture --agent codex",
-        env!("CARGO_BIN_EXE_cmstore"),
-        world.cmhome().display()
-    );
-    let mut config = format!(
+    let config = format!(
         "model = {model}\nmodel_provider = \"mock\"\napproval_policy = \"never\"\n\
          sandbox_mode = \"danger-full-access\"\ncheck_for_update_on_startup = false\n\n\
          [model_providers.mock]\nname = \"mock\"\nbase_url = {url}\nwire_api = \"responses\"\n\
@@ -63,22 +43,10 @@ fn write_config(world: &World, mock: &MockServer) {
         model = toml_str(MODEL),
         url = toml_str(&format!("{}/v1", mock.url())),
     );
-    for event in EVENTS {
-        // Codex clamps the timeout (seconds) of SessionEnd and Interrupt hooks to 3 s.
-        let timeout = if matches!(event, "SessionEnd" | "Interrupt") {
-            3
-        } else {
-            30
-        };
-        config.push_str(&format!(
-            "\n[[hooks.{event}]]\n[[hooks.{event}.hooks]]\ntype = \"command\"\n\
-             command = {}\ntimeout = {timeout}\n",
-            toml_str(&command)
-        ));
-    }
     let dir = world.home().join(".codex");
     std::fs::create_dir_all(&dir).expect("create ~/.codex");
     std::fs::write(dir.join("config.toml"), config).expect("write config.toml");
+    world.cmstore_ok(&["hooks", "install", "--agent", "codex", "--user"]);
 }
 
 /// `codex exec PROMPT` in `world`. Hooks a user has not reviewed do not run, hence

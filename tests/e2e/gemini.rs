@@ -17,29 +17,21 @@ fn gemini() -> Option<PathBuf> {
     harness::agent("gemini", "node_modules/@google/gemini-cli/bundle/gemini.js")
 }
 
-/// The events cmstore maps to its own hook types.
-const KNOWN_EVENTS: [&str; 6] = [
-    "SessionStart",
-    "SessionEnd",
-    "BeforeAgent",
-    "AfterAgent",
-    "BeforeTool",
-    "AfterTool",
-];
-
 /// Gemini's other regular events (issue 15.4).
 const MODEL_EVENTS: [&str; 3] = ["BeforeModel", "AfterModel", "BeforeToolSelection"];
 
 /// Writes the user settings: API-key auth, no telemetry, usage statistics or update checks
-/// (nothing but loopback), and `cmstore capture --agent gemini` on each of `events`.
-fn write_settings(world: &World, events: &[&str]) {
+/// (nothing but loopback), and `cmstore capture --agent gemini` on each of `by_hand` (events
+/// `hooks install` leaves out); then wires cmstore the way a user does, with
+/// `cmstore hooks install --agent gemini --user`, merged into the same `settings.json`.
+fn write_settings(world: &World, by_hand: &[&str]) {
     let command = format!(
         "{} --home {} capture --agent gemini",
         env!("CARGO_BIN_EXE_cmstore"),
         world.cmhome().display()
     );
     let mut hooks = serde_json::Map::new();
-    for event in events {
+    for event in by_hand {
         // Gemini's timeout is in milliseconds.
         let handler = json!({"type": "command", "command": command, "timeout": 10_000});
         hooks.insert(
@@ -57,6 +49,7 @@ fn write_settings(world: &World, events: &[&str]) {
     let dir = world.home().join(".gemini");
     std::fs::create_dir_all(&dir).expect("create ~/.gemini");
     std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+    world.cmstore_ok(&["hooks", "install", "--agent", "gemini", "--user"]);
 }
 
 /// `gemini -p PROMPT` in `world`, talking to `mock`.
@@ -83,13 +76,13 @@ struct Session {
 
 fn session(
     prompt: &str,
-    events: &[&str],
+    by_hand: &[&str],
     script: impl FnOnce(&World) -> Vec<Step>,
 ) -> Option<Session> {
     let gemini = gemini()?;
     let world = World::new();
     world.enforce();
-    write_settings(&world, events);
+    write_settings(&world, by_hand);
     let mock = MockServer::start(google::responder(script(&world)));
     let cmd = gemini_command(&world, &gemini, &mock, prompt);
     let run = harness::spawn(&world, "gemini", cmd).wait(AGENT_TIMEOUT);
@@ -123,7 +116,7 @@ const PROMPT: &str = "run the three steps";
 /// A command that works, one the gate denies (it would create the marker), a file write, then
 /// the answer.
 fn main_session() -> Option<Session> {
-    session(PROMPT, &KNOWN_EVENTS, |world| {
+    session(PROMPT, &[], |world| {
         let denied = format!(
             "touch {} && echo 'drop table users'",
             world.marker().display()
@@ -158,6 +151,8 @@ fn events_tool_calls_turn_and_session_are_what_gemini_did() {
             json!({"event": "AfterTool", "hook_type": "PostToolUse", "n": 2}),
             json!({"event": "BeforeAgent", "hook_type": "UserPromptSubmit", "n": 1}),
             json!({"event": "BeforeTool", "hook_type": "PreToolUse", "n": 3}),
+            // Before each of the four model calls Gemini checks whether to compress.
+            json!({"event": "PreCompress", "hook_type": "CompactionCheck", "n": 4}),
             json!({"event": "SessionEnd", "hook_type": "SessionEnd", "n": 1}),
             json!({"event": "SessionStart", "hook_type": "SessionStart", "n": 1}),
         ],
@@ -259,7 +254,7 @@ fn a_failed_gemini_command_is_a_failure() {
             Step::Text("It failed."),
         ]
     };
-    let Some(s) = session("fail once", &KNOWN_EVENTS, script) else {
+    let Some(s) = session("fail once", &[], script) else {
         return;
     };
     assert_eq!(
@@ -278,14 +273,13 @@ fn a_failed_gemini_command_is_a_failure() {
 
 #[test]
 fn a_gemini_session_names_its_model_and_its_events_are_known() {
-    let events: Vec<&str> = KNOWN_EVENTS.iter().chain(&MODEL_EVENTS).copied().collect();
     let script = |_: &World| {
         vec![
             Step::Tool("run_shell_command", json!({"command": "echo hi"})),
             Step::Text("Done."),
         ]
     };
-    let Some(s) = session("which model", &events, script) else {
+    let Some(s) = session("which model", &MODEL_EVENTS, script) else {
         return;
     };
     let ctx = s.context();
@@ -305,7 +299,7 @@ fn a_gemini_session_names_its_model_and_its_events_are_known() {
 fn an_interrupted_gemini_turn_is_recorded_as_interrupted() {
     let Some(gemini) = gemini() else { return };
     let world = World::new();
-    write_settings(&world, &KNOWN_EVENTS);
+    write_settings(&world, &[]);
     let script = vec![
         Step::Tool("run_shell_command", json!({"command": "echo hi"})),
         Step::Stall,
@@ -329,7 +323,7 @@ const USAGE_ROWS: &str = "select message_id, session_id, agent, model, input_tok
 fn gemini_usage_is_the_mocks_numbers_once_per_response() {
     let Some(gemini) = gemini() else { return };
     let world = World::new();
-    write_settings(&world, &KNOWN_EVENTS);
+    write_settings(&world, &[]);
     let script = vec![
         Step::Tool("run_shell_command", json!({"command": "echo hi"})),
         Step::Text("Counted."),
