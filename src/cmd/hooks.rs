@@ -111,15 +111,28 @@ pub struct StatusArgs {
     /// Agents to check [default: all]
     #[arg(long, value_enum, value_delimiter = ',')]
     pub agent: Vec<AgentArg>,
-    /// Project or user configuration.
+    /// Which configurations to check.
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scope: StatusScope,
     /// Program the hooks are expected to run [default: this cmstore binary]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
     /// Output format
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// The configurations `hooks status` checks: by default the user's and the current
+/// directory's, since an agent runs the hooks of both.
+#[derive(Debug, clap::Args)]
+pub struct StatusScope {
+    /// Check only this project's configuration [default: the user's and the current
+    /// directory's]
+    #[arg(long, value_name = "DIR", conflicts_with = "user")]
+    pub project: Option<PathBuf>,
+    /// Check only the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini)
+    #[arg(long)]
+    pub user: bool,
 }
 
 /// Arguments of `cmstore hooks uninstall`.
@@ -309,17 +322,23 @@ struct Row {
 }
 
 fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
-    let location = location(&args.scope)?;
+    let locations = status_locations(&args.scope)?;
     let program = command_words(paths, args.command.as_deref())?;
     let chosen = if args.agent.is_empty() {
         Agent::ALL.to_vec()
     } else {
         agents(&args.agent)
     };
-    let rows: Vec<Row> = chosen
-        .into_iter()
-        .map(|agent| status_row(agent, &location, &program))
-        .collect();
+    let mut rows: Vec<Row> = Vec::new();
+    for agent in chosen {
+        for location in &locations {
+            let row = status_row(agent, location, &program);
+            // Run from the home directory, a project's file can be the user's own.
+            if !rows.iter().any(|r| r.file == row.file) {
+                rows.push(row);
+            }
+        }
+    }
     let invalid = rows.iter().any(|r| r.state == "invalid");
     let mut out = io::stdout().lock();
     match args.format {
@@ -350,8 +369,10 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            if let Some(note) = overlap_note(Agent::Vscode, &location) {
-                writeln!(out, "note: {note}")?;
+            for location in &locations {
+                if let Some(note) = overlap_note(Agent::Vscode, location) {
+                    writeln!(out, "note: {note}")?;
+                }
             }
         }
     }
@@ -440,17 +461,40 @@ fn exit(failed: bool) -> ExitCode {
 
 fn location(scope: &ScopeArgs) -> anyhow::Result<Location> {
     if scope.user {
-        let home = crate::paths::user_home()
-            .context("cannot find the user's home directory (HOME / USERPROFILE)")?;
-        return Ok(Location::User {
-            home,
-            claude_config_dir: crate::env::path("CLAUDE_CONFIG_DIR"),
-            copilot_home: crate::env::path("COPILOT_HOME"),
-            codex_home: crate::env::path("CODEX_HOME"),
-        });
+        user_location()
+    } else {
+        project_location(scope.project.as_deref())
     }
-    let dir = match &scope.project {
-        Some(dir) => dir.clone(),
+}
+
+/// What `hooks status` checks: the one scope asked for, or the user's (when there is a home
+/// directory) and the current directory's.
+fn status_locations(scope: &StatusScope) -> anyhow::Result<Vec<Location>> {
+    if scope.user {
+        return Ok(vec![user_location()?]);
+    }
+    if scope.project.is_some() {
+        return Ok(vec![project_location(scope.project.as_deref())?]);
+    }
+    let user = user_location().ok();
+    Ok(user.into_iter().chain([project_location(None)?]).collect())
+}
+
+fn user_location() -> anyhow::Result<Location> {
+    let home = crate::paths::user_home()
+        .context("cannot find the user's home directory (HOME / USERPROFILE)")?;
+    Ok(Location::User {
+        home,
+        claude_config_dir: crate::env::path("CLAUDE_CONFIG_DIR"),
+        copilot_home: crate::env::path("COPILOT_HOME"),
+        codex_home: crate::env::path("CODEX_HOME"),
+    })
+}
+
+/// `dir`, else the current directory, which must exist.
+fn project_location(dir: Option<&Path>) -> anyhow::Result<Location> {
+    let dir = match dir {
+        Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     if !dir.is_dir() {

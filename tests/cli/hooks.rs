@@ -765,6 +765,66 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
     );
 }
 
+/// An agent runs the user's hooks and the project's: without `--user` or `--project`,
+/// `status` shows both for every agent, and a project that is the home directory once.
+#[test]
+fn status_without_a_scope_shows_the_users_and_the_projects() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    cmd(&env)
+        .args(["hooks", "install", "--user", "--command", PROGRAM])
+        .args(["--agent", "claude"])
+        .assert()
+        .success();
+    install(&env, CODEX, &dir).success();
+    let rows = |cwd: &Path| -> Vec<(String, String, String)> {
+        let out = cmd(&env)
+            .args(["hooks", "status", "--command", PROGRAM, "--format", "json"])
+            .current_dir(cwd)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let rows: Value = serde_json::from_slice(&out).unwrap();
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let field = |k: &str| r[k].as_str().unwrap().to_string();
+                (field("agent"), field("scope"), field("state"))
+            })
+            .collect()
+    };
+    let row = |agent: &str, scope: &str, state: &str| {
+        (agent.to_string(), scope.to_string(), state.to_string())
+    };
+    let mut expected = Vec::new();
+    for agent in ["claude", "vscode", "copilot", "codex", "gemini"] {
+        let user = if agent == "claude" {
+            "installed"
+        } else {
+            "missing"
+        };
+        let project = if agent == "codex" {
+            "installed"
+        } else {
+            "missing"
+        };
+        expected.push(row(agent, "user", user));
+        expected.push(row(agent, "project", project));
+    }
+    assert_eq!(rows(&dir), expected);
+    // In the home directory, Claude's, Codex's and Gemini's project files are the user's own.
+    let home_rows = rows(&env.user_home());
+    assert_eq!(home_rows.len(), 7, "{home_rows:?}");
+    assert_eq!(home_rows[0], row("claude", "user", "installed"));
+    assert!(
+        !home_rows.contains(&row("claude", "project", "installed")),
+        "{home_rows:?}"
+    );
+}
+
 #[test]
 fn user_scope_writes_under_home_and_honours_config_dir_variables() {
     let env = TestEnv::new();
