@@ -28,6 +28,7 @@ macro_rules! execute_bound {
 }
 
 pub mod checkpoint;
+pub mod functions;
 pub mod indexes;
 pub mod prune;
 pub mod read_only;
@@ -206,6 +207,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0021_usage_story_index",
         include_str!("../../migrations/0021_usage_story_index.sql"),
     ),
+    (
+        "0022_daily_tool_failures",
+        include_str!("../../migrations/0022_daily_tool_failures.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
@@ -303,6 +308,7 @@ pub fn open(path: &Path) -> Result<Store, Error> {
 /// transaction, so it is set here rather than in a migration.
 fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    functions::register(conn)?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     conn.execute_batch(
         "PRAGMA synchronous = NORMAL;
@@ -370,6 +376,8 @@ pub fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
 /// database at once apply each file exactly once.
 pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), Error> {
     let target = target.min(MIGRATIONS.len());
+    // A migration's backfill may call them (0022), whoever opened the connection.
+    functions::register(conn)?;
     loop {
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let version = schema_version(&tx)?;

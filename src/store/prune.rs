@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::write::{apply_days, day_key, DayAgg};
+use super::functions::TOOL_FAILURE;
+use super::write::{apply_days, day_key, DayAgg, DayEvent};
 use super::Error;
 use crate::queue_line::parse::at_file_start;
 
@@ -332,7 +333,8 @@ fn delete_events(
 ) -> Result<u64, Error> {
     let mut delete = tx.prepare_cached(&format!(
         "{sql} RETURNING ts, ts = ingested_at, id, session_id, hook_type, synthetic, \
-         estimated_tokens"
+         estimated_tokens, hook_type = 'PostToolUseFailure' \
+         OR (hook_type = 'PostToolUse' AND {TOOL_FAILURE}(entry))"
     ))?;
     let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
     let (mut n, mut newest) = (0, None);
@@ -351,7 +353,11 @@ fn delete_events(
             .or_default()
             .add(
                 row.get::<_, Option<String>>(4)?.as_deref(),
-                row.get::<_, Option<i64>>(5)? == Some(1),
+                DayEvent {
+                    synthetic: row.get::<_, Option<i64>>(5)? == Some(1),
+                    // NULL for a line without a type.
+                    failure: row.get::<_, Option<bool>>(7)?.unwrap_or(false),
+                },
                 row.get(6)?,
             );
     }

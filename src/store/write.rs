@@ -152,22 +152,31 @@ pub(super) struct DayAgg {
 }
 
 impl DayAgg {
-    /// Counts one event, by its `hook_type` as written (the figures `v_daily` always gave).
-    pub(super) fn add(&mut self, hook_type: Option<&str>, synthetic: bool, tokens: Option<i64>) {
+    /// Counts one event, by its `hook_type` as written; `failure` is whether it reports a
+    /// failed tool call ([`EventRow::reports_tool_failure`], as `sessions` counts them).
+    pub(super) fn add(&mut self, hook_type: Option<&str>, event: DayEvent, tokens: Option<i64>) {
         self.events += 1;
         match hook_type {
             Some("UserPromptSubmit") => self.prompts += 1,
-            Some("PostToolUse") => self.tool_uses += 1,
-            Some("PostToolUseFailure") => {
+            Some("PostToolUse" | "PostToolUseFailure") => {
                 self.tool_uses += 1;
-                self.tool_failures += 1;
+                self.tool_failures += i64::from(event.failure);
             }
-            Some("Stop" | "SubagentStop") if !synthetic => self.stops += 1,
+            Some("Stop" | "SubagentStop") if !event.synthetic => self.stops += 1,
             _ => {}
         }
         // Saturating: the figure comes from the line as written (see migration 0007).
         self.tokens = self.tokens.saturating_add(tokens.unwrap_or(0));
     }
+}
+
+/// What the daily rollup needs of an event besides its type.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct DayEvent {
+    /// A harvested turn's synthetic Stop (not a firing).
+    pub(super) synthetic: bool,
+    /// It reports a failed tool call.
+    pub(super) failure: bool,
 }
 
 /// The rollup key of an event at `ts`: its UTC day number (as `date(ts / 1000, 'unixepoch')`
@@ -519,7 +528,10 @@ impl<'c> Batch<'c> {
             .or_default()
             .add(
                 row.hook_type.as_deref(),
-                row.synthetic == Some(true),
+                DayEvent {
+                    synthetic: row.synthetic == Some(true),
+                    failure: row.reports_tool_failure(),
+                },
                 row.estimated_tokens,
             );
         Ok(())

@@ -696,6 +696,15 @@ fn every_summary_takes_the_report_filters() {
     assert!(rows(&["--by", "model", "--project", "webapp"]).is_empty());
 }
 
+/// Prunes what is older than four minutes past [`T0`], in batches of one row.
+fn prune_mid_day(env: &TestEnv) {
+    env.cmd()
+        .args(["prune", "--before", "2026-01-05T10:04:00Z"])
+        .args(["--batch-rows", "1"])
+        .assert()
+        .success();
+}
+
 #[test]
 fn the_daily_rollup_stays_true_under_re_reads_and_prune() {
     let env = fixed();
@@ -723,16 +732,7 @@ fn the_daily_rollup_stays_true_under_re_reads_and_prune() {
     env.ingest_once();
     assert_eq!(text(rollup), before);
     // Prune in the middle of a day, in batches of one row: what is left, counted.
-    env.cmd()
-        .args([
-            "prune",
-            "--before",
-            "2026-01-05T10:04:00Z",
-            "--batch-rows",
-            "1",
-        ])
-        .assert()
-        .success();
+    prune_mid_day(&env);
     let after = text(from_events);
     assert_eq!(after, "2026-01-05=9/2/1/2/0/1 2026-01-06=8/1/1/3/0/1");
     assert_eq!(text(rollup), after);
@@ -1156,4 +1156,61 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
         }
     }
     assert!(compared > 40, "the windows hold responses: {compared}");
+}
+
+/// A failed call that an agent reports on a `PostToolUse` line (Copilot CLI's result type, a
+/// non-zero exit code, `toolFailed`) is a failure in `--by day` as in `--by session` and
+/// `--by agent`; a prune takes it out of the day with its line; and a store whose rollup was
+/// counted by 0016's rule is recounted by 0022.
+#[test]
+fn a_failure_on_a_post_tool_use_line_counts_in_every_report() {
+    let env = TestEnv::new();
+    let post = |minute: i64, call: &str, f: &dyn Fn(&mut QueueEntry)| {
+        let mut e = entry("PostToolUse", "c");
+        e.agent = Some("copilot".into());
+        e.timestamp = T0 + minute * MIN;
+        e.tool_name = Some("bash".into());
+        e.tool_call_id = Some(call.into());
+        f(&mut e);
+        e.to_line()
+    };
+    let lines = vec![
+        post(1, "c1", &|e| e.tool_result_type = Some("failure".into())),
+        post(3, "c2", &|e| e.exit_code = Some(3)),
+        post(5, "c3", &|e| e.tool_failed = Some(true)),
+        post(6, "c4", &|e| e.exit_code = Some(0)),
+        post(7, "c5", &|e| e.hook_type = "PostToolUseFailure".into()),
+    ];
+    env.append(&lines);
+    env.ingest_once();
+    let failures = |by: &str| -> Vec<i64> {
+        let rows = json(&env, &["summarize", "--by", by]);
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["tool_failures"].as_i64().unwrap())
+            .collect()
+    };
+    // Counted from the lines as written, independently of cmstore's rule.
+    let from_events = "SELECT count(*) FROM events WHERE hook_type = 'PostToolUseFailure' \
+        OR tool_result_type = 'failure' OR json_extract(entry, '$.exitCode') <> 0 \
+        OR json_extract(entry, '$.toolFailed') = 1";
+    assert_eq!(env.int(from_events), 4);
+    assert_eq!(failures("day"), [4]);
+    assert_eq!(failures("session"), [4]);
+    assert_eq!(failures("agent"), [4]);
+
+    prune_mid_day(&env);
+    assert_eq!(env.int(from_events), 2);
+    assert_eq!(failures("day"), [2]);
+
+    // As 0016 counted it (PostToolUseFailure lines only), at schema 21: recounted.
+    env.rw()
+        .execute_batch("UPDATE daily_sessions SET tool_failures = 1; PRAGMA user_version = 21;")
+        .unwrap();
+    let rollup = "SELECT sum(tool_failures) FROM daily_sessions";
+    assert_eq!(env.int(rollup), 1, "the old count, before the migration");
+    env.ingest_once();
+    assert_eq!(env.int(rollup), 2);
+    assert_eq!(failures("day"), [2]);
 }
