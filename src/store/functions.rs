@@ -10,8 +10,8 @@ use crate::queue_line::parse::parse_line;
 
 /// `cmstore_tool_failure(entry)`: 1 when the stored queue line `entry` reports a failed tool
 /// call by [`EventRow::reports_tool_failure`](crate::queue_line::EventRow::reports_tool_failure),
-/// the rule `sessions` and `tool_calls` count by; 0 otherwise (and for a line that does not
-/// parse).
+/// the rule ingest counts `sessions.tool_failures` by; 0 otherwise (and for a line that does
+/// not parse).
 pub const TOOL_FAILURE: &str = "cmstore_tool_failure";
 
 /// Registers cmstore's functions on `conn`.
@@ -71,7 +71,7 @@ mod tests {
             .query_row(&format!("SELECT {TOOL_FAILURE}(NULL)"), [], |r| r.get(0))
             .unwrap();
         assert!(!null);
-        // Not a constant function: the cases above do not all agree.
+        // The cases hold both answers, so a function that always said one would fail above.
         let failures = lines
             .iter()
             .filter(|l| parse_line(l.as_bytes(), 0).is_ok_and(|r| r.reports_tool_failure()))

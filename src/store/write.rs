@@ -152,8 +152,8 @@ pub(super) struct DayAgg {
 }
 
 impl DayAgg {
-    /// Counts one event, by its `hook_type` as written; `failure` is whether it reports a
-    /// failed tool call ([`EventRow::reports_tool_failure`], as `sessions` counts them).
+    /// Counts one event, by its `hook_type` as written and what `event` says of it (a failed
+    /// tool call by [`EventRow::reports_tool_failure`], as `sessions` counts them).
     pub(super) fn add(&mut self, hook_type: Option<&str>, event: DayEvent, tokens: Option<i64>) {
         self.events += 1;
         match hook_type {
