@@ -19,7 +19,8 @@
 //! name gets a suffix there (`n`, `n_2`, …); the other formats keep names as given.
 //!
 //! `json`, `jsonl`, `csv`, `tsv` and `markdown` stream: each row is written as it arrives.
-//! `table` must see every row to size its columns, so it buffers them.
+//! `table` must see every row to size its columns, so it buffers them. A bordered table too
+//! wide for the terminal to read is drawn as records, one line per column ([`render_records`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -443,7 +444,14 @@ fn visible(c: char) -> char {
 }
 
 /// Draws the table; each row is kept to one line, cells cut with `…` when a width is set.
+/// A bordered table that cannot fit the width readably is drawn as records instead
+/// ([`render_records`]), as psql's `\x auto` does.
 pub fn render_table(columns: &[String], rows: &[Vec<Value>], options: TableOptions) -> String {
+    if let Some(width) = options.width {
+        if !options.plain && !fits_readably(columns, rows, width) {
+            return render_records(columns, rows, width, options.color);
+        }
+    }
     let mut table = Table::new();
     table.load_preset(if options.plain {
         PLAIN_PRESET
@@ -497,6 +505,110 @@ pub fn render_table(columns: &[String], rows: &[Vec<Value>], options: TableOptio
             .join("\n");
     }
     table.to_string()
+}
+
+/// The width below which a cut cell stops being readable: a column narrower than its content
+/// keeps at least this much (or its header, when longer).
+const READABLE_CELL: usize = 10;
+
+/// Whether a bordered table of these rows fits `width` with every header whole and no cell cut
+/// below [`READABLE_CELL`] (or below its header).
+fn fits_readably(columns: &[String], rows: &[Vec<Value>], width: u16) -> bool {
+    let mut needed = 1; // the left border
+    for (index, name) in columns.iter().enumerate() {
+        let header = display_width(&one_line(name));
+        let content = rows
+            .iter()
+            .filter_map(|cells| cells.get(index))
+            .map(cell_width)
+            .max()
+            .unwrap_or(0);
+        // A cell, a space either side, and the border after it.
+        needed += content.max(header).min(header.max(READABLE_CELL)) + 3;
+        if needed > usize::from(width) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Columns of the terminal a value takes in a table cell.
+fn cell_width(value: &Value) -> usize {
+    match value {
+        Value::Null => 1,
+        Value::Text(t) => display_width(&one_line(t)),
+        other => scalar_text(other).map_or(0, |t| t.len()),
+    }
+}
+
+/// Columns of the terminal `s` takes (East Asian wide characters take two).
+fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// Draws rows as records, one line per column, for a table too wide for the terminal:
+///
+/// ```text
+/// ─[ row 1 ]──────────────
+/// seq       │ 1
+/// hook_type │ Notification
+/// ```
+///
+/// Names keep their width; values are kept to one line and cut with `…` to `width`.
+pub fn render_records(columns: &[String], rows: &[Vec<Value>], width: u16, color: bool) -> String {
+    let width = usize::from(width);
+    let names: Vec<Cow<'_, str>> = columns.iter().map(|c| one_line(c)).collect();
+    let name_width = names.iter().map(|n| display_width(n)).max().unwrap_or(0);
+    let value_width = width.saturating_sub(name_width + 3).max(1);
+    let mut out = String::new();
+    for (index, cells) in rows.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        let label = format!("─[ row {} ]", index + 1);
+        let rule = width.min(name_width + 3 + value_width.min(40));
+        let fill = rule.saturating_sub(display_width(&label));
+        out.push_str(&label);
+        out.extend(std::iter::repeat_n('─', fill));
+        for (name, value) in names.iter().zip(cells) {
+            out.push('\n');
+            out.push_str(name);
+            out.extend(std::iter::repeat_n(' ', name_width - display_width(name)));
+            out.push_str(" │ ");
+            push_record_value(&mut out, value, value_width, color);
+        }
+    }
+    out
+}
+
+/// One value of a record, on one line, cut to `max` columns with `…`.
+fn push_record_value(out: &mut String, value: &Value, max: usize, color: bool) {
+    let text: Cow<'_, str> = match value {
+        Value::Null if color => {
+            // SGR 2 (dim) and 0 (reset): what the table's dimmed NULL writes.
+            out.push_str("\x1b[2m");
+            out.push_str(NULL_MARK);
+            out.push_str("\x1b[0m");
+            return;
+        }
+        Value::Null => NULL_MARK.into(),
+        Value::Text(t) => one_line(t),
+        other => scalar_text(other).unwrap_or_default().into(),
+    };
+    if display_width(&text) <= max {
+        out.push_str(&text);
+        return;
+    }
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push('…');
 }
 
 fn table_cell(value: &Value, color: bool) -> Cell {
@@ -763,6 +875,91 @@ mod tests {
         }
         assert!(out.contains('…'), "{out}");
         assert_eq!(out.lines().count(), 5, "{out}");
+    }
+
+    /// `n` columns named `column_1`.. with one row of short values.
+    fn many_columns(n: usize) -> (Vec<String>, Vec<Vec<Value>>) {
+        let columns = (1..=n).map(|i| format!("column_{i}")).collect();
+        let row = (1..=n).map(|i| Value::Integer(i as i64)).collect();
+        (columns, vec![row])
+    }
+
+    fn at_width(width: u16) -> TableOptions {
+        TableOptions {
+            width: Some(width),
+            ..TableOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_table_too_wide_for_its_headers_is_drawn_as_records() {
+        let (columns, rows) = many_columns(30);
+        let out = render_table(&columns, &rows, at_width(100));
+        for line in out.lines() {
+            assert!(display_width(line) <= 100, "{line:?} is wider than 100");
+        }
+        for (i, name) in columns.iter().enumerate() {
+            let line = format!("{name:<9} │ {}", i + 1);
+            assert!(
+                out.lines().any(|l| l == line),
+                "{line:?} missing from\n{out}"
+            );
+        }
+        assert!(out.starts_with("─[ row 1 ]─"), "{out}");
+    }
+
+    #[test]
+    fn records_read_as_a_person_expects() {
+        let columns = vec!["seq".to_string(), "prompt".into(), "session".into()];
+        let rows = vec![
+            vec![Value::Integer(7), text("fix the\nbug"), Value::Null],
+            vec![Value::Integer(8), text(&"x".repeat(50)), text("s1")],
+        ];
+        insta::assert_snapshot!(render_records(&columns, &rows, 30, false), @r"
+        ─[ row 1 ]────────────────────
+        seq     │ 7
+        prompt  │ fix the↵bug
+        session │ ∅
+        ─[ row 2 ]────────────────────
+        seq     │ 8
+        prompt  │ xxxxxxxxxxxxxxxxxxx…
+        session │ s1
+        ");
+    }
+
+    #[test]
+    fn records_cut_wide_characters_by_the_columns_they_take() {
+        let columns = vec!["t".to_string()];
+        let rows = vec![vec![text(&"漢".repeat(20))]];
+        let out = render_records(&columns, &rows, 12, false);
+        let value = out.lines().nth(1).unwrap();
+        assert_eq!(value, "t │ 漢漢漢…", "{out}");
+        assert!(display_width(value) <= 12);
+    }
+
+    #[test]
+    fn a_table_that_fits_readably_stays_a_table() {
+        let (columns, rows) = many_columns(5);
+        let out = render_table(&columns, &rows, at_width(100));
+        assert!(out.lines().nth(1).unwrap().contains("column_5"), "{out}");
+        // A long value is cut in a table as long as every column keeps ten columns.
+        let columns = vec!["id".to_string(), "text".into()];
+        let rows = vec![vec![Value::Integer(1), text(&"y".repeat(300))]];
+        let out = render_table(&columns, &rows, at_width(19));
+        assert!(out.starts_with('┌'), "{out}");
+        assert!(out.contains("yyyyyyyyy…"), "{out}");
+        let out = render_table(&columns, &rows, at_width(18));
+        assert!(out.starts_with("─[ row 1 ]"), "{out}");
+    }
+
+    #[test]
+    fn the_plain_reports_are_never_drawn_as_records() {
+        let (columns, rows) = many_columns(30);
+        let options = TableOptions {
+            plain: true,
+            ..at_width(100)
+        };
+        assert!(!render_table(&columns, &rows, options).contains("─[ row"));
     }
 
     #[test]

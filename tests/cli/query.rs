@@ -354,6 +354,46 @@ fn table_fits_the_width_and_cuts_wide_cells() {
 }
 
 #[test]
+fn every_column_of_the_events_table_reads_at_100_columns() {
+    let env = TestEnv::new();
+    for name in [
+        "codex-0.171-pre-tool-use.json",
+        "codex-0.171-post-tool-use.json",
+    ] {
+        crate::common::capture(&env, crate::common::payload(name), &["--agent", "codex"]);
+    }
+    env.ingest_once();
+    let columns: Vec<String> = env
+        .conn()
+        .prepare("select name from pragma_table_info('events')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(columns.len() > 25, "{columns:?}");
+    let out = crate::common::run_at_100(
+        &env,
+        &["query", "--format", "table", "select * from events"],
+    );
+    for line in out.lines() {
+        assert!(line.chars().count() <= 100, "wider than 100: {line:?}");
+    }
+    // Each row is a record: every column's name whole at the start of a line, with its value.
+    assert_eq!(out.matches("─[ row ").count(), 2, "{out}");
+    for name in &columns {
+        let named = format!("{name} ");
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with(&named)).count(),
+            2,
+            "{name} not whole once per row:\n{out}"
+        );
+    }
+    assert!(out.contains("│ PreToolUse"), "{out}");
+    assert!(out.contains("│ PostToolUse"), "{out}");
+}
+
+#[test]
 fn named_parameters_bind_integers_and_text() {
     let env = TestEnv::new();
     store(&env);
