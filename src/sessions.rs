@@ -100,21 +100,27 @@ pub enum ResolveError {
     /// No session id starts with it.
     #[error("no session in the store matches {0:?} (`cmstore sessions` lists them)")]
     NotFound(String),
-    /// Several do: the first few, and whether there are more.
+    /// Several do: how many, and the first few.
     #[error(
-        "{prefix:?} matches {} sessions: {}{}; give more characters",
-        candidates.len(),
+        "{prefix:?} matches {matches} sessions: {}{}; give more characters",
         candidates.join(", "),
-        if *more { ", …" } else { "" }
+        if *matches > candidates.len() as u64 {
+            format!(", … (the first {} of {matches} listed)", candidates.len())
+        } else {
+            String::new()
+        }
     )]
     Ambiguous {
         /// What was given.
         prefix: String,
-        /// Ids it matches (at most [`MAX_CANDIDATES`]).
+        /// Ids it matches, in order (at most [`MAX_CANDIDATES`]).
         candidates: Vec<String>,
-        /// More ids match than are listed.
-        more: bool,
+        /// How many ids it matches in all.
+        matches: u64,
     },
+    /// An empty id, which would match every session.
+    #[error("the session id is empty; give an id or its first characters (`cmstore sessions` lists them)")]
+    Empty,
     /// The store could not be read.
     #[error(transparent)]
     Query(#[from] QueryError),
@@ -125,6 +131,9 @@ pub const MAX_CANDIDATES: usize = 8;
 
 /// The one session whose id is `given`, or the one whose id starts with it.
 pub fn resolve(db: &ReadOnlyDb, given: &str) -> Result<String, ResolveError> {
+    if given.trim().is_empty() {
+        return Err(ResolveError::Empty);
+    }
     let param = |v: &str| Param {
         name: "id".into(),
         value: Value::Text(v.to_string()),
@@ -138,30 +147,30 @@ pub fn resolve(db: &ReadOnlyDb, given: &str) -> Result<String, ResolveError> {
         return Ok(given.to_string());
     }
     // A range on the primary key, not LIKE: ids may hold `%` and `_`, and the range uses
-    // the index.
+    // the index. The window counts every match before LIMIT keeps the first few.
     let (_, rows) = report::fetch(
         db,
         &format!(
-            "SELECT session_id FROM sessions \
+            "SELECT session_id, count(*) OVER () FROM sessions \
              WHERE session_id > :id AND session_id < :id || char(1114111) \
                AND substr(session_id, 1, length(:id)) = :id \
-             ORDER BY session_id LIMIT {}",
-            MAX_CANDIDATES + 1
+             ORDER BY session_id LIMIT {MAX_CANDIDATES}"
         ),
         &[param(given)],
     )?;
+    let matches = match rows.first().map(|r| &r[1]) {
+        Some(Value::Integer(n)) => u64::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
     let mut ids: Vec<String> = rows.into_iter().filter_map(|r| text(&r[0])).collect();
-    match ids.len() {
+    match matches {
         0 => Err(ResolveError::NotFound(given.to_string())),
         1 => Ok(ids.remove(0)),
-        n => {
-            ids.truncate(MAX_CANDIDATES);
-            Err(ResolveError::Ambiguous {
-                prefix: given.to_string(),
-                candidates: ids,
-                more: n > MAX_CANDIDATES,
-            })
-        }
+        _ => Err(ResolveError::Ambiguous {
+            prefix: given.to_string(),
+            candidates: ids,
+            matches,
+        }),
     }
 }
 

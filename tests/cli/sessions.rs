@@ -211,6 +211,46 @@ fn a_bad_time_or_an_unknown_or_ambiguous_prefix_is_one_clear_error() {
 }
 
 #[test]
+fn an_ambiguous_prefix_counts_every_match_and_an_empty_one_is_refused() {
+    let env = TestEnv::new();
+    let lines: Vec<String> = (0..20)
+        .map(|i| {
+            entry(
+                "SessionStart",
+                &format!("dddd{i:04}-0000-4000-8000-000000000000"),
+            )
+            .to_line()
+        })
+        .collect();
+    env.append(&lines);
+    env.ingest_once();
+    let fail = |args: &[&str]| -> String {
+        let out = env.cmd().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    for args in [&["show", "dddd"][..], &["summarize", "--session", "dddd"]] {
+        let err = fail(args);
+        assert!(err.contains("\"dddd\" matches 20 sessions: "), "{err}");
+        assert!(err.contains("(the first 8 of 20 listed)"), "{err}");
+        let listed = (0..20)
+            .filter(|i| err.contains(&format!("dddd{i:04}-")))
+            .count();
+        assert_eq!(listed, 8, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    for args in [
+        &["show", ""][..],
+        &["show", " "],
+        &["summarize", "--session", ""],
+    ] {
+        let err = fail(args);
+        assert!(err.contains("the session id is empty"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn show_tells_a_session_in_order() {
     let env = store();
     let text = run(&env, &["show", "aaaaaaaa-1111"]);
