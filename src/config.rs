@@ -253,12 +253,13 @@ impl Config {
             }
         }
         for (event, v) in take_table(&mut table, "events", &mut problem) {
-            let canonical = crate::queue_line::HookType::from_event_name(&event)
-                .map(|t| t.as_str().to_string())
-                .unwrap_or(event.clone());
+            let Some(hook_type) = crate::queue_line::HookType::from_event_name(&event) else {
+                problem(unknown_event(&event));
+                continue;
+            };
             match v.as_bool() {
                 Some(b) => {
-                    self.events.insert(canonical, b);
+                    self.events.insert(hook_type.as_str().to_string(), b);
                 }
                 None => problem(format!(
                     "events.{event} = {v}: expected true or false; ignored"
@@ -409,6 +410,32 @@ impl Config {
 }
 
 /// Removes `key` from `table` as a table; another type is reported and ignored.
+/// The problem of an `[events]` name that is no event: it would switch nothing off. Names the
+/// closest event when one is close enough to be a typo.
+fn unknown_event(name: &str) -> String {
+    let closest = crate::queue_line::HookType::ALL
+        .iter()
+        .map(|t| {
+            (
+                strsim::jaro_winkler(&name.to_ascii_lowercase(), &t.as_str().to_ascii_lowercase()),
+                t.as_str(),
+            )
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .filter(|(score, _)| *score >= 0.85);
+    match closest {
+        Some((_, known)) => {
+            format!("events.{name}: no such event (did you mean {known}?); ignored")
+        }
+        None => format!(
+            "events.{name}: no such event; ignored (the events are {})",
+            crate::queue_line::HookType::ALL
+                .map(|t| t.as_str())
+                .join(", ")
+        ),
+    }
+}
+
 fn take_table(table: &mut toml::Table, key: &str, problem: &mut impl FnMut(String)) -> toml::Table {
     match table.remove(key) {
         None => toml::Table::new(),

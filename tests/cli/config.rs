@@ -174,3 +174,38 @@ fn config_show_and_check_know_prices() {
         .failure()
         .stdout(contains("prices.my-model: input = \"cheap\""));
 }
+
+#[test]
+fn a_misspelled_event_name_is_a_problem_that_names_the_event_meant() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[events]\nNotifcation = false\nBeforeTool = false\nfrobnicate = false\n",
+    )
+    .unwrap();
+    let out = env.cmd().args(["config", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("events.Notifcation: no such event (did you mean Notification?); ignored"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("events.frobnicate: no such event; ignored (the events are SessionStart,"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("events.BeforeTool"),
+        "an agent's alias is an event: {stdout}"
+    );
+    // The misspelled switch is ignored: Notification is still recorded, PreToolUse is not.
+    crate::common::capture(
+        &env,
+        r#"{"hook_event_name":"Notification","session_id":"s1","message":"hi"}"#,
+        &["--agent", "claude"],
+    );
+    let lines = env.queue_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["hookType"], "Notification");
+}
