@@ -132,9 +132,19 @@ fn name_by_turn(e: &mut QueueEntry) {
 pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: Turn) -> QueueEntry {
     let model = turn.model.clone();
     let mut e = harvested_stop(trigger, turn);
-    e.session_id = Some(seen.session.clone());
+    of_closed_session(&mut e, seen);
     // Named in its own session, as the sweep names it.
     name_by_turn(&mut e);
+    e.model = model;
+    e.actor_type = None;
+    e.actor_name = None;
+    e
+}
+
+/// Makes `e` a line of `seen`, a session being closed: its id, transcript, agent and how its
+/// lines name the agent.
+pub(super) fn of_closed_session(e: &mut QueueEntry, seen: &SeenSession) {
+    e.session_id = Some(seen.session.clone());
     e.transcript_path = Some(seen.transcript.clone());
     e.agent.clone_from(&seen.agent);
     e.origin = seen
@@ -142,12 +152,8 @@ pub(super) fn closed_stop(trigger: &QueueEntry, seen: &SeenSession, turn: Turn) 
         .as_deref()
         .and_then(crate::wire::Agent::from_flag)
         .map(|agent| agent.origin().to_string())
-        .or(e.origin);
+        .or(e.origin.take());
     e.participant.clone_from(&seen.participant);
-    e.model = model;
-    e.actor_type = None;
-    e.actor_name = None;
-    e
 }
 
 #[cfg(test)]

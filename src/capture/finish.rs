@@ -1,17 +1,18 @@
 //! The second step: the turns read from the transcript put into entries, every entry made
 //! fit to leave capture, and the reply chosen.
 
-use super::exchange::{closed_stop, fill_exchange, synthetic_stop};
+use super::exchange::{closed_stop, fill_exchange, of_closed_session, synthetic_stop};
 use super::plan::Plan;
 use super::privacy::protect;
 use super::reply::Reply;
 use super::DEBUG_EXCERPT;
 use crate::config::Config;
 use crate::debug_log::DebugLog;
+use crate::queue_line::usage::UsageRecord;
 use crate::queue_line::{HookType, QueueEntry};
 use crate::redact::Redactor;
 use crate::shorten::cut_text;
-use crate::transcript::{FinalTurn, SeenSession, Turn};
+use crate::transcript::{FinalTurn, SeenSession, Tracker, Turn};
 use crate::wire::reply;
 
 /// What the shell read from the transcript, by [`ReadKind`](super::ReadKind).
@@ -207,6 +208,43 @@ pub fn closed_entries(
     }
     entries.retain(|e| super::plan::recorded(config, e));
     entries
+}
+
+/// Puts the usage `cursor` read (and any it kept) on `last`, the session's last line; with no
+/// such line, returns it (empty when it was carried or there was none): the caller keeps it
+/// in the cursor for the session's next hook, or writes a [`usage_entry`].
+pub fn carry_usage(cursor: &mut Tracker, last: Option<&mut QueueEntry>) -> Vec<UsageRecord> {
+    let usage = cursor.take_usage();
+    match last {
+        Some(entry) if !usage.is_empty() => {
+            entry.usage = Some(usage);
+            Vec::new()
+        }
+        _ => usage,
+    }
+}
+
+/// The `Usage` line of `seen`, a session of the workspace `cwd` being closed, for the
+/// responses its transcript read found when no line of the session carries them: without it
+/// they would wait in a cursor that nothing reads again. Dated by the last response (else
+/// `now_ms`), so it does not stretch the session; `[events]` does not switch it off.
+pub fn usage_entry(
+    closing: (&str, &SeenSession),
+    usage: Vec<UsageRecord>,
+    config_error: Option<&str>,
+    now_ms: i64,
+) -> QueueEntry {
+    let (cwd, seen) = closing;
+    let ts = usage.iter().filter_map(|r| r.ts).max().unwrap_or(now_ms);
+    let mut e = QueueEntry::new(HookType::Usage.as_str(), ts);
+    e.id = crate::queue_line::usage_line_id(&seen.session, &usage);
+    of_closed_session(&mut e, seen);
+    e.cwd = Some(cwd.to_string());
+    e.root_hint = Some(cwd.to_string());
+    e.synthetic = Some(true);
+    e.config_error = config_error.map(str::to_string);
+    e.usage = Some(usage);
+    e
 }
 
 /// The exchange an entry records, in the debug log.

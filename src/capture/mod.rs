@@ -30,7 +30,7 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
-pub use finish::{closed_entries, Outcome, Turns};
+pub use finish::{carry_usage, closed_entries, usage_entry, Outcome, Turns};
 pub use line::queue_lines;
 pub use plan::{prepare, Hook, PendingChecks, Plan};
 pub use reading::{Location, ReadKind, TranscriptRead, WorkspaceMark};

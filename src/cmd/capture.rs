@@ -23,6 +23,7 @@ use crate::checks;
 use crate::config::Config;
 use crate::debug_log::DebugLog;
 use crate::paths::Paths;
+use crate::queue_line::usage::UsageRecord;
 use crate::queue_line::QueueEntry;
 use crate::redact::Redactor;
 use crate::transcript::{self, DiscoveryEnv, SeenSession, Tracker, Workspace};
@@ -136,18 +137,35 @@ fn capture(
         .as_ref()
         .map(|t| t.transcript().display().to_string());
     let mut workspace = close_idle_sessions(paths, &mut plan, read_path, log);
+    let ending = plan.workspace().filter(|mark| mark.ending).cloned();
     let Outcome {
         mut entries,
         reply,
         redactor,
     } = plan.finish(turns, log);
-    // A line's usage is its session's: each cursor's rides on the last line of its session.
+    // A line's usage is its session's: each cursor's rides on the last line of its session;
+    // a session that ends or is closed without such a line gets a `Usage` line, as no later
+    // hook of it would read its cursor.
+    let now_ms = hook.now_ms;
     if let (Some(tracker), Some(session)) = (tracker.as_mut(), &read_session) {
-        carry_usage(tracker, last_of(&mut entries, session), log);
+        let left = carry_usage(tracker, last_of(&mut entries, session), log);
+        match ending.filter(|mark| &mark.seen.session == session) {
+            Some(mark) if !left.is_empty() => entries.push(capture::usage_entry(
+                (&mark.cwd, &mark.seen),
+                left,
+                config_error,
+                now_ms,
+            )),
+            _ => tracker.keep_usage(left),
+        }
     }
     if let Some(closing) = workspace.as_mut() {
-        for (session, cursor) in &mut closing.cursors {
-            carry_usage(cursor, last_of(&mut entries, session), log);
+        for (seen, cursor) in &mut closing.cursors {
+            let left = carry_usage(cursor, last_of(&mut entries, &seen.session), log);
+            if !left.is_empty() {
+                let closed = (closing.cwd.as_str(), &*seen);
+                entries.push(capture::usage_entry(closed, left, config_error, now_ms));
+            }
         }
     }
     let mut reply = answer(paths, reply, log);
@@ -264,8 +282,10 @@ fn read_rollout_exit_code(plan: &mut capture::Plan, log: &mut DebugLog) {
 /// after the append, like the event's own cursor.
 struct Closing {
     workspace: Workspace,
-    /// Each closed session's id and cursor.
-    cursors: Vec<(String, Tracker)>,
+    /// The workspace's folder.
+    cwd: String,
+    /// Each closed session and its cursor.
+    cursors: Vec<(SeenSession, Tracker)>,
 }
 
 /// Closes the earlier sessions of the event's workspace that are due (idle, or quiet after
@@ -307,7 +327,7 @@ fn close_idle_sessions(
                     )
                 });
                 workspace.forget(&seen.session);
-                cursors.push((seen.session.clone(), cursor));
+                cursors.push((seen.clone(), cursor));
                 plan.add_closed(seen, turns);
             }
             None => workspace.forget(&seen.session),
@@ -318,7 +338,11 @@ fn close_idle_sessions(
     } else {
         workspace.note(mark.seen);
     }
-    Some(Closing { workspace, cursors })
+    Some(Closing {
+        workspace,
+        cwd: mark.cwd,
+        cursors,
+    })
 }
 
 /// The cursor of `seen` and the turns it had not recorded, its trailing one included. `None`
@@ -357,18 +381,22 @@ fn last_of<'e>(entries: &'e mut [QueueEntry], session: &str) -> Option<&'e mut Q
         .find(|e| e.session_id.as_deref() == Some(session))
 }
 
-/// Puts the usage the transcript read found on the entry given; with no entry
-/// to carry it, back into the cursor for the next hook.
-fn carry_usage(tracker: &mut Tracker, last: Option<&mut QueueEntry>, log: &mut DebugLog) {
-    let usage = tracker.take_usage();
-    if usage.is_empty() {
-        return;
+/// [`capture::carry_usage`], noted in the debug log.
+fn carry_usage(
+    tracker: &mut Tracker,
+    last: Option<&mut QueueEntry>,
+    log: &mut DebugLog,
+) -> Vec<UsageRecord> {
+    let left = capture::carry_usage(tracker, last);
+    if !left.is_empty() {
+        log.note(|| {
+            format!(
+                "usage of {} response(s) with no line of the session",
+                left.len()
+            )
+        });
     }
-    log.note(|| format!("usage of {} response(s)", usage.len()));
-    match last {
-        Some(entry) => entry.usage = Some(usage),
-        None => tracker.keep_usage(usage),
-    }
+    left
 }
 
 /// The payload on stdin; an unreadable stdin counts as an empty one.

@@ -259,15 +259,15 @@ fn sweep_sessions(
     thresholds: Thresholds,
     said: &mut HashSet<String>,
 ) -> bool {
-    let (turns, problems) =
+    let (lines, problems) =
         match ingest::sweep::sweep(ingester, paths, thresholds, SystemTime::now()) {
-            Ok(swept) => (swept.turns, swept.problems),
+            Ok(swept) => (swept.lines, swept.problems),
             Err(err) => (0, vec![format!("{err:#}")]),
         };
     for problem in not_said_yet(problems, said) {
         eprintln!("cmstore ingest: closing sessions: {problem}");
     }
-    turns > 0
+    lines > 0
 }
 
 /// The `messages` not in `said`, each once, now added to it.

@@ -35,7 +35,7 @@ use crate::capture;
 use crate::config::Config;
 use crate::debug_log::DebugLog;
 use crate::paths::Paths;
-use crate::queue_line::QueueEntry;
+use crate::queue_line::usage::UsageRecord;
 use crate::redact::Redactor;
 use crate::transcript::{self, SeenSession, Thresholds, Tracker, Turn, Workspace};
 
@@ -51,8 +51,8 @@ pub const IN_FLIGHT_FACTOR: u32 = 10;
 pub struct Swept {
     /// Sessions closed (their cursors saved, their notes forgotten).
     pub sessions: usize,
-    /// Turns appended to the queue.
-    pub turns: usize,
+    /// Lines appended to the queue: the closed sessions' turns, and their `Usage` lines.
+    pub lines: usize,
     /// Turns read again that the store already held (a writer died before saving a cursor).
     pub already_stored: usize,
     /// What went wrong on the way; the rest of the sweep went on.
@@ -107,7 +107,17 @@ pub fn sweep(
             now_ms,
             &mut log,
         );
-        carry_usage(&mut c.cursor, own.last_mut());
+        let left = capture::carry_usage(&mut c.cursor, own.last_mut());
+        let left = unstored_usage(ingester, left)?;
+        if !left.is_empty() {
+            let closed = (c.cwd.as_str(), &c.seen);
+            own.push(capture::usage_entry(
+                closed,
+                left,
+                config_error.as_deref(),
+                now_ms,
+            ));
+        }
         entries.append(&mut own);
     }
     let lines = capture::queue_lines(
@@ -120,7 +130,7 @@ pub fn sweep(
         crate::queue::append_batch(ingester.queue(), &lines)
             .with_context(|| format!("cannot append to {}", ingester.queue().display()))?;
     }
-    swept.turns = lines.len();
+    swept.lines = lines.len();
     finish(&paths.state_dir(), closing, &config, &mut swept);
     Ok(swept)
 }
@@ -237,17 +247,29 @@ fn drop_stored(
     Ok(())
 }
 
-/// Puts the usage the cursor read on `last`, the session's last line; with none, back into
-/// the cursor for the next reader.
-fn carry_usage(cursor: &mut Tracker, last: Option<&mut QueueEntry>) {
-    let usage = cursor.take_usage();
-    if usage.is_empty() {
-        return;
+/// Of `records`, those the store lacks, or holds from an earlier line of the transcript (a
+/// count still streaming): a session closed again after a sweep killed before saving its
+/// cursor reads responses its turns' lines already carried, and needs no `Usage` line.
+fn unstored_usage(
+    ingester: &Ingester,
+    records: Vec<UsageRecord>,
+) -> anyhow::Result<Vec<UsageRecord>> {
+    if records.is_empty() {
+        return Ok(records);
     }
-    match last {
-        Some(entry) => entry.usage = Some(usage),
-        None => cursor.keep_usage(usage),
+    let conn = ingester.store().conn()?;
+    let mut final_count = conn.prepare_cached(
+        "SELECT 1 FROM usage WHERE message_id = ?1 AND request_id = ?2 AND line_offset >= ?3",
+    )?;
+    let mut left = Vec::with_capacity(records.len());
+    for record in records {
+        let (message, request) = record.key();
+        let offset = i64::try_from(record.offset).unwrap_or(i64::MAX);
+        if !final_count.exists((message, request, offset))? {
+            left.push(record);
+        }
     }
+    Ok(left)
 }
 
 /// After the append: saves each cursor (its open turn scrubbed of secrets) and forgets each

@@ -72,11 +72,15 @@ pub enum HookType {
     /// cmstore's own: a post-edit or post-commit check's result ([`check::CheckRecord`] in
     /// the line's `check` field), written after the event that triggered it.
     CheckResult,
+    /// cmstore's own: the `usage` of API responses read while closing a session that had no
+    /// line of its own to carry them (its last turns already recorded, or switched off in
+    /// `[events]`). Synthetic; never switched off itself.
+    Usage,
 }
 
 impl HookType {
     /// Every canonical type.
-    pub const ALL: [HookType; 24] = [
+    pub const ALL: [HookType; 25] = [
         HookType::SessionStart,
         HookType::SessionEnd,
         HookType::UserPromptSubmit,
@@ -101,6 +105,7 @@ impl HookType {
         HookType::ToolSelection,
         HookType::CompactionCheck,
         HookType::CheckResult,
+        HookType::Usage,
     ];
 
     /// The canonical spelling.
@@ -130,6 +135,7 @@ impl HookType {
             HookType::ToolSelection => "ToolSelection",
             HookType::CompactionCheck => "CompactionCheck",
             HookType::CheckResult => "CheckResult",
+            HookType::Usage => "Usage",
         }
     }
 
@@ -372,6 +378,23 @@ pub fn harvested_id(session: &str, turn_id: &str) -> String {
     uuid::Uuid::new_v5(&HARVESTED_NAMESPACE, name.as_bytes()).to_string()
 }
 
+/// The id of a `Usage` line of `session` carrying `usage`: a UUIDv5 of the session and the
+/// responses' keys, the same each time the same responses are read, so a line appended again
+/// (a hook killed before saving its cursor, a lost cursor) is one line to the store.
+pub fn usage_line_id(session: &str, usage: &[usage::UsageRecord]) -> String {
+    // `usage:` first: a harvested turn's name starts with a digit, so the two never meet.
+    let mut name = format!("usage:{}:{session}", session.len());
+    for record in usage {
+        let (message, request) = record.key();
+        name.push_str(&format!(
+            ":{}:{message}:{}:{request}",
+            message.len(),
+            request.len()
+        ));
+    }
+    uuid::Uuid::new_v5(&HARVESTED_NAMESPACE, name.as_bytes()).to_string()
+}
+
 /// `ceil(bytes / 4)`, the token estimate vstack's audit hooks use.
 pub fn estimate_tokens(size_bytes: u64) -> u64 {
     size_bytes.div_ceil(4)
@@ -390,6 +413,31 @@ mod tests {
             assert_ne!(id, harvested_id(session, turn), "{session} {turn}");
         }
         assert_ne!(harvested_id("a:b", "c"), harvested_id("a", "b:c"));
+    }
+
+    #[test]
+    fn a_usage_line_has_the_same_id_for_the_same_responses_only() {
+        let record = |message: &str, request: Option<&str>, output: u64| usage::UsageRecord {
+            message_id: message.into(),
+            request_id: request.map(str::to_string),
+            output,
+            ..usage::UsageRecord::default()
+        };
+        let a = [record("m1", Some("r1"), 5), record("m2", None, 7)];
+        let id = usage_line_id("s1", &a);
+        assert_eq!(uuid::Uuid::parse_str(&id).unwrap().get_version_num(), 5);
+        // The counts are not part of the name: a response read again is the same line.
+        assert_eq!(
+            id,
+            usage_line_id("s1", &[record("m1", Some("r1"), 9), record("m2", None, 7)])
+        );
+        assert_ne!(id, usage_line_id("s2", &a));
+        assert_ne!(id, usage_line_id("s1", &a[..1]));
+        assert_ne!(
+            usage_line_id("s", &[record("m1", Some("r1"), 0)]),
+            usage_line_id("s", &[record("m1:", Some("r1"), 0)])
+        );
+        assert_ne!(id, harvested_id("s1", "m1"));
     }
 
     #[test]

@@ -309,6 +309,45 @@ fn a_copilot_session_whose_transcript_never_appears_is_forgotten_after_the_idle_
     assert_eq!(turns(&env), []);
 }
 
+/// A session closed with usage read and no line of its own to carry it (here its harvested
+/// Stops are switched off in `[events]`) gets a `Usage` line: the responses are stored, not
+/// left in a cursor the closed session's workspace forgets.
+#[test]
+fn usage_read_when_a_session_is_closed_without_a_line_of_its_own_is_stored() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(env.home().join("cmstore.toml"), "[events]\nStop = false\n").unwrap();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.run_hooks(&env);
+    let responses = recorded
+        .lines
+        .iter()
+        .filter(|l| l.contains("\"type\":\"session.usage_record\""))
+        .count();
+    assert_eq!(responses, 4);
+    ingest_after_the_session(&env);
+    assert_eq!(noted_sessions(&env), Vec::<String>::new(), "closed");
+    let stored = "SELECT count(*) FROM usage WHERE session_id = ";
+    let sid = &recorded.session;
+    assert_eq!(env.int(&format!("{stored}'{sid}'")), responses as i64);
+    let carrier = format!(
+        "SELECT count(*) FROM events WHERE hook_type = 'Usage' AND synthetic = 1 \
+           AND agent = 'copilot' AND session_id = '{sid}'"
+    );
+    assert_eq!(env.int(&carrier), 1);
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE hook_type = 'Stop'"),
+        0
+    );
+
+    // Read again from a lost cursor, the same line: the store keeps one, and one row each.
+    fs::remove_dir_all(env.home().join("state")).unwrap();
+    recorded.run_hooks(&env);
+    ingest_after_the_session(&env);
+    assert_eq!(env.int(&format!("{stored}'{sid}'")), responses as i64);
+    assert_eq!(env.int(&carrier), 1);
+}
+
 /// The sessions the workspace files of `env`'s state dir name.
 fn noted_sessions(env: &TestEnv) -> Vec<String> {
     let mut sessions = Vec::new();

@@ -192,6 +192,38 @@ fn usage_read_by_a_hook_that_writes_no_line_rides_on_the_next_one() {
     assert_eq!(stored(&env, "1"), independent(&bytes));
 }
 
+#[test]
+fn usage_read_by_a_session_that_ends_with_no_line_of_its_own_gets_a_usage_line() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[events]\nPostToolUse = false\nStop = false\nSessionEnd = false\n",
+    )
+    .unwrap();
+    let bytes = std::fs::read(real.join("claude-code/transcript-9.jsonl")).unwrap();
+    let t = env.dir.path().join("session.jsonl");
+    std::fs::write(&t, &bytes).unwrap();
+    hook(&env, "PostToolUse", "s", &t);
+    hook(&env, "SessionEnd", "s", &t);
+    let lines = env.queue_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["hookType"], "Usage");
+    assert_eq!(lines[0]["sessionId"], "s");
+    assert_eq!(lines[0]["agent"], "claude");
+    assert_eq!(lines[0]["synthetic"], true);
+    env.ingest_once();
+    // Each record names the transcript's own session.
+    assert_eq!(stored(&env, "agent = 'claude'"), independent(&bytes));
+    // Its time is the last response's, not the hook's: the session is not stretched.
+    let last_response = env.int("SELECT max(ts) FROM usage");
+    assert_eq!(
+        env.int("SELECT ts FROM events WHERE hook_type = 'Usage'"),
+        last_response
+    );
+}
+
 /// Copies the fixture transcripts into `projects` as Claude Code lays them out:
 /// `<project>/<n>.jsonl`, and transcript-10's subagents under `<n>/subagents/`. Returns the
 /// independent totals of all of them.
