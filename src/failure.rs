@@ -32,7 +32,31 @@ pub fn describe(err: &anyhow::Error) -> (Option<String>, ExitCode) {
     } else {
         ExitCode::FAILURE
     };
-    (Some(format!("cmstore: {err:#}")), code)
+    (Some(format!("cmstore: {}", chain(&**err))), code)
+}
+
+/// `err` and its causes as one line, `what failed: why: root cause`, each said once.
+///
+/// A cause whose text is already in what was said is left out: a message that repeats its
+/// source, or SQLite's `Error code N: description` under rusqlite's own message, which
+/// holds that description already. Errors of cmstore's own keep their cause out of their
+/// message (it is their `source`); this is for the ones that do not.
+pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut said = err.to_string();
+    for cause in std::iter::successors(err.source(), |cause| cause.source()) {
+        let text = cause.to_string();
+        let repeated = said.contains(&text)
+            || cause
+                .downcast_ref::<rusqlite::ffi::Error>()
+                .is_some_and(|sqlite| {
+                    said.contains(rusqlite::ffi::code_to_str(sqlite.extended_code))
+                });
+        if !repeated {
+            said.push_str(": ");
+            said.push_str(&text);
+        }
+    }
+    said
 }
 
 /// True when `err` comes from writing to a closed pipe.
@@ -47,6 +71,32 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error that says its source in its own message.
+    #[derive(Debug, thiserror::Error)]
+    #[error("twice: {0}")]
+    struct Twice(#[source] std::io::Error);
+
+    #[test]
+    fn sqlite_s_code_under_rusqlite_s_message_is_not_said_again() {
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("database is locked".into()),
+        );
+        assert_eq!(
+            chain(&*anyhow::Error::from(busy).context("cannot write")),
+            "cannot write: database is locked"
+        );
+        // Not a repetition: SQLite's code adds to the message.
+        let syntax = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some("no such table: x".into()),
+        );
+        assert_eq!(
+            chain(&*anyhow::Error::from(syntax)),
+            "no such table: x: Error code 1: SQL logic error"
+        );
+    }
 
     #[test]
     fn each_kind_of_failure_gets_its_message_and_code() {
@@ -67,6 +117,12 @@ mod tests {
         );
 
         let plain = anyhow::anyhow!("disk full").context("cannot write");
+        let said_twice =
+            anyhow::Error::from(Twice(std::io::Error::other("disk full"))).context("cannot write");
+        assert_eq!(
+            describe(&said_twice).0.as_deref(),
+            Some("cmstore: cannot write: twice: disk full")
+        );
         assert_eq!(
             describe(&plain),
             (

@@ -549,7 +549,10 @@ fn finish_export(export: crate::export::Continuous) {
             "cmstore ingest: exported {} events as {} spans in {} requests; {} events left to export",
             s.events, s.spans, s.requests, s.backlog
         ),
-        Err(err) => eprintln!("cmstore ingest: export stopped: {err}"),
+        Err(err) => eprintln!(
+            "cmstore ingest: export stopped: {}",
+            crate::failure::chain(&err)
+        ),
     }
 }
 

@@ -60,16 +60,16 @@ pub struct Stats {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The store could not be read or the cursor written.
-    #[error("store: {0}")]
+    #[error("store")]
     Store(#[from] store::Error),
     /// A query failed.
-    #[error("store: {0}")]
+    #[error("store")]
     Sql(#[from] rusqlite::Error),
     /// The export thread could not start, or ended in a panic.
     #[error("export thread: {0}")]
     Thread(String),
     /// The collector did not acknowledge a batch.
-    #[error("export to {url} stopped at event seq {seq}: {source}")]
+    #[error("export to {url} stopped at event seq {seq}")]
     Send {
         /// The traces endpoint.
         url: String,
@@ -262,7 +262,10 @@ pub fn beside_ingest(
     match Continuous::start(&paths.db, config, options, stop, on_warning) {
         Ok(c) => Some(c),
         Err(err) => {
-            warn(format!("export: not started: {err}"));
+            warn(format!(
+                "export: not started: {}",
+                crate::failure::chain(&err)
+            ));
             None
         }
     }

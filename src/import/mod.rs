@@ -101,7 +101,7 @@ impl Format {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A transcript or folder could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         /// The file or folder.
         path: PathBuf,

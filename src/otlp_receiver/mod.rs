@@ -58,7 +58,7 @@ pub enum Error {
         why: String,
     },
     /// The store could not be opened.
-    #[error("store: {0}")]
+    #[error("cannot open the store")]
     Store(#[from] store::Error),
 }
 

@@ -237,6 +237,33 @@ pub fn run_in_zone(env: &TestEnv, tz: &str, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The one error a failed command printed: asserts exit code 1, nothing on stdout, one line on
+/// stderr starting `cmstore: ` in which no part of the cause chain (the text between `: `)
+/// is said twice; returns that line.
+pub fn the_one_error(out: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mut lines = stderr.lines();
+    let line = lines.next().unwrap_or_default().to_string();
+    assert_eq!(lines.next(), None, "one line: {stderr}");
+    let message = line
+        .strip_prefix("cmstore: ")
+        .unwrap_or_else(|| panic!("not an error of cmstore's: {line}"));
+    let parts: Vec<&str> = message.split(": ").collect();
+    for (i, part) in parts.iter().enumerate() {
+        assert!(
+            !parts[i + 1..].contains(part),
+            "{part:?} said twice: {line}"
+        );
+    }
+    line
+}
+
 /// Runs `cmstore capture` with `stdin` and `args`; asserts exit 0 and one JSON object on
 /// stdout, and returns it.
 pub fn capture(env: &TestEnv, stdin: impl Into<Vec<u8>>, args: &[&str]) -> Value {

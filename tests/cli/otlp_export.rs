@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use crate::common::{entry, TestEnv};
+use crate::common::{entry, the_one_error, TestEnv};
 use crate::otlp_collector::{attr, closed_port, Answer, Collector};
 
 /// One session's turn: a prompt, a risky tool call, a failed one, a subagent, the Stop.
@@ -288,6 +288,40 @@ fn a_collector_that_is_down_leaves_the_cursor_and_the_next_run_sends_everything(
     export(&env, &base, &[]).success();
     assert_eq!(collector.spans().len(), 4);
     assert_eq!(cursor(&env), env.int("SELECT max(seq) FROM events"));
+}
+
+#[test]
+fn giving_up_says_why_once() {
+    let env = TestEnv::new();
+    one_turn(&env, "sess-a", 1_700_000_000_000);
+    env.ingest_once();
+    let base = format!("http://127.0.0.1:{}", closed_port());
+    let out = env
+        .cmd()
+        .args([
+            "export",
+            "otlp",
+            "--endpoint",
+            &base,
+            "--give-up-after",
+            "1",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    // Warnings about each retry come first; the error is the last line.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (retries, error) = stderr.trim_end().rsplit_once('\n').unwrap_or(("", &stderr));
+    assert!(
+        retries.lines().all(|l| l.contains("trying again")),
+        "{stderr}"
+    );
+    let error = the_one_error(&std::process::Output {
+        stderr: format!("{error}\n").into_bytes(),
+        ..out
+    });
+    assert_eq!(error.matches("gave up").count(), 1, "{error}");
+    assert_eq!(error.matches("cannot reach").count(), 1, "{error}");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{capture, real_fixtures, TestEnv};
+use crate::common::{capture, real_fixtures, the_one_error, TestEnv};
 
 /// (responses, input, output, cache write, cache read) of a transcript by the rule, counted
 /// from the raw JSONL with a generic parse: group by (message id, request id or none), the
@@ -355,4 +355,17 @@ fn import_runs_beside_a_following_ingest() {
     crate::common::terminate(&follow);
     follow.wait().unwrap();
     assert_eq!(stored(&env, "1"), expected);
+}
+
+#[test]
+fn import_of_a_missing_path_says_why_once() {
+    let env = TestEnv::new();
+    let missing = env.dir.path().join("missing");
+    let out = env.cmd().arg("import").arg(&missing).output().unwrap();
+    let error = the_one_error(&out);
+    assert!(
+        error.contains(&format!("cannot read {}: ", missing.display())),
+        "{error}"
+    );
+    assert_eq!(error.matches("os error 2").count(), 1, "{error}");
 }
