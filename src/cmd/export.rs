@@ -1,15 +1,16 @@
 //! `cmstore export otlp`: send the events not yet acknowledged to an OpenTelemetry collector
 //! as OTLP/HTTP spans, then exit (`--follow`: keep going as events arrive).
 //!
-//! Exit codes: 0 caught up (or stopped by SIGINT/SIGTERM), 1 error: the collector refused a
-//! batch or did not acknowledge it in time; the cursor stays before that batch.
+//! Exit codes: 0 caught up (or stopped by SIGINT/SIGTERM), 1 error: no database yet (export
+//! never creates one), or the collector refused a batch or did not acknowledge it in time;
+//! the cursor stays before that batch.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 
 use crate::config::Config;
 use crate::export::{self, ExportConfig, RunOptions};
@@ -29,8 +30,9 @@ pub enum Target {
     /// OTLP/HTTP protobuf to a collector (`[export.otlp]` in cmstore.toml and the standard
     /// OTEL_EXPORTER_OTLP_* variables)
     #[command(
-        after_help = "Exit status: 0 when caught up, 1 when a batch was refused or \
-        not acknowledged in time (the next run starts again from that batch)."
+        after_help = "Exit status: 0 when caught up, 1 when there is no database yet \
+        (export never creates one), or when a batch was refused or not acknowledged in time \
+        (the next run starts again from that batch)."
     )]
     Otlp(OtlpArgs),
 }
@@ -65,6 +67,14 @@ pub struct OtlpArgs {
 /// Runs `cmstore export`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let Target::Otlp(args) = args.target;
+    // Exporting only reads events: a store it created would be an empty one, "exported" in
+    // full, hiding a mistyped --db or an ingest that never ran (as `query` says it too).
+    if !paths.db.exists() {
+        bail!(
+            "no database at {}: nothing to export; run `cmstore ingest` first",
+            paths.db.display()
+        );
+    }
     let mut config = ExportConfig::load(&paths.config, &|k| std::env::var(k).ok())?;
     if let Some(base) = &args.endpoint {
         config.traces_endpoint = export::config::traces_url(base);

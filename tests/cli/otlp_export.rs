@@ -325,6 +325,26 @@ fn giving_up_says_why_once() {
 }
 
 #[test]
+fn export_without_a_store_says_so_and_creates_none() {
+    let env = TestEnv::new();
+    let base = format!("http://127.0.0.1:{}", closed_port());
+    let out = env
+        .cmd()
+        .args(["export", "otlp", "--endpoint", &base])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let error = the_one_error(&out);
+    assert!(
+        error.contains(&format!("no database at {}", env.db().display())),
+        "{error}"
+    );
+    assert!(error.contains("nothing to export"), "{error}");
+    assert!(!env.db().exists(), "a reading command created the store");
+    assert!(!env.home().exists(), "a reading command created the home");
+}
+
+#[test]
 fn the_cursor_moves_only_past_acknowledged_batches() {
     let env = TestEnv::new();
     one_turn(&env, "sess-a", 1_700_000_000_000);
