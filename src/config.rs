@@ -148,6 +148,8 @@ impl Config {
 
     /// Loads the configuration file `paths` names, like [`Config::load`]; a file given with
     /// `--config` must exist (its absence is a problem), while the default one may be absent.
+    /// Only capture gets here with a given file that is missing: every other command stops
+    /// first ([`Paths::check_given_config`]).
     pub fn load_for(paths: &Paths) -> (Config, Vec<Problem>) {
         Config::load_from(&paths.config, paths.given.config.is_some(), &|k| {
             std::env::var(k).ok()

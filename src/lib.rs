@@ -55,6 +55,12 @@ use paths::Paths;
 /// Runs one parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = &Paths::resolve(cli.globals.given_paths());
+    // A mistyped --config must not quietly become the defaults: other prices, another gate
+    // mode, prune's seven days where the file said thirty. The hook path is the exception:
+    // capture never fails, and records the problem on its line instead (`configError`).
+    if !matches!(cli.command, Command::Capture(_) | Command::Check(_)) {
+        paths.check_given_config()?;
+    }
     match cli.command {
         // The hook path: never fails, never opens the store.
         Command::Capture(args) => Ok(cmd::capture::run(paths, args)),

@@ -19,6 +19,25 @@ pub struct GivenPaths {
     pub config: Option<PathBuf>,
 }
 
+/// Why the configuration file named with `--config` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum GivenConfigError {
+    /// Nothing is at the path.
+    #[error("--config {}: does not exist", .0.display())]
+    Missing(PathBuf),
+    /// The path is a directory.
+    #[error("--config {}: is a directory, not a configuration file", .0.display())]
+    Directory(PathBuf),
+    /// The file is there but cannot be opened (permissions).
+    #[error("--config {}: cannot be read", .path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+}
+
 /// Every path cmstore uses, resolved once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
@@ -47,6 +66,35 @@ impl Paths {
             home,
             given,
         }
+    }
+
+    /// Checks that a configuration file named with `--config` is one that can be read: a
+    /// path that is not there, or names a directory, is a mistake to stop at, never a reason
+    /// to run with the defaults. The default path may be absent. Not a file nor a directory
+    /// (`/dev/null`) passes: reading it is reading an empty configuration.
+    pub fn check_given_config(&self) -> Result<(), GivenConfigError> {
+        if self.given.config.is_none() {
+            return Ok(());
+        }
+        let path = &self.config;
+        let unreadable = |source| GivenConfigError::Unreadable {
+            path: path.clone(),
+            source,
+        };
+        let meta = match fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Err(GivenConfigError::Missing(path.clone()))
+            }
+            Err(err) => return Err(unreadable(err)),
+        };
+        if meta.is_dir() {
+            return Err(GivenConfigError::Directory(path.clone()));
+        }
+        if meta.is_file() {
+            fs::File::open(path).map_err(unreadable)?;
+        }
+        Ok(())
     }
 
     /// Per-session transcript cursors and last-seen turn ids.

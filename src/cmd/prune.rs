@@ -127,17 +127,8 @@ fn cutoff(paths: &Paths, args: &Args) -> anyhow::Result<(i64, String)> {
         ),
         (None, Some(days)) => (now - i64::from(days) * 86_400_000, format!("{days} days")),
         (None, None) => {
-            if paths.given.config.is_some() {
-                // A wrong path must not quietly turn into the default retention: prune
-                // deletes, and seven days may be far shorter than what the file says.
-                std::fs::File::open(&paths.config).with_context(|| {
-                    format!(
-                        "cannot read --config {}; prune will not fall back to the default \
-                         retention (give --days or --before, or fix the path)",
-                        paths.config.display()
-                    )
-                })?;
-            }
+            // A --config that is not there never gets here (`Paths::check_given_config`):
+            // prune deletes, and the default seven days may be far shorter than the file's.
             let (config, problems) = Config::load_for(paths);
             for p in problems
                 .iter()

@@ -6,29 +6,72 @@ use std::time::Duration;
 use predicates::str::contains;
 use serde_json::Value;
 
-use crate::common::{lines, TestEnv};
+use crate::common::{lines, the_one_error, TestEnv};
+
+/// Every command but capture (and its detached check runner), as a user would run it.
+fn commands(env: &TestEnv) -> Vec<Vec<String>> {
+    let nothing = env.dir.path().join("no-transcripts");
+    std::fs::create_dir_all(&nothing).unwrap();
+    [
+        vec!["query", "SELECT count(*) FROM events"],
+        vec!["summarize"],
+        vec!["sessions"],
+        vec!["show", "s"],
+        vec!["status"],
+        vec!["gate", "report"],
+        vec!["gate", "replay"],
+        vec!["prune", "--days", "7"],
+        vec!["prune"],
+        vec![
+            "export",
+            "otlp",
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--give-up-after",
+            "1",
+        ],
+        vec!["import", nothing.to_str().unwrap()],
+        vec!["ingest", "--once"],
+        vec!["serve", "--port", "0"],
+        vec!["config", "check"],
+        vec!["config", "show"],
+        vec!["hooks", "status"],
+    ]
+    .into_iter()
+    .map(|args| args.into_iter().map(String::from).collect())
+    .collect()
+}
 
 #[test]
-fn a_given_config_that_does_not_exist_is_a_problem_the_default_one_is_not() {
+fn a_given_config_that_is_not_a_file_is_an_error_for_every_command_but_capture() {
     let env = TestEnv::new();
+    env.append(&lines(3));
+    env.ingest_once();
     let missing = env.dir.path().join("missing.toml");
-    let missing = missing.to_str().unwrap();
-    env.cmd()
-        .args(["--config", missing, "config", "check"])
-        .assert()
-        .code(1)
-        .stdout(contains("problem:"))
-        .stdout(contains("does not exist"));
-    let out = env
-        .cmd()
-        .args(["--config", missing, "status", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let problems = doc["config_problems"].as_array().unwrap();
-    assert_eq!(problems.len(), 1, "{problems:?}");
-    assert!(problems[0].as_str().unwrap().contains("does not exist"));
+    let folder = env.dir.path().join("folder.toml");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (config, why) in [
+        (&missing, "does not exist"),
+        (&folder, "is a directory, not a configuration file"),
+    ] {
+        for args in commands(&env) {
+            let out = env
+                .cmd()
+                .arg("--config")
+                .arg(config)
+                .args(&args)
+                .timeout(Duration::from_secs(30))
+                .output()
+                .unwrap();
+            let error = the_one_error(&out);
+            assert!(
+                error.contains(&format!("--config {}: {why}", config.display())),
+                "{args:?}: {error}"
+            );
+        }
+    }
+    // Nothing ran: prune deleted nothing, ingest read nothing more.
+    assert_eq!(env.int("SELECT count(*) FROM events"), 3);
 
     // The default path, absent, is no problem.
     env.cmd()
@@ -36,6 +79,26 @@ fn a_given_config_that_does_not_exist_is_a_problem_the_default_one_is_not() {
         .assert()
         .success()
         .stdout(contains("absent: defaults apply"));
+}
+
+#[test]
+fn capture_with_a_given_config_that_is_not_a_file_records_and_carries_on() {
+    let env = TestEnv::new();
+    let missing = env.dir.path().join("missing.toml");
+    let folder = env.dir.path().join("folder.toml");
+    std::fs::create_dir_all(&folder).unwrap();
+    let payload = r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
+    for config in [&missing, &folder] {
+        crate::common::capture(&env, payload, &["--config", config.to_str().unwrap()]);
+    }
+    let lines = env.queue_lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let note = lines[0]["configError"].as_str().unwrap();
+    assert!(note.contains("missing.toml"), "{note}");
+    assert!(note.contains("does not exist"), "{note}");
+    let note = lines[1]["configError"].as_str().unwrap();
+    assert!(note.contains("folder.toml"), "{note}");
+    assert!(note.contains("cannot read"), "{note}");
 }
 
 /// Appends `n` lines and waits until follow-mode ingest has them all (`total` in the store).
