@@ -53,6 +53,8 @@ pub struct Args {
 /// Runs `cmstore prune`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let (cutoff, why) = cutoff(paths, &args)?;
+    // Before the transcript cursors go: a --db that is wrong stops prune before any change.
+    store::not_a_directory(&paths.db)?;
     // Before anything changes: a second compaction of the queue refuses, and changes nothing.
     let _compaction_lock = match args.compact_queue && !args.dry_run {
         true => lock_compaction(paths)?,

@@ -236,6 +236,9 @@ pub enum Error {
         /// The offset the batch started from.
         expected: i64,
     },
+    /// The database path names a directory.
+    #[error("{} is a directory, not a database file", .0.display())]
+    Directory(PathBuf),
     /// The database file or its directory could not be created.
     #[error("cannot create {path}")]
     Create {
@@ -328,6 +331,7 @@ pub fn used_bytes(conn: &Connection) -> rusqlite::Result<u64> {
 /// Creates the database file with private permissions before SQLite does (SQLite gives the
 /// `-wal` and `-shm` files the permissions of the database file), unless it exists.
 fn create_private_file(path: &Path) -> Result<(), Error> {
+    not_a_directory(path)?;
     let dir = dir_of(path);
     create_private_dir(dir).map_err(|source| Error::Create {
         path: dir.to_path_buf(),
@@ -346,6 +350,15 @@ fn create_private_file(path: &Path) -> Result<(), Error> {
             path: path.to_path_buf(),
             source,
         })
+}
+
+/// Fails when the database path names a directory, which SQLite would only call a "disk I/O
+/// error" or "unable to open database file".
+pub fn not_a_directory(path: &Path) -> Result<(), Error> {
+    match path.is_dir() {
+        true => Err(Error::Directory(path.to_path_buf())),
+        false => Ok(()),
+    }
 }
 
 /// Belt and braces: the `-wal`/`-shm` files may predate us (created by another tool).

@@ -65,6 +65,9 @@ pub enum QueryError {
     /// There is no database file to read.
     #[error("no database at {}; run `cmstore ingest` first", .0.display())]
     MissingDatabase(PathBuf),
+    /// The database path names a directory.
+    #[error("{} is a directory, not a database file", .0.display())]
+    Directory(PathBuf),
     /// The statement would change something.
     #[error("query refused: the store is read-only ({0})")]
     Refused(String),
@@ -223,6 +226,9 @@ impl ReadOnlyDb {
     pub fn open(path: &Path, timeout: Option<Duration>) -> Result<ReadOnlyDb, QueryError> {
         if !path.exists() {
             return Err(QueryError::MissingDatabase(path.to_owned()));
+        }
+        if path.is_dir() {
+            return Err(QueryError::Directory(path.to_owned()));
         }
         let db_err = |context: &str| {
             let context = format!("{context} {}", path.display());

@@ -7,6 +7,7 @@ mod checks;
 mod common;
 mod config;
 mod gate;
+mod globals;
 mod hooks;
 mod ingest;
 mod otlp_collector;
