@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 
 use crate::clock::now_ms;
 use crate::config::Config;
@@ -25,6 +25,9 @@ use crate::prune::queue as compact;
 use crate::store::{self, prune as store_prune};
 use crate::timespec;
 
+/// A day in milliseconds.
+const DAY_MS: i64 = 86_400_000;
+
 /// Arguments of `cmstore prune`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
@@ -32,8 +35,8 @@ pub struct Args {
     /// else 7]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub days: Option<u32>,
-    /// Delete what is older than this instead: a duration ago (36h, 2w) or an ISO
-    /// date/datetime (UTC)
+    /// Delete what is older than this instead: a duration ago (36h, 2w; 0m for everything up
+    /// to now) or an ISO date/datetime (UTC), not in the future
     #[arg(long, value_name = "WHEN", conflicts_with = "days")]
     pub before: Option<String>,
     /// Print what would be removed and change nothing
@@ -119,15 +122,18 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The cutoff (epoch ms) and how it was chosen: `--before`, else `--days`, else the
-/// configured retention (whose problems are warned about).
+/// configured retention (whose problems are warned about). A cutoff after now or before 1970
+/// is refused: the one would delete every event, the other none (docs/prune.md).
 fn cutoff(paths: &Paths, args: &Args) -> anyhow::Result<(i64, String)> {
     let now = now_ms();
-    Ok(match (&args.before, args.days) {
+    let ago = |days: u32| now.checked_sub(i64::from(days) * DAY_MS);
+    let (cutoff, given, why) = match (&args.before, args.days) {
         (Some(when), _) => (
-            timespec::parse_point(when, now).context("--before")?,
+            Some(timespec::parse_point(when, now).context("--before")?),
+            format!("--before {when}"),
             format!("--before {when}"),
         ),
-        (None, Some(days)) => (now - i64::from(days) * 86_400_000, format!("{days} days")),
+        (None, Some(days)) => (ago(days), format!("--days {days}"), format!("{days} days")),
         (None, None) => {
             // A --config that is not there never gets here (`Paths::check_given_config`):
             // prune deletes, and the default seven days may be far shorter than the file's.
@@ -139,9 +145,26 @@ fn cutoff(paths: &Paths, args: &Args) -> anyhow::Result<(i64, String)> {
                 eprintln!("cmstore prune: warning: {p}");
             }
             let days = config.retention_days;
-            (now - i64::from(days) * 86_400_000, format!("{days} days"))
+            (
+                ago(days),
+                format!("retention_days = {days}"),
+                format!("{days} days"),
+            )
         }
-    })
+    };
+    match cutoff {
+        Some(cutoff) if cutoff > now => bail!(
+            "{given} is in the future ({}): every event is older than that; to delete \
+             everything up to now, give --before 0m",
+            timespec::iso(cutoff)
+        ),
+        Some(cutoff) if cutoff >= 0 => Ok((cutoff, why)),
+        _ if args.before.is_some() => bail!("{given} is before 1970: no event is that old"),
+        _ => bail!(
+            "{given} reaches back before 1970: give at most {} days",
+            now / DAY_MS
+        ),
+    }
 }
 
 /// Removes the transcript cursors of sessions idle since the cutoff, and says how many.

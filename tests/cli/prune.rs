@@ -632,9 +632,7 @@ fn rejected_lines_go_with_the_line_before_them_and_do_not_come_back() {
 
     // Everything goes: the rejected line before any event line has only the time it was
     // ingested, which no watermark covers, so its key is remembered instead.
-    let tomorrow = chrono::Utc::now() + chrono::Duration::days(1);
-    let tomorrow = tomorrow.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let report = prune(&env, &["--before", &tomorrow, "--compact-queue"]);
+    let report = prune(&env, &["--before", "0m", "--compact-queue"]);
     assert_eq!(removed(&report, "rejects"), 2, "{report}");
     // The queue keeps what it cannot date: the rejected line at its start.
     let queue = std::fs::read_to_string(env.queue()).unwrap();
@@ -923,4 +921,45 @@ fn a_missing_config_file_given_to_prune_deletes_nothing() {
     assert_eq!(env.int("SELECT count(*) FROM events"), 2);
     prune(&env, &["--days", "7"]);
     assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+}
+
+#[test]
+fn a_cutoff_in_the_future_is_refused_and_nothing_goes() {
+    let env = TestEnv::new();
+    env.append(&aged(4, "old", 10));
+    env.append(&aged(4, "new", 0));
+    env.ingest_once();
+    for args in [
+        &["--before", "2999-01-01"][..],
+        &["--before", "2999-01-01", "--dry-run"],
+        &["--before", "2999-01-01", "--compact-queue"],
+    ] {
+        let out = env.cmd().arg("prune").args(args).output().unwrap();
+        let error = the_one_error(&out);
+        assert!(error.contains("--before 2999-01-01"), "{args:?}: {error}");
+        assert!(error.contains("is in the future"), "{args:?}: {error}");
+        assert!(error.contains("--before 0m"), "{args:?}: {error}");
+    }
+    assert_eq!(env.int("SELECT count(*) FROM events"), 8);
+    // The present is not the future: everything up to now goes, when asked for.
+    let report = prune(&env, &["--before", "0m"]);
+    assert_eq!(removed(&report, "events"), 8, "{report}");
+}
+
+#[test]
+fn a_cutoff_before_1970_is_refused_and_nothing_goes() {
+    let env = TestEnv::new();
+    env.append(&aged(4, "old", 10));
+    env.ingest_once();
+    for (args, said) in [
+        (&["--days", "4294967295"][..], "--days 4294967295"),
+        (&["--before", "1969-12-31"], "--before 1969-12-31"),
+        (&["--days", "4294967295", "--dry-run"], "--days 4294967295"),
+    ] {
+        let out = env.cmd().arg("prune").args(args).output().unwrap();
+        let error = the_one_error(&out);
+        assert!(error.contains(said), "{args:?}: {error}");
+        assert!(error.contains("before 1970"), "{args:?}: {error}");
+    }
+    assert_eq!(env.int("SELECT count(*) FROM events"), 4);
 }
