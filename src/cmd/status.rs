@@ -8,8 +8,9 @@
 //! size; the retention policy (days, whether a running ingest applies it, whether it compacts
 //! the queue) and what its last automatic run removed; configuration problems.
 //! Read-only: it never creates the database (nor any other file), and reports clearly when
-//! there is none yet. `--format json` prints one object for scripts; other formats print one
-//! section per table.
+//! there is none yet. `--format json` prints one object for scripts, `jsonl` an object per
+//! row of each section (with its `section`), `csv` and `tsv` one table of `section`, `row`,
+//! `field`, `value`; `table` and `markdown` print each section under its title.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -148,24 +149,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             _ => eprintln!("cmstore status: {note}"),
         }
     }
-    let heading = |out: &mut dyn Write, title: &str| -> io::Result<()> {
-        match sink.format {
-            Format::Table | Format::Markdown => writeln!(out, "\n{title}"),
-            _ => Ok(()),
-        }
-    };
-    // On a terminal each section reads as `field  value` lines: the values (a path, a state)
-    // are whole at any width, and no header is wrapped. The other formats keep their tables.
-    let section = |out: &mut dyn Write, columns: Vec<String>, rows: &[Vec<Value>]| {
-        if sink.format == Format::Table {
-            write_fields(out, &columns, rows, sink.table.width).context("writing")
-        } else {
-            report::render(out, sink, columns, rows)
-        }
-    };
-    heading(&mut out, "Sources")?;
-    section(&mut out, sources.0, &sources.1)?;
-    heading(&mut out, "Store")?;
     let mut columns = vec!["database".into(), "bytes".into(), "wal_bytes".into()];
     let mut row = vec![
         Value::Text(paths.db.display().to_string()),
@@ -176,20 +159,87 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         columns.extend(t_columns);
         row.extend(t_rows.into_iter().next().unwrap_or_default());
     }
-    section(&mut out, columns, &[row])?;
-    heading(&mut out, "Ingest")?;
-    let (columns, row) = ingest.to_row();
-    section(&mut out, columns, &[row])?;
-    heading(&mut out, "Retention")?;
-    let (columns, row) = retention.to_row();
-    section(&mut out, columns, &[row])?;
+    let (ingest_columns, ingest_row) = ingest.to_row();
+    let (retention_columns, retention_row) = retention.to_row();
+    let mut sections: Vec<Named> = vec![
+        ("Sources", sources),
+        ("Store", (columns, vec![row])),
+        ("Ingest", (ingest_columns, vec![ingest_row])),
+        ("Retention", (retention_columns, vec![retention_row])),
+    ];
     if !problems.is_empty() {
-        heading(&mut out, "Configuration problems")?;
-        let rows: Vec<Vec<Value>> = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
-        report::render(&mut out, sink, vec!["problem".into()], &rows)?;
+        let rows = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
+        sections.push(("Configuration problems", (vec!["problem".into()], rows)));
+    }
+    match sink.format {
+        Format::Table | Format::Markdown => write_sections(&mut out, sink, sections)?,
+        Format::Jsonl => write_objects(&mut out, sink, sections)?,
+        _ => write_long(&mut out, sink, sections)?,
     }
     out.flush().context("writing")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A section of the report: its title and its table.
+type Named = (&'static str, Section);
+
+/// The sections for a person: each under its title. On a terminal each reads as `field  value`
+/// lines: the values (a path, a state) are whole at any width, and no header is wrapped.
+fn write_sections(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyhow::Result<()> {
+    for (title, (columns, rows)) in sections {
+        writeln!(out, "\n{title}").context("writing")?;
+        if sink.format == Format::Table && title != "Configuration problems" {
+            write_fields(out, &columns, &rows, sink.table.width).context("writing")?;
+        } else {
+            report::render(out, sink, columns, &rows)?;
+        }
+    }
+    Ok(())
+}
+
+/// The sections as JSON Lines: an object per row of each section, its `section` first.
+fn write_objects(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyhow::Result<()> {
+    for (title, (columns, rows)) in sections {
+        let section = Value::Text(section_name(title));
+        let columns = std::iter::once("section".to_string())
+            .chain(columns)
+            .collect();
+        let rows: Vec<Vec<Value>> = rows
+            .into_iter()
+            .map(|row| std::iter::once(section.clone()).chain(row).collect())
+            .collect();
+        report::render(out, sink, columns, &rows)?;
+    }
+    Ok(())
+}
+
+/// A section's title as a machine format names it: `Configuration problems` is
+/// `configuration_problems`.
+fn section_name(title: &str) -> String {
+    title.to_ascii_lowercase().replace(' ', "_")
+}
+
+/// The sections for a program, as one table that parses as a whole: a row per value,
+/// `section`, `row` (from 1, within the section), `field`, `value`.
+fn write_long(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyhow::Result<()> {
+    let mut long = Vec::new();
+    for (title, (columns, rows)) in sections {
+        let section = section_name(title);
+        for (index, row) in rows.into_iter().enumerate() {
+            for (field, value) in columns.iter().zip(row) {
+                long.push(vec![
+                    Value::Text(section.clone()),
+                    Value::Integer(index as i64 + 1),
+                    Value::Text(field.clone()),
+                    value,
+                ]);
+            }
+        }
+    }
+    let columns = ["section", "row", "field", "value"]
+        .map(String::from)
+        .to_vec();
+    report::render(out, sink, columns, &long)
 }
 
 /// The last automatic retention run recorded in `meta` (none in a database from before it).

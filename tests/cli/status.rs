@@ -242,11 +242,66 @@ fn status_shows_the_retention_policy_and_its_last_run() {
         .output()
         .unwrap();
     let text = String::from_utf8(table.stdout).unwrap();
-    assert!(
-        text.contains("days\tauto\tcompact\tlast_run\tremoved\tqueue_removed\tnote"),
-        "{text}"
+    for field in ["days\t30", "auto\tyes", "compact\tyes", "removed\t0"] {
+        assert!(
+            text.contains(&format!("\nretention\t1\t{field}\n")),
+            "{field}: {text}"
+        );
+    }
+}
+
+/// csv and tsv print one table that parses as a whole (`section`, `row`, `field`, `value`),
+/// jsonl an object per row of each section; each holds what `--format json` says.
+#[test]
+fn every_machine_format_of_status_parses_as_a_whole() {
+    let env = TestEnv::new();
+    env.append(&lines(3));
+    env.ingest_once();
+    let run = |format: &str| {
+        let out = env
+            .cmd()
+            .args(["status", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{format}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let tsv = run("tsv");
+    let mut rows = tsv.lines();
+    assert_eq!(rows.next(), Some("section\trow\tfield\tvalue"));
+    let rows: Vec<Vec<&str>> = rows.map(|l| l.split('\t').collect()).collect();
+    assert!(rows.iter().all(|r| r.len() == 4), "{tsv}");
+    let sections: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        sections.into_iter().collect::<Vec<_>>(),
+        ["ingest", "retention", "sources", "store"]
     );
-    assert!(text.contains("30\tyes\tyes\t"), "{text}");
+    assert!(rows.contains(&vec!["store", "1", "events", "3"]), "{tsv}");
+    let csv = run("csv");
+    assert_eq!(
+        csv.lines().filter(|l| l.starts_with("section,")).count(),
+        1,
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), tsv.lines().count(), "{csv}");
+    assert!(csv.contains("\r\nstore,1,events,3\r\n"), "{csv}");
+
+    let doc = status_json(&env);
+    let objects: Vec<Value> = run("jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON object a line"))
+        .collect();
+    let of = |name: &str| {
+        objects
+            .iter()
+            .find(|o| o["section"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(objects.len(), 4, "{objects:?}");
+    assert_eq!(of("sources")["path"], doc["sources"][0]["path"]);
+    assert_eq!(of("sources")["offset"], doc["sources"][0]["offset"]);
+    assert_eq!(of("store")["events"], 3);
 }
 
 #[test]
