@@ -10,7 +10,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::paths::Paths;
-use crate::safety::{self, Rules};
+use crate::safety::{self, AddedRule, Rules, Scope};
 
 pub mod checks;
 mod recover;
@@ -269,16 +269,9 @@ impl Config {
             }
         }
         let mut safety = take_table(&mut table, "safety", &mut problem);
-        for (name, pattern) in take_table(&mut safety, "add", &mut problem) {
-            match pattern.as_str().map(regex::Regex::new) {
-                Some(Ok(_)) => self
-                    .safety
-                    .add
-                    .push((name, pattern.as_str().unwrap_or_default().to_string())),
-                Some(Err(err)) => problem(format!("safety.add.{name}: invalid pattern: {err}")),
-                None => problem(format!(
-                    "safety.add.{name} = {pattern}: expected a pattern string"
-                )),
+        for (name, rule) in take_table(&mut safety, "add", &mut problem) {
+            if let Some(rule) = added_rule(name, rule, &mut problem) {
+                self.safety.add.push(rule);
             }
         }
         for name in take_strings(&mut safety, "remove", "safety.remove", &mut problem) {
@@ -407,6 +400,65 @@ impl Config {
                     format!("{v:?}: expected 1 or 0 (or true/false, yes/no, on/off); ignored"),
                 ),
             }
+        }
+    }
+}
+
+/// A `[safety] add` rule: a pattern string (looking at shell commands), or a table with its
+/// `pattern` and a `scope` (`shell`, the default, or `any`: every tool's text). A missing or
+/// invalid pattern costs the rule; a bad `scope` or an unknown key costs only itself.
+fn added_rule(
+    name: String,
+    value: toml::Value,
+    problem: &mut impl FnMut(String),
+) -> Option<AddedRule> {
+    let mut table = match value {
+        toml::Value::String(pattern) => {
+            toml::Table::from_iter([("pattern".into(), pattern.into())])
+        }
+        toml::Value::Table(table) => table,
+        other => {
+            problem(format!(
+                "safety.add.{name} = {other}: expected a pattern string or a table \
+                 {{ pattern = '…', scope = \"any\" }}; ignored"
+            ));
+            return None;
+        }
+    };
+    let pattern = table.remove("pattern");
+    let scope = table.remove("scope").map_or(Scope::Shell, |v| {
+        v.as_str().and_then(Scope::parse).unwrap_or_else(|| {
+            problem(format!(
+                "safety.add.{name}.scope = {v}: expected \"shell\" or \"any\"; using shell"
+            ));
+            Scope::Shell
+        })
+    });
+    for key in table.keys() {
+        problem(format!("unknown setting safety.add.{name}.{key}; ignored"));
+    }
+    let pattern = match pattern {
+        Some(toml::Value::String(pattern)) => pattern,
+        Some(other) => {
+            problem(format!(
+                "safety.add.{name}.pattern = {other}: expected a pattern string; ignored"
+            ));
+            return None;
+        }
+        None => {
+            problem(format!("safety.add.{name}: no pattern; ignored"));
+            return None;
+        }
+    };
+    match regex::Regex::new(&pattern) {
+        Ok(_) => Some(AddedRule {
+            name,
+            pattern,
+            scope,
+        }),
+        Err(err) => {
+            problem(format!("safety.add.{name}: invalid pattern: {err}"));
+            None
         }
     }
 }
@@ -623,7 +675,7 @@ patterns = ["corp-[0-9]{6}"]
         assert!(config.event_enabled("Stop"));
         assert_eq!(
             config.safety.add,
-            vec![("no-npm-publish".into(), "npm\\s+publish".into())]
+            vec![AddedRule::shell("no-npm-publish", "npm\\s+publish")]
         );
         assert_eq!(config.safety.remove, vec!["git-push-force".to_string()]);
         assert_eq!(config.redact, vec!["corp-[0-9]{6}".to_string()]);
@@ -696,7 +748,7 @@ patterns = ['corp-[0-9]{6}']
         assert_eq!(config.safety.remove, vec!["git-push-force".to_string()]);
         assert_eq!(
             config.safety.add,
-            vec![("npm-publish".into(), "npm\\s+publish".into())]
+            vec![AddedRule::shell("npm-publish", "npm\\s+publish")]
         );
         assert_eq!(config.redact, vec!["corp-[0-9]{6}".to_string()]);
         let messages = messages(&problems);
@@ -746,8 +798,8 @@ log_level = "verbose"
         assert_eq!(
             config.safety.add,
             vec![
-                ("rule two".into(), "two".into()),
-                ("rule-one".into(), "one".into())
+                AddedRule::shell("rule two", "two"),
+                AddedRule::shell("rule-one", "one")
             ]
         );
         assert!(config.event_enabled("Stop"));
@@ -833,11 +885,67 @@ log_level = "verbose"
             &[],
         );
         assert_eq!(config.safety.remove, vec!["dd".to_string()]);
-        assert_eq!(config.safety.add, vec![("x".into(), "y".into())]);
+        assert_eq!(config.safety.add, vec![AddedRule::shell("x", "y")]);
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
             problems[0].message.starts_with("line 3: not valid TOML"),
             "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_safety_rule_is_a_pattern_or_a_table_with_its_scope() {
+        let (config, problems) = load(
+            "[safety]\nadd = { npm = 'npm\\s+publish', sql = { pattern = '(?i)delete from', scope = \"any\" }, \
+             sh = { pattern = 'x', scope = \"shell\" } }\n",
+            &[],
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            config.safety.add,
+            vec![
+                AddedRule::shell("npm", "npm\\s+publish"),
+                AddedRule::shell("sh", "x"),
+                AddedRule {
+                    scope: Scope::AnyText,
+                    ..AddedRule::shell("sql", "(?i)delete from")
+                },
+            ]
+        );
+        let (config, _) = load(
+            "[safety.add]\nnpm = 'npm'\n[safety.add.sql]\npattern = 'drop'\nscope = \"any\"\n",
+            &[],
+        );
+        assert_eq!(
+            config
+                .safety
+                .add
+                .iter()
+                .map(|r| r.scope)
+                .collect::<Vec<_>>(),
+            [Scope::Shell, Scope::AnyText]
+        );
+    }
+
+    #[test]
+    fn a_bad_safety_rule_table_costs_only_what_is_wrong() {
+        let (config, problems) = load(
+            "[safety.add]\nwide = { pattern = 'a', scope = \"everywhere\", tools = 1 }\n\
+             none = { scope = \"any\" }\nnumber = { pattern = 5 }\nlist = ['a']\n",
+            &[],
+        );
+        assert_eq!(config.safety.add, vec![AddedRule::shell("wide", "a")]);
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "safety.add.list = [\"a\"]: expected a pattern string or a table \
+                 { pattern = '…', scope = \"any\" }; ignored",
+                "safety.add.none: no pattern; ignored",
+                "safety.add.number.pattern = 5: expected a pattern string; ignored",
+                "safety.add.wide.scope = \"everywhere\": expected \"shell\" or \"any\"; using shell",
+                "unknown setting safety.add.wide.tools; ignored",
+            ]
         );
     }
 

@@ -5,6 +5,11 @@
 //! could not read, so enforce mode blocked every VS Code and Claude tool call (seed bug B-B2).
 //! Here shell commands are found in every agent's shape, SQL rules look at any tool's string
 //! arguments, and an unreadable payload is *allowed* (and marked, so ingest counts it).
+//!
+//! A rule looks at shell command lines ([`Scope::Shell`]) unless it says it looks at any
+//! tool's text ([`Scope::AnyText`]): a rule for `rm -rf` must not deny writing a file that
+//! mentions it. The configured rules (`[safety] add`) look at shell commands unless their
+//! `scope` says `any`.
 
 use std::sync::OnceLock;
 
@@ -14,10 +19,32 @@ use serde_json::Value;
 /// The configured changes to the built-in rules (`[safety]` in cmstore.toml).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules {
-    /// Extra patterns (regular expressions), by name.
-    pub add: Vec<(String, String)>,
+    /// Extra rules, in the order configured.
+    pub add: Vec<AddedRule>,
     /// Names of built-in rules to turn off.
     pub remove: Vec<String>,
+}
+
+/// A configured extra rule (`[safety] add`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedRule {
+    /// Its name, recorded as the call's `risk`.
+    pub name: String,
+    /// The regular expression (validated when the configuration was loaded).
+    pub pattern: String,
+    /// What it looks at: shell command lines unless configured otherwise.
+    pub scope: Scope,
+}
+
+impl AddedRule {
+    /// A rule on shell command lines, the default scope.
+    pub fn shell(name: impl Into<String>, pattern: impl Into<String>) -> AddedRule {
+        AddedRule {
+            name: name.into(),
+            pattern: pattern.into(),
+            scope: Scope::Shell,
+        }
+    }
 }
 
 /// The `risk` recorded for a tool call the gate could not read (allowed, and counted as
@@ -52,12 +79,39 @@ const COMMAND_KEYS: [&str; 6] = [
 ];
 
 /// What a rule looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scope {
     /// Shell command lines only.
+    #[default]
     Shell,
-    /// Shell command lines and every string argument of any tool (SQL through MCP tools).
+    /// Shell command lines and every string argument of any tool (SQL through MCP tools, but
+    /// also a file's content on its way to the disk).
     AnyText,
+}
+
+impl Scope {
+    /// The scope a configured rule names: `shell` or `any`.
+    pub fn parse(text: &str) -> Option<Scope> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "shell" => Some(Scope::Shell),
+            "any" => Some(Scope::AnyText),
+            _ => None,
+        }
+    }
+
+    /// How the configuration spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Shell => "shell",
+            Scope::AnyText => "any",
+        }
+    }
+
+    /// True when a rule of this scope looks at a text that is (`shell`) or is not a shell
+    /// command line.
+    fn covers(self, shell: bool) -> bool {
+        shell || self == Scope::AnyText
+    }
 }
 
 /// A built-in rule: a name for reports and `safety.remove`, cheap lowercase keywords that must
@@ -174,7 +228,7 @@ pub fn rule_names() -> Vec<&'static str> {
 pub enum Verdict {
     /// Nothing risky found.
     Clean,
-    /// The rules that matched, and the text they matched in.
+    /// The rules that matched, and the text of the first match.
     Risky { rules: Vec<String>, text: String },
     /// A shell tool whose command could not be found: allowed, and marked for ingest.
     Unreadable,
@@ -254,7 +308,7 @@ impl Ruling {
 #[derive(Debug)]
 pub struct Gate<'r> {
     rules: &'r Rules,
-    added: Vec<(&'r String, Regex)>,
+    added: Vec<(&'r AddedRule, Regex)>,
     enforce: bool,
 }
 
@@ -301,47 +355,68 @@ fn texts(tool_name: Option<&str>, input: Option<&Value>) -> Result<(Vec<String>,
     Ok((texts, shell))
 }
 
-/// The configured extra patterns that compile (the loader reported the others).
-fn compile_added(config: &Rules) -> Vec<(&String, Regex)> {
+/// The configured extra rules whose patterns compile (the loader reported the others).
+fn compile_added(config: &Rules) -> Vec<(&AddedRule, Regex)> {
     config
         .add
         .iter()
-        .filter_map(|(name, pattern)| Regex::new(pattern).ok().map(|re| (name, re)))
+        .filter_map(|rule| Regex::new(&rule.pattern).ok().map(|re| (rule, re)))
         .collect()
 }
 
+/// The rules that matched so far, and what the first match is shown as.
+#[derive(Default)]
+struct Findings {
+    rules: Vec<String>,
+    shown: Option<String>,
+}
+
+impl Findings {
+    /// Notes that `rule` matched `text` at `at`.
+    fn found(&mut self, rule: &str, text: &str) {
+        if self.rules.iter().any(|r| r == rule) {
+            return;
+        }
+        self.rules.push(rule.to_string());
+        if self.shown.is_none() {
+            self.shown = Some(text.to_string());
+        }
+    }
+}
+
 /// The verdict of the rules on `texts`.
-fn matches(texts: &[String], shell: bool, config: &Rules, added: &[(&String, Regex)]) -> Verdict {
-    let mut rules = Vec::new();
-    let mut matched_text = String::new();
+fn matches(
+    texts: &[String],
+    shell: bool,
+    config: &Rules,
+    added: &[(&AddedRule, Regex)],
+) -> Verdict {
+    let mut findings = Findings::default();
     for text in texts {
         let lower = text.to_lowercase();
         for (index, rule) in RULES.iter().enumerate() {
-            if (!shell && rule.scope == Scope::Shell)
+            if !rule.scope.covers(shell)
                 || config.remove.iter().any(|r| r == rule.name)
                 || !rule.needles.iter().any(|n| lower.contains(n))
             {
                 continue;
             }
-            if rule_regex(index).is_match(text) && !rules.iter().any(|r| r == rule.name) {
-                rules.push(rule.name.to_string());
-                matched_text.clone_from(text);
+            if rule_regex(index).is_match(text) {
+                findings.found(rule.name, text);
             }
         }
-        for (name, re) in added {
-            if re.is_match(text) && !rules.contains(*name) {
-                rules.push((*name).clone());
-                matched_text.clone_from(text);
+        for (rule, re) in added.iter().filter(|(r, _)| r.scope.covers(shell)) {
+            if re.is_match(text) {
+                findings.found(&rule.name, text);
             }
         }
     }
-    if rules.is_empty() {
-        Verdict::Clean
-    } else {
-        Verdict::Risky {
-            rules,
-            text: matched_text,
-        }
+    match findings.shown {
+        None => Verdict::Clean,
+        Some(text) => Verdict::Risky {
+            rules: findings.rules,
+            text,
+        },
     }
 }
 
@@ -512,7 +587,7 @@ mod tests {
     fn rules_can_be_removed_and_added() {
         let config = Rules {
             remove: vec!["git-push-force".into()],
-            add: vec![("npm-publish".into(), r"\bnpm\s+publish\b".into())],
+            add: vec![AddedRule::shell("npm-publish", r"\bnpm\s+publish\b")],
         };
         let input = json!({"command": "git push --force"});
         assert_eq!(check(Some("Bash"), Some(&input), &config), Verdict::Clean);
@@ -525,6 +600,61 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn a_configured_rule_looks_at_shell_commands_unless_its_scope_is_any() {
+        let shell_only = Rules {
+            add: vec![AddedRule::shell("rm-rf", r"rm\s+-rf")],
+            ..Rules::default()
+        };
+        let write = json!({"file_path": "/a/NOTES.md", "content": "never run rm -rf build"});
+        assert_eq!(
+            check(Some("Write"), Some(&write), &shell_only),
+            Verdict::Clean
+        );
+        let mcp = json!({"query": "rm -rf build"});
+        assert_eq!(
+            check(Some("mcp__x__run"), Some(&mcp), &shell_only),
+            Verdict::Clean
+        );
+        let bash = json!({"command": "rm -rf build"});
+        assert_eq!(
+            check(Some("Bash"), Some(&bash), &shell_only),
+            Verdict::Risky {
+                rules: vec!["rm-rf".into()],
+                text: "rm -rf build".into()
+            }
+        );
+        let any = Rules {
+            add: vec![AddedRule {
+                scope: Scope::AnyText,
+                ..AddedRule::shell("rm-rf", r"rm\s+-rf")
+            }],
+            ..Rules::default()
+        };
+        assert_eq!(
+            check(Some("Write"), Some(&write), &any),
+            Verdict::Risky {
+                rules: vec!["rm-rf".into()],
+                text: "never run rm -rf build".into()
+            }
+        );
+        assert!(matches!(
+            check(Some("Bash"), Some(&bash), &any),
+            Verdict::Risky { .. }
+        ));
+    }
+
+    #[test]
+    fn a_scope_is_spelled_shell_or_any() {
+        assert_eq!(Scope::parse("shell"), Some(Scope::Shell));
+        assert_eq!(Scope::parse(" Any "), Some(Scope::AnyText));
+        assert_eq!(Scope::parse("all"), None);
+        for scope in [Scope::Shell, Scope::AnyText] {
+            assert_eq!(Scope::parse(scope.as_str()), Some(scope));
+        }
+    }
+
     #[test]
     fn a_ruling_records_what_capture_records_in_each_mode() {
         let risky = Verdict::Risky {
@@ -555,8 +685,12 @@ mod tests {
             Rules {
                 remove: vec!["rm-rf-root".into()],
                 add: vec![
-                    ("npm-publish".into(), r"\bnpm\s+publish\b".into()),
-                    ("users".into(), r"(?i)users".into()),
+                    AddedRule::shell("npm-publish", r"\bnpm\s+publish\b"),
+                    AddedRule {
+                        scope: Scope::AnyText,
+                        ..AddedRule::shell("users", r"(?i)users")
+                    },
+                    AddedRule::shell("rm", r"rm\s+-rf"),
                 ],
             },
         ];
@@ -578,6 +712,10 @@ mod tests {
             ),
             (Some("Read"), None),
             (Some("Write"), Some(json!({"content": "rm -rf /"}))),
+            (
+                Some("Write"),
+                Some(json!({"content": "a\nselect * from users\nb"})),
+            ),
         ];
         for rules in &rule_sets {
             for enforce in [false, true] {

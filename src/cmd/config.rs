@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use crate::config::{Config, LogLevel, Mode};
 use crate::paths::Paths;
+use crate::safety::Scope;
 
 /// Arguments of `cmstore config`.
 #[derive(Debug, Clone, clap::Args)]
@@ -87,8 +88,16 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 crate::safety::rule_names().join(", ")
             )?;
             writeln!(out, "remove = {:?}", config.safety.remove)?;
-            for (name, pattern) in &config.safety.add {
-                writeln!(out, "add.{name} = {pattern:?}")?;
+            for rule in &config.safety.add {
+                let (name, pattern) = (&rule.name, &rule.pattern);
+                match rule.scope {
+                    Scope::Shell => writeln!(out, "add.{name} = {pattern:?}")?,
+                    scope => writeln!(
+                        out,
+                        "add.{name} = {{ pattern = {pattern:?}, scope = {:?} }}",
+                        scope.as_str()
+                    )?,
+                }
             }
             writeln!(out, "\n[redaction]")?;
             writeln!(out, "patterns = {:?}", config.redact)?;

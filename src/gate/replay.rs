@@ -428,7 +428,7 @@ pub fn summary(replay: &Replay, origin: &str) -> String {
 mod tests {
     use super::*;
     use crate::gate::RecordedInput;
-    use crate::safety::Rules;
+    use crate::safety::{AddedRule, Rules};
 
     fn shell(command: &str, risk: Option<&str>, decision: Option<&str>) -> Call {
         Call {
@@ -465,7 +465,7 @@ mod tests {
             Mode::Enforce,
             Rules {
                 remove: vec!["git-push-force".into()],
-                add: vec![("ls".into(), r"^ls$".into())],
+                add: vec![AddedRule::shell("ls", r"^ls$")],
             },
         );
         let r = replay(&calls, &strict);
@@ -547,7 +547,7 @@ mod tests {
     fn the_new_configurations_redaction_applies_before_its_rules() {
         let call = shell("deploy --token hunter2-secret", None, None);
         let rules = Rules {
-            add: vec![("deploy-secret".into(), r"hunter2".into())],
+            add: vec![AddedRule::shell("deploy-secret", r"hunter2")],
             remove: Vec::new(),
         };
         let mut strict = config(Mode::Enforce, rules);

@@ -182,6 +182,77 @@ fn configured_rules_are_added_and_removed() {
     assert_eq!(line["risk"], "npm-publish");
 }
 
+/// A Claude Code `Write` of `content` to a notes file.
+fn write_file(content: &str) -> Value {
+    json!({"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Write",
+        "tool_input":{"file_path":"/p/NOTES.md","content":content}})
+}
+
+#[test]
+fn a_configured_rule_looks_at_shell_commands_not_at_files_being_written() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(
+        env.home().join("cmstore.toml"),
+        "mode = \"enforce\"\n[safety]\nadd = { rm-rf = 'rm\\s+-rf' }\n",
+    )
+    .unwrap();
+    let notes = write_file("# Cleaning up\n\nNever run `rm -rf build` by hand.\n");
+    let (reply, line) = run(&env, &notes, &[]);
+    assert_eq!(
+        reply,
+        json!({}),
+        "writing a file that mentions it is allowed"
+    );
+    assert!(line.get("risk").is_none(), "{line}");
+    let (agent, payload, args) = shell_payloads("rm -rf build").remove(0);
+    let (reply, line) = run(&env, &payload, &args);
+    assert!(is_deny(agent, &reply), "running it is denied: {reply}");
+    assert_eq!(line["risk"], "rm-rf");
+}
+
+#[test]
+fn a_configured_rule_with_scope_any_looks_at_every_tools_text() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(
+        env.home().join("cmstore.toml"),
+        "mode = \"enforce\"\n[safety.add]\nnpm-publish = 'npm\\s+publish'\n\
+         delete-from = { pattern = '(?i)delete\\s+from', scope = \"any\" }\n",
+    )
+    .unwrap();
+    env.cmd().args(["config", "check"]).assert().success();
+    let show = env.cmd().args(["config", "show"]).output().unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        show.contains(r#"add.delete-from = { pattern = "(?i)delete\\s+from", scope = "any" }"#),
+        "{show}"
+    );
+    assert!(
+        show.contains(r#"add.npm-publish = "npm\\s+publish""#),
+        "{show}"
+    );
+    let sql = json!({"session_id":"s","hook_event_name":"PreToolUse","tool_name":"mcp__db__execute",
+        "tool_input":{"sql":"DELETE FROM users"}});
+    let (reply, line) = run(&env, &sql, &[]);
+    let reason = deny_reason(&reply);
+    assert!(reason.contains("DELETE FROM users"), "{reason}");
+    assert_eq!(line["risk"], "delete-from");
+    let (reply, line) = run(&env, &write_file("we never npm publish from CI"), &[]);
+    assert_eq!(reply, json!({}), "npm-publish looks at shell commands");
+    assert!(line.get("risk").is_none(), "{line}");
+}
+
+/// The reason of a Claude Code deny reply.
+fn deny_reason(reply: &Value) -> String {
+    let hso = &reply["hookSpecificOutput"];
+    assert_eq!(hso["permissionDecision"], "deny", "{reply}");
+    hso["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[test]
 fn secrets_never_reach_the_queue() {
     let env = TestEnv::new();
