@@ -11,6 +11,7 @@
 //! mentions it. The configured rules (`[safety] add`) look at shell commands unless their
 //! `scope` says `any`.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -113,6 +114,13 @@ impl Scope {
         shell || self == Scope::AnyText
     }
 }
+
+/// Characters of a matched text that is not a command line the finding keeps: the line of
+/// the match, shortened around it (a file's content is never shown whole).
+pub const EXCERPT_CHARS: usize = 160;
+
+/// Characters kept before the match when its line is longer than [`EXCERPT_CHARS`].
+const EXCERPT_BEFORE: usize = 40;
 
 /// A built-in rule: a name for reports and `safety.remove`, cheap lowercase keywords that must
 /// appear before the pattern is even compiled, and the pattern.
@@ -228,7 +236,8 @@ pub fn rule_names() -> Vec<&'static str> {
 pub enum Verdict {
     /// Nothing risky found.
     Clean,
-    /// The rules that matched, and the text of the first match.
+    /// The rules that matched, and what they matched: a shell tool's command line, else an
+    /// excerpt of the text of the first match (at most [`EXCERPT_CHARS`] characters).
     Risky { rules: Vec<String>, text: String },
     /// A shell tool whose command could not be found: allowed, and marked for ingest.
     Unreadable,
@@ -373,13 +382,17 @@ struct Findings {
 
 impl Findings {
     /// Notes that `rule` matched `text` at `at`.
-    fn found(&mut self, rule: &str, text: &str) {
+    fn found(&mut self, rule: &str, text: &str, at: Range<usize>, shell: bool) {
         if self.rules.iter().any(|r| r == rule) {
             return;
         }
         self.rules.push(rule.to_string());
         if self.shown.is_none() {
-            self.shown = Some(text.to_string());
+            self.shown = Some(if shell {
+                text.to_string()
+            } else {
+                excerpt(text, at)
+            });
         }
     }
 }
@@ -401,13 +414,13 @@ fn matches(
             {
                 continue;
             }
-            if rule_regex(index).is_match(text) {
-                findings.found(rule.name, text);
+            if let Some(m) = rule_regex(index).find(text) {
+                findings.found(rule.name, text, m.range(), shell);
             }
         }
         for (rule, re) in added.iter().filter(|(r, _)| r.scope.covers(shell)) {
-            if re.is_match(text) {
-                findings.found(&rule.name, text);
+            if let Some(m) = re.find(text) {
+                findings.found(&rule.name, text, m.range(), shell);
             }
         }
     }
@@ -418,6 +431,30 @@ fn matches(
             text,
         },
     }
+}
+
+/// The line of `text` that holds the match at `at`, trimmed, shortened to [`EXCERPT_CHARS`]
+/// characters around the match when it is longer.
+fn excerpt(text: &str, at: Range<usize>) -> String {
+    let start = text[..at.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at.end..].find('\n').map_or(text.len(), |i| at.end + i);
+    let line = text[start..end].trim();
+    if line.chars().count() <= EXCERPT_CHARS {
+        return line.to_string();
+    }
+    let before = &text[start..at.start];
+    let skip = before.chars().count().saturating_sub(EXCERPT_BEFORE);
+    let from = before
+        .char_indices()
+        .nth(skip)
+        .map_or(at.start, |(i, _)| start + i);
+    let mut out = String::new();
+    if from > start {
+        out.push(crate::shorten::ELLIPSIS);
+    }
+    let rest = EXCERPT_CHARS - out.chars().count();
+    out.push_str(&crate::shorten::cut_text(text[from..end].trim_end(), rest));
+    out
 }
 
 /// True for tools that run shell commands, in any agent's naming.
@@ -653,6 +690,37 @@ mod tests {
         for scope in [Scope::Shell, Scope::AnyText] {
             assert_eq!(Scope::parse(scope.as_str()), Some(scope));
         }
+    }
+
+    #[test]
+    fn a_match_in_a_file_is_shown_as_its_line_never_the_whole_file() {
+        let content = format!(
+            "{}\n  DROP TABLE users;\r\n{}",
+            "a\n".repeat(500),
+            "b\n".repeat(500)
+        );
+        let write = json!({"file_path": "/m/0042.sql", "content": content});
+        assert_eq!(
+            check(Some("Write"), Some(&write), &Rules::default()),
+            Verdict::Risky {
+                rules: vec!["drop-table".into()],
+                text: "DROP TABLE users;".into()
+            }
+        );
+        let before = "x".repeat(300);
+        let after = "y".repeat(300);
+        let minified = json!({"content": format!("{before} drop table t; {after}")});
+        let Verdict::Risky { text, .. } = check(Some("Write"), Some(&minified), &Rules::default())
+        else {
+            panic!("drop-table matches");
+        };
+        let expected = format!(
+            "…{} drop table t; {}…",
+            "x".repeat(EXCERPT_BEFORE - 1),
+            "y".repeat(EXCERPT_CHARS - EXCERPT_BEFORE - " drop table t; ".len() - 1)
+        );
+        assert_eq!(text, expected);
+        assert_eq!(text.chars().count(), EXCERPT_CHARS);
     }
 
     #[test]

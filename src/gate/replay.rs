@@ -14,7 +14,7 @@ use rusqlite::types::Value;
 use super::{split_rules, Call};
 use crate::config::{Config, Mode};
 use crate::redact::Redactor;
-use crate::safety::{self, Gate};
+use crate::safety::{self, Gate, Verdict};
 use crate::shorten;
 use crate::wire::Limits;
 
@@ -102,7 +102,8 @@ pub struct Changed {
     /// The new rules' `risk` and decision.
     pub risk_after: Option<String>,
     pub denied_after: bool,
-    /// The command line of a shell tool, else the input's JSON.
+    /// The command line of a shell tool, or the line of another tool's text the new rules
+    /// matched, else the start of the input's JSON ([`INPUT_CHARS`]).
     pub command: String,
 }
 
@@ -171,7 +172,7 @@ pub fn replay(calls: &[Call], config: &Config) -> Replay {
                 denied_before: was,
                 risk_after,
                 denied_after: now,
-                command: command(&input),
+                command: command(call.tool_name.as_deref(), &input, &ruling.verdict),
             });
         }
     }
@@ -232,9 +233,21 @@ fn change(was: bool, now: bool, before: &[&str], after: &[&str]) -> Option<Chang
     }
 }
 
-/// What a person recognises a call by: a shell tool's command line, else its input's JSON.
-fn command(input: &serde_json::Value) -> String {
-    safety::shell_command(input).unwrap_or_else(|| input.to_string())
+/// Characters of a tool's input shown for a call no rule matches any more.
+pub const INPUT_CHARS: usize = 200;
+
+/// What a person recognises a call by, never a whole file: what the new rules matched (a shell
+/// tool's command line, else the matched line), a shell tool's command line, else the start of
+/// its input's JSON.
+fn command(tool: Option<&str>, input: &serde_json::Value, verdict: &Verdict) -> String {
+    let shell = tool.is_some_and(safety::is_shell_tool);
+    match verdict {
+        Verdict::Risky { text, .. } => text.clone(),
+        _ => shell
+            .then(|| safety::shell_command(input))
+            .flatten()
+            .unwrap_or_else(|| shorten::compact_json(input, INPUT_CHARS)),
+    }
 }
 
 /// Columns of the raw per-rule rows (the machine formats).
@@ -541,6 +554,45 @@ mod tests {
              0 unchanged.\n\
              Not replayable: 3 (1 payload not read, 1 no input recorded, 1 input shortened)."
         );
+    }
+
+    #[test]
+    fn a_changed_call_to_another_tool_shows_a_line_or_the_start_never_a_file() {
+        let content = format!(
+            "{}\ndrop table users;\n{}",
+            "a".repeat(3000),
+            "b".repeat(3000)
+        );
+        let input = serde_json::json!({"file_path": "/m.sql", "content": content});
+        let write = |risk: Option<&str>, decision: Option<&str>| Call {
+            tool_name: Some("Write".into()),
+            risk: risk.map(str::to_string),
+            decision: decision.map(str::to_string),
+            input: RecordedInput {
+                text: Some(input.to_string()),
+                payload_unread: false,
+                payload_bytes: Some(7000),
+            },
+            ..Call::default()
+        };
+        let denied = replay(
+            &[write(None, None)],
+            &config(Mode::Enforce, Rules::default()),
+        );
+        assert_eq!(denied.changed[0].command, "drop table users;");
+        let loose = Rules {
+            remove: vec!["drop-table".into()],
+            ..Rules::default()
+        };
+        let allowed = replay(
+            &[write(Some("drop-table"), Some("deny"))],
+            &config(Mode::Enforce, loose),
+        );
+        let shown = &allowed.changed[0].command;
+        assert_eq!(allowed.changed[0].change, Change::NewlyAllowed);
+        assert!(shown.chars().count() <= INPUT_CHARS, "{shown}");
+        let parsed: serde_json::Value = serde_json::from_str(shown).unwrap();
+        assert_eq!(parsed["file_path"], "/m.sql");
     }
 
     #[test]

@@ -714,3 +714,91 @@ fn the_gate_columns_are_the_lines_and_the_report_is_unchanged() {
         assert!(denied > 0, "some calls were denied: {expected:?}");
     }
 }
+
+/// A Claude Code `Write` of a migration file of about 4 KB whose one line drops a table.
+fn write_migration(session: &str) -> Value {
+    let filler: Vec<String> = (0..60)
+        .map(|i| format!("-- step {i}: keep the orders table in step with the invoices"))
+        .collect();
+    let content = format!(
+        "BEGIN FILE\n{}\nDROP TABLE users;\n{}\nEND FILE\n",
+        filler[..30].join("\n"),
+        filler[30..].join("\n")
+    );
+    json!({"session_id": session, "hook_event_name": "PreToolUse", "cwd": WEB,
+           "tool_name": "Write",
+           "tool_input": {"file_path": "/home/dev/web/migrations/0042.sql", "content": content}})
+}
+
+#[test]
+fn a_changed_call_shows_the_matched_line_of_a_file_never_the_whole_file() {
+    let env = TestEnv::new();
+    set_config(&env, "mode = \"audit\"\n");
+    run_capture(&env, (write_migration(S_WEB), vec![]));
+    env.ingest_once();
+    let strict = config_file(&env, "strict.toml", "mode = \"enforce\"\n");
+    let changes = json_rows(
+        &env,
+        &[
+            "gate",
+            "replay",
+            "--config",
+            strict.to_str().unwrap(),
+            "--show-changes",
+        ],
+    );
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["change"], "newly denied");
+    assert_eq!(changes[0]["risk_after"], "drop-table");
+    assert_eq!(changes[0]["command"], "DROP TABLE users;");
+
+    let table = run(
+        &env,
+        &[
+            "gate",
+            "replay",
+            "--config",
+            strict.to_str().unwrap(),
+            "--show-changes",
+            "--format",
+            "table",
+        ],
+    );
+    let changed: Vec<&str> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with("newly denied"))
+        .collect();
+    assert_eq!(changed.len(), 1, "{table}");
+    assert!(changed[0].ends_with(" DROP TABLE users;"), "{table}");
+    assert!(!table.contains("BEGIN FILE"), "{table}");
+}
+
+#[test]
+fn a_call_no_rule_matches_any_more_shows_the_start_of_its_input() {
+    let env = TestEnv::new();
+    set_config(&env, "mode = \"enforce\"\n");
+    run_capture(&env, (write_migration(S_WEB), vec![]));
+    env.ingest_once();
+    let loose = config_file(
+        &env,
+        "loose.toml",
+        "mode = \"enforce\"\n[safety]\nremove = [\"drop-table\"]\n",
+    );
+    let changes = json_rows(
+        &env,
+        &[
+            "gate",
+            "replay",
+            "--config",
+            loose.to_str().unwrap(),
+            "--show-changes",
+        ],
+    );
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["change"], "newly allowed");
+    let command = changes[0]["command"].as_str().unwrap();
+    let shown: Value = serde_json::from_str(command).expect("the shortened input parses");
+    assert_eq!(shown["file_path"], "/home/dev/web/migrations/0042.sql");
+    assert!(!command.contains("END FILE"), "{command}");
+    assert!(command.chars().count() <= 200, "{command}");
+}
