@@ -30,6 +30,18 @@ pub enum Mode {
     Enforce,
 }
 
+/// Where the mode in effect was set, so a message can say how to change it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ModeOrigin {
+    /// Nowhere: the default, audit.
+    #[default]
+    Default,
+    /// `mode` in the configuration file at this path.
+    File(String),
+    /// The environment variable `CMSTORE_MODE`, which overrides the file.
+    Env,
+}
+
 /// How much of each payload goes into the queue line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum LogLevel {
@@ -44,6 +56,8 @@ pub enum LogLevel {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     pub mode: Mode,
+    /// Where `mode` was set.
+    pub mode_origin: ModeOrigin,
     pub log_level: LogLevel,
     pub retention_days: u32,
     /// `retention_days` was given, validly, in the file or `CMSTORE_RETENTION_DAYS`: only
@@ -73,6 +87,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             mode: Mode::Audit,
+            mode_origin: ModeOrigin::Default,
             log_level: LogLevel::Minimal,
             retention_days: DEFAULT_RETENTION_DAYS,
             retention_explicit: false,
@@ -213,7 +228,10 @@ impl Config {
         let mut capture = take_table(&mut table, "capture", &mut problem);
         if let Some(v) = table.remove("mode") {
             match v.as_str().and_then(parse_mode) {
-                Some(mode) => self.mode = mode,
+                Some(mode) => {
+                    self.mode = mode;
+                    self.mode_origin = ModeOrigin::File(origin.to_string());
+                }
                 None => problem(format!(
                     "mode = {v}: expected \"audit\" or \"enforce\"; using audit"
                 )),
@@ -331,7 +349,10 @@ impl Config {
         let set = |name: &str| env(name).filter(|v| !v.trim().is_empty());
         if let Some(v) = set("CMSTORE_MODE") {
             match parse_mode(&v) {
-                Some(mode) => self.mode = mode,
+                Some(mode) => {
+                    self.mode = mode;
+                    self.mode_origin = ModeOrigin::Env;
+                }
                 None => problem(
                     "CMSTORE_MODE",
                     format!("{v:?}: expected audit or enforce; ignored"),
@@ -946,6 +967,35 @@ log_level = "verbose"
                 "safety.add.wide.scope = \"everywhere\": expected \"shell\" or \"any\"; using shell",
                 "unknown setting safety.add.wide.tools; ignored",
             ]
+        );
+    }
+
+    #[test]
+    fn the_mode_knows_where_it_was_set() {
+        let (config, _) = load("retention_days = 3\n", &[]);
+        assert_eq!(
+            (config.mode, config.mode_origin),
+            (Mode::Audit, ModeOrigin::Default)
+        );
+        let (config, _) = load("mode = \"enforce\"\n", &[]);
+        assert_eq!(config.mode, Mode::Enforce);
+        assert!(
+            matches!(&config.mode_origin, ModeOrigin::File(path) if path.ends_with("cmstore.toml")),
+            "{:?}",
+            config.mode_origin
+        );
+        for file in ["", "mode = \"audit\"\n", "mode = \"enforce\"\n"] {
+            let (config, _) = load(file, &[("CMSTORE_MODE", "enforce")]);
+            assert_eq!(
+                (config.mode, config.mode_origin),
+                (Mode::Enforce, ModeOrigin::Env),
+                "{file:?}"
+            );
+        }
+        let (config, _) = load("mode = \"enforce\"\n", &[("CMSTORE_MODE", "loud")]);
+        assert!(
+            matches!(config.mode_origin, ModeOrigin::File(_)),
+            "a bad variable is ignored"
         );
     }
 

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::DEBUG_EXCERPT;
-use crate::config::{Config, Mode};
+use crate::config::{Config, Mode, ModeOrigin};
 use crate::debug_log::DebugLog;
 use crate::queue_line::QueueEntry;
 use crate::safety::{self, Decision, Ruling, Verdict};
@@ -38,7 +38,8 @@ pub(super) fn check(
             log.note(|| "safety gate could not read the tool call: allowed".into());
             None
         }
-        Verdict::Risky { rules, text } => risky(&ruling, agent, event, rules, text, log),
+        Verdict::Risky { rules, text } => risky(&ruling, rules, text, &config.mode_origin, log)
+            .map(|reason| reply::deny(agent, event.unwrap_or("PreToolUse"), &reason)),
     }
 }
 
@@ -52,16 +53,14 @@ fn record(entry: &mut QueueEntry, ruling: &Ruling) {
     entry.decision = ruling.decision.map(|d| d.as_str().to_string());
 }
 
-/// Notes a risky call's rules; when the ruling denies it, the deny reply, naming the rules and
-/// the command.
+/// Notes a risky call's rules; when the ruling denies it, the deny reason.
 fn risky(
     ruling: &Ruling,
-    agent: Agent,
-    event: Option<&str>,
     rules: &[String],
     text: &str,
+    origin: &ModeOrigin,
     log: &mut DebugLog,
-) -> Option<Value> {
+) -> Option<String> {
     let rules = rules.join(",");
     log.note(|| {
         format!(
@@ -69,14 +68,57 @@ fn risky(
             cut_text(text, DEBUG_EXCERPT)
         )
     });
-    match ruling.decision {
-        Some(Decision::Deny) => {
-            let reason = format!(
-                "Blocked by cmstore safety gate ({rules}): {}. Set mode = \"audit\" in cmstore.toml to allow such commands.",
-                cut_text(text, 200)
-            );
-            Some(reply::deny(agent, event.unwrap_or("PreToolUse"), &reason))
+    (ruling.decision == Some(Decision::Deny)).then(|| deny_reason(&rules, text, origin))
+}
+
+/// Characters of the matched text the deny reason quotes.
+const REASON_TEXT_CHARS: usize = 200;
+
+/// The deny reason: the rules, what they matched, and where enforce mode was set, so the way
+/// back to audit is the right one. The matched text may end in a period of its own: the
+/// reason's own sentence follows a dash.
+fn deny_reason(rules: &str, text: &str, origin: &ModeOrigin) -> String {
+    let how = match origin {
+        ModeOrigin::Env => {
+            "enforce mode is set by the environment variable CMSTORE_MODE; set it to audit"
+                .to_string()
         }
-        _ => None,
+        ModeOrigin::File(path) => {
+            format!("enforce mode is set in {path}; set mode = \"audit\" there")
+        }
+        ModeOrigin::Default => "enforce mode is on; set mode = \"audit\"".to_string(),
+    };
+    format!(
+        "Blocked by cmstore safety gate ({rules}): {} — {how} to allow such calls.",
+        cut_text(text, REASON_TEXT_CHARS)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_says_where_enforce_mode_was_set_and_ends_once() {
+        let text = "rm -rf ~ && echo done.";
+        assert_eq!(
+            deny_reason("rm-rf-root", text, &ModeOrigin::Env),
+            "Blocked by cmstore safety gate (rm-rf-root): rm -rf ~ && echo done. — enforce mode \
+             is set by the environment variable CMSTORE_MODE; set it to audit to allow such calls."
+        );
+        assert_eq!(
+            deny_reason(
+                "dd,mkfs",
+                "dd if=/x",
+                &ModeOrigin::File("/h/cmstore.toml".into())
+            ),
+            "Blocked by cmstore safety gate (dd,mkfs): dd if=/x — enforce mode is set in \
+             /h/cmstore.toml; set mode = \"audit\" there to allow such calls."
+        );
+        let long = deny_reason("x", &"a".repeat(500), &ModeOrigin::Default);
+        assert!(
+            long.contains(&format!("{}… — enforce mode is on", "a".repeat(199))),
+            "{long}"
+        );
     }
 }

@@ -254,6 +254,39 @@ fn deny_reason(reply: &Value) -> String {
 }
 
 #[test]
+fn the_deny_reason_names_where_enforce_mode_was_set_and_ends_once() {
+    // A command that ends in a period of its own.
+    let command = "rm -rf ~ && echo done.";
+    let env = TestEnv::new();
+    let (_, payload, _) = shell_payloads(command).remove(0);
+    let out = env
+        .cmd()
+        .env("CMSTORE_MODE", "enforce")
+        .arg("capture")
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let reason = deny_reason(&one_json_object(&out.stdout));
+    assert!(reason.contains(command), "{reason}");
+    assert!(reason.contains("CMSTORE_MODE"), "{reason}");
+    assert!(!reason.contains("cmstore.toml"), "{reason}");
+    assert!(!reason.contains(".."), "{reason}");
+    assert!(reason.ends_with("allow such calls."), "{reason}");
+
+    set_mode(&env, "enforce");
+    let (reply, _) = run(&env, &payload, &[]);
+    let reason = deny_reason(&reply);
+    let file = env.home().join("cmstore.toml");
+    assert!(
+        reason.contains(&format!("set in {}", file.display())),
+        "{reason}"
+    );
+    assert!(!reason.contains("CMSTORE_MODE"), "{reason}");
+    assert!(!reason.contains(".."), "{reason}");
+}
+
+#[test]
 fn secrets_never_reach_the_queue() {
     let env = TestEnv::new();
     let secrets = [
