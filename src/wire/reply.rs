@@ -22,8 +22,13 @@ pub fn context_injection(agent: Agent, event: &str, context: &str) -> Value {
 ///
 /// Claude Code, VS Code and Codex read `hookSpecificOutput.permissionDecision`; Copilot CLI
 /// (both hook casings) a top-level `permissionDecision`; Gemini CLI `decision`; Cursor
-/// `permission`.
+/// `permission`. Codex shows `<reason>. Command: <command>`, so its reason loses a final
+/// period of its own.
 pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
+    let reason = match agent {
+        Agent::Codex => reason.strip_suffix('.').unwrap_or(reason),
+        _ => reason,
+    };
     match agent {
         Agent::Copilot => {
             json!({ "permissionDecision": "deny", "permissionDecisionReason": reason })
@@ -91,6 +96,21 @@ mod tests {
         assert_eq!(
             deny(Agent::Cursor, "preToolUse", "no")["permission"],
             "deny"
+        );
+    }
+
+    #[test]
+    fn codex_adds_the_final_period_itself() {
+        let reason = |agent| {
+            deny(agent, "PreToolUse", "Blocked: x.")["hookSpecificOutput"]
+                ["permissionDecisionReason"]
+                .clone()
+        };
+        assert_eq!(reason(Agent::Codex), "Blocked: x");
+        assert_eq!(reason(Agent::Claude), "Blocked: x.");
+        assert_eq!(
+            deny(Agent::Gemini, "BeforeTool", "Blocked: x.")["reason"],
+            "Blocked: x."
         );
     }
 

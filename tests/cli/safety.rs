@@ -286,6 +286,25 @@ fn the_deny_reason_names_where_enforce_mode_was_set_and_ends_once() {
     assert!(!reason.contains(".."), "{reason}");
 }
 
+/// Codex shows a denied call as `Command blocked by PreToolUse hook: <reason>. Command: <the
+/// command>` (tests/fixtures/payloads/codex-0.171-rollout.jsonl): its reason leaves the final
+/// period to Codex.
+#[test]
+fn the_codex_deny_reason_leaves_its_period_to_codex() {
+    let env = TestEnv::new();
+    set_mode(&env, "enforce");
+    let (agent, payload, args) = shell_payloads("rm -rf /")
+        .into_iter()
+        .find(|(agent, ..)| *agent == "codex")
+        .unwrap();
+    let (reply, _) = run(&env, &payload, &args);
+    assert!(is_deny(agent, &reply), "{reply}");
+    let reason = deny_reason(&reply);
+    assert!(reason.ends_with("to allow such calls"), "{reason}");
+    let shown = format!("Command blocked by PreToolUse hook: {reason}. Command: rm -rf /");
+    assert!(!shown.contains(".."), "{shown}");
+}
+
 #[test]
 fn secrets_never_reach_the_queue() {
     let env = TestEnv::new();
