@@ -232,21 +232,27 @@ fn day_plan(filters: &Filters) -> Plan {
             params,
         };
     };
-    // v_daily_usage over the chosen sessions: their days in the rollup, their responses.
+    // v_daily_usage over the chosen sessions: their days in the rollup, their responses, and
+    // a day's sessions those seen by their hooks or their responses (0023).
     let sql = format!(
         "WITH d AS (SELECT date(day_n * 86400, 'unixepoch') AS day, sum(events) AS events, \
-         count(DISTINCT session_id) AS sessions, sum(prompts) AS prompts, \
+         sum(prompts) AS prompts, \
          sum(tool_uses) AS tool_uses, sum(tool_failures) AS tool_failures, sum(stops) AS stops, \
          CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens\n\
          FROM daily_sessions WHERE no_session = 0 AND {chosen}\n\
          GROUP BY date(day_n * 86400, 'unixepoch')),\n\
-         u AS (SELECT day, {ROLLUP_SUMS} FROM v_usage_rollup WHERE {chosen} GROUP BY day)\n\
-         SELECT k.day, coalesce(d.events, 0) AS events, coalesce(d.sessions, 0) AS sessions, \
+         u AS (SELECT day, {ROLLUP_SUMS} FROM v_usage_rollup WHERE {chosen} GROUP BY day),\n\
+         s AS (SELECT day, count(*) AS sessions FROM (\
+         SELECT date(day_n * 86400, 'unixepoch') AS day, session_id FROM daily_sessions \
+         WHERE no_session = 0 AND {chosen} UNION SELECT day, session_id FROM usage_rollup \
+         WHERE session_id <> '' AND day <> '' AND {chosen}) GROUP BY day)\n\
+         SELECT k.day, coalesce(d.events, 0) AS events, coalesce(s.sessions, 0) AS sessions, \
          coalesce(d.prompts, 0) AS prompts, coalesce(d.tool_uses, 0) AS tool_uses, \
          coalesce(d.tool_failures, 0) AS tool_failures, coalesce(d.stops, 0) AS stops, \
          coalesce(d.estimated_tokens, 0) AS estimated_tokens, {JOINED_USAGE}\n\
          FROM (SELECT day FROM d UNION SELECT day FROM u WHERE day IS NOT NULL) k\n\
-         LEFT JOIN d ON d.day = k.day\nLEFT JOIN u ON u.day = k.day{}\nORDER BY k.day",
+         LEFT JOIN d ON d.day = k.day\nLEFT JOIN u ON u.day = k.day\n\
+         LEFT JOIN s ON s.day = k.day{}\nORDER BY k.day",
         where_of(&days("k.day"))
     );
     Plan { sql, params }

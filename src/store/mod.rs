@@ -211,6 +211,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0022_daily_tool_failures",
         include_str!("../../migrations/0022_daily_tool_failures.sql"),
     ),
+    (
+        "0023_daily_sessions_with_usage",
+        include_str!("../../migrations/0023_daily_sessions_with_usage.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

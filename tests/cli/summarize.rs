@@ -1000,9 +1000,23 @@ const WINDOWS: &[(Option<&str>, Option<&str>)] = &[
     (Some("2020-01-01"), Some("2030-01-01")),
 ];
 
+/// Takes a store at the latest migration back to what 0022 left: `v_daily_usage` as 0014
+/// made it (a day's sessions those of its hooks), the schema version 22.
+pub(crate) fn back_to_0022(conn: &rusqlite::Connection) {
+    let made_by_0014 = include_str!("../../migrations/0014_usage.sql");
+    let start = made_by_0014.find("CREATE VIEW v_daily_usage").unwrap();
+    let end = start + made_by_0014[start..].find(';').unwrap() + 1;
+    conn.execute_batch(&format!(
+        "DROP VIEW v_daily_usage; {} PRAGMA user_version = 22;",
+        &made_by_0014[start..end]
+    ))
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0020 left: `usage_session` on the
 /// session alone (as 0014 made it), the schema version 20.
 pub(crate) fn back_to_0020(conn: &rusqlite::Connection) {
+    back_to_0022(conn);
     conn.execute_batch(
         "DROP INDEX usage_session;
          CREATE INDEX usage_session ON usage(session_id);
@@ -1213,4 +1227,68 @@ fn a_failure_on_a_post_tool_use_line_counts_in_every_report() {
     env.ingest_once();
     assert_eq!(env.int(rollup), 2);
     assert_eq!(failures("day"), [2]);
+}
+
+/// A day's `sessions` counts the sessions seen that day by their hooks or their responses,
+/// each once: usage backfilled by `import` (no hook ever fired) counts its sessions too.
+#[test]
+fn a_day_counts_the_sessions_of_its_responses_as_well_as_of_its_hooks() {
+    let env = TestEnv::new();
+    let march_1 = 1_772_359_200_000; // 2026-03-01T10:00:00Z
+    let day = 86_400_000;
+    let response = |session: &str, id: &str, at: i64| {
+        let ts = chrono::DateTime::from_timestamp_millis(at)
+            .unwrap()
+            .to_rfc3339();
+        serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": ts,
+            "requestId": format!("req_{id}"), "message": {"id": id, "role": "assistant",
+            "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}})
+        .to_string()
+    };
+    let transcript = [
+        response("imp-1", "m1", march_1),
+        response("imp-1", "m2", march_1 + day),
+        response("imp-2", "m3", march_1 + day),
+    ]
+    .join("\n");
+    let path = env.dir.path().join("imported.jsonl");
+    std::fs::write(&path, transcript + "\n").unwrap();
+    env.cmd()
+        .args(["import", path.to_str().unwrap()])
+        .assert()
+        .success();
+    // imp-1 also fired a hook on March 1st, h-3 only fired hooks.
+    env.append(&[
+        at("UserPromptSubmit", "imp-1", march_1 + 1000, |e| {
+            e.agent = Some("claude".into())
+        }),
+        at("UserPromptSubmit", "h-3", march_1 + 2000, |e| {
+            e.agent = Some("claude".into())
+        }),
+    ]);
+    env.ingest_once();
+    let days = |extra: &[&str]| -> Vec<(String, i64, i64)> {
+        let mut args = vec!["summarize", "--by", "day", "--since", "2026-01-01"];
+        args.extend_from_slice(extra);
+        json(&env, &args)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                let n = |k: &str| d[k].as_i64().unwrap();
+                (
+                    d["day"].as_str().unwrap().to_string(),
+                    n("sessions"),
+                    n("responses"),
+                )
+            })
+            .collect()
+    };
+    let expected = vec![
+        ("2026-03-01".to_string(), 2, 1),
+        ("2026-03-02".to_string(), 2, 2),
+    ];
+    assert_eq!(days(&[]), expected);
+    // The filtered statement counts the same way.
+    assert_eq!(days(&["--agent", "claude"]), expected);
 }
