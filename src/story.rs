@@ -602,6 +602,11 @@ impl Story {
                 tally.push(format!("{} {outcome}", of(outcome)));
             }
         }
+        // Calls with no result recorded: `sessions` counts only the calls that returned.
+        let in_flight = calls.iter().filter(|c| c.is_none()).count();
+        if in_flight > 0 {
+            tally.push(format!("{in_flight} in flight"));
+        }
         let subagents = if s.subagent_turns > 0 {
             format!(" + {} subagent", s.subagent_turns)
         } else {

@@ -409,3 +409,27 @@ fn an_empty_report_says_so_on_stderr_as_every_other_does() {
         .unwrap();
     assert!(out.status.success() && out.stderr.is_empty());
 }
+
+/// `sessions` counts the calls that returned; `show` counts every call and says how many have
+/// no result recorded, so the two figures read together.
+#[test]
+fn show_says_how_many_calls_sessions_does_not_count() {
+    let env = TestEnv::new();
+    let call = |hook: &str, id: &str| {
+        let mut e = entry(hook, "ffff0000-1111-4000-8000-000000000001");
+        e.tool_name = Some("Bash".into());
+        e.tool_call_id = Some(id.into());
+        e.to_line()
+    };
+    env.append(&[
+        call("PreToolUse", "c1"),
+        call("PostToolUse", "c1"),
+        call("PreToolUse", "c2"),
+    ]);
+    env.ingest_once();
+    let list = crate::common::run_at_100(&env, &["sessions", "--format", "json"]);
+    let list: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list[0]["tool_uses"], 1, "{list}");
+    let story = crate::common::run_at_100(&env, &["show", "ffff0000", "--no-pager"]);
+    assert!(story.contains("· 2 tool calls, 1 in flight\n"), "{story}");
+}
