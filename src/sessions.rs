@@ -26,6 +26,71 @@ pub struct Filters {
     pub session: Option<String>,
 }
 
+/// `--project`: the last component of `cwd`, whichever separator, or the whole `cwd`, compared
+/// exactly (no LIKE: a project name may hold `_` or `%`), ignoring trailing separators; a
+/// Windows path (one with a backslash) ignoring ASCII case too, as Windows does.
+const PROJECT_CONDITION: &str = "(CASE WHEN instr(cwd, '\\') > 0 \
+     THEN lower(rtrim(cwd, '/\\')) ELSE rtrim(cwd, '/\\') END = \
+       CASE WHEN instr(cwd, '\\') > 0 THEN lower(:project) ELSE :project END \
+     OR (CASE WHEN instr(cwd, '\\') > 0 \
+       THEN lower(substr(rtrim(cwd, '/\\'), -length(:project))) \
+       ELSE substr(rtrim(cwd, '/\\'), -length(:project)) END = \
+         CASE WHEN instr(cwd, '\\') > 0 THEN lower(:project) ELSE :project END \
+       AND substr(rtrim(cwd, '/\\'), -length(:project) - 1, 1) IN ('/', '\\')))";
+
+/// A `--project` value as it is compared: without trailing separators (`app/` is `app`), but
+/// a root (`/`, `C:\`) kept whole.
+pub fn project_name(given: &str) -> &str {
+    let trimmed = given.trim_end_matches(['/', '\\']);
+    if trimmed.is_empty() || trimmed.ends_with(':') {
+        given
+    } else {
+        trimmed
+    }
+}
+
+/// Why a report's filters matched nothing, when one of them names what the store has none of:
+/// an agent (with those it has) or a project. `None` when each matches something alone.
+pub fn unmatched_filter(db: &ReadOnlyDb, filters: &Filters) -> Result<Option<String>, QueryError> {
+    if let Some(agent) = &filters.agent {
+        let (_, rows) = report::fetch(
+            db,
+            "SELECT DISTINCT agent FROM sessions WHERE agent IS NOT NULL ORDER BY agent",
+            &[],
+        )?;
+        let known: Vec<String> = rows.into_iter().filter_map(|r| text(&r[0])).collect();
+        if !known.contains(agent) {
+            return Ok(Some(match known.is_empty() {
+                true => format!("no session of any agent is stored, so none of {agent:?}"),
+                false => format!(
+                    "no session of agent {agent:?} is stored; agents: {}",
+                    known.join(", ")
+                ),
+            }));
+        }
+    }
+    if let Some(project) = &filters.project {
+        let only_project = Filters {
+            project: Some(project.clone()),
+            ..Filters::default()
+        };
+        let (filter, params) = only_project.where_clause();
+        let (_, rows) = report::fetch(
+            db,
+            &format!("SELECT 1 FROM sessions {filter} LIMIT 1"),
+            &params,
+        )?;
+        if rows.is_empty() {
+            return Ok(Some(format!(
+                "no session in a project {:?} is stored: a project is the last component of \
+                 the working directory, or the whole path",
+                project_name(project)
+            )));
+        }
+    }
+    Ok(None)
+}
+
 impl Filters {
     /// The SQL conditions over a row with the columns `session_id`, `agent`, `cwd`,
     /// `first_seen` and `last_seen` (a `sessions` row, or `v_session_summary`), each value bound
@@ -67,14 +132,8 @@ impl Filters {
             bind("agent", Value::Text(agent.clone()));
         }
         if let Some(project) = &self.project {
-            // The last component of cwd, whichever separator, compared exactly (no LIKE: a
-            // project name may hold `_` or `%`); or the whole cwd.
-            wheres.push(
-                "(rtrim(cwd, '/\\') = :project OR (\
-                   substr(rtrim(cwd, '/\\'), -length(:project)) = :project \
-                   AND substr(rtrim(cwd, '/\\'), -length(:project) - 1, 1) IN ('/', '\\')))",
-            );
-            bind("project", Value::Text(project.clone()));
+            wheres.push(PROJECT_CONDITION);
+            bind("project", Value::Text(project_name(project).to_string()));
         }
         if let Some(id) = &self.session {
             wheres.push("session_id = :session");

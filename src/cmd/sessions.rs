@@ -94,7 +94,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     out.flush().context("writing")?;
     if table && rows.is_empty() {
         let filtered = filters != sessions::Filters::default();
-        eprintln!("{}", report::empty_note("sessions", filtered, None));
+        let why = sessions::unmatched_filter(&db, &filters)?;
+        eprintln!(
+            "{}",
+            report::empty_note("sessions", filtered, why.as_deref())
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -735,9 +735,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     out.flush().context("writing")?;
     if table && rows.is_empty() {
         let (what, hint) = nothing_of(args.by);
+        let why = sessions::unmatched_filter(&db, &filters)?;
         eprintln!(
             "{}",
-            report::empty_note(what, filters != Filters::default(), hint)
+            report::empty_note(what, filters != Filters::default(), why.as_deref().or(hint))
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -165,6 +165,15 @@ fn filters_narrow_the_list_and_machine_formats_keep_raw_values() {
         ids(&["--project", "cms"]).is_empty(),
         "a whole component, not a substring"
     );
+    // Trailing separators do not matter; a Windows path's case does not either, as on Windows.
+    assert_eq!(ids(&["--project", "cmstore/"]).len(), 2);
+    assert_eq!(ids(&["--project", "/home/dev/cmstore/"]).len(), 2);
+    assert_eq!(ids(&["--project", "WebApp\\"]), ["bbbbbbbb-2222"]);
+    assert_eq!(ids(&["--project", "c:\\SRC\\webapp"]), ["bbbbbbbb-2222"]);
+    assert!(
+        ids(&["--project", "CMSTORE"]).is_empty(),
+        "a POSIX path keeps its case"
+    );
     assert_eq!(
         ids(&["--since", "2026-01-05T11:00", "--until", "2026-01-05T11:30"]),
         ["aaaaaaaa-1112"]
@@ -397,9 +406,10 @@ fn an_empty_report_says_so_on_stderr_as_every_other_does() {
         table.contains("session") && table.lines().count() == 2,
         "{table}"
     );
-    assert_eq!(err, "no sessions match the filters\n");
+    let unknown = "(no session of agent \"nobody\" is stored; agents: claude, vscode)";
+    assert_eq!(err, format!("no sessions match the filters {unknown}\n"));
     let (_, err) = note(&["summarize", "--by", "tool", "--agent", "nobody"]);
-    assert_eq!(err, "no tool calls match the filters\n");
+    assert_eq!(err, format!("no tool calls match the filters {unknown}\n"));
     // A report with rows, and the machine formats, say nothing more.
     assert_eq!(note(&["sessions"]).1, "");
     let out = env
@@ -432,4 +442,39 @@ fn show_says_how_many_calls_sessions_does_not_count() {
     assert_eq!(list[0]["tool_uses"], 1, "{list}");
     let story = crate::common::run_at_100(&env, &["show", "ffff0000", "--no-pager"]);
     assert!(story.contains("· 2 tool calls, 1 in flight\n"), "{story}");
+}
+
+/// A filter that names what the store has none of says so, on stderr, beside the empty table.
+#[test]
+fn a_filter_that_matches_nothing_says_what_the_store_has() {
+    let env = store();
+    let stderr = |args: &[&str]| -> String {
+        let out = env.cmd().env("COLUMNS", "100").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = stderr(&["sessions", "--format", "table", "--agent", "foo"]);
+    assert_eq!(
+        err,
+        "no sessions match the filters (no session of agent \"foo\" is stored; \
+         agents: claude, vscode)\n"
+    );
+    let err = stderr(&["summarize", "--format", "table", "--project", "nope"]);
+    assert!(
+        err.starts_with(
+            "no sessions match the filters (no session in a project \"nope\" is stored"
+        ),
+        "{err}"
+    );
+    // Each filter matches something, only not together: no hint.
+    let err = stderr(&[
+        "sessions",
+        "--format",
+        "table",
+        "--agent",
+        "vscode",
+        "--project",
+        "cmstore",
+    ]);
+    assert_eq!(err, "no sessions match the filters\n");
 }
