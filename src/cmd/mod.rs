@@ -1,4 +1,5 @@
-//! One module per subcommand, in data-flow order.
+//! One module per subcommand, in data-flow order, and `pager`, which the reading commands
+//! share.
 //!
 //! A subcommand returns its exit code, or an error that [`crate::failure::describe`] turns into the one
 //! message and exit code the user sees; nothing here prints an error itself.
@@ -12,6 +13,7 @@ pub mod generate;
 pub mod hooks;
 pub mod import;
 pub mod ingest;
+pub mod pager;
 pub mod prune;
 pub mod query;
 pub mod serve;

@@ -4,10 +4,7 @@
 //! `cmstore show` accept, the project, when, how long, the counts); `--wide` and the machine
 //! formats give every column with raw values.
 
-use std::io::{self, Write};
 use std::process::ExitCode;
-
-use anyhow::Context;
 
 use crate::paths::Paths;
 use crate::render::Format;
@@ -68,6 +65,9 @@ pub struct Args {
     /// terminal, tsv otherwise]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
+    /// Print the table directly, without a pager
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 /// Runs `cmstore sessions`.
@@ -89,9 +89,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         (columns, rows)
     };
     let table = sink.format == Format::Table;
-    let mut out = io::stdout().lock();
-    report::render(&mut out, sink, columns, &rows)?;
-    out.flush().context("writing")?;
+    super::pager::print_report(sink, columns, &rows, !args.no_pager)?;
     if table && rows.is_empty() {
         let filtered = filters != sessions::Filters::default();
         let why = sessions::unmatched_filter(&db, &filters)?;

@@ -4,8 +4,8 @@
 //! the way git's does (`PAGER`, else `less -FRX`; `--no-pager` to print directly); in a pipe,
 //! and when the pager cannot start, it is printed as it is.
 
-use std::io::{self, IsTerminal, Write};
-use std::process::{Command, ExitCode, Stdio};
+use std::io::{self, Write};
+use std::process::ExitCode;
 
 use anyhow::Context;
 
@@ -65,35 +65,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         full: args.full,
         now_ms: crate::clock::now_ms(),
     });
-    let paged = !args.no_pager && io::stdout().is_terminal();
-    if !(paged && page(&text)) {
-        let mut out = io::stdout().lock();
-        out.write_all(text.as_bytes()).context("writing")?;
-        out.flush().context("writing")?;
-    }
+    super::pager::print(text.as_bytes(), !args.no_pager)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Shows `text` through the pager; false when no pager could start (the caller prints it).
-fn page(text: &str) -> bool {
-    let pager = crate::env::var("PAGER").unwrap_or_else(|| "less".to_string());
-    let mut words = pager.split_whitespace();
-    let Some(program) = words.next() else {
-        return false;
-    };
-    let mut command = Command::new(program);
-    command.args(words).stdin(Stdio::piped());
-    if crate::env::var_os("LESS").is_none() {
-        // As git does: quit if it fits one screen, keep colors, leave the text on screen.
-        command.env("LESS", "FRX");
-    }
-    let Ok(mut child) = command.spawn() else {
-        return false;
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        // The reader quitting early (q in less) closes the pipe: not an error.
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let _ = child.wait();
-    true
 }

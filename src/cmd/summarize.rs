@@ -12,10 +12,8 @@
 //! component, session ids as the shortest unique prefix that `--session` accepts. `--wide`
 //! and the machine formats give every column with raw values.
 
-use std::io::{self, Write};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use rusqlite::types::Value;
 
 use crate::cmd::sessions::ReportFilters;
@@ -63,6 +61,12 @@ pub struct Args {
     /// Print the SQL that produced the summary on stderr
     #[arg(long)]
     pub show_sql: bool,
+    /// At most this many rows, in the summary's order; a cut is said on stderr
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Print the table directly, without a pager
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 /// Columns of `--by session`: `v_session_summary` without its raw epoch-ms sort keys.
@@ -705,7 +709,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if args.show_sql {
         eprintln!("{};", plan.sql);
     }
-    let (columns, rows) = report::fetch(&db, &plan.sql, &plan.params)?;
+    let (columns, mut rows) = report::fetch(&db, &plan.sql, &plan.params)?;
+    let all = rows.len();
+    if let Some(limit) = args.limit {
+        rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
     let mut sink = Sink::for_stdout(args.format);
     let (columns, rows) = if sink.format == Format::Table && !args.wide {
         let (spec, cuttable, right) = readable_spec(args.by);
@@ -730,9 +738,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         (columns, rows)
     };
     let table = sink.format == Format::Table;
-    let mut out = io::stdout().lock();
-    report::render(&mut out, sink, columns, &rows)?;
-    out.flush().context("writing")?;
+    let shown = rows.len();
+    super::pager::print_report(sink, columns, &rows, !args.no_pager)?;
+    if shown < all {
+        eprintln!("cmstore: {shown} of {all} rows shown (--limit {shown})");
+    }
     if table && rows.is_empty() {
         let (what, hint) = nothing_of(args.by);
         let why = sessions::unmatched_filter(&db, &filters)?;

@@ -332,6 +332,65 @@ fn show_shortens_unless_full_and_never_pages_into_a_pipe() {
     assert!(full.contains("END"), "{full}");
 }
 
+/// On a terminal (a pseudo-terminal from `script`), `sessions`, `summarize` and `show` print
+/// through `PAGER`; with `--no-pager` they print directly. Unix: `script` makes the terminal.
+#[cfg(unix)]
+#[test]
+fn the_reports_page_on_a_terminal_unless_told_not_to() {
+    use std::os::unix::fs::PermissionsExt;
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("note: no `script` (util-linux) to make a terminal; pager test skipped");
+        return;
+    }
+    let env = store();
+    let paged = env.dir.path().join("paged.txt");
+    let pager = env.dir.path().join("pager.sh");
+    std::fs::write(&pager, format!("#!/bin/sh\ncat > '{}'\n", paged.display())).unwrap();
+    std::fs::set_permissions(&pager, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let on_terminal = |args: &str| -> String {
+        let _ = std::fs::remove_file(&paged);
+        let command = format!("{} {args}", crate::common::bin().display());
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("HOME", env.user_home())
+            .env("CMSTORE_HOME", env.home())
+            .env("PAGER", &pager)
+            .env("COLUMNS", "100")
+            .env_remove("LESS")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for args in [
+        "sessions",
+        "summarize",
+        "summarize --by tool",
+        "show aaaaaaaa-1111",
+    ] {
+        let direct = on_terminal(args);
+        let text = std::fs::read_to_string(&paged).unwrap_or_default();
+        assert!(
+            text.contains("aaaaaaaa") || text.contains("Bash"),
+            "{args}: {text:?}"
+        );
+        assert!(
+            !direct.contains("aaaaaaaa-1111"),
+            "{args} printed past the pager: {direct}"
+        );
+        let direct = on_terminal(&format!("{args} --no-pager"));
+        assert!(!paged.exists(), "{args} --no-pager used the pager");
+        assert!(
+            direct.contains("aaaaaaaa") || direct.contains("Bash"),
+            "{args}: {direct}"
+        );
+    }
+}
+
 #[test]
 fn a_call_shows_its_input_from_whichever_line_has_it() {
     let env = TestEnv::new();

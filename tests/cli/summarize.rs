@@ -1292,3 +1292,30 @@ fn a_day_counts_the_sessions_of_its_responses_as_well_as_of_its_hooks() {
     // The filtered statement counts the same way.
     assert_eq!(days(&["--agent", "claude"]), expected);
 }
+
+#[test]
+fn limit_keeps_the_first_rows_and_says_so_on_stderr() {
+    let env = seeded();
+    let all = json(&env, &["summarize"]).as_array().unwrap().len();
+    assert!(all >= 3, "{all}");
+    let out = env
+        .cmd()
+        .args(["summarize", "--format", "json", "--limit", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first_two: Vec<Value> = json(&env, &["summarize"]).as_array().unwrap()[..2].to_vec();
+    assert_eq!(rows.as_array().unwrap(), &first_two);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("cmstore: 2 of {all} rows shown (--limit 2)\n")
+    );
+    // A limit above the count cuts nothing and says nothing.
+    let out = env
+        .cmd()
+        .args(["summarize", "--format", "json", "--limit", "999"])
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty());
+}

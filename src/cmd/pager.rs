@@ -1,0 +1,64 @@
+//! The pager the reading commands print through on a terminal, the way git does: `PAGER`,
+//! else `less`, with `LESS=FRX` unless `LESS` is set (quit when the text fits one screen, keep
+//! colours, leave the text on screen). Not a subcommand: `show`, `sessions` and `summarize`
+//! share it. In a pipe, with `--no-pager`, or when the pager cannot start, the text is printed
+//! as it is.
+
+use std::io::{self, IsTerminal, Write};
+use std::process::{Command, Stdio};
+
+use anyhow::Context;
+
+use crate::render::Format;
+use crate::report::{self, Sink};
+
+/// Prints a report on stdout: a table through the pager on a terminal when `paged` allows
+/// it (`--no-pager`), the other formats streamed as they are rendered.
+pub fn print_report(
+    sink: Sink,
+    columns: Vec<String>,
+    rows: &[Vec<rusqlite::types::Value>],
+    paged: bool,
+) -> anyhow::Result<()> {
+    if sink.format == Format::Table && paged {
+        let mut text = Vec::new();
+        report::render(&mut text, sink, columns, rows)?;
+        return print(&text, true);
+    }
+    let mut out = io::stdout().lock();
+    report::render(&mut out, sink, columns, rows)?;
+    out.flush().context("writing")
+}
+
+/// Prints `text` on stdout, through the pager when `paged` allows it and stdout is a terminal.
+pub fn print(text: &[u8], paged: bool) -> anyhow::Result<()> {
+    if paged && io::stdout().is_terminal() && page(text) {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    out.write_all(text).context("writing")?;
+    out.flush().context("writing")
+}
+
+/// Shows `text` through the pager; false when no pager could start (the caller prints it).
+fn page(text: &[u8]) -> bool {
+    let pager = crate::env::var("PAGER").unwrap_or_else(|| "less".to_string());
+    let mut words = pager.split_whitespace();
+    let Some(program) = words.next() else {
+        return false;
+    };
+    let mut command = Command::new(program);
+    command.args(words).stdin(Stdio::piped());
+    if crate::env::var_os("LESS").is_none() {
+        command.env("LESS", "FRX");
+    }
+    let Ok(mut child) = command.spawn() else {
+        return false;
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // The reader quitting early (q in less) closes the pipe: not an error.
+        let _ = stdin.write_all(text);
+    }
+    let _ = child.wait();
+    true
+}
