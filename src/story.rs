@@ -564,6 +564,24 @@ pub struct TextOptions {
     pub full: bool,
     /// Now (epoch ms), for "2h ago".
     pub now_ms: i64,
+    /// The terminal's width: without `full`, each line's text is cut so the line fits it
+    /// (never below [`MIN_FIT`] characters, never past the cut without a width).
+    pub width: Option<usize>,
+}
+
+/// Characters a line's text keeps however narrow the terminal: below that a cut says nothing.
+pub const MIN_FIT: usize = 20;
+
+/// Characters before a line's text: the time (`14:02:05`), two spaces, an 8-character label
+/// and a space.
+const LINE_PREFIX: usize = 19;
+
+/// The characters a line's text may take: what `width` leaves after `fixed` characters of the
+/// line, within [`MIN_FIT`] and `most` (the cut without a width).
+fn fit(width: Option<usize>, fixed: usize, most: usize) -> usize {
+    width.map_or(most, |w| {
+        w.saturating_sub(fixed).clamp(MIN_FIT.min(most), most)
+    })
 }
 
 impl Story {
@@ -574,8 +592,13 @@ impl Story {
         // About what a line takes in a generated session: the buffer seldom grows.
         out.reserve(self.items.len() * 100);
         let mut clock = human::Clock::default();
+        let mut line = Line {
+            full: options.full,
+            width: options.width,
+            tail: String::new(),
+        };
         for item in &self.items {
-            push_line(&mut out, item, options.full, &mut clock);
+            push_line(&mut out, item, &mut line, &mut clock);
         }
         out
     }
@@ -655,17 +678,30 @@ fn plural(n: i64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
+/// How the lines of the text view are cut, and a buffer for what follows a line's text (its
+/// outcome, its usage), written first so the text knows the room left, then copied: one
+/// buffer for all the lines.
+struct Line {
+    full: bool,
+    width: Option<usize>,
+    tail: String,
+}
+
 /// Appends one item as text to `out`: the local time, a label, the text. Written piece by
 /// piece into the one buffer: a session's story has tens of thousands of lines, and a
 /// `String` for each part of each was a fifth of `show`'s time at 50,000 events.
-fn push_line(out: &mut String, item: &Item, full: bool, clock: &mut human::Clock) {
-    let text = |out: &mut String, t: &str, max: usize| {
+fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::Clock) {
+    let (full, width) = (line.full, line.width);
+    // `fixed`: the characters of the line besides the text.
+    let text = |out: &mut String, t: &str, fixed: usize, most: usize| {
         if full {
             out.push_str(t.trim());
         } else {
-            push_one_line(out, t, max);
+            push_one_line(out, t, fit(width, fixed, most));
         }
     };
+    let tail = &mut line.tail;
+    tail.clear();
     let labelled = |out: &mut String, clock: &mut human::Clock, label: &str| {
         clock.push(out, item.ts());
         out.push_str("  ");
@@ -679,7 +715,7 @@ fn push_line(out: &mut String, item: &Item, full: bool, clock: &mut human::Clock
         }
         Item::Prompt { text: prompt, .. } => {
             labelled(out, clock, "prompt  ");
-            text(out, prompt, SHORT_TEXT);
+            text(out, prompt, LINE_PREFIX, SHORT_TEXT);
         }
         Item::ToolCall {
             tool,
@@ -692,30 +728,37 @@ fn push_line(out: &mut String, item: &Item, full: bool, clock: &mut human::Clock
             ..
         } => {
             labelled(out, clock, "tool    ");
+            let head = out.len();
             out.push_str(tool);
             if let Some(agent) = delegated_to {
                 out.push_str("  -> ");
                 out.push_str(agent);
             }
-            if let Some(input) = input {
-                out.push_str("  ");
-                text(out, input, SHORT_INPUT);
-            }
-            out.push_str("  [");
-            out.push_str(outcome.as_deref().unwrap_or("in flight"));
+            tail.push_str("  [");
+            tail.push_str(outcome.as_deref().unwrap_or("in flight"));
             if let Some(ms) = duration_ms {
-                out.push_str(", ");
-                out.push_str(&human::duration(*ms));
+                tail.push_str(", ");
+                tail.push_str(&human::duration(*ms));
             }
             if let Some(risk) = risk {
                 // `write!` to a String cannot fail.
                 let _ = write!(
-                    out,
+                    tail,
                     ", gate: {risk} ({})",
                     decision.as_deref().unwrap_or("?")
                 );
             }
-            out.push(']');
+            tail.push(']');
+            if let Some(input) = input {
+                out.push_str("  ");
+                // Counted only when there is a width to fit: `show` into a pipe skips it.
+                let fixed = match width {
+                    Some(_) => LINE_PREFIX + out[head..].chars().count() + tail.chars().count(),
+                    None => 0,
+                };
+                text(out, input, fixed, SHORT_INPUT);
+            }
+            out.push_str(tail);
         }
         Item::Answer {
             prompt,
@@ -727,17 +770,22 @@ fn push_line(out: &mut String, item: &Item, full: bool, clock: &mut human::Clock
         } => {
             if let Some(p) = prompt {
                 labelled(out, clock, "prompt  ");
-                text(out, p, SHORT_TEXT);
+                text(out, p, LINE_PREFIX, SHORT_TEXT);
                 out.push('\n');
             }
             labelled(out, clock, if *subagent { "subagent" } else { "answer  " });
-            text(out, answer, SHORT_TEXT);
             if *harvested {
-                out.push_str("  (from the transcript)");
+                tail.push_str("  (from the transcript)");
             }
             if let Some(u) = usage {
-                let _ = write!(out, "  [{}]", u.brief());
+                let _ = write!(tail, "  [{}]", u.brief());
             }
+            let fixed = match width {
+                Some(_) => LINE_PREFIX + tail.chars().count(),
+                None => 0,
+            };
+            text(out, answer, fixed, SHORT_TEXT);
+            out.push_str(tail);
         }
         Item::Compaction { trigger, .. } => {
             labelled(out, clock, "compact ");

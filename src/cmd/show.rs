@@ -4,7 +4,7 @@
 //! the way git's does (`PAGER`, else `less -FRX`; `--no-pager` to print directly); in a pipe,
 //! and when the pager cannot start, it is printed as it is.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -64,6 +64,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let text = story.to_text(TextOptions {
         full: args.full,
         now_ms: crate::clock::now_ms(),
+        // A pipe gets the cut it always had; a terminal (or COLUMNS) one line per item.
+        width: report::terminal_width(io::stdout().is_terminal()).map(usize::from),
     });
     super::pager::print(text.as_bytes(), !args.no_pager)?;
     Ok(ExitCode::SUCCESS)

@@ -391,6 +391,67 @@ fn the_reports_page_on_a_terminal_unless_told_not_to() {
     }
 }
 
+/// At a terminal's width (here `COLUMNS`) each item of the story is one line that fits it, its
+/// outcome and usage kept whole; in a pipe without a width the text keeps its 240 characters.
+#[test]
+fn show_fits_each_line_to_the_terminal() {
+    let env = TestEnv::new();
+    let long = "word ".repeat(100);
+    let mut prompt = entry("UserPromptSubmit", "wide-session");
+    prompt.timestamp = T0;
+    prompt.prompt = Some(format!("{long}END"));
+    let mut pre = entry("PreToolUse", "wide-session");
+    pre.timestamp = T0 + MIN;
+    pre.tool_name = Some("Bash".into());
+    pre.tool_call_id = Some("c1".into());
+    pre.tool_input = Some(serde_json::json!({ "command": format!("echo {long}") }).to_string());
+    let mut post = pre.clone();
+    post.id = cmstore::queue_line::new_id();
+    post.hook_type = "PostToolUse".into();
+    post.timestamp = T0 + 2 * MIN;
+    post.duration_ms = Some(1_500);
+    env.append(&[prompt.to_line(), pre.to_line(), post.to_line()]);
+    env.ingest_once();
+    let at = |columns: &str| -> Vec<String> {
+        let out = env
+            .cmd()
+            .env("COLUMNS", columns)
+            .env("TZ", "UTC")
+            .args(["show", "wide-session", "--no-pager"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .skip_while(|l| !l.is_empty())
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    };
+    let lines = at("80");
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for line in &lines {
+        assert_eq!(line.chars().count(), 80, "{line:?}");
+    }
+    assert!(
+        lines[0].contains("  prompt   word word") && lines[0].ends_with('…'),
+        "{lines:?}"
+    );
+    assert!(lines[1].ends_with("…  [succeeded, 1.5s]"), "{lines:?}");
+    // A terminal narrower than a line's fixed parts keeps a few words of text, then wraps.
+    let narrow = at("30");
+    assert!(narrow[1].contains("  [succeeded, 1.5s]"), "{narrow:?}");
+    // No width: the cut a pipe always had.
+    let out = env
+        .cmd()
+        .env_remove("COLUMNS")
+        .args(["show", "wide-session"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let prompt_line = text.lines().find(|l| l.contains("  prompt   ")).unwrap();
+    assert_eq!(prompt_line.chars().count(), 19 + 240, "{prompt_line}");
+}
+
 #[test]
 fn a_call_shows_its_input_from_whichever_line_has_it() {
     let env = TestEnv::new();
