@@ -328,6 +328,9 @@ fn pick_i64(first: &Option<Loose<'_>>, second: &Option<Loose<'_>>) -> Option<i64
 pub fn parse_line(bytes: &[u8], now_ms: i64) -> Result<EventRow<'_>, RejectReason> {
     let text = std::str::from_utf8(bytes).map_err(|_| RejectReason::InvalidUtf8)?;
     let text = text.strip_suffix('\r').unwrap_or(text);
+    // A byte-order mark, as Windows PowerShell 5.1 writes at the start of a file it creates
+    // with `-Encoding UTF8`: never part of the JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let starts_object = text.trim_start().starts_with('{');
     // serde would also take a JSON array as a struct, so only objects try the fast path.
     let fast = if starts_object {
@@ -606,6 +609,22 @@ pub fn hex(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::queue_line::QueueEntry;
+
+    #[test]
+    fn a_byte_order_mark_before_a_line_is_not_part_of_it() {
+        let mut e = QueueEntry::new("Stop", 1_700_000_000_123);
+        e.session_id = Some("s1".into());
+        let line = e.to_line();
+        let marked = format!("\u{feff}{line}\r");
+        let row = parse_line(marked.as_bytes(), 5).unwrap();
+        assert_eq!(row.id, e.id.as_str());
+        assert_eq!(row.session_id.as_deref(), Some("s1"));
+        assert_eq!(row.entry, line);
+        // A line the slow path reads (no `id`, another producer's spelling) too.
+        let other = "\u{feff}{\"hook_event_name\":\"Stop\",\"session_id\":\"s2\"}";
+        let row = parse_line(other.as_bytes(), 5).unwrap();
+        assert_eq!(row.session_id.as_deref(), Some("s2"));
+    }
 
     #[test]
     fn a_v1_line_maps_every_column() {
