@@ -69,6 +69,36 @@ pub const SHELL_TOOLS: [&str; 11] = [
     "terminal",
 ];
 
+/// The file-editing tools of every agent, lower-cased: Claude Code (`Edit`, `Write`,
+/// `MultiEdit`, `NotebookEdit`), Copilot CLI (`edit`, `create`, `str_replace_editor`,
+/// `apply_patch`), VS Code (`create_file`, `replace_string_in_file`, …, `editFiles`), Codex
+/// (`apply_patch`) and Gemini CLI (`write_file`, `replace`). Their text is a file's content,
+/// not a statement run: the built-in SQL rules do not look at it.
+pub const EDIT_TOOLS: &[&str] = &[
+    "edit",
+    "write",
+    "multiedit",
+    "notebookedit",
+    "create",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "apply_patch",
+    "create_file",
+    "replace_string_in_file",
+    "multi_replace_string_in_file",
+    "insert_edit_into_file",
+    "edit_file",
+    "editfiles",
+    "edit_notebook_file",
+    "write_file",
+    "replace",
+];
+
+/// True when `tool` edits files, in any agent's naming.
+pub fn is_edit_tool(tool: &str) -> bool {
+    EDIT_TOOLS.contains(&tool.to_ascii_lowercase().as_str())
+}
+
 /// Argument keys that hold the command line of a shell tool.
 const COMMAND_KEYS: [&str; 6] = [
     "command",
@@ -246,13 +276,13 @@ pub enum Verdict {
 /// Checks one PreToolUse call against the built-in rules (minus `rules.remove`) and the
 /// configured extra patterns (`rules.add`).
 pub fn check(tool_name: Option<&str>, input: Option<&Value>, config: &Rules) -> Verdict {
-    let (texts, shell) = match texts(tool_name, input) {
+    let (texts, source) = match texts(tool_name, input) {
         Ok(found) => found,
         Err(verdict) => return verdict,
     };
     // Patterns were validated when the configuration was loaded; compile them once per call.
     let added = compile_added(config);
-    matches(&texts, shell, config, &added)
+    matches(&texts, source, config, &added)
 }
 
 /// What the gate decides on a call it found risky or could not read.
@@ -334,20 +364,25 @@ impl<'r> Gate<'r> {
     /// The ruling on one PreToolUse call.
     pub fn decide(&self, tool_name: Option<&str>, input: Option<&Value>) -> Ruling {
         let verdict = match texts(tool_name, input) {
-            Ok((texts, shell)) => matches(&texts, shell, self.rules, &self.added),
+            Ok((texts, source)) => matches(&texts, source, self.rules, &self.added),
             Err(verdict) => verdict,
         };
         Ruling::of(verdict, self.enforce)
     }
 }
 
-/// The texts the rules look at, and whether they are a shell command line; or the verdict
-/// when there is nothing to look at.
-fn texts(tool_name: Option<&str>, input: Option<&Value>) -> Result<(Vec<String>, bool), Verdict> {
+/// The texts the rules look at, and what they are; or the verdict when there is nothing to
+/// look at.
+fn texts(tool_name: Option<&str>, input: Option<&Value>) -> Result<(Vec<String>, Source), Verdict> {
     let Some(tool) = tool_name else {
         return Err(Verdict::Unreadable);
     };
     let shell = is_shell_tool(tool);
+    let source = match (shell, is_edit_tool(tool)) {
+        (true, _) => Source::Shell,
+        (false, true) => Source::FileEdit,
+        (false, false) => Source::Other,
+    };
     let texts = match (shell, input) {
         (true, Some(input)) => match shell_command(input) {
             Some(command) => vec![command],
@@ -361,7 +396,37 @@ fn texts(tool_name: Option<&str>, input: Option<&Value>) -> Result<(Vec<String>,
         }
         (false, None) => return Err(Verdict::Clean),
     };
-    Ok((texts, shell))
+    Ok((texts, source))
+}
+
+/// What the texts of a call are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// A shell tool's command line.
+    Shell,
+    /// A file-editing tool's arguments: a path and a file's content.
+    FileEdit,
+    /// Any other tool's string arguments (an MCP tool's SQL).
+    Other,
+}
+
+impl Source {
+    /// True when a built-in rule of `scope` looks at these texts: a shell rule at command
+    /// lines, a SQL rule at any tool's arguments but a file being written (writing a
+    /// migration that drops a table runs nothing).
+    fn built_in_looks(self, scope: Scope) -> bool {
+        match self {
+            Source::Shell => true,
+            Source::FileEdit => false,
+            Source::Other => scope == Scope::AnyText,
+        }
+    }
+
+    /// True when a configured rule of `scope` looks at these texts: `any` means every tool's
+    /// text, a file's content included, as the user asked.
+    fn added_looks(self, scope: Scope) -> bool {
+        scope.covers(self == Source::Shell)
+    }
 }
 
 /// The configured extra rules whose patterns compile (the loader reported the others).
@@ -400,15 +465,16 @@ impl Findings {
 /// The verdict of the rules on `texts`.
 fn matches(
     texts: &[String],
-    shell: bool,
+    source: Source,
     config: &Rules,
     added: &[(&AddedRule, Regex)],
 ) -> Verdict {
+    let shell = source == Source::Shell;
     let mut findings = Findings::default();
     for text in texts {
         let lower = text.to_lowercase();
         for (index, rule) in RULES.iter().enumerate() {
-            if !rule.scope.covers(shell)
+            if !source.built_in_looks(rule.scope)
                 || config.remove.iter().any(|r| r == rule.name)
                 || !rule.needles.iter().any(|n| lower.contains(n))
             {
@@ -418,7 +484,7 @@ fn matches(
                 findings.found(rule.name, text, m.range(), shell);
             }
         }
-        for (rule, re) in added.iter().filter(|(r, _)| r.scope.covers(shell)) {
+        for (rule, re) in added.iter().filter(|(r, _)| source.added_looks(r.scope)) {
             if let Some(m) = re.find(text) {
                 findings.found(&rule.name, text, m.range(), shell);
             }
@@ -606,6 +672,33 @@ mod tests {
         ));
         let write = json!({"file_path": "/a/notes.md", "content": "never run rm -rf / here"});
         assert_eq!(check(Some("Write"), Some(&write), &config), Verdict::Clean);
+        // Writing a migration that drops a table runs nothing: no agent's file edit is SQL.
+        let migration = json!({"file_path": "/m/0042.sql", "content": "DROP TABLE users;"});
+        for tool in [
+            "Write",
+            "Edit",
+            "create_file",
+            "write_file",
+            "apply_patch",
+            "edit",
+        ] {
+            assert_eq!(
+                check(Some(tool), Some(&migration), &config),
+                Verdict::Clean,
+                "{tool}"
+            );
+        }
+        let patch = json!({"input": "*** Begin Patch\n+TRUNCATE TABLE audit;\n*** End Patch"});
+        assert_eq!(
+            check(Some("apply_patch"), Some(&patch), &config),
+            Verdict::Clean
+        );
+        // The same statement run through a shell is.
+        let psql = json!({"command": "psql -c 'DROP TABLE users'"});
+        assert!(matches!(
+            check(Some("Bash"), Some(&psql), &config),
+            Verdict::Risky { .. }
+        ));
     }
 
     #[test]
@@ -700,19 +793,26 @@ mod tests {
             "b\n".repeat(500)
         );
         let write = json!({"file_path": "/m/0042.sql", "content": content});
+        // A configured rule of scope `any` looks at a file's content.
+        let any = Rules {
+            add: vec![AddedRule {
+                scope: Scope::AnyText,
+                ..AddedRule::shell("drops", r"(?i)\bdrop\s+table\b")
+            }],
+            ..Rules::default()
+        };
         assert_eq!(
-            check(Some("Write"), Some(&write), &Rules::default()),
+            check(Some("Write"), Some(&write), &any),
             Verdict::Risky {
-                rules: vec!["drop-table".into()],
+                rules: vec!["drops".into()],
                 text: "DROP TABLE users;".into()
             }
         );
         let before = "x".repeat(300);
         let after = "y".repeat(300);
         let minified = json!({"content": format!("{before} drop table t; {after}")});
-        let Verdict::Risky { text, .. } = check(Some("Write"), Some(&minified), &Rules::default())
-        else {
-            panic!("drop-table matches");
+        let Verdict::Risky { text, .. } = check(Some("Write"), Some(&minified), &any) else {
+            panic!("the rule matches");
         };
         let expected = format!(
             "…{} drop table t; {}…",

@@ -11,30 +11,6 @@ use crate::config::checks::Checks;
 use crate::config::Mode;
 use crate::queue_line::{HookType, QueueEntry};
 
-/// The file-editing tools of every agent, lower-cased: Claude Code (`Edit`, `Write`,
-/// `MultiEdit`, `NotebookEdit`), Copilot CLI (`edit`, `create`, `str_replace_editor`,
-/// `apply_patch`), VS Code (`create_file`, `replace_string_in_file`, …, `editFiles`), Codex
-/// (`apply_patch`) and Gemini CLI (`write_file`, `replace`).
-const EDIT_TOOLS: &[&str] = &[
-    "edit",
-    "write",
-    "multiedit",
-    "notebookedit",
-    "create",
-    "str_replace_editor",
-    "str_replace_based_edit_tool",
-    "apply_patch",
-    "create_file",
-    "replace_string_in_file",
-    "multi_replace_string_in_file",
-    "insert_edit_into_file",
-    "edit_file",
-    "editfiles",
-    "edit_notebook_file",
-    "write_file",
-    "replace",
-];
-
 /// Keys under which a tool input names the file it edits.
 const PATH_KEYS: &[&str] = &["file_path", "filePath", "path", "notebook_path", "filename"];
 
@@ -43,11 +19,6 @@ const PATCH_KEYS: &[&str] = &["input", "patch", "command", "diff"];
 
 /// Keys of lists of edits or files, each naming a file.
 const LIST_KEYS: &[&str] = &["files", "replacements", "edits", "changes"];
-
-/// True when `tool` edits files, in any agent's naming.
-pub fn is_edit_tool(tool: &str) -> bool {
-    EDIT_TOOLS.contains(&tool.to_ascii_lowercase().as_str())
-}
 
 /// The checks a PostToolUse `entry` (with its tool input) asks for; empty for any other event,
 /// and whenever no check is configured.
@@ -82,7 +53,7 @@ pub fn jobs(
         queue: None,
     };
     let mut jobs = Vec::new();
-    if is_edit_tool(tool) {
+    if crate::safety::is_edit_tool(tool) {
         let files = input.map(edited_files).unwrap_or_default();
         if files.is_empty() {
             return jobs;

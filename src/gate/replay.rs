@@ -575,18 +575,19 @@ mod tests {
             },
             ..Call::default()
         };
-        let denied = replay(
-            &[write(None, None)],
-            &config(Mode::Enforce, Rules::default()),
-        );
-        assert_eq!(denied.changed[0].command, "drop table users;");
-        let loose = Rules {
-            remove: vec!["drop-table".into()],
+        let on_files = Rules {
+            add: vec![AddedRule {
+                scope: crate::safety::Scope::AnyText,
+                ..AddedRule::shell("drops", r"(?i)\bdrop\s+table\b")
+            }],
             ..Rules::default()
         };
+        let denied = replay(&[write(None, None)], &config(Mode::Enforce, on_files));
+        assert_eq!(denied.changed[0].command, "drop table users;");
+        // Recorded as denied by a cmstore whose SQL rules looked at files: allowed now.
         let allowed = replay(
             &[write(Some("drop-table"), Some("deny"))],
-            &config(Mode::Enforce, loose),
+            &config(Mode::Enforce, Rules::default()),
         );
         let shown = &allowed.changed[0].command;
         assert_eq!(allowed.changed[0].change, Change::NewlyAllowed);

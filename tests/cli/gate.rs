@@ -715,6 +715,27 @@ fn the_gate_columns_are_the_lines_and_the_report_is_unchanged() {
     }
 }
 
+/// A configured rule that looks at every tool's text, a file's content included.
+const DROPS_IN_FILES: &str =
+    "[safety.add.drops]\npattern = '(?i)\\bdrop\\s+table\\b'\nscope = \"any\"\n";
+
+/// Writing a migration that drops a table runs nothing: in enforce mode the built-in SQL
+/// rules let a file edit through, and deny the same statement run through a shell.
+#[test]
+fn enforce_mode_lets_a_migration_be_written_and_denies_running_it() {
+    let env = TestEnv::new();
+    set_config(&env, "mode = \"enforce\"\n");
+    run_capture(&env, (write_migration(S_WEB), vec![]));
+    let psql = json!({"session_id": S_WEB, "hook_event_name": "PreToolUse", "cwd": WEB,
+        "tool_name": "Bash", "tool_input": {"command": "psql -c 'DROP TABLE users'"}});
+    run_capture(&env, (psql, vec![]));
+    let lines = env.queue_lines();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].get("risk").is_none(), "{}", lines[0]);
+    assert_eq!(lines[1]["risk"], "drop-table");
+    assert_eq!(lines[1]["decision"], "deny");
+}
+
 /// A Claude Code `Write` of a migration file of about 4 KB whose one line drops a table.
 fn write_migration(session: &str) -> Value {
     let filler: Vec<String> = (0..60)
@@ -736,7 +757,11 @@ fn a_changed_call_shows_the_matched_line_of_a_file_never_the_whole_file() {
     set_config(&env, "mode = \"audit\"\n");
     run_capture(&env, (write_migration(S_WEB), vec![]));
     env.ingest_once();
-    let strict = config_file(&env, "strict.toml", "mode = \"enforce\"\n");
+    let strict = config_file(
+        &env,
+        "strict.toml",
+        &format!("mode = \"enforce\"\n{DROPS_IN_FILES}"),
+    );
     let changes = json_rows(
         &env,
         &[
@@ -749,7 +774,7 @@ fn a_changed_call_shows_the_matched_line_of_a_file_never_the_whole_file() {
     );
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0]["change"], "newly denied");
-    assert_eq!(changes[0]["risk_after"], "drop-table");
+    assert_eq!(changes[0]["risk_after"], "drops");
     assert_eq!(changes[0]["command"], "DROP TABLE users;");
 
     let table = run(
@@ -776,14 +801,10 @@ fn a_changed_call_shows_the_matched_line_of_a_file_never_the_whole_file() {
 #[test]
 fn a_call_no_rule_matches_any_more_shows_the_start_of_its_input() {
     let env = TestEnv::new();
-    set_config(&env, "mode = \"enforce\"\n");
+    set_config(&env, &format!("mode = \"enforce\"\n{DROPS_IN_FILES}"));
     run_capture(&env, (write_migration(S_WEB), vec![]));
     env.ingest_once();
-    let loose = config_file(
-        &env,
-        "loose.toml",
-        "mode = \"enforce\"\n[safety]\nremove = [\"drop-table\"]\n",
-    );
+    let loose = config_file(&env, "loose.toml", "mode = \"enforce\"\n");
     let changes = json_rows(
         &env,
         &[
