@@ -6,7 +6,8 @@
 //! pruned is ever read again from the queue.
 //!
 //! What is old: events by `ts` (the daily rollup, `daily_sessions`, loses what they counted in
-//! the same transaction); tool calls by their start (else end) time; per-session tool
+//! the same transaction); tool calls by their start (else end) time, except that a call still
+//! missing a half goes only with its totals; per-session tool
 //! totals whose last call is before the cutoff; turns by `ts`; rejects by the time of the event
 //! line before them (`line_ts`), else of their ingest; sessions whose
 //! `last_seen` is before the cutoff, with their `unknown_counts` rows. A session that is still
@@ -78,7 +79,14 @@ const TARGETS: &[Target] = &[
     },
     Target {
         table: "tool_calls",
-        old: "SELECT rowid FROM tool_calls WHERE coalesce(start_ts, end_ts) < ?1",
+        // A call still missing a half is counted in its totals (`session_tools`), and the half
+        // to come joins it there: it stays while they do and goes with them
+        // (`delete_totals`), or now if it is counted in none.
+        old: "SELECT rowid FROM tool_calls WHERE coalesce(start_ts, end_ts) < ?1
+              AND (start_ts IS NOT NULL AND end_ts IS NOT NULL
+                   OR NOT EXISTS (SELECT 1 FROM session_tools t
+                     WHERE t.session_id = coalesce(tool_calls.session_id, 'unknown-session')
+                       AND t.tool_name = coalesce(tool_calls.tool_name, '')))",
     },
     Target {
         table: "session_tools",
@@ -108,6 +116,25 @@ const TARGETS: &[Target] = &[
         old: "SELECT id FROM otel_rejects WHERE received_at < ?1",
     },
 ];
+
+/// What [`prune`] deletes of `tool_calls`: [`TARGETS`]' rows, and the calls missing a half
+/// whose totals go (`delete_totals`). For a dry run's count.
+const OLD_CALLS_WITH_THEIR_TOTALS: &str = "SELECT rowid FROM tool_calls
+    WHERE coalesce(start_ts, end_ts) < ?1
+      AND (start_ts IS NOT NULL AND end_ts IS NOT NULL
+           OR NOT EXISTS (SELECT 1 FROM session_tools t
+             WHERE t.session_id = coalesce(tool_calls.session_id, 'unknown-session')
+               AND t.tool_name = coalesce(tool_calls.tool_name, '') AND t.last_ts >= ?1))";
+
+/// The calls still missing a half that the totals row of session ?1 and tool ?2 counts (a
+/// call without a session id counts under `unknown-session`, one without a tool name under
+/// ''), through `tool_calls_session_id`.
+const INCOMPLETE_CALLS_OF_TOTALS: &str = "DELETE FROM tool_calls WHERE rowid IN (
+    SELECT rowid FROM tool_calls WHERE session_id = ?1 AND coalesce(tool_name, '') = ?2
+      AND (start_ts IS NULL OR end_ts IS NULL)
+    UNION ALL
+    SELECT rowid FROM tool_calls WHERE ?1 = 'unknown-session' AND session_id IS NULL
+      AND coalesce(tool_name, '') = ?2 AND (start_ts IS NULL OR end_ts IS NULL))";
 
 /// [`TARGETS`]' rejects before migration 0009 (a dry run does not upgrade the database).
 const OLD_REJECTS_BEFORE_0009: &str = "SELECT id FROM rejects WHERE ts < ?1";
@@ -183,6 +210,7 @@ pub fn count(conn: &Connection, cutoff_ms: i64) -> Result<Removed, Error> {
         }
         let old = match t.table {
             "rejects" if !keyed_rejects => OLD_REJECTS_BEFORE_0009,
+            "tool_calls" => OLD_CALLS_WITH_THEIR_TOTALS,
             _ => t.old,
         };
         let n: i64 =
@@ -242,13 +270,18 @@ fn prune_batches(
         let mut pace = Pace::new(limit);
         loop {
             let size = pace.now;
-            let (n, held) = timed(conn, report, t.table, |tx| match t.table {
-                "events" => delete_events(tx, &sql, cutoff_ms, size),
-                "rejects" => delete_rejects(tx, &sql, cutoff_ms, size),
-                _ => Ok(tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64),
+            let ((n, calls), held) = timed(conn, report, t.table, |tx| match t.table {
+                "events" => Ok((delete_events(tx, &sql, cutoff_ms, size)?, 0)),
+                "rejects" => Ok((delete_rejects(tx, &sql, cutoff_ms, size)?, 0)),
+                "session_tools" => delete_totals(tx, &sql, cutoff_ms, size),
+                _ => Ok((
+                    tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64,
+                    0,
+                )),
             })?;
             pace.after(held);
             report.removed.add(t.table, n);
+            report.removed.add("tool_calls", calls);
             on_batch(report);
             if n < size as u64 {
                 break;
@@ -368,6 +401,30 @@ fn delete_events(
     }
     remember_pruned(tx, &undated)?;
     Ok(n)
+}
+
+/// One batch of old per-session tool totals, with the calls still missing a half that they
+/// count, in the same transaction: such a call stays while its totals do, so that the half to
+/// come joins it, and once they are gone, that half is a call of its own, counted once in
+/// totals of its own. Returns the totals rows and the calls deleted.
+fn delete_totals(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    cutoff_ms: i64,
+    size: i64,
+) -> Result<(u64, u64), Error> {
+    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING session_id, tool_name"))?;
+    let gone = delete
+        .query_map(rusqlite::params![cutoff_ms, size], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut calls = tx.prepare_cached(INCOMPLETE_CALLS_OF_TOTALS)?;
+    let mut deleted = 0;
+    for (session, tool) in &gone {
+        deleted += calls.execute(rusqlite::params![session, tool])? as u64;
+    }
+    Ok((gone.len() as u64, deleted))
 }
 
 /// One batch of old rejects. A rejected line goes with the event line before it (dated by it,

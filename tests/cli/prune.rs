@@ -963,3 +963,90 @@ fn a_cutoff_before_1970_is_refused_and_nothing_goes() {
     }
     assert_eq!(env.int("SELECT count(*) FROM events"), 4);
 }
+
+/// A `hook` line of the Bash call `call` (`make <call>`) in `session`, at `ts`; with `call` as its
+/// id when `keyed`, else paired by session, tool and input.
+fn call_half(hook: &str, session: &str, call: &str, keyed: bool, ts: i64) -> String {
+    let mut e = entry(hook, session);
+    e.timestamp = ts;
+    e.tool_call_id = keyed.then(|| call.to_string());
+    e.tool_input = Some(format!(r#"{{"command":"make {call}"}}"#));
+    e.to_line()
+}
+
+/// `(calls, succeeded, unfinished)` of `session`'s Bash totals, and its `tool_calls` rows.
+fn bash_totals(env: &TestEnv, session: &str) -> ((i64, i64, i64), i64) {
+    let totals = env
+        .conn()
+        .query_row(
+            "SELECT calls, succeeded, unfinished FROM session_tools
+             WHERE session_id = ?1 AND tool_name = 'Bash'",
+            [session],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap_or_else(|e| panic!("{session}: {e}"));
+    let rows = env
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM tool_calls WHERE session_id = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap();
+    (totals, rows)
+}
+
+#[test]
+fn a_tool_call_straddling_the_cutoff_counts_once_and_finishes() {
+    let env = TestEnv::new();
+    let (old, recent) = (now() - 10 * DAY, now() - DAY);
+    // Each session: call A starts before the cutoff and is still running when prune runs;
+    // call B, of the same tool, ran since. With a call id, and without (paired in order).
+    for (session, keyed) in [("keyed", true), ("paired", false)] {
+        env.append(&[
+            call_half("PreToolUse", session, "a", keyed, old),
+            call_half("PreToolUse", session, "b", keyed, recent),
+            call_half("PostToolUse", session, "b", keyed, recent + 5),
+        ]);
+    }
+    // A session idle since: its running call goes with its totals.
+    env.append(&[call_half("PreToolUse", "idle", "c", true, old)]);
+    env.ingest_once();
+
+    let dry = prune(&env, &["--days", "7", "--dry-run"]);
+    let report = prune(&env, &["--days", "7"]);
+    assert_eq!(
+        removed(&dry, "tool_calls"),
+        removed(&report, "tool_calls"),
+        "{dry}\n{report}"
+    );
+    assert_eq!(removed(&report, "tool_calls"), 1, "{report}");
+    assert_eq!(removed(&report, "session_tools"), 1, "{report}");
+
+    // Their results come after the cutoff.
+    let late = now();
+    env.append(&[
+        call_half("PostToolUse", "keyed", "a", true, late),
+        call_half("PostToolUse", "paired", "a", false, late),
+        call_half("PostToolUse", "idle", "c", true, late),
+    ]);
+    env.ingest_once();
+    for session in ["keyed", "paired"] {
+        assert_eq!(
+            bash_totals(&env, session),
+            ((2, 2, 0), 2),
+            "{session}: two calls, both finished, each counted once"
+        );
+        let a_ms = env
+            .conn()
+            .query_row(
+                "SELECT duration_ms FROM tool_calls WHERE session_id = ?1 AND start_ts = ?2",
+                rusqlite::params![session, old],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap();
+        assert_eq!(a_ms, late - old, "{session}: A has both its halves");
+    }
+    // The idle session's call went whole; its result is a call of its own, counted once.
+    assert_eq!(bash_totals(&env, "idle"), ((1, 1, 0), 1));
+}
