@@ -41,6 +41,8 @@ struct Parts {
     tool_calls: Vec<ToolCallRecord>,
     model: Option<String>,
     outcome: Option<String>,
+    /// [`Turn::ts`].
+    ts: Option<i64>,
 }
 
 impl Parts {
@@ -55,6 +57,7 @@ impl Parts {
             reasoning,
             tool_calls,
             model,
+            ts,
             ..
         } = turn;
         Parts {
@@ -65,6 +68,7 @@ impl Parts {
             tool_calls,
             model,
             outcome,
+            ts,
         }
     }
 }
@@ -113,6 +117,8 @@ fn harvested_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     e.thinking = parts.thinking;
     e.turn_id = parts.turn_id;
     e.tool_calls = Some(parts.tool_calls);
+    // The hook's time is the line's; the turn's own goes apart (ingest dates the turn by it).
+    e.turn_ts = parts.ts;
     e.size_bytes = size as u64;
     e.estimated_tokens = estimate_tokens(e.size_bytes);
     e

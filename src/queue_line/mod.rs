@@ -287,6 +287,10 @@ pub struct QueueEntry {
     pub hook_execution_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub synthetic: Option<bool>,
+    /// On a synthetic `Stop`: when its turn happened (epoch ms, the time of the turn's latest
+    /// transcript line), which `timestamp`, the hook's, is not: ingest dates the turn by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_ts: Option<i64>,
     /// On a `Stop` whose turn was recorded before (harvested, or an earlier `Stop`): the line
     /// names the turn (`turnId`) but does not repeat its exchange.
     #[serde(skip_serializing_if = "Option::is_none")]

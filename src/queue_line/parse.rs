@@ -210,6 +210,8 @@ struct Raw<'a> {
     delegated_agent_s: Option<Loose<'a>>,
     #[serde(borrow, rename = "synthetic")]
     synthetic: Option<Loose<'a>>,
+    #[serde(borrow, rename = "turnTs")]
+    turn_ts: Option<Loose<'a>>,
     #[serde(borrow, rename = "prompt")]
     prompt: Option<Loose<'a>>,
     #[serde(borrow, rename = "response")]
@@ -399,6 +401,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         actor_type: own(row.actor_type),
         delegated_agent: own(row.delegated_agent),
         synthetic: row.synthetic,
+        turn_ts: row.turn_ts,
         prompt: own(row.prompt),
         response: own(row.response),
         thinking: own(row.thinking),
@@ -492,6 +495,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         actor_type,
         delegated_agent: pick(raw.delegated_agent, raw.delegated_agent_s),
         synthetic: raw.synthetic.as_ref().and_then(Loose::as_bool),
+        turn_ts: raw.turn_ts.as_ref().and_then(timestamp_ms),
         prompt: raw.prompt.and_then(Loose::into_str),
         response: raw.response.and_then(Loose::into_str),
         thinking: raw.thinking.and_then(Loose::into_str),

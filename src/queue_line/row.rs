@@ -26,6 +26,12 @@ pub const GATE_UNREADABLE: &str = "safety_gate_unreadable";
 pub const NEGATIVE_DURATION: &str = "negative_tool_duration";
 
 impl EventRow<'_> {
+    /// When the turn of a harvested (synthetic) Stop happened, when the line says: the hook
+    /// that harvested it may have run long after.
+    pub fn harvested_turn_ts(&self) -> Option<i64> {
+        self.turn_ts.filter(|_| self.synthetic == Some(true))
+    }
+
     /// True when the line reports a failed tool call: a PostToolUseFailure, or a PostToolUse
     /// whose result type is `failure`, whose exit code is not 0, or that says `toolFailed`.
     pub fn reports_tool_failure(&self) -> bool {
@@ -91,6 +97,8 @@ pub struct EventRow<'a> {
     pub delegated_agent: Option<Cow<'a, str>>,
     /// True for a Stop harvested from the transcript.
     pub synthetic: Option<bool>,
+    /// `turnTs`: when a harvested turn happened (epoch ms), apart from the line's time.
+    pub turn_ts: Option<i64>,
     /// The user prompt.
     pub prompt: Option<Cow<'a, str>>,
     /// The assistant's answer.

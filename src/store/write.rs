@@ -237,7 +237,8 @@ pub(super) fn apply_days(
 pub struct BatchCounts {
     /// New `events` rows.
     pub rows: u64,
-    /// Lines already stored (an event's id, a reject's key), or stored once and pruned since.
+    /// Lines already stored (an event's id, a reject's key), or stored once and pruned since
+    /// (a harvested turn: as old as what prune deleted).
     pub duplicates: u64,
     /// New `rejects` rows.
     pub rejects: u64,
@@ -252,6 +253,9 @@ pub enum Fate {
     Known,
     /// Stored once and pruned since (or as old as what was): not stored again.
     Pruned,
+    /// A harvested turn as old as what prune deleted: not stored again, although the line is
+    /// new (the rejected lines after it are not pruned with it).
+    PrunedTurn,
 }
 
 /// A line that could not become an event, as a batch records it in `rejects`.
@@ -401,6 +405,15 @@ impl<'c> Batch<'c> {
         Ok(ts < self.pruned_before || (!dated && self.remembered_pruned(id)?))
     }
 
+    /// Whether `row` is a harvested turn older than what prune deleted: what a transcript
+    /// harvested again must not bring back. Its line is dated by the hook that read the
+    /// transcript, maybe long after the turn (a session resumed once prune took its turns and
+    /// its cursor), so the turn's own time ([`EventRow::harvested_turn_ts`]) decides.
+    fn is_pruned_turn(&self, row: &EventRow<'_>) -> bool {
+        row.harvested_turn_ts()
+            .is_some_and(|t| t < self.pruned_before)
+    }
+
     /// Whether `key` is in `pruned_lines`.
     fn remembered_pruned(&self, key: &str) -> Result<bool, Error> {
         Ok(self
@@ -432,6 +445,10 @@ impl<'c> Batch<'c> {
             // the duplicates, never stored again.
             self.counts.duplicates += 1;
             return Ok(Fate::Pruned);
+        }
+        if self.is_pruned_turn(row) {
+            self.counts.duplicates += 1;
+            return Ok(Fate::PrunedTurn);
         }
         let inserted = execute_bound!(&mut self.insert_event;
             row.id.as_ref(),
@@ -600,7 +617,8 @@ impl<'c> Batch<'c> {
             session,
             key,
             row.turn_id.as_deref(),
-            row.ts,
+            // A harvested turn is dated by when it happened, not by the hook that read it.
+            row.harvested_turn_ts().unwrap_or(row.ts),
             row.hook_type.as_deref(),
             row.prompt.as_deref(),
             row.response.as_deref(),

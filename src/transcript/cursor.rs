@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::parse::{parse_value, records_of};
+use super::parse::{line_time, parse_value, records_of};
 use super::record::ParseOptions;
 use super::turns::{Assembler, OpenTurn};
 use super::usage::{self, CodexReader, UsageRecord};
@@ -411,6 +411,7 @@ impl Tracker {
                     let Some(value) = parse_value(bytes) else {
                         continue;
                     };
+                    assembler.at(line_time(&value));
                     for record in records_of(&value, self.options) {
                         assembler.feed(offset, record);
                     }

@@ -78,6 +78,10 @@ pub struct Turn {
     /// The user interrupted it (its outcome is `interrupted`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// When the turn's latest transcript line that names a time was written (epoch ms): when
+    /// the turn happened, whenever a hook reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts: Option<i64>,
 }
 
 impl Turn {

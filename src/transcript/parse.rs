@@ -27,6 +27,16 @@ pub(super) fn parse_value(line: &[u8]) -> Option<Value> {
     serde_json::from_slice::<Value>(trimmed).ok()
 }
 
+/// When one parsed transcript line was written (its `timestamp`: RFC 3339, as Claude Code,
+/// VS Code and Copilot CLI write it, or epoch milliseconds), if it says.
+pub(super) fn line_time(value: &Value) -> Option<i64> {
+    match value.get("timestamp")? {
+        Value::String(text) => crate::clock::rfc3339_ms(text),
+        Value::Number(ms) => ms.as_i64(),
+        _ => None,
+    }
+}
+
 /// The records of one parsed transcript line.
 pub(super) fn records_of(value: &Value, options: ParseOptions) -> Vec<Record> {
     let Some(kind) = value.get("type").and_then(Value::as_str) else {

@@ -46,6 +46,10 @@ pub struct OpenTurn {
     /// The model of the latest assistant line (absent in cursors written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The time of the turn's latest line that names one (epoch ms; absent in cursors
+    /// written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_ts: Option<i64>,
 }
 
 impl OpenTurn {
@@ -65,7 +69,13 @@ impl OpenTurn {
             complete,
             model: self.model.clone(),
             interrupted: false,
+            ts: self.last_ts,
         }
+    }
+
+    /// Notes that a line of the turn was written at `ts`, if it says.
+    fn seen_at(&mut self, ts: Option<i64>) {
+        self.last_ts = self.last_ts.max(ts);
     }
 
     fn add_text(&mut self, message_id: Option<String>, text: String) {
@@ -109,6 +119,8 @@ impl OpenTurn {
 pub struct Assembler {
     open: Option<OpenTurn>,
     completed: Vec<Turn>,
+    /// The time of the line being fed ([`Assembler::at`]).
+    line_ts: Option<i64>,
 }
 
 impl Assembler {
@@ -117,11 +129,21 @@ impl Assembler {
         Assembler {
             open,
             completed: Vec::new(),
+            line_ts: None,
         }
+    }
+
+    /// Says when the line whose records are fed next was written (`None`: it does not say).
+    pub fn at(&mut self, ts: Option<i64>) {
+        self.line_ts = ts;
     }
 
     /// Feeds the records of the line that starts at byte `offset`.
     pub fn feed(&mut self, offset: u64, record: Record) {
+        let opens = matches!(record, Record::UserPrompt { .. });
+        if let Some(open) = self.open.as_mut().filter(|_| !opens) {
+            open.seen_at(self.line_ts);
+        }
         match record {
             Record::UserPrompt { id, text } => {
                 self.close();
@@ -129,6 +151,7 @@ impl Assembler {
                     turn_id: id,
                     start_offset: offset,
                     user: text,
+                    last_ts: self.line_ts,
                     ..OpenTurn::default()
                 });
             }
@@ -201,8 +224,13 @@ pub fn assemble(bytes: &[u8], options: super::ParseOptions) -> Vec<Turn> {
     let mut assembler = Assembler::default();
     let mut offset = 0u64;
     for line in bytes.split_inclusive(|&b| b == b'\n') {
-        if line.ends_with(b"\n") {
-            for record in super::parse_line(line, options) {
+        let value = line
+            .ends_with(b"\n")
+            .then(|| super::parse::parse_value(line))
+            .flatten();
+        if let Some(value) = value {
+            assembler.at(super::parse::line_time(&value));
+            for record in super::parse::records_of(&value, options) {
                 assembler.feed(offset, record);
             }
         }
@@ -285,6 +313,38 @@ mod tests {
         );
         assert_eq!(turns[1].user, "prompt b");
         assert!(open.is_none());
+    }
+
+    #[test]
+    fn a_turn_is_dated_by_its_latest_line_that_says_when() {
+        let mut assembler = Assembler::default();
+        for (ts, record) in [
+            (Some(10), prompt("a")),
+            (Some(20), text("m1", "answer")),
+            (None, Record::Reasoning { text: "r".into() }),
+            (Some(30), prompt("b")),
+            (Some(40), text("m2", "second")),
+            (Some(50), Record::TurnEnd),
+            (Some(60), text("m3", "after the end")),
+        ] {
+            assembler.at(ts);
+            assembler.feed(0, record);
+        }
+        let (turns, open) = assembler.finish();
+        let times: Vec<_> = turns.iter().map(|t| t.ts).collect();
+        assert_eq!(times, [Some(20), Some(50)]);
+        assert!(open.is_none());
+
+        // A turn carried over in a cursor goes on from its time; lines without one change
+        // nothing.
+        let mut assembler = Assembler::new(Some(OpenTurn {
+            turn_id: Some("c".into()),
+            last_ts: Some(70),
+            ..OpenTurn::default()
+        }));
+        assembler.at(None);
+        assembler.feed(0, text("m4", "late"));
+        assert_eq!(assembler.open().unwrap().to_turn(true).ts, Some(70));
     }
 
     #[test]

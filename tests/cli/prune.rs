@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::common::{entry, read_lines, the_one_error, TestEnv};
+use serde_json::json;
+
+use crate::common::{capture, entry, read_lines, the_one_error, TestEnv};
 
 const DAY: i64 = 86_400_000;
 
@@ -1049,4 +1051,99 @@ fn a_tool_call_straddling_the_cutoff_counts_once_and_finishes() {
     }
     // The idle session's call went whole; its result is a call of its own, counted once.
     assert_eq!(bash_totals(&env, "idle"), ((1, 1, 0), 1));
+}
+
+/// Claude Code transcript lines of turn `n` of session `resumed`: its prompt at `at` (epoch
+/// ms), the answer a second later.
+fn claude_turn(n: usize, at: i64) -> String {
+    let iso = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    [
+        json!({"type": "user", "uuid": format!("u{n}"), "sessionId": "resumed",
+            "timestamp": iso(at), "message": {"role": "user", "content": format!("prompt {n}")}}),
+        json!({"type": "assistant", "uuid": format!("a{n}"), "sessionId": "resumed",
+            "timestamp": iso(at + 1000), "message": {"id": format!("m{n}"), "role": "assistant",
+            "content": [{"type": "text", "text": format!("answer {n}")}]}}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect()
+}
+
+fn append_text(path: &std::path::Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+}
+
+/// Claude Code's `Stop` hook of session `resumed`, whose transcript is `transcript`.
+fn claude_stop(env: &TestEnv, transcript: &std::path::Path) {
+    let stop = json!({"hook_event_name": "Stop", "session_id": "resumed", "cwd": "/w",
+        "transcript_path": transcript});
+    capture(env, stop.to_string(), &[]);
+}
+
+/// The prompts of the stored turns, oldest first.
+fn turn_prompts(env: &TestEnv) -> Vec<String> {
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare("SELECT prompt FROM turns ORDER BY ts, rowid")
+        .unwrap();
+    let prompts = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    prompts
+}
+
+#[test]
+fn a_resumed_session_does_not_bring_pruned_turns_back() {
+    let env = TestEnv::new();
+    let transcript = env.dir.path().join("resumed.jsonl");
+    let ten_days_ago = now() - 10 * DAY;
+    // Ten days ago: two turns, each with its Stop hook.
+    std::fs::write(&transcript, claude_turn(1, ten_days_ago)).unwrap();
+    claude_stop(&env, &transcript);
+    append_text(&transcript, &claude_turn(2, ten_days_ago + 60_000));
+    claude_stop(&env, &transcript);
+    // Capture dates its lines by its own clock: they are dated as they were written then.
+    let text = std::fs::read_to_string(env.queue()).unwrap();
+    let dated: String = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["timestamp"] = json!(ten_days_ago + 120_000);
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(env.queue(), dated).unwrap();
+    env.ingest_once();
+    assert_eq!(turn_prompts(&env), ["prompt 1", "prompt 2"]);
+
+    // The session's cursor has been idle since then: prune takes it with the turns.
+    let cursor = env.home().join("state/resumed.json");
+    std::fs::File::options()
+        .write(true)
+        .open(&cursor)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(10 * 86_400))
+        .unwrap();
+    let report = prune(&env, &["--days", "7"]);
+    assert_eq!(removed(&report, "turns"), 2, "{report}");
+    assert!(!cursor.exists(), "the cursor went with the session's turns");
+
+    // Today the chat is resumed (`claude --resume`): same session, same transcript, and a
+    // new turn. The hook's cursor starts cold and finds the old turns unrecorded.
+    append_text(&transcript, &claude_turn(3, now() - 5_000));
+    claude_stop(&env, &transcript);
+    env.ingest_once();
+    assert_eq!(turn_prompts(&env), ["prompt 3"], "pruned turns stay pruned");
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE synthetic = 1"),
+        0,
+        "nor do their harvested lines come back as events"
+    );
 }

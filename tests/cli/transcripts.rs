@@ -738,3 +738,51 @@ fn import_reads_vscode_copilot_transcripts_under_their_own_agent() {
         .collect();
     assert_eq!(copilot_usage_rows(&env), vscode);
 }
+
+#[test]
+fn a_harvested_turn_is_dated_by_when_it_happened_and_its_line_by_the_hook() {
+    let env = TestEnv::new();
+    let transcript = env.dir.path().join("late.jsonl");
+    let two_days_ago = chrono::Utc::now().timestamp_millis() - 2 * 86_400_000;
+    let iso = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    // A turn answered two days ago, and the next prompt, which completes it, today.
+    let lines = [
+        json!({"type": "user", "uuid": "u1", "timestamp": iso(two_days_ago),
+            "message": {"role": "user", "content": "old question"}}),
+        json!({"type": "assistant", "uuid": "a1", "timestamp": iso(two_days_ago + 4_000),
+            "message": {"id": "m1", "role": "assistant",
+            "content": [{"type": "text", "text": "old answer"}]}}),
+        json!({"type": "user", "uuid": "u2", "timestamp": iso(two_days_ago + 9_000),
+            "message": {"role": "user", "content": "new question"}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    fs::write(&transcript, text).unwrap();
+    let hook = json!({"hook_event_name": "PostToolUse", "session_id": "late", "cwd": "/w",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1",
+        "transcript_path": transcript});
+    let before = chrono::Utc::now().timestamp_millis();
+    capture(&env, hook.to_string(), &[]);
+    let stop = env
+        .queue_lines()
+        .into_iter()
+        .find(|l| l["synthetic"] == true)
+        .expect("the harvested turn");
+    assert_eq!(stop["turnTs"], two_days_ago + 4_000, "{stop}");
+    assert!(stop["timestamp"].as_i64().unwrap() >= before, "{stop}");
+
+    env.ingest_once();
+    let (turn_ts, event_ts): (i64, i64) = env
+        .conn()
+        .query_row(
+            "SELECT t.ts, e.ts FROM turns t JOIN events e ON e.id = t.event_id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(turn_ts, two_days_ago + 4_000, "the turn: when it happened");
+    assert!(event_ts >= before, "the event: when the hook ran");
+}
