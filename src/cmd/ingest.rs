@@ -110,6 +110,15 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let store = store::open(&paths.db)
         .with_context(|| format!("cannot open database {}", paths.db.display()))?;
+    let done = ingest(paths, args, &store);
+    // Here, not on a thread the exit would cut short, so that the last connection removes
+    // the WAL.
+    store.close();
+    done
+}
+
+/// The ingest itself, into `store` (whose clones are all dropped when it returns).
+fn ingest(paths: &Paths, args: Args, store: &store::Store) -> anyhow::Result<ExitCode> {
     let options = Options {
         batch_lines: usize::try_from(args.batch_size).unwrap_or(ingest::DEFAULT_BATCH_LINES),
         max_line_bytes: usize::try_from(args.max_line_bytes).unwrap_or(usize::MAX),
@@ -119,7 +128,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     ingester.on_warning(|warning| eprintln!("cmstore ingest: {warning}"));
     // Capture reads the same configuration: what is wrong with it is said here once, and
     // again only when the file changes and its problems with it.
-    let mut config = ConfigWatch::new(paths, store);
+    let mut config = ConfigWatch::new(paths, store.clone());
     config.check();
 
     let stop = Arc::new(AtomicBool::new(false));

@@ -212,7 +212,9 @@ impl Continuous {
                     give_up_after: None,
                     ..options
                 };
-                run(&store, &config, &options, &own_stop, &mut on_warning)
+                let done = run(&store, &config, &options, &own_stop, &mut on_warning);
+                store.close();
+                done
             })
             .map_err(|e| Error::Thread(e.to_string()))?;
         Ok(Continuous {

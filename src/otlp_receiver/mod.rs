@@ -163,6 +163,7 @@ impl Receiver {
                     while let Ok(request) = server.recv() {
                         serve(&store, request, limit, &mut on_warning);
                     }
+                    store.close();
                 })
                 .map_err(|e| Error::Config(format!("cannot start the receiver thread: {e}")))?
         };

@@ -28,6 +28,7 @@ macro_rules! execute_bound {
 }
 
 pub mod checkpoint;
+mod closing;
 pub mod functions;
 pub mod indexes;
 pub mod prune;
@@ -37,12 +38,14 @@ pub mod usage;
 pub mod write;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
 use crate::paths::{create_private_dir, dir_of, private_file_options};
+use closing::OpenConnections;
 
 pub use write::{Batch, SourceRow};
 
@@ -262,11 +265,15 @@ pub enum Error {
     Thread(String),
 }
 
+/// How long [`Store::close`] waits for the pool's connections to close.
+pub const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
 /// An open store: a connection pool on a migrated database.
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: Pool,
     path: PathBuf,
+    open: Arc<OpenConnections>,
 }
 
 impl Store {
@@ -278,6 +285,17 @@ impl Store {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Drops this handle and waits, at most [`CLOSE_WAIT`], until every connection of its pool
+    /// is closed, wherever the pool's last handle goes: the last one to close removes the WAL,
+    /// which a process exiting meanwhile would leave behind. Call it once the other handles
+    /// of the pool and its connections are dropped; false when some connection is still open
+    /// after the wait.
+    pub fn close(self) -> bool {
+        let Store { pool, open, .. } = self;
+        drop(pool);
+        open.wait_closed(CLOSE_WAIT)
     }
 }
 
@@ -295,7 +313,14 @@ pub fn open(path: &Path) -> Result<Store, Error> {
             ))?;
         }
     }
-    let manager = SqliteConnectionManager::file(path).with_init(apply_pragmas);
+    let open = Arc::new(OpenConnections::default());
+    let manager = {
+        let open = Arc::clone(&open);
+        SqliteConnectionManager::file(path).with_init(move |conn| {
+            open.track(conn)?;
+            apply_pragmas(conn)
+        })
+    };
     let pool = r2d2::Pool::builder()
         .max_size(4)
         .min_idle(Some(0))
@@ -308,6 +333,7 @@ pub fn open(path: &Path) -> Result<Store, Error> {
     Ok(Store {
         pool,
         path: path.to_path_buf(),
+        open,
     })
 }
 

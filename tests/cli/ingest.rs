@@ -262,6 +262,29 @@ fn the_database_is_private() {
     assert_eq!(mode & 0o777, 0o600);
 }
 
+/// The WAL is removed when ingest ends (README): its last connection closes before the
+/// process exits, whichever thread holds it last. Fresh homes, many times, for the race of a
+/// pool's helper thread holding the pool a moment after handing out a connection.
+#[test]
+fn once_leaves_no_wal_behind() {
+    let started = std::time::Instant::now();
+    let mut runs = 0;
+    while runs < 60 && (runs < 10 || started.elapsed() < Duration::from_secs(4)) {
+        let env = TestEnv::new();
+        if runs % 2 == 1 {
+            env.append(&lines(3));
+        }
+        env.ingest_once();
+        runs += 1;
+        let wal = env.home().join("cmstore.db-wal");
+        assert!(
+            !wal.exists(),
+            "run {runs}: {} was left behind",
+            wal.display()
+        );
+    }
+}
+
 #[test]
 fn a_partial_line_waits_and_is_completed_across_a_restart() {
     let env = TestEnv::new();
