@@ -324,6 +324,71 @@ fn claude_tool_events_match_every_tool() {
     assert!(doc["hooks"]["PostToolBatch"][0].get("matcher").is_none());
 }
 
+/// docs/hooks.md's section on each agent names every event `install` writes, and a count it
+/// spells out ("the twelve events") is the number written.
+#[test]
+fn the_docs_name_and_count_the_events_install_writes() {
+    let docs = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/hooks.md"));
+    let titles = [
+        ("claude", "### Claude Code"),
+        ("copilot", "### GitHub Copilot CLI"),
+        ("vscode", "### VS Code"),
+        ("codex", "### Codex"),
+        ("gemini", "### Gemini CLI"),
+    ];
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        install(&env, agent, &dir).success();
+        let doc: Value = serde_json::from_str(&read(&dir.join(agent.file))).unwrap();
+        let events: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
+        let title = titles.iter().find(|(n, _)| *n == agent.name).unwrap().1;
+        let section = docs_section(&docs, title);
+        let words = section.split_whitespace().collect::<Vec<_>>().join(" ");
+        for event in &events {
+            assert!(section.contains(event.as_str()), "{title}: {event} missing");
+        }
+        for (n, word) in NUMBER_WORDS.iter().enumerate() {
+            if words.to_lowercase().contains(&format!(" {word} events")) {
+                assert_eq!(n + 1, events.len(), "{title} says \"{word} events\"");
+            }
+        }
+    }
+}
+
+const NUMBER_WORDS: [&str; 20] = [
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+];
+
+/// The text of the Markdown section under `title`, up to the next heading.
+fn docs_section<'a>(docs: &'a str, title: &str) -> &'a str {
+    let start = docs
+        .find(&format!("{title}\n"))
+        .unwrap_or_else(|| panic!("{title}"));
+    let body = &docs[start + title.len()..];
+    let end = body.find("\n#").unwrap_or(body.len());
+    &body[..end]
+}
+
 #[test]
 fn user_hooks_and_layout_are_kept_and_uninstall_restores_the_file() {
     for agent in AGENTS {
