@@ -51,7 +51,8 @@ pub struct OtlpArgs {
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=export::config::MAX_BATCH_EVENTS as u64))]
     pub batch_events: Option<u64>,
-    /// How long to retry one batch before giving up
+    /// How long to retry one batch (network errors, 429, 502, 503, 504) before exiting 1 with
+    /// the cursor before it; --follow retries until stopped instead
     #[arg(long, value_name = "SECS", default_value_t = 300,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub give_up_after: u64,

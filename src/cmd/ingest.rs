@@ -38,7 +38,8 @@ pub struct Args {
     /// Drain the queue and exit instead of following it
     #[arg(long)]
     pub once: bool,
-    /// Lines per transaction
+    /// Lines per transaction: each commits its rows and the new queue offset together, and
+    /// also ends after 64 MiB of queue
     #[arg(long, value_name = "N", default_value_t = ingest::DEFAULT_BATCH_LINES as u64,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub batch_size: u64,
