@@ -60,6 +60,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    if stats.hook_payload_files > 0 {
+        eprintln!(
+            "cmstore import: passed over {} file(s) of hook payloads, not transcripts",
+            stats.hook_payload_files
+        );
+    }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "cmstore import: {} transcript(s), {:.1} MB in {:.2} s ({:.0} MB/s): {} usage record(s) \

@@ -3,7 +3,9 @@
 //! write (docs/usage.md), so a new user sees their history on day one. A file's agent is known
 //! by its path: `…/chats/session-*.jsonl` is Gemini's, `rollout-*.jsonl` Codex's,
 //! `…/session-state/<session>/events.jsonl` Copilot CLI's, `…/GitHub.copilot-chat/transcripts/
-//! *.jsonl` VS Code Copilot Chat's, any other `.jsonl` a Claude Code transcript.
+//! *.jsonl` VS Code Copilot Chat's, any other `.jsonl` a Claude Code transcript, unless its
+//! first line is a payload Claude Code or Gemini CLI hands a hook (a hook logger's file):
+//! such a file is passed over and counted.
 //!
 //! Streaming with bounded memory: each transcript is read line by line ([`LineReader`]; a line
 //! longer than [`MAX_LINE_BYTES`] is passed over and counted), and its records are written
@@ -124,6 +126,8 @@ impl From<rusqlite::Error> for Error {
 pub struct Stats {
     /// Transcripts read.
     pub files: u64,
+    /// Files of hook payloads, not transcripts, passed over after their first line.
+    pub hook_payload_files: u64,
     /// Bytes read.
     pub bytes: u64,
     /// Usage records read (lines of one response counted once per batch).
@@ -180,9 +184,20 @@ pub fn import(
         rows_before: usage::count(&conn)?,
         ..Stats::default()
     };
+    // The sizes of the files passed over, so that the progress still reaches the total.
+    let mut passed_over = 0;
     for path in files {
-        import_file(&mut conn, path, &mut stats, &mut progress)?;
-        stats.files += 1;
+        let kind = import_file(&mut conn, path, &mut stats, &mut |b| {
+            progress(b + passed_over)
+        })?;
+        match kind {
+            Kind::Transcript => stats.files += 1,
+            Kind::HookPayloads { len } => {
+                stats.hook_payload_files += 1;
+                passed_over += len;
+                progress(stats.bytes + passed_over);
+            }
+        }
     }
     stats.rows_after = usage::count(&conn)?;
     Ok(stats)
@@ -235,12 +250,20 @@ fn gemini_project(chat: &Path) -> Option<String> {
     Some(text.trim().to_owned()).filter(|p| !p.is_empty())
 }
 
+/// What a file turned out to be.
+enum Kind {
+    /// A transcript, read to its end.
+    Transcript,
+    /// A file of hook payloads, `len` bytes, passed over after its first line.
+    HookPayloads { len: u64 },
+}
+
 fn import_file(
     conn: &mut Connection,
     path: &Path,
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
-) -> Result<(), Error> {
+) -> Result<Kind, Error> {
     let read_error = |source| Error::Read {
         path: path.to_path_buf(),
         source,
@@ -265,8 +288,17 @@ fn import_file(
     let mut cwds: HashMap<String, String> = HashMap::new();
     let mut copilot_cwd: Option<String> = None;
     let start = stats.bytes;
+    let mut first_line = true;
     loop {
-        match reader.next_line().map_err(read_error)? {
+        let line = reader.next_line().map_err(read_error)?;
+        if first_line && !is_blank(&line) {
+            first_line = false;
+            if opens_with_a_hook_payload(&line) {
+                let len = std::fs::metadata(path).map_err(read_error)?.len();
+                return Ok(Kind::HookPayloads { len });
+            }
+        }
+        match line {
             Some(Line::Complete { offset, bytes }) if format == Format::Codex => {
                 batch.extend(codex.feed(bytes, offset));
             }
@@ -321,7 +353,34 @@ fn import_file(
     write_sessions(conn, format.agent(), sessions)?;
     stats.bytes = start + reader.offset();
     progress(stats.bytes);
-    Ok(())
+    Ok(Kind::Transcript)
+}
+
+/// A line of only white space (the end of the file is not blank: it ends the looking).
+fn is_blank(line: &Option<Line<'_>>) -> bool {
+    matches!(line, Some(Line::Complete { bytes, .. }) if bytes.trim_ascii().is_empty())
+}
+
+/// Whether a file's first line is a payload an agent hands a hook (or a status line)
+/// rather than a transcript line: a JSON object whose own keys name the hook's event or the
+/// transcript it is about. No transcript line has either key at its top; a file is only
+/// parsed here when its first line holds one of them as text.
+fn opens_with_a_hook_payload(line: &Option<Line<'_>>) -> bool {
+    /// The keys looked for, at the top of the object only.
+    #[derive(serde::Deserialize)]
+    struct Keys {
+        hook_event_name: Option<serde::de::IgnoredAny>,
+        transcript_path: Option<serde::de::IgnoredAny>,
+    }
+    let Some(Line::Complete { bytes, .. }) = line else {
+        return false;
+    };
+    let quoted = |key: &[u8]| memchr::memmem::find(bytes, key).is_some();
+    if !quoted(b"\"hook_event_name\"") && !quoted(b"\"transcript_path\"") {
+        return false;
+    }
+    serde_json::from_slice::<Keys>(bytes)
+        .is_ok_and(|k| k.hook_event_name.is_some() || k.transcript_path.is_some())
 }
 
 /// The working directory a Copilot event log's `session.start` line names

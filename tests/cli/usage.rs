@@ -315,6 +315,64 @@ fn import_reads_the_standard_location_idempotently() {
     assert_eq!(responses, expected[0]);
 }
 
+/// The hook payload files of a hook logger (`hooks-*/pre_tool_use.jsonl`, …) beside the
+/// transcripts are not transcripts: import passes over them, says so once with their count,
+/// and stores what the transcripts alone hold.
+#[test]
+fn import_passes_over_files_of_hook_payloads_and_says_so_once() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let projects = env.dir.path().join("projects");
+    let expected = lay_out_projects(&real, &projects);
+    let mut payload_files = 0;
+    for dir in std::fs::read_dir(real.join("claude-code")).unwrap() {
+        let dir = dir.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("hooks-") {
+            continue;
+        }
+        std::fs::create_dir_all(projects.join(&name)).unwrap();
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let file = file.unwrap().path();
+            std::fs::copy(&file, projects.join(&name).join(file.file_name().unwrap())).unwrap();
+            payload_files += 1;
+        }
+    }
+    assert!(payload_files > 40, "{payload_files}");
+    let out = env.cmd().arg("import").arg(&projects).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("16 transcript(s)"), "{stderr}");
+    let said = format!("passed over {payload_files} file(s) of hook payloads, not transcripts");
+    assert_eq!(stderr.matches(&said).count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("not transcripts").count(), 1, "{stderr}");
+    assert_eq!(stored(&env, "1"), expected);
+}
+
+/// A transcript is known by its lines' own keys, not by what they quote: a first prompt that
+/// pastes a hook payload leaves the file a transcript.
+#[test]
+fn a_transcript_quoting_a_hook_payload_is_imported() {
+    let Some(real) = real_fixtures() else { return };
+    let env = TestEnv::new();
+    let bytes = std::fs::read(real.join("claude-code/transcript-4.jsonl")).unwrap();
+    let quoting = json!({
+        "type": "user",
+        "sessionId": "s",
+        "message": {"role": "user", "content": r#"why does {"hook_event_name":"Stop","transcript_path":"/t"} fail?"#},
+    });
+    let mut file = format!("{quoting}\n").into_bytes();
+    file.extend_from_slice(&bytes);
+    let t = env.dir.path().join("quoting.jsonl");
+    std::fs::write(&t, &file).unwrap();
+    let out = env.cmd().arg("import").arg(&t).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("1 transcript(s)"), "{stderr}");
+    assert!(!stderr.contains("not transcripts"), "{stderr}");
+    assert_eq!(stored(&env, "1"), independent(&bytes));
+}
+
 #[test]
 fn import_and_capture_of_the_same_transcript_count_each_response_once() {
     let Some(real) = real_fixtures() else { return };
