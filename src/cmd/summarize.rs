@@ -761,8 +761,8 @@ fn nothing_of(by: By) -> (&'static str, Option<&'static str>) {
         By::Tool => ("tool calls", None),
         By::Day => ("events", None),
         By::Model => (
-            "token usage",
-            Some("it is read from the agents' transcripts: docs/usage.md"),
+            "responses with token usage",
+            Some("token usage is read from the agents' transcripts: docs/usage.md"),
         ),
         By::Check => (
             "check results",

@@ -530,6 +530,12 @@ fn an_empty_report_says_so_on_stderr_as_every_other_does() {
     assert_eq!(err, format!("no sessions match the filters {unknown}\n"));
     let (_, err) = note(&["summarize", "--by", "tool", "--agent", "nobody"]);
     assert_eq!(err, format!("no tool calls match the filters {unknown}\n"));
+    let (_, err) = note(&["summarize", "--by", "model", "--agent", "vscode"]);
+    assert_eq!(
+        err,
+        "no responses with token usage match the filters (token usage is read from the \
+         agents' transcripts: docs/usage.md)\n"
+    );
     // A report with rows, and the machine formats, say nothing more.
     assert_eq!(note(&["sessions"]).1, "");
     let out = env
