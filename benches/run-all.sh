@@ -121,7 +121,7 @@ if ! skip scale; then
     echo -e "lines\tqueue_bytes\tgen_s\tingest_s\tlines_per_s\tmaxrss_kb\tdb_bytes\tevents\ttool_calls" >"$RES/scale_ingest.tsv"
     echo -e "lines\tquery\tmedian_ms\tp90_ms\tmin_ms\tmax_ms\truns" >"$RES/scale_query.tsv"
     for n in $SIZES; do
-        d="$WORK/scale-$n"; rm -rf "$d"; mkdir -p "$d"
+        d="$WORK/scale-$n"; rm -rf "$d"; mkdir -p "$d"; : > "$d/none.toml"
         q="$d/queue.jsonl"; db="$d/store.db"
         cm() { "$BIN" --db "$db" --queue "$q" --config "$d/none.toml" "$@"; }
         t0=$(date +%s%N)

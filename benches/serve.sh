@@ -25,6 +25,7 @@ RUNS=${2:-7}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-$(mktemp -d /tmp/cmstore-serve-bench.XXXXXX)}
 mkdir -p "$WORK"
+: > "$WORK/none.toml"   # an empty configuration, not the user's
 QUEUE="$WORK/queue.jsonl"
 PRISTINE="$WORK/pristine.db"
 BIN=${BIN:-$ROOT/target/release/cmstore}

@@ -55,6 +55,7 @@ def timed(cmd, stdin=None):
 def main():
     runs = int(sys.argv[1])
     binary, db = sys.argv[2:4]
+    open(db + ".none.toml", "a").close()  # an empty configuration, not the user's
     cm = [binary, "--db", db, "--queue", db + ".none.jsonl", "--config", db + ".none.toml"]
     print(f"load average before: {os.getloadavg()[0]:.2f}")
     for session in sys.argv[4:]:

@@ -23,6 +23,9 @@ PRUNE_RUNS=${PRUNE_RUNS:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-$(mktemp -d /tmp/cmstore-store-bench.XXXXXX)}
 mkdir -p "$WORK"
+# An empty configuration: the user's own cmstore.toml must not change what is measured (a
+# --config that does not exist is an error).
+: > "$WORK/none.toml"
 QUEUE="$WORK/queue.jsonl"
 DB="$WORK/bench.db"
 PRISTINE="$WORK/pristine.db"
