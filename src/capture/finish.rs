@@ -239,8 +239,9 @@ pub fn usage_entry(
     let mut e = QueueEntry::new(HookType::Usage.as_str(), ts);
     e.id = crate::queue_line::usage_line_id(&seen.session, &usage);
     of_closed_session(&mut e, seen);
-    e.cwd = Some(cwd.to_string());
-    e.root_hint = Some(cwd.to_string());
+    // No `cwd`: the line says nothing of where the session ran, and a session's project is
+    // that of its latest line with one.
+    let _ = cwd;
     e.synthetic = Some(true);
     e.config_error = config_error.map(str::to_string);
     e.usage = Some(usage);

@@ -383,17 +383,19 @@ pub fn harvested_id(session: &str, turn_id: &str) -> String {
 }
 
 /// The id of a `Usage` line of `session` carrying `usage`: a UUIDv5 of the session and the
-/// responses' keys, the same each time the same responses are read, so a line appended again
-/// (a hook killed before saving its cursor, a lost cursor) is one line to the store.
+/// responses' keys and transcript offsets, the same each time the same lines are read, so a
+/// line appended again (a hook killed before saving its cursor, a lost cursor) is one line to
+/// the store; a later line of a response (its final streamed count) makes another.
 pub fn usage_line_id(session: &str, usage: &[usage::UsageRecord]) -> String {
     // `usage:` first: a harvested turn's name starts with a digit, so the two never meet.
     let mut name = format!("usage:{}:{session}", session.len());
     for record in usage {
         let (message, request) = record.key();
         name.push_str(&format!(
-            ":{}:{message}:{}:{request}",
+            ":{}:{message}:{}:{request}:{}",
             message.len(),
-            request.len()
+            request.len(),
+            record.offset
         ));
     }
     uuid::Uuid::new_v5(&HARVESTED_NAMESPACE, name.as_bytes()).to_string()
@@ -430,11 +432,15 @@ mod tests {
         let a = [record("m1", Some("r1"), 5), record("m2", None, 7)];
         let id = usage_line_id("s1", &a);
         assert_eq!(uuid::Uuid::parse_str(&id).unwrap().get_version_num(), 5);
-        // The counts are not part of the name: a response read again is the same line.
+        // The counts are not part of the name: the same lines read again are the same line.
         assert_eq!(
             id,
             usage_line_id("s1", &[record("m1", Some("r1"), 9), record("m2", None, 7)])
         );
+        // A later line of a response (its final streamed count) is another.
+        let mut later = a.clone();
+        later[0].offset = 4096;
+        assert_ne!(id, usage_line_id("s1", &later));
         assert_ne!(id, usage_line_id("s2", &a));
         assert_ne!(id, usage_line_id("s1", &a[..1]));
         assert_ne!(

@@ -422,6 +422,21 @@ impl<'c> Batch<'c> {
             .exists([key])?)
     }
 
+    /// Upserts the usage records a line carries (each response once, the final count
+    /// winning), whether or not the line itself is stored.
+    fn store_usage(&self, row: &EventRow<'_>) -> Result<(), Error> {
+        if let Some(json) = row.usage.as_deref() {
+            let cx = super::usage::Context {
+                session_id: row.session_id.as_deref(),
+                agent: row.agent.as_deref(),
+                ts: Some(row.ts),
+                origin: "hook",
+            };
+            super::usage::upsert_json(&self.tx, json, cx)?;
+        }
+        Ok(())
+    }
+
     /// Forgets `keys` from `pruned_lines`: their lines left the queue (compaction).
     pub fn forget_pruned(&self, keys: &[String]) -> Result<(), Error> {
         let mut forget = self
@@ -442,12 +457,15 @@ impl<'c> Batch<'c> {
     ) -> Result<Fate, Error> {
         if self.is_pruned(&row.id, row.ts, row.dated)? {
             // Stored once and pruned since (or older than the retention anyway): counted with
-            // the duplicates, never stored again.
+            // the duplicates, never stored again. Its usage is kept all the same: prune never
+            // deletes usage, and a `Usage` line is dated by responses that may be that old.
             self.counts.duplicates += 1;
+            self.store_usage(row)?;
             return Ok(Fate::Pruned);
         }
         if self.is_pruned_turn(row) {
             self.counts.duplicates += 1;
+            self.store_usage(row)?;
             return Ok(Fate::PrunedTurn);
         }
         let inserted = execute_bound!(&mut self.insert_event;
@@ -528,15 +546,7 @@ impl<'c> Batch<'c> {
             }
             _ => {}
         }
-        if let Some(json) = row.usage.as_deref() {
-            let cx = super::usage::Context {
-                session_id: row.session_id.as_deref(),
-                agent: row.agent.as_deref(),
-                ts: Some(row.ts),
-                origin: "hook",
-            };
-            super::usage::upsert_json(&self.tx, json, cx)?;
-        }
+        self.store_usage(row)?;
         if let Some(sid) = row.session_id.as_deref() {
             self.aggregate_session(sid, row);
         }

@@ -427,3 +427,35 @@ fn import_of_a_missing_path_says_why_once() {
     );
     assert_eq!(error.matches("os error 2").count(), 1, "{error}");
 }
+
+/// A line dated before what prune deleted is not stored again, but the usage it carries is:
+/// prune never deletes usage, and a `Usage` line is dated by its responses, which may be that
+/// old when their session is closed long after.
+#[test]
+fn usage_on_a_line_older_than_what_prune_deleted_is_stored() {
+    let env = TestEnv::new();
+    env.append(&[crate::common::line("SessionStart", "s-old")]);
+    env.ingest_once();
+    env.cmd()
+        .args(["prune", "--before", "0m"])
+        .assert()
+        .success();
+    let mut carrier = crate::common::entry("Usage", "s-old");
+    carrier.timestamp -= 3_600_000;
+    carrier.synthetic = Some(true);
+    carrier.usage = Some(vec![crate::summarize::usage(
+        "msg_old",
+        "claude-sonnet-4-5",
+        50,
+    )]);
+    env.append(&[carrier.to_line()]);
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE hook_type = 'Usage'"),
+        0
+    );
+    assert_eq!(
+        env.int("SELECT output_tokens FROM usage WHERE message_id = 'msg_old'"),
+        50
+    );
+}
