@@ -273,13 +273,27 @@ impl Config {
             }
         }
         for (event, v) in take_table(&mut table, "events", &mut problem) {
-            let Some(hook_type) = crate::queue_line::HookType::from_event_name(&event) else {
-                problem(unknown_event(&event));
+            let known = crate::queue_line::HookType::from_event_name(&event);
+            if known == Some(crate::queue_line::HookType::Usage) {
+                problem(format!(
+                    "events.{event}: cmstore's own usage lines are always recorded; ignored"
+                ));
                 continue;
-            };
+            }
+            if known.is_none() {
+                if let Some(meant) = misspelled_event(&event) {
+                    problem(format!(
+                        "events.{event}: no such event (did you mean {meant}?); ignored"
+                    ));
+                    continue;
+                }
+            }
+            // A name no agent maps onto a canonical type is kept as it is: such events are
+            // recorded under their own name (docs/design.md), and this switches them.
+            let name = known.map_or(event.clone(), |t| t.as_str().to_string());
             match v.as_bool() {
                 Some(b) => {
-                    self.events.insert(hook_type.as_str().to_string(), b);
+                    self.events.insert(name, b);
                 }
                 None => problem(format!(
                     "events.{event} = {v}: expected true or false; ignored"
@@ -485,30 +499,21 @@ fn added_rule(
 }
 
 /// Removes `key` from `table` as a table; another type is reported and ignored.
-/// The problem of an `[events]` name that is no event: it would switch nothing off. Names the
-/// closest event when one is close enough to be a typo.
-fn unknown_event(name: &str) -> String {
-    let closest = crate::queue_line::HookType::ALL
+/// The canonical event an `[events]` name is a typo of (`Notifcation`: `Notification`), if it
+/// is close enough to one and is none itself.
+fn misspelled_event(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    crate::queue_line::HookType::ALL
         .iter()
         .map(|t| {
             (
-                strsim::jaro_winkler(&name.to_ascii_lowercase(), &t.as_str().to_ascii_lowercase()),
+                strsim::jaro_winkler(&lower, &t.as_str().to_ascii_lowercase()),
                 t.as_str(),
             )
         })
+        .filter(|(score, _)| *score >= 0.9)
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .filter(|(score, _)| *score >= 0.85);
-    match closest {
-        Some((_, known)) => {
-            format!("events.{name}: no such event (did you mean {known}?); ignored")
-        }
-        None => format!(
-            "events.{name}: no such event; ignored (the events are {})",
-            crate::queue_line::HookType::ALL
-                .map(|t| t.as_str())
-                .join(", ")
-        ),
-    }
+        .map(|(_, known)| known)
 }
 
 fn take_table(table: &mut toml::Table, key: &str, problem: &mut impl FnMut(String)) -> toml::Table {
@@ -722,6 +727,48 @@ patterns = ["corp-[0-9]{6}"]
 
         let (_, problems) = load("colour = \"blue\"", &[]);
         assert!(problems[0].message.contains("colour"), "{problems:?}");
+    }
+
+    #[test]
+    fn a_typo_of_an_event_is_caught_and_another_agents_event_is_kept() {
+        for (typo, meant) in [
+            ("Notifcation", "Notification"),
+            ("SesionStart", "SessionStart"),
+            ("PreTooluse", "PreToolUse"),
+            ("UserPromptSubmitt", "UserPromptSubmit"),
+        ] {
+            assert_eq!(misspelled_event(typo), Some(meant), "{typo}");
+        }
+        for raw in [
+            "WorktreeCreate",
+            "Setup",
+            "TaskCompleted",
+            "frobnicate",
+            "ConfigChange",
+        ] {
+            assert_eq!(misspelled_event(raw), None, "{raw}");
+        }
+        let (config, problems) = load(
+            "[events]\nWorktreeCreate = false\nNotifcation = false\nUsage = false\n",
+            &[],
+        );
+        assert!(
+            !config.event_enabled("WorktreeCreate"),
+            "kept under its own name"
+        );
+        assert!(
+            config.event_enabled("Notification"),
+            "a typo switches nothing"
+        );
+        assert!(config.event_enabled("Usage"));
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(messages
+            .iter()
+            .any(|m| m.contains("did you mean Notification?")));
+        assert!(messages
+            .iter()
+            .any(|m| m.contains("usage lines are always recorded")));
     }
 
     #[test]

@@ -244,7 +244,7 @@ fn a_misspelled_event_name_is_a_problem_that_names_the_event_meant() {
     std::fs::create_dir_all(env.home()).unwrap();
     std::fs::write(
         env.home().join("cmstore.toml"),
-        "[events]\nNotifcation = false\nBeforeTool = false\nfrobnicate = false\n",
+        "[events]\nNotifcation = false\nBeforeTool = false\nWorktreeCreate = false\n",
     )
     .unwrap();
     let out = env.cmd().args(["config", "check"]).output().unwrap();
@@ -255,19 +255,18 @@ fn a_misspelled_event_name_is_a_problem_that_names_the_event_meant() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("events.frobnicate: no such event; ignored (the events are SessionStart,"),
-        "{stdout}"
-    );
-    assert!(
         !stdout.contains("events.BeforeTool"),
         "an agent's alias is an event: {stdout}"
     );
-    // The misspelled switch is ignored: Notification is still recorded, PreToolUse is not.
-    crate::common::capture(
-        &env,
-        r#"{"hook_event_name":"Notification","session_id":"s1","message":"hi"}"#,
-        &["--agent", "claude"],
+    assert!(
+        !stdout.contains("events.WorktreeCreate"),
+        "an event no agent maps is recorded under its own name, and switched by it: {stdout}"
     );
+    // The misspelled switch is ignored: Notification is still recorded; WorktreeCreate is not.
+    for event in ["Notification", "WorktreeCreate"] {
+        let payload = format!(r#"{{"hook_event_name":"{event}","session_id":"s1"}}"#);
+        crate::common::capture(&env, payload, &["--agent", "claude"]);
+    }
     let lines = env.queue_lines();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["hookType"], "Notification");
