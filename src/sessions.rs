@@ -27,26 +27,24 @@ pub struct Filters {
 }
 
 /// `--project`: the last component of `cwd`, whichever separator, or the whole `cwd`, compared
-/// exactly (no LIKE: a project name may hold `_` or `%`), ignoring trailing separators; a
-/// Windows path (one with a backslash) ignoring ASCII case too, as Windows does.
-const PROJECT_CONDITION: &str = "(CASE WHEN instr(cwd, '\\') > 0 \
+/// exactly (no LIKE: a project name may hold `_` or `%`), both without trailing separators (so
+/// `/` is the root, `C:` the drive); a Windows path (a backslash, or a drive letter) ignoring
+/// ASCII case too, as Windows does. `:project` is bound as [`project_name`] gives it.
+const PROJECT_CONDITION: &str = "(CASE WHEN instr(cwd, '\\') > 0 OR cwd GLOB '[A-Za-z]:*' \
      THEN lower(rtrim(cwd, '/\\')) ELSE rtrim(cwd, '/\\') END = \
-       CASE WHEN instr(cwd, '\\') > 0 THEN lower(:project) ELSE :project END \
-     OR (CASE WHEN instr(cwd, '\\') > 0 \
+       CASE WHEN instr(cwd, '\\') > 0 OR cwd GLOB '[A-Za-z]:*' \
+       THEN lower(:project) ELSE :project END \
+     OR (length(:project) > 0 AND CASE WHEN instr(cwd, '\\') > 0 OR cwd GLOB '[A-Za-z]:*' \
        THEN lower(substr(rtrim(cwd, '/\\'), -length(:project))) \
        ELSE substr(rtrim(cwd, '/\\'), -length(:project)) END = \
-         CASE WHEN instr(cwd, '\\') > 0 THEN lower(:project) ELSE :project END \
+         CASE WHEN instr(cwd, '\\') > 0 OR cwd GLOB '[A-Za-z]:*' \
+         THEN lower(:project) ELSE :project END \
        AND substr(rtrim(cwd, '/\\'), -length(:project) - 1, 1) IN ('/', '\\')))";
 
-/// A `--project` value as it is compared: without trailing separators (`app/` is `app`), but
-/// a root (`/`, `C:\`) kept whole.
+/// A `--project` value as it is compared: without trailing separators (`app/` is `app`, the
+/// root `/` is empty, `C:\` is `C:`), as the working directories are.
 pub fn project_name(given: &str) -> &str {
-    let trimmed = given.trim_end_matches(['/', '\\']);
-    if trimmed.is_empty() || trimmed.ends_with(':') {
-        given
-    } else {
-        trimmed
-    }
+    given.trim_end_matches(['/', '\\'])
 }
 
 /// Why a report's filters matched nothing, when one of them names what the store has none of:
@@ -84,7 +82,7 @@ pub fn unmatched_filter(db: &ReadOnlyDb, filters: &Filters) -> Result<Option<Str
             return Ok(Some(format!(
                 "no session in a project {:?} is stored: a project is the last component of \
                  the working directory, or the whole path",
-                project_name(project)
+                project
             )));
         }
     }

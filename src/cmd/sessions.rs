@@ -40,6 +40,9 @@ impl ReportFilters {
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("{flag} {e}"))
         };
+        if self.project.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            anyhow::bail!("--project is empty: give a project (a folder's name) or a path");
+        }
         Ok(crate::sessions::Filters {
             since: when("--since", &self.since)?,
             until: when("--until", &self.until)?,

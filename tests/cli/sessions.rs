@@ -604,3 +604,56 @@ fn a_filter_that_matches_nothing_says_what_the_store_has() {
     ]);
     assert_eq!(err, "no sessions match the filters\n");
 }
+
+/// `--project` at the edges: a root (`/`, `C:\`), a Windows path written with `/`, a name
+/// holding `%`, and an empty one (refused).
+#[test]
+fn project_filters_at_the_edges() {
+    let env = TestEnv::new();
+    let at = |session: &str, cwd: &str| {
+        let mut e = entry("SessionStart", session);
+        e.cwd = Some(cwd.into());
+        e.to_line()
+    };
+    env.append(&[
+        at("root", "/"),
+        at("drive", "C:\\"),
+        at("slashed", "C:/Users/Me/App"),
+        at("percent", "/home/u/100%"),
+        at("posix", "/home/u/app"),
+    ]);
+    env.ingest_once();
+    let ids = |project: &str| -> Vec<String> {
+        let out = run(
+            &env,
+            &["sessions", "--format", "json", "--project", project],
+        );
+        let rows: Vec<Value> = serde_json::from_str(&out).unwrap();
+        let mut ids: Vec<String> = rows
+            .iter()
+            .map(|r| r["session_id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids("/"), ["root"]);
+    assert_eq!(ids("C:\\"), ["drive"]);
+    assert_eq!(ids("c:"), ["drive"]);
+    assert_eq!(
+        ids("app"),
+        ["posix", "slashed"],
+        "a Windows path with `/` ignores case"
+    );
+    assert_eq!(ids("c:/users/me/app/"), ["slashed"]);
+    assert_eq!(ids("100%"), ["percent"]);
+    assert!(ids("100").is_empty() && ids("%").is_empty());
+    let out = env
+        .cmd()
+        .args(["sessions", "--project", ""])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("--project is empty"));
+}
