@@ -559,8 +559,18 @@ pub fn render_records(columns: &[String], rows: &[Vec<Value>], width: u16, color
     let width = usize::from(width);
     let names: Vec<Cow<'_, str>> = columns.iter().map(|c| one_line(c)).collect();
     let name_width = names.iter().map(|n| display_width(n)).max().unwrap_or(0);
-    let value_width = width.saturating_sub(name_width + 3).max(1);
+    // Names wider than the terminal still leave a value something to show: the line wraps.
+    let value_width = width.saturating_sub(name_width + 3).max(READABLE_CELL);
     let mut out = String::new();
+    if rows.is_empty() {
+        // The columns alone, one a line, under a rule that says so.
+        out.push_str("─[ no rows ]");
+        for name in &names {
+            out.push('\n');
+            out.push_str(name);
+        }
+        return out;
+    }
     for (index, cells) in rows.iter().enumerate() {
         if index > 0 {
             out.push('\n');
@@ -931,10 +941,10 @@ mod tests {
     fn records_cut_wide_characters_by_the_columns_they_take() {
         let columns = vec!["t".to_string()];
         let rows = vec![vec![text(&"漢".repeat(20))]];
-        let out = render_records(&columns, &rows, 12, false);
+        let out = render_records(&columns, &rows, 16, false);
         let value = out.lines().nth(1).unwrap();
-        assert_eq!(value, "t │ 漢漢漢…", "{out}");
-        assert!(display_width(value) <= 12);
+        assert_eq!(value, "t │ 漢漢漢漢漢…", "{out}");
+        assert!(display_width(value) <= 16);
     }
 
     #[test]
@@ -950,6 +960,20 @@ mod tests {
         assert!(out.contains("yyyyyyyyy…"), "{out}");
         let out = render_table(&columns, &rows, at_width(18));
         assert!(out.starts_with("─[ row 1 ]"), "{out}");
+    }
+
+    #[test]
+    fn records_keep_something_of_each_value_and_no_rows_is_a_header() {
+        let columns = vec!["a_very_long_column_name_indeed".to_string(), "b".into()];
+        let rows = vec![vec![text("abcdefghijklmnop"), Value::Integer(1)]];
+        let out = render_records(&columns, &rows, 10, false);
+        let first = out.lines().nth(1).unwrap();
+        assert!(first.ends_with("│ abcdefghi…"), "{out}");
+        // A result of no rows too wide for a table says so, and lists its columns.
+        let (columns, _) = many_columns(30);
+        let out = render_table(&columns, &[], at_width(40));
+        assert_eq!(out.lines().next(), Some("─[ no rows ]"), "{out}");
+        assert_eq!(out.lines().nth(30), Some("column_30"), "{out}");
     }
 
     #[test]
