@@ -62,7 +62,7 @@ pub struct Args {
     #[arg(long)]
     pub show_sql: bool,
     /// At most this many rows, in the summary's order; a cut is said on stderr
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
     /// Print the table directly, without a pager
     #[arg(long)]
