@@ -106,6 +106,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let stats = export::run(&store, &config, &options, &stop, &mut |w| {
         eprintln!("cmstore {w}")
     })?;
+    // The last connection removes the WAL; waited for here, not left to the process's exit.
+    store.close();
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "cmstore export otlp: {} events, {} spans in {} requests to {} in {:.2} s ({:.0} events/s){}; {} events left",

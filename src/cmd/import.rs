@@ -60,6 +60,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    // The last connection removes the WAL; waited for here, not left to the process's exit.
+    store.close();
     if stats.hook_payload_files > 0 {
         eprintln!(
             "cmstore import: passed over {} file(s) of hook payloads, not transcripts",

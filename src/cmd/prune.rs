@@ -104,7 +104,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    drop(store);
+    // The last connection removes the WAL; waited for here, not left to the process's exit.
+    store.close();
 
     print_removed(
         &mut out,

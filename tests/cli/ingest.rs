@@ -285,6 +285,37 @@ fn once_leaves_no_wal_behind() {
     }
 }
 
+/// `import` and `prune`, the other commands that write the store, leave no WAL either.
+#[test]
+fn import_and_prune_leave_no_wal_behind() {
+    let started = std::time::Instant::now();
+    let mut runs = 0;
+    while runs < 40 && (runs < 6 || started.elapsed() < Duration::from_secs(4)) {
+        let env = TestEnv::new();
+        env.append(&lines(3));
+        env.ingest_once();
+        let transcript = env.dir.path().join("t.jsonl");
+        let response = serde_json::json!({"type": "assistant", "sessionId": "s",
+            "timestamp": "2026-03-01T10:00:00Z", "requestId": format!("r{runs}"),
+            "message": {"id": format!("m{runs}"), "model": "claude-sonnet-4-5",
+                        "usage": {"input_tokens": 1, "output_tokens": 2}}});
+        std::fs::write(&transcript, format!("{response}\n")).unwrap();
+        let command: &[&str] = if runs % 2 == 0 {
+            &["import", transcript.to_str().unwrap()]
+        } else {
+            &["prune", "--before", "0m"]
+        };
+        env.cmd().args(command).assert().success();
+        runs += 1;
+        let wal = env.home().join("cmstore.db-wal");
+        assert!(
+            !wal.exists(),
+            "run {runs} ({command:?}): {} left behind",
+            wal.display()
+        );
+    }
+}
+
 #[test]
 fn a_partial_line_waits_and_is_completed_across_a_restart() {
     let env = TestEnv::new();
