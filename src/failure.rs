@@ -59,12 +59,19 @@ pub fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     said
 }
 
-/// True when `err` comes from writing to a closed pipe.
+/// True when `err` comes from writing to a closed pipe, directly or through serde_json's
+/// writer (whose error does not give the I/O error as its source).
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    let pipe = Some(std::io::ErrorKind::BrokenPipe);
     err.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            .map(std::io::Error::kind)
+            == pipe
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == pipe
     })
 }
 
@@ -102,6 +109,10 @@ mod tests {
     fn each_kind_of_failure_gets_its_message_and_code() {
         let pipe = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
             .context("writing");
+        assert_eq!(describe(&pipe), (None, ExitCode::SUCCESS));
+        // serde_json's writer wraps the I/O error without giving it as its source.
+        let json = serde_json::Error::io(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        let pipe = anyhow::Error::from(json).context("writing");
         assert_eq!(describe(&pipe), (None, ExitCode::SUCCESS));
 
         let refused = anyhow::Error::from(Refused {
