@@ -113,21 +113,24 @@ impl Cli {
     }
 }
 
+/// The help's heading of [`Globals`]: listed apart from each subcommand's own options.
+const GLOBAL: &str = "Global options";
+
 /// Options every subcommand accepts.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Globals {
     /// Home directory holding the queue, database, state and logs
     /// [default: ~/.contextmanager]
-    #[arg(long, global = true, env = "CMSTORE_HOME", value_name = "DIR")]
+    #[arg(long, global = true, env = "CMSTORE_HOME", value_name = "DIR", help_heading = GLOBAL)]
     pub home: Option<PathBuf>,
     /// Queue file [default: <home>/hook-queue.jsonl]
-    #[arg(long, global = true, env = "CMSTORE_QUEUE", value_name = "FILE")]
+    #[arg(long, global = true, env = "CMSTORE_QUEUE", value_name = "FILE", help_heading = GLOBAL)]
     pub queue: Option<PathBuf>,
     /// SQLite database [default: <home>/cmstore.db]
-    #[arg(long, global = true, env = "CMSTORE_DB", value_name = "FILE")]
+    #[arg(long, global = true, env = "CMSTORE_DB", value_name = "FILE", help_heading = GLOBAL)]
     pub db: Option<PathBuf>,
     /// Configuration file [default: <home>/cmstore.toml]
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,
 }
 
