@@ -248,6 +248,9 @@ fn cell(
             int(name).map_or(txt(String::new()), |ms| txt(human::duration(ms)))
         }
         Shown::Count(name) => int(name).map_or(txt(String::new()), |n| txt(human::count(n))),
+        // Blank, as the cost is, for a row with no response read: nothing is known of its
+        // tokens, which `0` would say were none.
+        Shown::Sum(_) if int("responses") == Some(0) => txt(String::new()),
         Shown::Sum(names) => {
             let total = names
                 .iter()
