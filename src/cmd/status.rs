@@ -169,7 +169,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     ];
     if !problems.is_empty() {
         let rows = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
-        sections.push(("Configuration problems", (vec!["problem".into()], rows)));
+        sections.push((PROBLEMS, (vec!["problem".into()], rows)));
     }
     match sink.format {
         Format::Table | Format::Markdown => write_sections(&mut out, sink, sections)?,
@@ -188,10 +188,28 @@ type Named = (&'static str, Section);
 fn write_sections(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyhow::Result<()> {
     for (title, (columns, rows)) in sections {
         writeln!(out, "\n{title}").context("writing")?;
-        if sink.format == Format::Table && title != "Configuration problems" {
-            write_fields(out, &columns, &rows, sink.table.width).context("writing")?;
-        } else {
-            report::render(out, sink, columns, &rows)?;
+        match (sink.format, title) {
+            (Format::Table, PROBLEMS) => write_problems(out, &rows).context("writing")?,
+            (Format::Table, _) => {
+                write_fields(out, &columns, &rows, sink.table.width).context("writing")?
+            }
+            _ => report::render(out, sink, columns, &rows)?,
+        }
+    }
+    Ok(())
+}
+
+/// The title of the configuration problems' section.
+const PROBLEMS: &str = "Configuration problems";
+
+/// Each configuration problem whole, as `config check` prints it: a problem is read for its
+/// end (what applies instead), which a table cell cut to the terminal would lose.
+fn write_problems(out: &mut dyn Write, rows: &[Vec<Value>]) -> io::Result<()> {
+    for row in rows {
+        if let Some(Value::Text(problem)) = row.first() {
+            for (i, line) in problem.lines().enumerate() {
+                writeln!(out, "{}{line}", if i == 0 { "  - " } else { "    " })?;
+            }
         }
     }
     Ok(())

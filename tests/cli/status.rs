@@ -353,3 +353,44 @@ fn the_status_tables_read_whole_in_100_columns() {
     );
     insta::assert_snapshot!("status_table", masked);
 }
+
+/// On a terminal each configuration problem is printed whole, its end (what applies instead)
+/// included, however long: a table cell cut to the width lost it.
+#[test]
+fn the_table_prints_each_configuration_problem_whole() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "mode = \"enforced\"\n[safety]\nremove = [\"no-such-rule-with-a-rather-long-name\"]\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .env("COLUMNS", "100")
+        .args(["status", "--format", "table"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let problems: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Configuration problems")
+        .skip(1)
+        .collect();
+    assert_eq!(problems.len(), 2, "{text}");
+    assert!(
+        problems
+            .iter()
+            .all(|p| p.starts_with("  - ") && !p.contains('…')),
+        "{text}"
+    );
+    assert!(
+        problems[0].ends_with("expected \"audit\" or \"enforce\"; using audit"),
+        "{text}"
+    );
+    assert!(
+        problems[1].contains("no-such-rule-with-a-rather-long-name"),
+        "{text}"
+    );
+}
