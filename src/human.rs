@@ -96,10 +96,28 @@ const HOUR_MS: i64 = 3_600_000;
 impl Clock {
     /// Appends `ms` as `14:02:05` (its local time of day) to `out`.
     pub fn push(&mut self, out: &mut String, ms: i64) {
-        let Some(utc) = DateTime::from_timestamp_millis(ms) else {
+        let Some(time) = self.local(ms) else {
             out.push_str(&ms.to_string());
             return;
         };
+        // `write!` to a String cannot fail.
+        let _ = write!(
+            out,
+            "{:02}:{:02}:{:02}",
+            time.hour(),
+            time.minute(),
+            time.second()
+        );
+    }
+
+    /// The local date of `ms` (`None` past chrono's range).
+    pub fn date(&mut self, ms: i64) -> Option<chrono::NaiveDate> {
+        self.local(ms).map(|t| t.date())
+    }
+
+    /// `ms` as local date and time, the offset looked up once per UTC hour.
+    fn local(&mut self, ms: i64) -> Option<NaiveDateTime> {
+        let utc = DateTime::from_timestamp_millis(ms)?;
         let hour = ms.div_euclid(HOUR_MS);
         let offset = match self.hour {
             Some((cached, offset)) if cached == hour => offset,
@@ -110,15 +128,7 @@ impl Clock {
             }
         };
         let local = offset.unwrap_or_else(|| offset_at(utc.naive_utc()));
-        let time = utc.naive_utc() + local;
-        // `write!` to a String cannot fail.
-        let _ = write!(
-            out,
-            "{:02}:{:02}:{:02}",
-            time.hour(),
-            time.minute(),
-            time.second()
-        );
+        Some(utc.naive_utc() + local)
     }
 }
 

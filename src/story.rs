@@ -597,7 +597,24 @@ impl Story {
             width: options.width,
             tail: String::new(),
         };
+        if self.items.is_empty() {
+            // A session only usage rows know: a transcript imported, no hook of it ingested.
+            out.push_str(match self.session.usage {
+                Some(_) => "(no hook event of this session is stored: its usage was read from its transcript)\n",
+                None => "(no event of this session is stored)\n",
+            });
+        }
+        // A line of the date before the first item of each local day but the session's first
+        // (the header says when it started): the lines give only the time of day.
+        let mut day = clock.date(self.session.first_seen);
         for item in &self.items {
+            let date = clock.date(item.ts());
+            if date != day {
+                if let Some(date) = date {
+                    let _ = writeln!(out, "── {} ──", date.format("%Y-%m-%d %A"));
+                }
+                day = date;
+            }
             push_line(&mut out, item, &mut line, &mut clock);
         }
         out
