@@ -57,7 +57,7 @@ pub fn unmatched_filter(db: &ReadOnlyDb, filters: &Filters) -> Result<Option<Str
             &[],
         )?;
         let known: Vec<String> = rows.into_iter().filter_map(|r| text(&r[0])).collect();
-        if !known.contains(agent) {
+        if !known.contains(&agent.to_ascii_lowercase()) {
             return Ok(Some(match known.is_empty() {
                 true => format!("no session of any agent is stored, so none of {agent:?}"),
                 false => format!(
@@ -126,8 +126,9 @@ impl Filters {
             bind("until", Value::Integer(ms));
         }
         if let Some(agent) = &self.agent {
+            // Agents are written lower-case (`claude`, `vscode`): `Claude` means `claude`.
             wheres.push("agent = :agent");
-            bind("agent", Value::Text(agent.clone()));
+            bind("agent", Value::Text(agent.to_ascii_lowercase()));
         }
         if let Some(project) = &self.project {
             wheres.push(PROJECT_CONDITION);
@@ -221,6 +222,13 @@ pub fn resolve(db: &ReadOnlyDb, given: &str) -> Result<String, ResolveError> {
     };
     let mut ids: Vec<String> = rows.into_iter().filter_map(|r| text(&r[0])).collect();
     match matches {
+        // Ids are UUIDs written lower-case: `4449E6CC` (pasted from elsewhere) means `4449e6cc`.
+        0 if given.bytes().any(|b| b.is_ascii_uppercase()) => {
+            resolve(db, &given.to_ascii_lowercase()).map_err(|e| match e {
+                ResolveError::NotFound(_) => ResolveError::NotFound(given.to_string()),
+                other => other,
+            })
+        }
         0 => Err(ResolveError::NotFound(given.to_string())),
         1 => Ok(ids.remove(0)),
         _ => Err(ResolveError::Ambiguous {

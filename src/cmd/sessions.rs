@@ -58,7 +58,7 @@ impl ReportFilters {
 pub struct Args {
     #[command(flatten)]
     pub filters: ReportFilters,
-    /// At most this many sessions (the newest)
+    /// At most this many sessions (the newest); 0 = no limit
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub limit: u64,
     /// Every column, with raw values, in the table too
@@ -78,7 +78,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let now = crate::clock::now_ms();
     let filters = args.filters.parse(now)?;
     let db = report::open_read_only(&paths.db)?;
-    let (sql, params) = sessions::list_sql(&filters, Some(args.limit));
+    let (sql, params) = sessions::list_sql(&filters, Some(args.limit).filter(|&n| n > 0));
     let (columns, rows) = report::fetch(&db, &sql, &params)?;
     let mut sink = Sink::for_stdout(args.format);
     let (columns, rows) = if sink.format == Format::Table && !args.wide {
@@ -93,13 +93,19 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let table = sink.format == Format::Table;
     super::pager::print_report(sink, columns, &rows, !args.no_pager)?;
-    if table && rows.is_empty() {
+    if rows.is_empty() {
         let filtered = filters != sessions::Filters::default();
         let why = sessions::unmatched_filter(&db, &filters)?;
-        eprintln!(
-            "{}",
-            report::empty_note("sessions", filtered, why.as_deref())
-        );
+        // A table says why it is empty; the machine formats keep stdout to their rows, and
+        // say on stderr only a filter that names what the store has none of (a typo).
+        match (table, why) {
+            (true, why) => eprintln!(
+                "{}",
+                report::empty_note("sessions", filtered, why.as_deref())
+            ),
+            (false, Some(why)) => eprintln!("cmstore: {why}"),
+            (false, None) => {}
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

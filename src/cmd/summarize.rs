@@ -61,8 +61,8 @@ pub struct Args {
     /// Print the SQL that produced the summary on stderr
     #[arg(long)]
     pub show_sql: bool,
-    /// At most this many rows, in the summary's order; a cut is said on stderr
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// At most this many rows, in the summary's order, a cut said on stderr; 0 = no limit
+    #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
     /// Print the table directly, without a pager
     #[arg(long)]
@@ -711,7 +711,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let (columns, mut rows) = report::fetch(&db, &plan.sql, &plan.params)?;
     let all = rows.len();
-    if let Some(limit) = args.limit {
+    if let Some(limit) = args.limit.filter(|&n| n > 0) {
         rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     }
     let mut sink = Sink::for_stdout(args.format);
@@ -743,13 +743,18 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if shown < all {
         eprintln!("cmstore: {shown} of {all} rows shown (--limit {shown})");
     }
-    if table && rows.is_empty() {
+    if rows.is_empty() {
         let (what, hint) = nothing_of(args.by);
         let why = sessions::unmatched_filter(&db, &filters)?;
-        eprintln!(
-            "{}",
-            report::empty_note(what, filters != Filters::default(), why.as_deref().or(hint))
-        );
+        // As `sessions`: the machine formats say on stderr only a filter that names nothing.
+        match (table, why) {
+            (true, why) => eprintln!(
+                "{}",
+                report::empty_note(what, filters != Filters::default(), why.as_deref().or(hint))
+            ),
+            (false, Some(why)) => eprintln!("cmstore: {why}"),
+            (false, None) => {}
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

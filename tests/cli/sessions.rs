@@ -657,3 +657,109 @@ fn project_filters_at_the_edges() {
         .unwrap()
         .contains("--project is empty"));
 }
+
+/// From a new-user walkthrough: `--limit 0` is no limit (it read as an empty store), a typo in
+/// a filter is said in every format, an agent's name and a pasted id ignore case, and `show
+/// --format json` into a pipe closed early ends quietly.
+#[test]
+fn the_walkthroughs_rough_edges() {
+    let env = store();
+    let json_rows = |args: &[&str]| -> Vec<Value> {
+        let out = env
+            .cmd()
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(json_rows(&["sessions", "--limit", "0"]).len(), 3);
+    assert_eq!(json_rows(&["summarize", "--limit", "0"]).len(), 3);
+    assert_eq!(json_rows(&["sessions", "--agent", "VSCode"]).len(), 1);
+    let out = env
+        .cmd()
+        .args(["sessions", "--agent", "foo", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().lines().count(),
+        1,
+        "the header"
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "cmstore: no session of agent \"foo\" is stored; agents: claude, vscode\n"
+    );
+    let story = run(&env, &["show", "AAAAAAAA-1111", "--format", "json"]);
+    assert!(
+        story.contains("aaaaaaaa-1111-4000-8000-000000000001"),
+        "{story}"
+    );
+
+    let mut child = env
+        .std_cmd()
+        .args(["show", "aaaaaaaa-1111", "--format", "json", "--full"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(String::from_utf8(output.stderr).unwrap(), "");
+}
+
+/// A story that crosses midnight says the date where the day changes (its lines give only the
+/// time of day); a session only its imported usage knows says why nothing follows the header.
+#[test]
+fn show_marks_each_new_day_and_a_session_without_events() {
+    let env = TestEnv::new();
+    let at = |hook: &str, ts: i64, prompt: &str| {
+        let mut e = entry(hook, "night-session");
+        e.timestamp = ts;
+        e.prompt = Some(prompt.into());
+        e.to_line()
+    };
+    let day = 86_400_000;
+    env.append(&[
+        at("UserPromptSubmit", T0, "before midnight"),
+        at("UserPromptSubmit", T0 + 15 * 3_600_000, "after midnight"),
+        at("UserPromptSubmit", T0 + 3 * day, "days later"),
+    ]);
+    env.ingest_once();
+    let story = crate::common::run_at_100(&env, &["show", "night-session", "--no-pager"]);
+    let dates: Vec<&str> = story.lines().filter(|l| l.starts_with("── ")).collect();
+    assert_eq!(
+        dates,
+        ["── 2026-01-06 Tuesday ──", "── 2026-01-08 Thursday ──"],
+        "{story}"
+    );
+    let after = story
+        .lines()
+        .position(|l| l.contains("after midnight"))
+        .unwrap();
+    assert_eq!(story.lines().nth(after - 1), Some(dates[0]), "{story}");
+
+    let transcript = env.dir.path().join("imported.jsonl");
+    let response = serde_json::json!({"type": "assistant", "sessionId": "usage-only",
+        "timestamp": "2026-03-01T10:00:00Z", "requestId": "r1", "message": {"id": "m1",
+        "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}});
+    std::fs::write(&transcript, format!("{response}\n")).unwrap();
+    env.cmd()
+        .args(["import", transcript.to_str().unwrap()])
+        .assert()
+        .success();
+    let story = crate::common::run_at_100(&env, &["show", "usage-only", "--no-pager"]);
+    assert!(
+        story.ends_with(
+            "(no hook event of this session is stored: its usage was read from its transcript)\n"
+        ),
+        "{story}"
+    );
+}
