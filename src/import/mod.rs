@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{params, Connection, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::store::{self, usage, Store};
 use crate::tail::{Line, LineReader};
@@ -445,12 +445,21 @@ fn write_batch(
 /// The sessions of the imported responses, so summaries list them: a session ingest knows
 /// keeps its figures (only its first and last time may widen, and an agent, model or
 /// working directory it lacks is filled in, never one a hook gave replaced); an unknown one
-/// gets a row of its own with no events.
+/// gets a row of its own with no events. A session last seen before what `prune` deleted
+/// gets none: the next prune would delete it again (its usage is stored all the same).
 fn write_sessions(
     conn: &Connection,
     agent: &str,
     sessions: HashMap<String, Seen>,
 ) -> Result<(), Error> {
+    let pruned_before: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'pruned_before'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(i64::MIN);
     let mut stmt = conn.prepare_cached(
         "INSERT INTO sessions(session_id, agent, model, cwd, first_seen, last_seen)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -461,7 +470,10 @@ fn write_sessions(
            first_seen = min(first_seen, excluded.first_seen),
            last_seen = max(last_seen, excluded.last_seen)",
     )?;
-    for (session, seen) in sessions {
+    for (session, seen) in sessions
+        .into_iter()
+        .filter(|(_, s)| s.last >= pruned_before)
+    {
         stmt.execute(params![
             session, agent, seen.model, seen.cwd, seen.first, seen.last
         ])?;

@@ -459,3 +459,51 @@ fn usage_on_a_line_older_than_what_prune_deleted_is_stored() {
         50
     );
 }
+
+/// `import` of responses older than what `prune` deleted stores their usage (prune never
+/// deletes usage) but no `sessions` row, which the next prune would delete again.
+#[test]
+fn import_after_a_prune_does_not_bring_back_the_sessions_it_deleted() {
+    let env = TestEnv::new();
+    env.append(&[crate::common::line("SessionStart", "s-now")]);
+    env.ingest_once();
+    env.cmd()
+        .args(["prune", "--before", "0m"])
+        .assert()
+        .success();
+    let transcript = env.dir.path().join("old.jsonl");
+    let response = json!({"type": "assistant", "sessionId": "s-old",
+        "timestamp": "2026-03-01T10:00:00Z", "requestId": "r1", "message": {"id": "m1",
+        "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}});
+    std::fs::write(&transcript, format!("{response}\n")).unwrap();
+    env.cmd()
+        .args(["import", transcript.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage WHERE session_id = 's-old'"),
+        1
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM sessions WHERE session_id = 's-old'"),
+        0
+    );
+    // The day still counts the session, from its responses (migration 0023).
+    let out = env
+        .cmd()
+        .args(["summarize", "--by", "day", "--since", "2026-01-01"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let days: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let march = days
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["day"] == "2026-03-01")
+        .unwrap();
+    assert_eq!(
+        (march["sessions"].as_i64(), march["responses"].as_i64()),
+        (Some(1), Some(1))
+    );
+}
