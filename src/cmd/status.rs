@@ -8,8 +8,8 @@
 //! size; the retention policy (days, whether a running ingest applies it, whether it compacts
 //! the queue) and what its last automatic run removed; configuration problems.
 //! Read-only: it never creates the database (nor any other file), and reports clearly when
-//! there is none yet. `--format json` prints one object for scripts, `jsonl` an object per
-//! row of each section (with its `section`), `csv` and `tsv` one table of `section`, `row`,
+//! there is none yet. `--format json` prints one object for scripts, `jsonl` the same as a
+//! line per section (with its `section`), `csv` and `tsv` one table of `section`, `row`,
 //! `field`, `value`; `table` and `markdown` print each section under its title.
 
 use std::fs::File;
@@ -106,7 +106,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let ingest = IngestReport::new(&liveness, &sources);
 
     let mut out = io::stdout().lock();
-    if sink.format == Format::Json {
+    if matches!(sink.format, Format::Json | Format::Jsonl) {
         let objects = |(columns, rows): &Section| -> Vec<serde_json::Value> {
             rows.iter()
                 .map(|row| {
@@ -133,8 +133,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             "retention": retention.to_json(),
             "config_problems": problems,
         });
-        serde_json::to_writer_pretty(&mut out, &doc).context("writing")?;
-        writeln!(out).context("writing")?;
+        if sink.format == Format::Jsonl {
+            write_json_lines(&mut out, doc).context("writing")?;
+        } else {
+            serde_json::to_writer_pretty(&mut out, &doc).context("writing")?;
+            writeln!(out).context("writing")?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
 
@@ -173,7 +177,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     match sink.format {
         Format::Table | Format::Markdown => write_sections(&mut out, sink, sections)?,
-        Format::Jsonl => write_objects(&mut out, sink, sections)?,
         _ => write_long(&mut out, sink, sections)?,
     }
     out.flush().context("writing")?;
@@ -215,18 +218,34 @@ fn write_problems(out: &mut dyn Write, rows: &[Vec<Value>]) -> io::Result<()> {
     Ok(())
 }
 
-/// The sections as JSON Lines: an object per row of each section, its `section` first.
-fn write_objects(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyhow::Result<()> {
-    for (title, (columns, rows)) in sections {
-        let section = Value::Text(section_name(title));
-        let columns = std::iter::once("section".to_string())
-            .chain(columns)
-            .collect();
-        let rows: Vec<Vec<Value>> = rows
-            .into_iter()
-            .map(|row| std::iter::once(section.clone()).chain(row).collect())
-            .collect();
-        report::render(out, sink, columns, &rows)?;
+/// `--format json`'s document as JSON Lines, the same names and values: an object per line,
+/// `section` first (the document's key): a line per object, per element of a list (a
+/// configuration problem as `problem`), and a lone value (the queue) as `path`.
+fn write_json_lines(out: &mut dyn Write, doc: serde_json::Value) -> io::Result<()> {
+    let serde_json::Value::Object(doc) = doc else {
+        return Ok(());
+    };
+    for (section, value) in doc {
+        let items = match value {
+            serde_json::Value::Array(items) => items,
+            serde_json::Value::Null => Vec::new(),
+            other => vec![other],
+        };
+        for item in items {
+            let mut line = Map::new();
+            line.insert("section".into(), section.clone().into());
+            match item {
+                serde_json::Value::Object(fields) => line.extend(fields),
+                other if section == "config_problems" => {
+                    line.insert("problem".into(), other);
+                }
+                other => {
+                    line.insert("path".into(), other);
+                }
+            }
+            serde_json::to_writer(&mut *out, &line)?;
+            writeln!(out)?;
+        }
     }
     Ok(())
 }

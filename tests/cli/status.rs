@@ -298,10 +298,33 @@ fn every_machine_format_of_status_parses_as_a_whole() {
             .unwrap()
             .clone()
     };
-    assert_eq!(objects.len(), 4, "{objects:?}");
+    // The JSON document's sections, names and values: a line per object.
+    let sections: Vec<&str> = objects
+        .iter()
+        .map(|o| o["section"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            "database",
+            "queue",
+            "ingest",
+            "sources",
+            "totals",
+            "retention"
+        ],
+        "{objects:?}"
+    );
+    assert_eq!(of("ingest")["running"], doc["ingest"]["running"]);
+    assert_eq!(
+        of("ingest")["running"],
+        false,
+        "a boolean, as in --format json"
+    );
+    assert_eq!(of("retention")["automatic"], doc["retention"]["automatic"]);
     assert_eq!(of("sources")["path"], doc["sources"][0]["path"]);
     assert_eq!(of("sources")["offset"], doc["sources"][0]["offset"]);
-    assert_eq!(of("store")["events"], 3);
+    assert_eq!(of("totals")["events"], 3);
 }
 
 #[test]
