@@ -13,7 +13,9 @@ use crate::render::Format;
 use crate::report::{self, Sink};
 
 /// Prints a report on stdout: a table through the pager on a terminal when `paged` allows
-/// it (`--no-pager`), the other formats streamed as they are rendered.
+/// it (`--no-pager`), the other formats streamed as they are rendered. A table drawn in full
+/// (`--wide`, wider than the terminal) has its lines chopped by `less`, not wrapped
+/// (`LESS=FRXS`): the arrow keys scroll it sideways.
 pub fn print_report(
     sink: Sink,
     columns: Vec<String>,
@@ -21,9 +23,10 @@ pub fn print_report(
     paged: bool,
 ) -> anyhow::Result<()> {
     if sink.format == Format::Table && paged {
+        let chop = sink.table.width.is_none();
         let mut text = Vec::new();
         report::render(&mut text, sink, columns, rows)?;
-        return print(&text, true);
+        return print_as(&text, true, if chop { "FRXS" } else { "FRX" });
     }
     let mut out = io::stdout().lock();
     report::render(&mut out, sink, columns, rows)?;
@@ -32,7 +35,12 @@ pub fn print_report(
 
 /// Prints `text` on stdout, through the pager when `paged` allows it and stdout is a terminal.
 pub fn print(text: &[u8], paged: bool) -> anyhow::Result<()> {
-    if paged && io::stdout().is_terminal() && page(text) {
+    print_as(text, paged, "FRX")
+}
+
+/// [`print`], with `less_flags` for `LESS` when it is unset.
+fn print_as(text: &[u8], paged: bool, less_flags: &str) -> anyhow::Result<()> {
+    if paged && io::stdout().is_terminal() && page(text, less_flags) {
         return Ok(());
     }
     let mut out = io::stdout().lock();
@@ -41,7 +49,7 @@ pub fn print(text: &[u8], paged: bool) -> anyhow::Result<()> {
 }
 
 /// Shows `text` through the pager; false when no pager could start (the caller prints it).
-fn page(text: &[u8]) -> bool {
+fn page(text: &[u8], less_flags: &str) -> bool {
     let pager = crate::env::var("PAGER").unwrap_or_else(|| "less".to_string());
     let mut words = pager.split_whitespace();
     let Some(program) = words.next() else {
@@ -50,7 +58,7 @@ fn page(text: &[u8]) -> bool {
     let mut command = Command::new(program);
     command.args(words).stdin(Stdio::piped());
     if crate::env::var_os("LESS").is_none() {
-        command.env("LESS", "FRX");
+        command.env("LESS", less_flags);
     }
     let Ok(mut child) = command.spawn() else {
         return false;

@@ -349,7 +349,16 @@ fn the_reports_page_on_a_terminal_unless_told_not_to() {
     let env = store();
     let paged = env.dir.path().join("paged.txt");
     let pager = env.dir.path().join("pager.sh");
-    std::fs::write(&pager, format!("#!/bin/sh\ncat > '{}'\n", paged.display())).unwrap();
+    let less = env.dir.path().join("less.txt");
+    std::fs::write(
+        &pager,
+        format!(
+            "#!/bin/sh\necho \"$LESS\" > '{}'\ncat > '{}'\n",
+            less.display(),
+            paged.display()
+        ),
+    )
+    .unwrap();
     std::fs::set_permissions(&pager, std::fs::Permissions::from_mode(0o755)).unwrap();
     let on_terminal = |args: &str| -> String {
         let _ = std::fs::remove_file(&paged);
@@ -382,11 +391,23 @@ fn the_reports_page_on_a_terminal_unless_told_not_to() {
             !direct.contains("aaaaaaaa-1111"),
             "{args} printed past the pager: {direct}"
         );
+        assert_eq!(std::fs::read_to_string(&less).unwrap(), "FRX\n", "{args}");
         let direct = on_terminal(&format!("{args} --no-pager"));
         assert!(!paged.exists(), "{args} --no-pager used the pager");
         assert!(
             direct.contains("aaaaaaaa") || direct.contains("Bash"),
             "{args}: {direct}"
+        );
+    }
+    // A table drawn in full is chopped, not wrapped, and scrolls sideways.
+    for args in ["sessions --wide", "summarize --wide"] {
+        on_terminal(args);
+        assert_eq!(std::fs::read_to_string(&less).unwrap(), "FRXS\n", "{args}");
+        assert!(
+            std::fs::read_to_string(&paged)
+                .unwrap()
+                .contains("session_id"),
+            "{args}"
         );
     }
 }
