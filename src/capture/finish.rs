@@ -224,24 +224,21 @@ pub fn carry_usage(cursor: &mut Tracker, last: Option<&mut QueueEntry>) -> Vec<U
     }
 }
 
-/// The `Usage` line of `seen`, a session of the workspace `cwd` being closed, for the
-/// responses its transcript read found when no line of the session carries them: without it
-/// they would wait in a cursor that nothing reads again. Dated by the last response (else
-/// `now_ms`), so it does not stretch the session; `[events]` does not switch it off.
+/// The `Usage` line of `seen`, a session being closed or ending, for the responses its
+/// transcript read found when no line of the session carries them: without it they would wait
+/// in a cursor that nothing reads again. Dated by the last response (else `now_ms`), so it does
+/// not stretch the session; no `cwd` (a session's project is that of its latest line with
+/// one); `[events]` does not switch it off.
 pub fn usage_entry(
-    closing: (&str, &SeenSession),
+    seen: &SeenSession,
     usage: Vec<UsageRecord>,
     config_error: Option<&str>,
     now_ms: i64,
 ) -> QueueEntry {
-    let (cwd, seen) = closing;
     let ts = usage.iter().filter_map(|r| r.ts).max().unwrap_or(now_ms);
     let mut e = QueueEntry::new(HookType::Usage.as_str(), ts);
     e.id = crate::queue_line::usage_line_id(&seen.session, &usage);
     of_closed_session(&mut e, seen);
-    // No `cwd`: the line says nothing of where the session ran, and a session's project is
-    // that of its latest line with one.
-    let _ = cwd;
     e.synthetic = Some(true);
     e.config_error = config_error.map(str::to_string);
     e.usage = Some(usage);

@@ -137,7 +137,10 @@ fn capture(
         .as_ref()
         .map(|t| t.transcript().display().to_string());
     let mut workspace = close_idle_sessions(paths, &mut plan, read_path, log);
-    let ending = plan.workspace().filter(|mark| mark.ending).cloned();
+    let ending = plan
+        .workspace()
+        .filter(|mark| mark.ending)
+        .map(|mark| mark.seen.clone());
     let Outcome {
         mut entries,
         reply,
@@ -149,13 +152,10 @@ fn capture(
     let now_ms = hook.now_ms;
     if let (Some(tracker), Some(session)) = (tracker.as_mut(), &read_session) {
         let left = carry_usage(tracker, last_of(&mut entries, session), log);
-        match ending.filter(|mark| &mark.seen.session == session) {
-            Some(mark) if !left.is_empty() => entries.push(capture::usage_entry(
-                (&mark.cwd, &mark.seen),
-                left,
-                config_error,
-                now_ms,
-            )),
+        match ending.filter(|seen| &seen.session == session) {
+            Some(seen) if !left.is_empty() => {
+                entries.push(capture::usage_entry(&seen, left, config_error, now_ms))
+            }
             _ => tracker.keep_usage(left),
         }
     }
@@ -163,8 +163,7 @@ fn capture(
         for (seen, cursor) in &mut closing.cursors {
             let left = carry_usage(cursor, last_of(&mut entries, &seen.session), log);
             if !left.is_empty() {
-                let closed = (closing.cwd.as_str(), &*seen);
-                entries.push(capture::usage_entry(closed, left, config_error, now_ms));
+                entries.push(capture::usage_entry(seen, left, config_error, now_ms));
             }
         }
     }
@@ -282,8 +281,6 @@ fn read_rollout_exit_code(plan: &mut capture::Plan, log: &mut DebugLog) {
 /// after the append, like the event's own cursor.
 struct Closing {
     workspace: Workspace,
-    /// The workspace's folder.
-    cwd: String,
     /// Each closed session and its cursor.
     cursors: Vec<(SeenSession, Tracker)>,
 }
@@ -338,11 +335,7 @@ fn close_idle_sessions(
     } else {
         workspace.note(mark.seen);
     }
-    Some(Closing {
-        workspace,
-        cwd: mark.cwd,
-        cursors,
-    })
+    Some(Closing { workspace, cursors })
 }
 
 /// The cursor of `seen` and the turns it had not recorded, its trailing one included. `None`

@@ -110,9 +110,8 @@ pub fn sweep(
         let left = capture::carry_usage(&mut c.cursor, own.last_mut());
         let left = unstored_usage(ingester, left)?;
         if !left.is_empty() {
-            let closed = (c.cwd.as_str(), &c.seen);
             own.push(capture::usage_entry(
-                closed,
+                &c.seen,
                 left,
                 config_error.as_deref(),
                 now_ms,
