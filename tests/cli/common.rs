@@ -371,3 +371,22 @@ impl Rng {
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
     }
 }
+
+/// One Claude Code transcript line of an API response `id` in `session` at `iso` (RFC 3339):
+/// 10 input and 5 output tokens of `claude-sonnet-4-5`, request id `req_{id}`.
+pub fn response_line(session: &str, id: &str, iso: &str) -> String {
+    serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": iso,
+        "requestId": format!("req_{id}"), "message": {"id": id, "role": "assistant",
+        "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}})
+    .to_string()
+}
+
+/// Writes `lines` as the transcript `name` beside `env`'s home and runs `cmstore import` on it.
+pub fn import_lines(env: &TestEnv, name: &str, lines: &[String]) {
+    let transcript = env.dir.path().join(name);
+    std::fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    env.cmd()
+        .args(["import", transcript.to_str().unwrap()])
+        .assert()
+        .success();
+}

@@ -295,10 +295,8 @@ fn import_and_prune_leave_no_wal_behind() {
         env.append(&lines(3));
         env.ingest_once();
         let transcript = env.dir.path().join("t.jsonl");
-        let response = serde_json::json!({"type": "assistant", "sessionId": "s",
-            "timestamp": "2026-03-01T10:00:00Z", "requestId": format!("r{runs}"),
-            "message": {"id": format!("m{runs}"), "model": "claude-sonnet-4-5",
-                        "usage": {"input_tokens": 1, "output_tokens": 2}}});
+        let response =
+            crate::common::response_line("s", &format!("m{runs}"), "2026-03-01T10:00:00Z");
         std::fs::write(&transcript, format!("{response}\n")).unwrap();
         let command: &[&str] = if runs % 2 == 0 {
             &["import", transcript.to_str().unwrap()]

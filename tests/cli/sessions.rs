@@ -767,15 +767,8 @@ fn show_marks_each_new_day_and_a_session_without_events() {
         .unwrap();
     assert_eq!(story.lines().nth(after - 1), Some(dates[0]), "{story}");
 
-    let transcript = env.dir.path().join("imported.jsonl");
-    let response = serde_json::json!({"type": "assistant", "sessionId": "usage-only",
-        "timestamp": "2026-03-01T10:00:00Z", "requestId": "r1", "message": {"id": "m1",
-        "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}});
-    std::fs::write(&transcript, format!("{response}\n")).unwrap();
-    env.cmd()
-        .args(["import", transcript.to_str().unwrap()])
-        .assert()
-        .success();
+    let response = crate::common::response_line("usage-only", "m1", "2026-03-01T10:00:00Z");
+    crate::common::import_lines(&env, "imported.jsonl", &[response]);
     let story = crate::common::run_at_100(&env, &["show", "usage-only", "--no-pager"]);
     assert!(
         story.ends_with(

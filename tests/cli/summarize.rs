@@ -1240,23 +1240,17 @@ fn a_day_counts_the_sessions_of_its_responses_as_well_as_of_its_hooks() {
         let ts = chrono::DateTime::from_timestamp_millis(at)
             .unwrap()
             .to_rfc3339();
-        serde_json::json!({"type": "assistant", "sessionId": session, "timestamp": ts,
-            "requestId": format!("req_{id}"), "message": {"id": id, "role": "assistant",
-            "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}})
-        .to_string()
+        crate::common::response_line(session, id, &ts)
     };
-    let transcript = [
-        response("imp-1", "m1", march_1),
-        response("imp-1", "m2", march_1 + day),
-        response("imp-2", "m3", march_1 + day),
-    ]
-    .join("\n");
-    let path = env.dir.path().join("imported.jsonl");
-    std::fs::write(&path, transcript + "\n").unwrap();
-    env.cmd()
-        .args(["import", path.to_str().unwrap()])
-        .assert()
-        .success();
+    crate::common::import_lines(
+        &env,
+        "imported.jsonl",
+        &[
+            response("imp-1", "m1", march_1),
+            response("imp-1", "m2", march_1 + day),
+            response("imp-2", "m3", march_1 + day),
+        ],
+    );
     // imp-1 also fired a hook on March 1st, h-3 only fired hooks.
     env.append(&[
         at("UserPromptSubmit", "imp-1", march_1 + 1000, |e| {

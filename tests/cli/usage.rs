@@ -471,15 +471,8 @@ fn import_after_a_prune_does_not_bring_back_the_sessions_it_deleted() {
         .args(["prune", "--before", "0m"])
         .assert()
         .success();
-    let transcript = env.dir.path().join("old.jsonl");
-    let response = json!({"type": "assistant", "sessionId": "s-old",
-        "timestamp": "2026-03-01T10:00:00Z", "requestId": "r1", "message": {"id": "m1",
-        "model": "claude-sonnet-4-5", "usage": {"input_tokens": 10, "output_tokens": 5}}});
-    std::fs::write(&transcript, format!("{response}\n")).unwrap();
-    env.cmd()
-        .args(["import", transcript.to_str().unwrap()])
-        .assert()
-        .success();
+    let response = crate::common::response_line("s-old", "m1", "2026-03-01T10:00:00Z");
+    crate::common::import_lines(&env, "old.jsonl", &[response]);
     assert_eq!(
         env.int("SELECT count(*) FROM usage WHERE session_id = 's-old'"),
         1
