@@ -241,11 +241,13 @@ fn answer(
     }
     let content_type = header(request, "Content-Type").map(str::to_string);
     let gzip = header(request, "Content-Encoding").is_some_and(|v| v.eq_ignore_ascii_case("gzip"));
-    let mut reject = |status: u16, reason: String, body: &[u8]| {
+    // `length`: the bytes the request carried (read, or declared when it was not read);
+    // `body`: what was read of them, whose first bytes are kept.
+    let mut reject = |status: u16, reason: String, length: usize, body: &[u8]| {
         let row = write::Reject {
             path: &path,
             content_type: content_type.as_deref(),
-            length: body.len(),
+            length,
             status,
             reason: &reason,
             prefix: body,
@@ -257,12 +259,17 @@ fn answer(
     };
     let Some(format) = content_type.as_deref().and_then(Format::of_content_type) else {
         // Read (up to the limit) before answering, so the client hears the answer rather
-        // than a closed connection.
-        let _ = io_copy_limited(request, limit);
-        return reject(415, format!("unsupported Content-Type {content_type:?}: application/x-protobuf or application/json"), b"");
+        // than a closed connection; the first bytes are kept to show what was sent.
+        let declared = request.body_length();
+        let (read, prefix) = read_limited(request, limit);
+        let length = declared.unwrap_or(0).max(read);
+        let reason = format!(
+            "unsupported Content-Type {content_type:?}: application/x-protobuf or application/json"
+        );
+        return reject(415, reason, length, &prefix);
     };
-    if request.body_length().is_some_and(|n| n > limit) {
-        return reject(413, format!("body over {limit} bytes"), b"");
+    if let Some(declared) = request.body_length().filter(|n| *n > limit) {
+        return reject(413, format!("body over {limit} bytes"), declared, b"");
     }
     let mut body = Vec::new();
     if let Err(err) = request
@@ -270,23 +277,30 @@ fn answer(
         .take(limit as u64 + 1)
         .read_to_end(&mut body)
     {
-        return reject(400, format!("cannot read the body: {err}"), &body);
+        return reject(
+            400,
+            format!("cannot read the body: {err}"),
+            body.len(),
+            &body,
+        );
     }
     if body.len() > limit {
-        return reject(413, format!("body over {limit} bytes"), &body);
+        return reject(413, format!("body over {limit} bytes"), body.len(), &body);
     }
+    let sent = body.len();
     if gzip {
         body = match decode::gunzip(&body, limit) {
             Ok(Some(unpacked)) => unpacked,
             Ok(None) => {
-                return reject(413, format!("body over {limit} bytes once unpacked"), &body)
+                let reason = format!("body over {limit} bytes once unpacked");
+                return reject(413, reason, sent, &body);
             }
-            Err(err) => return reject(400, err.to_string(), &body),
+            Err(err) => return reject(400, err.to_string(), sent, &body),
         };
     }
     let decoded = match decode::decode(signal, format, &body) {
         Ok(decoded) => decoded,
-        Err(err) => return reject(400, err.to_string(), &body),
+        Err(err) => return reject(400, err.to_string(), sent, &body),
     };
     match write::rows(store, &decoded) {
         Ok(()) => Answer {
@@ -319,10 +333,15 @@ pub fn beside_ingest(
     Receiver::start(&paths.db, &config, on_warning).map(Some)
 }
 
-/// Reads and drops up to `limit` bytes of the body.
-fn io_copy_limited(request: &mut tiny_http::Request, limit: usize) -> std::io::Result<u64> {
-    std::io::copy(
-        &mut request.as_reader().take(limit as u64),
-        &mut std::io::sink(),
-    )
+/// Reads up to `limit` bytes of the body: how many were read, and the first
+/// [`write::PREFIX_BYTES`] of them. A read error ends the reading; what came before counts.
+fn read_limited(request: &mut tiny_http::Request, limit: usize) -> (usize, Vec<u8>) {
+    let mut reader = request.as_reader().take(limit as u64);
+    let mut prefix = Vec::new();
+    let kept = (&mut reader)
+        .take(write::PREFIX_BYTES as u64)
+        .read_to_end(&mut prefix)
+        .unwrap_or(prefix.len());
+    let rest = std::io::copy(&mut reader, &mut std::io::sink()).unwrap_or(0);
+    (kept + rest as usize, prefix)
 }

@@ -7,7 +7,7 @@ use super::decode::Decoded;
 use crate::store::Store;
 
 /// The first bytes of a rejected body kept for a person to look at.
-const PREFIX_BYTES: usize = 256;
+pub(super) const PREFIX_BYTES: usize = 256;
 
 /// A rejected request, for `otel_rejects`.
 pub struct Reject<'a> {

@@ -158,6 +158,14 @@ impl TestEnv {
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
+    /// One text from `sql` (NULL: the empty string).
+    pub fn text(&self, sql: &str) -> String {
+        self.conn()
+            .query_row(sql, [], |r| r.get::<_, Option<String>>(0))
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .unwrap_or_default()
+    }
+
     /// Polls `sql` until it returns `want` or `timeout` passes; returns the last value.
     pub fn wait_for(&self, sql: &str, want: i64, timeout: Duration) -> i64 {
         let deadline = Instant::now() + timeout;

@@ -339,8 +339,16 @@ fn malformed_bodies_get_a_400_and_a_reject_row_and_the_receiver_goes_on() {
         3
     );
     assert_eq!(
-        env.int("SELECT count(*) FROM otel_rejects WHERE status = 415"),
-        1
+        post(receiver.port, "/v1/logs", "text/csv", b"a,b\n1,2\n", false),
+        415
+    );
+    // What each refused request carried, chunked or with a length, and its first bytes.
+    assert_eq!(
+        env.text(
+            "SELECT group_concat(length || ':' || raw_prefix, '|') FROM
+               (SELECT length, raw_prefix FROM otel_rejects WHERE status = 415 ORDER BY id)"
+        ),
+        "5:hello|8:a,b\n1,2\n"
     );
     assert_eq!(
         env.int("SELECT count(*) FROM otel_rejects WHERE raw_prefix LIKE '%not protobuf%'"),
@@ -376,10 +384,14 @@ fn an_oversize_body_gets_a_413_with_or_without_a_length() {
         ),
         413
     );
-    assert_eq!(
-        env.int("SELECT count(*) FROM otel_rejects WHERE status = 413"),
-        3
+    // The declared length; what was read, one byte past the limit; the packed body's length.
+    let lengths = env.text(
+        "SELECT group_concat(length, ',') FROM
+           (SELECT length FROM otel_rejects WHERE status = 413 ORDER BY id)",
     );
+    let lengths: Vec<i64> = lengths.split(',').map(|n| n.parse().unwrap()).collect();
+    assert_eq!(lengths[..2], [4096, 1025], "{lengths:?}");
+    assert!((1..1024).contains(&lengths[2]), "{lengths:?}");
     let small = claude_logs("s", "p", 1_764_583_200_000).encode_to_vec();
     assert!(small.len() < 1024);
     assert_eq!(
