@@ -193,6 +193,7 @@ impl Redactor {
         text(&mut entry.prompt, false);
         text(&mut entry.response, false);
         text(&mut entry.thinking, false);
+        text(&mut entry.hook_feedback, false);
         text(&mut entry.message, false);
         text(&mut entry.tool_input, true);
         text(&mut entry.tool_response, true);

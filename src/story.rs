@@ -149,6 +149,10 @@ pub enum Item {
         subagent: bool,
         /// Harvested from the transcript rather than reported by a Stop.
         harvested: bool,
+        /// How the turn ended when not by an answer: `interrupted`, `failed`.
+        outcome: Option<String>,
+        /// What blocking Stop hooks told the agent before this answer.
+        feedback: Option<String>,
         /// The usage of the turn's responses (those since the previous turn of its kind
         /// ended), once the store has any.
         usage: Option<Usage>,
@@ -514,8 +518,8 @@ fn inputs_by_id<'a>(
 fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
-        "SELECT ts, prompt, response, model, hook_type = 'SubagentStop', synthetic, turn_id \
-         FROM turns WHERE session_id = :session",
+        "SELECT ts, prompt, response, model, hook_type = 'SubagentStop', synthetic, turn_id, \
+         outcome, feedback FROM turns WHERE session_id = :session",
         &bind(session_id),
     )?;
     Ok(rows
@@ -528,6 +532,8 @@ fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
                 model: take_text(&mut r[3]),
                 subagent: integer(&r[4]) == Some(1),
                 harvested: integer(&r[5]) == Some(1),
+                outcome: take_text(&mut r[7]),
+                feedback: take_text(&mut r[8]).filter(|f| !f.trim().is_empty()),
                 usage: None,
                 turn_id: take_text(&mut r[6]),
             })
@@ -782,6 +788,8 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
             text: answer,
             subagent,
             harvested,
+            outcome,
+            feedback,
             usage,
             ..
         } => {
@@ -790,7 +798,16 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
                 text(out, p, LINE_PREFIX, SHORT_TEXT);
                 out.push('\n');
             }
+            // The hook's words, not the person's: the turn went on after them.
+            if let Some(f) = feedback {
+                labelled(out, clock, "hook    ");
+                text(out, f, LINE_PREFIX, SHORT_TEXT);
+                out.push('\n');
+            }
             labelled(out, clock, if *subagent { "subagent" } else { "answer  " });
+            if let Some(outcome) = outcome {
+                let _ = write!(tail, "  [{outcome}]");
+            }
             if *harvested {
                 tail.push_str("  (from the transcript)");
             }
@@ -912,6 +929,8 @@ mod tests {
                 model: None,
                 subagent: false,
                 harvested: false,
+                outcome: None,
+                feedback: None,
                 usage: None,
                 turn_id: None,
             },
@@ -922,6 +941,8 @@ mod tests {
                 model: None,
                 subagent: false,
                 harvested: true,
+                outcome: None,
+                feedback: None,
                 usage: None,
                 turn_id: None,
             },
@@ -941,6 +962,8 @@ mod tests {
             model: None,
             subagent,
             harvested: false,
+            outcome: None,
+            feedback: None,
             usage: None,
             turn_id: turn_id.map(str::to_string),
         }

@@ -11,7 +11,8 @@ use crate::transcript::{SeenSession, Turn};
 /// not be there yet. The reasoning goes to `thinking`, never to the response.
 pub(super) fn fill_exchange(entry: &mut QueueEntry, turn: Turn) {
     let parts = Parts::of(turn);
-    entry.turn_outcome = parts.outcome;
+    entry.turn_outcome = parts.outcome.or(entry.turn_outcome.take());
+    entry.hook_feedback = parts.feedback;
     let from_payload = entry.response.take().filter(|r| !r.trim().is_empty());
     entry.response = from_payload.or(parts.response);
     entry.thinking = parts.thinking;
@@ -41,6 +42,8 @@ struct Parts {
     tool_calls: Vec<ToolCallRecord>,
     model: Option<String>,
     outcome: Option<String>,
+    /// [`Turn::feedback`].
+    feedback: Option<String>,
     /// [`Turn::ts`].
     ts: Option<i64>,
 }
@@ -58,6 +61,7 @@ impl Parts {
             tool_calls,
             model,
             ts,
+            feedback,
             ..
         } = turn;
         Parts {
@@ -68,6 +72,7 @@ impl Parts {
             tool_calls,
             model,
             outcome,
+            feedback,
             ts,
         }
     }
@@ -104,12 +109,14 @@ fn harvested_stop(trigger: &QueueEntry, turn: Turn) -> QueueEntry {
     let response = parts.response.unwrap_or_default();
     let size = parts.user.len()
         + response.len()
+        + parts.feedback.as_ref().map_or(0, String::len)
         + parts
             .tool_calls
             .iter()
             .map(|c| c.tool_name.len() + c.input.len() + c.output.len())
             .sum::<usize>();
     e.turn_outcome = parts.outcome;
+    e.hook_feedback = parts.feedback;
     // The model that answered this turn, else the one the triggering event names.
     e.model = parts.model.or_else(|| trigger.model.clone());
     e.prompt = Some(parts.user);

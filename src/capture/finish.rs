@@ -137,6 +137,12 @@ impl Plan<'_> {
                 let before = stops(earlier, &self.entry);
                 match last {
                     FinalTurn::Fresh(turn) => fill_exchange(&mut self.entry, turn),
+                    FinalTurn::Continued(turn) => {
+                        // A Stop hook blocked the earlier Stop: the turn went on, and this
+                        // Stop records it whole again (ingest keeps its one `turns` row).
+                        log.note(|| "turn continued after a Stop hook's feedback".into());
+                        fill_exchange(&mut self.entry, turn)
+                    }
                     FinalTurn::Recorded(turn_id) => {
                         // Every firing is an event; the exchange is on the earlier line, and
                         // ingest merges both into the turn's one `turns` row by its id.

@@ -27,6 +27,7 @@ fn drop_text(e: &mut QueueEntry) {
     e.prompt = None;
     e.response = None;
     e.thinking = None;
+    e.hook_feedback = None;
     e.message = None;
     if let Some(turns) = &mut e.turns {
         for turn in turns {

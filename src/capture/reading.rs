@@ -10,7 +10,7 @@ use crate::wire::{self, Agent, Payload};
 pub enum ReadKind {
     /// PostToolUse: complete turns whose Stop never fired (`Tracker::harvest`).
     Harvest,
-    /// Stop and SubagentStop: the final exchange (`Tracker::finish_turn`).
+    /// Stop, StopFailure and SubagentStop: the final exchange (`Tracker::finish_turn`).
     FinishTurn,
     /// Stop of an agent that writes its transcript only after the hook (Copilot CLI): what
     /// the transcript holds is older than this Stop, so only its complete turns are taken
@@ -32,7 +32,9 @@ impl ReadKind {
     pub fn for_hook(hook_type: HookType) -> Option<ReadKind> {
         match hook_type {
             HookType::PostToolUse => Some(ReadKind::Harvest),
-            HookType::Stop | HookType::SubagentStop => Some(ReadKind::FinishTurn),
+            HookType::Stop | HookType::StopFailure | HookType::SubagentStop => {
+                Some(ReadKind::FinishTurn)
+            }
             HookType::PreCompact => Some(ReadKind::Compact { last_turn: false }),
             HookType::SessionEnd => Some(ReadKind::Close),
             _ => None,

@@ -225,9 +225,14 @@ pub struct QueueEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
     /// On a `Stop` (real or synthetic): how the turn ended when not by an answer:
-    /// `interrupted` (the user stopped it).
+    /// `interrupted` (the user stopped it), `failed` (a `StopFailure`: an API error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_outcome: Option<String>,
+    /// On a `Stop` (real or synthetic): what blocking Stop hooks told the agent during the
+    /// turn (Claude `Stop hook feedback: …`), one per line. Text like the prompt: redacted,
+    /// dropped with `store_text = false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_feedback: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

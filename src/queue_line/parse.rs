@@ -222,6 +222,8 @@ struct Raw<'a> {
     turn_pending: Option<Loose<'a>>,
     #[serde(borrow, rename = "turnOutcome")]
     turn_outcome: Option<Loose<'a>>,
+    #[serde(borrow, rename = "hookFeedback")]
+    hook_feedback: Option<Loose<'a>>,
     #[serde(borrow, rename = "toolResultType")]
     tool_result_type: Option<Loose<'a>>,
     #[serde(borrow, rename = "durationMs")]
@@ -407,6 +409,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         thinking: own(row.thinking),
         turn_pending: row.turn_pending,
         turn_outcome: own(row.turn_outcome),
+        hook_feedback: own(row.hook_feedback),
         tool_result_type: own(row.tool_result_type),
         risk: own(row.risk),
         decision: own(row.decision),
@@ -500,6 +503,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         response: raw.response.and_then(Loose::into_str),
         thinking: raw.thinking.and_then(Loose::into_str),
         turn_outcome: raw.turn_outcome.and_then(Loose::into_str),
+        hook_feedback: raw.hook_feedback.and_then(Loose::into_str),
         turn_pending: raw
             .turn_pending
             .as_ref()

@@ -107,8 +107,11 @@ pub struct EventRow<'a> {
     pub thinking: Option<Cow<'a, str>>,
     /// `turnPending`: a Stop whose turn a later line records; it makes no `turns` row.
     pub turn_pending: bool,
-    /// `turnOutcome`: how the Stop's turn ended when not by an answer (`interrupted`).
+    /// `turnOutcome`: how the Stop's turn ended when not by an answer (`interrupted`,
+    /// `failed`).
     pub turn_outcome: Option<Cow<'a, str>>,
+    /// `hookFeedback`: what blocking Stop hooks told the agent during the turn.
+    pub hook_feedback: Option<Cow<'a, str>>,
     /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
     /// The safety gate's finding on a PreToolUse: the rules that matched, comma-separated, or

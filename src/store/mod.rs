@@ -218,6 +218,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0023_daily_sessions_with_usage",
         include_str!("../../migrations/0023_daily_sessions_with_usage.sql"),
     ),
+    (
+        "0024_turn_hook_feedback",
+        include_str!("../../migrations/0024_turn_hook_feedback.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -31,14 +31,16 @@ const INSERT_EVENT: &str = "
 /// the one its turn's UserPromptSubmit gave.
 const UPSERT_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
-      tool_call_count, synthetic, event_id, model, thinking, outcome)
+      tool_call_count, synthetic, event_id, model, thinking, outcome, feedback)
     VALUES (?1, ?2, ?3, ?4, ?5, coalesce(?6, (SELECT e.prompt FROM events e
         WHERE e.hook_type = 'UserPromptSubmit' AND e.turn_id IS NOT NULL
           AND e.session_id = ?12 AND e.turn_id = ?3 AND e.prompt IS NOT NULL
         ORDER BY e.ts DESC LIMIT 1)),
-      ?7, ?8, ?9, ?10, ?11, ?13, ?14)
+      ?7, ?8, ?9, ?10, ?11, ?13, ?14, ?15)
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
       outcome = coalesce(excluded.outcome, outcome),
+      feedback = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
+        THEN coalesce(excluded.feedback, feedback) ELSE coalesce(feedback, excluded.feedback) END,
       ts = CASE WHEN excluded.synthetic = 0 OR synthetic = 1 THEN excluded.ts ELSE ts END,
       hook_type = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
         THEN excluded.hook_type ELSE hook_type END,
@@ -525,6 +527,12 @@ impl<'c> Batch<'c> {
             Some(HookType::Stop | HookType::SubagentStop) if !row.turn_pending => {
                 self.upsert_turn(row, session)?
             }
+            // A turn that ended on an API error, as capture records it since it reads the
+            // turn (`turnOutcome: failed`). An older line read no turn: that turn was
+            // harvested later by a Stop of its own, so it makes no second row.
+            Some(HookType::StopFailure) if row.turn_outcome.is_some() => {
+                self.upsert_turn(row, session)?
+            }
             Some(HookType::UserPromptSubmit) => {
                 self.close_unanswered_prompt(row)?;
                 self.fill_turn_prompt(row, session)?;
@@ -639,6 +647,7 @@ impl<'c> Batch<'c> {
             row.session_id.as_deref(),
             row.thinking.as_deref(),
             row.turn_outcome.as_deref(),
+            row.hook_feedback.as_deref(),
         )?;
         Ok(())
     }

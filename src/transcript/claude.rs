@@ -10,6 +10,10 @@ use super::record::{tool_input, ParseOptions, Record};
 /// Prefix of the text Claude Code writes as a user line when the user interrupts a turn.
 const INTERRUPTED: &str = "[Request interrupted by user";
 
+/// What Claude Code writes as a user line when a Stop hook blocks the turn's end: the hook's
+/// reason, which the model answers in the same turn.
+const STOP_HOOK_FEEDBACK: &str = "Stop hook feedback:";
+
 /// The `message.model` of lines Claude Code writes without the model.
 pub(crate) const SYNTHETIC_MODEL: &str = "<synthetic>";
 
@@ -87,7 +91,7 @@ fn injected(text: &str) -> bool {
 }
 
 /// What a user line's typed text is: a prompt, an interruption, the output of a local
-/// command, or nothing (empty once the injected parts are gone).
+/// command, a Stop hook's feedback, or nothing (empty once the injected parts are gone).
 fn prompt(line: &Value, text: String) -> Option<Record> {
     let trimmed = text.trim_start();
     if trimmed.starts_with(INTERRUPTED) {
@@ -95,6 +99,11 @@ fn prompt(line: &Value, text: String) -> Option<Record> {
     }
     if LOCAL_OUTPUT.iter().any(|tag| trimmed.starts_with(tag)) {
         return Some(Record::LocalOutput);
+    }
+    if trimmed.starts_with(STOP_HOOK_FEEDBACK) {
+        return Some(Record::HookFeedback {
+            text: text.trim().to_owned(),
+        });
     }
     if trimmed.is_empty() {
         return None;
@@ -288,6 +297,17 @@ mod tests {
         assert!(main_chain(reminder).is_empty());
         let beside = r#"{"type":"user","uuid":"t","message":{"content":[{"type":"text","text":"<system-reminder>\nrefs\n</system-reminder>"},{"type":"text","text":"fix it"}]}}"#;
         assert_eq!(main_chain(beside), vec![prompt("t", "fix it")]);
+    }
+
+    #[test]
+    fn a_stop_hooks_feedback_is_no_prompt() {
+        let line = r#"{"type":"user","uuid":"f","message":{"role":"user","content":[{"type":"text","text":"Stop hook feedback:\n- [make test]: 2 tests fail\n"}]}}"#;
+        assert_eq!(
+            main_chain(line),
+            [Record::HookFeedback {
+                text: "Stop hook feedback:\n- [make test]: 2 tests fail".into()
+            }]
+        );
     }
 
     #[test]

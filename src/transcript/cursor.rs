@@ -161,7 +161,9 @@ impl Tracker {
         let last = match &self.state.open {
             Some(open) => {
                 let turn = open.to_turn(true);
-                if self.is_recorded(&turn) {
+                if self.is_recorded(&turn) && turn.feedback.is_some() {
+                    FinalTurn::Continued(turn)
+                } else if self.is_recorded(&turn) {
                     FinalTurn::Recorded(turn.turn_id)
                 } else {
                     FinalTurn::Fresh(turn)
@@ -784,6 +786,36 @@ mod tests {
         let ((_, again), _) =
             fx.hook(|t| t.finish_turn().map(|(e, l)| (e, l.into_turn())).unwrap());
         assert_eq!(again, None);
+    }
+
+    #[test]
+    fn a_stop_hooks_feedback_continues_the_turn_and_the_next_stop_records_it_whole() {
+        let fx = Fixture::new();
+        fx.append(&(prompt("u1", "fix the build") + &answer("m1", "it builds")));
+        let ((_, last), _) = fx.hook(|t| t.finish_turn().unwrap());
+        assert!(matches!(last, FinalTurn::Fresh(_)), "{last:?}");
+        // The Stop hook blocked: Claude Code writes its reason as a user line.
+        let feedback = "Stop hook feedback:\n- [make test]: 2 tests fail\n";
+        fx.append(&(prompt("u2", feedback) + &answer("m2", "tests fixed")));
+        let ((earlier, last), _) = fx.hook(|t| t.finish_turn().unwrap());
+        assert!(
+            earlier.is_empty(),
+            "the feedback began no turn: {earlier:?}"
+        );
+        let FinalTurn::Continued(turn) = last else {
+            panic!("{last:?}")
+        };
+        assert_eq!(turn.turn_id.as_deref(), Some("u1"));
+        assert_eq!(turn.user, "fix the build");
+        assert_eq!(turn.assistant, "tests fixed");
+        assert_eq!(
+            turn.feedback.as_deref(),
+            Some("Stop hook feedback:\n- [make test]: 2 tests fail")
+        );
+        // The next prompt completes it; it is recorded already.
+        fx.append(&prompt("u3", "next"));
+        let (turns, _) = fx.hook(|t| t.harvest().unwrap());
+        assert!(turns.is_empty(), "{turns:?}");
     }
 
     #[test]

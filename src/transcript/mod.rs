@@ -82,6 +82,10 @@ pub struct Turn {
     /// the turn happened, whenever a hook reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts: Option<i64>,
+    /// What blocking Stop hooks told the agent during the turn (Claude `Stop hook feedback`),
+    /// one per line: the turn went on after each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
 }
 
 impl Turn {
@@ -115,6 +119,10 @@ pub enum FinalTurn {
     /// Already recorded (harvested, or an earlier `Stop`), with its turn id: the event is
     /// recorded without the exchange, naming the turn.
     Recorded(Option<String>),
+    /// Recorded by an earlier `Stop` whose hook blocked it, and gone on since with that
+    /// hook's feedback: recorded again, whole, under the same turn id (the store keeps one
+    /// row per turn, with this later end).
+    Continued(Turn),
     /// The transcript holds no turn at all (missing, empty, or nothing since the cursor).
     Missing,
     /// The transcript is written after the hook (Copilot CLI): the turn is not in it yet, and
@@ -126,7 +134,7 @@ impl FinalTurn {
     /// The turn to record, if any.
     pub fn into_turn(self) -> Option<Turn> {
         match self {
-            FinalTurn::Fresh(turn) => Some(turn),
+            FinalTurn::Fresh(turn) | FinalTurn::Continued(turn) => Some(turn),
             FinalTurn::Recorded(_) | FinalTurn::Missing | FinalTurn::Pending => None,
         }
     }

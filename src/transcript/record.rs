@@ -51,6 +51,12 @@ pub enum Record {
         /// The model's id.
         name: String,
     },
+    /// What a blocking Stop hook told the agent (Claude `Stop hook feedback: …`, written as a
+    /// user line): no prompt, the turn goes on with it.
+    HookFeedback {
+        /// The feedback as the agent wrote it.
+        text: String,
+    },
     /// The end of the user's turn (Claude `system`/`turn_duration`).
     TurnEnd,
     /// The user interrupted the turn (Claude `[Request interrupted by user…]`): it ends

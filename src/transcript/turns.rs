@@ -50,6 +50,10 @@ pub struct OpenTurn {
     /// written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_ts: Option<i64>,
+    /// What blocking Stop hooks told the agent during the turn, oldest first, one per line
+    /// (absent in cursors written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
 }
 
 impl OpenTurn {
@@ -70,6 +74,20 @@ impl OpenTurn {
             model: self.model.clone(),
             interrupted: false,
             ts: self.last_ts,
+            feedback: self.feedback.clone(),
+        }
+    }
+
+    /// Keeps a Stop hook's feedback: the turn goes on (at most [`MAX_TOOL_OUTPUT_CHARS`]
+    /// characters of each, as of a tool's output).
+    fn add_feedback(&mut self, text: &str) {
+        let text = cut_text(text, MAX_TOOL_OUTPUT_CHARS);
+        match &mut self.feedback {
+            Some(all) => {
+                all.push('\n');
+                all.push_str(&text);
+            }
+            None => self.feedback = Some(text),
         }
     }
 
@@ -189,6 +207,13 @@ impl Assembler {
             Record::ToolResult { id, output } => {
                 if let Some(open) = &mut self.open {
                     open.add_result(&id, &output);
+                }
+            }
+            // Not a prompt: the turn it blocked from ending goes on. Before any prompt (a
+            // cursor that started mid-turn) it belongs to no turn we can name.
+            Record::HookFeedback { text } => {
+                if let Some(open) = &mut self.open {
+                    open.add_feedback(&text);
                 }
             }
             // A local command (`/model`, `!ls`) opened a turn the model never answered.

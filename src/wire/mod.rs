@@ -275,6 +275,10 @@ pub fn normalize(
     e.duration_ms = p.int_any(&["duration_ms", "durationMs"]);
     e.turn_id = p.str_any(&["turn_id", "turnId"]);
     e.model = model(p);
+    if kind == Some(HookType::StopFailure) {
+        // The turn ended on an API error: a turn all the same, with this outcome.
+        e.turn_outcome = Some("failed".to_string());
+    }
 
     e.tool_name = p.str_any(&TOOL_NAME_KEYS);
     e.tool_call_id = p.str_any(&TOOL_CALL_ID_KEYS);

@@ -1000,9 +1000,17 @@ const WINDOWS: &[(Option<&str>, Option<&str>)] = &[
     (Some("2020-01-01"), Some("2030-01-01")),
 ];
 
+/// Takes a store at the latest migration back to what 0023 left: no `turns.feedback`, the
+/// schema version 23.
+pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
+    conn.execute_batch("ALTER TABLE turns DROP COLUMN feedback; PRAGMA user_version = 23;")
+        .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0022 left: `v_daily_usage` as 0014
 /// made it (a day's sessions those of its hooks), the schema version 22.
 pub(crate) fn back_to_0022(conn: &rusqlite::Connection) {
+    back_to_0023(conn);
     let made_by_0014 = include_str!("../../migrations/0014_usage.sql");
     let start = made_by_0014.find("CREATE VIEW v_daily_usage").unwrap();
     let end = start + made_by_0014[start..].find(';').unwrap() + 1;
@@ -1219,9 +1227,11 @@ fn a_failure_on_a_post_tool_use_line_counts_in_every_report() {
     assert_eq!(failures("day"), [2]);
 
     // As 0016 counted it (PostToolUseFailure lines only), at schema 21: recounted.
-    env.rw()
-        .execute_batch("UPDATE daily_sessions SET tool_failures = 1; PRAGMA user_version = 21;")
+    let conn = env.rw();
+    back_to_0023(&conn);
+    conn.execute_batch("UPDATE daily_sessions SET tool_failures = 1; PRAGMA user_version = 21;")
         .unwrap();
+    drop(conn);
     let rollup = "SELECT sum(tool_failures) FROM daily_sessions";
     assert_eq!(env.int(rollup), 1, "the old count, before the migration");
     env.ingest_once();
