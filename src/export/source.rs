@@ -6,6 +6,13 @@
 //! resend links the same spans. The lookups walk a session's events backwards on
 //! `events_session_id` from the event, and stop at the first match or after
 //! [`LOOKBACK_SEQ`] rows of `seq`.
+//!
+//! Which prompt began a turn (its span is named by it, and its tool calls name it as their
+//! parent): a Codex turn's prompt has its turn id; a turn harvested from the transcript, whose
+//! line came at a later hook (an interrupted Claude Code turn, a VS Code turn), was begun by the
+//! latest prompt before the turn's own time; a fired Stop's turn by the latest prompt before
+//! it. A prompt another turn's Stop already claimed (a Stop between them with another turn id)
+//! began none of them: such a turn is named by its own key.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -27,13 +34,53 @@ SELECT seq, id, ts, hook_type, agent, session_id, tool_name, tool_call_id, turn_
        CASE WHEN producer = 'cmstore' THEN risk
             WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
        CASE WHEN producer = 'cmstore' THEN decision
-            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
+            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END,
+       synthetic,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.turnTs') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.turnPending') END,
+       CASE WHEN json_valid(entry) THEN json_extract(entry, '$.turnOutcome') END
 FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2";
 
 const PROMPT_SQL: &str = "
-SELECT id, ts, prompt FROM events
+SELECT id, ts, prompt, seq FROM events
 WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'UserPromptSubmit'
 ORDER BY seq DESC LIMIT 1";
+
+/// The prompt of a turn by its turn id (?2; Codex's prompts carry it), on the partial index
+/// `events_turn_prompt`.
+const PROMPT_OF_TURN_SQL: &str = "
+SELECT id, ts, prompt, seq FROM events
+WHERE session_id = ?1 AND turn_id = ?2 AND hook_type = 'UserPromptSubmit'
+ORDER BY seq DESC LIMIT 1";
+
+/// The latest prompt before the event (?2) at or before a harvested turn's own time (?4).
+const PROMPT_BEFORE_TIME_SQL: &str = "
+SELECT id, ts, prompt, seq FROM events
+WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'UserPromptSubmit'
+  AND ts <= ?4
+ORDER BY seq DESC LIMIT 1";
+
+/// Whether a turn other than ?4 ended between the prompt (seq ?2) and the event (seq ?3): a
+/// Stop fired with another turn id, or a harvested one whose turn happened after the prompt
+/// (time ?5). Then the prompt began that turn, not this one.
+const CLAIMED_SQL: &str = "
+SELECT EXISTS (
+  SELECT 1 FROM events
+  WHERE session_id = ?1 AND seq > ?2 AND seq < ?3 AND hook_type IN ('Stop', 'StopFailure')
+    AND turn_id IS NOT NULL AND turn_id <> ?4
+    AND (coalesce(synthetic, 0) = 0
+         OR coalesce(json_extract(entry, '$.turnTs'), 0) >= ?5)
+    AND coalesce(json_extract(entry, '$.turnPending'), 0) = 0)";
+
+/// A Gemini CLI session's previous prompt before the event ?2 whose turn the store made
+/// `interrupted` (no AfterAgent answered it).
+const UNANSWERED_SQL: &str = "
+SELECT p.id, p.ts, p.prompt, p.seq FROM events p
+JOIN turns t ON t.session_id = p.session_id AND t.turn_key = p.id
+WHERE p.seq = (SELECT max(seq) FROM events
+               WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3
+                 AND hook_type = 'UserPromptSubmit')
+  AND t.outcome = 'interrupted' AND t.hook_type = 'UserPromptSubmit'";
 
 const SUBAGENT_SQL: &str = "
 SELECT ts FROM events
@@ -90,6 +137,10 @@ pub fn batch(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Ve
             error: text_of(r.get_ref(19)?),
             risk: text_of(r.get_ref(20)?),
             decision: text_of(r.get_ref(21)?),
+            synthetic: matches!(r.get::<_, Option<i64>>(22), Ok(Some(1))),
+            turn_ts: r.get::<_, Option<i64>>(23).ok().flatten(),
+            turn_pending: matches!(r.get::<_, Option<i64>>(24), Ok(Some(1))),
+            turn_outcome: text_of(r.get_ref(25)?),
         })
     })?;
     rows.collect()
@@ -118,17 +169,12 @@ pub fn links(conn: &Connection, event: &EventRecord) -> rusqlite::Result<Links> 
         return Ok(links);
     };
     let back = params![session, event.seq, LOOKBACK_SEQ];
-    links.turn = conn
-        .prepare_cached(PROMPT_SQL)?
-        .query_row(back, |r| {
-            Ok(TurnStart {
-                event_id: r.get(0)?,
-                ts: r.get(1)?,
-                prompt: r.get(2)?,
-            })
-        })
-        .optional()?;
     use super::spans::Kind;
+    links.turn = match kind {
+        Kind::Turn => prompt_of_turn(conn, event, session)?,
+        Kind::Unanswered => None,
+        _ => query_prompt(conn, PROMPT_SQL, back)?,
+    };
     match kind {
         Kind::Subagent => {
             links.subagent_start = conn
@@ -147,10 +193,11 @@ pub fn links(conn: &Connection, event: &EventRecord) -> rusqlite::Result<Links> 
                     .filter(|(risk, decision)| risk.is_some() || decision.is_some());
             }
         }
+        Kind::Unanswered => links.unanswered = query_prompt(conn, UNANSWERED_SQL, back)?,
         Kind::Turn => {
             if let Some(start) = links.turn.as_ref().map(|t| t.ts) {
                 links.usage = conn.prepare_cached(USAGE_SQL)?.query_row(
-                    params![session, start, event.ts],
+                    params![session, start, event.turn_end()],
                     |r| {
                         let responses: i64 = r.get(0)?;
                         Ok((responses > 0).then_some(super::spans::Usage {
@@ -166,6 +213,60 @@ pub fn links(conn: &Connection, event: &EventRecord) -> rusqlite::Result<Links> 
         Kind::Denied => {}
     }
     Ok(links)
+}
+
+/// The prompt event that began the turn `event` ends (see the module's rules); `None` when
+/// none did.
+fn prompt_of_turn(
+    conn: &Connection,
+    event: &EventRecord,
+    session: &str,
+) -> rusqlite::Result<Option<TurnStart>> {
+    if let Some(turn) = event.turn_id.as_deref() {
+        let by_id = query_prompt(conn, PROMPT_OF_TURN_SQL, params![session, turn])?;
+        if by_id.is_some() {
+            return Ok(by_id);
+        }
+    }
+    let candidate = match event.turn_ts.filter(|_| event.synthetic) {
+        Some(turn_ts) => query_prompt(
+            conn,
+            PROMPT_BEFORE_TIME_SQL,
+            params![session, event.seq, LOOKBACK_SEQ, turn_ts],
+        )?,
+        // A harvested turn that does not say when it happened: no prompt can be told its.
+        None if event.synthetic => None,
+        None => query_prompt(conn, PROMPT_SQL, params![session, event.seq, LOOKBACK_SEQ])?,
+    };
+    let Some(prompt) = candidate else {
+        return Ok(None);
+    };
+    let claimed = match event.turn_id.as_deref() {
+        Some(turn) => conn.prepare_cached(CLAIMED_SQL)?.query_row(
+            params![session, prompt.seq, event.seq, turn, prompt.ts],
+            |r| r.get::<_, bool>(0),
+        )?,
+        None => false,
+    };
+    Ok((!claimed).then_some(prompt))
+}
+
+/// The prompt `sql` finds (its id, time, text and seq), if any.
+fn query_prompt(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<Option<TurnStart>> {
+    conn.prepare_cached(sql)?
+        .query_row(params, |r| {
+            Ok(TurnStart {
+                event_id: r.get(0)?,
+                ts: r.get(1)?,
+                prompt: r.get(2)?,
+                seq: r.get(3)?,
+            })
+        })
+        .optional()
 }
 
 /// The export cursor of `destination`: the `seq` of the last event acknowledged (0: none).

@@ -3,8 +3,11 @@
 //! span, a tool call an `execute_tool` span, the session `gen_ai.conversation.id`. Pure: the
 //! store reading that finds each span's turn and gate decision is in `source.rs`.
 //!
-//! Ids are derived from event ids, never random: a resent batch carries the same trace and
-//! span ids, so a collector or the query behind it can recognise (and drop) the repeat.
+//! Ids are derived from what a span stands for, never random: a turn's span id from its
+//! prompt's event id (else from its session and turn key), a tool call's from its session and
+//! call id (else its event id), a subagent's from its event id. A resent batch carries the same
+//! trace and span ids, so a collector or the query behind it can recognise (and drop) the
+//! repeat; distinct turns and calls never share one.
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
@@ -52,14 +55,47 @@ pub struct EventRecord {
     /// The safety gate's finding and decision on this event's line (PreToolUse).
     pub risk: Option<String>,
     pub decision: Option<String>,
+    /// A Stop harvested from the transcript (`synthetic`), not fired by the agent.
+    pub synthetic: bool,
+    /// A harvested turn's own time (`turnTs`, epoch ms), apart from the hook's.
+    pub turn_ts: Option<i64>,
+    /// A Stop whose turn a later line records (`turnPending`): it stands for no turn.
+    pub turn_pending: bool,
+    /// How the turn ended when not by an answer (`turnOutcome`: `interrupted`, `failed`).
+    pub turn_outcome: Option<String>,
+}
+
+impl EventRecord {
+    /// When the turn a turn event stands for ended: a harvested turn's own time, else the
+    /// event's.
+    pub fn turn_end(&self) -> i64 {
+        match self.turn_ts {
+            Some(ts) if self.synthetic => ts,
+            _ => self.ts,
+        }
+    }
+
+    /// How its turn ended, when not by an answer.
+    fn outcome(&self) -> Option<&str> {
+        match self.hook_type.as_deref() {
+            Some("Interrupt") => Some("interrupted"),
+            Some("StopFailure") => Some("failed"),
+            _ => self.turn_outcome.as_deref(),
+        }
+    }
 }
 
 /// What a span takes from other events: found by the store reader, deterministically (the
 /// same for a resend).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Links {
-    /// The turn the event belongs to: the session's latest UserPromptSubmit before it.
+    /// The prompt of the turn: for a tool call or a subagent, the session's latest
+    /// UserPromptSubmit before it (its parent); for a turn event, the turn's own prompt
+    /// (`None` when no prompt event began it).
     pub turn: Option<TurnStart>,
+    /// For a [`Kind::Unanswered`] event: the prompt whose turn it showed was never answered
+    /// (the store made that turn `interrupted`).
+    pub unanswered: Option<TurnStart>,
     /// For a SubagentStop: the time of the session's latest SubagentStart before it.
     pub subagent_start: Option<i64>,
     /// For a tool call: the gate's risk and decision on its PreToolUse.
@@ -77,6 +113,8 @@ pub struct TurnStart {
     pub ts: i64,
     /// The prompt, for a Stop whose line has none.
     pub prompt: Option<String>,
+    /// Its event's `seq`.
+    pub seq: i64,
 }
 
 /// Token usage as Anthropic reports it: `input` excludes the cached tokens.
@@ -94,8 +132,13 @@ pub struct Usage {
 pub enum Kind {
     Tool,
     Denied,
+    /// The end of a turn: a Stop (fired, or harvested from the transcript), a StopFailure, a
+    /// Codex Interrupt. A Stop whose turn a later line records stands for none.
     Turn,
     Subagent,
+    /// A Gemini CLI prompt or session end, which may show that the session's previous prompt
+    /// was never answered: that turn's span, when the store made it `interrupted`.
+    Unanswered,
 }
 
 impl Kind {
@@ -104,8 +147,12 @@ impl Kind {
         match event.hook_type.as_deref()? {
             "PostToolUse" | "PostToolUseFailure" | "PermissionDenied" => Some(Kind::Tool),
             "PreToolUse" if event.decision.as_deref() == Some("deny") => Some(Kind::Denied),
-            "Stop" | "StopFailure" => Some(Kind::Turn),
+            "Stop" if event.turn_pending => None,
+            "Stop" | "StopFailure" | "Interrupt" => Some(Kind::Turn),
             "SubagentStop" => Some(Kind::Subagent),
+            "UserPromptSubmit" | "SessionEnd" if event.agent.as_deref() == Some("gemini") => {
+                Some(Kind::Unanswered)
+            }
             _ => None,
         }
     }
@@ -171,6 +218,28 @@ pub fn span_id(event_id: &str) -> Vec<u8> {
     digest("span:", event_id, 8)
 }
 
+/// The span id of a turn no prompt event began: its session and turn key (the turn id,
+/// else its event's id), as the store keys its `turns` row.
+pub fn turn_span_id(event: &EventRecord) -> Vec<u8> {
+    let key = event.turn_id.as_deref().unwrap_or(&event.id);
+    digest("turn:", &keyed(event.session_id.as_deref(), key), 8)
+}
+
+/// The span id of a tool call: its session and call id, so the halves and reports of one call
+/// (a denied PreToolUse, then the agent's refusal) are one span; its event's id without one.
+pub fn call_span_id(event: &EventRecord) -> Vec<u8> {
+    match event.tool_call_id.as_deref() {
+        Some(call) => digest("call:", &keyed(event.session_id.as_deref(), call), 8),
+        None => span_id(&event.id),
+    }
+}
+
+/// `session` and `key` as one text no other pair makes (the session's length first).
+fn keyed(session: Option<&str>, key: &str) -> String {
+    let session = session.unwrap_or("");
+    format!("{}:{session}:{key}", session.len())
+}
+
 fn digest(tag: &str, text: &str, len: usize) -> Vec<u8> {
     let mut h = Sha256::new();
     h.update(tag.as_bytes());
@@ -187,13 +256,18 @@ impl Mapper<'_> {
     /// The span `event` becomes, or `None`.
     pub fn span(&self, event: &EventRecord, links: &Links) -> Option<Span> {
         let kind = Kind::of(event)?;
-        let mut span = match kind {
-            Kind::Tool | Kind::Denied => self.tool_span(event, kind, links),
-            Kind::Turn | Kind::Subagent => self.agent_span(event, kind, links),
+        let (mut span, end) = match kind {
+            Kind::Tool | Kind::Denied => (self.tool_span(event, kind, links), event.ts),
+            Kind::Turn => (self.agent_span(event, kind, links), event.turn_end()),
+            Kind::Subagent => (self.agent_span(event, kind, links), event.ts),
+            Kind::Unanswered => (
+                self.unanswered_span(event, links.unanswered.as_ref()?),
+                event.ts,
+            ),
         };
         span.trace_id = trace_id(event);
         span.kind = SpanKind::Internal as i32;
-        span.end_time_unix_nano = nanos(event.ts);
+        span.end_time_unix_nano = nanos(end);
         span.start_time_unix_nano = span.start_time_unix_nano.min(span.end_time_unix_nano);
         let common = [
             opt_kv("gen_ai.conversation.id", event.session_id.as_deref()),
@@ -273,9 +347,12 @@ impl Mapper<'_> {
                 .flatten(),
             );
         }
+        if let Some(agent) = event.delegated_agent.as_deref() {
+            attributes.push(kv("cmstore.delegated_agent", agent));
+        }
         let status = status(failure.as_ref(), &mut attributes, self);
         Span {
-            span_id: span_id(&event.id),
+            span_id: call_span_id(event),
             parent_span_id: links
                 .turn
                 .as_ref()
@@ -298,13 +375,13 @@ impl Mapper<'_> {
                 .unwrap_or("subagent"),
             _ => event.agent.as_deref().unwrap_or("agent"),
         };
-        let (span_id_of, parent, start) = match (kind, &links.turn) {
+        let (id, parent, start) = match (kind, &links.turn) {
             // A turn's span is named by its prompt, so its tool calls (exported before the
             // Stop) can name it as their parent.
-            (Kind::Turn, Some(t)) => (t.event_id.clone(), Vec::new(), t.ts),
-            (Kind::Turn, None) => (event.id.clone(), Vec::new(), event.ts),
+            (Kind::Turn, Some(t)) => (span_id(&t.event_id), Vec::new(), t.ts),
+            (Kind::Turn, None) => (turn_span_id(event), Vec::new(), event.turn_end()),
             (_, turn) => (
-                event.id.clone(),
+                span_id(&event.id),
                 turn.as_ref()
                     .map(|t| span_id(&t.event_id))
                     .unwrap_or_default(),
@@ -319,6 +396,18 @@ impl Mapper<'_> {
             [
                 opt_kv("gen_ai.request.model", event.model.as_deref()),
                 opt_kv("cmstore.turn.id", event.turn_id.as_deref()),
+                opt_kv(
+                    "cmstore.turn.outcome",
+                    event.outcome().filter(|_| kind == Kind::Turn),
+                ),
+                opt_kv(
+                    "cmstore.prompt.event.id",
+                    links
+                        .turn
+                        .as_ref()
+                        .map(|t| t.event_id.as_str())
+                        .filter(|_| kind == Kind::Turn),
+                ),
             ]
             .into_iter()
             .flatten(),
@@ -358,12 +447,40 @@ impl Mapper<'_> {
         });
         let status = status(failure.as_ref(), &mut attributes, self);
         Span {
-            span_id: span_id(&span_id_of),
+            span_id: id,
             parent_span_id: parent,
             name: format!("invoke_agent {name}"),
             start_time_unix_nano: nanos(start),
             attributes,
             status: Some(status),
+            ..Span::default()
+        }
+    }
+
+    /// The span of a Gemini CLI turn never answered (`prompt`), ended by `event` (the next
+    /// prompt, or the session's end): a root `invoke_agent` span named by its prompt, as an
+    /// answered turn's is.
+    fn unanswered_span(&self, event: &EventRecord, prompt: &TurnStart) -> Span {
+        let name = event.agent.as_deref().unwrap_or("agent");
+        let mut attributes = vec![
+            kv("gen_ai.operation.name", "invoke_agent"),
+            kv("gen_ai.agent.name", name),
+            kv("cmstore.turn.outcome", "interrupted"),
+            kv("cmstore.prompt.event.id", &prompt.event_id),
+        ];
+        if self.content {
+            attributes.extend(self.message_kv(
+                "gen_ai.input.messages",
+                "user",
+                prompt.prompt.as_deref(),
+            ));
+        }
+        Span {
+            span_id: span_id(&prompt.event_id),
+            name: format!("invoke_agent {name}"),
+            start_time_unix_nano: nanos(prompt.ts),
+            attributes,
+            status: Some(Status::default()),
             ..Span::default()
         }
     }
@@ -505,6 +622,7 @@ mod tests {
             event_id: "prompt-1".into(),
             ts,
             prompt: None,
+            seq: 1,
         }
     }
 
@@ -538,7 +656,7 @@ mod tests {
         assert_eq!(span.start_time_unix_nano, 9_750_000_000);
         assert_eq!(span.end_time_unix_nano, 10_000_000_000);
         assert_eq!(span.parent_span_id, span_id("prompt-1"));
-        assert_eq!(span.span_id, span_id("ev-PostToolUse"));
+        assert_eq!(span.span_id, call_span_id(&event("PostToolUse")));
         assert_eq!(span.trace_id.len(), 16);
         assert_eq!(span.status.clone().unwrap().code, StatusCode::Unset as i32);
         assert_eq!(
@@ -602,6 +720,86 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_no_prompt_began_is_named_by_its_key_and_a_harvested_one_ends_when_it_did() {
+        let r = Redactor::new(&[]);
+        let m = mapper(false, &r);
+        let mut harvested = event("Stop");
+        harvested.synthetic = true;
+        harvested.turn_id = Some("u1".into());
+        harvested.turn_ts = Some(8_000);
+        harvested.turn_outcome = Some("interrupted".into());
+        let span = m.span(&harvested, &Links::default()).unwrap();
+        assert_eq!(span.span_id, turn_span_id(&harvested));
+        assert_eq!(
+            span.end_time_unix_nano, 8_000_000_000,
+            "the turn's own time"
+        );
+        assert_eq!(
+            text(&span, "cmstore.turn.outcome").as_deref(),
+            Some("interrupted")
+        );
+        assert_eq!(text(&span, "cmstore.prompt.event.id"), None);
+        // The same turn in another line (its Stop fired again) is the same span.
+        let mut again = event("Stop");
+        again.id = "another-line".into();
+        again.turn_id = Some("u1".into());
+        assert_eq!(
+            m.span(&again, &Links::default()).unwrap().span_id,
+            span.span_id
+        );
+        let mut other = again.clone();
+        other.turn_id = Some("u2".into());
+        assert_ne!(
+            m.span(&other, &Links::default()).unwrap().span_id,
+            span.span_id
+        );
+    }
+
+    #[test]
+    fn a_pending_stop_is_no_span_an_interrupt_and_a_failure_are_turns() {
+        let r = Redactor::new(&[]);
+        let m = mapper(false, &r);
+        let mut pending = event("Stop");
+        pending.turn_pending = true;
+        assert_eq!(Kind::of(&pending), None);
+        let interrupt = m.span(&event("Interrupt"), &Links::default()).unwrap();
+        assert_eq!(
+            text(&interrupt, "cmstore.turn.outcome").as_deref(),
+            Some("interrupted")
+        );
+        assert_eq!(interrupt.status.unwrap().code, StatusCode::Unset as i32);
+        let failed = m.span(&event("StopFailure"), &Links::default()).unwrap();
+        assert_eq!(
+            text(&failed, "cmstore.turn.outcome").as_deref(),
+            Some("failed")
+        );
+        assert_eq!(failed.status.unwrap().code, StatusCode::Error as i32);
+    }
+
+    #[test]
+    fn a_gemini_prompt_shows_an_unanswered_turn_only_when_the_store_made_one() {
+        let r = Redactor::new(&[]);
+        let m = mapper(false, &r);
+        let mut next = event("UserPromptSubmit");
+        next.agent = Some("gemini".into());
+        assert_eq!(Kind::of(&next), Some(Kind::Unanswered));
+        assert_eq!(m.span(&next, &Links::default()), None);
+        let links = Links {
+            unanswered: Some(turn_start(4_000)),
+            ..Links::default()
+        };
+        let span = m.span(&next, &links).unwrap();
+        assert_eq!(span.span_id, span_id("prompt-1"));
+        assert!(span.parent_span_id.is_empty());
+        assert_eq!(span.start_time_unix_nano, 4_000_000_000);
+        assert_eq!(
+            Kind::of(&event("UserPromptSubmit")),
+            None,
+            "claude's is none"
+        );
+    }
+
+    #[test]
     fn a_subagent_is_an_invoke_agent_span_under_the_turn() {
         let r = Redactor::new(&[]);
         let mut e = event("SubagentStop");
@@ -628,8 +826,16 @@ mod tests {
         let c = m
             .span(&event("PostToolUseFailure"), &Links::default())
             .unwrap();
-        assert_ne!(a.span_id, c.span_id);
-        assert_eq!(a.trace_id, c.trace_id, "one session, one trace");
+        assert_eq!(a.span_id, c.span_id, "one call id, one call");
+        let mut other_call = event("PostToolUse");
+        other_call.tool_call_id = Some("toolu_2".into());
+        let d = m.span(&other_call, &Links::default()).unwrap();
+        assert_ne!(a.span_id, d.span_id);
+        assert_eq!(a.trace_id, d.trace_id, "one session, one trace");
+        let mut no_call_id = event("PostToolUse");
+        no_call_id.tool_call_id = None;
+        let e = m.span(&no_call_id, &Links::default()).unwrap();
+        assert_eq!(e.span_id, span_id("ev-PostToolUse"), "its event's id");
     }
 
     #[test]

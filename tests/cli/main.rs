@@ -14,6 +14,7 @@ mod otlp_collector;
 mod otlp_continuous;
 mod otlp_export;
 mod otlp_receiver;
+mod otlp_turns;
 mod prune;
 mod query;
 mod recipes;
