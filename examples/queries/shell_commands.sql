@@ -12,5 +12,6 @@ SELECT strftime('%Y-%m-%dT%H:%M:%SZ', e.ts / 1000, 'unixepoch') AS at,
 FROM events e
 LEFT JOIN tool_calls c ON c.pre_event_id = e.id
 WHERE e.hook_type = 'PreToolUse'
-  AND e.tool_name IN ('Bash', 'bash', 'shell', 'powershell', 'run_in_terminal', 'runInTerminal')
+  AND e.tool_name IN ('Bash', 'bash', 'shell', 'powershell', 'run_in_terminal', 'runInTerminal',
+                      'run_shell_command')
 ORDER BY e.ts DESC, e.seq DESC;
