@@ -37,6 +37,11 @@ fn flag(line: &Value, name: &str) -> bool {
 }
 
 fn user(line: &Value) -> Vec<Record> {
+    // Claude Code 2.1 marks the feedback `isMeta` (with `hookText`); 1.0 wrote it as typed
+    // text. Either way it is the hook's, and the turn goes on.
+    if let Some(feedback) = hook_feedback(line) {
+        return vec![feedback];
+    }
     // Injected by the harness, not typed: skill expansions, command caveats, compaction
     // summaries, lines shown only in the transcript view.
     if ["isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"]
@@ -85,13 +90,33 @@ const LOCAL_OUTPUT: [&str; 4] = [
     "<bash-stderr>",
 ];
 
+/// A user line that is a blocking Stop hook's feedback (its text, or its first text block,
+/// begins with [`STOP_HOOK_FEEDBACK`]).
+fn hook_feedback(line: &Value) -> Option<Record> {
+    let content = line.get("message")?.get("content")?;
+    let text = match content {
+        Value::String(text) => text.as_str(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .find(|b| block_type(b) == Some("text"))?
+            .get("text")?
+            .as_str()?,
+        _ => return None,
+    };
+    text.trim_start()
+        .starts_with(STOP_HOOK_FEEDBACK)
+        .then(|| Record::HookFeedback {
+            text: text.trim().to_owned(),
+        })
+}
+
 fn injected(text: &str) -> bool {
     let text = text.trim_start();
     INJECTED.iter().any(|tag| text.starts_with(tag))
 }
 
 /// What a user line's typed text is: a prompt, an interruption, the output of a local
-/// command, a Stop hook's feedback, or nothing (empty once the injected parts are gone).
+/// command, or nothing (empty once the injected parts are gone).
 fn prompt(line: &Value, text: String) -> Option<Record> {
     let trimmed = text.trim_start();
     if trimmed.starts_with(INTERRUPTED) {
@@ -99,11 +124,6 @@ fn prompt(line: &Value, text: String) -> Option<Record> {
     }
     if LOCAL_OUTPUT.iter().any(|tag| trimmed.starts_with(tag)) {
         return Some(Record::LocalOutput);
-    }
-    if trimmed.starts_with(STOP_HOOK_FEEDBACK) {
-        return Some(Record::HookFeedback {
-            text: text.trim().to_owned(),
-        });
     }
     if trimmed.is_empty() {
         return None;
@@ -306,6 +326,18 @@ mod tests {
             main_chain(line),
             [Record::HookFeedback {
                 text: "Stop hook feedback:\n- [make test]: 2 tests fail".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_stop_hooks_feedback_marked_meta_is_feedback_too() {
+        // As Claude Code 2.1.332 writes it.
+        let line = r#"{"type":"user","uuid":"f","isMeta":true,"rowSource":"hook","hookText":true,"message":{"role":"user","content":"Stop hook feedback:\n[sh block.sh]: 2 tests fail\n"}}"#;
+        assert_eq!(
+            main_chain(line),
+            [Record::HookFeedback {
+                text: "Stop hook feedback:\n[sh block.sh]: 2 tests fail".into()
             }]
         );
     }

@@ -473,3 +473,66 @@ fn claude_usage_is_the_mocks_numbers_once_per_response() {
     world.ingest();
     assert_eq!(world.query(USAGE_ROWS), stored, "after imports\n{ctx}");
 }
+
+/// Adds to the project's Claude settings a Stop hook of the user's that blocks the first Stop
+/// (exit 2, its reason on stderr) and lets the next one pass.
+fn add_blocking_stop_hook(world: &World) {
+    let settings = world.project().join(".claude/settings.json");
+    let mut value: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    let once = world.home().join("blocked-once");
+    let script = world.home().join("block-once.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ -e '{0}' ]; then exit 0; fi\ntouch '{0}'\n\
+             echo '2 tests fail' >&2\nexit 2\n",
+            once.display()
+        ),
+    )
+    .unwrap();
+    let stop = value["hooks"]["Stop"].as_array_mut().expect("Stop hooks");
+    stop.push(json!({"hooks": [{"type": "command",
+                                "command": format!("sh '{}'", script.display())}]}));
+    std::fs::write(&settings, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+}
+
+/// Issue 32: a Stop hook that blocks makes Claude Code write its reason as a user line and
+/// answer it in the same turn, then fire Stop again: one turn, its prompt the person's, the
+/// hook's words its feedback, its answer the last.
+#[test]
+fn a_blocking_stop_hook_continues_the_turn_it_blocked() {
+    let Some(claude) = claude() else { return };
+    let world = World::new();
+    install_hooks(&world);
+    add_blocking_stop_hook(&world);
+    // The mock answers by the number of tool results, so the turn's second request gets the
+    // same answer: what matters is where the store puts the hook's words.
+    let script = vec![Step::Text("The build passes.")];
+    let mock = MockServer::start(anthropic::responder(script));
+    let run = harness::spawn(
+        &world,
+        "claude",
+        claude_command(&world, &claude, &mock, "fix the build"),
+    )
+    .wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    world.ingest();
+    let id = run.json()["session_id"].as_str().unwrap().to_string();
+    let transcript = std::fs::read_to_string(transcript_of(&world, &id)).unwrap();
+    let context = format!("queue:\n{}\ntranscript:\n{transcript}", world.queue_text());
+    let turns = world.query("select prompt, response, feedback from turns");
+    assert_eq!(turns.len(), 1, "{turns:?}\n{context}");
+    assert_eq!(turns[0]["prompt"], "fix the build", "{context}");
+    assert_eq!(turns[0]["response"], "The build passes.", "{context}");
+    let feedback = turns[0]["feedback"].as_str().unwrap_or_default();
+    assert!(
+        feedback.starts_with("Stop hook feedback:") && feedback.contains("2 tests fail"),
+        "{feedback:?}\n{context}"
+    );
+    assert_eq!(
+        world.scalar("select count(*) from events where hook_type = 'Stop'"),
+        json!(2),
+        "{context}"
+    );
+}
