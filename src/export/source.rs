@@ -95,7 +95,8 @@ const GATE_SQL: &str = "
 SELECT CASE WHEN producer = 'cmstore' THEN risk
             WHEN json_valid(entry) THEN json_extract(entry, '$.risk') END,
        CASE WHEN producer = 'cmstore' THEN decision
-            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END
+            WHEN json_valid(entry) THEN json_extract(entry, '$.decision') END,
+       ts
 FROM events
 WHERE session_id = ?1 AND seq < ?2 AND seq > ?2 - ?3 AND hook_type = 'PreToolUse'
   AND tool_call_id = ?4
@@ -184,12 +185,18 @@ pub fn links(conn: &Connection, event: &EventRecord) -> rusqlite::Result<Links> 
         }
         Kind::Tool => {
             if let Some(call) = event.tool_call_id.as_deref() {
-                links.gate = conn
+                let pre = conn
                     .prepare_cached(GATE_SQL)?
                     .query_row(params![session, event.seq, LOOKBACK_SEQ, call], |r| {
-                        Ok((text_of(r.get_ref(0)?), text_of(r.get_ref(1)?)))
+                        Ok((
+                            (text_of(r.get_ref(0)?), text_of(r.get_ref(1)?)),
+                            r.get::<_, Option<i64>>(2)?,
+                        ))
                     })
-                    .optional()?
+                    .optional()?;
+                links.call_start = pre.as_ref().and_then(|(_, ts)| *ts);
+                links.gate = pre
+                    .map(|(gate, _)| gate)
                     .filter(|(risk, decision)| risk.is_some() || decision.is_some());
             }
         }

@@ -100,6 +100,9 @@ pub struct Links {
     pub subagent_start: Option<i64>,
     /// For a tool call: the gate's risk and decision on its PreToolUse.
     pub gate: Option<(Option<String>, Option<String>)>,
+    /// For a tool call: the time of its PreToolUse (its start when the agent reports no
+    /// duration, as the store times it).
+    pub call_start: Option<i64>,
     /// Token usage of the turn, when the store has it.
     pub usage: Option<Usage>,
 }
@@ -285,10 +288,14 @@ impl Mapper<'_> {
 
     fn tool_span(&self, event: &EventRecord, kind: Kind, links: &Links) -> Span {
         let tool = event.tool_name.as_deref().unwrap_or("unknown");
-        let start = match (kind, event.duration_ms) {
-            (Kind::Tool, Some(ms)) if ms >= 0 => event.ts - ms,
+        let reported = event.duration_ms.filter(|ms| *ms >= 0);
+        let start = match (kind, reported, links.call_start) {
+            (Kind::Tool, Some(ms), _) => event.ts - ms,
+            (Kind::Tool, None, Some(pre)) if pre <= event.ts => pre,
             _ => event.ts,
         };
+        // The agent's duration, else the time from the call's PreToolUse, as `tool_calls` has it.
+        let duration = reported.or((kind == Kind::Tool).then(|| event.ts - start));
         let (risk, decision) = match kind {
             Kind::Denied => (event.risk.clone(), event.decision.clone()),
             _ => links.gate.clone().unwrap_or_default(),
@@ -306,7 +313,7 @@ impl Mapper<'_> {
             .into_iter()
             .flatten(),
         );
-        if let Some(ms) = event.duration_ms.filter(|ms| *ms >= 0) {
+        if let Some(ms) = duration.filter(|_| reported.is_some() || links.call_start.is_some()) {
             attributes.push(int_kv("cmstore.duration_ms", ms));
         }
         let failure = match (kind, event.hook_type.as_deref()) {
@@ -664,6 +671,32 @@ mod tests {
             None,
             "content is off"
         );
+    }
+
+    #[test]
+    fn a_call_without_a_reported_duration_starts_at_its_pre_tool_use() {
+        let r = Redactor::new(&[]);
+        let mut post = event("PostToolUse");
+        post.duration_ms = None;
+        let links = Links {
+            call_start: Some(9_400),
+            ..Links::default()
+        };
+        let span = mapper(false, &r).span(&post, &links).unwrap();
+        assert_eq!(span.start_time_unix_nano, 9_400_000_000);
+        assert_eq!(span.end_time_unix_nano, 10_000_000_000);
+        assert_eq!(
+            attr(&span, "cmstore.duration_ms"),
+            Some(&Any::IntValue(600))
+        );
+        // The agent's own duration wins.
+        let span = mapper(false, &r)
+            .span(&event("PostToolUse"), &links)
+            .unwrap();
+        assert_eq!(span.start_time_unix_nano, 9_750_000_000);
+        let no_pre = mapper(false, &r).span(&post, &Links::default()).unwrap();
+        assert_eq!(no_pre.start_time_unix_nano, no_pre.end_time_unix_nano);
+        assert_eq!(attr(&no_pre, "cmstore.duration_ms"), None);
     }
 
     #[test]

@@ -299,6 +299,12 @@ fn interrupted_blocked_and_failed_turns_are_one_row_and_one_span_id_each() {
         .collect();
     let calls: BTreeSet<String> = tools.iter().map(|s| hex(&s.span_id)).collect();
     assert_eq!((tools.len(), calls.len()), (5, 5), "one span per call");
+    assert!(
+        tools
+            .iter()
+            .all(|t| t.end_time_unix_nano > t.start_time_unix_nano),
+        "a call without a reported duration lasts from its PreToolUse"
+    );
     let children = |turn: &str| {
         tools
             .iter()
