@@ -355,6 +355,8 @@ def main():
     ap.add_argument("--work", default=None, help="work directory (default: a new temp dir)")
     ap.add_argument("--fixtures", default=replay.FIXTURES)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--retime", action="store_true",
+                    help="rewrite each transcript line's timestamp to its replay time (see replay.py)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="teams-check-")
     store, home = os.path.join(work, "store"), os.path.join(work, "home")
@@ -368,7 +370,7 @@ def main():
         print(f"WARNING: {cmstore} lacks {missing}: built before the export of docs/teams.md "
               "(commit d4c02ae); its answers test an older exporter")
 
-    rp, sessions = replay.replay_all(cmstore, store, home, a.fixtures)
+    rp, sessions = replay.replay_all(cmstore, store, home, a.fixtures, retime=a.retime)
     fired = collections.Counter(e for e, _ in rp.fired)
     print(f"replayed {len(sessions)} transcripts: {dict(fired)}")
 

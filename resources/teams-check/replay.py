@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Replay real Claude Code transcripts as the hooks Claude Code fires, into a cmstore store.
 
-For each transcript (default: /work/shared/fixtures/real/claude-code/transcript-*.jsonl),
+For each transcript (default: the repository's sibling ../shared/fixtures/real/claude-code/transcript-*.jsonl),
 in a temporary fake user HOME, the lines are written one by one to a *new* transcript
 `$HOME/.claude/projects/-replay/<sessionId>.jsonl` (lines copied byte for byte, their own
 `sessionId` kept), and `cmstore capture` is run (stdin = the hook payload, env
@@ -38,15 +38,24 @@ Rules (isSidechain lines are written but fire no hook):
 * SessionEnd {reason: "other"} after the last line of each transcript.
 
 Then `cmstore ingest --once` (same CMSTORE_HOME and HOME).
+
+`retime=True` (check.py --retime) is the one departure from "lines as they are": each line's
+`timestamp` is rewritten to the moment it is written, so the transcript's times agree with the
+hooks' capture times as in a live session (the old transcripts' own times are months before
+the replay, which breaks every match by time between hooks and transcript lines).
 """
 
+from pathlib import Path
+import datetime
 import glob
 import json
 import os
 import subprocess
 import sys
 
-FIXTURES = "/work/shared/fixtures/real/claude-code/transcript-*.jsonl"
+FIXTURES = str(
+    Path(__file__).resolve().parents[3] / "shared/fixtures/real/claude-code/transcript-*.jsonl"
+)
 NOT_PROMPT = ("[Request interrupted", "Stop hook feedback:", "<local-command")
 
 
@@ -85,8 +94,9 @@ def _result_text(content):
 
 
 class Replayer:
-    def __init__(self, cmstore, store, home, log=None):
+    def __init__(self, cmstore, store, home, log=None, retime=False):
         self.cmstore, self.store, self.home = cmstore, store, home
+        self.retime = retime
         self.env = dict(os.environ, CMSTORE_HOME=store, HOME=home)
         self.fired = []  # (hook_event_name, session_id)
         self.log = log
@@ -143,6 +153,15 @@ class Replayer:
                 turn["stopped"] = True
 
         def write(line):
+            if self.retime and '"timestamp"' in line:
+                try:
+                    obj = json.loads(line)
+                    if "timestamp" in obj:
+                        obj["timestamp"] = datetime.datetime.now(datetime.timezone.utc) \
+                            .strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+                        line = json.dumps(obj, ensure_ascii=False) + "\n"
+                except ValueError:
+                    pass
             out.write(line if line.endswith("\n") else line + "\n")
             out.flush()
 
@@ -239,10 +258,10 @@ class Replayer:
         return r
 
 
-def replay_all(cmstore, store, home, pattern=FIXTURES):
+def replay_all(cmstore, store, home, pattern=FIXTURES, retime=False):
     os.makedirs(store, exist_ok=True)
     os.makedirs(home, exist_ok=True)
-    rp = Replayer(cmstore, store, home)
+    rp = Replayer(cmstore, store, home, retime=retime)
     files = sorted(glob.glob(pattern), key=lambda p: int(''.join(c for c in os.path.basename(p) if c.isdigit()) or 0))
     sessions = [rp.replay(f) for f in files]
     rp.ingest()
