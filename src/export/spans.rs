@@ -288,14 +288,14 @@ impl Mapper<'_> {
 
     fn tool_span(&self, event: &EventRecord, kind: Kind, links: &Links) -> Span {
         let tool = event.tool_name.as_deref().unwrap_or("unknown");
-        let reported = event.duration_ms.filter(|ms| *ms >= 0);
-        let start = match (kind, reported, links.call_start) {
-            (Kind::Tool, Some(ms), _) => event.ts - ms,
-            (Kind::Tool, None, Some(pre)) if pre <= event.ts => pre,
-            _ => event.ts,
+        // The agent's duration, else the time since the call's PreToolUse, as `tool_calls`
+        // has it; a denied call never ran.
+        let duration = match (kind, event.duration_ms, links.call_start) {
+            (Kind::Tool, Some(ms), _) if ms >= 0 => Some(ms),
+            (Kind::Tool, _, Some(pre)) if pre <= event.ts => Some(event.ts - pre),
+            _ => None,
         };
-        // The agent's duration, else the time from the call's PreToolUse, as `tool_calls` has it.
-        let duration = reported.or((kind == Kind::Tool).then(|| event.ts - start));
+        let start = event.ts - duration.unwrap_or(0);
         let (risk, decision) = match kind {
             Kind::Denied => (event.risk.clone(), event.decision.clone()),
             _ => links.gate.clone().unwrap_or_default(),
@@ -313,7 +313,7 @@ impl Mapper<'_> {
             .into_iter()
             .flatten(),
         );
-        if let Some(ms) = duration.filter(|_| reported.is_some() || links.call_start.is_some()) {
+        if let Some(ms) = duration {
             attributes.push(int_kv("cmstore.duration_ms", ms));
         }
         let failure = match (kind, event.hook_type.as_deref()) {

@@ -229,7 +229,8 @@ pub struct QueueEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub turn_outcome: Option<String>,
     /// On a `Stop` (real or synthetic): what blocking Stop hooks told the agent during the
-    /// turn (Claude `Stop hook feedback: …`), one per line. Text like the prompt: redacted,
+    /// turn (Claude `Stop hook feedback: …`), oldest first, joined by newlines. Text like the
+    /// prompt: redacted,
     /// dropped with `store_text = false`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hook_feedback: Option<String>,

@@ -161,12 +161,10 @@ impl Tracker {
         let last = match &self.state.open {
             Some(open) => {
                 let turn = open.to_turn(true);
-                if self.is_recorded(&turn) && turn.feedback.is_some() {
-                    FinalTurn::Continued(turn)
-                } else if self.is_recorded(&turn) {
-                    FinalTurn::Recorded(turn.turn_id)
-                } else {
-                    FinalTurn::Fresh(turn)
+                match (self.is_recorded(&turn), turn.feedback.is_some()) {
+                    (false, _) => FinalTurn::Fresh(turn),
+                    (true, true) => FinalTurn::Continued(turn),
+                    (true, false) => FinalTurn::Recorded(turn.turn_id),
                 }
             }
             // The turn already ended in the transcript (e.g. an interruption): the last

@@ -83,7 +83,7 @@ pub struct Turn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ts: Option<i64>,
     /// What blocking Stop hooks told the agent during the turn (Claude `Stop hook feedback`),
-    /// one per line: the turn went on after each.
+    /// oldest first, joined by newlines: the turn went on after each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
 }

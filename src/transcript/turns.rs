@@ -22,6 +22,11 @@ pub const MAX_TOOL_INPUT_CHARS: usize = 2000;
 /// Characters kept per tool-call output (as many as of an input).
 pub const MAX_TOOL_OUTPUT_CHARS: usize = MAX_TOOL_INPUT_CHARS;
 
+/// Bytes of Stop hook feedback kept per turn: a hook that blocks every Stop (Claude Code lets
+/// it 8 times in a row, and again after each answer) must not grow the cursor and each Stop
+/// line without bound; the first feedbacks are kept, the later dropped.
+pub const MAX_FEEDBACK_BYTES: usize = 4 * MAX_TOOL_OUTPUT_CHARS;
+
 /// A turn whose prompt has been read but which has not ended yet.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpenTurn {
@@ -50,8 +55,8 @@ pub struct OpenTurn {
     /// written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_ts: Option<i64>,
-    /// What blocking Stop hooks told the agent during the turn, oldest first, one per line
-    /// (absent in cursors written before it was kept).
+    /// What blocking Stop hooks told the agent during the turn, oldest first, joined by
+    /// newlines, at most [`MAX_FEEDBACK_BYTES`] (absent in cursors written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
 }
@@ -79,10 +84,11 @@ impl OpenTurn {
     }
 
     /// Keeps a Stop hook's feedback: the turn goes on (at most [`MAX_TOOL_OUTPUT_CHARS`]
-    /// characters of each, as of a tool's output).
+    /// characters of each, as of a tool's output, and [`MAX_FEEDBACK_BYTES`] in all).
     fn add_feedback(&mut self, text: &str) {
         let text = cut_text(text, MAX_TOOL_OUTPUT_CHARS);
         match &mut self.feedback {
+            Some(all) if all.len() + 1 + text.len() > MAX_FEEDBACK_BYTES => {}
             Some(all) => {
                 all.push('\n');
                 all.push_str(&text);
@@ -310,6 +316,28 @@ mod tests {
         let open = open.unwrap();
         assert_eq!(open.turn_id.as_deref(), Some("b"));
         assert_eq!(open.start_offset, 40);
+    }
+
+    #[test]
+    fn a_stop_hooks_feedback_stays_in_its_turn_and_is_bounded() {
+        let feedback = |n: usize| Record::HookFeedback {
+            text: format!("Stop hook feedback: {n} {}", "x".repeat(1500)),
+        };
+        let mut records = vec![prompt("a"), text("m1", "first answer")];
+        records.extend((0..20).map(feedback));
+        records.push(text("m2", "last answer"));
+        let (turns, open) = run(records);
+        assert!(turns.is_empty(), "the feedback began no turn: {turns:?}");
+        let open = open.unwrap();
+        assert_eq!(open.turn_id.as_deref(), Some("a"));
+        assert_eq!(open.assistant, "last answer");
+        let kept = open.feedback.unwrap();
+        assert!(kept.len() <= MAX_FEEDBACK_BYTES, "{}", kept.len());
+        assert!(kept.starts_with("Stop hook feedback: 0 "));
+        assert!(
+            kept.contains("\nStop hook feedback: 1 "),
+            "the next on a line of its own"
+        );
     }
 
     #[test]
