@@ -11,8 +11,10 @@
 //! parent): a Codex turn's prompt has its turn id; a turn harvested from the transcript, whose
 //! line came at a later hook (an interrupted Claude Code turn, a VS Code turn), was begun by the
 //! latest prompt before the turn's own time; a fired Stop's turn by the latest prompt before
-//! it. A prompt another turn's Stop already claimed (a Stop between them with another turn id)
-//! began none of them: such a turn is named by its own key.
+//! its first end (a Stop a blocking hook repeated, or one after a prompt the agent never
+//! answered, names the turn its first Stop named). A prompt another turn's Stop already
+//! claimed (a Stop between them with another turn id) began none of them: such a turn is
+//! named by its own key.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -71,6 +73,14 @@ SELECT EXISTS (
     AND (coalesce(synthetic, 0) = 0
          OR coalesce(json_extract(entry, '$.turnTs'), 0) >= ?5)
     AND coalesce(json_extract(entry, '$.turnPending'), 0) = 0)";
+
+/// Whether the turn ?4 ended (a Stop or StopFailure fired for it) between the events ?2 and
+/// ?3 (seq): then the prompt at ?3 came after the turn's first end, and did not begin it.
+const ENDED_BETWEEN_SQL: &str = "
+SELECT EXISTS (
+  SELECT 1 FROM events
+  WHERE session_id = ?1 AND seq > ?2 AND seq < ?3 AND hook_type IN ('Stop', 'StopFailure')
+    AND turn_id = ?4)";
 
 /// A Gemini CLI session's previous prompt before the event ?2 whose turn the store made
 /// `interrupted` (no AfterAgent answered it).
@@ -243,7 +253,7 @@ fn prompt_of_turn(
         )?,
         // A harvested turn that does not say when it happened: no prompt can be told its.
         None if event.synthetic => None,
-        None => query_prompt(conn, PROMPT_SQL, params![session, event.seq, LOOKBACK_SEQ])?,
+        None => prompt_before_first_end(conn, event, session)?,
     };
     let Some(prompt) = candidate else {
         return Ok(None);
@@ -256,6 +266,31 @@ fn prompt_of_turn(
         None => false,
     };
     Ok((!claimed).then_some(prompt))
+}
+
+/// The latest prompt before the first end of the turn a fired Stop ends: the latest before
+/// the Stop, moved back past every prompt that came after the turn had already ended once.
+fn prompt_before_first_end(
+    conn: &Connection,
+    event: &EventRecord,
+    session: &str,
+) -> rusqlite::Result<Option<TurnStart>> {
+    let mut prompt = query_prompt(conn, PROMPT_SQL, params![session, event.seq, LOOKBACK_SEQ])?;
+    let Some(turn) = event.turn_id.as_deref() else {
+        return Ok(prompt);
+    };
+    while let Some(p) = prompt.take() {
+        let earlier = query_prompt(conn, PROMPT_SQL, params![session, p.seq, LOOKBACK_SEQ])?;
+        let from = earlier.as_ref().map_or(p.seq - LOOKBACK_SEQ, |e| e.seq);
+        let ended = conn
+            .prepare_cached(ENDED_BETWEEN_SQL)?
+            .query_row(params![session, from, p.seq, turn], |r| r.get::<_, bool>(0))?;
+        if !ended {
+            return Ok(Some(p));
+        }
+        prompt = earlier;
+    }
+    Ok(None)
 }
 
 /// The prompt `sql` finds (its id, time, text and seq), if any.

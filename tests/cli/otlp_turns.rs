@@ -14,7 +14,7 @@ use std::time::Duration;
 use opentelemetry_proto::tonic::trace::v1::Span;
 use serde_json::{json, Value};
 
-use crate::common::{capture, TestEnv};
+use crate::common::{capture, entry, TestEnv};
 use crate::otlp_collector::{attr, Collector};
 
 const SESSION: &str = "5aab28de-0000-4000-8000-000000000032";
@@ -503,4 +503,50 @@ fn a_gemini_prompt_never_answered_is_a_span_its_calls_name_as_parent() {
             .count(),
         2
     );
+}
+
+/// A Stop with the turn id of an earlier Stop, after a prompt the agent never answered (a
+/// local command, a prompt a hook blocked): the same turn, the same span id, the first
+/// Stop's prompt.
+#[test]
+fn a_turn_ended_again_after_an_unanswered_prompt_keeps_its_one_span_id() {
+    let env = TestEnv::new();
+    let t0 = 1_780_000_000_000;
+    let mut at = 0;
+    let mut line = |hook: &str, turn: Option<&str>, prompt: Option<&str>| {
+        at += 100;
+        let mut e = entry(hook, "s-first-end");
+        e.timestamp = t0 + at;
+        e.turn_id = turn.map(str::to_string);
+        e.prompt = prompt.map(str::to_string);
+        e
+    };
+    let lines = [
+        line("UserPromptSubmit", None, Some("one")),
+        line("Stop", Some("T1"), Some("one")),
+        line("UserPromptSubmit", None, Some("/compact")),
+        line("Stop", Some("T1"), None),
+        line("UserPromptSubmit", None, Some("two")),
+        line("Stop", Some("T2"), Some("two")),
+    ];
+    let prompt_ids = [lines[0].id.clone(), lines[4].id.clone()];
+    env.append(&lines.iter().map(|e| e.to_line()).collect::<Vec<_>>());
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 2);
+    let (turns, _) = turns_and_parents(&env);
+    let prompts: Vec<String> = turns
+        .iter()
+        .map(|s| attr(s, "cmstore.prompt.event.id").unwrap_or_default())
+        .collect();
+    assert_eq!(
+        prompts,
+        [
+            prompt_ids[0].clone(),
+            prompt_ids[0].clone(),
+            prompt_ids[1].clone()
+        ],
+        "the second Stop of T1 names T1's prompt"
+    );
+    let ids: BTreeSet<String> = turns.iter().map(|s| hex(&s.span_id)).collect();
+    assert_eq!(ids.len(), 2, "two turns, two span ids");
 }

@@ -474,12 +474,10 @@ fn claude_usage_is_the_mocks_numbers_once_per_response() {
     assert_eq!(world.query(USAGE_ROWS), stored, "after imports\n{ctx}");
 }
 
-/// Adds to the project's Claude settings a Stop hook of the user's that blocks the first Stop
-/// (exit 2, its reason on stderr) and lets the next one pass.
-fn add_blocking_stop_hook(world: &World) {
-    let settings = world.project().join(".claude/settings.json");
-    let mut value: Value =
-        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+/// Writes the project's Claude settings with a Stop hook of the user's that blocks the first
+/// Stop (exit 2, its reason on stderr) and lets the next one pass; `hooks install` then merges
+/// cmstore's hooks beside it.
+fn write_blocking_stop_hook(world: &World) {
     let once = world.home().join("blocked-once");
     let script = world.home().join("block-once.sh");
     std::fs::write(
@@ -491,10 +489,11 @@ fn add_blocking_stop_hook(world: &World) {
         ),
     )
     .unwrap();
-    let stop = value["hooks"]["Stop"].as_array_mut().expect("Stop hooks");
-    stop.push(json!({"hooks": [{"type": "command",
-                                "command": format!("sh '{}'", script.display())}]}));
-    std::fs::write(&settings, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+    let settings = json!({"hooks": {"Stop": [{"hooks": [{"type": "command",
+        "command": format!("sh '{}'", script.display())}]}]}});
+    let dir = world.project().join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
 }
 
 /// Issue 32: a Stop hook that blocks makes Claude Code write its reason as a user line and
@@ -502,26 +501,17 @@ fn add_blocking_stop_hook(world: &World) {
 /// hook's words its feedback, its answer the last.
 #[test]
 fn a_blocking_stop_hook_continues_the_turn_it_blocked() {
-    let Some(claude) = claude() else { return };
-    let world = World::new();
-    install_hooks(&world);
-    add_blocking_stop_hook(&world);
     // The mock answers by the number of tool results, so the turn's second request gets the
     // same answer: what matters is where the store puts the hook's words.
-    let script = vec![Step::Text("The build passes.")];
-    let mock = MockServer::start(anthropic::responder(script));
-    let run = harness::spawn(
-        &world,
-        "claude",
-        claude_command(&world, &claude, &mock, "fix the build"),
-    )
-    .wait(AGENT_TIMEOUT);
-    run.assert_ok();
-    world.ingest();
-    let id = run.json()["session_id"].as_str().unwrap().to_string();
-    let transcript = std::fs::read_to_string(transcript_of(&world, &id)).unwrap();
-    let context = format!("queue:\n{}\ntranscript:\n{transcript}", world.queue_text());
-    let turns = world.query("select prompt, response, feedback from turns");
+    let Some(s) = session("fix the build", |world| {
+        write_blocking_stop_hook(world);
+        vec![Step::Text("The build passes.")]
+    }) else {
+        return;
+    };
+    let transcript = std::fs::read_to_string(transcript_of(&s.world, &s.id)).unwrap();
+    let context = format!("{}\ntranscript:\n{transcript}", s.context());
+    let turns = s.query("select prompt, response, feedback from turns where session_id = :sid");
     assert_eq!(turns.len(), 1, "{turns:?}\n{context}");
     assert_eq!(turns[0]["prompt"], "fix the build", "{context}");
     assert_eq!(turns[0]["response"], "The build passes.", "{context}");
@@ -531,7 +521,7 @@ fn a_blocking_stop_hook_continues_the_turn_it_blocked() {
         "{feedback:?}\n{context}"
     );
     assert_eq!(
-        world.scalar("select count(*) from events where hook_type = 'Stop'"),
+        s.query("select count(*) AS n from events where hook_type = 'Stop'")[0]["n"],
         json!(2),
         "{context}"
     );
