@@ -10,9 +10,10 @@ use super::record::{tool_input, ParseOptions, Record};
 /// Prefix of the text Claude Code writes as a user line when the user interrupts a turn.
 const INTERRUPTED: &str = "[Request interrupted by user";
 
-/// What Claude Code writes as a user line when a Stop hook blocks the turn's end: the hook's
-/// reason, which the model answers in the same turn.
-const STOP_HOOK_FEEDBACK: &str = "Stop hook feedback:";
+/// How Claude Code heads the user line it writes when a hook blocks: `Stop hook feedback:`
+/// (a Stop or SubagentStop hook kept the turn going), `Bash operation feedback:` (a
+/// PostToolUse hook's reason about that tool's call). The model answers it in the same turn.
+const HOOK_FEEDBACK_HEADS: [&str; 2] = [" hook feedback:", " operation feedback:"];
 
 /// The `message.model` of lines Claude Code writes without the model.
 pub(crate) const SYNTHETIC_MODEL: &str = "<synthetic>";
@@ -90,8 +91,8 @@ const LOCAL_OUTPUT: [&str; 4] = [
     "<bash-stderr>",
 ];
 
-/// A user line that is a blocking Stop hook's feedback (its text, or its first text block,
-/// begins with [`STOP_HOOK_FEEDBACK`]).
+/// A user line that is a blocking hook's feedback: its text, or its first text block, begins
+/// with one word and one of [`HOOK_FEEDBACK_HEADS`] on its first line.
 fn hook_feedback(line: &Value) -> Option<Record> {
     let content = line.get("message")?.get("content")?;
     let text = match content {
@@ -103,11 +104,14 @@ fn hook_feedback(line: &Value) -> Option<Record> {
             .as_str()?,
         _ => return None,
     };
-    text.trim_start()
-        .starts_with(STOP_HOOK_FEEDBACK)
-        .then(|| Record::HookFeedback {
-            text: text.trim().to_owned(),
-        })
+    let head = text.trim_start().lines().next()?.trim_end();
+    let feedback = HOOK_FEEDBACK_HEADS.iter().any(|tail| {
+        head.strip_suffix(tail)
+            .is_some_and(|name| !name.is_empty() && !name.contains(char::is_whitespace))
+    });
+    feedback.then(|| Record::HookFeedback {
+        text: text.trim().to_owned(),
+    })
 }
 
 fn injected(text: &str) -> bool {
@@ -327,6 +331,24 @@ mod tests {
             [Record::HookFeedback {
                 text: "Stop hook feedback:\n- [make test]: 2 tests fail".into()
             }]
+        );
+    }
+
+    #[test]
+    fn a_post_tool_use_hooks_feedback_is_no_prompt_either() {
+        // As Claude Code 1.0.112 wrote it (transcript-4).
+        let line = r#"{"type":"user","uuid":"f","message":{"role":"user","content":[{"type":"text","text":"Bash operation feedback:\n- [uv run post_tool_use.py]: error\n"}]}}"#;
+        assert_eq!(
+            main_chain(line),
+            [Record::HookFeedback {
+                text: "Bash operation feedback:\n- [uv run post_tool_use.py]: error".into()
+            }]
+        );
+        // A person's words that merely mention it stay a prompt.
+        let typed = r#"{"type":"user","uuid":"t","message":{"role":"user","content":"why did the Stop hook feedback: say that?"}}"#;
+        assert_eq!(
+            main_chain(typed),
+            [prompt("t", "why did the Stop hook feedback: say that?")]
         );
     }
 

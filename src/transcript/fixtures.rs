@@ -381,16 +381,18 @@ fn a_stop_after_a_local_command_is_not_the_commands_turn() {
 }
 
 /// transcript-4 has 20 `Stop hook feedback` user lines (a Stop hook that failed to start,
-/// blocking every Stop): each stays in the turn it continued, none is a prompt.
+/// blocking every Stop) and 2 `Bash operation feedback` ones (a PostToolUse hook's): each
+/// stays in the turn it continued, none is a prompt.
 #[test]
 fn a_stop_hooks_feedback_is_never_a_turns_prompt() {
     let Some(dir) = fixtures() else { return };
     let bytes = fs::read(dir.join("claude-code/transcript-4.jsonl")).unwrap();
     let turns = assemble(&bytes, ParseOptions::default());
     assert!(!turns.is_empty());
-    assert!(turns
-        .iter()
-        .all(|t| !t.user.trim_start().starts_with("Stop hook feedback")));
+    assert!(turns.iter().all(|t| {
+        let user = t.user.trim_start();
+        !user.starts_with("Stop hook feedback") && !user.starts_with("Bash operation feedback")
+    }));
     let with_feedback = turns.iter().filter(|t| t.feedback.is_some()).count();
     assert!(with_feedback > 0, "the feedback is kept with its turn");
 }

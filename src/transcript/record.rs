@@ -51,8 +51,8 @@ pub enum Record {
         /// The model's id.
         name: String,
     },
-    /// What a blocking Stop hook told the agent (Claude `Stop hook feedback: …`, written as a
-    /// user line): no prompt, the turn goes on with it.
+    /// What a blocking hook told the agent (Claude `Stop hook feedback: …`, `Bash operation
+    /// feedback: …`, written as a user line): no prompt, the turn goes on with it.
     HookFeedback {
         /// The feedback as the agent wrote it.
         text: String,

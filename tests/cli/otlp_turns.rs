@@ -550,3 +550,33 @@ fn a_turn_ended_again_after_an_unanswered_prompt_keeps_its_one_span_id() {
     let ids: BTreeSet<String> = turns.iter().map(|s| hex(&s.span_id)).collect();
     assert_eq!(ids.len(), 2, "two turns, two span ids");
 }
+
+/// Migration 0024: a turn stored before, whose "prompt" is a hook's feedback, keeps its row
+/// and has the text as its feedback; a person's prompt that mentions such feedback stays.
+#[test]
+fn a_store_from_before_0024_moves_hook_feedback_out_of_prompts() {
+    let env = TestEnv::new();
+    // Lines as an older capture wrote them: the feedback as the prompt.
+    let stop = |prompt: &str| {
+        let mut e = entry("Stop", "s-0024");
+        e.prompt = Some(prompt.to_string());
+        e.to_line()
+    };
+    env.append(&[
+        stop("Stop hook feedback:\n- [make test]: 2 tests fail"),
+        stop("Bash operation feedback:\n- [lint]: error"),
+        stop("why did the Stop hook feedback: say that?"),
+    ]);
+    env.ingest_once();
+    crate::summarize::back_to_0023(&env.rw());
+    env.ingest_once();
+    assert_eq!(
+        env.text(
+            "SELECT group_concat(coalesce(prompt, '-') || ' | ' || coalesce(feedback, '-'), ' / ')
+             FROM (SELECT prompt, feedback FROM turns ORDER BY ts, rowid)"
+        ),
+        "- | Stop hook feedback:\n- [make test]: 2 tests fail / \
+         - | Bash operation feedback:\n- [lint]: error / \
+         why did the Stop hook feedback: say that? | -"
+    );
+}
