@@ -16,7 +16,8 @@ Rules (isSidechain lines are written but fire no hook):
 
 * typed prompt = a user line whose message.content is a string, or a list with text blocks and
   no tool_result, that is not isMeta / isCompactSummary and does not start with
-  "[Request interrupted", "Stop hook feedback:" or "<local-command" ("<command-..." counts as
+  "[Request interrupted", "Stop hook feedback:", "<Tool> operation feedback:" (a blocking
+  PostToolUse hook's reason: the turn goes on, no hook) or "<local-command" ("<command-..." counts as
   a prompt). Before writing it: end the previous turn (see Stop), then fire UserPromptSubmit
   {session_id, transcript_path, cwd, hook_event_name, prompt}.
 * PreToolUse {tool_name, tool_input, tool_use_id} right AFTER writing an assistant line, for
@@ -80,6 +81,8 @@ def _user_kind(d):
         return "interrupt"
     if text.startswith("Stop hook feedback:"):
         return "feedback"
+    if " operation feedback:" in text.split("\n", 1)[0]:
+        return "other"
     if d.get("isMeta") or d.get("isCompactSummary"):
         return "other"
     if text.startswith(NOT_PROMPT):
