@@ -56,7 +56,7 @@ pub struct OpenTurn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_ts: Option<i64>,
     /// What blocking Stop hooks told the agent during the turn, oldest first, joined by
-    /// newlines, at most [`MAX_FEEDBACK_BYTES`] (absent in cursors written before it was kept).
+    /// newlines, at most `MAX_FEEDBACK_BYTES` (absent in cursors written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
 }
