@@ -450,3 +450,47 @@ fn codex_usage_is_the_mocks_numbers_once_per_response() {
         "{ctx}"
     );
 }
+
+/// Issue 32, Codex's counterpart of a blocking Stop hook: a Stop hook of the user's that
+/// blocks once (`decision: block`) makes Codex go on in the same turn (the same `turn_id`,
+/// no new prompt) and fire Stop again: one turn, its prompt the person's, two Stop events.
+#[test]
+fn a_blocking_stop_hook_continues_the_codex_turn_it_blocked() {
+    let Some(s) = session("fix the build", |world| {
+        let once = world.home().join("blocked-once");
+        let script = world.home().join("block-once.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncat > /dev/null\nif [ -e '{0}' ]; then exit 0; fi\ntouch '{0}'\n\
+                 echo '{{\"decision\":\"block\",\"reason\":\"2 tests fail\"}}'\n",
+                once.display()
+            ),
+        )
+        .unwrap();
+        // The user's hooks.json, which `hooks install` then merges cmstore's into.
+        let dir = world.home().join(".codex");
+        std::fs::create_dir_all(&dir).unwrap();
+        let hooks = json!({"hooks": {"Stop": [{"hooks": [{"type": "command",
+            "command": format!("sh '{}'", script.display())}]}]}});
+        std::fs::write(dir.join("hooks.json"), hooks.to_string()).unwrap();
+        vec![Step::Text("The build passes.")]
+    }) else {
+        return;
+    };
+    let context = s.world.queue_text();
+    assert!(
+        s.world.home().join("blocked-once").exists(),
+        "the hook blocked once"
+    );
+    let turns = s.world.query("select prompt, response from turns");
+    assert_eq!(turns.len(), 1, "{turns:?}\n{context}");
+    assert_eq!(turns[0]["prompt"], "fix the build", "{context}");
+    let count = |hook: &str| {
+        s.world.scalar(&format!(
+            "select count(*) from events where hook_type = '{hook}'"
+        ))
+    };
+    assert_eq!(count("Stop"), json!(2), "{context}");
+    assert_eq!(count("UserPromptSubmit"), json!(1), "{context}");
+}
