@@ -116,7 +116,7 @@ impl Subject {
                 home.join("cmstore.db").exists()
                     && (self.label == "baseline"
                         || !WITH_CHECKS.contains(&i)
-                        || cmstore::checks::detach::runner_alive(&queue))
+                        || cmstore::hook::checks::detach::runner_alive(&queue))
             };
             while !ready() && Instant::now() < until {
                 std::thread::sleep(Duration::from_millis(20));
@@ -412,7 +412,7 @@ fn probe_cost(queue: &Path) -> String {
     let mut samples: Vec<Duration> = (0..2000)
         .map(|_| {
             let start = Instant::now();
-            assert!(cmstore::checks::detach::runner_alive(queue));
+            assert!(cmstore::hook::checks::detach::runner_alive(queue));
             start.elapsed()
         })
         .collect();

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         eprintln!("capture_only: expected `[GLOBALS] capture [--agent A] [--event E]`");
         return ExitCode::from(2);
     };
-    let paths = cmstore::paths::Paths::resolve(cli.globals.given_paths());
+    let paths = cmstore::files::paths::Paths::resolve(cli.globals.given_paths());
     match cli.command {
         cmstore::cli::Command::Capture(args) => cmstore::cmd::capture::run(&paths, args),
         _ => ExitCode::from(2),

@@ -10,7 +10,7 @@
 
 use std::io::{BufWriter, Write};
 
-use cmstore::queue_line::{QueueEntry, ToolCallRecord};
+use cmstore::model::queue_line::{QueueEntry, ToolCallRecord};
 
 const TOOLS: [&str; 8] = [
     "Bash",
@@ -157,7 +157,7 @@ fn main() -> anyhow::Result<()> {
         }
         let line = e.to_line();
         e.size_bytes = line.len() as u64;
-        e.estimated_tokens = cmstore::queue_line::estimate_tokens(e.size_bytes);
+        e.estimated_tokens = cmstore::model::queue_line::estimate_tokens(e.size_bytes);
         e.hook_execution_ms = 2;
         writeln!(w, "{}", e.to_line())?;
         written += 1;

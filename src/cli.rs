@@ -12,7 +12,7 @@ use clap::error::ErrorKind;
 use clap::{Args, Parser, Subcommand};
 
 use crate::cmd;
-use crate::paths::GivenPaths;
+use crate::files::paths::GivenPaths;
 
 /// An exact, queryable, private event store for AI coding agent hooks.
 #[derive(Debug, Parser)]
@@ -163,7 +163,7 @@ impl Globals {
         globals
     }
 
-    /// The paths these options name, for [`crate::paths::Paths::resolve`].
+    /// The paths these options name, for [`crate::files::paths::Paths::resolve`].
     pub fn given_paths(&self) -> GivenPaths {
         GivenPaths {
             home: self.home.clone(),
@@ -176,9 +176,9 @@ impl Globals {
     /// Global options from the `CMSTORE_*` variables alone.
     pub fn from_env() -> Globals {
         Globals {
-            home: crate::env::path("CMSTORE_HOME"),
-            queue: crate::env::path("CMSTORE_QUEUE"),
-            db: crate::env::path("CMSTORE_DB"),
+            home: crate::support::env::path("CMSTORE_HOME"),
+            queue: crate::support::env::path("CMSTORE_QUEUE"),
+            db: crate::support::env::path("CMSTORE_DB"),
             config: None,
         }
     }

@@ -11,46 +11,21 @@
 //! The hook path (`capture`) runs before anything opens the database: [`run`] dispatches it
 //! first, and nothing it calls imports the store.
 
-pub mod agent_settings;
-pub mod capture;
-pub mod checks;
 pub mod cli;
-pub mod clock;
 pub mod cmd;
 pub mod config;
-pub mod debug_log;
-pub mod env;
-pub mod export;
-pub mod failure;
-pub mod gate;
-pub mod human;
-pub mod import;
-pub mod ingest;
-pub mod lock;
-pub mod otlp_receiver;
-pub mod paths;
-pub mod prices;
-pub mod prune;
-pub mod queue;
-pub mod queue_line;
-pub mod redact;
-pub mod render;
-pub mod report;
-pub mod safety;
-pub mod serve;
-pub mod sessions;
-pub mod shorten;
+pub mod files;
+pub mod hook;
+pub mod model;
+pub mod read;
 pub mod store;
-pub mod story;
-pub mod tail;
-pub mod timespec;
-pub mod transcript;
-pub mod wire;
+pub mod support;
+pub mod write;
 
 use std::process::ExitCode;
 
 use cli::{Cli, Command};
-use paths::Paths;
+use files::paths::Paths;
 
 /// Runs one parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -7,7 +7,7 @@ fn main() -> ExitCode {
     match cmstore::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            let (message, code) = cmstore::failure::describe(&err);
+            let (message, code) = cmstore::support::failure::describe(&err);
             if let Some(message) = message {
                 eprintln!("{message}");
             }

@@ -7,9 +7,9 @@
 #![no_main]
 
 use cmstore::config::Config;
-use cmstore::queue_line::parse::parse_line;
-use cmstore::redact::Redactor;
-use cmstore::wire::{self, payload, Limits, Payload};
+use cmstore::model::queue_line::parse::parse_line;
+use cmstore::model::redact::Redactor;
+use cmstore::model::wire::{self, payload, Limits, Payload};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -43,10 +43,10 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let input = wire::tool_input(&payload);
-    let _ = cmstore::safety::check(
+    let _ = cmstore::model::safety::check(
         entry.tool_name.as_deref(),
         input.as_ref(),
-        &Config::default(),
+        &Config::default().safety,
     );
 
     Redactor::new(&[]).redact_entry(&mut entry);

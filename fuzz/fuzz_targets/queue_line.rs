@@ -4,7 +4,7 @@
 //! line's own text as its `entry`.
 #![no_main]
 
-use cmstore::queue_line::parse::parse_line;
+use cmstore::model::queue_line::parse::parse_line;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 //! `TINY`, the last resort — the whole text cut and quoted — may escape past it).
 #![no_main]
 
-use cmstore::shorten::{compact_json, cut_text};
+use cmstore::model::shorten::{compact_json, cut_text};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

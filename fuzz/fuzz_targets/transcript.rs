@@ -4,7 +4,7 @@
 //! every tool-call input parses as JSON.
 #![no_main]
 
-use cmstore::transcript::{self, ParseOptions, MAX_TOOL_CALLS};
+use cmstore::model::transcript::{self, ParseOptions, MAX_TOOL_CALLS};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -6,7 +6,7 @@
 //!
 //! This file is the shell: stdin, the clock, the transcript cursor, the append, the cursor's
 //! save and the reply's files. What an event records is decided by the planner in
-//! [`crate::capture`], which does no I/O.
+//! [`crate::hook::capture`], which does no I/O.
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
@@ -16,24 +16,25 @@ use std::time::{Instant, SystemTime};
 
 use serde_json::Value;
 
-use crate::capture::{
+use crate::config::Config;
+use crate::files::debug_log::DebugLog;
+use crate::files::paths::Paths;
+use crate::files::transcript::{self, DiscoveryEnv, SeenSession, Tracker, Workspace};
+use crate::hook::capture::{
     self, ContextFile, Hook, Location, Outcome, ReadKind, Reply, TranscriptRead, Turns,
 };
-use crate::checks;
-use crate::config::Config;
-use crate::debug_log::DebugLog;
-use crate::paths::Paths;
-use crate::queue_line::usage::UsageRecord;
-use crate::queue_line::QueueEntry;
-use crate::redact::Redactor;
-use crate::transcript::{self, DiscoveryEnv, SeenSession, Tracker, Workspace};
-use crate::wire::reply;
+use crate::hook::checks;
+use crate::model::queue_line::usage::UsageRecord;
+use crate::model::queue_line::QueueEntry;
+use crate::model::redact::Redactor;
+use crate::model::transcript::{codex_exit_code, FinalTurn, Turn};
+use crate::model::wire::reply;
 
 /// Largest payload read from stdin; the rest is drained and the entry marked `truncated`.
 pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 
 /// Longest queue line capture writes: ingest rejects longer ones.
-const MAX_LINE_BYTES: usize = crate::queue::read::DEFAULT_MAX_LINE_BYTES;
+const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 
 /// Arguments of `cmstore capture`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -191,7 +192,7 @@ fn capture(
 /// run detached.
 fn enforce_checks(
     pending: capture::PendingChecks,
-    entries: &mut Vec<crate::queue_line::QueueEntry>,
+    entries: &mut Vec<crate::model::queue_line::QueueEntry>,
     log: &mut DebugLog,
 ) -> (Option<Value>, Vec<checks::Job>) {
     let (enforced, detached): (Vec<_>, Vec<_>) =
@@ -208,7 +209,7 @@ fn enforce_checks(
                 record.duration_ms
             )
         });
-        record.blocked = record.failed() && pending.agent != crate::wire::Agent::Cursor;
+        record.blocked = record.failed() && pending.agent != crate::model::wire::Agent::Cursor;
         records.push(record.clone());
         let now = chrono::Utc::now().timestamp_millis();
         entries.push(checks::result_entry(job, record, now));
@@ -270,7 +271,7 @@ fn read_rollout_exit_code(plan: &mut capture::Plan, log: &mut DebugLog) {
     let Some((path, call_id)) = plan.rollout_lookup() else {
         return;
     };
-    match transcript::codex_exit_code(Path::new(path), call_id) {
+    match codex_exit_code(Path::new(path), call_id) {
         Ok(Some(code)) => plan.set_exit_code(code),
         Ok(None) => log.note(|| format!("no exit code for {call_id} in the rollout")),
         Err(err) => log.note(|| format!("rollout unreadable: {err}")),
@@ -345,7 +346,7 @@ fn close_session(
     state_dir: &Path,
     seen: &SeenSession,
     log: &mut DebugLog,
-) -> Option<(Tracker, Vec<transcript::Turn>)> {
+) -> Option<(Tracker, Vec<Turn>)> {
     let mut cursor = match Tracker::open(state_dir, &seen.session, Path::new(&seen.transcript)) {
         Ok(Some(cursor)) => cursor,
         Ok(None) => {
@@ -411,13 +412,13 @@ fn read_stdin(log: &mut DebugLog) -> StdinPayload {
 /// turn scrubbed of secrets first.
 fn append(
     paths: &Paths,
-    lines: &crate::queue::Batch,
+    lines: &crate::files::queue::Batch,
     tracker: Option<Tracker>,
     closing: Option<Closing>,
     redactor: &Redactor,
     log: &mut DebugLog,
 ) {
-    match crate::queue::append_batch(&paths.queue, lines) {
+    match crate::files::queue::append_batch(&paths.queue, lines) {
         Ok(report) => {
             let closing = closing.map_or((Vec::new(), None), |c| {
                 (
@@ -535,7 +536,7 @@ fn read_turns(tracker: &mut Tracker, kind: ReadKind, log: &mut DebugLog) -> Opti
         ReadKind::LateStop => (
             tracker.harvest().map(|earlier| Turns::Finished {
                 earlier,
-                last: transcript::FinalTurn::Pending,
+                last: FinalTurn::Pending,
             }),
             "harvest failed",
         ),

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::checks::{self, detach};
-use crate::paths::Paths;
+use crate::files::paths::Paths;
+use crate::hook::checks::{self, detach};
 
 /// Arguments of `cmstore check`.
 #[derive(Debug, clap::Args)]
@@ -41,7 +41,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let record = checks::run(&job);
     let entry = checks::result_entry(&job, record, chrono::Utc::now().timestamp_millis());
-    crate::queue::append_lines(&paths.queue, &[entry.to_line()])
+    crate::files::queue::append_lines(&paths.queue, &[entry.to_line()])
         .with_context(|| format!("appending to {}", paths.queue.display()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::config::{Config, LogLevel, Mode};
-use crate::paths::Paths;
-use crate::safety::Scope;
+use crate::files::paths::Paths;
+use crate::model::safety::Scope;
 
 /// Arguments of `cmstore config`.
 #[derive(Debug, Clone, clap::Args)]
@@ -85,7 +85,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             writeln!(
                 out,
                 "# built-in rules: {}",
-                crate::safety::rule_names().join(", ")
+                crate::model::safety::rule_names().join(", ")
             )?;
             writeln!(out, "remove = {:?}", config.safety.remove)?;
             for rule in &config.safety.add {
@@ -124,7 +124,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 /// The configured checks (`[checks]`), each only when it is on.
 fn show_checks(out: &mut impl Write, checks: &crate::config::Checks) -> std::io::Result<()> {
-    let mode = |m: Mode| crate::checks::trigger::mode_name(m);
+    let mode = |m: Mode| crate::hook::checks::trigger::mode_name(m);
     let secs = |ms: u64| ms as f64 / 1000.0;
     if let Some(c) = &checks.format {
         writeln!(out, "\n[checks.format]")?;

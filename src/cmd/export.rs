@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::config::Config;
-use crate::export::{self, ExportConfig, RunOptions};
-use crate::paths::Paths;
+use crate::files::paths::Paths;
+use crate::read::export::{self, ExportConfig, RunOptions};
 use crate::store;
 
 /// Arguments of `cmstore export`.

@@ -12,11 +12,11 @@ use anyhow::{bail, Context};
 
 use crate::cmd::sessions::ReportFilters;
 use crate::config::Config;
-use crate::gate::{self, replay, tally};
-use crate::paths::Paths;
-use crate::render::Format;
-use crate::report::{self, Sink};
-use crate::sessions;
+use crate::files::paths::Paths;
+use crate::read::gate::{self, replay, tally};
+use crate::read::render::Format;
+use crate::read::report::{self, Sink};
+use crate::read::sessions;
 use crate::store::read_only::ReadOnlyDb;
 
 /// Arguments of `cmstore gate`.
@@ -99,7 +99,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn report_cmd(paths: &Paths, args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let now = crate::clock::now_ms();
+    let now = crate::support::clock::now_ms();
     let filters = args.filters.parse(now)?;
     let db = report::open_read_only(&paths.db)?;
     let (totals, rows) = gate::report(&db, &filters)?;
@@ -126,7 +126,7 @@ fn report_cmd(paths: &Paths, args: ReportArgs) -> anyhow::Result<ExitCode> {
 
 fn replay_cmd(paths: &Paths, args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let config = replay_config(paths)?;
-    let now = crate::clock::now_ms();
+    let now = crate::support::clock::now_ms();
     let filters = args.filters.parse(now)?;
     let db = report::open_read_only(&paths.db)?;
     let calls = gate::calls(&db, &filters, true)?;
@@ -184,12 +184,13 @@ fn write_changes(
     }
     writeln!(out, "\nChanged calls:\n").context("writing")?;
     let ids = sessions::all_ids(db)?;
-    let prefixes = crate::human::unique_prefixes(&ids, sessions::MIN_PREFIX);
+    let prefixes = crate::support::human::unique_prefixes(&ids, sessions::MIN_PREFIX);
     let short = |id: &str| match ids.binary_search_by(|probe| probe.as_str().cmp(id)) {
         Ok(i) => prefixes[i].clone(),
         Err(_) => id.to_string(),
     };
     sink.table.cuttable = replay::CHANGES_CUTTABLE;
-    let (columns, rows) = replay::changes_readable(result, &short, &crate::human::local_time);
+    let (columns, rows) =
+        replay::changes_readable(result, &short, &crate::support::human::local_time);
     report::render(out, sink, columns, &rows)
 }

@@ -117,7 +117,7 @@ fn write_all(root: &clap::Command, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         let path = dir.join(man.get_filename());
         let mut buf = Vec::new();
         man.render(&mut buf)?;
-        let mut file = crate::paths::private_file_options()
+        let mut file = crate::files::paths::private_file_options()
             .create(true)
             .write(true)
             .truncate(true)

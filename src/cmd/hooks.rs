@@ -1,7 +1,7 @@
 //! `cmstore hooks install|status|uninstall`: write, check and remove the hook configuration
 //! that makes each agent run `cmstore capture`.
 //!
-//! The merge itself is pure (`crate::agent_settings`); this module reads and writes the files: it
+//! The merge itself is pure (`crate::hook::agent_settings`); this module reads and writes the files: it
 //! never overwrites a file it cannot parse, keeps the text of everything it did not change,
 //! writes through a temporary file and a rename, keeps the replaced file's permissions, and
 //! writes nothing when nothing changes.
@@ -15,11 +15,11 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent_settings::merge::{self, State};
-use crate::agent_settings::splice;
-use crate::agent_settings::style::Style;
-use crate::agent_settings::{Agent, Location, CURRENT_VERSION};
-use crate::paths::Paths;
+use crate::files::paths::Paths;
+use crate::hook::agent_settings::merge::{self, State};
+use crate::hook::agent_settings::splice;
+use crate::hook::agent_settings::style::Style;
+use crate::hook::agent_settings::{Agent, Location, CURRENT_VERSION};
 
 /// Arguments of `cmstore hooks`.
 #[derive(Debug, clap::Args)]
@@ -101,7 +101,7 @@ pub struct InstallArgs {
     pub otel: bool,
     /// With --otel: where `cmstore ingest --otlp-listen` listens
     #[arg(long, value_name = "URL", requires = "otel",
-          default_value = crate::agent_settings::otel::DEFAULT_ENDPOINT)]
+          default_value = crate::hook::agent_settings::otel::DEFAULT_ENDPOINT)]
     pub otel_endpoint: String,
 }
 
@@ -207,7 +207,7 @@ fn install_one(
     let shown = path.display();
     let before = merge::status(&doc, &expected).with_context(|| format!("{shown}"))?;
     let telemetry = match otel {
-        Some(endpoint) => crate::agent_settings::otel::set_env(&mut doc, endpoint)
+        Some(endpoint) => crate::hook::agent_settings::otel::set_env(&mut doc, endpoint)
             .map_err(|why| anyhow::anyhow!("{shown}: {why}"))?,
         None => false,
     };
@@ -481,13 +481,13 @@ fn status_locations(scope: &StatusScope) -> anyhow::Result<Vec<Location>> {
 }
 
 fn user_location() -> anyhow::Result<Location> {
-    let home = crate::paths::user_home()
+    let home = crate::files::paths::user_home()
         .context("cannot find the user's home directory (HOME / USERPROFILE)")?;
     Ok(Location::User {
         home,
-        claude_config_dir: crate::env::path("CLAUDE_CONFIG_DIR"),
-        copilot_home: crate::env::path("COPILOT_HOME"),
-        codex_home: crate::env::path("CODEX_HOME"),
+        claude_config_dir: crate::support::env::path("CLAUDE_CONFIG_DIR"),
+        copilot_home: crate::support::env::path("COPILOT_HOME"),
+        codex_home: crate::support::env::path("CODEX_HOME"),
     })
 }
 
@@ -568,8 +568,8 @@ fn parse(text: Option<&str>, path: &Path) -> anyhow::Result<(Value, Style)> {
     Ok((doc, Style::detect(text)))
 }
 
-/// [`crate::paths::replace_file`] with `text`, and the path in the error.
+/// [`crate::files::paths::replace_file`] with `text`, and the path in the error.
 fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
-    crate::paths::replace_file(path, text.as_bytes())
+    crate::files::paths::replace_file(path, text.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
 }

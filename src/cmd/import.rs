@@ -1,6 +1,6 @@
 //! `cmstore import`: existing transcripts into the store's usage tables, idempotently (run
 //! twice, same rows), streaming, with a progress bar on a terminal. The work is in
-//! [`crate::import`].
+//! [`crate::write::import`].
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,10 +11,10 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
-use crate::import;
-use crate::paths::Paths;
+use crate::files::paths::Paths;
+use crate::files::transcript::DiscoveryEnv;
 use crate::store;
-use crate::transcript::DiscoveryEnv;
+use crate::write::import;
 
 /// Arguments of `cmstore import`.
 #[derive(Debug, Clone, Default, clap::Args)]

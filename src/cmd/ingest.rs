@@ -16,14 +16,14 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
-use crate::failure::Refused;
-use crate::ingest::follow::{self, Chore, FollowOptions, Progress};
-use crate::ingest::{self, Ingester, Options, Stats};
-use crate::paths::Paths;
-use crate::prune::auto as auto_retention;
-use crate::queue::read::DEFAULT_MAX_LINE_BYTES;
+use crate::files::paths::Paths;
+use crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
+use crate::files::transcript::Thresholds;
 use crate::store;
-use crate::transcript::Thresholds;
+use crate::support::failure::Refused;
+use crate::write::ingest::follow::{self, Chore, FollowOptions, Progress};
+use crate::write::ingest::{self, Ingester, Options, Stats};
+use crate::write::prune::auto as auto_retention;
 
 /// A backlog at least this large gets a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 8 * 1024 * 1024;
@@ -144,18 +144,19 @@ fn ingest(paths: &Paths, args: Args, store: &store::Store) -> anyhow::Result<Exi
         .context("cannot install the SIGINT/SIGTERM handler")?;
     }
 
-    let receiver = crate::otlp_receiver::beside_ingest(paths, args.otlp_listen.as_deref(), |w| {
-        eprintln!("cmstore ingest: {w}")
-    })
-    .context("the OTLP receiver cannot start")?;
+    let receiver =
+        crate::write::otlp_receiver::beside_ingest(paths, args.otlp_listen.as_deref(), |w| {
+            eprintln!("cmstore ingest: {w}")
+        })
+        .context("the OTLP receiver cannot start")?;
     if let Some(r) = &receiver {
         eprintln!(
             "cmstore ingest: receiving OTLP/HTTP logs and metrics on http://{}",
             r.addr
         );
     }
-    let export = crate::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
-    let beside = crate::checks::runner::beside_ingest(paths, !args.once, |w| {
+    let export = crate::read::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
+    let beside = crate::hook::checks::runner::beside_ingest(paths, !args.once, |w| {
         eprintln!("cmstore ingest: {w}")
     });
     let (mut checks, checks_held) = (beside.runner, beside.held_elsewhere);
@@ -229,15 +230,15 @@ fn follow_mode(
     args: &Args,
     (ingester, checks, checks_held): (
         &mut Ingester,
-        &mut Option<crate::checks::runner::Runner>,
+        &mut Option<crate::hook::checks::runner::Runner>,
         bool,
     ),
     stop: &Arc<AtomicBool>,
     (wake_tx, wake_rx): (Sender<()>, Receiver<()>),
     on_batch: &mut dyn FnMut(&Stats),
 ) -> anyhow::Result<Progress> {
-    let dir = crate::paths::dir_of(&paths.queue);
-    crate::paths::create_private_dir(dir)
+    let dir = crate::files::paths::dir_of(&paths.queue);
+    crate::files::paths::create_private_dir(dir)
         .with_context(|| format!("cannot create {}", dir.display()))?;
     // Kept alive until follow mode ends: dropping it ends the notifications.
     let watcher = follow::watch(&paths.queue, wake_tx);
@@ -310,7 +311,7 @@ const CHECKS_RETRY: Duration = Duration::from_secs(2);
 /// failed so at the ingest's start was said then, and makes no chore.)
 fn checks_chore<'a>(
     paths: &'a Paths,
-    checks: &'a mut Option<crate::checks::runner::Runner>,
+    checks: &'a mut Option<crate::hook::checks::runner::Runner>,
 ) -> Chore<'a> {
     let mut given_up = false;
     Chore::new(
@@ -321,14 +322,14 @@ fn checks_chore<'a>(
                 return;
             }
             let warn = |w| eprintln!("cmstore ingest: {w}");
-            match crate::checks::runner::once_free(paths, warn) {
+            match crate::hook::checks::runner::once_free(paths, warn) {
                 Ok(Some(runner)) => {
                     eprintln!("cmstore ingest: the check runner started (the other one is gone)");
                     *checks = Some(runner);
                 }
                 Ok(None) => {}
                 Err(err) => {
-                    warn(crate::checks::runner::cannot_start(&err));
+                    warn(crate::hook::checks::runner::cannot_start(&err));
                     given_up = true;
                 }
             }
@@ -429,7 +430,7 @@ fn retention_chore(paths: &Paths, every_ms: u64) -> Chore<'_> {
                 ingester.queue(),
                 &paths.state_dir(),
                 &policy,
-                crate::clock::now_ms(),
+                crate::support::clock::now_ms(),
                 compact_anyway,
             );
             match run {
@@ -452,7 +453,7 @@ fn retention_line(policy: &auto_retention::Policy, run: &auto_retention::Run) ->
         "cmstore ingest: retention ({} days, cutoff {}): removed {} rows ({} events), {} \
          transcript cursors",
         policy.days,
-        crate::timespec::iso(run.cutoff_ms),
+        crate::support::timespec::iso(run.cutoff_ms),
         run.rows,
         run.events,
         run.cursors
@@ -537,7 +538,10 @@ const CHECKS_GRACE: Duration = Duration::from_secs(3);
 
 /// Waits for the check runner's jobs (at most `wait`), says what it ran and what it left for
 /// the next ingest, and returns how many results it appended.
-fn finish_checks(runner: Option<crate::checks::runner::Runner>, wait: Option<Duration>) -> u64 {
+fn finish_checks(
+    runner: Option<crate::hook::checks::runner::Runner>,
+    wait: Option<Duration>,
+) -> u64 {
     let Some(runner) = runner else { return 0 };
     let done = runner.finish(wait);
     if done.ran > 0 {
@@ -553,7 +557,7 @@ fn finish_checks(runner: Option<crate::checks::runner::Runner>, wait: Option<Dur
 }
 
 /// Stops the continuous export and says what it did.
-fn finish_export(export: crate::export::Continuous) {
+fn finish_export(export: crate::read::export::Continuous) {
     match export.finish() {
         Ok(s) => eprintln!(
             "cmstore ingest: exported {} events as {} spans in {} requests; {} events left to export",
@@ -561,7 +565,7 @@ fn finish_export(export: crate::export::Continuous) {
         ),
         Err(err) => eprintln!(
             "cmstore ingest: export stopped: {}",
-            crate::failure::chain(&err)
+            crate::support::failure::chain(&err)
         ),
     }
 }

@@ -1,7 +1,7 @@
 //! One module per subcommand, in data-flow order, and `pager`, which the reading commands
 //! share.
 //!
-//! A subcommand returns its exit code, or an error that [`crate::failure::describe`] turns into the one
+//! A subcommand returns its exit code, or an error that [`crate::support::failure::describe`] turns into the one
 //! message and exit code the user sees; nothing here prints an error itself.
 
 pub mod capture;

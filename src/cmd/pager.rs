@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context;
 
-use crate::render::Format;
-use crate::report::{self, Sink};
+use crate::read::render::Format;
+use crate::read::report::{self, Sink};
 
 /// Prints a report on stdout: a table through the pager on a terminal when `paged` allows
 /// it (`--no-pager`), the other formats streamed as they are rendered. A table drawn in full
@@ -50,14 +50,14 @@ fn print_as(text: &[u8], paged: bool, less_flags: &str) -> anyhow::Result<()> {
 
 /// Shows `text` through the pager; false when no pager could start (the caller prints it).
 fn page(text: &[u8], less_flags: &str) -> bool {
-    let pager = crate::env::var("PAGER").unwrap_or_else(|| "less".to_string());
+    let pager = crate::support::env::var("PAGER").unwrap_or_else(|| "less".to_string());
     let mut words = pager.split_whitespace();
     let Some(program) = words.next() else {
         return false;
     };
     let mut command = Command::new(program);
     command.args(words).stdin(Stdio::piped());
-    if crate::env::var_os("LESS").is_none() {
+    if crate::support::env::var_os("LESS").is_none() {
         command.env("LESS", less_flags);
     }
     let Ok(mut child) = command.spawn() else {

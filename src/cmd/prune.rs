@@ -3,7 +3,7 @@
 //! The retention comes from `--days`, else `--before`, else the configuration
 //! (`retention_days`, `CMSTORE_RETENTION_DAYS`; invalid or non-positive means 7, with a
 //! warning). Rows go in short batches ([`crate::store::prune`]); `--compact-queue` also rewrites
-//! the queue file ([`crate::prune::queue`]), beside a running `cmstore ingest` or not; it refuses
+//! the queue file ([`crate::write::prune::queue`]), beside a running `cmstore ingest` or not; it refuses
 //! (exit 3) before changing anything only while another compaction of the queue runs.
 //! `--dry-run` opens the database read-only and prints the same counts.
 
@@ -16,14 +16,14 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 
-use crate::clock::now_ms;
 use crate::config::Config;
-use crate::failure::Refused;
-use crate::ingest;
-use crate::paths::Paths;
-use crate::prune::queue as compact;
+use crate::files::paths::Paths;
 use crate::store::{self, prune as store_prune};
-use crate::timespec;
+use crate::support::clock::now_ms;
+use crate::support::failure::Refused;
+use crate::support::timespec;
+use crate::write::ingest;
+use crate::write::prune::queue as compact;
 
 /// A day in milliseconds.
 const DAY_MS: i64 = 86_400_000;
@@ -177,7 +177,7 @@ fn prune_cursors(
 ) -> anyhow::Result<()> {
     let cutoff_time =
         std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(cutoff).unwrap_or(0));
-    let cursors = crate::transcript::remove_stale(&paths.state_dir(), cutoff_time, dry_run)
+    let cursors = crate::files::transcript::remove_stale(&paths.state_dir(), cutoff_time, dry_run)
         .with_context(|| format!("cannot prune {}", paths.state_dir().display()))?;
     writeln!(
         out,
@@ -211,7 +211,7 @@ fn dry_run(out: &mut dyn Write, paths: &Paths, args: &Args, cutoff: i64) -> anyh
 /// `prune --compact-queue` holds it. `None` when the queue's directory is not there (nothing to
 /// compact).
 fn lock_compaction(paths: &Paths) -> anyhow::Result<Option<File>> {
-    if !crate::paths::dir_of(&paths.queue).is_dir() {
+    if !crate::files::paths::dir_of(&paths.queue).is_dir() {
         return Ok(None);
     }
     let lock = compact::lock_path(&paths.queue);

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::paths::Paths;
-use crate::render::{Format, Renderer};
-use crate::report::table_options;
+use crate::files::paths::Paths;
+use crate::read::render::{Format, Renderer};
+use crate::read::report::table_options;
 use crate::store::read_only::{Param, ReadOnlyDb};
 
 /// Rows shown by `table` and `markdown` when `--max-rows` is not given.

@@ -9,9 +9,9 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::cmd::summarize::{self, By};
-use crate::paths::Paths;
-use crate::report;
-use crate::serve::{api::Plans, Options, Server};
+use crate::files::paths::Paths;
+use crate::read::report;
+use crate::read::serve::{api::Plans, Options, Server};
 use crate::store::read_only::Param;
 
 /// Arguments of `cmstore serve`.
@@ -42,7 +42,7 @@ fn plan_tools(since: Option<i64>) -> (String, Vec<Param>) {
 }
 
 fn plan(by: By, since: Option<i64>) -> (String, Vec<Param>) {
-    let filters = crate::sessions::Filters {
+    let filters = crate::read::sessions::Filters {
         since,
         ..Default::default()
     };

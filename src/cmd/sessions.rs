@@ -6,10 +6,10 @@
 
 use std::process::ExitCode;
 
-use crate::paths::Paths;
-use crate::render::Format;
-use crate::report::{self, Sink};
-use crate::sessions;
+use crate::files::paths::Paths;
+use crate::read::render::Format;
+use crate::read::report::{self, Sink};
+use crate::read::sessions;
 
 /// Which sessions a report covers: the options every report shares (`sessions`, and the
 /// reports that take them from here).
@@ -32,18 +32,18 @@ pub struct ReportFilters {
 
 impl ReportFilters {
     /// The filters, times parsed against `now_ms`.
-    pub fn parse(&self, now_ms: i64) -> anyhow::Result<crate::sessions::Filters> {
+    pub fn parse(&self, now_ms: i64) -> anyhow::Result<crate::read::sessions::Filters> {
         let when = |flag: &str, value: &Option<String>| -> anyhow::Result<Option<i64>> {
             value
                 .as_deref()
-                .map(|v| crate::timespec::parse_point(v, now_ms))
+                .map(|v| crate::support::timespec::parse_point(v, now_ms))
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("{flag} {e}"))
         };
         if self.project.as_deref().is_some_and(|p| p.trim().is_empty()) {
             anyhow::bail!("--project is empty: give a project (a folder's name) or a path");
         }
-        Ok(crate::sessions::Filters {
+        Ok(crate::read::sessions::Filters {
             since: when("--since", &self.since)?,
             until: when("--until", &self.until)?,
             agent: self.agent.clone(),
@@ -75,7 +75,7 @@ pub struct Args {
 
 /// Runs `cmstore sessions`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let now = crate::clock::now_ms();
+    let now = crate::support::clock::now_ms();
     let filters = args.filters.parse(now)?;
     let db = report::open_read_only(&paths.db)?;
     let (sql, params) = sessions::list_sql(&filters, Some(args.limit).filter(|&n| n > 0));

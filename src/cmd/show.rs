@@ -9,10 +9,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::paths::Paths;
-use crate::report;
-use crate::sessions;
-use crate::story::{self, TextOptions};
+use crate::files::paths::Paths;
+use crate::read::report;
+use crate::read::sessions;
+use crate::read::story::{self, TextOptions};
 
 /// What `show` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -63,7 +63,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let text = story.to_text(TextOptions {
         full: args.full,
-        now_ms: crate::clock::now_ms(),
+        now_ms: crate::support::clock::now_ms(),
         // A pipe gets the cut it always had; a terminal (or COLUMNS) one line per item.
         width: report::terminal_width(io::stdout().is_terminal()).map(usize::from),
     });

@@ -22,13 +22,13 @@ use rusqlite::types::Value;
 use serde_json::{json, Map};
 
 use crate::config::Config;
-use crate::ingest::source::FileId;
-use crate::ingest::{self, Liveness};
-use crate::paths::Paths;
-use crate::prune::auto::{self as auto_retention, Policy};
-use crate::render::{json_value, Format};
-use crate::report::{self, Sink};
+use crate::files::paths::Paths;
+use crate::read::render::{json_value, Format};
+use crate::read::report::{self, Sink};
 use crate::store::read_only::ReadOnlyDb;
+use crate::write::ingest::source::FileId;
+use crate::write::ingest::{self, Liveness};
+use crate::write::prune::auto::{self as auto_retention, Policy};
 
 /// Arguments of `cmstore status`.
 #[derive(Debug, Clone, clap::Args)]
@@ -397,7 +397,7 @@ fn write_fields(
         for (name, text) in shown {
             let text = room.map_or_else(
                 || text.clone(),
-                |room| crate::shorten::cut_text(&text, room),
+                |room| crate::model::shorten::cut_text(&text, room),
             );
             writeln!(out, "  {name:<name_width$}  {text}")?;
         }
@@ -410,10 +410,10 @@ fn field_text(value: &Value) -> Option<String> {
     match value {
         Value::Null => None,
         Value::Text(t) if t.is_empty() => None,
-        Value::Text(t) => Some(crate::render::one_line(t).into_owned()),
+        Value::Text(t) => Some(crate::read::render::one_line(t).into_owned()),
         Value::Integer(n) => Some(n.to_string()),
-        Value::Real(r) => Some(crate::render::real_text(*r)),
-        Value::Blob(b) => Some(crate::render::hex_literal(b)),
+        Value::Real(r) => Some(crate::read::render::real_text(*r)),
+        Value::Blob(b) => Some(crate::read::render::hex_literal(b)),
     }
 }
 

@@ -17,10 +17,10 @@ use std::process::ExitCode;
 use rusqlite::types::Value;
 
 use crate::cmd::sessions::ReportFilters;
-use crate::paths::Paths;
-use crate::render::Format;
-use crate::report::{self, col, Column, Shown, Sink};
-use crate::sessions::{self, Filters};
+use crate::files::paths::Paths;
+use crate::read::render::Format;
+use crate::read::report::{self, col, Column, Shown, Sink};
+use crate::read::sessions::{self, Filters};
 use crate::store::read_only::{Param, ReadOnlyDb};
 
 /// What one summary row stands for.
@@ -697,7 +697,7 @@ fn resolve_session(db: &ReadOnlyDb, given: &str) -> anyhow::Result<String> {
 
 /// Runs `cmstore summarize`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let now = crate::clock::now_ms();
+    let now = crate::support::clock::now_ms();
     let mut filters = args.filters.parse(now)?;
     let (config, _) = crate::config::Config::load_for(paths);
     report::refresh_prices(&paths.db, &config.prices);
@@ -725,7 +725,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         } else {
             Vec::new()
         };
-        let prefixes = crate::human::unique_prefixes(&all_ids, sessions::MIN_PREFIX);
+        let prefixes = crate::support::human::unique_prefixes(&all_ids, sessions::MIN_PREFIX);
         let cx = report::Glance {
             all_ids: &all_ids,
             prefixes: &prefixes,
@@ -840,7 +840,7 @@ mod tests {
         // Models in a window cutting hours: the whole days from the daily rollup, the whole
         // hours of the two edge days from the hourly one, the two edge hours' responses from
         // `usage`, each a range of `ts`, all five of the chosen sessions.
-        let ms = |iso: &str| crate::timespec::parse_point(iso, 0).unwrap();
+        let ms = |iso: &str| crate::support::timespec::parse_point(iso, 0).unwrap();
         let cut = Filters {
             since: Some(ms("2026-01-01T12:30:00Z")),
             until: Some(ms("2026-01-03T06:15:00Z")),

@@ -6,10 +6,10 @@ use rusqlite::functions::FunctionFlags;
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
-use crate::queue_line::parse::parse_line;
+use crate::model::queue_line::parse::parse_line;
 
 /// `cmstore_tool_failure(entry)`: 1 when the stored queue line `entry` reports a failed tool
-/// call by [`EventRow::reports_tool_failure`](crate::queue_line::EventRow::reports_tool_failure),
+/// call by [`EventRow::reports_tool_failure`](crate::model::queue_line::EventRow::reports_tool_failure),
 /// the rule ingest counts `sessions.tool_failures` by; 0 otherwise (and for a line that does
 /// not parse).
 pub const TOOL_FAILURE: &str = "cmstore_tool_failure";

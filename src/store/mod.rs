@@ -44,7 +44,7 @@ use std::time::Duration;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::Connection;
 
-use crate::paths::{create_private_dir, dir_of, private_file_options};
+use crate::files::paths::{create_private_dir, dir_of, private_file_options};
 use closing::OpenConnections;
 
 pub use write::{Batch, SourceRow};
@@ -1238,7 +1238,7 @@ mod tests {
         let parsed: Vec<String> = lines
             .iter()
             .map(|line| {
-                let row = crate::queue_line::parse::parse_line(line.as_bytes(), 0)
+                let row = crate::model::queue_line::parse::parse_line(line.as_bytes(), 0)
                     .unwrap_or_else(|e| panic!("{line}: {e:?}"));
                 let or_dash = |v: Option<std::borrow::Cow<'_, str>>| {
                     v.map_or("-".to_string(), |v| v.into_owned())

@@ -22,7 +22,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::functions::TOOL_FAILURE;
 use super::write::{apply_days, day_key, DayAgg, DayEvent};
 use super::Error;
-use crate::queue_line::parse::at_file_start;
+use crate::model::queue_line::parse::at_file_start;
 
 /// Rows deleted per transaction by default.
 pub const DEFAULT_BATCH_ROWS: usize = 2000;
@@ -457,7 +457,7 @@ fn remember_pruned(tx: &rusqlite::Transaction<'_>, keys: &[String]) -> Result<()
     if keys.is_empty() {
         return Ok(());
     }
-    let now = crate::clock::now_ms();
+    let now = crate::support::clock::now_ms();
     let mut remember = tx.prepare_cached(REMEMBER_PRUNED)?;
     for key in keys {
         remember.execute(rusqlite::params![key, now])?;

@@ -34,7 +34,7 @@ use std::hash::{BuildHasher, RandomState};
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
 use super::Error;
-use crate::queue_line::{tool_input, EventRow, HookType, UNKNOWN_SESSION};
+use crate::model::queue_line::{tool_input, EventRow, HookType, UNKNOWN_SESSION};
 
 /// The columns of a stored call that a batch reads back, as [`StoredCall::read`] takes them.
 macro_rules! call_columns {
@@ -203,7 +203,7 @@ impl<S: BuildHasher> ToolCalls<S> {
     /// store).
     /// `open_call` is [`OPEN_CALL`], prepared. Returns how many negative durations the row
     /// brought that are not stored (each counts as
-    /// [`NEGATIVE_DURATION`](crate::queue_line::NEGATIVE_DURATION)).
+    /// [`NEGATIVE_DURATION`](crate::model::queue_line::NEGATIVE_DURATION)).
     pub(super) fn add(
         &mut self,
         open_call: &mut Statement<'_>,
@@ -274,7 +274,7 @@ impl<S: BuildHasher> ToolCalls<S> {
                 let call = StoredCall::read(r)?;
                 let entry: Option<String> = r.get("pre_entry")?;
                 let hash = entry.and_then(|e| {
-                    crate::queue_line::parse::parse_line(e.as_bytes(), 0)
+                    crate::model::queue_line::parse::parse_line(e.as_bytes(), 0)
                         .ok()
                         .and_then(|line| input_hash(&line))
                 });

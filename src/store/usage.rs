@@ -4,8 +4,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::prices::PriceTable;
-use crate::queue_line::usage::UsageRecord;
+use crate::model::prices::PriceTable;
+use crate::model::queue_line::usage::UsageRecord;
 
 /// One response. On a conflict the counts of the line written later (greater `line_offset`)
 /// win; what links the row (session, turn, subagent, agent) is kept once known.
@@ -144,7 +144,7 @@ pub fn sync_store_prices(
     let mut conn = store.conn()?;
     Ok(sync_prices(
         &mut conn,
-        &crate::prices::effective(overrides),
+        &crate::model::prices::effective(overrides),
     )?)
 }
 
@@ -220,7 +220,7 @@ mod tests {
             .unwrap()
         };
         assert_eq!(cost(&conn), (None, 2), "no prices synced yet");
-        let mut table = crate::prices::shipped();
+        let mut table = crate::model::prices::shipped();
         assert!(sync_prices(&mut conn, &table).unwrap());
         assert!(!sync_prices(&mut conn, &table).unwrap(), "unchanged");
         // 10 input * 3 + 1M output * 15 + 1M 5m-writes * 3.75 + 2M reads * 0.3, per million.

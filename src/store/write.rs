@@ -13,8 +13,8 @@ use rusqlite::{
 
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
-use crate::queue_line::parse::at_file_start;
-use crate::queue_line::{EventRow, HookType, NEGATIVE_DURATION, UNKNOWN_SESSION};
+use crate::model::queue_line::parse::at_file_start;
+use crate::model::queue_line::{EventRow, HookType, NEGATIVE_DURATION, UNKNOWN_SESSION};
 
 /// Inserts one event row, unless its id is stored already.
 const INSERT_EVENT: &str = "
@@ -271,7 +271,7 @@ pub struct Rejected<'a> {
     pub reason: &'a str,
     /// Its first bytes.
     pub prefix: &'a [u8],
-    /// Its key ([`crate::queue_line::parse::reject_key`]).
+    /// Its key ([`crate::model::queue_line::parse::reject_key`]).
     pub key: &'a str,
     /// The time of the event line before it, when that line has one of its own.
     pub line_ts: Option<i64>,

@@ -36,7 +36,7 @@ fn every_real_claude_code_payload_is_recorded_with_its_canonical_type() {
             let sample = lines.iter().take(6).chain(lines.last()).copied();
             for line in sample {
                 let before = env.queue_lines().len();
-                let input = cmstore::wire::Payload::decode(line.as_bytes())
+                let input = cmstore::model::wire::Payload::decode(line.as_bytes())
                     .expect("fixture decodes")
                     .to_value();
                 let reply = capture(&env, line, &[]);

@@ -576,7 +576,7 @@ impl Follower {
     fn start(env: &TestEnv) -> Follower {
         let follower = Follower(env.spawn_follow(&["--heartbeat-ms", "0"]));
         let until = Instant::now() + DETACHED_WAIT;
-        while !cmstore::checks::detach::runner_alive(&env.queue()) {
+        while !cmstore::hook::checks::detach::runner_alive(&env.queue()) {
             assert!(
                 Instant::now() < until,
                 "the ingest's check runner never started"
@@ -936,9 +936,9 @@ fn a_following_ingest_takes_the_check_jobs_over_once_the_other_runner_is_gone() 
     let runners = env.dir.path().join("runners");
     let script = runner_reporting_formatter(&env, &runners);
     configure(&env, &format_check(&script));
-    let lock = cmstore::checks::detach::runner_lock(&env.queue());
+    let lock = cmstore::hook::checks::detach::runner_lock(&env.queue());
     fs::create_dir_all(lock.parent().unwrap()).unwrap();
-    let other_runner = cmstore::lock::exclusive(&lock, Duration::ZERO)
+    let other_runner = cmstore::files::lock::exclusive(&lock, Duration::ZERO)
         .unwrap()
         .expect("no runner yet");
     let mut follower = Follower(env.spawn_follow(&["--heartbeat-ms", "0"]));
@@ -946,7 +946,7 @@ fn a_following_ingest_takes_the_check_jobs_over_once_the_other_runner_is_gone() 
     wait_for_line(&said, "another runner holds the check jobs of this queue");
     drop(other_runner);
     wait_for_line(&said, "the check runner started");
-    assert!(cmstore::checks::detach::runner_alive(&env.queue()));
+    assert!(cmstore::hook::checks::detach::runner_alive(&env.queue()));
 
     write_a_passing_rs(&env, &repo);
     let log = debug_log(&env);
@@ -963,7 +963,7 @@ fn a_check_runner_that_cannot_start_is_said_once() {
     let env = TestEnv::new();
     let state = env.home().join("state");
     fs::create_dir_all(&state).unwrap();
-    fs::write(cmstore::checks::jobs_dir(&state), "not a directory").unwrap();
+    fs::write(cmstore::hook::checks::jobs_dir(&state), "not a directory").unwrap();
     let mut follower = Follower(env.spawn_follow(&["--heartbeat-ms", "0"]));
     let said = stderr_lines(&mut follower.0);
     wait_for_line(&said, "the check runner cannot start (cannot create ");

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use cmstore::queue_line::QueueEntry;
+use cmstore::model::queue_line::QueueEntry;
 use serde_json::Value;
 
 /// A private cmstore home (and user home) in a temporary directory.
@@ -105,7 +105,7 @@ impl TestEnv {
 
     /// Appends lines through the library's locked append.
     pub fn append(&self, lines: &[String]) {
-        cmstore::queue::append_lines(&self.queue(), lines).expect("append");
+        cmstore::files::queue::append_lines(&self.queue(), lines).expect("append");
     }
 
     /// Appends raw bytes, unlocked (half-written lines, garbage).

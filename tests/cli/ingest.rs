@@ -85,14 +85,14 @@ fn long_lines_and_large_batches_lose_and_double_nothing() {
 fn ingest_with(
     env: &TestEnv,
     batch_lines: usize,
-    mut between: impl FnMut(&cmstore::ingest::Stats),
+    mut between: impl FnMut(&cmstore::write::ingest::Stats),
 ) {
     let store = cmstore::store::open(&env.db()).unwrap();
-    let options = cmstore::ingest::Options {
+    let options = cmstore::write::ingest::Options {
         batch_lines,
         ..Default::default()
     };
-    let mut ingester = cmstore::ingest::Ingester::new(store, &env.queue(), options);
+    let mut ingester = cmstore::write::ingest::Ingester::new(store, &env.queue(), options);
     let stop = AtomicBool::new(false);
     ingester.pass(&stop, &mut |stats| between(stats)).unwrap();
 }
@@ -107,7 +107,8 @@ fn a_line_appended_while_an_idle_batch_waits_for_the_lock_is_read_next_pass() {
     let env = TestEnv::new();
     env.append(&lines(1));
     let store = cmstore::store::open(&env.db()).unwrap();
-    let mut ingester = cmstore::ingest::Ingester::new(store, &env.queue(), Default::default());
+    let mut ingester =
+        cmstore::write::ingest::Ingester::new(store, &env.queue(), Default::default());
     let stop = AtomicBool::new(false);
     // Once the first line is committed, another writer takes the database: the pass's next
     // batch waits for the lock, and a line is appended meanwhile. Either that batch reads it
@@ -128,7 +129,7 @@ fn a_line_appended_while_an_idle_batch_waits_for_the_lock_is_read_next_pass() {
             let (queue, late) = (queue.clone(), late.clone());
             finisher = Some(std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(300));
-                cmstore::queue::append_lines(&queue, &late).unwrap();
+                cmstore::files::queue::append_lines(&queue, &late).unwrap();
                 std::thread::sleep(Duration::from_millis(100));
                 blocker.execute_batch("COMMIT").unwrap();
             }));
@@ -610,14 +611,14 @@ fn rejects_recorded_before_they_had_a_key_are_not_recorded_again_after_the_upgra
 #[cfg(unix)]
 #[test]
 fn a_queue_swapped_under_the_queue_lock_is_not_taken_for_a_replaced_one() {
-    use cmstore::ingest::source::{fingerprint, marker, FileId};
+    use cmstore::write::ingest::source::{fingerprint, marker, FileId};
     let env = TestEnv::new();
     let old = lines(20);
     env.append(&old);
     env.ingest_once();
     // Compaction's steps 3 and 4, played by the test: under the queue lock, a file without
     // the first 5 lines (plus 3 new ones) renamed over the queue, then its `sources` row.
-    let lock = cmstore::queue::append::lock_queue(&env.queue(), Duration::ZERO)
+    let lock = cmstore::files::queue::append::lock_queue(&env.queue(), Duration::ZERO)
         .unwrap()
         .expect("free lock");
     let dropped: u64 = old[..5].iter().map(|l| l.len() as u64 + 1).sum();
@@ -842,7 +843,7 @@ fn unknown_counters_are_exact_with_40_concurrent_writers() {
                 no_actor.actor_name = None;
                 no_actor.actor_type = None;
                 for line in [unknown, no_session, no_tool, no_actor] {
-                    cmstore::queue::append_lines(&queue, &[line.to_line()]).unwrap();
+                    cmstore::files::queue::append_lines(&queue, &[line.to_line()]).unwrap();
                 }
             })
         })
@@ -949,7 +950,7 @@ fn two_ingesters_without_the_lock_are_kept_exact_by_the_offset_cas() {
     let env = TestEnv::new();
     env.append(&lines(4000));
     let store = cmstore::store::open(&env.db()).unwrap();
-    let options = cmstore::ingest::Options {
+    let options = cmstore::write::ingest::Options {
         batch_lines: 50,
         ..Default::default()
     };
@@ -959,7 +960,7 @@ fn two_ingesters_without_the_lock_are_kept_exact_by_the_offset_cas() {
             let queue = env.queue();
             std::thread::spawn(move || {
                 let stop = AtomicBool::new(false);
-                let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
+                let mut ing = cmstore::write::ingest::Ingester::new(store, &queue, options);
                 ing.pass(&stop, &mut |_| {}).unwrap()
             })
         })
@@ -979,7 +980,7 @@ fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one
     let env = TestEnv::new();
     env.append(&lines(200));
     let store = cmstore::store::open(&env.db()).unwrap();
-    let options = cmstore::ingest::Options {
+    let options = cmstore::write::ingest::Options {
         batch_lines: 20,
         ..Default::default()
     };
@@ -990,7 +991,7 @@ fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one
         let queue = env.queue();
         std::thread::spawn(move || {
             for _ in 0..appends {
-                cmstore::queue::append_lines(&queue, &lines(5)).unwrap();
+                cmstore::files::queue::append_lines(&queue, &lines(5)).unwrap();
                 std::thread::sleep(Duration::from_millis(1));
             }
         })
@@ -1001,7 +1002,7 @@ fn two_ingesters_without_the_lock_never_take_a_growing_queue_for_a_truncated_one
                 let (store, queue, appender) = (store.clone(), env.queue(), &appender);
                 scope.spawn(move || {
                     let stop = AtomicBool::new(false);
-                    let mut ing = cmstore::ingest::Ingester::new(store, &queue, options);
+                    let mut ing = cmstore::write::ingest::Ingester::new(store, &queue, options);
                     let mut restarts = 0;
                     while !appender.is_finished() {
                         restarts += ing.pass(&stop, &mut |_| {}).unwrap().restarts;
@@ -1057,7 +1058,7 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
             let mut rng = common::Rng::new(7);
             while !stop.load(Ordering::SeqCst) {
                 let n = 1 + rng.below(40) as usize;
-                cmstore::queue::append_lines(&queue, &lines(n)).unwrap();
+                cmstore::files::queue::append_lines(&queue, &lines(n)).unwrap();
                 written.fetch_add(n as u64, Ordering::SeqCst);
                 std::thread::sleep(Duration::from_micros(rng.below(3000)));
             }

@@ -316,7 +316,7 @@ fn compaction_while_eight_captures_append_loses_no_line() {
     assert_eq!(removed(&report, "events"), 3050, "{report}");
     assert_eq!(removed(&report, "queue lines"), 3050, "{report}");
     assert!(report.contains("lock held"), "{report}");
-    assert!(!cmstore::prune::queue::temp_path(&env.queue()).exists());
+    assert!(!cmstore::write::prune::queue::temp_path(&env.queue()).exists());
 
     // The queue keeps every line but the 3000 old ingested ones, each once.
     let lines = read_lines(&env.queue());
@@ -439,7 +439,7 @@ fn a_second_compaction_refuses_before_changing_anything() {
     let cursor = idle_cursor(&env);
     // Another `prune --compact-queue` holds the compaction lock.
     let lock = env.home().join("hook-queue.jsonl.compact.lock");
-    let _held = cmstore::lock::exclusive(&lock, Duration::ZERO)
+    let _held = cmstore::files::lock::exclusive(&lock, Duration::ZERO)
         .unwrap()
         .expect("free lock");
     let before = hash(&env.queue());
@@ -472,7 +472,8 @@ fn lines_beyond_the_offset_are_kept_however_old() {
     env.ingest_once();
     env.append(&aged(7, "unread", 30));
     let store = cmstore::store::open(&env.db()).unwrap();
-    let c = cmstore::prune::queue::compact(&store, &env.queue(), now() - 7 * DAY, false).unwrap();
+    let c = cmstore::write::prune::queue::compact(&store, &env.queue(), now() - 7 * DAY, false)
+        .unwrap();
     assert_eq!((c.dropped_lines, c.kept_lines), (20, 0));
     let lines = read_lines(&env.queue());
     assert_eq!(lines.len(), 7);
@@ -504,7 +505,8 @@ fn beside_a_running_ingest_the_last_ingested_event_line_stays_however_old() {
     // the old file: that line must stay, or the rejected one would follow another in the new
     // file (another key: a re-read would record it twice).
     let store = cmstore::store::open(&env.db()).unwrap();
-    let c = cmstore::prune::queue::compact(&store, &env.queue(), now() - 7 * DAY, true).unwrap();
+    let c =
+        cmstore::write::prune::queue::compact(&store, &env.queue(), now() - 7 * DAY, true).unwrap();
     assert_eq!((c.dropped_lines, c.kept_lines), (4, 1));
     assert_eq!(
         std::fs::read_to_string(env.queue()).unwrap(),
@@ -531,7 +533,7 @@ fn a_crash_between_rename_and_source_update_loses_and_doubles_nothing() {
     // with the process dying before it records the new file in `sources`.
     let late = aged(3, "late", 0);
     let text: String = new.iter().chain(&late).map(|l| format!("{l}\n")).collect();
-    let temp = cmstore::prune::queue::temp_path(&env.queue());
+    let temp = cmstore::write::prune::queue::temp_path(&env.queue());
     std::fs::write(&temp, text).unwrap();
     std::fs::rename(&temp, env.queue()).unwrap();
     env.ingest_once();
@@ -706,7 +708,7 @@ fn a_temp_file_left_by_a_crash_before_the_rename_is_overwritten() {
     env.append(&aged(10, "old", 10));
     env.append(&aged(4, "new", 1));
     env.ingest_once();
-    let temp = cmstore::prune::queue::temp_path(&env.queue());
+    let temp = cmstore::write::prune::queue::temp_path(&env.queue());
     std::fs::write(&temp, "half a stale copy").unwrap();
     let report = prune(&env, &["--compact-queue"]);
     assert_eq!(removed(&report, "queue lines"), 10);
@@ -739,8 +741,8 @@ fn compacting_a_queue_reached_through_a_symlink_keeps_the_link() {
     let lines = read_lines(&real);
     assert_eq!(lines.len(), 4, "the target is the file compacted");
     assert!(lines.iter().all(|l| l["sessionId"] == "new"));
-    assert!(!cmstore::prune::queue::temp_path(&real).exists());
-    assert!(!cmstore::prune::queue::temp_path(&env.queue()).exists());
+    assert!(!cmstore::write::prune::queue::temp_path(&real).exists());
+    assert!(!cmstore::write::prune::queue::temp_path(&env.queue()).exists());
 
     // Hooks and ingest go on through the link: nothing lost, nothing read twice.
     env.append(&aged(2, "later", 0));

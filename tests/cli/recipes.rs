@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use cmstore::queue_line::check::{CheckRecord, Finding};
+use cmstore::model::queue_line::check::{CheckRecord, Finding};
 
 use crate::common::{entry, TestEnv};
 
@@ -21,19 +21,21 @@ fn store() -> TestEnv {
     // in the first second after midnight UTC.
     let t = now() - 900;
     let mut lines = Vec::new();
-    let mut add =
-        |hook: &str, session: &str, dt: i64, f: &dyn Fn(&mut cmstore::queue_line::QueueEntry)| {
-            let mut e = entry(hook, session);
-            e.timestamp = t + dt;
-            e.estimated_tokens = 10;
-            if session == "b" {
-                e.agent = Some("vscode".into());
-            }
-            f(&mut e);
-            lines.push(e.to_line());
-        };
+    let mut add = |hook: &str,
+                   session: &str,
+                   dt: i64,
+                   f: &dyn Fn(&mut cmstore::model::queue_line::QueueEntry)| {
+        let mut e = entry(hook, session);
+        e.timestamp = t + dt;
+        e.estimated_tokens = 10;
+        if session == "b" {
+            e.agent = Some("vscode".into());
+        }
+        f(&mut e);
+        lines.push(e.to_line());
+    };
     let call = |name: &'static str, id: &'static str, input: &'static str| {
-        move |e: &mut cmstore::queue_line::QueueEntry| {
+        move |e: &mut cmstore::model::queue_line::QueueEntry| {
             e.tool_name = Some(name.into());
             e.tool_call_id = Some(id.into());
             e.tool_input = Some(input.into());
@@ -95,7 +97,7 @@ fn store() -> TestEnv {
         &call("Edit", "c7", r#"{"file_path":"/src/main.rs"}"#),
     );
     let check = |status: &'static str, findings: Vec<Finding>| {
-        move |e: &mut cmstore::queue_line::QueueEntry| {
+        move |e: &mut cmstore::model::queue_line::QueueEntry| {
             e.estimated_tokens = 0;
             e.check = Some(CheckRecord {
                 name: if findings.is_empty() {
@@ -134,7 +136,7 @@ fn store() -> TestEnv {
     add("PostToolUse", "a", 5460, &call("Task", "c5", "{}"));
     add("UserPromptSubmit", "a", 5470, &|_| {});
     add("SessionEnd", "a", 5480, &|e| {
-        let response = |id: &str, model: &str| cmstore::queue_line::usage::UsageRecord {
+        let response = |id: &str, model: &str| cmstore::model::queue_line::usage::UsageRecord {
             message_id: id.into(),
             model: Some(model.into()),
             input: 1_000_000,

@@ -28,7 +28,7 @@ pub fn scripted_store() -> TestEnv {
     let mut at = |hook: &str,
                   session: &str,
                   minute: i64,
-                  edit: &dyn Fn(&mut cmstore::queue_line::QueueEntry)| {
+                  edit: &dyn Fn(&mut cmstore::model::queue_line::QueueEntry)| {
         let mut e = entry(hook, session);
         e.timestamp = T0 + minute * MIN;
         e.cwd = Some(if session == STORY {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use cmstore::queue_line::usage::UsageRecord;
+use cmstore::model::queue_line::usage::UsageRecord;
 
 use crate::common::run_at_100 as run;
 use crate::common::{entry, TestEnv};
@@ -19,7 +19,7 @@ fn store() -> TestEnv {
     let mut at = |hook: &str,
                   session: &str,
                   minute: i64,
-                  edit: &dyn Fn(&mut cmstore::queue_line::QueueEntry)| {
+                  edit: &dyn Fn(&mut cmstore::model::queue_line::QueueEntry)| {
         let mut e = entry(hook, session);
         e.timestamp = T0 + minute * MIN;
         e.cwd = Some(if session.starts_with("aaaa") {
@@ -30,7 +30,7 @@ fn store() -> TestEnv {
         edit(&mut e);
         lines.push(e.to_line());
     };
-    let none = |_: &mut cmstore::queue_line::QueueEntry| {};
+    let none = |_: &mut cmstore::model::queue_line::QueueEntry| {};
     let story = "aaaaaaaa-1111-4000-8000-000000000001";
     at("SessionStart", story, 0, &|e| {
         e.model = Some("claude-sonnet-4-5".into());
@@ -427,7 +427,7 @@ fn show_fits_each_line_to_the_terminal() {
     pre.tool_call_id = Some("c1".into());
     pre.tool_input = Some(serde_json::json!({ "command": format!("echo {long}") }).to_string());
     let mut post = pre.clone();
-    post.id = cmstore::queue_line::new_id();
+    post.id = cmstore::model::queue_line::new_id();
     post.hook_type = "PostToolUse".into();
     post.timestamp = T0 + 2 * MIN;
     post.duration_ms = Some(1_500);

@@ -113,16 +113,17 @@ fn a_store_migrated_from_0018_shows_what_one_ingested_at_0019_shows() {
     let spaced = format!("echo {}done", " ".repeat(300));
     let write = |env: &TestEnv| {
         let mut lines = Vec::new();
-        let mut at = |hook: &str,
-                      s: i64,
-                      call: &str,
-                      edit: &dyn Fn(&mut cmstore::queue_line::QueueEntry)| {
-            let mut e = entry(hook, "mig-1");
-            e.timestamp = T0 + s * SECOND;
-            e.tool_call_id = Some(call.into());
-            edit(&mut e);
-            lines.push(e.to_line());
-        };
+        let mut at =
+            |hook: &str,
+             s: i64,
+             call: &str,
+             edit: &dyn Fn(&mut cmstore::model::queue_line::QueueEntry)| {
+                let mut e = entry(hook, "mig-1");
+                e.timestamp = T0 + s * SECOND;
+                e.tool_call_id = Some(call.into());
+                edit(&mut e);
+                lines.push(e.to_line());
+            };
         let input = |v: Value| Some(v.to_string());
         at("PreToolUse", 1, "c1", &|e| {
             e.tool_input = input(serde_json::json!({"command": "rm -rf /"}));

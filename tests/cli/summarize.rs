@@ -15,7 +15,7 @@ fn at(
     hook: &str,
     session: &str,
     ts: i64,
-    f: impl FnOnce(&mut cmstore::queue_line::QueueEntry),
+    f: impl FnOnce(&mut cmstore::model::queue_line::QueueEntry),
 ) -> String {
     let mut e = entry(hook, session);
     e.timestamp = ts;
@@ -31,8 +31,8 @@ fn tool(hook: &str, session: &str, ts: i64, name: &str, call: &str) -> String {
 }
 
 /// The usage of one response: 1000 input, `output` output, 2000 cache writes, 4000 reads.
-pub fn usage(id: &str, model: &str, output: u64) -> cmstore::queue_line::usage::UsageRecord {
-    cmstore::queue_line::usage::UsageRecord {
+pub fn usage(id: &str, model: &str, output: u64) -> cmstore::model::queue_line::usage::UsageRecord {
+    cmstore::model::queue_line::usage::UsageRecord {
         message_id: id.into(),
         request_id: Some(format!("req_{id}")),
         model: Some(model.into()),
@@ -527,7 +527,7 @@ fn fixed() -> TestEnv {
     env
 }
 
-use cmstore::queue_line::QueueEntry;
+use cmstore::model::queue_line::QueueEntry;
 
 /// `args` at 100 columns in UTC, asserted successful.
 fn at_100(env: &TestEnv, args: &[&str]) -> String {
@@ -1114,7 +1114,7 @@ fn a_store_migrated_from_0019_reports_what_one_built_at_0020_reports() {
 #[test]
 fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
     let env = responses_at_day_edges();
-    let ms = |iso: &str| cmstore::timespec::parse_point(iso, 0).unwrap();
+    let ms = |iso: &str| cmstore::support::timespec::parse_point(iso, 0).unwrap();
     // Each figure of `--by model`, as a line per model.
     let lines = |rows: &Value| -> Vec<String> {
         let rows = rows.as_array().unwrap();

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 
 use crate::common::{capture, entry, real_fixtures, TestEnv};
-use cmstore::queue_line::QueueEntry;
+use cmstore::model::queue_line::QueueEntry;
 
 /// A tool line of `hook` in `session` at `ts`, adjusted by `f`.
 fn half(hook: &str, session: &str, ts: i64, f: impl FnOnce(&mut QueueEntry)) -> String {

@@ -17,8 +17,8 @@
 
 use serde_json::{Map, Value};
 
-use cmstore::queue_line::{estimate_tokens, ToolCallRecord, TurnRecord};
-use cmstore::wire::{self, Agent, Limits, Payload};
+use cmstore::model::queue_line::{estimate_tokens, ToolCallRecord, TurnRecord};
+use cmstore::model::wire::{self, Agent, Limits, Payload};
 
 mod render;
 mod rng;
@@ -745,13 +745,13 @@ fn tool_output(tool: &Tool, rng: &mut Rng) -> String {
 
 /// `text` cut to at most `max` characters, ending in `…` when cut (cmstore's own shortening).
 fn cut(text: &str, max: usize) -> String {
-    cmstore::shorten::cut_text(text, max)
+    cmstore::model::shorten::cut_text(text, max)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cmstore::queue_line::parse::parse_line;
+    use cmstore::model::queue_line::parse::parse_line;
 
     fn calls(seed: u64, n: usize) -> Vec<HookCall> {
         Workload::new(Options {

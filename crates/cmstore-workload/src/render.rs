@@ -8,9 +8,9 @@
 
 use serde_json::{json, Map, Value};
 
-use cmstore::queue_line::{ToolCallRecord, TurnRecord};
-use cmstore::shorten::compact_json;
-use cmstore::transcript::{MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
+use cmstore::model::queue_line::{ToolCallRecord, TurnRecord};
+use cmstore::model::shorten::compact_json;
+use cmstore::model::transcript::{MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS};
 
 use crate::{
     answer, cut, event_name, tool_output, Body, Dialect, Extra, HookCall, Kind, Rng, Session, Step,

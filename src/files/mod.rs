@@ -1,0 +1,16 @@
+//! The files cmstore reads and writes beside the store: where they are, how they are locked,
+//! and how their lines are read.
+//!
+//! - [`paths`]: every location, resolved once, and private (0600) file creation;
+//! - [`queue`]: the hook queue, appended by the hook and read by ingest;
+//! - [`tail`]: complete lines from a byte offset;
+//! - [`lock`]: advisory file locks with a time limit;
+//! - [`transcript`]: transcript cursors, discovery, and a workspace's recent sessions;
+//! - [`debug_log`]: the opt-in debug log.
+
+pub mod debug_log;
+pub mod lock;
+pub mod paths;
+pub mod queue;
+pub mod tail;
+pub mod transcript;

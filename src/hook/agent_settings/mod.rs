@@ -1,0 +1,559 @@
+//! Agent hook configuration: where each agent reads its hooks, what cmstore writes there,
+//! and the pure merge logic (no I/O) that installs, checks and removes it.
+//!
+//! What is written comes from the templates in `resources/hooks/` (embedded at build time).
+//! Every handler cmstore writes carries a version token (see [`Marker`]); a template change
+//! must bump it, so `status` can tell an old installation from a current one and `install`
+//! replaces it (ContextManager's installer never did, because its version was not bumped:
+//! seed bug A-B6). A unit test pins each template's hash to its token to enforce the bump.
+
+pub mod merge;
+pub mod otel;
+pub mod quote;
+pub mod splice;
+pub mod style;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The hook-token version the embedded templates carry.
+pub const CURRENT_VERSION: u32 = 3;
+
+/// An agent whose hook configuration cmstore can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Agent {
+    /// Claude Code: `settings.json`, matcher groups holding handler lists.
+    Claude,
+    /// VS Code agent hooks (Copilot Chat, local harness): a hook file with a flat handler list.
+    Vscode,
+    /// GitHub Copilot CLI (and the cloud agent): `{"version": 1, "hooks": …}` hook file.
+    Copilot,
+    /// OpenAI Codex CLI: `hooks.json` beside its `config.toml` (`~/.codex`, `<repo>/.codex`),
+    /// Claude-style matcher groups; timeouts in seconds.
+    Codex,
+    /// Gemini CLI: the `hooks` object of `settings.json` (`~/.gemini`, `<repo>/.gemini`),
+    /// Claude-style matcher groups; timeouts in milliseconds.
+    Gemini,
+}
+
+/// How an agent nests handlers under an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `Event: [{"matcher": …, "hooks": [handler, …]}, …]` (Claude Code, Codex, Gemini CLI).
+    Grouped,
+    /// `Event: [handler, …]` (VS Code, Copilot CLI).
+    Flat,
+}
+
+/// Where a handler carries cmstore's version token: a key and the text before `hooks-vN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marker {
+    /// The handler key holding the token.
+    pub key: &'static str,
+    /// What precedes `hooks-v<N>` in its value.
+    pub prefix: &'static str,
+}
+
+impl Marker {
+    /// The token version in `handler`, if it carries this marker.
+    pub fn version(&self, handler: &Value) -> Option<u32> {
+        handler
+            .get(self.key)?
+            .as_str()?
+            .strip_prefix(self.prefix)?
+            .strip_prefix("hooks-v")?
+            .parse()
+            .ok()
+    }
+
+    /// The marker value for `version`.
+    pub fn value(&self, version: u32) -> String {
+        format!("{}hooks-v{version}", self.prefix)
+    }
+}
+
+/// The operating system the hooks will run on, where it changes what is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    /// Linux, macOS and the other Unix-likes.
+    Unix,
+    /// Windows.
+    Windows,
+}
+
+impl Os {
+    /// The system cmstore was built for.
+    pub fn current() -> Os {
+        if cfg!(windows) {
+            Os::Windows
+        } else {
+            Os::Unix
+        }
+    }
+}
+
+/// Which configuration to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A project (workspace) directory.
+    Project(PathBuf),
+    /// The user's own configuration.
+    User {
+        /// The user's home directory.
+        home: PathBuf,
+        /// `CLAUDE_CONFIG_DIR`, which moves Claude Code's `~/.claude`.
+        claude_config_dir: Option<PathBuf>,
+        /// `COPILOT_HOME`, which moves Copilot CLI's `~/.copilot`.
+        copilot_home: Option<PathBuf>,
+        /// `CODEX_HOME`, which moves Codex's `~/.codex`.
+        codex_home: Option<PathBuf>,
+    },
+}
+
+impl Location {
+    /// `"project"` or `"user"`.
+    pub fn scope(&self) -> &'static str {
+        match self {
+            Location::Project(_) => "project",
+            Location::User { .. } => "user",
+        }
+    }
+}
+
+impl Agent {
+    /// Every agent, in a stable order.
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Vscode,
+        Agent::Copilot,
+        Agent::Codex,
+        Agent::Gemini,
+    ];
+
+    /// The name used on the command line and in `capture --agent`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Vscode => "vscode",
+            Agent::Copilot => "copilot",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// How this agent nests handlers.
+    pub fn shape(self) -> Shape {
+        match self {
+            Agent::Claude | Agent::Codex | Agent::Gemini => Shape::Grouped,
+            Agent::Vscode | Agent::Copilot => Shape::Flat,
+        }
+    }
+
+    /// Where this agent's handlers carry the token. Claude Code drops unknown handler keys
+    /// silently and VS Code reads only the keys it knows, so both get a `cmstore` key, as
+    /// Codex does (its `hooks.json` refuses unknown keys at the top only, not in a handler);
+    /// Copilot CLI documents a free-text `comment` field and Gemini CLI a `name`, so the token
+    /// goes there.
+    pub fn marker(self) -> Marker {
+        match self {
+            Agent::Claude | Agent::Vscode | Agent::Codex => Marker {
+                key: "cmstore",
+                prefix: "",
+            },
+            Agent::Copilot => Marker {
+                key: "comment",
+                prefix: "cmstore ",
+            },
+            Agent::Gemini => Marker {
+                key: "name",
+                prefix: "cmstore-",
+            },
+        }
+    }
+
+    /// The embedded template (`resources/hooks/<agent>.json`).
+    pub fn template(self) -> &'static str {
+        match self {
+            Agent::Claude => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/claude.json"
+            )),
+            Agent::Vscode => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/vscode.json"
+            )),
+            Agent::Copilot => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/copilot.json"
+            )),
+            Agent::Codex => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/codex.json"
+            )),
+            Agent::Gemini => include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/gemini.json"
+            )),
+        }
+    }
+
+    /// True when cmstore owns the whole file (and may delete it once it is empty). Codex's
+    /// `hooks.json` is shared with the user's own hooks, and Gemini's `settings.json` holds
+    /// all of its settings.
+    pub fn owns_file(self) -> bool {
+        matches!(self, Agent::Vscode | Agent::Copilot)
+    }
+
+    /// The file this agent reads at `location`.
+    pub fn config_path(self, location: &Location) -> PathBuf {
+        match (self, location) {
+            (Agent::Claude, Location::Project(dir)) => dir.join(".claude").join("settings.json"),
+            (
+                Agent::Claude,
+                Location::User {
+                    home,
+                    claude_config_dir,
+                    ..
+                },
+            ) => claude_config_dir
+                .clone()
+                .unwrap_or_else(|| home.join(".claude"))
+                .join("settings.json"),
+            (Agent::Vscode, Location::Project(dir)) => hooks_dir(dir).join("cmstore-vscode.json"),
+            (Agent::Copilot, Location::Project(dir)) => hooks_dir(dir).join("cmstore.json"),
+            (
+                Agent::Vscode | Agent::Copilot,
+                Location::User {
+                    home, copilot_home, ..
+                },
+            ) => {
+                let dir = copilot_home
+                    .clone()
+                    .unwrap_or_else(|| home.join(".copilot"))
+                    .join("hooks");
+                dir.join(match self {
+                    Agent::Vscode => "cmstore-vscode.json",
+                    _ => "cmstore.json",
+                })
+            }
+            (Agent::Codex, Location::Project(dir)) => dir.join(".codex").join("hooks.json"),
+            (
+                Agent::Codex,
+                Location::User {
+                    home, codex_home, ..
+                },
+            ) => codex_home
+                .clone()
+                .unwrap_or_else(|| home.join(".codex"))
+                .join("hooks.json"),
+            (Agent::Gemini, Location::Project(dir)) => dir.join(".gemini").join("settings.json"),
+            (Agent::Gemini, Location::User { home, .. }) => {
+                home.join(".gemini").join("settings.json")
+            }
+        }
+    }
+
+    /// What cmstore writes for this agent, with `program` as the cmstore binary.
+    pub fn expected(self, program: &str) -> Expected {
+        self.expected_command(&[program])
+    }
+
+    /// What cmstore writes for this agent, with `words` (the cmstore binary and any global
+    /// options such as `--home DIR`) before `capture`.
+    pub fn expected_command<S: AsRef<str>>(self, words: &[S]) -> Expected {
+        self.expected_for(words, Os::current())
+    }
+
+    /// [`Agent::expected_command`] for hooks that run on `os`. On Windows, Claude Code runs a
+    /// plain command through Git Bash as `bash --login -i -c`, which flashes a console window
+    /// on every event; its `"shell": "powershell"` handlers run hidden, so there cmstore
+    /// writes those, with the PowerShell-quoted command.
+    pub fn expected_for<S: AsRef<str>>(self, words: &[S], os: Os) -> Expected {
+        let sh = quote::sh_line(words);
+        let ps = quote::powershell_line(words);
+        let mut template = self.template().to_string();
+        if self == Agent::Claude && os == Os::Windows {
+            template = template.replace(
+                "\"command\": \"{{sh}}",
+                "\"shell\": \"powershell\", \"command\": \"{{ps}}",
+            );
+        }
+        let mut doc: Value =
+            serde_json::from_str(&template).expect("embedded hook templates are valid JSON");
+        fill(&mut doc, &sh, &ps);
+        let Value::Object(mut top) = doc else {
+            panic!("hook template is not an object")
+        };
+        let Some(Value::Object(hooks)) = top.shift_remove("hooks") else {
+            panic!("hook template has no hooks object")
+        };
+        let events = hooks
+            .into_iter()
+            .map(|(event, entries)| {
+                let mut entries = match entries {
+                    Value::Array(a) if a.len() == 1 => a,
+                    _ => panic!("hook template event {event} must hold one entry"),
+                };
+                (event, entries.remove(0))
+            })
+            .collect();
+        Expected {
+            agent: self,
+            top,
+            events,
+        }
+    }
+}
+
+/// The hook files directory of a project, read by both VS Code and Copilot CLI.
+fn hooks_dir(project: &Path) -> PathBuf {
+    project.join(".github").join("hooks")
+}
+
+/// Replaces the template placeholders in every string of `value`.
+fn fill(value: &mut Value, sh: &str, ps: &str) {
+    match value {
+        Value::String(s) => *s = s.replace("{{sh}}", sh).replace("{{ps}}", ps),
+        Value::Array(items) => items.iter_mut().for_each(|v| fill(v, sh, ps)),
+        Value::Object(map) => map.values_mut().for_each(|v| fill(v, sh, ps)),
+        _ => {}
+    }
+}
+
+/// The entries cmstore writes for one agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expected {
+    /// The agent.
+    pub agent: Agent,
+    /// Top-level keys besides `hooks` (Copilot's `"version": 1`).
+    pub top: Map<String, Value>,
+    /// Per event, in template order, the one entry cmstore adds (a matcher group for
+    /// Claude, a handler otherwise).
+    pub events: Vec<(String, Value)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FNV-1a, enough to notice any edit of a template; carriage returns are skipped so a
+    /// CRLF checkout hashes the same.
+    fn fnv(text: &str) -> u64 {
+        text.bytes()
+            .filter(|&b| b != b'\r')
+            .fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+    }
+
+    /// Each template's hash at the current token. If this fails you edited a template: bump
+    /// `CURRENT_VERSION` and every `hooks-vN` in `resources/hooks/`, then update the hashes,
+    /// so installed copies show up as outdated and `install` replaces them (seed bug A-B6).
+    #[test]
+    fn templates_changed_without_bumping_the_token() {
+        let pinned = [
+            (Agent::Claude, 3, 2_782_324_023_439_542_578),
+            (Agent::Vscode, 3, 7_565_588_521_407_655_550),
+            (Agent::Copilot, 3, 12_803_527_363_840_540_676u64),
+            (Agent::Codex, 3, 1_632_269_557_051_786_733),
+            (Agent::Gemini, 3, 556_865_949_638_800_239),
+        ];
+        for (agent, version, hash) in pinned {
+            assert_eq!(
+                version, CURRENT_VERSION,
+                "{agent:?}: bump the pinned version"
+            );
+            assert_eq!(fnv(agent.template()), hash, "{agent:?}: template edited");
+        }
+    }
+
+    #[test]
+    fn every_template_handler_carries_the_current_token() {
+        for agent in Agent::ALL {
+            let expected = agent.expected("cmstore");
+            assert!(!expected.events.is_empty());
+            for (event, entry) in &expected.events {
+                let handlers = match agent.shape() {
+                    Shape::Grouped => entry["hooks"].as_array().unwrap().clone(),
+                    Shape::Flat => vec![entry.clone()],
+                };
+                for h in handlers {
+                    assert_eq!(
+                        agent.marker().version(&h),
+                        Some(CURRENT_VERSION),
+                        "{agent:?} {event}"
+                    );
+                    let text = h.to_string();
+                    assert!(!text.contains("{{"), "{agent:?} {event}: unfilled {text}");
+                    assert!(
+                        text.contains(&format!("capture --agent {}", agent.name())),
+                        "{text}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn copilot_and_vscode_commands_name_their_event() {
+        for agent in [Agent::Vscode, Agent::Copilot] {
+            for (event, h) in agent.expected("cm").events {
+                for key in ["command", "windows", "bash", "powershell"] {
+                    if let Some(cmd) = h.get(key).and_then(Value::as_str) {
+                        assert!(cmd.contains(&format!("--event {event}")), "{cmd}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn program_is_quoted_per_shell() {
+        let e = Agent::Copilot.expected("/opt/my tools/cmstore");
+        let h = &e.events[0].1;
+        assert_eq!(
+            h["bash"],
+            "'/opt/my tools/cmstore' capture --agent copilot --event sessionStart || true"
+        );
+        assert_eq!(
+            h["powershell"],
+            "& '/opt/my tools/cmstore' capture --agent copilot --event sessionStart; exit 0"
+        );
+        assert_eq!(e.top["version"], 1);
+    }
+
+    #[test]
+    fn claude_on_windows_runs_through_powershell() {
+        let e = Agent::Claude.expected_for(&[r"C:\Program Files\cmstore.exe"], Os::Windows);
+        for (_, group) in &e.events {
+            let h = &group["hooks"][0];
+            assert_eq!(h["shell"], "powershell");
+            assert_eq!(
+                h["command"],
+                r"& 'C:\Program Files\cmstore.exe' capture --agent claude"
+            );
+        }
+        let unix = Agent::Claude.expected_for(&["/bin/cm"], Os::Unix);
+        assert!(unix.events[0].1["hooks"][0].get("shell").is_none());
+        let vscode = Agent::Vscode.expected_for(&["cm"], Os::Windows);
+        assert_eq!(vscode, Agent::Vscode.expected_for(&["cm"], Os::Unix));
+    }
+
+    #[test]
+    fn config_paths() {
+        let p = Location::Project(PathBuf::from("/p"));
+        assert_eq!(
+            Agent::Claude.config_path(&p),
+            Path::new("/p/.claude/settings.json")
+        );
+        assert_eq!(
+            Agent::Copilot.config_path(&p),
+            Path::new("/p/.github/hooks/cmstore.json")
+        );
+        assert_eq!(
+            Agent::Vscode.config_path(&p),
+            Path::new("/p/.github/hooks/cmstore-vscode.json")
+        );
+        let u = Location::User {
+            home: PathBuf::from("/h"),
+            claude_config_dir: None,
+            copilot_home: None,
+            codex_home: None,
+        };
+        assert_eq!(
+            Agent::Claude.config_path(&u),
+            Path::new("/h/.claude/settings.json")
+        );
+        assert_eq!(
+            Agent::Copilot.config_path(&u),
+            Path::new("/h/.copilot/hooks/cmstore.json")
+        );
+        let moved = Location::User {
+            home: PathBuf::from("/h"),
+            claude_config_dir: Some(PathBuf::from("/c")),
+            copilot_home: Some(PathBuf::from("/g")),
+            codex_home: Some(PathBuf::from("/x")),
+        };
+        assert_eq!(
+            Agent::Claude.config_path(&moved),
+            Path::new("/c/settings.json")
+        );
+        assert_eq!(
+            Agent::Vscode.config_path(&moved),
+            Path::new("/g/hooks/cmstore-vscode.json")
+        );
+        assert_eq!(
+            Agent::Codex.config_path(&p),
+            Path::new("/p/.codex/hooks.json")
+        );
+        assert_eq!(
+            Agent::Codex.config_path(&u),
+            Path::new("/h/.codex/hooks.json")
+        );
+        assert_eq!(Agent::Codex.config_path(&moved), Path::new("/x/hooks.json"));
+        assert_eq!(
+            Agent::Gemini.config_path(&p),
+            Path::new("/p/.gemini/settings.json")
+        );
+        assert_eq!(
+            Agent::Gemini.config_path(&moved),
+            Path::new("/h/.gemini/settings.json")
+        );
+    }
+
+    #[test]
+    fn codex_and_gemini_get_their_own_events_and_units() {
+        let codex = Agent::Codex.expected("cm");
+        let names: Vec<&str> = codex.events.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "SessionStart",
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PermissionRequest",
+                "PostToolUse",
+                "PreCompact",
+                "PostCompact",
+                "SubagentStart",
+                "SubagentStop",
+                "Stop",
+                "SessionEnd",
+                "Interrupt"
+            ]
+        );
+        let h = &codex.events[0].1["hooks"][0];
+        assert_eq!(h["command"], "cm capture --agent codex");
+        assert_eq!(h["timeout"], 10, "seconds");
+        // Codex clamps these two to 3 s (and says so at every start when given more).
+        for (event, entry) in &codex.events[10..] {
+            assert_eq!(entry["hooks"][0]["timeout"], 3, "{event}");
+        }
+        let gemini = Agent::Gemini.expected("cm");
+        let names: Vec<&str> = gemini.events.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "SessionStart",
+                "BeforeAgent",
+                "BeforeTool",
+                "AfterTool",
+                "AfterAgent",
+                "PreCompress",
+                "Notification",
+                "SessionEnd"
+            ]
+        );
+        let h = &gemini.events[0].1["hooks"][0];
+        assert_eq!(h["timeout"], 10_000, "milliseconds");
+        assert_eq!(h["name"], "cmstore-hooks-v3");
+        // Every event name is one capture knows.
+        for (event, _) in codex.events.iter().chain(&gemini.events) {
+            assert!(
+                crate::model::queue_line::HookType::from_event_name(event).is_some(),
+                "{event}"
+            );
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The usage of API responses, read from Gemini CLI chat files (pure).
+//!
+//! Gemini CLI 0.61 writes `~/.gemini/tmp/<project>/chats/session-*.jsonl`: a header line
+//! (`sessionId`, `projectHash`, `kind`), one line per message and `{"$set": …}` updates. A
+//! message of `type: "gemini"` carries `tokens` (`input`, `output`, `cached`, `thoughts`,
+//! `tool`, `total`: the API's `usageMetadata` of the response's final streamed chunk) and
+//! `model`. A message is written again, with the same `id`, when its tool calls are added: the
+//! key is that id, and the last line wins as for Claude Code. See docs/usage.md.
+//!
+//! Gemini's counts overlap where Anthropic's do not: `input` (`promptTokenCount`) includes the
+//! `cached` tokens, and `output` (`candidatesTokenCount`) excludes the `thoughts`. They are
+//! stored the Anthropic way, so that sums and cost mean the same for every agent:
+//! `input_tokens = input - cached + tool`, `cache_read_tokens = cached`,
+//! `output_tokens = output + thoughts` (thinking is billed as output).
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use crate::model::queue_line::usage::UsageRecord;
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    tokens: Option<Tokens>,
+}
+
+/// Gemini CLI's `tokens` of a message, as its chat file spells them.
+#[derive(Deserialize)]
+struct Tokens {
+    input: Option<u64>,
+    output: Option<u64>,
+    cached: Option<u64>,
+    thoughts: Option<u64>,
+    tool: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Header<'a> {
+    #[serde(borrow, rename = "sessionId")]
+    session_id: Option<Cow<'a, str>>,
+}
+
+/// The usage one chat-file line (newline excluded) at byte `offset` reports, if any: a
+/// `gemini` message with an id and `tokens`. The caller has checked that the line mentions
+/// `"tokens"`.
+pub(super) fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
+    from_message(serde_json::from_slice(bytes.trim_ascii()).ok()?, offset)
+}
+
+/// [`from_line`] of a line already parsed into `value`.
+pub(super) fn from_value(value: &serde_json::Value, offset: u64) -> Option<UsageRecord> {
+    from_message(Line::deserialize(value).ok()?, offset)
+}
+
+fn from_message(line: Line<'_>, offset: u64) -> Option<UsageRecord> {
+    if line.kind.as_deref() != Some("gemini") {
+        return None;
+    }
+    let t = line.tokens?;
+    let cached = t.cached.unwrap_or(0);
+    Some(UsageRecord {
+        message_id: line.id.filter(|id| !id.is_empty())?.into_owned(),
+        request_id: None,
+        model: line.model.filter(|m| !m.is_empty()).map(Cow::into_owned),
+        input: t
+            .input
+            .unwrap_or(0)
+            .saturating_sub(cached)
+            .saturating_add(t.tool.unwrap_or(0)),
+        output: t
+            .output
+            .unwrap_or(0)
+            .saturating_add(t.thoughts.unwrap_or(0)),
+        cache_read: cached,
+        ts: line
+            .timestamp
+            .as_deref()
+            .and_then(crate::support::clock::rfc3339_ms),
+        offset,
+        ..UsageRecord::default()
+    })
+}
+
+/// The session a chat file's header line names (`sessionId`), for `cmstore import`: the
+/// message lines do not.
+pub fn session_of_header(bytes: &[u8]) -> Option<String> {
+    memchr::memmem::find(bytes, b"\"sessionId\"")?;
+    let header: Header<'_> = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+    header
+        .session_id
+        .filter(|s| !s.is_empty())
+        .map(Cow::into_owned)
+}
+
+/// True for a Gemini CLI chat file's path: `…/chats/session-*.jsonl`.
+pub fn is_chat_file(path: &std::path::Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let parent = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str());
+    name.starts_with("session-") && name.ends_with(".jsonl") && parent == Some("chats")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chat file Gemini CLI 0.61.0 wrote in the end-to-end suite (tests/e2e), against the
+    /// mock Gemini API: two responses, the first written twice (its tool call added).
+    const CHAT: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gemini/chat-0.61.0.jsonl"
+    ));
+
+    fn records(text: &str) -> Vec<UsageRecord> {
+        let mut offset = 0;
+        let mut out = Vec::new();
+        for line in text.split_inclusive('\n') {
+            out.extend(from_line(line.trim_end().as_bytes(), offset));
+            offset += line.len() as u64;
+        }
+        out
+    }
+
+    #[test]
+    fn a_real_chat_file_gives_one_row_per_response_with_the_mocks_numbers() {
+        let all = records(CHAT);
+        assert_eq!(all.len(), 3, "the first response is written twice");
+        let rows = crate::model::queue_line::usage::dedup(all);
+        // The mock (tests/e2e/google.rs, Usage::of_step): prompt 10007 + 1000 n, cached
+        // 4003 + 100 n, candidates 211 + 10 n, thoughts 53 + n.
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.input, r.cache_read, r.output, r.cache_write))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (10007 - 4003, 4003, 211 + 53, 0),
+                (11007 - 4103, 4103, 221 + 54, 0)
+            ]
+        );
+        assert_eq!(rows[0].message_id, "482cae6f-1146-4412-9cf7-fe3ca072cc89");
+        assert_eq!(rows[0].model.as_deref(), Some("gemini-2.5-flash"));
+        assert_eq!(rows[0].key().1, "");
+        assert!(rows[0].ts.is_some());
+        let first_line = CHAT.lines().next().unwrap();
+        assert_eq!(
+            session_of_header(first_line.as_bytes()).as_deref(),
+            Some("619d1b70-73c5-42a0-8e14-50b8efc17598")
+        );
+    }
+
+    #[test]
+    fn the_stored_columns_add_up_to_geminis_total() {
+        for line in CHAT.lines().filter(|l| l.contains("\"tokens\"")) {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let r = from_line(line.as_bytes(), 0).unwrap();
+            assert_eq!(
+                r.input + r.cache_read + r.output,
+                v["tokens"]["total"].as_u64().unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn tool_prompt_tokens_are_input_and_other_lines_give_none() {
+        let line = r#"{"id":"g1","type":"gemini","content":"","tokens":{"input":100,"output":7,"cached":40,"thoughts":3,"tool":9,"total":119},"model":"gemini-2.5-pro"}"#;
+        let r = from_line(line.as_bytes(), 5).unwrap();
+        assert_eq!((r.input, r.cache_read, r.output), (69, 40, 10));
+        assert_eq!(r.input + r.cache_read + r.output, 119);
+        for line in [
+            r#"{"id":"u1","type":"user","content":[{"text":"my \"tokens\":{} are"}]}"#,
+            r#"{"id":"g2","type":"gemini","content":"no tokens yet"}"#,
+            r#"{"type":"gemini","tokens":{"input":1}}"#,
+            r#"{"$set":{"lastUpdated":"2026-12-01T23:29:11.086Z"}}"#,
+        ] {
+            assert_eq!(from_line(line.as_bytes(), 0), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn chat_files_are_known_by_their_path() {
+        use std::path::Path;
+        assert!(is_chat_file(Path::new(
+            "/h/.gemini/tmp/p/chats/session-2026-12-01T23-29-619d1b70.jsonl"
+        )));
+        assert!(!is_chat_file(Path::new(
+            "/h/.claude/projects/p/session-1.jsonl"
+        )));
+        assert!(!is_chat_file(Path::new("/h/chats/other.jsonl")));
+    }
+}

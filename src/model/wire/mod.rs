@@ -1,0 +1,661 @@
+//! Agent payload dialects -> the canonical queue entry, and the replies each agent expects.
+//!
+//! Five incompatible payload shapes reach the hook (see docs/design.md, "Agent payloads"):
+//! Claude Code, VS Code Copilot Chat (snake_case or camelCase), Copilot CLI with camelCase
+//! hooks (no event name; `toolArgs` as a JSON string; epoch-ms timestamp), Copilot CLI with
+//! PascalCase hooks, and Codex. Every field is read in every spelling, so the dialect only
+//! matters for naming the agent and for the shape of the reply.
+
+pub mod outcome;
+pub mod payload;
+pub mod reply;
+
+use serde_json::Value;
+
+use crate::model::queue_line::{error_object, HookType, QueueEntry, UNKNOWN_ORIGIN};
+use crate::model::shorten::{compact_json, cut_text};
+pub use payload::{DecodeError, Payload};
+
+/// The agent that ran the hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Claude,
+    Vscode,
+    Copilot,
+    Codex,
+    Gemini,
+    Cursor,
+    Unknown,
+}
+
+impl Agent {
+    /// The name written in the queue line's `agent` field and accepted by `--agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Vscode => "vscode",
+            Agent::Copilot => "copilot",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+            Agent::Cursor => "cursor",
+            Agent::Unknown => "unknown",
+        }
+    }
+
+    /// ContextManager's `participant` value for this agent.
+    pub fn participant(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude-code",
+            Agent::Vscode => "copilot",
+            Agent::Copilot => "copilot-cli",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini-cli",
+            Agent::Cursor => "cursor",
+            Agent::Unknown => "unknown",
+        }
+    }
+
+    /// The session origin the ContextManager extension uses for this agent (its
+    /// `SessionOrigin`): its own scripts write `claude-code-plugin`, `vscode-extension` and
+    /// `copilot-cli-plugin`; it has none for Codex, Gemini CLI or Cursor, so `unknown`.
+    pub fn origin(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude-code-plugin",
+            Agent::Vscode => "vscode-extension",
+            Agent::Copilot => "copilot-cli-plugin",
+            Agent::Codex | Agent::Gemini | Agent::Cursor | Agent::Unknown => UNKNOWN_ORIGIN,
+        }
+    }
+
+    /// Parses an `--agent` value; `auto` (and anything unrecognised) means "sniff".
+    pub fn from_flag(flag: &str) -> Option<Agent> {
+        Some(match flag.trim().to_ascii_lowercase().as_str() {
+            "claude" | "claude-code" | "claudecode" => Agent::Claude,
+            "vscode" | "vs-code" | "copilot-chat" => Agent::Vscode,
+            "copilot" | "copilot-cli" | "github-copilot" => Agent::Copilot,
+            "codex" => Agent::Codex,
+            "gemini" | "gemini-cli" => Agent::Gemini,
+            "cursor" => Agent::Cursor,
+            _ => return None,
+        })
+    }
+}
+
+const GEMINI_EVENTS: [&str; 8] = [
+    "BeforeTool",
+    "AfterTool",
+    "BeforeAgent",
+    "AfterAgent",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeToolSelection",
+    "PreCompress",
+];
+
+/// Guesses the agent from the payload's shape (the order is in docs/design.md, "Agent payloads").
+pub fn sniff_agent(p: &Payload) -> Agent {
+    if p.has_any(&["conversation_id"]) && p.has_any(&["workspace_roots"]) {
+        return Agent::Cursor;
+    }
+    let numeric_time = p.get_any(&["timestamp"]).is_some_and(Value::is_number);
+    if numeric_time || p.has_any(&["toolArgs", "toolResult"]) {
+        return Agent::Copilot;
+    }
+    if p.has_any(&["turn_id"]) {
+        return Agent::Codex;
+    }
+    let event = p.str_any(&["hook_event_name", "hookEventName"]);
+    if event.as_deref().is_some_and(|e| GEMINI_EVENTS.contains(&e)) {
+        return Agent::Gemini;
+    }
+    let transcript = p
+        .str_any(&["transcript_path", "transcriptPath"])
+        .unwrap_or_default()
+        .replace('\\', "/");
+    // Gemini CLI's lifecycle events (SessionStart, SessionEnd, Notification) share their names
+    // with other agents; its transcript lives under `~/.gemini/`.
+    if transcript.contains("/.gemini/") {
+        return Agent::Gemini;
+    }
+    if transcript.contains("GitHub.copilot-chat") || p.has_any(&["hookEventName"]) {
+        return Agent::Vscode;
+    }
+    if transcript.contains("/.claude/") {
+        return Agent::Claude;
+    }
+    if transcript.contains("/.copilot/") {
+        return Agent::Copilot;
+    }
+    if p.get_any(&["timestamp"]).is_some_and(Value::is_string) {
+        // ISO timestamps come from VS Code's Local harness (and Copilot CLI's PascalCase
+        // hooks, which send the VS Code-compatible payload).
+        return Agent::Vscode;
+    }
+    if p.has_any(&["session_id", "hook_event_name"]) {
+        return Agent::Claude;
+    }
+    Agent::Unknown
+}
+
+/// Size limits applied while normalizing, in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub tool_input: usize,
+    pub tool_response: usize,
+    pub text: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            tool_input: 8 * 1024,
+            tool_response: 8 * 1024,
+            text: 256 * 1024,
+        }
+    }
+}
+
+/// Tool names that hand work to another agent.
+pub const DELEGATION_TOOLS: [&str; 5] = ["runSubagent", "Task", "Agent", "task", "agent"];
+
+const SESSION_KEYS: [&str; 6] = [
+    "session_id",
+    "sessionId",
+    "conversation_id",
+    "conversationId",
+    "chat_id",
+    "chatId",
+];
+const TOOL_NAME_KEYS: [&str; 2] = ["tool_name", "toolName"];
+const TOOL_INPUT_KEYS: [&str; 4] = ["tool_input", "toolInput", "toolArgs", "tool_args"];
+const TOOL_CALL_ID_KEYS: [&str; 6] = [
+    "tool_use_id",
+    "toolUseId",
+    "toolCallId",
+    "tool_call_id",
+    "callId",
+    "call_id",
+];
+
+/// The event name: the `--event` flag, else `hook_event_name`, else `hookEventName`.
+pub fn event_name(flag: Option<&str>, p: &Payload) -> Option<String> {
+    flag.map(str::to_string)
+        .filter(|e| !e.trim().is_empty())
+        .or_else(|| p.str_any(&["hook_event_name", "hookEventName"]))
+}
+
+/// The session id in any spelling.
+pub fn session_id(p: &Payload) -> Option<String> {
+    p.str_any(&SESSION_KEYS)
+}
+
+/// The transcript path in any spelling.
+pub fn transcript_path(p: &Payload) -> Option<String> {
+    p.str_any(&["transcript_path", "transcriptPath"])
+}
+
+/// The tool's arguments as a JSON value; Copilot CLI sends them as a JSON *string*.
+pub fn tool_input(p: &Payload) -> Option<Value> {
+    let raw = p.get_any(&TOOL_INPUT_KEYS)?;
+    Some(match raw {
+        Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or_else(|_| raw.clone()),
+        other => other.clone(),
+    })
+}
+
+/// The canonical hook type of `event` with this payload, or `None` when it has none.
+///
+/// The event name decides, except for Gemini CLI's `PreCompress`: it fires before Gemini checks
+/// whether the history is long enough to compress, so an automatic one (`trigger: "auto"`)
+/// says only that a compaction was considered ([`HookType::CompactionCheck`]); a manual one
+/// (`/compress`) compacts ([`HookType::PreCompact`]).
+pub fn hook_type(event: &str, p: &Payload) -> Option<HookType> {
+    let kind = HookType::from_event_name(event)?;
+    let gemini_check = event.trim().eq_ignore_ascii_case("PreCompress")
+        && p.str_any(&["trigger"]).as_deref() != Some("manual");
+    Some(if gemini_check {
+        HookType::CompactionCheck
+    } else {
+        kind
+    })
+}
+
+/// Builds the queue entry for one decoded payload. The caller sets `hookExecutionMs`, adds
+/// transcript-derived fields and any safety finding.
+pub fn normalize(
+    p: &Payload,
+    agent: Agent,
+    event: Option<&str>,
+    timestamp_ms: i64,
+    size_bytes: u64,
+    limits: &Limits,
+) -> QueueEntry {
+    let kind = event.and_then(|e| hook_type(e, p));
+    let hook_type = kind
+        .map(|t| t.as_str().to_string())
+        .or_else(|| event.map(str::to_string))
+        .unwrap_or_else(|| "Unknown".to_string());
+    let mut e = QueueEntry::new(hook_type, timestamp_ms);
+    e.event = event.map(str::to_string);
+    e.agent = Some(agent.as_str().to_string());
+    e.origin = Some(agent.origin().to_string());
+    e.participant = Some(agent.participant().to_string());
+    e.session_id = session_id(p);
+    e.cwd = p.str_any(&["cwd"]).or_else(|| {
+        p.get_any(&["workspace_roots"])
+            .and_then(|v| v.get(0))
+            .and_then(payload::scalar_text)
+    });
+    e.root_hint = e.cwd.clone();
+    e.transcript_path = transcript_path(p);
+    e.size_bytes = size_bytes;
+    e.estimated_tokens = crate::model::queue_line::estimate_tokens(size_bytes);
+
+    let text = |keys: &[&str]| p.str_any(keys).map(|s| cut_text(&s, limits.text));
+    e.prompt = text(&["prompt", "userPrompt", "user_prompt", "initialPrompt"]);
+    e.response = text(&[
+        "last_assistant_message",
+        "lastAssistantMessage",
+        "response",
+        "prompt_response",
+    ]);
+    if agent == Agent::Gemini {
+        // Gemini CLI 0.61 starts AfterAgent's `prompt_response` with " \n" per model call
+        // when the reply carries cached or thinking counts: blanks, not the answer.
+        e.response = e.response.map(|r| match r.trim_start() {
+            trimmed if trimmed.len() == r.len() => r,
+            trimmed => trimmed.to_string(),
+        });
+    }
+    e.message = text(&["message"]);
+    e.source = p.str_any(&["source"]);
+    e.reason = p.str_any(&["reason", "stopReason"]);
+    e.trigger = p.str_any(&["trigger"]);
+    e.error = p.get_any(&["error"]).map(error_object);
+    e.duration_ms = p.int_any(&["duration_ms", "durationMs"]);
+    e.turn_id = p.str_any(&["turn_id", "turnId"]);
+    e.model = model(p);
+    if kind == Some(HookType::StopFailure) {
+        // The turn ended on an API error: a turn all the same, with this outcome.
+        e.turn_outcome = Some("failed".to_string());
+    }
+
+    e.tool_name = p.str_any(&TOOL_NAME_KEYS);
+    e.tool_call_id = p.str_any(&TOOL_CALL_ID_KEYS);
+    let input = tool_input(p);
+    e.tool_input = input.as_ref().map(|v| compact_json(v, limits.tool_input));
+    if let Some(result) = p.get_any(&["tool_response", "toolResponse", "toolResult", "tool_result"])
+    {
+        let (text, result_type) = tool_result_text(result);
+        e.tool_response = Some(match text {
+            Some(t) => cut_text(&t, limits.tool_response),
+            None => compact_json(result, limits.tool_response),
+        });
+        e.tool_result_type = result_type;
+        if kind == Some(HookType::PostToolUse) {
+            let read = outcome::read(agent, result);
+            e.exit_code = read.exit_code;
+            e.tool_failed = read.failed.then_some(true);
+        }
+    }
+
+    let subagent_name = p.str_any(&[
+        "agent_type",
+        "agentType",
+        "agentName",
+        "agent_name",
+        "agentDisplayName",
+        "subagentName",
+        "subagent_name",
+        "actorName",
+        "actor_name",
+    ]);
+    let in_subagent = subagent_name.is_some() || p.has_any(&["agent_id", "agentId"]);
+    e.actor_name = subagent_name;
+    e.actor_type = Some(
+        p.str_any(&["actorType", "actor_type"])
+            .unwrap_or_else(|| if in_subagent { "subagent" } else { "main" }.to_string()),
+    );
+    if let Some(tool) = e.tool_name.as_deref() {
+        if DELEGATION_TOOLS.contains(&tool) {
+            e.delegated_agent = Some(
+                input
+                    .as_ref()
+                    .and_then(delegated_agent)
+                    .unwrap_or_else(|| "unknown".to_string()),
+            );
+        }
+    }
+    e
+}
+
+/// The model name: a string, or Claude's `{id, display_name}` object; Gemini CLI names it
+/// only in the request of its model events (`llm_request.model`).
+fn model(p: &Payload) -> Option<String> {
+    let named = p
+        .get_any(&["model", "modelName", "model_name"])
+        .or_else(|| {
+            p.get_any(&["llm_request", "llmRequest"])
+                .and_then(|r| r.get("model"))
+        });
+    match named? {
+        Value::Object(m) => ["id", "display_name", "name"]
+            .iter()
+            .find_map(|k| m.get(*k).and_then(payload::scalar_text)),
+        other => payload::scalar_text(other),
+    }
+}
+
+/// The text of a tool result and its result type, for Copilot's `{resultType, textResultForLlm}`
+/// objects and plain strings. Other objects have no text (the caller keeps their JSON).
+fn tool_result_text(result: &Value) -> (Option<String>, Option<String>) {
+    match result {
+        Value::String(s) => (Some(s.clone()), None),
+        Value::Object(m) => {
+            let text = ["textResultForLlm", "text_result_for_llm"]
+                .iter()
+                .find_map(|k| m.get(*k).and_then(Value::as_str))
+                .map(str::to_string);
+            let kind = ["resultType", "result_type"]
+                .iter()
+                .find_map(|k| m.get(*k).and_then(Value::as_str))
+                .map(str::to_string);
+            (text, kind)
+        }
+        _ => (None, None),
+    }
+}
+
+/// The agent a delegation tool call hands work to, from the tool's arguments.
+fn delegated_agent(input: &Value) -> Option<String> {
+    [
+        "subagent_type",
+        "subagentType",
+        "agentName",
+        "agent_name",
+        "agent_type",
+        "agentType",
+        "agent",
+    ]
+    .iter()
+    .find_map(|k| input.get(*k).and_then(payload::scalar_text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(json: &str) -> Payload {
+        Payload::decode(json.as_bytes()).unwrap()
+    }
+
+    fn entry(json: &str, flag: Option<&str>) -> QueueEntry {
+        let p = payload(json);
+        let ev = event_name(flag, &p);
+        normalize(
+            &p,
+            sniff_agent(&p),
+            ev.as_deref(),
+            1,
+            json.len() as u64,
+            &Limits::default(),
+        )
+    }
+
+    #[test]
+    fn sniffs_each_dialect() {
+        let cases = [
+            (
+                r#"{"session_id":"s","transcript_path":"/home/u/.claude/projects/-x/s.jsonl","hook_event_name":"Stop"}"#,
+                Agent::Claude,
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash"}"#,
+                Agent::Claude,
+            ),
+            (
+                r#"{"timestamp":"2026-03-20T10:30:00.000Z","hook_event_name":"PreToolUse","session_id":"s","transcript_path":"/h/.config/Code/User/workspaceStorage/9/GitHub.copilot-chat/transcripts/s.jsonl"}"#,
+                Agent::Vscode,
+            ),
+            (
+                r#"{"timestamp":"2026-02-09T10:30:00.000Z","sessionId":"s","hookEventName":"PreToolUse"}"#,
+                Agent::Vscode,
+            ),
+            (
+                r#"{"timestamp":1704614600000,"cwd":"/p","toolName":"bash","toolArgs":"{}"}"#,
+                Agent::Copilot,
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"Stop","turn_id":"t1","model":"gpt-5"}"#,
+                Agent::Codex,
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"BeforeTool","timestamp":"2026-01-01T00:00:00Z"}"#,
+                Agent::Gemini,
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"SessionEnd","timestamp":"2026-01-01T00:00:00Z","transcript_path":"/home/u/.gemini/tmp/p/chats/session-1.json"}"#,
+                Agent::Gemini,
+            ),
+            (
+                r#"{"conversation_id":"c","workspace_roots":["/w"],"hook_event_name":"stop"}"#,
+                Agent::Cursor,
+            ),
+            (r#"{"foo":1}"#, Agent::Unknown),
+        ];
+        for (json, want) in cases {
+            assert_eq!(sniff_agent(&payload(json)), want, "{json}");
+        }
+    }
+
+    #[test]
+    fn copilot_camel_case_tool_args_string_is_parsed() {
+        let e = entry(
+            r#"{"timestamp":1704614600000,"cwd":"/p","sessionId":"s1","toolName":"bash","toolArgs":"{\"command\":\"ls\",\"description\":\"list\"}","toolResult":{"resultType":"success","textResultForLlm":"a b"}}"#,
+            Some("postToolUse"),
+        );
+        assert_eq!(e.hook_type, "PostToolUse");
+        assert_eq!(e.event.as_deref(), Some("postToolUse"));
+        assert_eq!(e.agent.as_deref(), Some("copilot"));
+        assert_eq!(e.session_id.as_deref(), Some("s1"));
+        let input: Value = serde_json::from_str(e.tool_input.as_deref().unwrap()).unwrap();
+        assert_eq!(input["command"], "ls");
+        assert_eq!(e.tool_response.as_deref(), Some("a b"));
+        assert_eq!(e.tool_result_type.as_deref(), Some("success"));
+        assert_eq!(e.timestamp, 1, "capture's clock, not the payload's");
+    }
+
+    #[test]
+    fn claude_task_call_is_a_delegation() {
+        let e = entry(
+            r#"{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Task","tool_input":{"description":"d","prompt":"p","subagent_type":"code-reviewer"},"tool_use_id":"toolu_1"}"#,
+            None,
+        );
+        assert_eq!(e.delegated_agent.as_deref(), Some("code-reviewer"));
+        assert_eq!(e.tool_call_id.as_deref(), Some("toolu_1"));
+        assert_eq!(e.actor_type.as_deref(), Some("main"));
+    }
+
+    #[test]
+    fn vscode_run_subagent_is_a_delegation() {
+        let e = entry(
+            r#"{"timestamp":"2026-03-20T10:30:00.000Z","hook_event_name":"PreToolUse","session_id":"s","tool_name":"runSubagent","tool_input":{"agentName":"planner","prompt":"x"},"tool_use_id":"call_1"}"#,
+            None,
+        );
+        assert_eq!(e.agent.as_deref(), Some("vscode"));
+        assert_eq!(e.delegated_agent.as_deref(), Some("planner"));
+        assert_eq!(
+            e.actor_name, None,
+            "the delegate is not the actor (vstack bug B-B3)"
+        );
+    }
+
+    #[test]
+    fn subagent_payloads_name_their_actor() {
+        let e = entry(
+            r#"{"session_id":"s","hook_event_name":"PreToolUse","agent_id":"a1","agent_type":"Explore","tool_name":"Read","tool_input":{"file_path":"/x"}}"#,
+            None,
+        );
+        assert_eq!(e.actor_name.as_deref(), Some("Explore"));
+        assert_eq!(e.actor_type.as_deref(), Some("subagent"));
+    }
+
+    #[test]
+    fn model_object_and_unknown_events() {
+        let e = entry(
+            r#"{"session_id":"s","hook_event_name":"WorktreeCreate","model":{"id":"claude-x","display_name":"X"}}"#,
+            None,
+        );
+        assert_eq!(e.hook_type, "WorktreeCreate", "unknown names are kept raw");
+        assert_eq!(e.model.as_deref(), Some("claude-x"));
+    }
+
+    #[test]
+    fn the_origin_is_the_extensions_and_cmstore_the_producer() {
+        let cases = [
+            (
+                r#"{"session_id":"s","hook_event_name":"Stop"}"#,
+                "claude-code-plugin",
+            ),
+            (
+                r#"{"timestamp":"2026-02-09T10:30:00.000Z","sessionId":"s","hookEventName":"Stop"}"#,
+                "vscode-extension",
+            ),
+            (
+                r#"{"timestamp":1704614600000,"sessionId":"s"}"#,
+                "copilot-cli-plugin",
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"Stop","turn_id":"t"}"#,
+                "unknown",
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"AfterAgent"}"#,
+                "unknown",
+            ),
+        ];
+        for (json, origin) in cases {
+            let e = entry(json, None);
+            assert_eq!(e.origin.as_deref(), Some(origin), "{json}");
+            assert_eq!(e.producer.as_deref(), Some("cmstore"), "{json}");
+        }
+    }
+
+    #[test]
+    fn a_string_error_becomes_an_object_with_its_message() {
+        let e = entry(
+            r#"{"session_id":"s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_use_id":"t","error":"Exit code 3"}"#,
+            None,
+        );
+        assert_eq!(e.error, Some(serde_json::json!({"message": "Exit code 3"})));
+        let copilot = entry(
+            r#"{"timestamp":1,"sessionId":"s","error":{"message":"m","name":"E","stack":"at x"}}"#,
+            Some("errorOccurred"),
+        );
+        assert_eq!(
+            copilot.error,
+            Some(serde_json::json!({"message": "m", "name": "E", "stack": "at x"}))
+        );
+    }
+
+    #[test]
+    fn a_gemini_response_loses_its_leading_blanks_and_nothing_else() {
+        let limits = Limits::default();
+        let stop = |agent: Agent, text: &str| {
+            let p = Payload::decode(
+                serde_json::json!({"hook_event_name": "AfterAgent", "session_id": "g",
+                    "prompt": "q", "prompt_response": text})
+                .to_string()
+                .as_bytes(),
+            )
+            .unwrap();
+            normalize(&p, agent, Some("AfterAgent"), 0, 0, &limits).response
+        };
+        let seen = " \n \n \n All done.\n";
+        assert_eq!(stop(Agent::Gemini, seen).as_deref(), Some("All done.\n"));
+        // Blanks alone were no answer before, and still are not.
+        assert_eq!(stop(Agent::Gemini, "  "), None);
+        assert_eq!(stop(Agent::Gemini, "x \n y").as_deref(), Some("x \n y"));
+        // Other agents' answers are kept as they are.
+        assert_eq!(stop(Agent::Claude, seen).as_deref(), Some(seen));
+    }
+
+    #[test]
+    fn gemini_model_events_name_the_model_and_are_known() {
+        let before = entry(
+            r#"{"session_id":"g","hook_event_name":"BeforeModel","timestamp":"2026-01-01T00:00:00Z","llm_request":{"model":"gemini-2.5-pro","messages":[]}}"#,
+            None,
+        );
+        assert_eq!(before.hook_type, "ModelRequest");
+        assert_eq!(
+            before.event.as_deref(),
+            Some("BeforeModel"),
+            "the agent's own name"
+        );
+        assert_eq!(before.model.as_deref(), Some("gemini-2.5-pro"));
+        let selection = entry(
+            r#"{"session_id":"g","hook_event_name":"BeforeToolSelection","llm_request":{"model":"gemini-2.5-flash"}}"#,
+            None,
+        );
+        assert_eq!(selection.hook_type, "ToolSelection");
+        assert_eq!(selection.model.as_deref(), Some("gemini-2.5-flash"));
+    }
+
+    #[test]
+    fn an_automatic_gemini_pre_compress_is_only_a_check() {
+        let auto = entry(
+            r#"{"session_id":"g","hook_event_name":"PreCompress","trigger":"auto"}"#,
+            None,
+        );
+        assert_eq!(auto.hook_type, "CompactionCheck");
+        assert_eq!(auto.trigger.as_deref(), Some("auto"));
+        let manual = entry(
+            r#"{"session_id":"g","hook_event_name":"PreCompress","trigger":"manual"}"#,
+            None,
+        );
+        assert_eq!(manual.hook_type, "PreCompact");
+        let claude = entry(
+            r#"{"session_id":"c","hook_event_name":"PreCompact","trigger":"auto"}"#,
+            None,
+        );
+        assert_eq!(
+            claude.hook_type, "PreCompact",
+            "Claude's auto compaction compacts"
+        );
+    }
+
+    #[test]
+    fn a_post_tool_use_carries_the_agents_exit_code() {
+        let gemini = entry(
+            r#"{"session_id":"g","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"exit 3"},"tool_response":{"llmContent":"Output: (empty)\nExit Code: 3\nProcess Group PGID: 9","returnDisplay":"Command exited with code: 3"}}"#,
+            None,
+        );
+        assert_eq!(
+            (gemini.exit_code, gemini.tool_failed),
+            (Some(3), Some(true))
+        );
+        let copilot = entry(
+            r#"{"timestamp":1,"sessionId":"c","toolName":"bash","toolArgs":"{}","toolResult":{"resultType":"success","textResultForLlm":"<exited with exit code 0>"}}"#,
+            Some("postToolUse"),
+        );
+        assert_eq!((copilot.exit_code, copilot.tool_failed), (Some(0), None));
+        let pre = entry(
+            r#"{"session_id":"x","hook_event_name":"PreToolUse","turn_id":"t","tool_name":"Bash","tool_response":"Exit code: 3\nOutput:\n"}"#,
+            None,
+        );
+        assert_eq!(pre.exit_code, None, "only a PostToolUse reports an outcome");
+    }
+
+    #[test]
+    fn long_tool_input_still_parses() {
+        let big = "y".repeat(100_000);
+        let json = format!(
+            r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{{"file_path":"/a","content":"{big}"}}}}"#
+        );
+        let e = entry(&json, None);
+        let input = e.tool_input.unwrap();
+        assert!(input.chars().count() <= Limits::default().tool_input);
+        let v: Value = serde_json::from_str(&input).unwrap();
+        assert_eq!(v["file_path"], "/a");
+    }
+}

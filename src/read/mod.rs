@@ -1,0 +1,16 @@
+//! The read side: what the store is asked and how the answers are shown. Nothing here writes
+//! the store (`query` cannot) or imports [`crate::write`].
+//!
+//! - [`report`], [`render`]: SQL results as tables, CSV or JSON;
+//! - [`sessions`], [`story`]: the session list and one session's story (`show`);
+//! - [`gate`]: what the safety gate did, and a replay of rules over the record;
+//! - [`serve`]: the local dashboard and its JSON API;
+//! - [`export`]: the record as OTLP spans to a collector.
+
+pub mod export;
+pub mod gate;
+pub mod render;
+pub mod report;
+pub mod serve;
+pub mod sessions;
+pub mod story;

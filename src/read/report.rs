@@ -1,0 +1,281 @@
+//! Shared by `summarize` and `status`: open the store for reading and print one result set
+//! through the same renderers as `cmstore query`.
+
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::read::render::{Format, Renderer, TableOptions};
+use crate::store;
+use crate::store::read_only::{self, Param, QueryError, ReadOnlyDb};
+
+/// Where and how a report is printed.
+#[derive(Debug, Clone, Copy)]
+pub struct Sink {
+    /// The output format.
+    pub format: Format,
+    /// Table width and color.
+    pub table: TableOptions,
+}
+
+impl Sink {
+    /// `format`, else a table on a terminal and TSV in a pipe (as `query` does).
+    pub fn for_stdout(format: Option<Format>) -> Sink {
+        let on_terminal = io::stdout().is_terminal();
+        Sink {
+            format: format.unwrap_or(if on_terminal {
+                Format::Table
+            } else {
+                Format::Tsv
+            }),
+            table: table_options(on_terminal),
+        }
+    }
+}
+
+/// Tables for stdout: fitted to the terminal's width, and in color on a terminal unless
+/// `NO_COLOR` is set.
+pub fn table_options(on_terminal: bool) -> TableOptions {
+    TableOptions {
+        width: terminal_width(on_terminal),
+        color: on_terminal && crate::support::env::var_os("NO_COLOR").is_none(),
+        ..TableOptions::default()
+    }
+}
+
+/// Opens `db` read-only after bringing its schema up to date: a database written by an older
+/// cmstore lacks the newer views, and migrations only add (views, indexes).
+pub fn open_read_only(db: &Path) -> Result<ReadOnlyDb, QueryError> {
+    if db.exists() {
+        let behind = read_only::connection(db, read_only::MAX_BUSY_WAIT)
+            .and_then(|c| store::schema_version(&c))
+            .is_ok_and(|v| v < store::MIGRATIONS.len() as i64);
+        if behind {
+            // Migrating needs a write; a failure here shows again, clearer, below.
+            let _ = store::open(db);
+        }
+    }
+    ReadOnlyDb::open(db, None)
+}
+
+/// Brings the store's price table in line with cmstore's and `overrides` (cmstore.toml), so
+/// that the cost a summary shows follows the prices of now. Only writes when they differ;
+/// a store that cannot be written keeps its table (the summary then shows it).
+pub fn refresh_prices(db: &Path, overrides: &crate::model::prices::PriceTable) {
+    if !db.exists() {
+        return;
+    }
+    let table = crate::model::prices::effective(overrides);
+    let current = read_only::connection(db, read_only::MAX_BUSY_WAIT)
+        .and_then(|c| store::usage::prices_match(&c, &table))
+        .unwrap_or(false);
+    if !current {
+        if let Ok(store) = store::open(db) {
+            let _ = store::usage::sync_store_prices(&store, overrides);
+        }
+    }
+}
+
+/// Runs `sql` with `params` and returns its column names and every row.
+pub fn fetch(
+    db: &ReadOnlyDb,
+    sql: &str,
+    params: &[Param],
+) -> Result<(Vec<String>, Vec<Vec<rusqlite::types::Value>>), QueryError> {
+    let mut query = db.prepare(sql)?;
+    let columns = query.columns();
+    let mut rows = query.run(params)?;
+    let mut all = Vec::new();
+    while let Some(row) = rows.next()? {
+        all.push(row);
+    }
+    Ok((columns, all))
+}
+
+/// Prints `columns` and `rows` to `out` in `sink`'s format.
+pub fn render(
+    out: &mut dyn Write,
+    sink: Sink,
+    columns: Vec<String>,
+    rows: &[Vec<rusqlite::types::Value>],
+) -> anyhow::Result<()> {
+    let mut renderer =
+        Renderer::new(sink.format, BufWriter::new(out), columns, sink.table).context("writing")?;
+    for row in rows {
+        renderer.row(row).context("writing")?;
+    }
+    renderer
+        .finish()
+        .context("writing")?
+        .flush()
+        .context("writing")?;
+    Ok(())
+}
+
+/// What a report's table says on stderr when it has no rows (the table itself is only its
+/// header): `no {what}`, and why there may be none. One wording for every report, so that an
+/// empty `summarize --by check` reads like an empty `sessions`.
+pub fn empty_note(what: &str, filtered: bool, hint: Option<&str>) -> String {
+    let scope = if filtered {
+        "match the filters"
+    } else {
+        "in the store yet"
+    };
+    let hint = hint.map_or(String::new(), |h| format!(" ({h})"));
+    format!("no {what} {scope}{hint}")
+}
+
+/// Width to fit tables into: `COLUMNS` when set, else the terminal's; `None` for a pipe.
+pub fn terminal_width(on_terminal: bool) -> Option<u16> {
+    if let Some(cols) = crate::support::env::var("COLUMNS")
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(cols);
+    }
+    // comfy-table already knows how to ask the terminal; an empty table reports that width.
+    on_terminal
+        .then(|| comfy_table::Table::new().width())
+        .flatten()
+}
+
+/// How one column of a readable table is made from a raw row (columns named as the report's
+/// SQL names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// The value as it is.
+    Raw(&'static str),
+    /// A session id as its shortest unique prefix.
+    Session(&'static str),
+    /// A working directory as its project (last component).
+    Project(&'static str),
+    /// Milliseconds as `8m 02s`.
+    Duration(&'static str),
+    /// A count as `1.8M`.
+    Count(&'static str),
+    /// The sum of these counts, as `1.8M`.
+    Sum(&'static [&'static str]),
+    /// The cost of `cost_usd`, `+` when `unpriced` responses have none, `?` when none has.
+    Cost,
+    /// An ISO-8601 UTC time (`2026-11-30T08:00:00Z`) as `2h ago`, or the local date.
+    Ago(&'static str),
+}
+
+/// One column of a readable table: its header and how its cells are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    /// The header.
+    pub header: &'static str,
+    /// The cells.
+    pub shown: Shown,
+}
+
+/// A column `header` shown as `shown`.
+pub const fn col(header: &'static str, shown: Shown) -> Column {
+    Column { header, shown }
+}
+
+/// What the readable cells need besides the row.
+#[derive(Debug, Clone, Copy)]
+pub struct Glance<'a> {
+    /// Every session id in the store, sorted (for the unique prefixes).
+    pub all_ids: &'a [String],
+    /// The same ids' shortest unique prefixes, in the same order.
+    pub prefixes: &'a [String],
+    /// Now, epoch ms (for `2h ago`).
+    pub now_ms: i64,
+}
+
+/// The readable table of a raw result: `spec`'s headers, and each row's cells made from the
+/// raw values by name. A column the result lacks shows empty.
+pub fn readable(
+    columns: &[String],
+    rows: &[Vec<rusqlite::types::Value>],
+    spec: &[Column],
+    cx: Glance<'_>,
+) -> (Vec<String>, Vec<Vec<rusqlite::types::Value>>) {
+    let headers = spec.iter().map(|c| c.header.to_string()).collect();
+    let out = rows
+        .iter()
+        .map(|row| {
+            spec.iter()
+                .map(|c| cell(columns, row, c.shown, cx))
+                .collect()
+        })
+        .collect();
+    (headers, out)
+}
+
+fn cell(
+    columns: &[String],
+    row: &[rusqlite::types::Value],
+    shown: Shown,
+    cx: Glance<'_>,
+) -> rusqlite::types::Value {
+    use crate::support::human;
+    use rusqlite::types::Value;
+    let get = |name: &str| {
+        columns
+            .iter()
+            .position(|c| c == name)
+            .and_then(|i| row.get(i))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let int = |name: &str| match get(name) {
+        Value::Integer(i) => Some(i),
+        Value::Real(r) => Some(r as i64),
+        _ => None,
+    };
+    let txt = |s: String| Value::Text(s);
+    match shown {
+        Shown::Raw(name) => get(name),
+        Shown::Session(name) => match get(name) {
+            Value::Text(id) => txt(
+                match cx.all_ids.binary_search_by(|probe| probe.as_str().cmp(&id)) {
+                    Ok(i) => cx.prefixes[i].clone(),
+                    Err(_) => id,
+                },
+            ),
+            other => other,
+        },
+        Shown::Project(name) => match get(name) {
+            Value::Text(cwd) => txt(human::project(&cwd).to_string()),
+            _ => txt(String::new()),
+        },
+        Shown::Duration(name) => {
+            int(name).map_or(txt(String::new()), |ms| txt(human::duration(ms)))
+        }
+        Shown::Count(name) => int(name).map_or(txt(String::new()), |n| txt(human::count(n))),
+        // Blank, as the cost is, for a row with no response read: nothing is known of its
+        // tokens, which `0` would say were none.
+        Shown::Sum(_) if int("responses") == Some(0) => txt(String::new()),
+        Shown::Sum(names) => {
+            let total = names
+                .iter()
+                .filter_map(|n| int(n))
+                .fold(0i64, i64::saturating_add);
+            txt(human::count(total))
+        }
+        Shown::Cost => {
+            let cost = match get("cost_usd") {
+                Value::Real(r) => Some(r),
+                Value::Integer(i) => Some(i as f64),
+                _ => None,
+            };
+            let unpriced = int("unpriced").unwrap_or(0);
+            txt(match cost {
+                Some(c) => format!("{}{}", human::cost(c), if unpriced > 0 { "+" } else { "" }),
+                None if unpriced > 0 => "?".to_string(),
+                None => String::new(),
+            })
+        }
+        Shown::Ago(name) => match get(name) {
+            Value::Text(iso) => txt(chrono::DateTime::parse_from_rfc3339(&iso)
+                .map(|t| human::ago(t.timestamp_millis(), cx.now_ms))
+                .unwrap_or(iso)),
+            other => other,
+        },
+    }
+}

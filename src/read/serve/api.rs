@@ -1,0 +1,387 @@
+//! The dashboard's data: one function per `/api/…` endpoint, each a JSON value built from the
+//! same statements as the commands that print the same figures.
+//!
+//! - overview and tools: `cmstore summarize --by day|tool` (the statements come from
+//!   `cmd/summarize.rs` through [`Plans`], so the figures cannot drift apart);
+//! - sessions: `cmstore sessions` ([`crate::read::sessions::list_sql`]);
+//! - a session: `cmstore show --format json` ([`crate::read::story::load`]), plus its tool calls laid
+//!   out for the timeline;
+//! - gate: `cmstore gate report` ([`crate::read::gate::report`]);
+//! - SQL: `cmstore query`'s guard ([`ReadOnlyDb`]): one read-only statement, a time limit, a
+//!   row cap.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use rusqlite::types::Value;
+use serde_json::{json, Map, Value as Json};
+
+use crate::model::shorten::cut_text;
+use crate::read::gate::{self, tally};
+use crate::read::render::{json_value, unique_names};
+use crate::read::report;
+use crate::read::sessions::{self, integer, text, Filters};
+use crate::read::story;
+use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
+use crate::support::human;
+
+/// A summary statement and its parameters for a `since` (epoch ms).
+pub type PlanFn = fn(Option<i64>) -> (String, Vec<Param>);
+
+/// The statements of `cmstore summarize` that the dashboard shows, given by the edge (they
+/// live with the command).
+#[derive(Debug, Clone, Copy)]
+pub struct Plans {
+    /// `summarize --by day --since`.
+    pub days: PlanFn,
+    /// `summarize --by tool --since`.
+    pub tools: PlanFn,
+}
+
+/// Characters of a tool's input or output sent when a timeline bar is clicked.
+pub const MAX_CALL_TEXT: usize = 64 * 1024;
+
+/// Rows the SQL page returns when no `max_rows` is asked for (as `cmstore query` on a
+/// terminal), and the most it returns at all.
+pub const SQL_DEFAULT_ROWS: u64 = 1000;
+/// The most rows one SQL request returns (a download too).
+pub const SQL_MAX_ROWS: u64 = 100_000;
+
+/// Rows of `fetch` as JSON objects, keys in column order (as `--format json` prints them).
+pub fn objects(columns: Vec<String>, rows: &[Vec<Value>]) -> Vec<Json> {
+    let names = unique_names(columns);
+    rows.iter()
+        .map(|row| {
+            let map: Map<String, Json> = names
+                .iter()
+                .cloned()
+                .zip(row.iter().map(json_value))
+                .collect();
+            Json::Object(map)
+        })
+        .collect()
+}
+
+/// What the store looks like now, cheaply (each figure is read from an index): it changes
+/// whenever ingest commits new events or usage, `import` adds usage, or prune deletes rows. The pages poll it and reload their data when it changes.
+pub fn version(db: &ReadOnlyDb) -> Result<String, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT coalesce((SELECT max(seq) FROM events), 0), \
+                coalesce((SELECT min(seq) FROM events), 0), \
+                (SELECT count(*) FROM usage), coalesce((SELECT max(ts) FROM usage), 0), \
+                (SELECT count(*) FROM sessions)",
+        &[],
+    )?;
+    let parts: Vec<String> = rows
+        .first()
+        .map(|r| {
+            r.iter()
+                .map(|v| integer(v).unwrap_or(0).to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(parts.join("-"))
+}
+
+/// The overview: figures per day, the top tools, the gate's findings and the busiest
+/// projects over `filters`' time range.
+pub fn overview(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Json, QueryError> {
+    let days = days(db, plans, filters)?;
+    let mut totals = BTreeMap::new();
+    for name in [
+        "events",
+        "prompts",
+        "tool_uses",
+        "tool_failures",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+    ] {
+        let sum: i64 = days.iter().filter_map(|d| d[name].as_i64()).sum();
+        totals.insert(name, json!(sum));
+    }
+    // No priced response at all: no cost (as the views say), not $0.
+    let costs: Vec<f64> = days.iter().filter_map(|d| d["cost_usd"].as_f64()).collect();
+    let cost = (!costs.is_empty()).then(|| costs.iter().fold(0.0, |a, c| a + c));
+    totals.insert("cost_usd", json!(cost));
+    let mut tools = tools(db, plans, filters)?;
+    tools.truncate(10);
+    let gate = gate_report(db, filters)?;
+    let (projects, sessions) = projects(db, filters)?;
+    totals.insert("sessions", json!(sessions));
+    Ok(json!({
+        "totals": totals,
+        "days": days,
+        "tools": tools,
+        "gate": gate,
+        "projects": projects,
+    }))
+}
+
+/// `summarize --by day --since`, less the days at or after `until`.
+fn days(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Vec<Json>, QueryError> {
+    let (sql, params) = (plans.days)(filters.since);
+    let (columns, rows) = report::fetch(db, &sql, &params)?;
+    let until_day = filters
+        .until
+        .map(|ms| crate::support::timespec::iso(ms)[..10].to_string());
+    let days = objects(columns, &rows);
+    Ok(days
+        .into_iter()
+        .filter(|d| match (&until_day, d["day"].as_str()) {
+            (Some(until), Some(day)) => day <= until.as_str(),
+            _ => true,
+        })
+        .collect())
+}
+
+/// `summarize --by tool --since`: one object per tool, the most called first, with its
+/// failure rate.
+pub fn tools(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Vec<Json>, QueryError> {
+    let (sql, params) = (plans.tools)(filters.since);
+    let (columns, rows) = report::fetch(db, &sql, &params)?;
+    let mut out = objects(columns, &rows);
+    for tool in &mut out {
+        let calls = tool["calls"].as_i64().unwrap_or(0);
+        let failed = tool["failed"].as_i64().unwrap_or(0);
+        let rate = if calls > 0 {
+            failed as f64 / calls as f64
+        } else {
+            0.0
+        };
+        tool["failure_rate"] = json!(rate);
+    }
+    Ok(out)
+}
+
+/// The busiest projects (by events) of the sessions `filters` select, and how many sessions
+/// that is.
+fn projects(db: &ReadOnlyDb, filters: &Filters) -> Result<(Vec<Json>, usize), QueryError> {
+    let (filter, params) = filters.where_clause();
+    let (_, rows) = report::fetch(
+        db,
+        &format!(
+            "SELECT cwd, count(*), total(events), total(tool_uses), total(tool_failures), \
+             max(last_seen) FROM sessions {filter} GROUP BY cwd"
+        ),
+        &params,
+    )?;
+    let mut by_project: BTreeMap<String, [i64; 5]> = BTreeMap::new();
+    let mut sessions = 0;
+    for r in &rows {
+        let project = human::project(&text(&r[0]).unwrap_or_default()).to_string();
+        let f = |i: usize| match &r[i] {
+            Value::Real(x) => *x as i64,
+            v => integer(v).unwrap_or(0),
+        };
+        let p = by_project.entry(project).or_default();
+        p[0] += f(1);
+        p[1] += f(2);
+        p[2] += f(3);
+        p[3] += f(4);
+        p[4] = p[4].max(f(5));
+        sessions += f(1) as usize;
+    }
+    let mut out: Vec<_> = by_project.into_iter().collect();
+    out.sort_by_key(|(_, p)| std::cmp::Reverse(p[1]));
+    out.truncate(10);
+    let out = out
+        .into_iter()
+        .map(|(name, p)| {
+            json!({"project": name, "sessions": p[0], "events": p[1], "tool_uses": p[2],
+                   "tool_failures": p[3], "last_seen": p[4]})
+        })
+        .collect();
+    Ok((out, sessions))
+}
+
+/// `cmstore gate report`: the totals and one row per rule, agent and project.
+pub fn gate_report(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> {
+    let (totals, rows) = gate::report(db, filters)?;
+    let (columns, rows) = tally::raw(&rows);
+    Ok(json!({
+        "totals": {
+            "calls": totals.calls,
+            "flagged": totals.flagged,
+            "denied": totals.denied,
+            "unreadable": totals.unreadable,
+        },
+        "rules": objects(columns, &rows),
+    }))
+}
+
+/// `cmstore sessions --format json`, with each session's shortest unique id prefix added
+/// as `short`.
+pub fn sessions(db: &ReadOnlyDb, filters: &Filters, limit: u64) -> Result<Json, QueryError> {
+    let (sql, params) = sessions::list_sql(filters, Some(limit));
+    let (columns, rows) = report::fetch(db, &sql, &params)?;
+    let ids = sessions::all_ids(db)?;
+    let prefixes = human::unique_prefixes(&ids, sessions::MIN_PREFIX);
+    let mut list = objects(columns, &rows);
+    for s in &mut list {
+        let id = s["session_id"].as_str().unwrap_or_default().to_string();
+        let short = match ids.binary_search(&id) {
+            Ok(i) => prefixes[i].clone(),
+            Err(_) => id,
+        };
+        s["short"] = json!(short);
+    }
+    let (_, agents) = report::fetch(
+        db,
+        "SELECT DISTINCT agent FROM sessions WHERE agent IS NOT NULL ORDER BY agent",
+        &[],
+    )?;
+    let agents: Vec<_> = agents.iter().filter_map(|r| text(&r[0])).collect();
+    Ok(json!({ "sessions": list, "agents": agents }))
+}
+
+/// One session: the story `cmstore show --format json` prints (under `story`), and its tool
+/// calls for the timeline (under `calls`), each in a lane: `main`, or the subagent's name.
+/// `Ok(None)` when no session has that id or prefix.
+pub fn session(db: &ReadOnlyDb, given: &str) -> Result<Option<Json>, QueryError> {
+    let id = match sessions::resolve(db, given) {
+        Ok(id) => id,
+        Err(sessions::ResolveError::Query(e)) => return Err(e),
+        Err(_) => return Ok(None),
+    };
+    let Some(story) = story::load(db, &id, story::Inputs::Whole)? else {
+        return Ok(None);
+    };
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT c.call_key, coalesce(c.tool_name, '?'), c.start_ts, c.end_ts, c.duration_ms, \
+                c.outcome, coalesce(pre.actor_type, post.actor_type), \
+                coalesce(pre.actor_name, post.actor_name), \
+                pre.risk, pre.decision \
+         FROM tool_calls c \
+         LEFT JOIN events pre ON pre.id = c.pre_event_id \
+         LEFT JOIN events post ON post.id = c.post_event_id \
+         WHERE c.session_id = :session \
+         ORDER BY coalesce(c.start_ts, c.end_ts), c.call_key",
+        &[bind("session", &id)],
+    )?;
+    let calls: Vec<Json> = rows
+        .iter()
+        .map(|r| {
+            let lane = match (text(&r[6]).as_deref(), text(&r[7])) {
+                (Some("subagent"), Some(name)) => name,
+                (Some("subagent"), None) => "subagent".to_string(),
+                _ => "main".to_string(),
+            };
+            json!({
+                "key": text(&r[0]),
+                "tool": text(&r[1]),
+                "start": integer(&r[2]),
+                "end": integer(&r[3]),
+                "duration_ms": integer(&r[4]),
+                "outcome": text(&r[5]),
+                "lane": lane,
+                "risk": text(&r[8]),
+                "decision": text(&r[9]),
+            })
+        })
+        .collect();
+    let story = serde_json::to_value(&story).unwrap_or(Json::Null);
+    Ok(Some(json!({ "story": story, "calls": calls })))
+}
+
+/// One tool call's input and output, for the timeline's detail pane. `Ok(None)` when the
+/// session has no call with that key.
+pub fn call(db: &ReadOnlyDb, session: &str, key: &str) -> Result<Option<Json>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT coalesce(c.tool_name, '?'), c.outcome, c.duration_ms, c.start_ts, c.end_ts, \
+                coalesce(json_extract(pre.entry, '$.toolInput'), \
+                         json_extract(post.entry, '$.toolInput')), \
+                json_extract(post.entry, '$.toolResponse'), \
+                coalesce(json_extract(post.entry, '$.error'), post.tool_result_type), \
+                pre.risk, pre.decision \
+         FROM tool_calls c \
+         LEFT JOIN events pre ON pre.id = c.pre_event_id \
+         LEFT JOIN events post ON post.id = c.post_event_id \
+         WHERE c.session_id = :session AND c.call_key = :key",
+        &[bind("session", session), bind("key", key)],
+    )?;
+    let Some(r) = rows.first() else {
+        return Ok(None);
+    };
+    let long = |v: &Value| match v {
+        Value::Null => None,
+        Value::Text(t) => Some(cut_text(t, MAX_CALL_TEXT)),
+        other => Some(json_value(other).to_string()),
+    };
+    Ok(Some(json!({
+        "tool": text(&r[0]),
+        "outcome": text(&r[1]),
+        "duration_ms": integer(&r[2]),
+        "start": integer(&r[3]),
+        "end": integer(&r[4]),
+        "input": long(&r[5]),
+        "output": long(&r[6]),
+        "error": long(&r[7]),
+        "risk": text(&r[8]),
+        "decision": text(&r[9]),
+    })))
+}
+
+fn bind(name: &str, value: &str) -> Param {
+    Param {
+        name: name.into(),
+        value: Value::Text(value.to_string()),
+    }
+}
+
+/// The result of one SQL statement through the read-only guard: its columns, at most
+/// `max_rows` rows, whether more were cut, and the time it took.
+pub struct SqlResult {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// The rows, at most the cap.
+    pub rows: Vec<Vec<Value>>,
+    /// More rows existed than were returned.
+    pub cut: bool,
+    /// Milliseconds spent.
+    pub elapsed_ms: u128,
+}
+
+/// Runs `sql` through `cmstore query`'s guard (the caller opened `db` with the time limit).
+pub fn sql(db: &ReadOnlyDb, sql: &str, max_rows: u64) -> Result<SqlResult, QueryError> {
+    let started = Instant::now();
+    let mut query = db.prepare(sql)?;
+    let columns = query.columns();
+    let mut rows = query.run(&[])?;
+    let mut out = Vec::new();
+    let mut cut = false;
+    while let Some(row) = rows.next()? {
+        if out.len() as u64 >= max_rows {
+            cut = true;
+            break;
+        }
+        out.push(row);
+    }
+    Ok(SqlResult {
+        columns,
+        rows: out,
+        cut,
+        elapsed_ms: started.elapsed().as_millis(),
+    })
+}
+
+impl SqlResult {
+    /// The result as the SQL page reads it.
+    pub fn to_json(&self) -> Json {
+        let rows: Vec<Json> = self
+            .rows
+            .iter()
+            .map(|r| Json::Array(r.iter().map(json_value).collect()))
+            .collect();
+        json!({
+            "columns": self.columns,
+            "rows": rows,
+            "cut": self.cut,
+            "elapsed_ms": self.elapsed_ms as u64,
+        })
+    }
+}

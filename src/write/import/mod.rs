@@ -1,0 +1,697 @@
+//! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI chat files, Codex
+//! rollouts and Copilot event logs into the `usage` table, the same rows capture and ingest
+//! write (docs/usage.md), so a new user sees their history on day one. A file's agent is known
+//! by its path: `…/chats/session-*.jsonl` is Gemini's, `rollout-*.jsonl` Codex's,
+//! `…/session-state/<session>/events.jsonl` Copilot CLI's, `…/GitHub.copilot-chat/transcripts/
+//! *.jsonl` VS Code Copilot Chat's, any other `.jsonl` a Claude Code transcript, unless its
+//! first line is a payload Claude Code or Gemini CLI hands a hook (a hook logger's file):
+//! such a file is passed over and counted.
+//!
+//! Streaming with bounded memory: each transcript is read line by line ([`LineReader`]; a line
+//! longer than [`MAX_LINE_BYTES`] is passed over and counted), and its records are written
+//! every [`BATCH_RECORDS`] in one short transaction. Idempotent: rows are upserted on the
+//! response's key with the same counts and offsets, so a second run leaves the same rows.
+//! It writes beside a running `cmstore ingest` the way `prune` does: through SQLite's write
+//! lock (busy timeout) in short transactions, never touching the queue or its offsets.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use crate::files::tail::{Line, LineReader};
+use crate::model::transcript::usage::{
+    dedup, from_line, is_chat_file, session_of_header, CodexReader, UsageRecord,
+};
+use crate::model::transcript::{parse_line, ParseOptions, Record};
+use crate::store::{self, usage, Store};
+
+/// Records written per transaction.
+pub const BATCH_RECORDS: usize = 2000;
+
+/// Longest transcript line read; longer ones (huge tool results) are skipped and counted. An
+/// assistant line carrying usage is far shorter.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// The agent whose file is being read, by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Claude,
+    Gemini,
+    Codex,
+    /// Copilot CLI's `session-state/<session>/events.jsonl`.
+    CopilotCli,
+    /// VS Code Copilot Chat's `GitHub.copilot-chat/transcripts/<session>.jsonl`: the same
+    /// event envelope as Copilot CLI's.
+    VscodeCopilot,
+}
+
+impl Format {
+    fn of(path: &Path) -> Format {
+        let rollout = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("rollout-"));
+        let named =
+            |p: Option<&Path>, name: &str| p.and_then(Path::file_name).is_some_and(|n| n == name);
+        let parent = path.parent();
+        if rollout {
+            Format::Codex
+        } else if is_chat_file(path) {
+            Format::Gemini
+        } else if named(Some(path), "events.jsonl")
+            && named(parent.and_then(Path::parent), "session-state")
+        {
+            Format::CopilotCli
+        } else if named(parent, "transcripts")
+            && named(parent.and_then(Path::parent), "GitHub.copilot-chat")
+        {
+            Format::VscodeCopilot
+        } else {
+            Format::Claude
+        }
+    }
+
+    /// The session a file is named after: a transcript's or VS Code transcript's name, the
+    /// uuid a rollout's name ends with, the folder of a Copilot CLI event log (a Gemini CLI
+    /// chat file's header line names its own).
+    fn session_of_path(self, path: &Path) -> Option<String> {
+        let name = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
+        match self {
+            Format::Claude | Format::VscodeCopilot => name(path.file_stem().map(Path::new)),
+            Format::Codex => CodexReader::session_of_path(path),
+            Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
+            Format::Gemini => None,
+        }
+    }
+
+    /// The agent its rows are attributed to, as capture's lines name it.
+    fn agent(self) -> &'static str {
+        match self {
+            Format::Claude => "claude",
+            Format::Gemini => "gemini",
+            Format::Codex => "codex",
+            Format::CopilotCli => "copilot",
+            Format::VscodeCopilot => "vscode",
+        }
+    }
+}
+
+/// Why an import failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A transcript or folder could not be read.
+    #[error("cannot read {path}")]
+    Read {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The store refused a write.
+    #[error(transparent)]
+    Store(#[from] store::Error),
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Error {
+        Error::Store(store::Error::Sqlite(e))
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Transcripts read.
+    pub files: u64,
+    /// Files of hook payloads, not transcripts, passed over after their first line.
+    pub hook_payload_files: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Usage records read (lines of one response counted once per batch).
+    pub records: u64,
+    /// Lines longer than [`MAX_LINE_BYTES`], passed over.
+    pub too_long: u64,
+    /// Rows of `usage` before and after.
+    pub rows_before: i64,
+    /// See `rows_before`.
+    pub rows_after: i64,
+}
+
+/// Every `*.jsonl` file at or under `roots` (folders are walked, links not followed), with
+/// its size, sorted by path.
+pub fn find_transcripts(roots: &[PathBuf]) -> Result<Vec<(PathBuf, u64)>, Error> {
+    let mut found = Vec::new();
+    for root in roots {
+        walk(root, &mut found)?;
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(read_error)?;
+    if meta.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read_error)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for entry in entries {
+            walk(&entry, found)?;
+        }
+    } else if meta.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+        found.push((path.to_path_buf(), meta.len()));
+    }
+    Ok(())
+}
+
+/// Imports `files` into `store`; `progress` is told the bytes read so far, now and then.
+pub fn import(
+    store: &Store,
+    files: &[PathBuf],
+    mut progress: impl FnMut(u64),
+) -> Result<Stats, Error> {
+    let mut conn = store.conn()?;
+    let mut stats = Stats {
+        rows_before: usage::count(&conn)?,
+        ..Stats::default()
+    };
+    // The sizes of the files passed over, so that the progress still reaches the total.
+    let mut passed_over = 0;
+    for path in files {
+        let kind = import_file(&mut conn, path, &mut stats, &mut |b| {
+            progress(b + passed_over)
+        })?;
+        match kind {
+            Kind::Transcript => stats.files += 1,
+            Kind::HookPayloads { len } => {
+                stats.hook_payload_files += 1;
+                passed_over += len;
+                progress(stats.bytes + passed_over);
+            }
+        }
+    }
+    stats.rows_after = usage::count(&conn)?;
+    Ok(stats)
+}
+
+/// First and last time, the latest model and the working directory seen of one session.
+#[derive(Debug, Default)]
+struct Seen {
+    first: i64,
+    last: i64,
+    model: Option<String>,
+    cwd: Option<String>,
+}
+
+/// The `cwd` of a Claude Code line.
+#[derive(serde::Deserialize)]
+struct LineCwd<'a> {
+    #[serde(borrow)]
+    cwd: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Notes the working directory the line of `record` names, the first time its session has one.
+fn note_cwd(
+    cwds: &mut HashMap<String, String>,
+    record: &UsageRecord,
+    fallback: Option<&str>,
+    bytes: &[u8],
+) {
+    let Some(session) = record.session_id.as_deref().or(fallback) else {
+        return;
+    };
+    if cwds.contains_key(session) {
+        return;
+    }
+    let cwd = serde_json::from_slice::<LineCwd<'_>>(bytes.trim_ascii())
+        .ok()
+        .and_then(|line| line.cwd)
+        .filter(|cwd| !cwd.is_empty());
+    if let Some(cwd) = cwd {
+        cwds.insert(session.to_owned(), cwd.into_owned());
+    }
+}
+
+/// The project a Gemini CLI chat file belongs to: `~/.gemini/tmp/<project>/.project_root`,
+/// which Gemini CLI writes with the project's path (`chats/` is beside it); `None` when
+/// there is none (older versions named the folder by a hash only).
+fn gemini_project(chat: &Path) -> Option<String> {
+    let marker = chat.parent()?.parent()?.join(".project_root");
+    let text = std::fs::read_to_string(marker).ok()?;
+    Some(text.trim().to_owned()).filter(|p| !p.is_empty())
+}
+
+/// What a file turned out to be.
+enum Kind {
+    /// A transcript, read to its end.
+    Transcript,
+    /// A file of hook payloads, `len` bytes, passed over after its first line.
+    HookPayloads { len: u64 },
+}
+
+fn import_file(
+    conn: &mut Connection,
+    path: &Path,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<Kind, Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(read_error)?;
+    let format = Format::of(path);
+    let options = ParseOptions {
+        sidechain: path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("agent-")),
+    };
+    // Sessions a file names that the line does not.
+    let mut fallback = format.session_of_path(path);
+    let mut codex = CodexReader::new(fallback.clone());
+    let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
+    let mut turn: Option<String> = None;
+    let mut batch: Vec<UsageRecord> = Vec::new();
+    let mut sessions: HashMap<String, Seen> = HashMap::new();
+    // Claude Code lines name their session's working directory: one line per session is read
+    // for it. A rollout's or a chat file's whole file is one session's.
+    let mut cwds: HashMap<String, String> = HashMap::new();
+    let mut copilot_cwd: Option<String> = None;
+    let start = stats.bytes;
+    let mut first_line = true;
+    loop {
+        let line = reader.next_line().map_err(read_error)?;
+        if first_line && !is_blank(&line) {
+            first_line = false;
+            if opens_with_a_hook_payload(&line) {
+                let len = std::fs::metadata(path).map_err(read_error)?.len();
+                return Ok(Kind::HookPayloads { len });
+            }
+        }
+        match line {
+            Some(Line::Complete { offset, bytes }) if format == Format::Codex => {
+                batch.extend(codex.feed(bytes, offset));
+            }
+            Some(Line::Complete { offset, bytes })
+                if matches!(format, Format::CopilotCli | Format::VscodeCopilot) =>
+            {
+                if copilot_cwd.is_none() {
+                    copilot_cwd = copilot_start_cwd(bytes);
+                }
+                batch.extend(from_line(bytes, offset));
+            }
+            Some(Line::Complete { offset, bytes }) if format == Format::Gemini => {
+                if fallback.is_none() {
+                    fallback = session_of_header(bytes);
+                }
+                batch.extend(from_line(bytes, offset));
+            }
+            Some(Line::Complete { offset, bytes }) => {
+                if let Some(mut record) = from_line(bytes, offset) {
+                    record.turn_id = turn.clone();
+                    note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
+                    batch.push(record);
+                } else if might_change_turn(bytes) {
+                    for record in parse_line(bytes, options) {
+                        match record {
+                            Record::UserPrompt { id, .. } => turn = id,
+                            Record::TurnEnd => turn = None,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            Some(Line::TooLong { .. }) => stats.too_long += 1,
+            None => break,
+        }
+        if batch.len() >= BATCH_RECORDS {
+            let records = std::mem::take(&mut batch);
+            write_batch(conn, records, (format, &fallback), &mut sessions, stats)?;
+            progress(start + reader.offset());
+        }
+    }
+    write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
+    let file_cwd = match format {
+        Format::Claude => None,
+        Format::Codex => codex.cwd().map(str::to_owned),
+        Format::Gemini => gemini_project(path),
+        Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
+    };
+    for (session, seen) in &mut sessions {
+        seen.cwd = cwds.remove(session).or_else(|| file_cwd.clone());
+    }
+    write_sessions(conn, format.agent(), sessions)?;
+    stats.bytes = start + reader.offset();
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// A line of only white space (the end of the file is not blank: it ends the looking).
+fn is_blank(line: &Option<Line<'_>>) -> bool {
+    matches!(line, Some(Line::Complete { bytes, .. }) if bytes.trim_ascii().is_empty())
+}
+
+/// Whether a file's first line is a payload an agent hands a hook (or a status line)
+/// rather than a transcript line: a JSON object whose own keys name the hook's event or the
+/// transcript it is about. No transcript line has either key at its top; a file is only
+/// parsed here when its first line holds one of them as text.
+fn opens_with_a_hook_payload(line: &Option<Line<'_>>) -> bool {
+    /// The keys looked for, at the top of the object only.
+    #[derive(serde::Deserialize)]
+    struct Keys {
+        hook_event_name: Option<serde::de::IgnoredAny>,
+        transcript_path: Option<serde::de::IgnoredAny>,
+    }
+    let Some(Line::Complete { bytes, .. }) = line else {
+        return false;
+    };
+    let quoted = |key: &[u8]| memchr::memmem::find(bytes, key).is_some();
+    if !quoted(b"\"hook_event_name\"") && !quoted(b"\"transcript_path\"") {
+        return false;
+    }
+    serde_json::from_slice::<Keys>(bytes)
+        .is_ok_and(|k| k.hook_event_name.is_some() || k.transcript_path.is_some())
+}
+
+/// The working directory a Copilot event log's `session.start` line names
+/// (`data.context.cwd`); other lines are not parsed.
+fn copilot_start_cwd(bytes: &[u8]) -> Option<String> {
+    memchr::memmem::find(bytes, b"\"session.start\"")?;
+    let line: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if line["type"] != "session.start" {
+        return None;
+    }
+    let cwd = line["data"]["context"]["cwd"].as_str()?;
+    Some(cwd.to_owned()).filter(|c| !c.is_empty())
+}
+
+/// Only user prompts and turn ends move the turn a response belongs to: lines that cannot
+/// be either are not parsed.
+fn might_change_turn(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"\"user\"").is_some()
+        || memchr::memmem::find(bytes, b"turn_duration").is_some()
+}
+
+fn write_batch(
+    conn: &mut Connection,
+    records: Vec<UsageRecord>,
+    (format, fallback): (Format, &Option<String>),
+    sessions: &mut HashMap<String, Seen>,
+    stats: &mut Stats,
+) -> Result<(), Error> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let records = dedup(records);
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for r in &records {
+        let cx = usage::Context {
+            session_id: fallback.as_deref(),
+            agent: Some(format.agent()),
+            ts: None,
+            origin: "import",
+        };
+        usage::upsert(&tx, r, cx)?;
+        let Some(session) = r.session_id.as_deref().or(fallback.as_deref()) else {
+            continue;
+        };
+        let Some(ts) = r.ts else { continue };
+        let seen = sessions.entry(session.to_owned()).or_insert(Seen {
+            first: ts,
+            last: ts,
+            ..Seen::default()
+        });
+        seen.first = seen.first.min(ts);
+        seen.last = seen.last.max(ts);
+        if r.model.is_some() && !r.sidechain {
+            seen.model.clone_from(&r.model);
+        }
+    }
+    tx.commit()?;
+    stats.records += records.len() as u64;
+    Ok(())
+}
+
+/// The sessions of the imported responses, so summaries list them: a session ingest knows
+/// keeps its figures (only its first and last time may widen, and an agent, model or
+/// working directory it lacks is filled in, never one a hook gave replaced); an unknown one
+/// gets a row of its own with no events. A session last seen before what `prune` deleted
+/// gets none: the next prune would delete it again (its usage is stored all the same).
+fn write_sessions(
+    conn: &Connection,
+    agent: &str,
+    sessions: HashMap<String, Seen>,
+) -> Result<(), Error> {
+    let pruned_before: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'pruned_before'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?
+        .unwrap_or(i64::MIN);
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO sessions(session_id, agent, model, cwd, first_seen, last_seen)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(session_id) DO UPDATE SET
+           agent = coalesce(agent, excluded.agent),
+           model = coalesce(model, excluded.model),
+           cwd = coalesce(cwd, excluded.cwd),
+           first_seen = min(first_seen, excluded.first_seen),
+           last_seen = max(last_seen, excluded.last_seen)",
+    )?;
+    for (session, seen) in sessions
+        .into_iter()
+        .filter(|(_, s)| s.last >= pruned_before)
+    {
+        stmt.execute(params![
+            session, agent, seen.model, seen.cwd, seen.first, seen.last
+        ])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_import_leaves_the_same_rows_and_turns_are_linked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store::open(&dir.path().join("t.db")).unwrap();
+        let t = dir.path().join("projects/p/sess-1.jsonl");
+        std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+        let lines = [
+            r#"{"type":"user","uuid":"u1","sessionId":"sess-1","message":{"content":"hi"}}"#,
+            r#"{"type":"assistant","sessionId":"sess-1","timestamp":"2026-01-01T00:00:00Z","requestId":"r1","message":{"id":"m1","model":"claude-haiku-4-5","usage":{"input_tokens":5,"output_tokens":1}}}"#,
+            r#"{"type":"assistant","sessionId":"sess-1","timestamp":"2026-01-01T00:00:01Z","requestId":"r1","message":{"id":"m1","model":"claude-haiku-4-5","usage":{"input_tokens":5,"output_tokens":40}}}"#,
+        ];
+        std::fs::write(&t, lines.join("\n") + "\n").unwrap();
+        let files: Vec<PathBuf> = find_transcripts(&[dir.path().join("projects")])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(files, vec![t.clone()]);
+        let first = import(&store, &files, |_| {}).unwrap();
+        assert_eq!((first.rows_before, first.rows_after), (0, 1));
+        let again = import(&store, &files, |_| {}).unwrap();
+        assert_eq!((again.rows_before, again.rows_after), (1, 1));
+        let conn = store.conn().unwrap();
+        let row: (i64, String, String, i64) = conn
+            .query_row(
+                "SELECT output_tokens, turn_id, origin, (SELECT count(*) FROM sessions)
+                 FROM usage",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (40, "u1".into(), "import".into(), 1));
+    }
+
+    #[test]
+    fn gemini_chats_and_codex_rollouts_are_imported_under_their_agent_and_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store::open(&dir.path().join("t.db")).unwrap();
+        let chat = dir
+            .path()
+            .join(".gemini/tmp/p/chats/session-2026-12-01T23-29-619d1b70.jsonl");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        std::fs::write(
+            &chat,
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/gemini/chat-0.61.0.jsonl"
+            )),
+        )
+        .unwrap();
+        let sid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
+        let rollout = dir.path().join(format!(
+            ".codex/sessions/2026/03/01/rollout-2026-03-01T10-00-00-{sid}.jsonl"
+        ));
+        std::fs::create_dir_all(rollout.parent().unwrap()).unwrap();
+        // Composed lines in Codex's rollout shape (no session_meta: the name gives the session).
+        let count = r#"{"timestamp":"2026-03-01T10:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":50,"cached_input_tokens":20,"output_tokens":9,"reasoning_output_tokens":4,"total_tokens":59},"last_token_usage":{"input_tokens":50,"cached_input_tokens":20,"output_tokens":9,"reasoning_output_tokens":4,"total_tokens":59}}}}"#;
+        let turn = r#"{"timestamp":"2026-03-01T10:00:01.000Z","type":"turn_context","payload":{"model":"gpt-5-codex"}}"#;
+        std::fs::write(&rollout, format!("{turn}\n{count}\n{count}\n")).unwrap();
+        let files: Vec<PathBuf> = find_transcripts(&[dir.path().to_path_buf()])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(files.len(), 2, "{files:?}");
+        for _ in 0..2 {
+            import(&store, &files, |_| {}).unwrap();
+        }
+        let conn = store.conn().unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT agent, session_id, model, input_tokens, cache_read_tokens, output_tokens
+                 FROM usage ORDER BY agent, input_tokens",
+            )
+            .unwrap();
+        let rows: Vec<(String, String, String, i64, i64, i64)> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let gemini = "619d1b70-73c5-42a0-8e14-50b8efc17598";
+        let flash = "gemini-2.5-flash";
+        assert_eq!(
+            rows,
+            vec![
+                ("codex".into(), sid.into(), "gpt-5-codex".into(), 30, 20, 9),
+                (
+                    "gemini".into(),
+                    gemini.into(),
+                    flash.into(),
+                    6004,
+                    4003,
+                    264
+                ),
+                (
+                    "gemini".into(),
+                    gemini.into(),
+                    flash.into(),
+                    6904,
+                    4103,
+                    275
+                ),
+            ]
+        );
+        let agents: Vec<String> = conn
+            .prepare("SELECT agent FROM sessions ORDER BY agent")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(agents, ["codex", "gemini"]);
+    }
+
+    #[test]
+    fn a_sessions_missing_cwd_comes_from_its_files_never_over_a_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store::open(&dir.path().join("t.db")).unwrap();
+        let conn = store.conn().unwrap();
+        // A session a hook already gave a cwd, and one ingest knows without any.
+        conn.execute_batch(
+            "INSERT INTO sessions(session_id, cwd, first_seen, last_seen)
+             VALUES ('hooked', '/from/the/hook', 1, 1), ('bare', NULL, 1, 1)",
+        )
+        .unwrap();
+        let claude = |session: &str, cwd: &str| {
+            format!(
+                r#"{{"type":"user","uuid":"u-{session}","sessionId":"{session}","cwd":"{cwd}","message":{{"content":"hi"}}}}
+{{"type":"assistant","sessionId":"{session}","cwd":"{cwd}","timestamp":"2026-01-01T00:00:00Z","requestId":"r-{session}","message":{{"id":"m-{session}","model":"claude-haiku-4-5","usage":{{"input_tokens":5,"output_tokens":1}}}}}}
+"#
+            )
+        };
+        let projects = dir.path().join("projects/p");
+        std::fs::create_dir_all(&projects).unwrap();
+        for (session, cwd) in [("hooked", "/from/the/transcript"), ("bare", "/w/bare")] {
+            std::fs::write(
+                projects.join(format!("{session}.jsonl")),
+                claude(session, cwd),
+            )
+            .unwrap();
+        }
+        // A transcript line without a cwd leaves it unknown.
+        std::fs::write(
+            projects.join("nocwd.jsonl"),
+            r#"{"type":"assistant","sessionId":"nocwd","timestamp":"2026-01-01T00:00:00Z","message":{"id":"m-n","usage":{"input_tokens":1}}}"#.to_owned() + "\n",
+        )
+        .unwrap();
+        let sid = "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000";
+        let rollout = dir
+            .path()
+            .join(format!("sessions/rollout-2026-03-01T10-00-00-{sid}.jsonl"));
+        std::fs::create_dir_all(rollout.parent().unwrap()).unwrap();
+        let meta = format!(
+            r#"{{"timestamp":"2026-03-01T10:00:00.000Z","type":"session_meta","payload":{{"id":"{sid}","cwd":"/w/codex"}}}}"#
+        );
+        let turn = r#"{"timestamp":"2026-03-01T10:00:01.000Z","type":"turn_context","payload":{"cwd":"/w/elsewhere","model":"gpt-5-codex"}}"#;
+        let count = r#"{"timestamp":"2026-03-01T10:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6},"last_token_usage":{"input_tokens":5,"output_tokens":1,"total_tokens":6}}}}"#;
+        std::fs::write(&rollout, format!("{meta}\n{turn}\n{count}\n")).unwrap();
+        let project = dir.path().join(".gemini/tmp/app");
+        let chat = project.join("chats/session-2026-12-01T23-29-619d1b70.jsonl");
+        std::fs::create_dir_all(chat.parent().unwrap()).unwrap();
+        std::fs::write(
+            &chat,
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/gemini/chat-0.61.0.jsonl"
+            )),
+        )
+        .unwrap();
+        std::fs::write(project.join(".project_root"), "/w/gemini\n").unwrap();
+
+        let files: Vec<PathBuf> = find_transcripts(&[dir.path().to_path_buf()])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(files.len(), 5, "{files:?}");
+        import(&store, &files, |_| {}).unwrap();
+        let cwds: Vec<(String, Option<String>)> = conn
+            .prepare("SELECT session_id, cwd FROM sessions ORDER BY session_id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            cwds,
+            vec![
+                (sid.to_owned(), some("/w/codex")),
+                (
+                    "619d1b70-73c5-42a0-8e14-50b8efc17598".into(),
+                    some("/w/gemini")
+                ),
+                ("bare".into(), some("/w/bare")),
+                ("hooked".into(), some("/from/the/hook")),
+                ("nocwd".into(), None),
+            ]
+        );
+    }
+}
