@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{capture, real_fixtures, TestEnv};
+use crate::common::{capture, real_fixtures, skipped, TestEnv};
 use crate::serve::{scripted_store, Served, STORY};
 
 /// The browser, or `None` with a printed note (a failure under `CMSTORE_BROWSER=require`).
@@ -28,9 +28,7 @@ fn chromium() -> Option<PathBuf> {
             !required,
             "CMSTORE_BROWSER=require, but chromium is not installed"
         );
-        eprintln!(
-            "note: chromium is not installed (apt-get install chromium); browser test skipped"
-        );
+        skipped("chromium is not installed (apt-get install chromium)");
     }
     found
 }

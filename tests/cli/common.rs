@@ -209,16 +209,24 @@ pub fn payload(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Says that the running test skipped, and why, where a person sees it: libtest hides what a
+/// passing test prints with `eprintln!`, so this writes to the process's stderr directly.
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
+}
+
 /// The shared real fixtures (`../shared/fixtures/real`), or `None` with a printed note.
 pub fn real_fixtures() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "note: {} is absent; real-fixture test skipped",
-            dir.display()
-        );
+        skipped(&format!("{} is absent (real fixtures)", dir.display()));
         None
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use cmstore::model::queue_line::usage::UsageRecord;
 
 use crate::common::run_at_100 as run;
-use crate::common::{entry, TestEnv};
+use crate::common::{entry, skipped, TestEnv};
 
 /// 2026-01-05T10:00:00Z: old enough that "ago" prints a date, so snapshots stay fixed.
 const T0: i64 = 1_767_607_200_000;
@@ -343,7 +343,7 @@ fn the_reports_page_on_a_terminal_unless_told_not_to() {
         .output()
         .is_err()
     {
-        eprintln!("note: no `script` (util-linux) to make a terminal; pager test skipped");
+        skipped("no `script` (util-linux) to make a terminal");
         return;
     }
     let env = store();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::anthropic::{self, Step, Usage, MODEL};
-use crate::harness::{self, Run, World, AGENT_TIMEOUT};
+use crate::harness::{self, Session, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
 
 /// The native binary the npm package installs (its `bin` entry).
@@ -17,14 +17,6 @@ fn claude() -> Option<PathBuf> {
         "claude",
         "node_modules/@anthropic-ai/claude-code/bin/claude.exe",
     )
-}
-
-/// One `claude -p PROMPT` session in a fresh world, in enforce mode, the model playing `script`.
-struct Session {
-    world: World,
-    mock: MockServer,
-    run: Run,
-    id: String,
 }
 
 /// `script` gets the world, for the paths its tool calls name.
@@ -79,21 +71,6 @@ fn claude_command(world: &World, claude: &Path, mock: &MockServer, prompt: &str)
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_ERROR_REPORTING", "1");
     cmd
-}
-
-impl Session {
-    fn query(&self, sql: &str) -> Vec<Value> {
-        let sql = sql.replace(":sid", &format!("'{}'", self.id));
-        self.world.query(&sql)
-    }
-
-    fn context(&self) -> String {
-        format!(
-            "queue:\n{}\nagent stdout: {}",
-            self.world.queue_text(),
-            self.run.stdout
-        )
-    }
 }
 
 /// The main session: a command that works, one that exits 3, one the gate denies (it would

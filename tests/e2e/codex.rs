@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::harness::{self, Run, World, AGENT_TIMEOUT};
+use crate::harness::{self, Run, Session, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
 use crate::openai::{self, call_id, Step};
 
@@ -72,14 +72,6 @@ fn thread_id(run: &Run) -> String {
         .unwrap_or_else(|| panic!("no thread.started in codex's output:\n{}", run.stdout))
 }
 
-/// One finished `codex exec` session in enforce mode, ingested.
-struct Session {
-    world: World,
-    mock: MockServer,
-    run: Run,
-    id: String,
-}
-
 fn session(prompt: &str, script: impl FnOnce(&World) -> Vec<Step>) -> Option<Session> {
     let codex = codex()?;
     let world = World::new();
@@ -97,22 +89,6 @@ fn session(prompt: &str, script: impl FnOnce(&World) -> Vec<Step>) -> Option<Ses
         run,
         id,
     })
-}
-
-impl Session {
-    fn query(&self, sql: &str) -> Vec<Value> {
-        let sql = sql.replace(":sid", &format!("'{}'", self.id));
-        self.world.query(&sql)
-    }
-
-    fn context(&self) -> String {
-        format!(
-            "queue:\n{}\nagent stdout: {}\nagent stderr: {}",
-            self.world.queue_text(),
-            self.run.stdout,
-            self.run.stderr
-        )
-    }
 }
 
 const PROMPT: &str = "run the three steps";

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::harness::{self, Run, World, AGENT_TIMEOUT};
+use crate::harness::{self, Run, Session, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
 use crate::openai::{self, call_id, Step, Usage};
 
@@ -59,14 +59,6 @@ fn session_id(run: &Run) -> String {
         .find(|v| v["type"] == "result")
         .and_then(|v| v["sessionId"].as_str().map(str::to_string))
         .unwrap_or_else(|| panic!("no result line in copilot's output:\n{}", run.stdout))
-}
-
-/// One finished `copilot -p` session in enforce mode, ingested.
-struct Session {
-    world: World,
-    mock: MockServer,
-    run: Run,
-    id: String,
 }
 
 /// The counts the mock reports for its `n`-th response of a session: distinct per response,
@@ -122,22 +114,6 @@ fn session(prompt: &str, script: impl FnOnce(&World) -> Vec<Step>) -> Option<Ses
         run,
         id,
     })
-}
-
-impl Session {
-    fn query(&self, sql: &str) -> Vec<Value> {
-        let sql = sql.replace(":sid", &format!("'{}'", self.id));
-        self.world.query(&sql)
-    }
-
-    fn context(&self) -> String {
-        format!(
-            "queue:\n{}\nagent stdout: {}\nagent stderr: {}",
-            self.world.queue_text(),
-            self.run.stdout,
-            self.run.stderr
-        )
-    }
 }
 
 const PROMPT: &str = "run the three steps";

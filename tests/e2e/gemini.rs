@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::google::{self, Step, MODEL};
-use crate::harness::{self, Run, World, AGENT_TIMEOUT};
+use crate::harness::{self, Session, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
 
 /// The CLI's bundled entry point, run with node.
@@ -67,13 +67,6 @@ fn gemini_command(world: &World, gemini: &Path, mock: &MockServer, prompt: &str)
     cmd
 }
 
-/// One finished `gemini -p` session in enforce mode, ingested.
-struct Session {
-    world: World,
-    run: Run,
-    id: String,
-}
-
 fn session(
     prompt: &str,
     by_hand: &[&str],
@@ -92,23 +85,12 @@ fn session(
         .expect("session_id in gemini's output")
         .to_string();
     world.ingest();
-    Some(Session { world, run, id })
-}
-
-impl Session {
-    fn query(&self, sql: &str) -> Vec<Value> {
-        let sql = sql.replace(":sid", &format!("'{}'", self.id));
-        self.world.query(&sql)
-    }
-
-    fn context(&self) -> String {
-        format!(
-            "queue:\n{}\nagent stdout: {}\nagent stderr: {}",
-            self.world.queue_text(),
-            self.run.stdout,
-            self.run.stderr
-        )
-    }
+    Some(Session {
+        world,
+        mock,
+        run,
+        id,
+    })
 }
 
 const PROMPT: &str = "run the three steps";

@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::mock::MockServer;
+
 /// How long one agent run may take before it is killed (they take seconds with the mock).
 pub const AGENT_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -35,8 +37,19 @@ pub fn agent(name: &str, relative: &str) -> Option<PathBuf> {
     if std::env::var("CMSTORE_E2E").as_deref() == Ok("require") {
         panic!("CMSTORE_E2E=require: {note}");
     }
-    eprintln!("skipped: {note}");
+    skipped(&note);
     None
+}
+
+/// Says that the running test skipped, and why, where a person sees it: libtest hides what a
+/// passing test prints with `eprintln!`, so this writes to the process's stderr directly.
+pub fn skipped(why: &str) {
+    use std::io::Write;
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
 }
 
 /// One test's world in a temporary directory: the user's home (and every config dir an agent
@@ -326,5 +339,32 @@ impl Drop for Running {
             self.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+/// One agent run the tests of a file share: its world, the mock model API it talked to (kept
+/// alive for the requests it saw), the run, and the session id the agent reported.
+pub struct Session {
+    pub world: World,
+    pub mock: MockServer,
+    pub run: Run,
+    pub id: String,
+}
+
+impl Session {
+    /// Rows of `sql` over the session's store, `:sid` standing for the session id.
+    pub fn query(&self, sql: &str) -> Vec<Value> {
+        let sql = sql.replace(":sid", &format!("'{}'", self.id));
+        self.world.query(&sql)
+    }
+
+    /// What a failing assertion prints: the queue and what the agent printed.
+    pub fn context(&self) -> String {
+        format!(
+            "queue:\n{}\nagent stdout: {}\nagent stderr: {}",
+            self.world.queue_text(),
+            self.run.stdout,
+            self.run.stderr
+        )
     }
 }
