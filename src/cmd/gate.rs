@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 
-use crate::cmd::sessions::ReportFilters;
+use crate::cli::filters::ReportFilters;
 use crate::config::Config;
 use crate::files::paths::Paths;
 use crate::read::gate::{self, replay, tally};

@@ -8,11 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::cmd::summarize::{self, By};
 use crate::files::paths::Paths;
 use crate::read::report;
-use crate::read::serve::{api::Plans, Options, Server};
-use crate::store::read_only::Param;
+use crate::read::serve::{Options, Server};
 
 /// Arguments of `cmstore serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -32,24 +30,6 @@ pub struct Args {
     pub sql_timeout: u64,
 }
 
-/// The summary statements, for the dashboard: the same as `cmstore summarize` prints.
-fn plan_days(since: Option<i64>) -> (String, Vec<Param>) {
-    plan(By::Day, since)
-}
-
-fn plan_tools(since: Option<i64>) -> (String, Vec<Param>) {
-    plan(By::Tool, since)
-}
-
-fn plan(by: By, since: Option<i64>) -> (String, Vec<Param>) {
-    let filters = crate::read::sessions::Filters {
-        since,
-        ..Default::default()
-    };
-    let plan = summarize::plan(by, &filters);
-    (plan.sql, plan.params)
-}
-
 /// Runs `cmstore serve`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     // As every report does: bring an older store's views up to date once (migrations only
@@ -60,10 +40,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         port: args.port,
         db: paths.db.clone(),
         sql_timeout: Duration::from_secs(args.sql_timeout),
-        plans: Plans {
-            days: plan_days,
-            tools: plan_tools,
-        },
     })?;
     let url = server.url();
     // One write: a reader that takes the first line and goes away must not stop the server.

@@ -14,3 +14,4 @@ pub mod report;
 pub mod serve;
 pub mod sessions;
 pub mod story;
+pub mod summaries;

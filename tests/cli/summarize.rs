@@ -140,8 +140,8 @@ fn summarize_and_query_agree_for_every_grouping() {
             "session",
             format!(
                 "select {}, {} from v_session_usage order by last_seen desc, session_id",
-                cmstore::cmd::summarize::SESSION_COLUMNS,
-                cmstore::cmd::summarize::USAGE_COLUMNS
+                cmstore::read::summaries::SESSION_COLUMNS,
+                cmstore::read::summaries::USAGE_COLUMNS
             ),
         ),
         (

@@ -1,8 +1,8 @@
 //! The dashboard's data: one function per `/api/…` endpoint, each a JSON value built from the
 //! same statements as the commands that print the same figures.
 //!
-//! - overview and tools: `cmstore summarize --by day|tool` (the statements come from
-//!   `cmd/summarize.rs` through [`Plans`], so the figures cannot drift apart);
+//! - overview and tools: `cmstore summarize --by day|tool` (the same statements,
+//!   [`summaries::plan`], so the figures cannot drift apart);
 //! - sessions: `cmstore sessions` ([`crate::read::sessions::list_sql`]);
 //! - a session: `cmstore show --format json` ([`crate::read::story::load`]), plus its tool calls laid
 //!   out for the timeline;
@@ -22,20 +22,20 @@ use crate::read::render::{json_value, unique_names};
 use crate::read::report;
 use crate::read::sessions::{self, integer, text, Filters};
 use crate::read::story;
+use crate::read::summaries::{self, By};
 use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 use crate::support::human;
 
-/// A summary statement and its parameters for a `since` (epoch ms).
-pub type PlanFn = fn(Option<i64>) -> (String, Vec<Param>);
-
-/// The statements of `cmstore summarize` that the dashboard shows, given by the edge (they
-/// live with the command).
-#[derive(Debug, Clone, Copy)]
-pub struct Plans {
-    /// `summarize --by day --since`.
-    pub days: PlanFn,
-    /// `summarize --by tool --since`.
-    pub tools: PlanFn,
+/// The statement of `cmstore summarize --by <by> --since <since>` (the dashboard's filters
+/// choose only the time).
+fn summary(by: By, since: Option<i64>) -> summaries::Plan {
+    summaries::plan(
+        by,
+        &Filters {
+            since,
+            ..Filters::default()
+        },
+    )
 }
 
 /// Characters of a tool's input or output sent when a timeline bar is clicked.
@@ -86,8 +86,8 @@ pub fn version(db: &ReadOnlyDb) -> Result<String, QueryError> {
 
 /// The overview: figures per day, the top tools, the gate's findings and the busiest
 /// projects over `filters`' time range.
-pub fn overview(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Json, QueryError> {
-    let days = days(db, plans, filters)?;
+pub fn overview(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> {
+    let days = days(db, filters)?;
     let mut totals = BTreeMap::new();
     for name in [
         "events",
@@ -106,7 +106,7 @@ pub fn overview(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Jso
     let costs: Vec<f64> = days.iter().filter_map(|d| d["cost_usd"].as_f64()).collect();
     let cost = (!costs.is_empty()).then(|| costs.iter().fold(0.0, |a, c| a + c));
     totals.insert("cost_usd", json!(cost));
-    let mut tools = tools(db, plans, filters)?;
+    let mut tools = tools(db, filters)?;
     tools.truncate(10);
     let gate = gate_report(db, filters)?;
     let (projects, sessions) = projects(db, filters)?;
@@ -121,8 +121,8 @@ pub fn overview(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Jso
 }
 
 /// `summarize --by day --since`, less the days at or after `until`.
-fn days(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Vec<Json>, QueryError> {
-    let (sql, params) = (plans.days)(filters.since);
+fn days(db: &ReadOnlyDb, filters: &Filters) -> Result<Vec<Json>, QueryError> {
+    let summaries::Plan { sql, params } = summary(By::Day, filters.since);
     let (columns, rows) = report::fetch(db, &sql, &params)?;
     let until_day = filters
         .until
@@ -139,8 +139,8 @@ fn days(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Vec<Json>, 
 
 /// `summarize --by tool --since`: one object per tool, the most called first, with its
 /// failure rate.
-pub fn tools(db: &ReadOnlyDb, plans: &Plans, filters: &Filters) -> Result<Vec<Json>, QueryError> {
-    let (sql, params) = (plans.tools)(filters.since);
+pub fn tools(db: &ReadOnlyDb, filters: &Filters) -> Result<Vec<Json>, QueryError> {
+    let summaries::Plan { sql, params } = summary(By::Tool, filters.since);
     let (columns, rows) = report::fetch(db, &sql, &params)?;
     let mut out = objects(columns, &rows);
     for tool in &mut out {

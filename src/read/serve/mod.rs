@@ -44,8 +44,6 @@ pub struct Options {
     pub db: PathBuf,
     /// The SQL page's time limit (0 = none).
     pub sql_timeout: Duration,
-    /// `cmstore summarize`'s statements.
-    pub plans: api::Plans,
 }
 
 /// Why the dashboard could not start.
@@ -114,7 +112,6 @@ impl Server {
             let ctx = Context {
                 db: ReadOnlyDb::open(&self.options.db, None)?,
                 db_path: self.options.db.clone(),
-                plans: self.options.plans,
                 sql_timeout: self.options.sql_timeout,
                 cache: Arc::clone(&cache),
                 now_ms: crate::support::clock::now_ms,

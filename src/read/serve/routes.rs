@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
-use super::api::{self, Plans};
+use super::api;
 use crate::read::render::{Format, Renderer, TableOptions};
 use crate::read::sessions::Filters;
 use crate::store::read_only::{QueryError, ReadOnlyDb};
@@ -67,15 +67,13 @@ impl Reply {
 }
 
 /// What a worker needs to answer: its own read-only connection, the store's path (for the
-/// SQL page's own connection with its time limit), the summary statements and the cache
+/// SQL page's own connection with its time limit) and the cache
 /// shared by every worker.
 pub struct Context {
     /// This worker's connection.
     pub db: ReadOnlyDb,
     /// The store.
     pub db_path: std::path::PathBuf,
-    /// `cmstore summarize`'s statements.
-    pub plans: Plans,
     /// The SQL page's time limit.
     pub sql_timeout: Duration,
     /// Answers by address, with the store version they were computed at.
@@ -157,8 +155,8 @@ fn data(ctx: &Context, path: &str, q: &Query) -> Reply {
         Err(message) => return Reply::json(400, &json!({ "error": message })),
     };
     let result = match path {
-        "/api/overview" => api::overview(&ctx.db, &ctx.plans, &filters).map(Some),
-        "/api/tools" => api::tools(&ctx.db, &ctx.plans, &filters).map(|t| Some(json!(t))),
+        "/api/overview" => api::overview(&ctx.db, &filters).map(Some),
+        "/api/tools" => api::tools(&ctx.db, &filters).map(|t| Some(json!(t))),
         "/api/gate" => api::gate_report(&ctx.db, &filters).map(Some),
         "/api/sessions" => {
             let limit = q.number("limit").unwrap_or(200).clamp(1, 10_000);

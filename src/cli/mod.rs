@@ -6,6 +6,8 @@
 // an HTML tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+pub mod filters;
+
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;

@@ -1,0 +1,44 @@
+//! Options more than one subcommand takes, defined once so that they read and behave the
+//! same everywhere.
+
+/// Which sessions a report covers: the options every report shares (`sessions`, `summarize`,
+/// `gate report`, `gate replay`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportFilters {
+    /// Only sessions active since then: a duration ago (90m, 36h, 7d, 2w) or a date/datetime
+    /// (UTC)
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// Only sessions that started before then (same forms as --since)
+    #[arg(long, value_name = "WHEN")]
+    pub until: Option<String>,
+    /// Only sessions of this agent (claude, vscode, copilot, codex, gemini)
+    #[arg(long, value_name = "AGENT")]
+    pub agent: Option<String>,
+    /// Only sessions in this project: the working directory's last component, or its path
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
+}
+
+impl ReportFilters {
+    /// The filters, times parsed against `now_ms`.
+    pub fn parse(&self, now_ms: i64) -> anyhow::Result<crate::read::sessions::Filters> {
+        let when = |flag: &str, value: &Option<String>| -> anyhow::Result<Option<i64>> {
+            value
+                .as_deref()
+                .map(|v| crate::support::timespec::parse_point(v, now_ms))
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("{flag} {e}"))
+        };
+        if self.project.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            anyhow::bail!("--project is empty: give a project (a folder's name) or a path");
+        }
+        Ok(crate::read::sessions::Filters {
+            since: when("--since", &self.since)?,
+            until: when("--until", &self.until)?,
+            agent: self.agent.clone(),
+            project: self.project.clone(),
+            session: None,
+        })
+    }
+}

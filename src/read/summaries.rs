@@ -1,0 +1,848 @@
+//! The summaries of `cmstore summarize` (and of the dashboard, which shows the same figures):
+//! one `SELECT` per kind of row, over the views of migrations 0002/0003 (`v_session_summary`,
+//! `v_session_tools`, `v_sessions`), 0014 (`v_usage*`: real tokens and cost;
+//! `estimated_tokens` is vstack's payload size / 4, not usage) and 0016 (`v_daily` over the
+//! daily rollup, the usage rollup), so `cmstore query` against the same view gives the same
+//! figures. The report filters choose rows as [`plan`] says; [`readable_spec`] is the table a
+//! person reads on a terminal.
+
+use rusqlite::types::Value;
+
+use crate::read::report::{self, col, Column, Shown};
+use crate::read::sessions::{self, Filters};
+use crate::store::read_only::{Param, ReadOnlyDb};
+
+/// What one summary row stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    /// One row per session (default)
+    Session,
+    /// One row per tool
+    Tool,
+    /// One row per UTC day
+    Day,
+    /// One row per agent
+    Agent,
+    /// One row per model: real token usage and cost (from the transcripts)
+    Model,
+    /// One row per check (format, markdown, security): runs, failures, findings
+    Check,
+}
+
+/// Columns of `--by session`: `v_session_summary` without its raw epoch-ms sort keys.
+pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", duration_ms, \
+     ended, prompts, turns, subagent_turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
+     estimated_tokens, unknown_total, unknown_breakdown";
+
+/// The usage sums of groups of `v_usage_rollup` rows (migration 0016), each already a sum of
+/// responses (a `usage` row counts as a group of one): real tokens from the transcripts and
+/// their cost (`cost_usd` covers the priced responses; `unpriced` counts the others).
+const ROLLUP_SUMS: &str = "sum(responses) AS responses, \
+     CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
+     CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
+     CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
+     CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
+     round(sum(cost_usd), 6) AS cost_usd, sum(unpriced) AS unpriced";
+
+/// The usage columns of `v_session_usage`, `v_daily_usage` and `v_agents_usage` (migration
+/// 0011), after the hook figures.
+pub const USAGE_COLUMNS: &str = "responses, input_tokens, output_tokens, cache_write_tokens, \
+     cache_read_tokens, cost_usd, unpriced";
+
+/// The usage columns a row gets from a joined usage group `u`: zero without usage, the cost
+/// NULL then (as the views do).
+const JOINED_USAGE: &str = "coalesce(u.responses, 0) AS responses, \
+     coalesce(u.input_tokens, 0) AS input_tokens, coalesce(u.output_tokens, 0) AS output_tokens, \
+     coalesce(u.cache_write_tokens, 0) AS cache_write_tokens, \
+     coalesce(u.cache_read_tokens, 0) AS cache_read_tokens, u.cost_usd, \
+     coalesce(u.unpriced, 0) AS unpriced";
+
+/// The statement behind a summary, and its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The `SELECT`.
+    pub sql: String,
+    /// Values of its named parameters.
+    pub params: Vec<Param>,
+}
+
+/// `conditions` joined into a `WHERE` clause on its own line (empty without any).
+fn where_of(conditions: &[String]) -> String {
+    if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("\nWHERE {}", conditions.join(" AND "))
+    }
+}
+
+/// The sessions `filters` choose as conditions over a `sessions` row, and their parameters;
+/// none when nothing is filtered.
+fn session_conditions(filters: &Filters) -> (Vec<String>, Vec<Param>) {
+    let (wheres, params) = filters.conditions();
+    (wheres.into_iter().map(str::to_string).collect(), params)
+}
+
+/// `column IN (the chosen sessions)`, when `filters` choose any.
+fn in_sessions(column: &str, filters: &Filters) -> (Option<String>, Vec<Param>) {
+    let (wheres, params) = filters.conditions();
+    if wheres.is_empty() {
+        return (None, params);
+    }
+    (
+        Some(format!(
+            "{column} IN (SELECT session_id FROM sessions WHERE {})",
+            wheres.join(" AND ")
+        )),
+        params,
+    )
+}
+
+/// The statement for `by` over what `filters` choose (`filters.session` a full id).
+///
+/// `--since` and `--until` choose the sessions active in that time for `--by session`, `tool`
+/// and `agent`; the days from `--since`'s day to `--until`'s for `--by day`; the responses in
+/// that time for `--by model`. `--agent`, `--project` and `--session` choose sessions.
+pub fn plan(by: By, filters: &Filters) -> Plan {
+    match by {
+        By::Session => {
+            let (wheres, params) = session_conditions(filters);
+            Plan {
+                sql: format!(
+                    "SELECT {SESSION_COLUMNS}, {USAGE_COLUMNS}\nFROM v_session_usage{}\n\
+                     ORDER BY last_seen DESC, session_id",
+                    where_of(&wheres)
+                ),
+                params,
+            }
+        }
+        // The same figures as v_tools, summed over the chosen sessions (total() and CAST: a
+        // sum past the integer range saturates instead of failing).
+        By::Tool => {
+            let (chosen, params) = in_sessions("session_id", filters);
+            Plan {
+                sql: format!(
+                    "SELECT tool_name, sum(calls) AS calls, sum(succeeded) AS succeeded, \
+                     sum(failed) AS failed, sum(unfinished) AS unfinished, \
+                     CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms, \
+                     CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms, \
+                     max(max_ms) AS max_ms, sum(denied) AS denied, sum(refused) AS refused, \
+                     sum(abandoned) AS abandoned\n\
+                     FROM v_session_tools{}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name",
+                    where_of(&Vec::from_iter(chosen))
+                ),
+                params,
+            }
+        }
+        By::Day => day_plan(filters),
+        By::Agent => agent_plan(filters),
+        By::Model => model_plan(filters),
+        By::Check => check_plan(filters),
+    }
+}
+
+/// `--by check`: the check results, which live in their events' lines (`check`,
+/// docs/checks.md), in the chosen time, agent, project and session.
+fn check_plan(filters: &Filters) -> Plan {
+    let (wheres, params) = filters.event_conditions();
+    let mut conditions = vec!["hook_type = 'CheckResult'".to_string()];
+    conditions.extend(wheres.into_iter().map(str::to_string));
+    Plan {
+        sql: format!(
+            "SELECT json_extract(entry, '$.check.name') AS \"check\", count(*) AS runs, \
+             sum(json_extract(entry, '$.check.status') = 'passed') AS passed, \
+             sum(json_extract(entry, '$.check.status') = 'failed') AS failed, \
+             sum(json_extract(entry, '$.check.status') = 'timed_out') AS timed_out, \
+             sum(json_extract(entry, '$.check.status') = 'error') AS errors, \
+             sum(coalesce(json_extract(entry, '$.check.blocked'), 0)) AS blocked, \
+             sum(coalesce(json_array_length(entry, '$.check.findings'), 0)) AS findings, \
+             CAST(avg(json_extract(entry, '$.check.durationMs')) AS INTEGER) AS avg_ms, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_run\n\
+             FROM events{}\nGROUP BY 1\nORDER BY 1",
+            where_of(&conditions)
+        ),
+        params,
+    }
+}
+
+/// `--by day`: from the daily rollup (`v_daily`, `daily_sessions`), never from `events`.
+fn day_plan(filters: &Filters) -> Plan {
+    let mut params = Vec::new();
+    let days = |day: &str| {
+        let mut range = Vec::new();
+        if filters.since.is_some() {
+            range.push(format!("{day} >= date(:since / 1000, 'unixepoch')"));
+        }
+        if filters.until.is_some() {
+            // The days that begin before `until`.
+            range.push(format!("{day} <= date((:until - 1) / 1000, 'unixepoch')"));
+        }
+        range
+    };
+    params.extend(filters.since.map(|ms| int_param("since", ms)));
+    params.extend(filters.until.map(|ms| int_param("until", ms)));
+    let by_session = Filters {
+        since: None,
+        until: None,
+        ..filters.clone()
+    };
+    let (chosen, more) = in_sessions("session_id", &by_session);
+    params.extend(more);
+    let Some(chosen) = chosen else {
+        return Plan {
+            sql: format!(
+                "SELECT *\nFROM v_daily_usage{}\nORDER BY day",
+                where_of(&days("day"))
+            ),
+            params,
+        };
+    };
+    // v_daily_usage over the chosen sessions: their days in the rollup, their responses, and
+    // a day's sessions those seen by their hooks or their responses (0023).
+    let sql = format!(
+        "WITH d AS (SELECT date(day_n * 86400, 'unixepoch') AS day, sum(events) AS events, \
+         sum(prompts) AS prompts, \
+         sum(tool_uses) AS tool_uses, sum(tool_failures) AS tool_failures, sum(stops) AS stops, \
+         CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens\n\
+         FROM daily_sessions WHERE no_session = 0 AND {chosen}\n\
+         GROUP BY date(day_n * 86400, 'unixepoch')),\n\
+         u AS (SELECT day, {ROLLUP_SUMS} FROM v_usage_rollup WHERE {chosen} GROUP BY day),\n\
+         s AS (SELECT day, count(*) AS sessions FROM (\
+         SELECT date(day_n * 86400, 'unixepoch') AS day, session_id FROM daily_sessions \
+         WHERE no_session = 0 AND {chosen} UNION SELECT day, session_id FROM usage_rollup \
+         WHERE session_id <> '' AND day <> '' AND {chosen}) GROUP BY day)\n\
+         SELECT k.day, coalesce(d.events, 0) AS events, coalesce(s.sessions, 0) AS sessions, \
+         coalesce(d.prompts, 0) AS prompts, coalesce(d.tool_uses, 0) AS tool_uses, \
+         coalesce(d.tool_failures, 0) AS tool_failures, coalesce(d.stops, 0) AS stops, \
+         coalesce(d.estimated_tokens, 0) AS estimated_tokens, {JOINED_USAGE}\n\
+         FROM (SELECT day FROM d UNION SELECT day FROM u WHERE day IS NOT NULL) k\n\
+         LEFT JOIN d ON d.day = k.day\nLEFT JOIN u ON u.day = k.day\n\
+         LEFT JOIN s ON s.day = k.day{}\nORDER BY k.day",
+        where_of(&days("k.day"))
+    );
+    Plan { sql, params }
+}
+
+/// `--by agent`: v_agents_usage, over the chosen sessions when any filter is set.
+fn agent_plan(filters: &Filters) -> Plan {
+    let (wheres, params) = session_conditions(filters);
+    if wheres.is_empty() {
+        return Plan {
+            sql: "SELECT *\nFROM v_agents_usage\nORDER BY sessions DESC, agent".into(),
+            params,
+        };
+    }
+    let filter = where_of(&wheres);
+    // v_agents_usage over the chosen sessions: their usage, by each response's agent.
+    Plan {
+        sql: format!(
+            "SELECT a.*, {JOINED_USAGE}\nFROM (\
+             SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
+             sum(events) AS events, sum(prompts) AS prompts, sum(tool_uses) AS tool_uses, \
+             sum(tool_failures) AS tool_failures, \
+             CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
+             FROM sessions{filter}\nGROUP BY coalesce(agent, '?')) a\n\
+             LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {ROLLUP_SUMS} FROM v_usage_rollup \
+             WHERE session_id IN (SELECT session_id FROM sessions{filter}) \
+             GROUP BY coalesce(agent, '?')) u ON u.agent = a.agent\n\
+             ORDER BY a.sessions DESC, a.agent"
+        ),
+        params,
+    }
+}
+
+/// `--by model`: v_usage_models over the chosen responses: by their own time, agent and
+/// session, and for `--project` the sessions in it.
+///
+/// With `--since`/`--until` the whole UTC days inside the window come from the daily usage
+/// rollup (a row per session, agent, model and day, migration 0016), the whole hours of its
+/// edge days from the hourly one (0020), and only the responses of its partial edge hours from
+/// `usage` itself (a range of `usage_ts` each): the same figures as a `GROUP BY` over every
+/// response in the window, read from a few rows per day and hour.
+fn model_plan(filters: &Filters) -> Plan {
+    if filters.since.is_none() && filters.until.is_none() {
+        return model_rollup_plan(filters);
+    }
+    let (wheres, mut params) = chosen_usage(filters);
+    let window = Window::new(filters.since, filters.until);
+    let mut parts = Vec::new();
+    let mut part = |from: &str, range: Vec<String>, groups: &str| {
+        let mut conditions = range;
+        conditions.extend(wheres.iter().cloned());
+        parts.push(format!(
+            "SELECT model, session_id, input_tokens, output_tokens, cache_write_tokens, \
+             cache_read_tokens, cost_usd, {groups} FROM {from}{}",
+            where_of(&conditions)
+        ));
+    };
+    let groups = "responses, unpriced, first_ts, last_ts";
+    if let Some(days) = window.days {
+        let range = bounded(&mut params, days, ["first_day", "last_day"], |op, n| {
+            format!("day {op} date(:{n} * 86400, 'unixepoch')")
+        });
+        part("v_usage_rollup", range, groups);
+    }
+    for (i, hours) in window.hours.into_iter().enumerate() {
+        let names = [format!("first_hour_{i}"), format!("last_hour_{i}")];
+        let range = bounded(&mut params, hours, names, |op, n| {
+            format!("hour_n {op} :{n}")
+        });
+        part("v_usage_hourly", range, groups);
+    }
+    for (i, (from, to)) in window.edges.into_iter().enumerate() {
+        // An edge's outer bound is the window's own, `:since` or `:until`.
+        let mut bound = |ms: i64, given: Option<i64>, name: &str, op: &str| {
+            if given == Some(ms) {
+                format!("ts {op} :{name}")
+            } else {
+                let name = format!("edge_{name}_{i}");
+                params.push(int_param(&name, ms));
+                format!("ts {op} :{name}")
+            }
+        };
+        let range = vec![
+            bound(from, filters.since, "since", ">="),
+            bound(to, filters.until, "until", "<"),
+        ];
+        part(
+            "v_usage",
+            range,
+            "1 AS responses, cost_usd IS NULL AS unpriced, ts AS first_ts, ts AS last_ts",
+        );
+    }
+    // `--since` or `--until` on an hour's start bounds no edge.
+    let sql = parts.join("\nUNION ALL ");
+    params.extend(filters.since.map(|ms| int_param("since", ms)));
+    params.extend(filters.until.map(|ms| int_param("until", ms)));
+    params.retain(|p| {
+        !matches!(p.name.as_str(), "since" | "until") || sql.contains(&format!(":{}", p.name))
+    });
+    Plan {
+        sql: format!(
+            "WITH parts AS ({})\n\
+             SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             {ROLLUP_SUMS}, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
+             FROM parts\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
+            sql
+        ),
+        params,
+    }
+}
+
+/// The conditions of an inclusive range, `condition(">=", first)` and `condition("<=", last)`
+/// (none on a side without a bound), their values bound in `params`.
+fn bounded<S: AsRef<str>>(
+    params: &mut Vec<Param>,
+    (lo, hi): (Option<i64>, Option<i64>),
+    [first, last]: [S; 2],
+    condition: impl Fn(&str, &str) -> String,
+) -> Vec<String> {
+    let mut range = Vec::new();
+    for (name, op, bound) in [(first.as_ref(), ">=", lo), (last.as_ref(), "<=", hi)] {
+        if let Some(value) = bound {
+            range.push(condition(op, name));
+            params.push(int_param(name, value));
+        }
+    }
+    range
+}
+
+/// The conditions `--agent`, `--session` and `--project` put on a usage row (of `usage` or of
+/// the rollup: both have `agent` and `session_id`), and their parameters.
+fn chosen_usage(filters: &Filters) -> (Vec<String>, Vec<Param>) {
+    let (wheres, mut params) = Filters {
+        session: filters.session.clone(),
+        agent: filters.agent.clone(),
+        ..Filters::default()
+    }
+    .conditions();
+    let mut wheres: Vec<String> = wheres.into_iter().map(str::to_string).collect();
+    let (in_project, more) = in_sessions(
+        "session_id",
+        &Filters {
+            project: filters.project.clone(),
+            ..Filters::default()
+        },
+    );
+    wheres.extend(in_project);
+    params.extend(more);
+    (wheres, params)
+}
+
+/// The UTC hour of the time `ts` (epoch ms) as the rollups count it: the hours since 1970 of
+/// `ts / 1000` rounded toward zero (as SQLite's `date(ts / 1000, 'unixepoch')` rounds it).
+fn hour_of(ts: i64) -> i64 {
+    (ts / 1000).div_euclid(3600)
+}
+
+/// The first time (epoch ms) of the UTC hour `hour`. Up to 1970's first second a time up to
+/// 999 ms before the hour's start is one of its times: `ts / 1000` rounds toward zero.
+fn hour_start(hour: i64) -> i64 {
+    let seconds = hour.saturating_mul(3600);
+    let ms = seconds.saturating_mul(1000);
+    if seconds > 0 {
+        ms
+    } else {
+        ms.saturating_sub(999)
+    }
+}
+
+/// An inclusive range of days or hours, open on a side without a bound.
+type Span = (Option<i64>, Option<i64>);
+
+/// The window `[since, until)` in the parts that are read from each table.
+#[derive(Debug, PartialEq)]
+struct Window {
+    /// The UTC days (since 1970) all inside the window, from the daily rollup.
+    days: Option<Span>,
+    /// The hours all inside the window on its edge days, from the hourly rollup.
+    hours: Vec<Span>,
+    /// The rest, each `[from, to)` in epoch ms (the partial edge hours), from `usage`.
+    edges: Vec<(i64, i64)>,
+}
+
+impl Window {
+    /// The parts of `[since, until)`, a side without a bound open. An hour is inside the
+    /// window when all of its times are, a day when all of its hours are.
+    fn new(since: Option<i64>, until: Option<i64>) -> Window {
+        // The first hour from `since` on, and the last one before `until`.
+        let first = since.map(|s| hour_of(s) + i64::from(hour_start(hour_of(s)) != s));
+        let last = until.map(|u| hour_of(u) - 1);
+        if let (Some(s), Some(u), Some(f), Some(l)) = (since, until, first, last) {
+            if f > l {
+                // Within two hours at most (or empty, `until` not after `since`): every
+                // response is read.
+                return Window {
+                    days: None,
+                    hours: Vec::new(),
+                    edges: vec![(s, u)],
+                };
+            }
+        }
+        let mut edges: Vec<(i64, i64)> = since
+            .zip(first)
+            .map(|(s, f)| (s, hour_start(f)))
+            .into_iter()
+            .collect();
+        edges.extend(until.zip(last).map(|(u, l)| (hour_start(l + 1), u)));
+        edges.retain(|(from, to)| from < to);
+        // The whole days between those hours, and the edge days' hours each side of them.
+        let first_day = first.map(|h| -(-h).div_euclid(24));
+        let last_day = last.map(|h| (h + 1).div_euclid(24) - 1);
+        let (days, mut hours) = match (first_day, last_day) {
+            (Some(f), Some(l)) if f > l => (None, vec![(first, last)]),
+            _ => {
+                let mut hours: Vec<Span> = first
+                    .zip(first_day)
+                    .map(|(h, d)| (Some(h), Some(d * 24 - 1)))
+                    .into_iter()
+                    .collect();
+                hours.extend(
+                    last.zip(last_day)
+                        .map(|(h, d)| (Some(d * 24 + 24), Some(h))),
+                );
+                (Some((first_day, last_day)), hours)
+            }
+        };
+        hours.retain(|span| matches!(span, (Some(lo), Some(hi)) if lo <= hi));
+        Window { days, hours, edges }
+    }
+}
+
+/// `--by model` without a time: v_usage_models (the rollup) over the chosen sessions.
+fn model_rollup_plan(filters: &Filters) -> Plan {
+    let (wheres, mut params) = Filters {
+        session: filters.session.clone(),
+        agent: filters.agent.clone(),
+        ..Filters::default()
+    }
+    .conditions();
+    let mut wheres: Vec<String> = wheres.into_iter().map(str::to_string).collect();
+    let (in_project, more) = in_sessions(
+        "session_id",
+        &Filters {
+            project: filters.project.clone(),
+            ..Filters::default()
+        },
+    );
+    wheres.extend(in_project);
+    params.extend(more);
+    let sql = if wheres.is_empty() {
+        "SELECT *\nFROM v_usage_models\nORDER BY cost_usd IS NULL, cost_usd DESC, model".into()
+    } else {
+        format!(
+            "SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             {ROLLUP_SUMS}, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
+             FROM v_usage_rollup{}\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
+            where_of(&wheres)
+        )
+    };
+    Plan { sql, params }
+}
+
+fn int_param(name: &str, value: i64) -> Param {
+    Param {
+        name: name.into(),
+        value: Value::Integer(value),
+    }
+}
+
+/// The readable table of each summary: what fits 100 columns, in human units.
+pub fn readable_spec(
+    by: By,
+) -> (
+    &'static [Column],
+    &'static [&'static str],
+    &'static [&'static str],
+) {
+    use Shown::*;
+    const TOKENS: &[&str] = &[
+        "input_tokens",
+        "output_tokens",
+        "cache_write_tokens",
+        "cache_read_tokens",
+    ];
+    match by {
+        By::Session => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("session", Session("session_id")),
+                    col("agent", Raw("agent")),
+                    col("project", Project("cwd")),
+                    col("last", Ago("end")),
+                    col("lasted", Duration("duration_ms")),
+                    col("prompts", Raw("prompts")),
+                    col("tools", Raw("tool_uses")),
+                    col("failed", Raw("tool_failures")),
+                    col("tokens", Sum(TOKENS)),
+                    col("cost", Cost),
+                ];
+                COLUMNS
+            },
+            &["agent", "project"],
+            &["lasted", "tokens", "cost"],
+        ),
+        By::Tool => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("tool", Raw("tool_name")),
+                    col("calls", Raw("calls")),
+                    col("ok", Raw("succeeded")),
+                    col("failed", Raw("failed")),
+                    col("denied", Raw("denied")),
+                    col("unfinished", Raw("unfinished")),
+                    col("time", Duration("total_ms")),
+                    col("avg", Duration("avg_ms")),
+                    col("max", Duration("max_ms")),
+                ];
+                COLUMNS
+            },
+            &["tool"],
+            &["time", "avg", "max"],
+        ),
+        By::Day => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("day", Raw("day")),
+                    col("sessions", Raw("sessions")),
+                    col("events", Count("events")),
+                    col("prompts", Raw("prompts")),
+                    col("tools", Raw("tool_uses")),
+                    col("failed", Raw("tool_failures")),
+                    col("responses", Raw("responses")),
+                    col("tokens", Sum(TOKENS)),
+                    col("cost", Cost),
+                ];
+                COLUMNS
+            },
+            &[],
+            &["events", "tokens", "cost"],
+        ),
+        By::Agent => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("agent", Raw("agent")),
+                    col("sessions", Raw("sessions")),
+                    col("events", Count("events")),
+                    col("prompts", Raw("prompts")),
+                    col("tools", Raw("tool_uses")),
+                    col("failed", Raw("tool_failures")),
+                    col("tokens", Sum(TOKENS)),
+                    col("cost", Cost),
+                    col("last", Ago("last_seen")),
+                ];
+                COLUMNS
+            },
+            &["agent"],
+            &["events", "tokens", "cost"],
+        ),
+        By::Check => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("check", Raw("check")),
+                    col("runs", Raw("runs")),
+                    col("passed", Raw("passed")),
+                    col("failed", Raw("failed")),
+                    col("timed out", Raw("timed_out")),
+                    col("errors", Raw("errors")),
+                    col("blocked", Raw("blocked")),
+                    col("findings", Raw("findings")),
+                    col("avg", Duration("avg_ms")),
+                    col("last", Ago("last_run")),
+                ];
+                COLUMNS
+            },
+            &["check"],
+            &[
+                "runs",
+                "passed",
+                "failed",
+                "timed out",
+                "errors",
+                "blocked",
+                "findings",
+                "avg",
+            ],
+        ),
+        By::Model => (
+            {
+                const COLUMNS: &[Column] = &[
+                    col("model", Raw("model")),
+                    col("sessions", Raw("sessions")),
+                    col("responses", Raw("responses")),
+                    col("input", Count("input_tokens")),
+                    col("output", Count("output_tokens")),
+                    col("cache w", Count("cache_write_tokens")),
+                    col("cache r", Count("cache_read_tokens")),
+                    col("cost", Cost),
+                    col("last", Ago("last_seen")),
+                ];
+                COLUMNS
+            },
+            &["model"],
+            &["input", "output", "cache w", "cache r", "cost"],
+        ),
+    }
+}
+
+/// The session `given` names: [`sessions::resolve`], else an id that only usage rows carry
+/// (a transcript imported without hook events).
+pub fn resolve_session(db: &ReadOnlyDb, given: &str) -> anyhow::Result<String> {
+    match sessions::resolve(db, given) {
+        Err(sessions::ResolveError::NotFound(_)) => {
+            let (_, rows) = report::fetch(
+                db,
+                "SELECT 1 FROM usage WHERE session_id = :id LIMIT 1",
+                &[Param {
+                    name: "id".into(),
+                    value: Value::Text(given.to_string()),
+                }],
+            )?;
+            if rows.is_empty() {
+                Err(sessions::ResolveError::NotFound(given.to_string()).into())
+            } else {
+                Ok(given.to_string())
+            }
+        }
+        other => Ok(other?),
+    }
+}
+
+/// What an empty summary has none of, and where such rows come from when that is not plain.
+pub fn nothing_of(by: By) -> (&'static str, Option<&'static str>) {
+    match by {
+        By::Session | By::Agent => ("sessions", None),
+        By::Tool => ("tool calls", None),
+        By::Day => ("events", None),
+        By::Model => (
+            "responses with token usage",
+            Some("token usage is read from the agents' transcripts: docs/usage.md"),
+        ),
+        By::Check => (
+            "check results",
+            Some("checks run once [checks] is set in cmstore.toml: docs/checks.md"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Filters {
+        Filters {
+            since: Some(5),
+            until: Some(9),
+            agent: Some("claude".into()),
+            project: Some("web".into()),
+            session: Some("x'; drop".into()),
+        }
+    }
+
+    #[test]
+    fn plans_bind_every_value_and_never_inline_it() {
+        for by in [
+            By::Session,
+            By::Tool,
+            By::Day,
+            By::Agent,
+            By::Model,
+            By::Check,
+        ] {
+            let p = plan(by, &all());
+            assert!(!p.sql.contains("drop") && !p.sql.contains("web"), "{by:?}");
+            let mut names: Vec<&str> = p.params.iter().map(|p| p.name.as_str()).collect();
+            names.sort_unstable();
+            assert_eq!(
+                names,
+                ["agent", "project", "session", "since", "until"],
+                "{by:?}"
+            );
+            for name in names {
+                assert!(p.sql.contains(&format!(":{name}")), "{by:?} {name}");
+            }
+        }
+        let p = plan(By::Session, &Filters::default());
+        assert!(p.params.is_empty() && !p.sql.contains("WHERE"));
+    }
+
+    #[test]
+    fn each_summary_reads_what_its_filters_name() {
+        let since = Filters {
+            since: Some(5),
+            ..Filters::default()
+        };
+        assert!(plan(By::Session, &since)
+            .sql
+            .contains("WHERE last_seen >= :since"));
+        assert!(plan(By::Day, &since)
+            .sql
+            .contains("FROM v_daily_usage\nWHERE day >= date(:since / 1000, 'unixepoch')"));
+        // Days of chosen sessions come from the rollup, never from events.
+        let p = plan(By::Day, &all());
+        assert!(p.sql.contains("FROM daily_sessions") && !p.sql.contains("events "));
+        assert!(
+            p.sql.contains("k.day <= date((:until - 1) / 1000"),
+            "{}",
+            p.sql
+        );
+        // Models in a window cutting hours: the whole days from the daily rollup, the whole
+        // hours of the two edge days from the hourly one, the two edge hours' responses from
+        // `usage`, each a range of `ts`, all five of the chosen sessions.
+        let ms = |iso: &str| crate::support::timespec::parse_point(iso, 0).unwrap();
+        let cut = Filters {
+            since: Some(ms("2026-01-01T12:30:00Z")),
+            until: Some(ms("2026-01-03T06:15:00Z")),
+            ..all()
+        };
+        let p = plan(By::Model, &cut);
+        let chosen = "agent = :agent AND session_id = :session AND session_id IN \
+                      (SELECT session_id FROM sessions WHERE";
+        for (from, count) in [
+            ("FROM v_usage_rollup\nWHERE day >= date(:first_day", 1),
+            ("FROM v_usage_hourly\nWHERE hour_n >= :first_hour_", 2),
+            ("FROM v_usage\nWHERE ts >= :", 2),
+        ] {
+            assert_eq!(p.sql.matches(from).count(), count, "{from}: {}", p.sql);
+        }
+        assert_eq!(p.sql.matches(chosen).count(), 5, "{}", p.sql);
+        for name in [
+            "first_day",
+            "first_hour_1",
+            "edge_until_0",
+            "edge_since_1",
+            "until",
+        ] {
+            assert!(p.params.iter().any(|p| p.name == name), "{name}");
+        }
+        // Within an hour: the responses of the window, nothing else.
+        let p = plan(By::Model, &all());
+        assert_eq!(p.sql.matches("UNION ALL").count(), 0, "{}", p.sql);
+        assert!(p
+            .sql
+            .contains("FROM v_usage\nWHERE ts >= :since AND ts < :until AND"));
+        let until = Filters {
+            until: Some(9),
+            ..Filters::default()
+        };
+        let p = plan(By::Model, &until);
+        assert_eq!(p.sql.matches("UNION ALL").count(), 1, "{}", p.sql);
+        assert!(!p.sql.contains(":since"), "{}", p.sql);
+        let p = plan(By::Agent, &since);
+        assert_eq!(p.sql.matches("last_seen >= :since").count(), 2, "{}", p.sql);
+        assert!(plan(By::Tool, &Filters::default()).params.is_empty());
+    }
+
+    const HOUR: i64 = 3_600_000;
+
+    #[test]
+    fn an_hour_starts_where_the_rollups_put_its_first_time() {
+        for hour in [-49, -2, -1, 0, 1, 2, 491_028] {
+            let start = hour_start(hour);
+            assert_eq!(hour_of(start), hour, "{hour}");
+            assert_eq!(hour_of(start - 1), hour - 1, "{hour}");
+        }
+        // `ts / 1000` rounds toward zero: 1970's first hour begins 999 ms before it.
+        assert_eq!(hour_start(0), -999);
+        assert_eq!(hour_start(1), HOUR);
+        assert_eq!(hour_start(-1), -HOUR - 999);
+    }
+
+    #[test]
+    fn a_window_is_whole_days_whole_hours_and_the_partial_edge_hours() {
+        let day0 = 20_454 * 24; // the first hour of 2026-01-01
+        let at = |hour: i64, ms: i64| hour * HOUR + ms;
+        // 2026-01-01T12:30 to 2026-01-03T06:15: one whole day, 11 + 6 whole hours.
+        let w = Window::new(Some(at(day0 + 12, HOUR / 2)), Some(at(day0 + 54, HOUR / 4)));
+        assert_eq!(w.days, Some((Some(20_455), Some(20_455))));
+        assert_eq!(
+            w.hours,
+            [
+                (Some(day0 + 13), Some(day0 + 23)),
+                (Some(day0 + 48), Some(day0 + 53))
+            ]
+        );
+        assert_eq!(
+            w.edges,
+            [
+                (at(day0 + 12, HOUR / 2), at(day0 + 13, 0)),
+                (at(day0 + 54, 0), at(day0 + 54, HOUR / 4))
+            ]
+        );
+        // On whole hours and days: nothing from `usage`, no hours on a whole edge day.
+        let w = Window::new(Some(at(day0, 0)), Some(at(day0 + 48, 0)));
+        assert_eq!(
+            (w.days, w.hours.len(), w.edges.len()),
+            (Some((Some(20_454), Some(20_455))), 0, 0)
+        );
+        // Inside one day: its whole hours, no day.
+        let w = Window::new(Some(at(day0 + 1, 1)), Some(at(day0 + 5, 0)));
+        assert_eq!(
+            (w.days, w.hours.clone()),
+            (None, vec![(Some(day0 + 2), Some(day0 + 4))])
+        );
+        assert_eq!(w.edges, [(at(day0 + 1, 1), at(day0 + 2, 0))]);
+        // Across one hour's end: both partial hours in one range; an empty window alike.
+        for (since, until) in [(at(day0, 1), at(day0 + 1, 1)), (at(day0, 9), at(day0, 2))] {
+            let w = Window::new(Some(since), Some(until));
+            assert!(w.days.is_none() && w.hours.is_empty());
+            assert_eq!(w.edges, [(since, until)]);
+        }
+        // One side only: the days open on the other.
+        let w = Window::new(None, Some(at(day0 + 30, 5)));
+        assert_eq!(w.days, Some((None, Some(20_454))));
+        assert_eq!(w.hours, [(Some(day0 + 24), Some(day0 + 29))]);
+        assert_eq!(w.edges, [(at(day0 + 30, 0), at(day0 + 30, 5))]);
+        let w = Window::new(Some(at(day0 + 30, 0)), None);
+        assert_eq!(w.days, Some((Some(20_456), None)));
+        assert_eq!(w.hours, [(Some(day0 + 30), Some(day0 + 47))]);
+        assert!(w.edges.is_empty());
+    }
+}
