@@ -12,6 +12,7 @@
 //! - no circle of imports between files;
 //! - only the edge (`lib.rs`, `cli.rs`, `cmd/`) names clap or prints: errors go up to `main`,
 //!   warnings to a caller's callback;
+//! - no subcommand's file imports another's (`cmd/pager.rs` is shared);
 //! - the capture path (`cmd/capture.rs`, `hook/capture/` and all they reach) never reaches
 //!   `store/`, `write/`, `read/` or `rusqlite`.
 
@@ -84,6 +85,7 @@ fn imports_flow_one_way() {
     failures.extend(crate_map.capture_path_violations());
     failures.extend(crate_map.clap_outside_the_cli());
     failures.extend(crate_map.printing_below_the_edge());
+    failures.extend(crate_map.subcommands_importing_each_other());
     assert!(
         failures.is_empty(),
         "{} layering problem(s) in src/:\n  {}",
@@ -118,6 +120,9 @@ const LAYERS: &[(&str, &[&str])] = &[
 
 /// The edge: the only modules that name clap or print.
 const EDGE: &[&str] = &["cli", "cmd"];
+
+/// The files of `cmd/` that are not subcommands, which every subcommand may use.
+const CMD_SHARED: &[&str] = &["cmd::pager"];
 
 /// Macros that write to the terminal: only the edge may, so that an error is printed once.
 const PRINTING: &[&str] = &["print", "println", "eprint", "eprintln", "dbg"];
@@ -307,6 +312,25 @@ impl CrateMap {
                 )
             })
             .collect()
+    }
+
+    /// A subcommand's file imports no other subcommand's: what two share lives below `cmd/`
+    /// (or in `cli/` for options), so each file reads alone.
+    fn subcommands_importing_each_other(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (module, file) in self.files.iter().filter(|(m, _)| within(m, "cmd")) {
+            for target in &file.imports {
+                let shared = CMD_SHARED.iter().any(|s| within(target, s));
+                if within(target, "cmd") && target != "cmd" && !shared && target != module {
+                    found.push(format!(
+                        "{} imports {}: one subcommand imports no other",
+                        self.name(module),
+                        self.name(target)
+                    ));
+                }
+            }
+        }
+        found
     }
 
     fn name(&self, module: &str) -> String {
