@@ -12,6 +12,7 @@
 //! - no circle of imports between files;
 //! - only the edge (`lib.rs`, `cli.rs`, `cmd/`) names clap or prints: errors go up to `main`,
 //!   warnings to a caller's callback;
+//! - only `support/env.rs` reads the environment;
 //! - no subcommand's file imports another's (`cmd/pager.rs` is shared);
 //! - the capture path (`cmd/capture.rs`, `hook/capture/` and all they reach) never reaches
 //!   `store/`, `write/`, `read/` or `rusqlite`.
@@ -86,6 +87,7 @@ fn imports_flow_one_way() {
     failures.extend(crate_map.clap_outside_the_cli());
     failures.extend(crate_map.printing_below_the_edge());
     failures.extend(crate_map.subcommands_importing_each_other());
+    failures.extend(crate_map.environment_read_elsewhere());
     assert!(
         failures.is_empty(),
         "{} layering problem(s) in src/:\n  {}",
@@ -148,6 +150,8 @@ struct SourceFile {
     uses_clap: bool,
     /// Printing macros the file's product code calls (`eprintln`, `println`, …).
     prints: Vec<String>,
+    /// True when the file's product code reads the environment itself (`std::env::var`).
+    reads_env: bool,
 }
 
 impl CrateMap {
@@ -189,6 +193,18 @@ impl CrateMap {
                     imports,
                     uses_rusqlite: resolver.externals(&module, visitor).contains("rusqlite"),
                     uses_clap: idents(tokens).contains("clap"),
+                    reads_env: visitor.paths.iter().any(|(written, _)| {
+                        let std_env = match written.first().map(String::as_str) {
+                            Some("std") => written.get(1).is_some_and(|s| s == "env"),
+                            Some("env") => visitor
+                                .aliases
+                                .get("env")
+                                .is_some_and(|(to, _)| to.first().is_some_and(|s| s == "std")),
+                            _ => false,
+                        };
+                        let read = written.last().map(String::as_str);
+                        std_env && matches!(read, Some("var" | "var_os" | "vars" | "vars_os"))
+                    }),
                     prints: PRINTING
                         .iter()
                         .filter(|m| visitor.macros.contains(**m))
@@ -331,6 +347,21 @@ impl CrateMap {
             }
         }
         found
+    }
+
+    /// Only `support::env` reads the environment, so that an empty variable means one thing
+    /// everywhere.
+    fn environment_read_elsewhere(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .filter(|(module, file)| file.reads_env && module.as_str() != "support::env")
+            .map(|(module, _)| {
+                format!(
+                    "{} reads the environment itself: go through support::env",
+                    self.name(module)
+                )
+            })
+            .collect()
     }
 
     fn name(&self, module: &str) -> String {

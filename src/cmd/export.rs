@@ -76,7 +76,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             paths.db.display()
         );
     }
-    let mut config = ExportConfig::load(&paths.config, &|k| std::env::var(k).ok())?;
+    let mut config = ExportConfig::load(&paths.config, &crate::support::env::value)?;
     if let Some(base) = &args.endpoint {
         config.traces_endpoint = export::config::traces_url(base);
     }

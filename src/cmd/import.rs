@@ -99,9 +99,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 /// Chat's transcripts.
 fn default_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
-    let codex = std::env::var_os("CODEX_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
+    let codex = crate::support::env::path("CODEX_HOME")
         .or_else(|| env.home.as_ref().map(|h| h.join(".codex")));
     [
         env.claude_dir().map(|dir| dir.join("projects")),

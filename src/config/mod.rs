@@ -156,9 +156,9 @@ impl Config {
     /// Loads `path` (a missing file is fine) and applies `CMSTORE_*` overrides from the
     /// process environment. Never fails: problems are returned next to the result.
     pub fn load(path: &Path) -> (Config, Vec<Problem>) {
-        // Not `crate::support::env::var`: an empty `CMSTORE_DEBUG` is a value here, the switch turned
-        // off (blank values of the other variables count as unset, in `apply_env`).
-        Config::load_with(path, &|k| std::env::var(k).ok())
+        // `value`, not `var`: an empty `CMSTORE_DEBUG` is a value here, the switch turned off
+        // (blank values of the other variables count as unset, in `apply_env`).
+        Config::load_with(path, &crate::support::env::value)
     }
 
     /// Loads the configuration file `paths` names, like [`Config::load`]; a file given with
@@ -166,9 +166,11 @@ impl Config {
     /// Only capture gets here with a given file that is missing: every other command stops
     /// first ([`Paths::check_given_config`]).
     pub fn load_for(paths: &Paths) -> (Config, Vec<Problem>) {
-        Config::load_from(&paths.config, paths.given.config.is_some(), &|k| {
-            std::env::var(k).ok()
-        })
+        Config::load_from(
+            &paths.config,
+            paths.given.config.is_some(),
+            &crate::support::env::value,
+        )
     }
 
     /// [`Config::load`] with an explicit environment.

@@ -1,5 +1,7 @@
 //! Reading the process environment one way: a variable set to the empty string counts as
-//! unset (`CMSTORE_DB= cmstore …` means the default database, not a file named "").
+//! unset (`CMSTORE_DB= cmstore …` means the default database, not a file named ""), except
+//! through [`value`], for the lookups that give an empty value a meaning of their own.
+//! Nothing else in `src/` reads the environment (`tests/architecture.rs`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -17,4 +19,11 @@ pub fn path(name: &str) -> Option<PathBuf> {
 /// [`var_os`] as text; `None` also when the value is not valid Unicode.
 pub fn var(name: &str) -> Option<String> {
     var_os(name).and_then(|v| v.into_string().ok())
+}
+
+/// The value of `name` as set, the empty string included; `None` when unset or not valid
+/// Unicode. For configuration lookups that decide for themselves what an empty value means
+/// (an empty `CMSTORE_DEBUG` turns the switch off; the other blanks count as unset there).
+pub fn value(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }

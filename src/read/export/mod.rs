@@ -243,7 +243,7 @@ pub fn beside_ingest(
     on_warning: impl FnMut(String) + Send + Clone + 'static,
 ) -> Option<Continuous> {
     let mut warn = on_warning.clone();
-    let config = match ExportConfig::load(&paths.config, &|k| std::env::var(k).ok()) {
+    let config = match ExportConfig::load(&paths.config, &crate::support::env::value) {
         Ok(config) if config.continuous => config,
         Ok(_) => return None,
         // `cmstore ingest` reports a file that is not TOML already (ConfigWatch).

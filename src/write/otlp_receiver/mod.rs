@@ -326,7 +326,7 @@ pub fn beside_ingest(
     listen: Option<&str>,
     on_warning: impl FnMut(String) + Send + 'static,
 ) -> Result<Option<Receiver>, Error> {
-    let config = ReceiverConfig::load(&paths.config, listen, &|k| std::env::var(k).ok())?;
+    let config = ReceiverConfig::load(&paths.config, listen, &crate::support::env::value)?;
     if config.listen.is_none() {
         return Ok(None);
     }
