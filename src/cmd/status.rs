@@ -12,8 +12,7 @@
 //! line per section (with its `section`), `csv` and `tsv` one table of `section`, `row`,
 //! `field`, `value`; `table` and `markdown` print each section under its title.
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -23,7 +22,7 @@ use serde_json::{json, Map};
 
 use crate::config::Config;
 use crate::files::paths::Paths;
-use crate::read::render::{json_value, Format};
+use crate::read::render::{json_objects, Format};
 use crate::read::report::{self, Sink};
 use crate::store::read_only::ReadOnlyDb;
 use crate::write::ingest::source::FileId;
@@ -107,18 +106,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
     let mut out = io::stdout().lock();
     if matches!(sink.format, Format::Json | Format::Jsonl) {
-        let objects = |(columns, rows): &Section| -> Vec<serde_json::Value> {
-            rows.iter()
-                .map(|row| {
-                    let map: Map<String, serde_json::Value> = columns
-                        .iter()
-                        .cloned()
-                        .zip(row.iter().map(json_value))
-                        .collect();
-                    serde_json::Value::Object(map)
-                })
-                .collect()
-        };
+        let objects = |(columns, rows): &Section| json_objects(columns.clone(), rows);
         let doc = json!({
             "database": {
                 "path": paths.db.display().to_string(),
@@ -562,18 +550,8 @@ fn source_columns() -> Vec<String> {
 /// Complete lines in `path` between `from` and `to` (a half-written last line is not one
 /// yet), or `None` when the file cannot be read.
 fn lines_between(path: &Path, from: u64, to: u64) -> Option<i64> {
-    let mut file = File::open(path).ok()?;
-    file.seek(SeekFrom::Start(from)).ok()?;
-    let mut rest = file.take(to.saturating_sub(from));
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut lines = 0i64;
-    loop {
-        let n = rest.read(&mut buf).ok()?;
-        if n == 0 {
-            return Some(lines);
-        }
-        lines += buf[..n].iter().filter(|b| **b == b'\n').count() as i64;
-    }
+    let lines = crate::files::tail::count_lines(path, from, to.saturating_sub(from)).ok()?;
+    i64::try_from(lines).ok()
 }
 
 /// The active sources, each compared with the file its path names now and with what the

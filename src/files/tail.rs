@@ -10,7 +10,9 @@
 //! window read is bounded instead). How each decides that the file is still the one its offset
 //! belongs to differs on purpose; see `ingest::source` and `transcript::cursor`.
 
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
 
 /// Bytes of a too-long line kept for the record.
 pub const PREFIX_BYTES: usize = 256;
@@ -242,6 +244,23 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| b == b'\n')
         .map(|i| at + i)
+}
+
+/// Newlines (complete lines) in the `len` bytes of `path` from `from`: how far a reader is
+/// behind, for `status` and ingest's heartbeat.
+pub fn count_lines(path: &Path, from: u64, len: u64) -> io::Result<u64> {
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    let mut rest = file.take(len);
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut lines = 0;
+    loop {
+        let n = rest.read(&mut buf)?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        lines += buf[..n].iter().filter(|b| **b == b'\n').count() as u64;
+    }
 }
 
 #[cfg(test)]

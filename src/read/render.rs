@@ -256,6 +256,22 @@ pub fn unique_names(columns: Vec<String>) -> Vec<String> {
     out
 }
 
+/// Rows as JSON objects, keys in column order and made unique ([`unique_names`]), the values
+/// as `--format json` prints them: for the documents that hold rows (`status`, the dashboard).
+pub fn json_objects(columns: Vec<String>, rows: &[Vec<Value>]) -> Vec<serde_json::Value> {
+    let names = unique_names(columns);
+    rows.iter()
+        .map(|row| {
+            let map: serde_json::Map<String, serde_json::Value> = names
+                .iter()
+                .cloned()
+                .zip(row.iter().map(json_value))
+                .collect();
+            serde_json::Value::Object(map)
+        })
+        .collect()
+}
+
 /// Writes one row as a JSON object, keys in column order.
 fn write_json_object(out: &mut impl Write, columns: &[String], cells: &[Value]) -> io::Result<()> {
     out.write_all(b"{")?;

@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use rusqlite::types::Value;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 
 use crate::model::shorten::cut_text;
 use crate::read::gate::{self, tally};
-use crate::read::render::{json_value, unique_names};
+use crate::read::render::{json_objects as objects, json_value};
 use crate::read::report;
 use crate::read::sessions::{self, integer, text, Filters};
 use crate::read::story;
@@ -46,21 +46,6 @@ pub const MAX_CALL_TEXT: usize = 64 * 1024;
 pub const SQL_DEFAULT_ROWS: u64 = 1000;
 /// The most rows one SQL request returns (a download too).
 pub const SQL_MAX_ROWS: u64 = 100_000;
-
-/// Rows of `fetch` as JSON objects, keys in column order (as `--format json` prints them).
-pub fn objects(columns: Vec<String>, rows: &[Vec<Value>]) -> Vec<Json> {
-    let names = unique_names(columns);
-    rows.iter()
-        .map(|row| {
-            let map: Map<String, Json> = names
-                .iter()
-                .cloned()
-                .zip(row.iter().map(json_value))
-                .collect();
-            Json::Object(map)
-        })
-        .collect()
-}
 
 /// What the store looks like now, cheaply (each figure is read from an index): it changes
 /// whenever ingest commits new events or usage, `import` adds usage, or prune deletes rows. The pages poll it and reload their data when it changes.

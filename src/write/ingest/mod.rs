@@ -279,23 +279,6 @@ pub struct Behind {
     pub lines: Option<u64>,
 }
 
-/// Newlines in `len` bytes of `path` from `from`.
-fn count_lines(path: &Path, from: u64, len: u64) -> anyhow::Result<u64> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    file.seek(SeekFrom::Start(from))?;
-    let mut rest = file.take(len);
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut lines = 0;
-    loop {
-        let n = rest.read(&mut buf)?;
-        if n == 0 {
-            return Ok(lines);
-        }
-        lines += buf[..n].iter().filter(|b| **b == b'\n').count() as u64;
-    }
-}
-
 /// An open queue file and its identity.
 struct Held {
     file: File,
@@ -563,7 +546,10 @@ impl Ingester {
         let from = if meta.len() < offset { 0 } else { offset };
         let bytes = meta.len() - from;
         let lines = match bytes <= count_up_to {
-            true => Some(count_lines(&self.path, from, bytes)?),
+            true => Some(
+                crate::files::tail::count_lines(&self.path, from, bytes)
+                    .with_context(|| format!("cannot read {}", self.path.display()))?,
+            ),
             false => None,
         };
         Ok(Behind { bytes, lines })
