@@ -1,10 +1,12 @@
-//! Shared by `summarize` and `status`: open the store for reading and print one result set
-//! through the same renderers as `cmstore query`.
+//! What every report on the read side does: open the store for reading, fetch a result set,
+//! read its cells, and print it through the same renderers as `cmstore query` (whole, or as
+//! the readable table of human units a person reads on a terminal).
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::Context;
+use rusqlite::types::Value;
 
 use crate::read::render::{Format, Renderer, TableOptions};
 use crate::store;
@@ -82,7 +84,7 @@ pub fn fetch(
     db: &ReadOnlyDb,
     sql: &str,
     params: &[Param],
-) -> Result<(Vec<String>, Vec<Vec<rusqlite::types::Value>>), QueryError> {
+) -> Result<(Vec<String>, Vec<Vec<Value>>), QueryError> {
     let mut query = db.prepare(sql)?;
     let columns = query.columns();
     let mut rows = query.run(params)?;
@@ -98,7 +100,7 @@ pub fn render(
     out: &mut dyn Write,
     sink: Sink,
     columns: Vec<String>,
-    rows: &[Vec<rusqlite::types::Value>],
+    rows: &[Vec<Value>],
 ) -> anyhow::Result<()> {
     let mut renderer =
         Renderer::new(sink.format, BufWriter::new(out), columns, sink.table).context("writing")?;
@@ -191,10 +193,10 @@ pub struct Glance<'a> {
 /// raw values by name. A column the result lacks shows empty.
 pub fn readable(
     columns: &[String],
-    rows: &[Vec<rusqlite::types::Value>],
+    rows: &[Vec<Value>],
     spec: &[Column],
     cx: Glance<'_>,
-) -> (Vec<String>, Vec<Vec<rusqlite::types::Value>>) {
+) -> (Vec<String>, Vec<Vec<Value>>) {
     let headers = spec.iter().map(|c| c.header.to_string()).collect();
     let out = rows
         .iter()
@@ -207,14 +209,9 @@ pub fn readable(
     (headers, out)
 }
 
-fn cell(
-    columns: &[String],
-    row: &[rusqlite::types::Value],
-    shown: Shown,
-    cx: Glance<'_>,
-) -> rusqlite::types::Value {
+fn cell(columns: &[String], row: &[Value], shown: Shown, cx: Glance<'_>) -> Value {
     use crate::support::human;
-    use rusqlite::types::Value;
+    use Value;
     let get = |name: &str| {
         columns
             .iter()
@@ -277,5 +274,29 @@ fn cell(
                 .unwrap_or(iso)),
             other => other,
         },
+    }
+}
+/// The text of a value, if it is text.
+pub fn text(value: &Value) -> Option<String> {
+    match value {
+        Value::Text(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// The text of a value, if it is one, taken out of it (which is left `Null`): for rows read
+/// once, whose texts need not be copied.
+pub fn take_text(value: &mut Value) -> Option<String> {
+    match std::mem::replace(value, Value::Null) {
+        Value::Text(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// The integer of a value, if it is one.
+pub fn integer(value: &Value) -> Option<i64> {
+    match value {
+        Value::Integer(i) => Some(*i),
+        _ => None,
     }
 }

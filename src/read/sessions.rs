@@ -4,7 +4,7 @@
 
 use rusqlite::types::Value;
 
-use crate::read::report;
+use crate::read::report::{self, integer, text};
 use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 use crate::support::human;
 
@@ -329,31 +329,6 @@ pub const READABLE_RIGHT: &[&str] = &["lasted"];
 /// Columns of the readable list that may be cut to fit a narrow terminal; the id prefix and
 /// the figures never are.
 pub const READABLE_CUTTABLE: &[&str] = &["project", "model", "agent"];
-
-/// The text of a value, if it is text.
-pub fn text(value: &Value) -> Option<String> {
-    match value {
-        Value::Text(t) => Some(t.clone()),
-        _ => None,
-    }
-}
-
-/// The text of a value, if it is one, taken out of it (which is left `Null`): for rows read
-/// once, whose texts need not be copied.
-pub fn take_text(value: &mut Value) -> Option<String> {
-    match std::mem::replace(value, Value::Null) {
-        Value::Text(t) => Some(t),
-        _ => None,
-    }
-}
-
-/// The integer of a value, if it is one.
-pub fn integer(value: &Value) -> Option<i64> {
-    match value {
-        Value::Integer(i) => Some(*i),
-        _ => None,
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::model::queue_line::tool_input;
 use crate::model::shorten::ELLIPSIS;
 use crate::read::report;
-use crate::read::sessions::{integer, take_text, text};
+use crate::read::report::{integer, take_text, text};
 use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 use crate::support::human;
 

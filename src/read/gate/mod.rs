@@ -14,7 +14,7 @@
 use rusqlite::types::Value;
 
 use crate::read::report;
-use crate::read::sessions::{self, Filters};
+use crate::read::sessions::Filters;
 use crate::store::read_only::{Param, QueryError, ReadOnlyDb};
 
 pub mod replay;
@@ -121,7 +121,7 @@ pub fn report(
     let calls = rows
         .first()
         .and_then(|r| r.first())
-        .and_then(sessions::integer)
+        .and_then(report::integer)
         .unwrap_or(0);
     let (wheres, params) = gate_conditions(filters, &["risk IS NOT NULL"]);
     let sql = format!(
@@ -134,8 +134,8 @@ pub fn report(
 }
 
 fn finding(row: &[Value]) -> tally::Finding {
-    let text = |i: usize| row.get(i).and_then(sessions::text);
-    let int = |i: usize| row.get(i).and_then(sessions::integer).unwrap_or_default();
+    let text = |i: usize| row.get(i).and_then(report::text);
+    let int = |i: usize| row.get(i).and_then(report::integer).unwrap_or_default();
     tally::Finding {
         risk: text(0).unwrap_or_default(),
         decision: text(1),
@@ -148,8 +148,8 @@ fn finding(row: &[Value]) -> tally::Finding {
 }
 
 fn call(row: &[Value]) -> Call {
-    let text = |i: usize| row.get(i).and_then(sessions::text);
-    let int = |i: usize| row.get(i).and_then(sessions::integer);
+    let text = |i: usize| row.get(i).and_then(report::text);
+    let int = |i: usize| row.get(i).and_then(report::integer);
     Call {
         ts: int(0).unwrap_or_default(),
         session_id: text(1),
