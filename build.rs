@@ -4,7 +4,7 @@
 //! starts a `cmstore capture` process, and a position-independent 8 MB binary makes the dynamic
 //! loader apply ~17,000 relocations at each start — reading `.rela.dyn` and writing
 //! `.data.rel.ro`, about 80 page faults that made capture ~0.3 ms slower than an empty process
-//! (BENCHMARKS.md, "Capture"). The cost is address-space randomisation of the main binary's
+//! (benches/HISTORY.md, "Capture"). The cost is address-space randomisation of the main binary's
 //! own code; libraries, heap and stack stay randomised.
 
 fn main() {

@@ -1,6 +1,6 @@
 //! The hook path alone, as a binary of its own: `cmstore capture`'s code and nothing else,
 //! so link-time optimization drops every other subcommand (4.3 MB against the full binary's
-//! 14.1 MB). A measuring tool for BENCHMARKS.md ("Every hook against a capture-only
+//! 14.1 MB). A measuring tool for benches/HISTORY.md ("Every hook against a capture-only
 //! binary"), never installed; it takes only capture's command line
 //! (`[--home DIR] [--queue FILE] [--config FILE] capture [--agent A] [--event E]`).
 //!

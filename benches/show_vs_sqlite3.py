@@ -8,7 +8,7 @@ For each session (a full id): one warm-up of each command, then RUNS rounds of
 
   - `sqlite3 -readonly DB "select 1"` and `BIN query "select 1"` (the floor of each process),
   - `sqlite3 -readonly DB` running the five statements `cmstore show` runs (the session, its
-    own lines, tool calls, turns and usage; written out from `src/story.rs`, which is where
+    own lines, tool calls, turns and usage; written out from `src/read/story.rs`, which is where
     to look if they drift), output to /dev/null,
   - `BIN show SESSION --format json` and `BIN show SESSION --no-pager`,
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # The cold scenario of benches/capture.rs (same lines, same payload) under /tmp/cold:
 # t50m.jsonl (50 MB Claude Code transcript), payload.json (2 KB PostToolUse naming it) and
-# post2k.json (the same payload, no transcript). BENCHMARKS.md, "The cold first hook's faults".
+# post2k.json (the same payload, no transcript). benches/HISTORY.md, "The cold first hook's faults".
 import json, os, sys
 os.makedirs("/tmp/cold", exist_ok=True)
 SESSION = "bench-session"

@@ -74,7 +74,7 @@ impl Cli {
     /// so capture skips what only the other commands need. Anything else — help, an unknown
     /// flag, a non-UTF-8 argument — returns `None` and goes through clap.
     ///
-    /// Hand-written on purpose: BENCHMARKS.md (Capture) measured it at 153 → 115 page faults
+    /// Hand-written on purpose: benches/HISTORY.md (Capture) measured it at 153 → 115 page faults
     /// per capture, post-2k from 1.63× to 1.55× an empty hook binary.
     pub fn parse_capture(args: &[std::ffi::OsString]) -> Option<Cli> {
         let mut globals = Globals::from_env();

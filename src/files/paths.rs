@@ -176,7 +176,7 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// always private (0600 on Unix), from the temporary file's first byte, and not synced.
 ///
 /// Why not synced: the fsync was 0.35 ms of a 1.5 ms harvesting hook (capture 1.24x slower
-/// with it, BENCHMARKS.md "Capture"), and it bought nothing. The cursor records which turns
+/// with it, benches/HISTORY.md "Capture"), and it bought nothing. The cursor records which turns
 /// are in the queue, and the queue append itself is not synced: after a power loss a synced
 /// cursor could outlive the queue lines it vouches for, and those turns would never be
 /// written again. Unsynced, the two are as durable as each other; a torn or lost cursor only

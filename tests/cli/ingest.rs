@@ -263,7 +263,7 @@ fn the_database_is_private() {
     assert_eq!(mode & 0o777, 0o600);
 }
 
-/// The WAL is removed when ingest ends (README): its last connection closes before the
+/// The WAL is removed when ingest ends (docs/running.md): its last connection closes before the
 /// process exits, whichever thread holds it last. Fresh homes, many times, for the race of a
 /// pool's helper thread holding the pool a moment after handing out a connection.
 #[test]

@@ -1,7 +1,7 @@
 //! End-to-end tests with real agent CLIs: each test runs an agent from npm (installed by
 //! `.ci/install-agents`) against a scripted mock of its model API on loopback, with cmstore's
 //! hooks wired the way a user wires them, and asserts that what the agent did is what the store
-//! says. docs/e2e.md describes the suite; without the agents every test skips with a note.
+//! says. docs/dev/e2e.md describes the suite; without the agents every test skips with a note.
 
 mod anthropic;
 mod claude;
