@@ -19,7 +19,7 @@ use crate::files::paths::Paths;
 use crate::hook::agent_settings::merge::{self, State};
 use crate::hook::agent_settings::splice;
 use crate::hook::agent_settings::style::Style;
-use crate::hook::agent_settings::{Agent, Location, CURRENT_VERSION};
+use crate::hook::agent_settings::{Agent, Location, Wiring, CURRENT_VERSION};
 
 /// Arguments of `cmstore hooks`.
 #[derive(Debug, clap::Args)]
@@ -40,31 +40,20 @@ pub enum Action {
     Uninstall(UninstallArgs),
 }
 
-/// An agent, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AgentArg {
-    /// Claude Code (`.claude/settings.json`)
-    Claude,
-    /// VS Code agent hooks (`.github/hooks/cmstore-vscode.json`)
-    Vscode,
-    /// GitHub Copilot CLI (`.github/hooks/cmstore.json`)
-    Copilot,
-    /// OpenAI Codex CLI (`.codex/hooks.json`)
-    Codex,
-    /// Gemini CLI (`.gemini/settings.json`)
-    Gemini,
-}
-
-impl From<AgentArg> for Agent {
-    fn from(a: AgentArg) -> Agent {
-        match a {
-            AgentArg::Claude => Agent::Claude,
-            AgentArg::Vscode => Agent::Vscode,
-            AgentArg::Copilot => Agent::Copilot,
-            AgentArg::Codex => Agent::Codex,
-            AgentArg::Gemini => Agent::Gemini,
-        }
-    }
+/// `--agent`'s values: the agents of the agent table that have a hook file, each with its
+/// project file as help.
+fn agent_value() -> impl clap::builder::TypedValueParser<Value = Agent> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = Agent::with_hook_files().map(|agent| {
+        let help = format!(
+            "{} (`{}`)",
+            agent.profile().title,
+            agent.file().project.join("/")
+        );
+        PossibleValue::new(agent.as_str()).help(help)
+    });
+    PossibleValuesParser::new(values)
+        .map(|name| Agent::from_flag(&name).expect("every value names an agent"))
 }
 
 /// Which configuration: a project's or the user's.
@@ -83,8 +72,8 @@ pub struct ScopeArgs {
 #[derive(Debug, clap::Args)]
 pub struct InstallArgs {
     /// Agents to install for (repeat the flag or separate with commas)
-    #[arg(long, value_enum, value_delimiter = ',', required = true)]
-    pub agent: Vec<AgentArg>,
+    #[arg(long, value_parser = agent_value(), value_delimiter = ',', required = true)]
+    pub agent: Vec<Agent>,
     /// Project or user configuration.
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -109,8 +98,8 @@ pub struct InstallArgs {
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
     /// Agents to check [default: all]
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub agent: Vec<AgentArg>,
+    #[arg(long, value_parser = agent_value(), value_delimiter = ',')]
+    pub agent: Vec<Agent>,
     /// Which configurations to check.
     #[command(flatten)]
     pub scope: StatusScope,
@@ -139,8 +128,8 @@ pub struct StatusScope {
 #[derive(Debug, clap::Args)]
 pub struct UninstallArgs {
     /// Agents to uninstall for (repeat the flag or separate with commas)
-    #[arg(long, value_enum, value_delimiter = ',', required = true)]
-    pub agent: Vec<AgentArg>,
+    #[arg(long, value_parser = agent_value(), value_delimiter = ',', required = true)]
+    pub agent: Vec<Agent>,
     /// Project or user configuration.
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -177,9 +166,9 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let mut notes = Vec::new();
     for agent in agents(&args.agent) {
         match install_one(agent, &location, &program, args.force, otel) {
-            Ok(message) => println!("{}: {message}", agent.name()),
+            Ok(message) => println!("{}: {message}", agent.as_str()),
             Err(err) => {
-                eprintln!("cmstore: {}: {err:#}", agent.name());
+                eprintln!("cmstore: {}: {err:#}", agent.as_str());
                 failed = true;
             }
         }
@@ -272,9 +261,9 @@ fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     for agent in agents(&args.agent) {
         match uninstall_one(agent, &location) {
-            Ok(message) => println!("{}: {message}", agent.name()),
+            Ok(message) => println!("{}: {message}", agent.as_str()),
             Err(err) => {
-                eprintln!("cmstore: {}: {err:#}", agent.name());
+                eprintln!("cmstore: {}: {err:#}", agent.as_str());
                 failed = true;
             }
         }
@@ -325,7 +314,7 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
     let locations = status_locations(&args.scope)?;
     let program = command_words(paths, args.command.as_deref())?;
     let chosen = if args.agent.is_empty() {
-        Agent::ALL.to_vec()
+        Agent::with_hook_files().collect()
     } else {
         agents(&args.agent)
     };
@@ -382,7 +371,7 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
 fn status_row(agent: Agent, location: &Location, program: &[String]) -> Row {
     let path = agent.config_path(location);
     let mut row = Row {
-        agent: agent.name(),
+        agent: agent.as_str(),
         scope: location.scope(),
         file: path.display().to_string(),
         state: "missing",
@@ -444,8 +433,8 @@ fn tokens(versions: &std::collections::BTreeSet<u32>) -> String {
     names.join(",")
 }
 
-fn agents(args: &[AgentArg]) -> Vec<Agent> {
-    let mut agents: Vec<Agent> = args.iter().copied().map(Agent::from).collect();
+fn agents(args: &[Agent]) -> Vec<Agent> {
+    let mut agents: Vec<Agent> = args.to_vec();
     agents.sort();
     agents.dedup();
     agents

@@ -1,12 +1,14 @@
 //! The domain: what an event is, in every agent's dialect, and the pure rules applied to it.
 //! Nothing here does I/O on the queue or the store.
 //!
+//! - [`agents`]: the agent table: every agent, its names and its hook file;
 //! - [`wire`]: agents' payloads and replies;
 //! - [`queue_line`]: the queue line, format v1 (a public interface) and its parse;
 //! - [`transcript`]: transcript parsers and usage readers;
 //! - [`safety`], [`redact`]: the gate's rules and secret patterns;
 //! - [`prices`]: model prices; [`shorten`]: shortening text without breaking JSON or UTF-8.
 
+pub mod agents;
 pub mod prices;
 pub mod queue_line;
 pub mod redact;

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use super::{Agent, Expected, Shape, CURRENT_VERSION};
+use super::{Agent, Expected, Shape, Wiring, CURRENT_VERSION};
 
 /// The keys that hold command lines; an entry differing only there was installed from
 /// another binary path.
@@ -420,7 +420,7 @@ mod tests {
 
     #[test]
     fn empty_document_gets_every_event() {
-        for agent in Agent::ALL {
+        for agent in Agent::with_hook_files() {
             let e = expected(agent);
             let doc = installed(agent, json!({}));
             let st = status(&doc, &e).unwrap();
@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn install_twice_is_a_no_op() {
-        for agent in Agent::ALL {
+        for agent in Agent::with_hook_files() {
             let once = installed(agent, json!({"hooks": {}}));
             assert_eq!(installed(agent, once.clone()), once, "{agent:?}");
         }
@@ -471,7 +471,7 @@ mod tests {
 
     #[test]
     fn older_token_is_outdated_and_install_updates_in_place() {
-        for agent in Agent::ALL {
+        for agent in Agent::with_hook_files() {
             let e = expected(agent);
             let mut doc = installed(agent, json!({}));
             let text = doc.to_string().replace("hooks-v3", "hooks-v0");
@@ -486,7 +486,7 @@ mod tests {
 
     #[test]
     fn another_binary_is_outdated() {
-        for agent in Agent::ALL {
+        for agent in Agent::with_hook_files() {
             let doc = installed(agent, json!({}));
             let st = status(&doc, &agent.expected("/other/cmstore")).unwrap();
             assert_eq!(st.state, State::Outdated, "{agent:?}");
@@ -552,7 +552,7 @@ mod tests {
 
     #[test]
     fn uninstall_leaves_owned_file_empty() {
-        for agent in Agent::ALL {
+        for agent in Agent::with_hook_files() {
             let e = expected(agent);
             let mut doc = installed(agent, json!({}));
             uninstall(&mut doc, agent).unwrap();

@@ -13,65 +13,14 @@ pub mod quote;
 pub mod splice;
 pub mod style;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+pub use crate::model::agents::{Agent, HookFile, Marker, Shape};
+
 /// The hook-token version the embedded templates carry.
 pub const CURRENT_VERSION: u32 = 3;
-
-/// An agent whose hook configuration cmstore can write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Agent {
-    /// Claude Code: `settings.json`, matcher groups holding handler lists.
-    Claude,
-    /// VS Code agent hooks (Copilot Chat, local harness): a hook file with a flat handler list.
-    Vscode,
-    /// GitHub Copilot CLI (and the cloud agent): `{"version": 1, "hooks": …}` hook file.
-    Copilot,
-    /// OpenAI Codex CLI: `hooks.json` beside its `config.toml` (`~/.codex`, `<repo>/.codex`),
-    /// Claude-style matcher groups; timeouts in seconds.
-    Codex,
-    /// Gemini CLI: the `hooks` object of `settings.json` (`~/.gemini`, `<repo>/.gemini`),
-    /// Claude-style matcher groups; timeouts in milliseconds.
-    Gemini,
-}
-
-/// How an agent nests handlers under an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    /// `Event: [{"matcher": …, "hooks": [handler, …]}, …]` (Claude Code, Codex, Gemini CLI).
-    Grouped,
-    /// `Event: [handler, …]` (VS Code, Copilot CLI).
-    Flat,
-}
-
-/// Where a handler carries cmstore's version token: a key and the text before `hooks-vN`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Marker {
-    /// The handler key holding the token.
-    pub key: &'static str,
-    /// What precedes `hooks-v<N>` in its value.
-    pub prefix: &'static str,
-}
-
-impl Marker {
-    /// The token version in `handler`, if it carries this marker.
-    pub fn version(&self, handler: &Value) -> Option<u32> {
-        handler
-            .get(self.key)?
-            .as_str()?
-            .strip_prefix(self.prefix)?
-            .strip_prefix("hooks-v")?
-            .parse()
-            .ok()
-    }
-
-    /// The marker value for `version`.
-    pub fn value(&self, version: u32) -> String {
-        format!("{}hooks-v{version}", self.prefix)
-    }
-}
 
 /// The operating system the hooks will run on, where it changes what is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,155 +70,84 @@ impl Location {
     }
 }
 
-impl Agent {
-    /// Every agent, in a stable order.
-    pub const ALL: [Agent; 5] = [
-        Agent::Claude,
-        Agent::Vscode,
-        Agent::Copilot,
-        Agent::Codex,
-        Agent::Gemini,
-    ];
-
-    /// The name used on the command line and in `capture --agent`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Vscode => "vscode",
-            Agent::Copilot => "copilot",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-        }
-    }
+/// What cmstore writes for an agent and where: the agent table's [`HookFile`] put to use.
+/// Only agents with a hook file reach here (`cmstore hooks` offers no other); asking for
+/// another is a bug, and panics.
+pub trait Wiring: Copy {
+    /// The agent's hook file row.
+    fn file(self) -> &'static HookFile;
 
     /// How this agent nests handlers.
-    pub fn shape(self) -> Shape {
-        match self {
-            Agent::Claude | Agent::Codex | Agent::Gemini => Shape::Grouped,
-            Agent::Vscode | Agent::Copilot => Shape::Flat,
-        }
+    fn shape(self) -> Shape {
+        self.file().shape
     }
 
-    /// Where this agent's handlers carry the token. Claude Code drops unknown handler keys
-    /// silently and VS Code reads only the keys it knows, so both get a `cmstore` key, as
-    /// Codex does (its `hooks.json` refuses unknown keys at the top only, not in a handler);
-    /// Copilot CLI documents a free-text `comment` field and Gemini CLI a `name`, so the token
-    /// goes there.
-    pub fn marker(self) -> Marker {
-        match self {
-            Agent::Claude | Agent::Vscode | Agent::Codex => Marker {
-                key: "cmstore",
-                prefix: "",
-            },
-            Agent::Copilot => Marker {
-                key: "comment",
-                prefix: "cmstore ",
-            },
-            Agent::Gemini => Marker {
-                key: "name",
-                prefix: "cmstore-",
-            },
-        }
+    /// Where this agent's handlers carry the token.
+    fn marker(self) -> Marker {
+        self.file().marker
     }
 
     /// The embedded template (`resources/hooks/<agent>.json`).
-    pub fn template(self) -> &'static str {
-        match self {
-            Agent::Claude => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/resources/hooks/claude.json"
-            )),
-            Agent::Vscode => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/resources/hooks/vscode.json"
-            )),
-            Agent::Copilot => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/resources/hooks/copilot.json"
-            )),
-            Agent::Codex => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/resources/hooks/codex.json"
-            )),
-            Agent::Gemini => include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/resources/hooks/gemini.json"
-            )),
-        }
+    fn template(self) -> &'static str {
+        self.file().template
     }
 
-    /// True when cmstore owns the whole file (and may delete it once it is empty). Codex's
-    /// `hooks.json` is shared with the user's own hooks, and Gemini's `settings.json` holds
-    /// all of its settings.
-    pub fn owns_file(self) -> bool {
-        matches!(self, Agent::Vscode | Agent::Copilot)
+    /// True when cmstore owns the whole file (and may delete it once it is empty).
+    fn owns_file(self) -> bool {
+        self.file().owns_file
     }
 
     /// The file this agent reads at `location`.
-    pub fn config_path(self, location: &Location) -> PathBuf {
-        match (self, location) {
-            (Agent::Claude, Location::Project(dir)) => dir.join(".claude").join("settings.json"),
-            (
-                Agent::Claude,
-                Location::User {
-                    home,
-                    claude_config_dir,
-                    ..
-                },
-            ) => claude_config_dir
-                .clone()
-                .unwrap_or_else(|| home.join(".claude"))
-                .join("settings.json"),
-            (Agent::Vscode, Location::Project(dir)) => hooks_dir(dir).join("cmstore-vscode.json"),
-            (Agent::Copilot, Location::Project(dir)) => hooks_dir(dir).join("cmstore.json"),
-            (
-                Agent::Vscode | Agent::Copilot,
-                Location::User {
-                    home, copilot_home, ..
-                },
-            ) => {
-                let dir = copilot_home
+    fn config_path(self, location: &Location) -> PathBuf {
+        let file = self.file();
+        match location {
+            Location::Project(dir) => file.project.iter().fold(dir.clone(), |p, s| p.join(s)),
+            Location::User {
+                home,
+                claude_config_dir,
+                copilot_home,
+                codex_home,
+            } => {
+                let moved = match file.user.dir_env {
+                    Some("CLAUDE_CONFIG_DIR") => claude_config_dir,
+                    Some("COPILOT_HOME") => copilot_home,
+                    Some("CODEX_HOME") => codex_home,
+                    _ => &None,
+                };
+                let dir = moved
                     .clone()
-                    .unwrap_or_else(|| home.join(".copilot"))
-                    .join("hooks");
-                dir.join(match self {
-                    Agent::Vscode => "cmstore-vscode.json",
-                    _ => "cmstore.json",
-                })
-            }
-            (Agent::Codex, Location::Project(dir)) => dir.join(".codex").join("hooks.json"),
-            (
-                Agent::Codex,
-                Location::User {
-                    home, codex_home, ..
-                },
-            ) => codex_home
-                .clone()
-                .unwrap_or_else(|| home.join(".codex"))
-                .join("hooks.json"),
-            (Agent::Gemini, Location::Project(dir)) => dir.join(".gemini").join("settings.json"),
-            (Agent::Gemini, Location::User { home, .. }) => {
-                home.join(".gemini").join("settings.json")
+                    .unwrap_or_else(|| home.join(file.user.home_dir));
+                file.user.file.iter().fold(dir, |p, s| p.join(s))
             }
         }
     }
 
     /// What cmstore writes for this agent, with `program` as the cmstore binary.
-    pub fn expected(self, program: &str) -> Expected {
+    fn expected(self, program: &str) -> Expected {
         self.expected_command(&[program])
     }
 
     /// What cmstore writes for this agent, with `words` (the cmstore binary and any global
     /// options such as `--home DIR`) before `capture`.
-    pub fn expected_command<S: AsRef<str>>(self, words: &[S]) -> Expected {
+    fn expected_command<S: AsRef<str>>(self, words: &[S]) -> Expected {
         self.expected_for(words, Os::current())
     }
 
-    /// [`Agent::expected_command`] for hooks that run on `os`. On Windows, Claude Code runs a
+    /// [`Wiring::expected_command`] for hooks that run on `os`.
+    fn expected_for<S: AsRef<str>>(self, words: &[S], os: Os) -> Expected;
+}
+
+impl Wiring for Agent {
+    fn file(self) -> &'static HookFile {
+        self.hook_file()
+            .unwrap_or_else(|| panic!("cmstore writes no hook file for {}", self.as_str()))
+    }
+
+    /// On Windows, Claude Code runs a
     /// plain command through Git Bash as `bash --login -i -c`, which flashes a console window
     /// on every event; its `"shell": "powershell"` handlers run hidden, so there cmstore
     /// writes those, with the PowerShell-quoted command.
-    pub fn expected_for<S: AsRef<str>>(self, words: &[S], os: Os) -> Expected {
+    fn expected_for<S: AsRef<str>>(self, words: &[S], os: Os) -> Expected {
         let sh = quote::sh_line(words);
         let ps = quote::powershell_line(words);
         let mut template = self.template().to_string();
@@ -306,11 +184,6 @@ impl Agent {
     }
 }
 
-/// The hook files directory of a project, read by both VS Code and Copilot CLI.
-fn hooks_dir(project: &Path) -> PathBuf {
-    project.join(".github").join("hooks")
-}
-
 /// Replaces the template placeholders in every string of `value`.
 fn fill(value: &mut Value, sh: &str, ps: &str) {
     match value {
@@ -336,6 +209,7 @@ pub struct Expected {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     /// FNV-1a, enough to notice any edit of a template; carriage returns are skipped so a
     /// CRLF checkout hashes the same.
@@ -370,7 +244,7 @@ mod tests {
 
     #[test]
     fn every_template_handler_carries_the_current_token() {
-        for agent in Agent::ALL {
+        for agent in Agent::with_hook_files() {
             let expected = agent.expected("cmstore");
             assert!(!expected.events.is_empty());
             for (event, entry) in &expected.events {
@@ -387,7 +261,7 @@ mod tests {
                     let text = h.to_string();
                     assert!(!text.contains("{{"), "{agent:?} {event}: unfilled {text}");
                     assert!(
-                        text.contains(&format!("capture --agent {}", agent.name())),
+                        text.contains(&format!("capture --agent {}", agent.as_str())),
                         "{text}"
                     );
                 }

@@ -24,12 +24,12 @@ pub const QUEUE_FORMAT_VERSION: u32 = 1;
 
 /// Value of `producer` on lines cmstore writes, and of `origin` on the lines versions before
 /// 0.4 wrote (they named cmstore as the origin; `origin` now names the agent's session origin
-/// as the ContextManager extension knows it, see [`crate::model::wire::Agent::origin`]).
+/// as the ContextManager extension knows it, see [`crate::model::agents::Agent::origin`]).
 pub const PRODUCER: &str = "cmstore";
 
 /// The session origin the ContextManager extension falls back to for an agent it has no
 /// origin of its own for (Codex, Gemini CLI, Cursor).
-pub const UNKNOWN_ORIGIN: &str = "unknown";
+pub use crate::model::agents::UNKNOWN_ORIGIN;
 
 /// The canonical hook types, PascalCase as ContextManager spells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -12,74 +12,10 @@ pub mod reply;
 
 use serde_json::Value;
 
-use crate::model::queue_line::{error_object, HookType, QueueEntry, UNKNOWN_ORIGIN};
+pub use crate::model::agents::Agent;
+use crate::model::queue_line::{error_object, HookType, QueueEntry};
 use crate::model::shorten::{compact_json, cut_text};
 pub use payload::{DecodeError, Payload};
-
-/// The agent that ran the hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Agent {
-    Claude,
-    Vscode,
-    Copilot,
-    Codex,
-    Gemini,
-    Cursor,
-    Unknown,
-}
-
-impl Agent {
-    /// The name written in the queue line's `agent` field and accepted by `--agent`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Vscode => "vscode",
-            Agent::Copilot => "copilot",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Cursor => "cursor",
-            Agent::Unknown => "unknown",
-        }
-    }
-
-    /// ContextManager's `participant` value for this agent.
-    pub fn participant(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude-code",
-            Agent::Vscode => "copilot",
-            Agent::Copilot => "copilot-cli",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini-cli",
-            Agent::Cursor => "cursor",
-            Agent::Unknown => "unknown",
-        }
-    }
-
-    /// The session origin the ContextManager extension uses for this agent (its
-    /// `SessionOrigin`): its own scripts write `claude-code-plugin`, `vscode-extension` and
-    /// `copilot-cli-plugin`; it has none for Codex, Gemini CLI or Cursor, so `unknown`.
-    pub fn origin(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude-code-plugin",
-            Agent::Vscode => "vscode-extension",
-            Agent::Copilot => "copilot-cli-plugin",
-            Agent::Codex | Agent::Gemini | Agent::Cursor | Agent::Unknown => UNKNOWN_ORIGIN,
-        }
-    }
-
-    /// Parses an `--agent` value; `auto` (and anything unrecognised) means "sniff".
-    pub fn from_flag(flag: &str) -> Option<Agent> {
-        Some(match flag.trim().to_ascii_lowercase().as_str() {
-            "claude" | "claude-code" | "claudecode" => Agent::Claude,
-            "vscode" | "vs-code" | "copilot-chat" => Agent::Vscode,
-            "copilot" | "copilot-cli" | "github-copilot" => Agent::Copilot,
-            "codex" => Agent::Codex,
-            "gemini" | "gemini-cli" => Agent::Gemini,
-            "cursor" => Agent::Cursor,
-            _ => return None,
-        })
-    }
-}
 
 const GEMINI_EVENTS: [&str; 8] = [
     "BeforeTool",

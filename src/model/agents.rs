@@ -1,0 +1,374 @@
+//! The agent table: every agent cmstore knows, and everything about it that is data rather
+//! than behaviour, in one row each ([`Agent::profile`]).
+//!
+//! Adding an agent is a variant of [`Agent`] and a row in [`PROFILES`]; the compiler then
+//! points at every `match` that must learn it (the payload dialect in `wire/`, the reply in
+//! `wire/reply.rs`, the outcome rules in `wire/outcome.rs`). A row says what the agent is
+//! called (on the queue line, on the command line, by the ContextManager extension) and,
+//! when cmstore can wire it, where its hook file lives and how handlers nest in it.
+
+use serde_json::Value;
+
+/// The agent that ran a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// VS Code agent hooks (Copilot Chat, the local harness).
+    Vscode,
+    /// GitHub Copilot CLI (and the cloud agent).
+    Copilot,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// Cursor.
+    Cursor,
+    /// A payload no dialect recognised.
+    Unknown,
+}
+
+/// One row of the agent table.
+#[derive(Debug)]
+pub struct Profile {
+    /// The agent this row describes.
+    pub agent: Agent,
+    /// The name written in the queue line's `agent` field and accepted by `--agent`.
+    pub name: &'static str,
+    /// What a person calls it (`cmstore hooks --help`).
+    pub title: &'static str,
+    /// Other spellings `capture --agent` accepts.
+    pub aliases: &'static [&'static str],
+    /// ContextManager's `participant` value.
+    pub participant: &'static str,
+    /// The ContextManager extension's `SessionOrigin` for the agent: its own scripts write
+    /// `claude-code-plugin`, `vscode-extension` and `copilot-cli-plugin`; it has none for the
+    /// others, so `unknown`.
+    pub origin: &'static str,
+    /// Where and how `cmstore hooks` writes the agent's hooks; `None` while cmstore cannot.
+    pub hook_file: Option<HookFile>,
+}
+
+/// An agent's hook configuration file, as `cmstore hooks install|status|uninstall` edits it.
+#[derive(Debug)]
+pub struct HookFile {
+    /// How handlers nest under an event.
+    pub shape: Shape,
+    /// Where a handler carries cmstore's version token.
+    pub marker: Marker,
+    /// What cmstore writes (`resources/hooks/<agent>.json`, embedded at build time).
+    pub template: &'static str,
+    /// True when cmstore owns the whole file (and may delete it once it is empty).
+    pub owns_file: bool,
+    /// The file, relative to a project directory.
+    pub project: &'static [&'static str],
+    /// The user's own file: a directory an environment variable may move, else one under
+    /// the home directory, and the file in it.
+    pub user: UserFile,
+}
+
+/// Where an agent keeps the user's own hook file.
+#[derive(Debug)]
+pub struct UserFile {
+    /// The variable that moves the agent's directory (`CLAUDE_CONFIG_DIR`), if any.
+    pub dir_env: Option<&'static str>,
+    /// The directory under the home directory when no variable moves it (`.claude`).
+    pub home_dir: &'static str,
+    /// The file inside that directory (`settings.json`, `hooks/cmstore.json`).
+    pub file: &'static [&'static str],
+}
+
+/// How an agent nests handlers under an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `Event: [{"matcher": …, "hooks": [handler, …]}, …]` (Claude Code, Codex, Gemini CLI).
+    Grouped,
+    /// `Event: [handler, …]` (VS Code, Copilot CLI).
+    Flat,
+}
+
+/// Where a handler carries cmstore's version token: a key and the text before `hooks-vN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marker {
+    /// The handler key holding the token.
+    pub key: &'static str,
+    /// What precedes `hooks-v<N>` in its value.
+    pub prefix: &'static str,
+}
+
+impl Marker {
+    /// The token version in `handler`, if it carries this marker.
+    pub fn version(&self, handler: &Value) -> Option<u32> {
+        handler
+            .get(self.key)?
+            .as_str()?
+            .strip_prefix(self.prefix)?
+            .strip_prefix("hooks-v")?
+            .parse()
+            .ok()
+    }
+
+    /// The marker value for `version`.
+    pub fn value(&self, version: u32) -> String {
+        format!("{}hooks-v{version}", self.prefix)
+    }
+}
+
+/// The origin of an agent the ContextManager extension has none for.
+pub const UNKNOWN_ORIGIN: &str = "unknown";
+
+/// Claude Code drops unknown handler keys silently and VS Code reads only the keys it knows,
+/// so both get a `cmstore` key, as Codex does (its `hooks.json` refuses unknown keys at the
+/// top only, not in a handler).
+const CMSTORE_KEY: Marker = Marker {
+    key: "cmstore",
+    prefix: "",
+};
+
+/// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
+pub const PROFILES: [Profile; 7] = [
+    Profile {
+        agent: Agent::Claude,
+        name: "claude",
+        title: "Claude Code",
+        aliases: &["claude-code", "claudecode"],
+        participant: "claude-code",
+        origin: "claude-code-plugin",
+        hook_file: Some(HookFile {
+            shape: Shape::Grouped,
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/claude.json"
+            )),
+            owns_file: false,
+            project: &[".claude", "settings.json"],
+            user: UserFile {
+                dir_env: Some("CLAUDE_CONFIG_DIR"),
+                home_dir: ".claude",
+                file: &["settings.json"],
+            },
+        }),
+    },
+    Profile {
+        agent: Agent::Vscode,
+        name: "vscode",
+        title: "VS Code agent hooks",
+        aliases: &["vs-code", "copilot-chat"],
+        participant: "copilot",
+        origin: "vscode-extension",
+        hook_file: Some(HookFile {
+            shape: Shape::Flat,
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/vscode.json"
+            )),
+            owns_file: true,
+            // VS Code reads the hook files of `.github/hooks`, as Copilot CLI does.
+            project: &[".github", "hooks", "cmstore-vscode.json"],
+            user: UserFile {
+                dir_env: Some("COPILOT_HOME"),
+                home_dir: ".copilot",
+                file: &["hooks", "cmstore-vscode.json"],
+            },
+        }),
+    },
+    Profile {
+        agent: Agent::Copilot,
+        name: "copilot",
+        title: "GitHub Copilot CLI",
+        aliases: &["copilot-cli", "github-copilot"],
+        participant: "copilot-cli",
+        origin: "copilot-cli-plugin",
+        hook_file: Some(HookFile {
+            shape: Shape::Flat,
+            // Copilot CLI documents a free-text `comment` field.
+            marker: Marker {
+                key: "comment",
+                prefix: "cmstore ",
+            },
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/copilot.json"
+            )),
+            owns_file: true,
+            project: &[".github", "hooks", "cmstore.json"],
+            user: UserFile {
+                dir_env: Some("COPILOT_HOME"),
+                home_dir: ".copilot",
+                file: &["hooks", "cmstore.json"],
+            },
+        }),
+    },
+    Profile {
+        agent: Agent::Codex,
+        name: "codex",
+        title: "OpenAI Codex CLI",
+        aliases: &[],
+        participant: "codex",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: Some(HookFile {
+            shape: Shape::Grouped,
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/codex.json"
+            )),
+            // `hooks.json` is shared with the user's own hooks.
+            owns_file: false,
+            project: &[".codex", "hooks.json"],
+            user: UserFile {
+                dir_env: Some("CODEX_HOME"),
+                home_dir: ".codex",
+                file: &["hooks.json"],
+            },
+        }),
+    },
+    Profile {
+        agent: Agent::Gemini,
+        name: "gemini",
+        title: "Gemini CLI",
+        aliases: &["gemini-cli"],
+        participant: "gemini-cli",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: Some(HookFile {
+            shape: Shape::Grouped,
+            // Gemini CLI documents a `name` for a handler.
+            marker: Marker {
+                key: "name",
+                prefix: "cmstore-",
+            },
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/gemini.json"
+            )),
+            // `settings.json` holds all of Gemini CLI's settings.
+            owns_file: false,
+            project: &[".gemini", "settings.json"],
+            user: UserFile {
+                dir_env: None,
+                home_dir: ".gemini",
+                file: &["settings.json"],
+            },
+        }),
+    },
+    Profile {
+        agent: Agent::Cursor,
+        name: "cursor",
+        title: "Cursor",
+        aliases: &[],
+        participant: "cursor",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: None,
+    },
+    Profile {
+        agent: Agent::Unknown,
+        name: "unknown",
+        title: "an agent no payload dialect recognised",
+        aliases: &[],
+        participant: "unknown",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: None,
+    },
+];
+
+impl Agent {
+    /// Every agent, in the table's order.
+    pub const ALL: [Agent; 7] = [
+        Agent::Claude,
+        Agent::Vscode,
+        Agent::Copilot,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Cursor,
+        Agent::Unknown,
+    ];
+
+    /// This agent's row of the table.
+    pub fn profile(self) -> &'static Profile {
+        let row = &PROFILES[self as usize];
+        debug_assert_eq!(row.agent, self, "PROFILES is in Agent's order");
+        row
+    }
+
+    /// The name written in the queue line's `agent` field and accepted by `--agent`.
+    pub fn as_str(self) -> &'static str {
+        self.profile().name
+    }
+
+    /// ContextManager's `participant` value for this agent.
+    pub fn participant(self) -> &'static str {
+        self.profile().participant
+    }
+
+    /// The session origin the ContextManager extension uses for this agent.
+    pub fn origin(self) -> &'static str {
+        self.profile().origin
+    }
+
+    /// Where `cmstore hooks` writes this agent's hooks, when it can.
+    pub fn hook_file(self) -> Option<&'static HookFile> {
+        self.profile().hook_file.as_ref()
+    }
+
+    /// The agents whose hooks cmstore can write, in the table's order.
+    pub fn with_hook_files() -> impl Iterator<Item = Agent> {
+        Agent::ALL.into_iter().filter(|a| a.hook_file().is_some())
+    }
+
+    /// Parses an `--agent` value by name or alias, any case; `None` for `auto`, `unknown`
+    /// and anything unrecognised (which means "sniff").
+    pub fn from_flag(flag: &str) -> Option<Agent> {
+        let flag = flag.trim().to_ascii_lowercase();
+        PROFILES
+            .iter()
+            .filter(|p| p.agent != Agent::Unknown)
+            .find(|p| p.name == flag || p.aliases.contains(&flag.as_str()))
+            .map(|p| p.agent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_the_enums_order_and_names_are_unique() {
+        for (i, agent) in Agent::ALL.into_iter().enumerate() {
+            assert_eq!(PROFILES[i].agent, agent);
+            assert_eq!(agent.profile().agent, agent);
+        }
+        let mut names: Vec<&str> = PROFILES
+            .iter()
+            .flat_map(|p| std::iter::once(p.name).chain(p.aliases.iter().copied()))
+            .collect();
+        let all = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all, "a name or alias names two agents");
+    }
+
+    #[test]
+    fn flags_name_agents_by_name_or_alias_in_any_case() {
+        assert_eq!(Agent::from_flag("Claude-Code"), Some(Agent::Claude));
+        assert_eq!(Agent::from_flag(" gemini-cli "), Some(Agent::Gemini));
+        assert_eq!(Agent::from_flag("copilot-chat"), Some(Agent::Vscode));
+        assert_eq!(Agent::from_flag("cursor"), Some(Agent::Cursor));
+        assert_eq!(Agent::from_flag("auto"), None);
+        assert_eq!(Agent::from_flag("unknown"), None);
+        for agent in Agent::ALL.into_iter().filter(|a| *a != Agent::Unknown) {
+            assert_eq!(Agent::from_flag(agent.as_str()), Some(agent));
+        }
+    }
+
+    #[test]
+    fn every_hook_file_template_is_json_with_hooks() {
+        for agent in Agent::with_hook_files() {
+            let file = agent.hook_file().unwrap();
+            let doc: Value = serde_json::from_str(file.template).unwrap();
+            assert!(doc["hooks"].is_object(), "{agent:?}");
+        }
+        assert_eq!(Agent::with_hook_files().count(), 5);
+    }
+}
