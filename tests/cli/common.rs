@@ -322,7 +322,7 @@ pub fn line(hook_type: &str, session: &str) -> String {
 
 /// A v1 entry of `hook_type` in `session`, to adjust before `to_line()`.
 pub fn entry(hook_type: &str, session: &str) -> QueueEntry {
-    let mut e = QueueEntry::new(hook_type, chrono::Utc::now().timestamp_millis());
+    let mut e = QueueEntry::new(hook_type, now_ms());
     e.session_id = Some(session.to_string());
     e.agent = Some("claude".into());
     if hook_type.contains("Tool") {
@@ -372,20 +372,13 @@ pub fn wait_timeout(child: &mut Child, timeout: Duration) -> Option<std::process
     }
 }
 
-/// A tiny deterministic PRNG (xorshift64*), so tests need no extra crate.
-pub struct Rng(u64);
+/// The seeded generator the workloads use (`cmstore_workload::Rng`), for tests that choose
+/// faults at random: one generator in the repository.
+pub use cmstore_workload::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
+/// Now, in epoch milliseconds.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
 }
 
 /// One Claude Code transcript line of an API response `id` in `session` at `iso` (RFC 3339):

@@ -1724,7 +1724,7 @@ fn follow_mode_says_where_it_stands_at_start_and_beats_while_it_works() {
 
 /// `n` lines `days` days old, in session `session`.
 fn aged_lines(n: usize, session: &str, days: i64) -> Vec<String> {
-    let base = chrono::Utc::now().timestamp_millis() - days * 86_400_000;
+    let base = crate::common::now_ms() - days * 86_400_000;
     (0..n)
         .map(|i| {
             let mut e = entry(["UserPromptSubmit", "Notification"][i % 2], session);

@@ -13,13 +13,10 @@ use sha2::{Digest, Sha256};
 
 use serde_json::json;
 
+use crate::common::now_ms as now;
 use crate::common::{capture, entry, read_lines, the_one_error, TestEnv};
 
 const DAY: i64 = 86_400_000;
-
-fn now() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// `n` lines of `hook` in session `session`, `days` days old (spread over a few ms).
 fn aged(n: usize, session: &str, days: i64) -> Vec<String> {
@@ -861,7 +858,7 @@ fn prune_removes_transcript_cursors_of_idle_sessions() {
 #[test]
 fn pruned_events_do_not_come_back_when_the_queue_is_read_again_from_its_start() {
     let env = TestEnv::new();
-    let now = chrono::Utc::now().timestamp_millis();
+    let now = crate::common::now_ms();
     let mut lines = Vec::new();
     for i in 0..20 {
         let mut e = entry("PreToolUse", "old-s");

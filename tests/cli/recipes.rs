@@ -8,11 +8,8 @@ use serde_json::{json, Value};
 
 use cmstore::model::queue_line::check::{CheckRecord, Finding};
 
+use crate::common::now_ms as now;
 use crate::common::{entry, TestEnv};
-
-fn now() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// Two sessions with every kind of fact the recipes look for, plus one unreadable line.
 fn store() -> TestEnv {

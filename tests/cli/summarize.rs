@@ -2,13 +2,10 @@
 
 use serde_json::Value;
 
+use crate::common::now_ms as now;
 use crate::common::{entry, TestEnv};
 
 const HOUR: i64 = 3_600_000;
-
-fn now() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
 
 /// One line of `hook` in `session` at `ts`, adjusted by `f`.
 fn at(

@@ -33,7 +33,7 @@ const DAY_MS: i64 = 86_400_000;
 fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     let env = TestEnv::new();
     let started = Instant::now();
-    let now_ms = chrono::Utc::now().timestamp_millis();
+    let now_ms = crate::common::now_ms();
 
     // History older than the 7-day retention: it must be gone at the end.
     let old: Vec<String> = (0..OLD_EVENTS)

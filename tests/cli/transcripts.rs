@@ -743,7 +743,7 @@ fn import_reads_vscode_copilot_transcripts_under_their_own_agent() {
 fn a_harvested_turn_is_dated_by_when_it_happened_and_its_line_by_the_hook() {
     let env = TestEnv::new();
     let transcript = env.dir.path().join("late.jsonl");
-    let two_days_ago = chrono::Utc::now().timestamp_millis() - 2 * 86_400_000;
+    let two_days_ago = crate::common::now_ms() - 2 * 86_400_000;
     let iso = |ms: i64| {
         chrono::DateTime::from_timestamp_millis(ms)
             .unwrap()
@@ -764,7 +764,7 @@ fn a_harvested_turn_is_dated_by_when_it_happened_and_its_line_by_the_hook() {
     let hook = json!({"hook_event_name": "PostToolUse", "session_id": "late", "cwd": "/w",
         "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1",
         "transcript_path": transcript});
-    let before = chrono::Utc::now().timestamp_millis();
+    let before = crate::common::now_ms();
     capture(&env, hook.to_string(), &[]);
     let stop = env
         .queue_lines()
