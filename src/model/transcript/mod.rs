@@ -16,7 +16,7 @@
 mod claude;
 mod codex;
 #[cfg(test)]
-mod fixtures;
+mod real_transcript_tests;
 pub mod parse;
 mod record;
 pub mod turns;
