@@ -12,13 +12,23 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::{pragma_int, Error};
 
 /// The indexes set aside. Their keys repeat all over the table (a few hundred sessions, a few
-/// dozen tools), so each new row lands in the middle of the index: a B-tree descent per row
-/// and scattered pages rewritten at every commit. Indexes on time grow at their end and cost
-/// little to keep up, less than the table scan a rebuild needs, so they stay; so do UNIQUE
-/// indexes (deduplication and tool-call joins rely on them) and small partial ones.
-pub const DEFERRABLE: [&str; 4] = [
+/// dozen tools, a handful of risks), so each new row lands in the middle of the index: a
+/// B-tree descent per row and scattered pages rewritten at every commit. Indexes that begin
+/// with a time grow at their end and cost little to keep up, less than the table scan a
+/// rebuild needs, so they stay; so do UNIQUE indexes and those ingest reads while it loads
+/// (deduplication and the tool-call joins rely on them), and those of the small tables.
+///
+/// What each costs (1M events, 684-byte lines; benches/ingest_parts.py and the rebuild
+/// timings in benches/HISTORY.md, "Issue 34"): `events_story` is the dearest to keep up and
+/// takes 0.7 s to rebuild; the four added in issue 34 cost 1.3 s to rebuild together, less
+/// than keeping them up row by row.
+pub const DEFERRABLE: [&str; 8] = [
     "events_session_id",
     "events_tool_name",
+    "events_story",
+    "events_turn_prompt",
+    "events_delegated",
+    "events_gate_findings",
     "tool_calls_session_id",
     "tool_calls_tool_name",
 ];
