@@ -1,23 +1,34 @@
 #!/usr/bin/env python3
-"""Every hook's whole-process time, binaries interleaved: a 2 KB Claude Code PostToolUse
-(no transcript) through `BIN --home HOME capture`, each binary with a home of its own under
+"""Every hook's whole-process time, binaries interleaved: a Claude Code hook payload (no
+transcript) through `BIN --home HOME capture`, each binary with a home of its own under
 /tmp/hook-interleaved, ROUNDS times in turn. Prints median wall ms and minor faults, and each
 binary's ratio to the last one given.
 
-Usage: hook_interleaved.py ROUNDS BIN... (the last is the baseline)
+The event is HOOK_EVENT (default PostToolUse, a 2 KB payload); also PreToolUse (a command the
+gate reads), UserPromptSubmit (a prompt; context injected when there is any), SessionStart
+and Notification.
+
+Usage: [HOOK_EVENT=…] hook_interleaved.py ROUNDS BIN... (the last is the baseline)
 """
 import json, os, statistics, subprocess, sys, time
 
 rounds, bins = int(sys.argv[1]), sys.argv[2:]
 root = "/tmp/hook-interleaved"
 os.makedirs(root, exist_ok=True)
-payload = json.dumps({
-    "session_id": "bench-session", "transcript_path": "/nonexistent/t.jsonl", "cwd": root,
-    "hook_event_name": "PostToolUse", "tool_name": "Bash",
-    "tool_input": {"command": "ls -la " + "x" * 800},
-    "tool_response": {"stdout": "y" * 1000, "stderr": "", "interrupted": False},
-}).encode()
-path = os.path.join(root, "post.json")
+event = os.environ.get("HOOK_EVENT", "PostToolUse")
+common = {"session_id": "bench-session", "transcript_path": "/nonexistent/t.jsonl", "cwd": root,
+          "hook_event_name": event}
+fields = {
+    "PostToolUse": {"tool_name": "Bash", "tool_input": {"command": "ls -la " + "x" * 800},
+                    "tool_response": {"stdout": "y" * 1000, "stderr": "", "interrupted": False}},
+    "PreToolUse": {"tool_name": "Bash", "tool_use_id": "toolu_1",
+                   "tool_input": {"command": "git status && cargo test --workspace " + "x" * 200}},
+    "UserPromptSubmit": {"prompt": "refactor the parser so that " + "p" * 400},
+    "SessionStart": {"source": "startup"},
+    "Notification": {"message": "Claude needs your permission to use Bash"},
+}[event]
+payload = json.dumps({**common, **fields}).encode()
+path = os.path.join(root, f"{event}.json")
 open(path, "wb").write(payload)
 samples = {b: [] for b in bins}
 for r in range(rounds):
@@ -34,4 +45,5 @@ base = statistics.median(s[0] for s in samples[bins[-1]])
 for b in bins:
     wall = statistics.median(s[0] for s in samples[b])
     faults = statistics.median(s[1] for s in samples[b])
-    print(f"{b}: wall median {wall * 1e3:.3f} ms  faults {faults:.0f}  ratio {wall / base:.3f}")
+    print(f"{event}  {b}: wall median {wall * 1e3:.3f} ms  faults {faults:.0f}  "
+          f"ratio {wall / base:.3f}")

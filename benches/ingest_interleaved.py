@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""`ingest --once` of one queue into a fresh store, binaries interleaved round by round.
+Prints per binary the median wall s, lines/s, CPU s (user + system) and peak RSS, and its ratio
+to the last one given (the baseline).
+
+Usage: ingest_interleaved.py QUEUE ROUNDS BIN...
+"""
+import os, shutil, statistics, subprocess, sys, time
+
+queue, rounds, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+lines = sum(1 for _ in open(queue, "rb"))
+root = "/tmp/ingest-interleaved"
+samples = {b: [] for b in bins}
+for r in range(rounds):
+    for i, b in enumerate(bins):
+        home = os.path.join(root, str(i))
+        shutil.rmtree(home, ignore_errors=True)
+        os.makedirs(home)
+        start = time.perf_counter()
+        p = subprocess.Popen([b, "--home", home, "--db", os.path.join(home, "c.db"), "--queue",
+                              queue, "ingest", "--once"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        assert status == 0, f"{b} exited with {status}"
+        wall = time.perf_counter() - start
+        samples[b].append((wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024))
+base = statistics.median(s[0] for s in samples[bins[-1]])
+name = os.path.basename(queue)
+for b in bins:
+    wall = statistics.median(s[0] for s in samples[b])
+    cpu = statistics.median(s[1] for s in samples[b])
+    rss = max(s[2] for s in samples[b])
+    print(f"ingest {name}  {b}: {wall:.2f} s  {lines / wall:,.0f} lines/s  cpu {cpu:.2f} s  "
+          f"peak {rss:.0f} MB  ratio {wall / base:.3f}")
