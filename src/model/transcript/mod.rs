@@ -15,9 +15,9 @@
 
 mod claude;
 mod codex;
+pub mod parse;
 #[cfg(test)]
 mod real_transcript_tests;
-pub mod parse;
 mod record;
 pub mod turns;
 pub mod usage;

@@ -17,7 +17,10 @@ fn fixtures() -> Option<PathBuf> {
         Some(dir)
     } else {
         // Straight to stderr: libtest hides what a passing test prints with println!.
-        let test = std::thread::current().name().unwrap_or("a test").to_string();
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a test")
+            .to_string();
         let _ = writeln!(
             std::io::stderr().lock(),
             "SKIPPED {test}: {} is absent (real fixtures)",
