@@ -1,0 +1,399 @@
+//! Follow mode's chores, run between passes on schedules of their own (the sweep that closes
+//! sessions, the check runner's late start, automatic retention, the heartbeat), the watch on
+//! the configuration file, and the lines that say what ingest is doing. What they have to say
+//! goes to the caller's [`Say`] (`cmd/ingest.rs` writes it to stderr), one line at a time.
+
+use std::collections::HashSet;
+use std::time::{Duration, SystemTime};
+
+use super::follow::{Chore, Progress};
+use super::Ingester;
+use crate::config::Config;
+use crate::files::paths::Paths;
+use crate::files::transcript::Thresholds;
+use crate::store;
+use crate::write::prune::auto as auto_retention;
+
+/// Where a chore's lines go (each a whole line, without its newline). A plain function: the
+/// check runner hands it to a thread of its own.
+pub type Say = fn(&str);
+
+/// Ingest's sweep ([`super::sweep`]): closes the sessions of the workspace files that are
+/// due and appends their last turns to the queue. True when it appended any. A problem is
+/// printed the first time only (`said`): follow mode sweeps every second, and a lasting one
+/// (an unreadable workspace file) would otherwise fill the log.
+pub fn sweep_sessions(
+    paths: &Paths,
+    ingester: &mut Ingester,
+    thresholds: Thresholds,
+    said: &mut HashSet<String>,
+    say: Say,
+) -> bool {
+    let (lines, problems) =
+        match super::sweep::sweep(ingester, paths, thresholds, SystemTime::now()) {
+            Ok(swept) => (swept.lines, swept.problems),
+            Err(err) => (0, vec![format!("{err:#}")]),
+        };
+    for problem in not_said_yet(problems, said) {
+        say(&format!("cmstore ingest: closing sessions: {problem}"));
+    }
+    lines > 0
+}
+
+/// The `messages` not in `said`, each once, now added to it.
+fn not_said_yet(messages: Vec<String>, said: &mut HashSet<String>) -> Vec<String> {
+    messages
+        .into_iter()
+        .filter(|m| said.insert(m.clone()))
+        .collect()
+}
+
+/// The sweep as a chore of follow mode, every [`super::sweep::EVERY`].
+pub fn sweep_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
+    let thresholds = Thresholds::from_env();
+    let mut said = HashSet::new();
+    Chore::new(
+        Duration::ZERO,
+        super::sweep::EVERY,
+        move |ingester: &mut Ingester, _: &Progress| {
+            sweep_sessions(paths, ingester, thresholds, &mut said, say);
+        },
+    )
+}
+
+/// How often a following ingest whose check runner could not start looks again.
+const CHECKS_RETRY: Duration = Duration::from_secs(2);
+
+/// Starts the check runner once the runner that held the queue's jobs when the ingest
+/// started (a detached `cmstore check run`) is gone; until then the hooks start their own. A
+/// start that then fails for another reason is said once and not tried again. (A start that
+/// failed so at the ingest's start was said then, and makes no chore.)
+pub fn checks_chore<'a>(
+    paths: &'a Paths,
+    checks: &'a mut Option<crate::hook::checks::runner::Runner>,
+    say: Say,
+) -> Chore<'a> {
+    let mut given_up = false;
+    Chore::new(
+        CHECKS_RETRY,
+        CHECKS_RETRY,
+        move |_: &mut Ingester, _: &Progress| {
+            if given_up || checks.is_some() {
+                return;
+            }
+            let warn = move |w| say(&format!("cmstore ingest: {w}"));
+            match crate::hook::checks::runner::once_free(paths, warn) {
+                Ok(Some(runner)) => {
+                    say("cmstore ingest: the check runner started (the other one is gone)");
+                    *checks = Some(runner);
+                }
+                Ok(None) => {}
+                Err(err) => {
+                    warn(crate::hook::checks::runner::cannot_start(&err));
+                    given_up = true;
+                }
+            }
+        },
+    )
+}
+
+/// Backlogs up to this size are counted in lines for the start line and the heartbeat;
+/// beyond it, in bytes (counting lines would read it all once more).
+const COUNT_LINES_UP_TO: u64 = 64 * 1024 * 1024;
+
+/// Follow mode's first line: what it reads, where it writes, how far behind it starts, how it
+/// is woken and what retention it applies.
+pub fn start_line(
+    paths: &Paths,
+    ingester: &Ingester,
+    watcher: &Result<notify::RecommendedWatcher, String>,
+    poll: Duration,
+) -> String {
+    let behind = ingester
+        .behind(COUNT_LINES_UP_TO)
+        .map_or_else(|e| format!("lag unknown ({e:#})"), |b| behind_text(&b));
+    let waking = match watcher {
+        Ok(_) => format!("file notifications, a poll every {}", human_duration(poll)),
+        Err(why) => format!(
+            "a poll every {} (file notifications unavailable: {why})",
+            human_duration(poll)
+        ),
+    };
+    let (config, _) = Config::load_for(paths);
+    format!(
+        "cmstore ingest: following {} into {}; {behind}; woken by {waking}; {}",
+        paths.queue.display(),
+        paths.db.display(),
+        retention_text(&auto_retention::Policy::of(&config))
+    )
+}
+
+/// The retention policy in a few words.
+fn retention_text(policy: &auto_retention::Policy) -> String {
+    match (policy.automatic, policy.compact_queue) {
+        (false, _) => "no automatic retention (retention_days is not set)".to_string(),
+        (true, false) => format!("retention {} days, applied hourly", policy.days),
+        (true, true) => format!(
+            "retention {} days, applied hourly, queue compacted too",
+            policy.days
+        ),
+    }
+}
+
+/// `12 lines behind`, or bytes when the lines were not counted.
+fn behind_text(behind: &super::Behind) -> String {
+    match behind.lines {
+        Some(1) => "1 line behind".to_string(),
+        Some(n) => format!("{n} lines behind"),
+        None => format!("{:.1} MiB behind", behind.bytes as f64 / (1024.0 * 1024.0)),
+    }
+}
+
+/// A duration as a person reads it: `500 ms`, `10 s`, `15 min`.
+fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        0..=999 => format!("{ms} ms"),
+        _ if ms.is_multiple_of(60_000) => format!("{} min", ms / 60_000),
+        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
+        _ => format!("{:.1} s", d.as_secs_f64()),
+    }
+}
+
+/// Applies the configured retention at start (after the first pass) and every `every_ms`:
+/// the configuration is read each time, so a `retention_days` set or changed later applies
+/// from the next run. Without an explicit `retention_days` nothing is deleted.
+pub fn retention_chore<'a>(paths: &'a Paths, every_ms: u64, say: Say) -> Chore<'a> {
+    // The first run compacts whatever it deletes; later ones when they delete something, or
+    // when the last compaction did not happen.
+    let mut compact_anyway = true;
+    Chore::new(
+        Duration::ZERO,
+        Duration::from_millis(every_ms),
+        move |ingester: &mut Ingester, _: &Progress| {
+            let (config, _) = Config::load_for(paths);
+            let policy = auto_retention::Policy::of(&config);
+            if !policy.automatic {
+                return;
+            }
+            let run = auto_retention::apply(
+                ingester.store(),
+                ingester.queue(),
+                &paths.state_dir(),
+                &policy,
+                crate::support::clock::now_ms(),
+                compact_anyway,
+            );
+            match run {
+                Ok(run) => {
+                    compact_anyway = run.compaction_skipped.is_some();
+                    say(&retention_line(&policy, &run));
+                }
+                Err(err) => say(&format!(
+                    "cmstore ingest: warning: automatic retention failed ({err:#}); \
+                     the next run tries again"
+                )),
+            }
+        },
+    )
+}
+
+/// What an automatic retention run did, in one line.
+fn retention_line(policy: &auto_retention::Policy, run: &auto_retention::Run) -> String {
+    let mut line = format!(
+        "cmstore ingest: retention ({} days, cutoff {}): removed {} rows ({} events), {} \
+         transcript cursors",
+        policy.days,
+        crate::support::timespec::iso(run.cutoff_ms),
+        run.rows,
+        run.events,
+        run.cursors
+    );
+    if policy.compact_queue {
+        line.push_str(&format!(", {} queue lines", run.queue_lines));
+    }
+    line.push_str(&format!(" in {:.2} s", run.took.as_secs_f64()));
+    if let Some(why) = &run.compaction_skipped {
+        line.push_str(&format!("; queue not compacted: {why}"));
+    }
+    line
+}
+
+/// A heartbeat every `every`: what was ingested since the last one, the rate over busy time
+/// and how far behind ingest is; when nothing happened, only every [`IDLE_HEARTBEATS`]th
+/// time, so an idle journal stays short.
+pub fn heartbeat_chore<'a>(every: Duration, say: Say) -> Chore<'a> {
+    let mut last = Progress::default();
+    let mut quiet = 0u32;
+    Chore::new(
+        every,
+        every,
+        move |ingester: &mut Ingester, now: &Progress| {
+            let lines = now.total.lines - last.total.lines;
+            if lines == 0 {
+                quiet += 1;
+                if !quiet.is_multiple_of(IDLE_HEARTBEATS) {
+                    return;
+                }
+            } else {
+                quiet = 0;
+            }
+            let behind = ingester
+                .behind(COUNT_LINES_UP_TO)
+                .map_or_else(|e| format!("lag unknown ({e:#})"), |b| behind_text(&b));
+            say(&heartbeat_line(&last, now, every * quiet.max(1), &behind));
+            last = *now;
+        },
+    )
+}
+
+/// Heartbeats skipped while idle before one says so.
+const IDLE_HEARTBEATS: u32 = 15;
+
+/// One heartbeat: `since` is the progress at the last one, `span` the time since.
+fn heartbeat_line(since: &Progress, now: &Progress, span: Duration, behind: &str) -> String {
+    let lines = now.total.lines - since.total.lines;
+    if lines == 0 {
+        return format!(
+            "cmstore ingest: idle for {}; {} lines since start; {behind}",
+            human_duration(span),
+            now.total.lines
+        );
+    }
+    let busy = now.busy.saturating_sub(since.busy);
+    format!(
+        "cmstore ingest: {lines} lines in the last {} ({} rows, {} duplicates, {} rejects), \
+         {} lines/s while busy; {behind}",
+        human_duration(span),
+        now.total.rows - since.total.rows,
+        now.total.duplicates - since.total.duplicates,
+        now.total.rejects - since.total.rejects,
+        rate(lines, busy)
+    )
+}
+
+/// Lines per second over `busy`, rounded.
+pub fn rate(lines: u64, busy: Duration) -> String {
+    let secs = busy.as_secs_f64();
+    match secs > 0.0 {
+        true => format!("{:.0}", lines as f64 / secs),
+        false => "-".to_string(),
+    }
+}
+
+/// The configuration's problems, warned about when they are new.
+pub struct ConfigWatch<'a> {
+    paths: &'a Paths,
+    /// Where its warnings go.
+    say: Say,
+    /// The file as it was at the last look: `None` before the first, or when it is absent.
+    stamp: Option<Option<(u64, Option<SystemTime>)>>,
+    /// The problems already warned about.
+    reported: Vec<String>,
+    /// The store whose price table follows the file's `[prices]`.
+    store: store::Store,
+}
+
+impl<'a> ConfigWatch<'a> {
+    /// Watches `paths`' configuration for `store`, warning through `say`.
+    pub fn new(paths: &'a Paths, store: store::Store, say: Say) -> ConfigWatch<'a> {
+        ConfigWatch {
+            paths,
+            say,
+            stamp: None,
+            reported: Vec::new(),
+            store,
+        }
+    }
+
+    /// Loads the configuration when the file changed (one `stat` otherwise), brings the
+    /// store's price table in line with it, and warns about each problem not warned about yet; says so once when the last one is gone. The
+    /// environment cannot change under a running process: only the file is looked at.
+    pub fn check(&mut self) {
+        let stamp = std::fs::metadata(&self.paths.config)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()));
+        if self.stamp == Some(stamp) {
+            return;
+        }
+        self.stamp = Some(stamp);
+        let (config, problems) = Config::load_for(self.paths);
+        // Cost is computed from the store's price table when read: a changed price applies
+        // from the next summary on, to all of history.
+        if let Err(err) = store::usage::sync_store_prices(&self.store, &config.prices) {
+            (self.say)(&format!(
+                "cmstore ingest: warning: cannot update the price table: {err}"
+            ));
+        }
+        let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        for problem in problems.iter().filter(|p| !self.reported.contains(p)) {
+            (self.say)(&format!(
+                "cmstore ingest: warning: configuration problem (capture uses the default \
+                 for it): {problem}"
+            ));
+        }
+        if problems.is_empty() && !self.reported.is_empty() {
+            (self.say)("cmstore ingest: the configuration problems are gone");
+        }
+        self.reported = problems;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Stats;
+    use super::*;
+
+    fn progress(lines: u64, busy_ms: u64) -> Progress {
+        Progress {
+            total: Stats {
+                lines,
+                rows: lines,
+                ..Stats::default()
+            },
+            busy: Duration::from_millis(busy_ms),
+        }
+    }
+
+    #[test]
+    fn a_lasting_sweep_problem_is_printed_once() {
+        let mut said = HashSet::new();
+        let sweep = |n: &str| {
+            vec![
+                format!("workspace of /p: {n}"),
+                "workspace of /q: busy".into(),
+            ]
+        };
+        assert_eq!(not_said_yet(sweep("a"), &mut said), sweep("a"));
+        assert_eq!(not_said_yet(sweep("a"), &mut said), Vec::<String>::new());
+        assert_eq!(
+            not_said_yet(sweep("b"), &mut said),
+            ["workspace of /p: b".to_string()]
+        );
+    }
+
+    #[test]
+    fn heartbeats_say_what_happened_since_the_last_one() {
+        let busy = heartbeat_line(
+            &progress(100, 1000),
+            &progress(1100, 1500),
+            Duration::from_secs(60),
+            "0 lines behind",
+        );
+        assert_eq!(
+            busy,
+            "cmstore ingest: 1000 lines in the last 1 min (1000 rows, 0 duplicates, 0 rejects), \
+             2000 lines/s while busy; 0 lines behind"
+        );
+        let idle = heartbeat_line(
+            &progress(1100, 1500),
+            &progress(1100, 1500),
+            Duration::from_secs(900),
+            "0 lines behind",
+        );
+        assert_eq!(
+            idle,
+            "cmstore ingest: idle for 15 min; 1100 lines since start; 0 lines behind"
+        );
+    }
+}
