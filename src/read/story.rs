@@ -138,6 +138,13 @@ pub enum Item {
         decision: Option<String>,
         /// The agent a delegation went to.
         delegated_to: Option<String>,
+        /// A failed call's exit code, as its result reported it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i64>,
+        /// Why a failed call failed: its error, else what it printed (stderr before stdout),
+        /// whole; the text view shows its first line.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// The end of a turn: its answer (and its prompt, when no prompt event showed it).
     Answer {
@@ -454,9 +461,21 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
         .filter(|c| pre_input(&pre, c).is_none())
         .filter_map(|c| c.post_event_id.as_deref());
     let post = inputs_by_id(db, no_input)?;
+    let failed = failures_by_id(
+        db,
+        calls
+            .iter()
+            .filter(|c| c.outcome.as_deref() == Some("failed"))
+            .filter_map(|c| c.post_event_id.as_deref()),
+    )?;
     Ok(calls
         .into_iter()
         .map(|c| {
+            let (exit_code, error) = c
+                .post_event_id
+                .as_ref()
+                .and_then(|id| failed.get(id).cloned())
+                .unwrap_or_default();
             let whole = c.wants_line(inputs).then(|| {
                 let post = || {
                     c.post_event_id
@@ -475,6 +494,8 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
                 risk: c.risk,
                 decision: c.decision,
                 delegated_to: c.delegated_to,
+                exit_code,
+                error,
             }
         })
         .collect())
@@ -512,6 +533,70 @@ fn inputs_by_id<'a>(
         .into_iter()
         .filter_map(|mut r| Some((take_text(&mut r[0])?, take_text(&mut r[1]))))
         .collect())
+}
+
+/// Why a call failed: its exit code, and its error or what it printed.
+type Failure = (Option<i64>, Option<String>);
+
+/// Why each failed call failed, by the id of the event that reported it: the exit code and
+/// the error, else the output, of its line.
+fn failures_by_id<'a>(
+    db: &ReadOnlyDb,
+    ids: impl Iterator<Item = &'a str>,
+) -> Result<HashMap<String, Failure>, QueryError> {
+    let ids: Vec<&str> = ids.collect();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT id, json_extract(entry, '$.exitCode'), json_extract(entry, '$.error.message'), \
+                json_extract(entry, '$.toolResponse') \
+         FROM events WHERE id IN (SELECT value FROM json_each(:ids))",
+        &[Param {
+            name: "ids".into(),
+            value: Value::Text(ids),
+        }],
+    )?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|mut r| {
+            let id = take_text(&mut r[0])?;
+            let error = take_text(&mut r[2])
+                .filter(|e| !e.trim().is_empty())
+                .or_else(|| take_text(&mut r[3]).and_then(|out| what_it_printed(&out)));
+            Some((id, (integer(&r[1]), error)))
+        })
+        .collect())
+}
+
+/// What a tool's result says of its failure: a shell result's `stderr`, else its `stdout`
+/// (or an `error`/`output` field), when the result is such an object; else the text itself.
+/// `None` when all of it is blank.
+fn what_it_printed(result: &str) -> Option<String> {
+    let said = match serde_json::from_str::<serde_json::Value>(result) {
+        Ok(serde_json::Value::Object(fields)) => ["stderr", "error", "stdout", "output"]
+            .iter()
+            .find_map(|key| fields.get(*key)?.as_str().filter(|s| !s.trim().is_empty()))
+            .map(str::to_string),
+        _ => Some(result.to_string()),
+    };
+    said.filter(|s| !s.trim().is_empty())
+}
+
+/// The first line of an error that says something: its first non-blank line, and when that
+/// only says the exit code (Claude Code's `Exit code 101`), the line after it too.
+fn gist(error: &str) -> String {
+    let mut lines = error.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let only_the_code = first
+        .strip_prefix("Exit code ")
+        .is_some_and(|code| code.parse::<i64>().is_ok());
+    match lines.next() {
+        Some(next) if only_the_code => format!("{first}: {next}"),
+        _ => first.to_string(),
+    }
 }
 
 /// Turn ends.
@@ -748,6 +833,8 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
             risk,
             decision,
             delegated_to,
+            exit_code,
+            error,
             ..
         } => {
             labelled(out, clock, "tool    ");
@@ -759,6 +846,9 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
             }
             tail.push_str("  [");
             tail.push_str(outcome.as_deref().unwrap_or("in flight"));
+            if let Some(code) = exit_code {
+                let _ = write!(tail, ", exit {code}");
+            }
             if let Some(ms) = duration_ms {
                 tail.push_str(", ");
                 tail.push_str(&human::duration(*ms));
@@ -782,6 +872,18 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
                 text(out, input, fixed, SHORT_INPUT);
             }
             out.push_str(tail);
+            // Why it failed, on a line of its own: the first line of it, all of it in --full.
+            if let Some(error) = error {
+                out.push('\n');
+                labelled(out, clock, "error   ");
+                let gist = gist(error);
+                text(
+                    out,
+                    if full { error } else { &gist },
+                    LINE_PREFIX,
+                    SHORT_TEXT,
+                );
+            }
         }
         Item::Answer {
             prompt,

@@ -433,3 +433,92 @@ fn times_of_day_follow_the_zone_across_its_changes() {
         ["01:59:59", "02:00:00", "02:29:59", "03:30:00", "02:59:59", "02:00:00"]
     );
 }
+
+/// A failed call says why: its exit code in the brackets, and the first line of its error (or,
+/// without one, of what it printed, stderr first; Claude Code's `Exit code N` line with the
+/// line after it) on an `error` line; all of it with `--full` and in JSON. A call that
+/// succeeded says nothing more.
+#[test]
+fn show_says_why_a_call_failed() {
+    let env = TestEnv::new();
+    let at = |hook: &str,
+              n: i64,
+              call: &str,
+              f: &dyn Fn(&mut cmstore::model::queue_line::QueueEntry)| {
+        let mut e = entry(hook, "why-1");
+        e.timestamp = T0 + n * SECOND;
+        e.tool_call_id = Some(call.into());
+        f(&mut e);
+        e.to_line()
+    };
+    let lines = vec![
+        at("PreToolUse", 1, "c1", &|e| {
+            e.tool_input = Some(r#"{"command":"cargo test"}"#.into())
+        }),
+        // Claude Code's PostToolUseFailure: the error as text, its first line the exit code.
+        at("PostToolUseFailure", 2, "c1", &|e| {
+            e.error = Some(serde_json::json!({
+                "message": "Exit code 101\nerror: test failed, to rerun pass `--lib`\nmore"
+            }))
+        }),
+        at("PreToolUse", 3, "c2", &|e| {
+            e.tool_input = Some(r#"{"command":"grep -q x f"}"#.into())
+        }),
+        // A shell result with an exit code and no error: what it printed on stderr says why.
+        at("PostToolUse", 4, "c2", &|e| {
+            e.exit_code = Some(2);
+            e.tool_failed = Some(true);
+            e.tool_response = Some(r#"{"stdout":"","stderr":"grep: f: No such file\n"}"#.into());
+        }),
+        at("PreToolUse", 5, "c3", &|e| {
+            e.tool_input = Some(r#"{"command":"ls"}"#.into())
+        }),
+        at("PostToolUse", 6, "c3", &|e| {
+            e.tool_response = Some(r#"{"stdout":"a\nb","stderr":""}"#.into())
+        }),
+    ];
+    env.append(&lines);
+    env.ingest_once();
+
+    let text = run(&env, &["show", "why-1", "--no-pager"]);
+    let tool_lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("  tool  ") || l.contains("  error  "))
+        .collect();
+    assert_eq!(tool_lines.len(), 5, "{text}");
+    assert!(tool_lines[0].contains("cargo test  [failed"), "{text}");
+    assert!(
+        tool_lines[1]
+            .ends_with("error    Exit code 101: error: test failed, to rerun pass `--lib`"),
+        "{text}"
+    );
+    assert!(tool_lines[2].contains("[failed, exit 2"), "{text}");
+    assert!(
+        tool_lines[3].ends_with("error    grep: f: No such file"),
+        "{text}"
+    );
+    assert!(tool_lines[4].contains("ls  [succeeded"), "{text}");
+
+    let full = run(&env, &["show", "why-1", "--no-pager", "--full"]);
+    assert!(
+        full.contains("error    Exit code 101\nerror: test failed, to rerun pass `--lib`\nmore"),
+        "{full}"
+    );
+
+    let json: Value =
+        serde_json::from_str(&run(&env, &["show", "why-1", "--format", "json"])).unwrap();
+    let calls: Vec<&Value> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .collect();
+    assert_eq!(
+        calls[0]["error"],
+        "Exit code 101\nerror: test failed, to rerun pass `--lib`\nmore"
+    );
+    assert!(calls[0].get("exit_code").is_none(), "{}", calls[0]);
+    assert_eq!(calls[1]["exit_code"], 2);
+    assert_eq!(calls[1]["error"], "grep: f: No such file\n");
+    assert!(calls[2].get("error").is_none() && calls[2].get("exit_code").is_none());
+}
