@@ -17,6 +17,13 @@ use crate::files::paths::Paths;
 use crate::read::export::{self, ExportConfig, RunOptions};
 use crate::store;
 
+/// How long one batch is retried, by default.
+const GIVE_UP_SECS: u64 = 300;
+
+/// How long one batch is retried when no collector is configured and OTLP's default endpoint
+/// is tried.
+const DEFAULTED_GIVE_UP_SECS: u64 = 10;
+
 /// Arguments of `cmstore export`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
@@ -52,10 +59,11 @@ pub struct OtlpArgs {
           value_parser = clap::value_parser!(u64).range(1..=export::config::MAX_BATCH_EVENTS as u64))]
     pub batch_events: Option<u64>,
     /// How long to retry one batch (network errors, 429, 502, 503, 504) before exiting 1 with
-    /// the cursor before it; --follow retries until stopped instead
-    #[arg(long, value_name = "SECS", default_value_t = 300,
+    /// the cursor before it; --follow retries until stopped instead [default: 300; 10 when no
+    /// collector is configured and the OTLP default is tried]
+    #[arg(long, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub give_up_after: u64,
+    pub give_up_after: Option<u64>,
     /// Keep exporting as events arrive, until Ctrl-C
     #[arg(long)]
     pub follow: bool,
@@ -86,6 +94,21 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(n) = args.batch_events {
         config.batch_events = n as usize;
     }
+    // Nothing names a collector: OTLP's default is tried, briefly, and said (a first user
+    // would otherwise wait five minutes on a port where nothing listens).
+    let defaulted = args.endpoint.is_none() && !config.endpoint_configured;
+    if defaulted {
+        eprintln!(
+            "cmstore export otlp: no collector configured (--endpoint, `endpoint` in \
+             [export.otlp] of cmstore.toml, or OTEL_EXPORTER_OTLP_ENDPOINT): trying OTLP's \
+             default, {}",
+            config.traces_endpoint
+        );
+    }
+    let give_up_after = Duration::from_secs(args.give_up_after.unwrap_or(match defaulted {
+        true => DEFAULTED_GIVE_UP_SECS,
+        false => GIVE_UP_SECS,
+    }));
     let (capture_config, _) = Config::load_for(paths);
     let store = store::open(&paths.db)
         .with_context(|| format!("cannot open database {}", paths.db.display()))?;
@@ -99,13 +122,22 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         follow: args.follow,
         poll: Duration::from_millis(args.poll_ms),
         // Following, a collector that is down is waited for, as ingest's export does.
-        give_up_after: (!args.follow).then(|| Duration::from_secs(args.give_up_after)),
+        give_up_after: (!args.follow).then_some(give_up_after),
         redact: capture_config.redact,
     };
     let started = Instant::now();
-    let stats = export::run(&store, &config, &options, &stop, &mut |w| {
+    let run = export::run(&store, &config, &options, &stop, &mut |w| {
         eprintln!("cmstore {w}")
-    })?;
+    });
+    let stats = match run {
+        Err(err) if defaulted => {
+            return Err(anyhow::Error::new(err).context(
+                "no collector at OTLP's default endpoint: start one there, or name yours with \
+                 --endpoint, [export.otlp] in cmstore.toml or OTEL_EXPORTER_OTLP_ENDPOINT",
+            ))
+        }
+        other => other?,
+    };
     // The last connection removes the WAL; waited for here, not left to the process's exit.
     store.close();
     let secs = started.elapsed().as_secs_f64();

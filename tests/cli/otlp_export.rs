@@ -529,3 +529,61 @@ fn the_gate_s_values_are_those_of_the_line_whatever_their_type() {
     assert_eq!(gate("c3"), (some("7"), some("deny")));
     assert_eq!(gate("c4"), (None, None));
 }
+
+/// With no collector named anywhere (no --endpoint, no `[export.otlp]`, no OTEL_* variable),
+/// `export otlp` says it tries OTLP's default, gives up on it within seconds instead of five
+/// minutes, and says how to name a collector; the cursor stays where it was. A collector
+/// that is named is retried as long as before, and nothing is said about the default.
+#[test]
+fn with_no_collector_configured_the_default_is_tried_briefly_and_said() {
+    if std::net::TcpStream::connect("127.0.0.1:4318").is_ok() {
+        crate::common::skipped("something listens on 127.0.0.1:4318, OTLP's default port");
+        return;
+    }
+    let env = TestEnv::new();
+    one_turn(&env, "sess-d", 1_700_000_000_000);
+    env.ingest_once();
+    let started = Instant::now();
+    let mut cmd = env.cmd();
+    for var in [
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    ] {
+        cmd.env_remove(var);
+    }
+    let out = cmd
+        .args(["export", "otlp"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(30), "took {took:?}: {stderr}");
+    assert!(
+        stderr.starts_with(
+            "cmstore export otlp: no collector configured (--endpoint, `endpoint` in \
+             [export.otlp] of cmstore.toml, or OTEL_EXPORTER_OTLP_ENDPOINT): trying OTLP's \
+             default, http://localhost:4318/v1/traces\n"
+        ),
+        "{stderr}"
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "cmstore: no collector at OTLP's default endpoint: start one there, or name yours \
+             with --endpoint, [export.otlp] in cmstore.toml or OTEL_EXPORTER_OTLP_ENDPOINT: "
+        ),
+        "{stderr}"
+    );
+    assert_eq!(cursor(&env), 0);
+
+    // Named (here a closed port), it is the named one's failure, said as before.
+    let base = format!("http://127.0.0.1:{}", closed_port());
+    let out = export(&env, &base, &["--give-up-after", "1"])
+        .failure()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("no collector"), "{stderr}");
+}

@@ -45,6 +45,9 @@ pub struct ExportConfig {
     /// Whether `cmstore ingest` exports continuously (the `[export.otlp]` table is present and
     /// its `enabled` is not `false`).
     pub continuous: bool,
+    /// Whether the file or the environment named an endpoint; `false` when it is OTLP's
+    /// default, `http://localhost:4318`.
+    pub endpoint_configured: bool,
 }
 
 /// A setting that cannot be used; the export does not start with it.
@@ -87,11 +90,12 @@ impl ExportConfig {
     ) -> Result<ExportConfig, ConfigError> {
         let file = FileSettings::read(table, origin)?;
         let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        let traces_endpoint = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        let configured = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .or_else(|| var("OTEL_EXPORTER_OTLP_ENDPOINT").map(|base| traces_url(&base)))
             .or(file.traces_endpoint)
-            .or_else(|| file.endpoint.as_deref().map(traces_url))
-            .unwrap_or_else(|| traces_url(DEFAULT_ENDPOINT));
+            .or_else(|| file.endpoint.as_deref().map(traces_url));
+        let endpoint_configured = configured.is_some();
+        let traces_endpoint = configured.unwrap_or_else(|| traces_url(DEFAULT_ENDPOINT));
         check_url(&traces_endpoint)?;
         let mut headers = file.headers;
         for name in [
@@ -141,6 +145,7 @@ impl ExportConfig {
             host: file.host.or_else(host_name),
             batch_events: file.batch_events.unwrap_or(DEFAULT_BATCH_EVENTS),
             continuous: table.is_some() && file.enabled.unwrap_or(true),
+            endpoint_configured,
         })
     }
 }
