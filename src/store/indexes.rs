@@ -16,17 +16,17 @@ use super::{pragma_int, Error};
 /// B-tree descent per row and scattered pages rewritten at every commit. Indexes that begin
 /// with a time grow at their end and cost little to keep up, less than the table scan a
 /// rebuild needs, so they stay; so do UNIQUE indexes and those ingest reads while it loads
-/// (deduplication and the tool-call joins rely on them), and those of the small tables.
+/// (deduplication and the tool-call joins rely on them; a Codex `Interrupt` finds its turn's
+/// prompt through `events_turn_prompt`), and those of the small tables.
 ///
 /// What each costs (1M events, 684-byte lines; benches/ingest_parts.py and the rebuild
 /// timings in benches/HISTORY.md, "Issue 34"): `events_story` is the dearest to keep up and
-/// takes 0.7 s to rebuild; the four added in issue 34 cost 1.3 s to rebuild together, less
+/// takes 0.7 s to rebuild; the three added in issue 34 cost 1.1 s to rebuild together, less
 /// than keeping them up row by row.
-pub const DEFERRABLE: [&str; 8] = [
+pub const DEFERRABLE: [&str; 7] = [
     "events_session_id",
     "events_tool_name",
     "events_story",
-    "events_turn_prompt",
     "events_delegated",
     "events_gate_findings",
     "tool_calls_session_id",
