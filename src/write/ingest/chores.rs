@@ -8,10 +8,12 @@ use std::time::{Duration, SystemTime};
 
 use super::follow::{Chore, Progress};
 use super::Ingester;
+use crate::config::retention::Policy;
 use crate::config::Config;
 use crate::files::paths::Paths;
 use crate::files::transcript::Thresholds;
 use crate::store;
+use crate::store::retention::Run;
 use crate::write::prune::auto as auto_retention;
 
 /// Where a chore's lines go (each a whole line, without its newline). A plain function: the
@@ -124,12 +126,12 @@ pub fn start_line(
         "cmstore ingest: following {} into {}; {behind}; woken by {waking}; {}",
         paths.queue.display(),
         paths.db.display(),
-        retention_text(&auto_retention::Policy::of(&config))
+        retention_text(&Policy::of(&config))
     )
 }
 
 /// The retention policy in a few words.
-fn retention_text(policy: &auto_retention::Policy) -> String {
+fn retention_text(policy: &Policy) -> String {
     match (policy.automatic, policy.compact_queue) {
         (false, _) => "no automatic retention (retention_days is not set)".to_string(),
         (true, false) => format!("retention {} days, applied hourly", policy.days),
@@ -172,7 +174,7 @@ pub fn retention_chore<'a>(paths: &'a Paths, every_ms: u64, say: Say) -> Chore<'
         Duration::from_millis(every_ms),
         move |ingester: &mut Ingester, _: &Progress| {
             let (config, _) = Config::load_for(paths);
-            let policy = auto_retention::Policy::of(&config);
+            let policy = Policy::of(&config);
             if !policy.automatic {
                 return;
             }
@@ -199,7 +201,7 @@ pub fn retention_chore<'a>(paths: &'a Paths, every_ms: u64, say: Say) -> Chore<'
 }
 
 /// What an automatic retention run did, in one line.
-fn retention_line(policy: &auto_retention::Policy, run: &auto_retention::Run) -> String {
+fn retention_line(policy: &Policy, run: &Run) -> String {
     let mut line = format!(
         "cmstore ingest: retention ({} days, cutoff {}): removed {} rows ({} events), {} \
          transcript cursors",
@@ -248,7 +250,7 @@ pub fn heartbeat_chore<'a>(every: Duration, say: Say) -> Chore<'a> {
 }
 
 /// Heartbeats skipped while idle before one says so.
-const IDLE_HEARTBEATS: u32 = 15;
+pub const IDLE_HEARTBEATS: u32 = 15;
 
 /// One heartbeat: `since` is the progress at the last one, `span` the time since.
 fn heartbeat_line(since: &Progress, now: &Progress, span: Duration, behind: &str) -> String {
