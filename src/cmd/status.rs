@@ -13,21 +13,17 @@
 //! `field`, `value`; `table` and `markdown` print each section under its title.
 
 use std::io::{self, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use rusqlite::types::Value;
 use serde_json::{json, Map};
 
-use crate::config::Config;
+use crate::files::ingest_lock;
 use crate::files::paths::Paths;
 use crate::read::render::{json_objects, Format};
 use crate::read::report::{self, Sink};
-use crate::store::read_only::ReadOnlyDb;
-use crate::write::ingest::source::FileId;
-use crate::write::ingest::{self, Liveness};
-use crate::write::prune::auto::{self as auto_retention, Policy};
+use crate::read::status::{self, Section, Status};
 
 /// Arguments of `cmstore status`.
 #[derive(Debug, Clone, clap::Args)]
@@ -38,71 +34,18 @@ pub struct Args {
     pub format: Option<Format>,
 }
 
-/// One result set: column names and rows.
-type Section = (Vec<String>, Vec<Vec<Value>>);
-
-const SOURCES_SQL: &str = "SELECT id, path, offset, size, lines, device, inode, fingerprint, \
-     strftime('%Y-%m-%dT%H:%M:%SZ', updated_at / 1000, 'unixepoch') AS last_commit \
-     FROM sources WHERE retired_at IS NULL ORDER BY path";
-
-const TOTALS_SQL: &str = "SELECT (SELECT count(*) FROM events) AS events, \
-     (SELECT count(*) FROM sessions) AS sessions, \
-     (SELECT count(*) FROM rejects) AS rejects, \
-     (SELECT coalesce(sum(count), 0) FROM unknown_counts) AS unknowns, \
-     (SELECT count(*) FROM sources WHERE retired_at IS NOT NULL) AS retired_sources, \
-     (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', min(ts) / 1000, 'unixepoch') FROM events) AS oldest, \
-     (SELECT strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') FROM events) AS newest";
-
-/// [`TOTALS_SQL`] plus how many secondary indexes are set aside right now (a bulk load in
-/// progress, or one that died: the next ingest rebuilds them). A database that ingest has not
-/// upgraded yet has no `deferred_indexes` table: none then.
-fn totals_sql(db: &ReadOnlyDb) -> anyhow::Result<String> {
-    let has_table = !report::fetch(
-        db,
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deferred_indexes'",
-        &[],
-    )?
-    .1
-    .is_empty();
-    let set_aside = if has_table {
-        "(SELECT count(*) FROM deferred_indexes)"
-    } else {
-        "0"
-    };
-    Ok(format!("{TOTALS_SQL}, {set_aside} AS indexes_set_aside"))
-}
-
 /// Runs `cmstore status`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let (config, problems) = Config::load_for(paths);
-    let policy = Policy::of(&config);
-    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let sink = Sink::for_stdout(args.format);
-
-    // Before the sources: a source is followed only while an ingest runs.
-    let liveness = ingest::probe(&paths.db).map_err(|err| {
-        format!(
-            "cannot tell whether an ingest runs ({}: {err})",
-            ingest::lock_path(&paths.db).display()
-        )
-    });
-    let db_exists = paths.db.exists();
-    let (sources, totals, last_run) = if db_exists {
-        let db = ReadOnlyDb::open(&paths.db, None)?;
-        // One snapshot: the sources' offsets and the totals agree while an ingest writes.
-        db.in_one_snapshot(|db| -> anyhow::Result<_> {
-            Ok((
-                sources(db, &liveness)?,
-                Some(report::fetch(db, &totals_sql(db)?, &[])?),
-                last_retention_run(db)?,
-            ))
-        })?
-    } else {
-        (queue_only(&paths.queue), None, None)
-    };
-    let retention = RetentionReport { policy, last_run };
-    let files = file_sizes(&paths.db);
-    let ingest = IngestReport::new(&liveness, &sources);
+    let Status {
+        db_exists,
+        files,
+        sources,
+        totals,
+        ingest,
+        retention,
+        problems,
+    } = status::gather(paths)?;
 
     let mut out = io::stdout().lock();
     if matches!(sink.format, Format::Json | Format::Jsonl) {
@@ -115,7 +58,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 "wal_bytes": files.1,
             },
             "queue": paths.queue.display().to_string(),
-            "ingest": ingest.to_json(&ingest::lock_path(&paths.db)),
+            "ingest": ingest.to_json(&ingest_lock::lock_path(&paths.db)),
             "sources": objects(&sources),
             "totals": totals.as_ref().and_then(|t| objects(t).into_iter().next()),
             "retention": retention.to_json(),
@@ -267,94 +210,6 @@ fn write_long(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyhow::
     report::render(out, sink, columns, &long)
 }
 
-/// The last automatic retention run recorded in `meta` (none in a database from before it).
-fn last_retention_run(db: &ReadOnlyDb) -> anyhow::Result<Option<auto_retention::Run>> {
-    let has_meta = !report::fetch(
-        db,
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-        &[],
-    )?
-    .1
-    .is_empty();
-    if !has_meta {
-        return Ok(None);
-    }
-    let (_, rows) = report::fetch(
-        db,
-        "SELECT key, value FROM meta WHERE key LIKE 'auto_retention_%'",
-        &[],
-    )?;
-    let pairs = rows.into_iter().filter_map(|row| match (&row[0], &row[1]) {
-        (Value::Text(key), Value::Integer(value)) => Some((key.clone(), *value)),
-        _ => None,
-    });
-    Ok(auto_retention::last_run(pairs))
-}
-
-/// What status says about retention: the policy, and the last automatic run.
-struct RetentionReport {
-    policy: Policy,
-    last_run: Option<auto_retention::Run>,
-}
-
-impl RetentionReport {
-    /// One short sentence for a person.
-    fn note(&self) -> String {
-        match (self.policy.automatic, &self.last_run) {
-            (false, None) => "off: retention_days is not set".into(),
-            (false, Some(_)) => "off: retention_days is no longer set".into(),
-            (true, None) => "by ingest, hourly; not run yet".into(),
-            (true, Some(_)) => "by ingest, hourly".into(),
-        }
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        let run = self.last_run.as_ref();
-        json!({
-            "days": self.policy.days,
-            "automatic": self.policy.automatic,
-            "compact_queue": self.policy.compact_queue,
-            "last_run": run.and_then(|r| iso(r.at_ms)),
-            "last_cutoff": run.and_then(|r| iso(r.cutoff_ms)),
-            "last_removed_rows": run.map(|r| r.rows),
-            "last_removed_events": run.map(|r| r.events),
-            "last_removed_cursors": run.map(|r| r.cursors),
-            "last_removed_queue_lines": run.map(|r| r.queue_lines),
-            "last_run_ms": run.map(|r| r.took.as_millis() as u64),
-            "note": self.note(),
-        })
-    }
-
-    fn to_row(&self) -> (Vec<String>, Vec<Value>) {
-        // Short names, and the cutoff and the events only in `--format json`: a narrow table.
-        let columns = [
-            "days",
-            "auto",
-            "compact",
-            "last_run",
-            "removed",
-            "queue_removed",
-            "note",
-        ]
-        .map(String::from)
-        .to_vec();
-        let yes_no = |b: bool| Value::Text(if b { "yes" } else { "no" }.into());
-        let run = self.last_run.as_ref();
-        let int = |n: Option<u64>| n.map_or(Value::Null, |n| Value::Integer(n as i64));
-        let row = vec![
-            Value::Integer(i64::from(self.policy.days)),
-            yes_no(self.policy.automatic),
-            yes_no(self.policy.compact_queue),
-            run.and_then(|r| iso(r.at_ms))
-                .map_or(Value::Null, Value::Text),
-            int(run.map(|r| r.rows)),
-            int(run.map(|r| r.queue_lines)),
-            Value::Text(self.note()),
-        ];
-        (columns, row)
-    }
-}
-
 /// Writes each row as one `field  value` line per column, a blank line between rows; a NULL
 /// or empty value is left out, and a value longer than `width` allows is cut with `…`.
 fn write_fields(
@@ -403,261 +258,4 @@ fn field_text(value: &Value) -> Option<String> {
         Value::Real(r) => Some(crate::read::render::real_text(*r)),
         Value::Blob(b) => Some(crate::read::render::hex_literal(b)),
     }
-}
-
-/// What status says about ingest: whether one runs, which, and how far behind it is.
-struct IngestReport {
-    /// Whether the ingest lock is held, or why that cannot be told.
-    liveness: Result<Liveness, String>,
-    /// The newest commit of any active source (ISO 8601).
-    last_commit: Option<String>,
-    /// Complete lines not ingested yet, over every source.
-    lines_behind: Option<i64>,
-}
-
-/// The state of a source that an ingest reads.
-const FOLLOWING: &str = "following";
-
-/// The state of a source that nothing reads.
-const NOT_FOLLOWED: &str = "not followed: no ingest running";
-
-impl IngestReport {
-    fn new(liveness: &Result<Liveness, String>, (columns, rows): &Section) -> IngestReport {
-        let col = |name: &str| columns.iter().position(|c| c == name);
-        let last_commit = col("last_commit").and_then(|c| {
-            rows.iter()
-                .filter_map(|row| match &row[c] {
-                    Value::Text(t) => Some(t.clone()),
-                    _ => None,
-                })
-                .max()
-        });
-        let lines_behind = col("lines_behind").and_then(|c| {
-            rows.iter()
-                .map(|row| match row[c] {
-                    Value::Integer(n) => Some(n),
-                    _ => None,
-                })
-                .sum::<Option<i64>>()
-        });
-        IngestReport {
-            liveness: liveness.clone(),
-            last_commit,
-            lines_behind,
-        }
-    }
-
-    /// The holder of the lock, when it runs; a holder file left by one that died, when not.
-    fn holders(&self) -> (Option<&ingest::Holder>, Option<&ingest::Holder>) {
-        match &self.liveness {
-            Ok(l) if l.running => (l.holder.as_ref(), None),
-            Ok(l) => (None, l.holder.as_ref()),
-            Err(_) => (None, None),
-        }
-    }
-
-    /// One sentence for a person.
-    fn note(&self) -> String {
-        let (_, stale) = self.holders();
-        match &self.liveness {
-            Err(why) => why.clone(),
-            Ok(l) if l.running && l.holder.is_none() => {
-                "the ingest lock is held, by a process that did not say which".into()
-            }
-            Ok(l) if l.running => String::new(),
-            Ok(_) => match stale {
-                None => "no ingest running: `cmstore ingest` follows the queue".into(),
-                Some(h) => format!(
-                    "no ingest running; stale pid file: pid {} (started {}) ended without \
-                     removing it",
-                    h.pid,
-                    iso(h.started_ms).unwrap_or_default()
-                ),
-            },
-        }
-    }
-
-    fn to_json(&self, lock: &Path) -> serde_json::Value {
-        let (holder, stale) = self.holders();
-        json!({
-            "running": self.liveness.as_ref().ok().map(|l| l.running),
-            "pid": holder.map(|h| h.pid),
-            "command": holder.map(|h| h.command.clone()),
-            "started": holder.and_then(|h| iso(h.started_ms)),
-            "queue": holder.map(|h| h.queue.clone()),
-            "last_commit": self.last_commit,
-            "lines_behind": self.lines_behind,
-            "stale_pid": stale.map(|h| h.pid),
-            "lock": lock.display().to_string(),
-            "note": self.note(),
-        })
-    }
-
-    fn to_row(&self) -> (Vec<String>, Vec<Value>) {
-        let (holder, _) = self.holders();
-        let text = |t: Option<String>| t.map_or(Value::Null, Value::Text);
-        let columns = [
-            "running",
-            "pid",
-            "command",
-            "started",
-            "last_commit",
-            "lines_behind",
-            "note",
-        ]
-        .map(String::from)
-        .to_vec();
-        let running = match &self.liveness {
-            Ok(l) if l.running => Some("yes".to_string()),
-            Ok(_) => Some("no".to_string()),
-            Err(_) => None,
-        };
-        let row = vec![
-            text(running),
-            holder.map_or(Value::Null, |h| Value::Integer(i64::from(h.pid))),
-            text(holder.map(|h| h.command.clone())),
-            text(holder.and_then(|h| iso(h.started_ms))),
-            text(self.last_commit.clone()),
-            self.lines_behind.map_or(Value::Null, Value::Integer),
-            Value::Text(self.note()),
-        ];
-        (columns, row)
-    }
-}
-
-/// Epoch milliseconds as UTC ISO 8601 to the second, as the SQL of this report prints times.
-fn iso(ms: i64) -> Option<String> {
-    chrono::DateTime::from_timestamp_millis(ms).map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
-}
-
-/// Columns of the sources section.
-fn source_columns() -> Vec<String> {
-    [
-        "path",
-        "offset",
-        "size",
-        "bytes_behind",
-        "lines_behind",
-        "lines",
-        "last_commit",
-        "identity",
-        "state",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
-/// Complete lines in `path` between `from` and `to` (a half-written last line is not one
-/// yet), or `None` when the file cannot be read.
-fn lines_between(path: &Path, from: u64, to: u64) -> Option<i64> {
-    let lines = crate::files::tail::count_lines(path, from, to.saturating_sub(from)).ok()?;
-    i64::try_from(lines).ok()
-}
-
-/// The active sources, each compared with the file its path names now and with what the
-/// running ingest (if any) reads.
-fn sources(db: &ReadOnlyDb, liveness: &Result<Liveness, String>) -> anyhow::Result<Section> {
-    let (columns, rows) = report::fetch(db, SOURCES_SQL, &[])?;
-    let col = |name: &str| columns.iter().position(|c| c == name).unwrap_or(0);
-    let int = |v: &Value| match v {
-        Value::Integer(i) => Some(*i),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    for row in rows {
-        let path = match &row[col("path")] {
-            Value::Text(t) => t.clone(),
-            _ => String::new(),
-        };
-        let offset = int(&row[col("offset")]).unwrap_or(0);
-        let stored = FileId {
-            device: int(&row[col("device")]),
-            inode: int(&row[col("inode")]),
-        };
-        // Which source the running ingest reads: the one its holder file names (an ingest
-        // that did not say reads one of them: each is taken as followed).
-        let state_in_place = match liveness {
-            Ok(l) if l.running => match &l.holder {
-                Some(h) if h.queue != path => {
-                    format!("not followed: the running ingest reads {}", h.queue)
-                }
-                _ => FOLLOWING.to_string(),
-            },
-            Ok(_) => NOT_FOLLOWED.to_string(),
-            Err(why) => format!("unknown: {why}"),
-        };
-        let (size, in_place, state) = match std::fs::metadata(&path) {
-            Ok(meta) => {
-                let now = FileId::of(&meta);
-                let len = meta.len() as i64;
-                if stored.is_known() && now.is_known() && now != stored {
-                    (
-                        Some(len),
-                        false,
-                        "replaced: read from 0 on the next pass".into(),
-                    )
-                } else if len < offset {
-                    (
-                        Some(len),
-                        false,
-                        "truncated: read from 0 on the next pass".into(),
-                    )
-                } else {
-                    (Some(len), true, state_in_place)
-                }
-            }
-            Err(_) => (None, false, "missing".to_string()),
-        };
-        let from = if in_place { offset } else { 0 };
-        let behind = size.map(|len| len - from);
-        let lines_behind =
-            size.and_then(|len| lines_between(Path::new(&path), from as u64, len as u64));
-        let fingerprint = match &row[col("fingerprint")] {
-            Value::Text(t) => t.chars().take(12).collect::<String>(),
-            _ => "-".into(),
-        };
-        let identity = match (stored.device, stored.inode) {
-            (Some(d), Some(i)) => format!("dev {d} ino {i} fp {fingerprint}"),
-            _ => format!("fp {fingerprint}"),
-        };
-        out.push(vec![
-            Value::Text(path),
-            Value::Integer(offset),
-            size.map_or(Value::Null, Value::Integer),
-            behind.map_or(Value::Null, Value::Integer),
-            lines_behind.map_or(Value::Null, Value::Integer),
-            row[col("lines")].clone(),
-            row[col("last_commit")].clone(),
-            Value::Text(identity),
-            Value::Text(state),
-        ]);
-    }
-    Ok((source_columns(), out))
-}
-
-/// Without a database: the queue file alone, wholly behind.
-fn queue_only(queue: &Path) -> Section {
-    let rows = match std::fs::metadata(queue) {
-        Ok(meta) => vec![vec![
-            Value::Text(queue.display().to_string()),
-            Value::Integer(0),
-            Value::Integer(meta.len() as i64),
-            Value::Integer(meta.len() as i64),
-            lines_between(queue, 0, meta.len()).map_or(Value::Null, Value::Integer),
-            Value::Integer(0),
-            Value::Null,
-            Value::Null,
-            Value::Text("not ingested yet".into()),
-        ]],
-        Err(_) => Vec::new(),
-    };
-    (source_columns(), rows)
-}
-
-/// Sizes of the database file and its WAL, when they exist.
-fn file_sizes(db: &Path) -> (Option<i64>, Option<i64>) {
-    let size = |p: &Path| std::fs::metadata(p).ok().map(|m| m.len() as i64);
-    let mut wal = db.as_os_str().to_os_string();
-    wal.push("-wal");
-    (size(db), size(Path::new(&wal)))
 }

@@ -14,6 +14,7 @@ use crate::model::safety::{self, AddedRule, Rules, Scope};
 
 pub mod checks;
 mod recover;
+pub mod retention;
 
 pub use checks::Checks;
 

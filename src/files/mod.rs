@@ -6,9 +6,13 @@
 //! - [`tail`]: complete lines from a byte offset;
 //! - [`lock`]: advisory file locks with a time limit;
 //! - [`transcript`]: transcript cursors, discovery, and a workspace's recent sessions;
+//! - [`identity`]: a file's device and inode;
+//! - [`ingest_lock`]: who holds a database's ingest lock;
 //! - [`debug_log`]: the opt-in debug log.
 
 pub mod debug_log;
+pub mod identity;
+pub mod ingest_lock;
 pub mod lock;
 pub mod paths;
 pub mod queue;

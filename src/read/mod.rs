@@ -3,6 +3,7 @@
 //!
 //! - [`report`], [`render`]: SQL results as tables, CSV or JSON;
 //! - [`sessions`], [`story`]: the session list and one session's story (`show`);
+//! - [`status`]: where ingest stands and how big the store is;
 //! - [`gate`]: what the safety gate did, and a replay of rules over the record;
 //! - [`serve`]: the local dashboard and its JSON API;
 //! - [`export`]: the record as OTLP spans to a collector.
@@ -13,5 +14,6 @@ pub mod render;
 pub mod report;
 pub mod serve;
 pub mod sessions;
+pub mod status;
 pub mod story;
 pub mod summaries;

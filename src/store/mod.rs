@@ -33,6 +33,7 @@ pub mod functions;
 pub mod indexes;
 pub mod prune;
 pub mod read_only;
+pub mod retention;
 mod tool_calls;
 pub mod usage;
 pub mod write;

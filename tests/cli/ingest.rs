@@ -611,7 +611,8 @@ fn rejects_recorded_before_they_had_a_key_are_not_recorded_again_after_the_upgra
 #[cfg(unix)]
 #[test]
 fn a_queue_swapped_under_the_queue_lock_is_not_taken_for_a_replaced_one() {
-    use cmstore::write::ingest::source::{fingerprint, marker, FileId};
+    use cmstore::files::identity::FileId;
+    use cmstore::write::ingest::source::{fingerprint, marker};
     let env = TestEnv::new();
     let old = lines(20);
     env.append(&old);

@@ -19,6 +19,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 
+use crate::files::identity::FileId;
+use crate::files::ingest_lock::{holder_path, lock_path, Holder};
 use crate::files::queue::append::lock_queue;
 use crate::files::queue::read::{LineReader, DEFAULT_MAX_LINE_BYTES};
 use crate::model::queue_line::parse::{parse_line, reject_key, RejectedBytes, FILE_START};
@@ -28,7 +30,7 @@ use crate::store::write::{Advance, Fate, Rejected};
 use crate::store::{self, Batch, SourceRow, Store};
 use crate::support::clock::now_ms;
 use lines::{BatchLines, Parsed};
-use source::{FileId, Verdict};
+use source::Verdict;
 
 /// Default number of lines per transaction.
 pub const DEFAULT_BATCH_LINES: usize = 10_000;
@@ -152,36 +154,9 @@ impl Stats {
     }
 }
 
-/// Path of the lock file that keeps a second ingester off `db`: `<db>.ingest.lock`, beside the
-/// database file itself when `db` is a symlink ([`crate::files::lock::path_for`]).
-pub fn lock_path(db: &Path) -> PathBuf {
-    crate::files::lock::path_for(db, ".ingest.lock")
-}
-
-/// Path of the file that says who holds the ingest lock of `db` ([`Holder`]). Not the lock
-/// file itself: on Windows a locked file cannot be read by others.
-pub fn holder_path(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_os_string();
-    name.push(".ingest.pid");
-    PathBuf::from(name)
-}
-
 /// How long [`lock`] tries: `cmstore status` takes the lock for an instant to see whether it
-/// is held ([`probe`]), and an ingest starting just then must not take that for another one.
+/// is held ([`probe`](crate::files::ingest_lock::probe)), and an ingest starting just then must not take that for another one.
 const LOCK_WAIT: Duration = Duration::from_millis(250);
-
-/// Who holds the ingest lock of a database, from its [`holder_path`] file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Holder {
-    /// The process id.
-    pub pid: u32,
-    /// When it took the lock, epoch milliseconds.
-    pub started_ms: i64,
-    /// Its command line, after the program's name.
-    pub command: String,
-    /// The queue it reads (absolute, as `sources.path` holds it).
-    pub queue: String,
-}
 
 /// The exclusive ingest lock of a database, held while this lives (or until the process
 /// dies: a killed ingester never blocks the next one). Its [`Holder`] file is removed when it
@@ -249,26 +224,6 @@ pub fn lock(db: &Path, queue: &Path) -> Result<IngestLock, Error> {
         _file: file,
         holder: path,
     })
-}
-
-/// Whether an ingest (or `prune --compact-queue`) holds the ingest lock of a database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Liveness {
-    /// The lock is held.
-    pub running: bool,
-    /// What the holder file says: the holder when `running`, else a holder that died without
-    /// removing it (stale). `None` when there is none, or it cannot be read.
-    pub holder: Option<Holder>,
-}
-
-/// Finds out whether the ingest lock of `db` is held, without creating anything: the lock is
-/// taken (shared) for an instant, which [`lock`] waits out.
-pub fn probe(db: &Path) -> io::Result<Liveness> {
-    let running = crate::files::lock::is_held(&lock_path(db))?.unwrap_or(false);
-    let holder = std::fs::read(holder_path(db))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-    Ok(Liveness { running, holder })
 }
 
 /// How far ingest is behind the end of the queue ([`Ingester::behind`]).
@@ -1123,6 +1078,7 @@ impl Ingester {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::ingest_lock::{probe, Liveness};
 
     #[test]
     fn the_lock_says_who_holds_it_until_it_is_let_go() {

@@ -11,11 +11,12 @@
 //! rather than on `UNIQUE(id)`; and their fingerprint is part of the cursor file's format.
 //! What both tails share is the reader of complete lines from an offset ([`crate::files::tail`]).
 
-use std::fs::{File, Metadata};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use sha2::{Digest, Sha256};
 
+use crate::files::identity::FileId;
 use crate::model::queue_line::parse::hex;
 use crate::store::SourceRow;
 
@@ -24,40 +25,6 @@ pub const FINGERPRINT_BYTES: usize = 1024;
 
 /// The marker hashes this many bytes before the offset (fewer near the start of the file).
 pub const MARKER_BYTES: u64 = 32;
-
-/// Device and inode of an open file, where the platform has them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FileId {
-    /// Device number.
-    pub device: Option<i64>,
-    /// Inode number.
-    pub inode: Option<i64>,
-}
-
-impl FileId {
-    /// The identity in `meta`.
-    pub fn of(meta: &Metadata) -> FileId {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::MetadataExt;
-            // SQLite integers are signed; the bit pattern is what matters.
-            FileId {
-                device: Some(meta.dev() as i64),
-                inode: Some(meta.ino() as i64),
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = meta;
-            FileId::default()
-        }
-    }
-
-    /// True when the platform gave a device and inode.
-    pub fn is_known(&self) -> bool {
-        self.device.is_some() && self.inode.is_some()
-    }
-}
 
 /// What the checks found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,80 +8,17 @@
 //! it between two passes, as the holder of the ingest lock: compaction then needs no help
 //! from the queue lock beyond what it takes for hooks, and the next pass finds the compacted
 //! file and its new `sources` row as after any compaction. What a run did is kept in `meta`
-//! (keys [`KEYS`]) for `cmstore status`.
+//! ([`crate::store::retention`]) for `cmstore status`.
 
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::Connection;
-
-use crate::config::Config;
+use crate::config::retention::Policy;
+use crate::store::retention::{record, Run};
 use crate::store::{prune as store_prune, Store};
 
 /// How often a running ingest applies the retention.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(3600);
-
-/// What the configuration asks of automatic retention.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Policy {
-    /// Days kept.
-    pub days: u32,
-    /// `days` was set explicitly: a running ingest applies it.
-    pub automatic: bool,
-    /// The queue is compacted too.
-    pub compact_queue: bool,
-}
-
-impl Policy {
-    /// The policy `config` sets.
-    pub fn of(config: &Config) -> Policy {
-        Policy {
-            days: config.retention_days,
-            automatic: config.retention_explicit,
-            compact_queue: config.compact_queue,
-        }
-    }
-
-    /// The cutoff at `now_ms`: what is older goes.
-    pub fn cutoff(&self, now_ms: i64) -> i64 {
-        now_ms - i64::from(self.days) * 86_400_000
-    }
-}
-
-/// What one automatic run did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Run {
-    /// When it ran, epoch ms.
-    pub at_ms: i64,
-    /// Its cutoff, epoch ms.
-    pub cutoff_ms: i64,
-    /// Rows deleted, every table together.
-    pub rows: u64,
-    /// Of which events.
-    pub events: u64,
-    /// Transcript cursors removed.
-    pub cursors: u64,
-    /// Queue lines dropped by compaction (0 when it is off or did not run).
-    pub queue_lines: u64,
-    /// Their bytes.
-    pub queue_bytes: u64,
-    /// How long it took.
-    pub took: Duration,
-    /// Why the queue was not compacted although the policy asks for it (another compaction
-    /// ran, or it failed: the next run tries again).
-    pub compaction_skipped: Option<String>,
-}
-
-/// The `meta` keys a run is recorded under, in [`Run`]'s order.
-pub const KEYS: [&str; 7] = [
-    "auto_retention_at",
-    "auto_retention_cutoff",
-    "auto_retention_rows",
-    "auto_retention_events",
-    "auto_retention_cursors",
-    "auto_retention_queue_lines",
-    "auto_retention_ms",
-];
 
 /// Applies `policy` at `now_ms` to `store`, the transcript cursors in `state_dir` and (when
 /// it says so) `queue`. The queue is rewritten only when this run deleted rows, or when
@@ -164,96 +101,9 @@ fn compact_queue(store: &Store, queue: &Path, cutoff_ms: i64, run: &mut Run) {
     }
 }
 
-/// Keeps `run` in `meta` for `cmstore status`.
-fn record(conn: &Connection, run: &Run) -> rusqlite::Result<()> {
-    let values = [
-        run.at_ms,
-        run.cutoff_ms,
-        run.rows as i64,
-        run.events as i64,
-        run.cursors as i64,
-        run.queue_lines as i64,
-        run.took.as_millis() as i64,
-    ];
-    let mut stmt = conn.prepare(
-        "INSERT INTO meta(key, value) VALUES (?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-    )?;
-    for (key, value) in KEYS.iter().zip(values) {
-        stmt.execute(rusqlite::params![key, value])?;
-    }
-    Ok(())
-}
-
-/// The last automatic run, from `meta`'s `(key, value)` pairs (any order, other keys
-/// ignored); `None` when no run was recorded.
-pub fn last_run(pairs: impl IntoIterator<Item = (String, i64)>) -> Option<Run> {
-    let mut values = [None; KEYS.len()];
-    for (key, value) in pairs {
-        if let Some(i) = KEYS.iter().position(|k| *k == key) {
-            values[i] = Some(value);
-        }
-    }
-    let get = |i: usize| values[i].unwrap_or(0);
-    let count = |i: usize| u64::try_from(get(i)).unwrap_or(0);
-    values[0]?;
-    Some(Run {
-        at_ms: get(0),
-        cutoff_ms: get(1),
-        rows: count(2),
-        events: count(3),
-        cursors: count(4),
-        queue_lines: count(5),
-        took: Duration::from_millis(count(6)),
-        ..Run::default()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_an_explicit_retention_is_automatic() {
-        let mut config = Config::default();
-        assert!(!Policy::of(&config).automatic);
-        config.retention_days = 3;
-        config.retention_explicit = true;
-        let policy = Policy::of(&config);
-        assert!(policy.automatic);
-        assert_eq!(policy.cutoff(4 * 86_400_000), 86_400_000);
-    }
-
-    #[test]
-    fn a_recorded_run_reads_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = crate::store::open(&dir.path().join("cmstore.db")).unwrap();
-        let conn = store.conn().unwrap();
-        let read = |conn: &Connection| {
-            let mut stmt = conn.prepare("SELECT key, value FROM meta").unwrap();
-            let pairs: Vec<(String, i64)> = stmt
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap();
-            last_run(pairs)
-        };
-        assert_eq!(read(&conn), None);
-        let run = Run {
-            at_ms: 10,
-            cutoff_ms: 5,
-            rows: 7,
-            events: 4,
-            cursors: 1,
-            queue_lines: 3,
-            took: Duration::from_millis(12),
-            ..Run::default()
-        };
-        record(&conn, &run).unwrap();
-        assert_eq!(read(&conn), Some(run.clone()));
-        record(&conn, &Run { rows: 0, ..run }).unwrap();
-        assert_eq!(read(&conn).unwrap().rows, 0);
-    }
 
     #[test]
     fn nothing_old_means_nothing_removed_and_the_run_recorded() {
@@ -342,8 +192,7 @@ mod tests {
             compact_queue: true,
         };
         let state = dir.path().join("state");
-        let inode =
-            || crate::write::ingest::source::FileId::of(&std::fs::metadata(&queue).unwrap());
+        let inode = || crate::files::identity::FileId::of(&std::fs::metadata(&queue).unwrap());
         let first = inode();
         let run = apply(&store, &queue, &state, &policy, 10 * day, false).unwrap();
         assert_eq!((run.events, run.queue_lines), (1, 1));

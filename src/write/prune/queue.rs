@@ -56,6 +56,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use rusqlite::Connection;
 
+use crate::files::identity::FileId;
 use crate::files::paths::private_file_options;
 use crate::files::queue::append::{lock_queue, LOCK_WAIT};
 use crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
@@ -63,7 +64,7 @@ use crate::model::queue_line::parse::parse_line;
 use crate::store::write::{active_source, Advance, SourceRow};
 use crate::store::{Batch, Store};
 use crate::support::clock::now_ms;
-use crate::write::ingest::source::{self, FileId, Verdict};
+use crate::write::ingest::source::{self, Verdict};
 
 /// The ContextManager extension's place in the queue: a decimal byte offset, in a file of this
 /// name in the queue's directory (docs/prune.md, "`--compact-queue`").
