@@ -350,9 +350,9 @@ fn head(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Head>, QueryError> {
     }))
 }
 
-/// The statement of [`own_lines`]: through the partial index `events_story` (migrations 0016,
-/// 0019), whose condition it repeats word for word; each line's JSON read once, for the one
-/// field its kind has.
+/// The statement of [`own_lines`]: through the index `events_session` (migration 0025), one
+/// seek per kind, the few rows sorted by time; each line's JSON read once, for the one field
+/// its kind has.
 const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
         CASE hook_type WHEN 'SessionStart' THEN json_extract(entry, '$.source') \
             WHEN 'SessionEnd' THEN json_extract(entry, '$.reason') \

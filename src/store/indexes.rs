@@ -20,13 +20,11 @@ use super::{pragma_int, Error};
 /// prompt through `events_turn_prompt`), and those of the small tables.
 ///
 /// What each costs (1M events, 684-byte lines; benches/ingest_parts.py and the rebuild
-/// timings in benches/HISTORY.md, "Issue 34"): `events_story` is the dearest to keep up and
-/// takes 0.7 s to rebuild; the three added in issue 34 cost 1.1 s to rebuild together, less
-/// than keeping them up row by row.
-pub const DEFERRABLE: [&str; 7] = [
-    "events_session_id",
+/// timings in benches/HISTORY.md, "Issue 34"): keeping them up row by row costs more than
+/// rebuilding them once.
+pub const DEFERRABLE: [&str; 6] = [
+    "events_session",
     "events_tool_name",
-    "events_story",
     "events_delegated",
     "events_gate_findings",
     "tool_calls_session_id",

@@ -223,6 +223,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0024_turn_hook_feedback",
         include_str!("../../migrations/0024_turn_hook_feedback.sql"),
     ),
+    (
+        "0025_events_session_index",
+        include_str!("../../migrations/0025_events_session_index.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -1105,13 +1105,13 @@ fn kill_9_at_random_points_loses_and_doubles_nothing() {
     );
     assert_eq!(env.int("SELECT lines FROM sources"), total, "seed {seed}");
     assert_eq!(env.int("SELECT count(*) FROM deferred_indexes"), 0);
-    assert_eq!(env.int(DEFERRABLE_PRESENT), 7, "seed {seed}");
+    assert_eq!(env.int(DEFERRABLE_PRESENT), 6, "seed {seed}");
 }
 
 /// How many of the indexes a bulk load sets aside exist.
 const DEFERRABLE_PRESENT: &str = "SELECT count(*) FROM sqlite_master WHERE type = 'index'
-    AND name IN ('events_session_id', 'events_tool_name', 'events_story', 'events_delegated',
-                 'events_gate_findings', 'tool_calls_session_id', 'tool_calls_tool_name')";
+    AND name IN ('events_session', 'events_tool_name', 'events_delegated', 'events_gate_findings',
+                 'tool_calls_session_id', 'tool_calls_tool_name')";
 
 /// Every index of the database with its SQL, sorted.
 fn index_definitions(env: &TestEnv) -> Vec<String> {
@@ -1152,7 +1152,7 @@ fn a_load_without_secondary_indexes_ends_with_the_same_store() {
             .clone();
         let said = String::from_utf8_lossy(&out).into_owned();
         assert_eq!(
-            said.contains("loaded without secondary indexes, 7 rebuilt"),
+            said.contains("loaded without secondary indexes, 6 rebuilt"),
             defer == "always",
             "{said}"
         );
@@ -1185,7 +1185,7 @@ fn a_load_without_secondary_indexes_ends_with_the_same_store() {
             |r| r.get(3),
         )
         .unwrap();
-    assert!(plan.contains("events_session_id"), "{plan}");
+    assert!(plan.contains("events_session"), "{plan}");
 }
 
 #[cfg(unix)]
@@ -1208,13 +1208,13 @@ fn sigterm_in_the_middle_of_a_load_still_rebuilds_the_indexes() {
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     assert!(
-        err.contains("loaded without secondary indexes, 7 rebuilt"),
+        err.contains("loaded without secondary indexes, 6 rebuilt"),
         "{err}"
     );
     let loaded = env.int("SELECT count(*) FROM events");
     assert!(loaded < total as i64, "stopped in the middle: {loaded}");
     assert_eq!(env.int("SELECT count(*) FROM deferred_indexes"), 0);
-    assert_eq!(env.int(DEFERRABLE_PRESENT), 7);
+    assert_eq!(env.int(DEFERRABLE_PRESENT), 6);
     env.ingest_once();
     assert_eq!(env.int(ROWS_EXACT), total as i64);
 }
@@ -1231,12 +1231,12 @@ fn indexes_left_aside_by_an_interrupted_load_are_rebuilt_by_the_next_ingest() {
         .execute_batch(
             "INSERT INTO deferred_indexes(name, tbl, sql)
                SELECT name, tbl_name, sql FROM sqlite_master
-                WHERE name IN ('events_session_id', 'tool_calls_tool_name');
-             DROP INDEX events_session_id;
+                WHERE name IN ('events_session', 'tool_calls_tool_name');
+             DROP INDEX events_session;
              DROP INDEX tool_calls_tool_name;",
         )
         .unwrap();
-    assert_eq!(env.int(DEFERRABLE_PRESENT), 5);
+    assert_eq!(env.int(DEFERRABLE_PRESENT), 4);
     // Queries work meanwhile, only without those indexes.
     let by_session = env.int("SELECT count(*) FROM events WHERE session_id = 's1'");
     assert!(by_session > 0);

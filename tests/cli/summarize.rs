@@ -1000,8 +1000,26 @@ const WINDOWS: &[(Option<&str>, Option<&str>)] = &[
 /// Takes a store at the latest migration back to what 0023 left: no `turns.feedback`, the
 /// schema version 23.
 pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
+    back_to_0024(conn);
     conn.execute_batch("ALTER TABLE turns DROP COLUMN feedback; PRAGMA user_version = 23;")
         .unwrap();
+}
+
+/// Takes a store at the latest migration back to what 0024 left: `events_session_id` and
+/// `events_story` (as 0001 and 0019 made them) in place of `events_session`, the schema
+/// version 24.
+pub(crate) fn back_to_0024(conn: &rusqlite::Connection) {
+    let made_by_0019 = include_str!("../../migrations/0019_story_calls.sql");
+    let start = made_by_0019.find("CREATE INDEX events_story").unwrap();
+    let end = start + made_by_0019[start..].find(';').unwrap() + 1;
+    conn.execute_batch(&format!(
+        "DROP INDEX events_session;
+         CREATE INDEX events_session_id ON events(session_id);
+         {}
+         PRAGMA user_version = 24;",
+        &made_by_0019[start..end]
+    ))
+    .unwrap();
 }
 
 /// Takes a store at the latest migration back to what 0022 left: `v_daily_usage` as 0014

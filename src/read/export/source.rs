@@ -3,9 +3,9 @@
 //! collector acknowledged.
 //!
 //! Every lookup is deterministic (the latest matching event before this one, by `seq`), so a
-//! resend links the same spans. The lookups walk a session's events backwards on
-//! `events_session_id` from the event, and stop at the first match or after
-//! [`LOOKBACK_SEQ`] rows of `seq`.
+//! resend links the same spans. The lookups walk a session's events of one kind backwards on
+//! `events_session` (session, kind, then `seq`) from the event, and stop at the first match
+//! or after [`LOOKBACK_SEQ`] rows of `seq`.
 //!
 //! Which prompt began a turn (its span is named by it, and its tool calls name it as their
 //! parent): a Codex turn's prompt has its turn id; a turn harvested from the transcript, whose
