@@ -30,6 +30,10 @@ pub struct Args {
     /// Print the table directly, without a pager
     #[arg(long)]
     pub no_pager: bool,
+    /// Also the sessions that went nowhere (no prompt, no turn, no tool call: a start from
+    /// `clear` or `compact`, an editor opened and closed), which are left out otherwise
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Runs `cmstore sessions`.
@@ -37,7 +41,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let now = crate::support::clock::now_ms();
     let filters = args.filters.parse(now)?;
     let db = report::open_read_only(&paths.db)?;
-    let (sql, params) = sessions::list_sql(&filters, Some(args.limit).filter(|&n| n > 0));
+    let (sql, params) = sessions::list_sql(&filters, Some(args.limit).filter(|&n| n > 0), args.all);
     let (columns, rows) = report::fetch(&db, &sql, &params)?;
     let mut sink = Sink::for_stdout(args.format);
     let (columns, rows) = if sink.format == Format::Table && !args.wide {
@@ -52,7 +56,19 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let table = sink.format == Format::Table;
     super::pager::print_report(sink, columns, &rows, !args.no_pager)?;
-    if rows.is_empty() {
+    let left_out = match args.all {
+        true => 0,
+        false => sessions::empty_count(&db, &filters)?,
+    };
+    if left_out > 0 {
+        // On stderr in every format: stdout keeps to the rows.
+        eprintln!(
+            "cmstore: {left_out} session{} that went nowhere (no prompt, turn or tool call) \
+             not shown; --all shows them",
+            if left_out == 1 { "" } else { "s" }
+        );
+    }
+    if rows.is_empty() && left_out == 0 {
         let filtered = filters != sessions::Filters::default();
         let why = sessions::unmatched_filter(&db, &filters)?;
         // A table says why it is empty; the machine formats keep stdout to their rows, and

@@ -244,9 +244,25 @@ pub const LIST_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", d
      ended, prompts, turns, subagent_turns, tool_uses, tool_failures, delegations, \
      estimated_tokens, unknown_total, first_seen, last_seen";
 
-/// The statement of the list: sessions newest first (by their last event), filtered.
-pub fn list_sql(filters: &Filters, limit: Option<u64>) -> (String, Vec<Param>) {
-    let (filter, params) = filters.where_clause();
+/// A session that went nowhere: no prompt, no turn, no tool call, not even one begun or
+/// denied (`tools` names every call the session made), such as a start from `clear` or
+/// `compact`, or an editor opened and closed. The list leaves them out unless asked.
+const WENT_SOMEWHERE: &str = "(prompts > 0 OR turns > 0 OR tool_uses > 0 OR tools <> '')";
+
+/// [`WENT_SOMEWHERE`]'s opposite.
+const WENT_NOWHERE: &str = "NOT (prompts > 0 OR turns > 0 OR tool_uses > 0 OR tools <> '')";
+
+/// The statement of the list: sessions newest first (by their last event), filtered; those
+/// that went nowhere only `with_empty`.
+pub fn list_sql(filters: &Filters, limit: Option<u64>, with_empty: bool) -> (String, Vec<Param>) {
+    let (mut wheres, params) = filters.conditions();
+    if !with_empty {
+        wheres.push(WENT_SOMEWHERE);
+    }
+    let filter = match wheres.is_empty() {
+        true => String::new(),
+        false => format!("WHERE {}", wheres.join(" AND ")),
+    };
     let limit = limit.map_or(String::new(), |n| format!("\nLIMIT {n}"));
     (
         format!(
@@ -255,6 +271,21 @@ pub fn list_sql(filters: &Filters, limit: Option<u64>) -> (String, Vec<Param>) {
         ),
         params,
     )
+}
+
+/// How many sessions `filters` choose that went nowhere (which the list leaves out).
+pub fn empty_count(db: &ReadOnlyDb, filters: &Filters) -> Result<i64, QueryError> {
+    let (mut wheres, params) = filters.conditions();
+    wheres.push(WENT_NOWHERE);
+    let (_, rows) = report::fetch(
+        db,
+        &format!(
+            "SELECT count(*) FROM v_session_summary WHERE {}",
+            wheres.join(" AND ")
+        ),
+        &params,
+    )?;
+    Ok(rows.first().and_then(|r| integer(&r[0])).unwrap_or(0))
 }
 
 /// Every session id in the store, sorted: what the shortest unique prefixes are measured

@@ -647,7 +647,15 @@ fn project_filters_at_the_edges() {
     let ids = |project: &str| -> Vec<String> {
         let out = run(
             &env,
-            &["sessions", "--format", "json", "--project", project],
+            // Sessions that only started: --all lists them.
+            &[
+                "sessions",
+                "--all",
+                "--format",
+                "json",
+                "--project",
+                project,
+            ],
         );
         let rows: Vec<Value> = serde_json::from_str(&out).unwrap();
         let mut ids: Vec<String> = rows
@@ -776,4 +784,51 @@ fn show_marks_each_new_day_and_a_session_without_events() {
         ),
         "{story}"
     );
+}
+
+/// A session that went nowhere (a start, no prompt, turn or tool call) is left out of the
+/// list, and stderr says how many were; `--all` lists them. A filter counts only its own.
+#[test]
+fn sessions_that_went_nowhere_are_left_out_unless_all() {
+    let env = TestEnv::new();
+    let at = |hook: &str, session: &str| entry(hook, session).to_line();
+    env.append(&[
+        at("SessionStart", "idle-1"),
+        at("SessionStart", "idle-2"),
+        at("SessionEnd", "idle-2"),
+        at("SessionStart", "busy-1"),
+        at("UserPromptSubmit", "busy-1"),
+        at("PreToolUse", "tools-1"),
+    ]);
+    env.ingest_once();
+    let listed = |args: &[&str]| -> (Vec<String>, String) {
+        let out = env
+            .cmd()
+            .args(["sessions", "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let mut ids: Vec<String> = rows
+            .iter()
+            .map(|r| r["session_id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        (ids, String::from_utf8(out.stderr).unwrap())
+    };
+    let (ids, err) = listed(&[]);
+    assert_eq!(ids, ["busy-1", "tools-1"]);
+    assert_eq!(
+        err,
+        "cmstore: 2 sessions that went nowhere (no prompt, turn or tool call) not shown; \
+         --all shows them\n"
+    );
+    let (ids, err) = listed(&["--all"]);
+    assert_eq!(ids, ["busy-1", "idle-1", "idle-2", "tools-1"]);
+    assert_eq!(err, "");
+    // Only what the filter chooses is counted: none of another agent's.
+    let (ids, err) = listed(&["--agent", "vscode"]);
+    assert!(ids.is_empty());
+    assert!(!err.contains("went nowhere"), "{err}");
 }

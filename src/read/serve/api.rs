@@ -201,7 +201,8 @@ pub fn gate_report(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryErro
 /// `cmstore sessions --format json`, with each session's shortest unique id prefix added
 /// as `short`.
 pub fn sessions(db: &ReadOnlyDb, filters: &Filters, limit: u64) -> Result<Json, QueryError> {
-    let (sql, params) = sessions::list_sql(filters, Some(limit));
+    // The dashboard lists every session, those that went nowhere too.
+    let (sql, params) = sessions::list_sql(filters, Some(limit), true);
     let (columns, rows) = report::fetch(db, &sql, &params)?;
     let ids = sessions::all_ids(db)?;
     let prefixes = human::unique_prefixes(&ids, sessions::MIN_PREFIX);
