@@ -293,6 +293,30 @@ fn a_sweep_before_the_copilot_transcript_exists_waits_for_it() {
     assert_eq!(noted_sessions(&env), Vec::<String>::new(), "closed");
 }
 
+/// Copilot CLI names the model on each `assistant.message` of its events.jsonl: the session
+/// and its turn carry it, as a Claude Code session's come from its transcript.
+#[test]
+fn a_copilot_cli_session_has_the_model_its_events_name() {
+    let env = TestEnv::new();
+    let recorded = RecordedCopilot::new(&env);
+    recorded.run_hooks(&env);
+    ingest_after_the_session(&env);
+    assert_eq!(turns(&env), [pair("run the three steps", "All done.")]);
+    let model = |sql: &str| -> Option<String> {
+        env.conn()
+            .query_row(sql, [&recorded.session], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(
+        model("SELECT model FROM sessions WHERE session_id = ?1").as_deref(),
+        Some("gpt-5.4")
+    );
+    assert_eq!(
+        model("SELECT model FROM turns WHERE session_id = ?1").as_deref(),
+        Some("gpt-5.4")
+    );
+}
+
 /// A session whose transcript never appears is forgotten once it has been missing as long
 /// as an idle session is left before it is closed (`CMSTORE_CLOSE_IDLE_SECS`).
 #[test]

@@ -46,7 +46,8 @@ pub enum Record {
     /// `<bash-stdout>`): the command was no prompt, so a turn it opened without any answer
     /// is dropped.
     LocalOutput,
-    /// The model that wrote an assistant line (Claude `message.model`; never `<synthetic>`).
+    /// The model that wrote an assistant line (Claude `message.model`, never `<synthetic>`;
+    /// Copilot CLI `data.model`).
     Model {
         /// The model's id.
         name: String,

@@ -29,6 +29,10 @@ pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
         },
         "assistant.message" => {
             let mut records = Vec::new();
+            // Copilot CLI names the model on each message (VS Code's transcript does not).
+            if let Some(name) = text("model").filter(|m| !m.is_empty()) {
+                records.push(Record::Model { name });
+            }
             if let Some(reasoning) = text("reasoningText") {
                 records.push(Record::Reasoning { text: reasoning });
             }
@@ -188,5 +192,19 @@ mod tests {
         ] {
             assert!(parse(line).is_empty(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_copilot_cli_message_names_its_model() {
+        let records = parse_line(
+            br#"{"type":"assistant.message","data":{"messageId":"m1","model":"gpt-5.4","content":"Done."},"id":"e4"}"#,
+            ParseOptions::default(),
+        );
+        assert_eq!(
+            records.first(),
+            Some(&Record::Model {
+                name: "gpt-5.4".into()
+            })
+        );
     }
 }
