@@ -1129,3 +1129,36 @@ fn an_interrupted_claude_turn_is_recorded_as_interrupted_with_its_prompt() {
         ("wait for me", "interrupted")
     );
 }
+
+/// `--agent` that names no agent (a typo in a hook command) is not silently `auto`: the agent
+/// is told from the payload and the line says what was wrong in `agentError`; a known name
+/// (any case) and `auto` leave no note.
+#[test]
+fn an_unknown_agent_flag_is_noted_on_the_line_and_sniffed() {
+    let env = TestEnv::new();
+    let payload = r#"{"session_id":"s1","transcript_path":"/nonexistent/.claude/t.jsonl","hook_event_name":"UserPromptSubmit","prompt":"hi"}"#;
+    capture(&env, payload, &["--agent", "claud"]);
+    capture(&env, payload, &["--agent", "Claude"]);
+    capture(&env, payload, &["--agent", "auto"]);
+    capture(&env, payload, &[]);
+    let lines = env.queue_lines();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["agent"], "claude", "sniffed");
+    assert_eq!(
+        lines[0]["agentError"],
+        "--agent \"claud\" names no agent (claude, vscode, copilot, codex, gemini, cursor, \
+         or auto); told from the payload: claude"
+    );
+    for line in &lines[1..] {
+        assert_eq!(line["agent"], "claude");
+        assert!(line.get("agentError").is_none(), "{line}");
+    }
+    // Ingest keeps the line as it is, the note included.
+    env.ingest_once();
+    assert_eq!(
+        env.int(
+            "SELECT count(*) FROM events WHERE json_extract(entry, '$.agentError') IS NOT NULL"
+        ),
+        1
+    );
+}

@@ -162,7 +162,10 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
     if decode_error.is_none() && redactor.may_match(&String::from_utf8_lossy(hook.bytes)) {
         payload.redact_with(&redactor);
     }
-    let agent = Agent::from_flag(hook.agent).unwrap_or_else(|| wire::sniff_agent(&payload));
+    let named = Agent::from_flag(hook.agent);
+    let agent = named.unwrap_or_else(|| wire::sniff_agent(&payload));
+    let flag = hook.agent.trim();
+    let unknown_flag = named.is_none() && !flag.is_empty() && !flag.eq_ignore_ascii_case("auto");
     let event = event_name(hook, &payload);
     log.note(|| {
         format!(
@@ -186,6 +189,18 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         decode_error.as_ref(),
         log,
     );
+    if unknown_flag {
+        let known: Vec<&str> = Agent::ALL
+            .iter()
+            .filter(|a| **a != Agent::Unknown)
+            .map(|a| a.as_str())
+            .collect();
+        entry.agent_error = Some(format!(
+            "--agent {flag:?} names no agent ({}, or auto); told from the payload: {}",
+            known.join(", "),
+            agent.as_str()
+        ));
+    }
     let readable = decode_error.is_none().then_some(&payload);
     if config.log_level == LogLevel::Verbose {
         entry.payload = readable.map(Payload::to_value);

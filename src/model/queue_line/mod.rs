@@ -324,6 +324,10 @@ pub struct QueueEntry {
     /// is ([`crate::config::error_note`]): the settings it could not read took their defaults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_error: Option<String>,
+    /// `capture --agent` named no agent cmstore knows: the value, and that the agent was
+    /// told from the payload instead (a typo in a hook command must not pass unseen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_error: Option<String>,
     /// On a `CheckResult` line: the check's result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<check::CheckRecord>,
