@@ -50,10 +50,17 @@ for base in "$@"; do
     baselines+=("$WORK/bin/cmstore-$sha")
 done
 first=${baselines[0]}
-cp "$first" "$first-copy"
+# Every binary measured is a fresh copy made now: a file that has sat in the page cache since
+# an earlier run (or that the linker wrote) took ~10 more page faults per start and ran up to
+# 13 % slower than a fresh copy of itself in the same loop (benches/HISTORY.md, "The guard").
+run="$WORK/run"
+rm -rf "$run"; mkdir -p "$run"
+fresh() { cp "$1" "$run/$(basename "$1")$2"; echo "$run/$(basename "$1")$2"; }
 # The order: this tree, the other baselines, the A/A copy, the first baseline last (the
 # scripts print each binary's ratio to the last one).
-bins=("$WORK/bin/cmstore-head" "${baselines[@]:1}" "$first-copy" "$first")
+bins=("$(fresh "$WORK/bin/cmstore-head" "")")
+for b in "${baselines[@]:1}"; do bins+=("$(fresh "$b" "")"); done
+bins+=("$(fresh "$first" "-copy")" "$(fresh "$first" "")")
 ls -l "${bins[@]}" | awk '{print "   ", $5, $NF}'
 
 if ! skipped capture; then
