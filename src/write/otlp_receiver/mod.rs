@@ -18,7 +18,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::config::EnvLookup;
 use crate::store::{self, Store};
 
 use decode::{Format, Signal};
@@ -65,11 +64,7 @@ pub enum Error {
 impl ReceiverConfig {
     /// Reads `[otlp_receiver]` from the file at `path` (absent: the receiver is off), then
     /// `listen` from the command line when given.
-    pub fn load(
-        path: &Path,
-        listen: Option<&str>,
-        _env: EnvLookup<'_>,
-    ) -> Result<ReceiverConfig, Error> {
+    pub fn load(path: &Path, listen: Option<&str>) -> Result<ReceiverConfig, Error> {
         let mut config = ReceiverConfig {
             listen: None,
             allow_remote: false,
@@ -326,7 +321,7 @@ pub fn beside_ingest(
     listen: Option<&str>,
     on_warning: impl FnMut(String) + Send + 'static,
 ) -> Result<Option<Receiver>, Error> {
-    let config = ReceiverConfig::load(&paths.config, listen, &crate::support::env::value)?;
+    let config = ReceiverConfig::load(&paths.config, listen)?;
     if config.listen.is_none() {
         return Ok(None);
     }
