@@ -8,13 +8,16 @@
 # UserPromptSubmit, SessionStart, Notification: benches/hook_interleaved.py; Stop and
 # StopFailure reading a new turn from their transcript: benches/stop_interleaved.py), and
 # `ingest --once` of a 1M-line queue of 684-byte lines (benches/gen_queue.rs) and of 200k
-# small lines with random UUIDv4 ids (benches/small_random_ids.py), each into a fresh store.
+# small lines with random UUIDv4 ids (benches/small_random_ids.py), each into a fresh store,
+# and the reports (sessions, summarize, show, gate report, status) on each build's 1M store
+# (benches/reports_interleaved.py).
 #
 # Every change to the hook path, ingest or a migration runs this against the previous main and
 # says the ratios in its commit or closing note; BENCHMARKS.md keeps the current table.
 #
 # Usage: benches/compare.sh BASE [BASE...]
-# Env: HOOK_ROUNDS (300), INGEST_ROUNDS (3), LINES (1000000), SMALL_LINES (200000),
+# Env: HOOK_ROUNDS (300), INGEST_ROUNDS (3), REPORT_ROUNDS (7), LINES (1000000),
+#      SMALL_LINES (200000),
 #      SKIP="capture ingest" to leave a part out, WORK (/tmp/cmstore-compare).
 # Needs: git, cargo, python3. Binaries run from WORK: on some machines a binary run from
 # another file system pays ~0.2 ms more per start.
@@ -25,6 +28,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-/tmp/cmstore-compare}
 HOOK_ROUNDS=${HOOK_ROUNDS:-300}
 INGEST_ROUNDS=${INGEST_ROUNDS:-3}
+REPORT_ROUNDS=${REPORT_ROUNDS:-7}
 LINES=${LINES:-1000000}
 SMALL_LINES=${SMALL_LINES:-200000}
 SKIP=${SKIP:-}
@@ -80,5 +84,12 @@ if ! skipped ingest; then
     small="$WORK/small-random-ids-$SMALL_LINES.jsonl"
     [ -s "$small" ] || python3 "$ROOT/benches/small_random_ids.py" "$small" "$SMALL_LINES"
     python3 "$ROOT/benches/ingest_interleaved.py" "$queue" "$INGEST_ROUNDS" "${bins[@]}"
+    # The reports at 1M events, each build on the store it just ingested (its own schema).
+    echo "== reports at $LINES events ($REPORT_ROUNDS rounds each)"
+    stores=()
+    for i in "${!bins[@]}"; do
+        stores+=("${bins[$i]}=/tmp/ingest-interleaved/$i/c.db")
+    done
+    python3 "$ROOT/benches/reports_interleaved.py" "$REPORT_ROUNDS" "${stores[@]}"
     python3 "$ROOT/benches/ingest_interleaved.py" "$small" "$INGEST_ROUNDS" "${bins[@]}"
 fi
