@@ -22,22 +22,30 @@ REPORTS = [
 
 
 def once(binary, db, args):
+    """Seconds the report took; `None` when this build refuses it (an older build without
+    one of its options)."""
     none = db + ".none.toml"
     open(none, "a").close()
     start = time.perf_counter()
-    subprocess.run([binary, "--db", db, "--queue", db + ".none.jsonl", "--config", none] + args,
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    done = subprocess.run(
+        [binary, "--db", db, "--queue", db + ".none.jsonl", "--config", none] + args,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start if done.returncode == 0 else None
 
 
 for args in REPORTS:
-    for binary, db in pairs:  # warm-up (and the migration a build's first read may run)
-        once(binary, db, args)
-    times = {b: [] for b, _ in pairs}
+    # Warm-up (and the migration a build's first read may run); who can run it at all.
+    able = [(b, db) for b, db in pairs if once(b, db, args) is not None]
+    times = {b: [] for b, _ in able}
     for _ in range(rounds):
-        for binary, db in pairs:
+        for binary, db in able:
             times[binary].append(once(binary, db, args))
-    base = statistics.median(times[pairs[-1][0]])
+    base_bin = pairs[-1][0]
+    base = statistics.median(times[base_bin]) if base_bin in times else None
     for binary, _ in pairs:
+        if binary not in times:
+            print(f"{' '.join(args):40} {binary}: not in this build")
+            continue
         m = statistics.median(times[binary])
-        print(f"{' '.join(args):40} {binary}: {m * 1000:7.1f} ms  ratio {m / base:.3f}")
+        ratio = f"ratio {m / base:.3f}" if base else "no baseline"
+        print(f"{' '.join(args):40} {binary}: {m * 1000:7.1f} ms  {ratio}")
