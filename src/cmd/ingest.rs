@@ -367,20 +367,13 @@ pub fn summary(stats: &Stats, elapsed: Duration, busy: Duration) -> String {
 mod tests {
     use super::*;
 
-    fn progress(lines: u64, busy_ms: u64) -> Progress {
-        Progress {
-            total: Stats {
-                lines,
-                rows: lines,
-                ..Stats::default()
-            },
-            busy: Duration::from_millis(busy_ms),
-        }
-    }
-
     #[test]
     fn the_rate_counts_busy_time_only() {
-        let stats = progress(3000, 0).total;
+        let stats = Stats {
+            lines: 3000,
+            rows: 3000,
+            ..Stats::default()
+        };
         let line = summary(
             &stats,
             Duration::from_secs(3600),

@@ -508,28 +508,36 @@ fn pre_input(pre: &HashMap<String, Option<String>>, c: &CallRow) -> Option<Strin
         .and_then(|id| pre.get(id).cloned().flatten())
 }
 
+/// The rows `SELECT id, <columns> FROM events` gives for these event ids (their lines read
+/// once each), none when there are no ids.
+fn lines_by_id<'a>(
+    db: &ReadOnlyDb,
+    columns: &str,
+    ids: impl Iterator<Item = &'a str>,
+) -> Result<Vec<Vec<Value>>, QueryError> {
+    let ids: Vec<&str> = ids.collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
+    let sql =
+        format!("SELECT id, {columns} FROM events WHERE id IN (SELECT value FROM json_each(:ids))");
+    let params = [Param {
+        name: "ids".into(),
+        value: Value::Text(ids),
+    }];
+    Ok(report::fetch(db, &sql, &params)?.1)
+}
+
 /// The tool input (`$.toolInput`, as `json_extract` gives it) of the lines of these event ids,
 /// by id.
 fn inputs_by_id<'a>(
     db: &ReadOnlyDb,
     ids: impl Iterator<Item = &'a str>,
 ) -> Result<HashMap<String, Option<String>>, QueryError> {
-    let ids: Vec<&str> = ids.collect();
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
-    let (_, rows) = report::fetch(
-        db,
-        "SELECT id, coalesce(json_extract(entry, '$.toolInput'), \
-                             json_extract(entry, '$.tool_input')) \
-         FROM events WHERE id IN (SELECT value FROM json_each(:ids))",
-        &[Param {
-            name: "ids".into(),
-            value: Value::Text(ids),
-        }],
-    )?;
-    Ok(rows
+    let columns =
+        "coalesce(json_extract(entry, '$.toolInput'), json_extract(entry, '$.tool_input'))";
+    Ok(lines_by_id(db, columns, ids)?
         .into_iter()
         .filter_map(|mut r| Some((take_text(&mut r[0])?, take_text(&mut r[1]))))
         .collect())
@@ -544,22 +552,9 @@ fn failures_by_id<'a>(
     db: &ReadOnlyDb,
     ids: impl Iterator<Item = &'a str>,
 ) -> Result<HashMap<String, Failure>, QueryError> {
-    let ids: Vec<&str> = ids.collect();
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
-    let (_, rows) = report::fetch(
-        db,
-        "SELECT id, json_extract(entry, '$.exitCode'), json_extract(entry, '$.error.message'), \
-                json_extract(entry, '$.toolResponse') \
-         FROM events WHERE id IN (SELECT value FROM json_each(:ids))",
-        &[Param {
-            name: "ids".into(),
-            value: Value::Text(ids),
-        }],
-    )?;
-    Ok(rows
+    let columns = "json_extract(entry, '$.exitCode'), json_extract(entry, '$.error.message'), \
+                   json_extract(entry, '$.toolResponse')";
+    Ok(lines_by_id(db, columns, ids)?
         .into_iter()
         .filter_map(|mut r| {
             let id = take_text(&mut r[0])?;
