@@ -19,7 +19,7 @@ use crate::write::import;
 /// Arguments of `cmstore import`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
-    /// Transcripts (.jsonl) or folders to read [default: Claude Code's projects folder
+    /// Transcripts (.jsonl, Gemini CLI's .json chats) or folders to read [default: Claude Code's projects folder
     /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`,
     /// Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), Copilot CLI's
     /// `session-state` (`$COPILOT_HOME` or `~/.copilot`) and VS Code Copilot Chat's
@@ -66,6 +66,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         eprintln!(
             "cmstore import: passed over {} file(s) of hook payloads, not transcripts",
             stats.hook_payload_files
+        );
+    }
+    if stats.not_chats > 0 {
+        eprintln!(
+            "cmstore import: passed over {} .json file(s) named like Gemini CLI chats that hold none",
+            stats.not_chats
         );
     }
     let secs = started.elapsed().as_secs_f64();

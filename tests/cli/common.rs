@@ -231,6 +231,20 @@ pub fn real_fixtures() -> Option<PathBuf> {
     }
 }
 
+/// The shared fixtures of more users and agents (`../shared/fixtures/real-more/<agent>`), or
+/// `None` with a printed note.
+pub fn real_more_fixtures(agent: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/real-more")
+        .join(agent);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        skipped(&format!("{} is absent (real fixtures)", dir.display()));
+        None
+    }
+}
+
 /// `cmstore ARGS` in UTC at 100 columns, asserted successful; its stdout.
 pub fn run_at_100(env: &TestEnv, args: &[&str]) -> String {
     run_in_zone(env, "UTC", args)

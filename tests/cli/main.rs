@@ -29,4 +29,5 @@ mod tool_calls;
 mod torture;
 mod transcripts;
 mod usage;
+mod usage_agents;
 mod workload;

@@ -17,7 +17,9 @@ use serde::Deserialize;
 
 use super::claude::SYNTHETIC_MODEL;
 pub use super::usage_codex::CodexReader;
-pub use super::usage_gemini::{is_chat_file, session_of_header};
+pub use super::usage_gemini::{
+    from_json_chat, is_chat_file, is_json_chat_file, json_chat_parent, session_of_header,
+};
 pub use crate::model::queue_line::usage::{dedup, Responses, UsageRecord};
 
 #[derive(Deserialize)]

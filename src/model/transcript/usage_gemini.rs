@@ -7,6 +7,12 @@
 //! `model`. A message is written again, with the same `id`, when its tool calls are added: the
 //! key is that id, and the last line wins as for Claude Code. See docs/usage.md.
 //!
+//! Earlier versions (2025-09 to 2026-04 in the real files) write one JSON document per chat,
+//! `chats/session-*.json`, rewritten whole on every message: `{sessionId, projectHash,
+//! startTime, lastUpdated, kind?, messages: [...]}` with the same messages. A subagent's chat
+//! (`kind: "subagent"`) lies in a folder named after its parent session,
+//! `chats/<parent session id>/<subagent id>.json`: [`from_json_chat`] reads either.
+//!
 //! Gemini's counts overlap where Anthropic's do not: `input` (`promptTokenCount`) includes the
 //! `cached` tokens, and `output` (`candidatesTokenCount`) excludes the `thoughts`. They are
 //! stored the Anthropic way, so that sums and cost mean the same for every agent:
@@ -100,6 +106,71 @@ pub fn session_of_header(bytes: &[u8]) -> Option<String> {
         .map(Cow::into_owned)
 }
 
+/// One JSON chat file's messages and what names them (see the module doc).
+#[derive(Deserialize)]
+struct JsonChat<'a> {
+    #[serde(borrow, rename = "sessionId")]
+    session_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    messages: Vec<Line<'a>>,
+}
+
+/// The usage a JSON chat file reports, one record per response, each naming its session:
+/// the chat's own `sessionId`, or for a subagent's chat the parent session `parent` names
+/// (the folder it lies in), the record then a sidechain whose agent id is the chat's own.
+/// A message's offset is its place in the list (the file is one document). `None` when the
+/// bytes are not a chat: no `sessionId` and `messages`.
+pub fn from_json_chat(bytes: &[u8], parent: Option<&str>) -> Option<Vec<UsageRecord>> {
+    let chat: JsonChat<'_> = serde_json::from_slice(bytes).ok()?;
+    let own = chat.session_id.filter(|s| !s.is_empty())?.into_owned();
+    let subagent = chat.kind.as_deref() == Some("subagent") || parent.is_some_and(|p| p != own);
+    let session = match parent {
+        Some(parent) if subagent => parent.to_owned(),
+        _ => own.clone(),
+    };
+    let records = chat
+        .messages
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, message)| from_message(message, i as u64))
+        .map(|mut r| {
+            r.session_id = Some(session.clone());
+            if subagent {
+                r.sidechain = true;
+                r.agent_id = Some(own.clone());
+            }
+            r
+        })
+        .collect();
+    Some(records)
+}
+
+/// True for a Gemini CLI JSON chat file's path: `session-*.json`, or any `.json` in a
+/// folder under `chats/` (a subagent's chat).
+pub fn is_json_chat_file(path: &std::path::Path) -> bool {
+    let named = |p: Option<&std::path::Path>, name: &str| {
+        p.and_then(std::path::Path::file_name)
+            .is_some_and(|n| n == name)
+    };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.ends_with(".json")
+        && (name.starts_with("session-")
+            || named(path.parent().and_then(std::path::Path::parent), "chats"))
+}
+
+/// The parent session a subagent's JSON chat lies under: the folder's name when the folder
+/// is inside `chats/`.
+pub fn json_chat_parent(path: &std::path::Path) -> Option<String> {
+    let folder = path.parent()?;
+    let in_chats = folder
+        .parent()
+        .and_then(std::path::Path::file_name)
+        .is_some_and(|n| n == "chats");
+    in_chats.then(|| folder.file_name()?.to_str().map(str::to_owned))?
+}
+
 /// True for a Gemini CLI chat file's path: `…/chats/session-*.jsonl`.
 pub fn is_chat_file(path: &std::path::Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -186,6 +257,52 @@ mod tests {
         ] {
             assert_eq!(from_line(line.as_bytes(), 0), None, "{line}");
         }
+    }
+
+    #[test]
+    fn a_json_chat_gives_its_responses_and_a_subagents_chat_its_parents_session() {
+        let chat = r#"{"sessionId":"s1","projectHash":"h","messages":[
+            {"id":"u1","type":"user","content":"hi"},
+            {"id":"g1","type":"gemini","content":"","model":"gemini-2.5-pro",
+             "timestamp":"2026-04-16T22:39:17.604Z",
+             "tokens":{"input":100,"output":7,"cached":40,"thoughts":3,"tool":0,"total":110}},
+            {"id":"i1","type":"info","content":"note"}]}"#;
+        let main = from_json_chat(chat.as_bytes(), None).unwrap();
+        assert_eq!(main.len(), 1);
+        let r = &main[0];
+        assert_eq!((r.input, r.cache_read, r.output), (60, 40, 10));
+        assert_eq!(r.session_id.as_deref(), Some("s1"));
+        assert_eq!(
+            (r.sidechain, r.agent_id.as_deref(), r.offset),
+            (false, None, 1)
+        );
+        let sub = chat.replace(
+            r#""s1","projectHash""#,
+            r#""tl63m8","kind":"subagent","projectHash""#,
+        );
+        let sub = from_json_chat(sub.as_bytes(), Some("s0")).unwrap();
+        assert_eq!(sub[0].session_id.as_deref(), Some("s0"));
+        assert_eq!(
+            (sub[0].sidechain, sub[0].agent_id.as_deref()),
+            (true, Some("tl63m8"))
+        );
+        // Not a chat: no session or no messages, or not JSON at all.
+        for other in [r#"{"messages":[]}"#, r#"{"sessionId":"s"}"#, "[1,2]", "{"] {
+            assert_eq!(from_json_chat(other.as_bytes(), None), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn json_chat_files_and_their_parents_are_known_by_their_path() {
+        use std::path::Path;
+        let main = Path::new("/h/.gemini/tmp/p/chats/session-2026-04-16T22-38-b1f31681.json");
+        let sub = Path::new("/h/.gemini/tmp/p/chats/b1f31681-4b57/tl63m8.json");
+        assert!(is_json_chat_file(main) && is_json_chat_file(sub));
+        assert_eq!(json_chat_parent(main), None);
+        assert_eq!(json_chat_parent(sub).as_deref(), Some("b1f31681-4b57"));
+        assert!(!is_json_chat_file(Path::new("/h/.gemini/tmp/p/logs.json")));
+        assert!(!is_json_chat_file(Path::new("/h/.gemini/settings.json")));
+        assert!(!is_json_chat_file(main.with_extension("jsonl").as_path()));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI chat files, Codex
 //! rollouts and Copilot event logs into the `usage` table, the same rows capture and ingest
 //! write (docs/usage.md), so a new user sees their history on day one. A file's agent is known
-//! by its path: `…/chats/session-*.jsonl` is Gemini's, `rollout-*.jsonl` Codex's,
+//! by its path: `…/chats/session-*.jsonl` is Gemini's, and so are its older JSON chats
+//! (`session-*.json`, a subagent's `chats/<parent>/*.json`), `rollout-*.jsonl` Codex's,
 //! `…/session-state/<session>/events.jsonl` Copilot CLI's, `…/GitHub.copilot-chat/transcripts/
 //! *.jsonl` VS Code Copilot Chat's, any other `.jsonl` a Claude Code transcript, unless its
 //! first line is a payload Claude Code or Gemini CLI hands a hook (a hook logger's file):
@@ -23,7 +24,8 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::files::tail::{Line, LineReader};
 use crate::model::transcript::usage::{
-    dedup, from_line, is_chat_file, session_of_header, CodexReader, UsageRecord,
+    dedup, from_json_chat, from_line, is_chat_file, is_json_chat_file, json_chat_parent,
+    session_of_header, CodexReader, UsageRecord,
 };
 use crate::model::transcript::{parse_line, ParseOptions, Record};
 use crate::store::{self, usage, Store};
@@ -40,6 +42,8 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 enum Format {
     Claude,
     Gemini,
+    /// Gemini CLI's older chat files: one JSON document each.
+    GeminiJson,
     Codex,
     /// Copilot CLI's `session-state/<session>/events.jsonl`.
     CopilotCli,
@@ -61,6 +65,8 @@ impl Format {
             Format::Codex
         } else if is_chat_file(path) {
             Format::Gemini
+        } else if is_json_chat_file(path) {
+            Format::GeminiJson
         } else if named(Some(path), "events.jsonl")
             && named(parent.and_then(Path::parent), "session-state")
         {
@@ -83,7 +89,7 @@ impl Format {
             Format::Claude | Format::VscodeCopilot => name(path.file_stem().map(Path::new)),
             Format::Codex => CodexReader::session_of_path(path),
             Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
-            Format::Gemini => None,
+            Format::Gemini | Format::GeminiJson => None,
         }
     }
 
@@ -91,7 +97,7 @@ impl Format {
     fn agent(self) -> &'static str {
         match self {
             Format::Claude => "claude",
-            Format::Gemini => "gemini",
+            Format::Gemini | Format::GeminiJson => "gemini",
             Format::Codex => "codex",
             Format::CopilotCli => "copilot",
             Format::VscodeCopilot => "vscode",
@@ -128,6 +134,8 @@ pub struct Stats {
     pub files: u64,
     /// Files of hook payloads, not transcripts, passed over after their first line.
     pub hook_payload_files: u64,
+    /// `.json` files named like Gemini CLI chats that hold no chat, passed over.
+    pub not_chats: u64,
     /// Bytes read.
     pub bytes: u64,
     /// Usage records read (lines of one response counted once per batch).
@@ -140,8 +148,8 @@ pub struct Stats {
     pub rows_after: i64,
 }
 
-/// Every `*.jsonl` file at or under `roots` (folders are walked, links not followed), with
-/// its size, sorted by path.
+/// Every `*.jsonl` file and Gemini CLI JSON chat at or under `roots` (folders are walked,
+/// links not followed), with its size, sorted by path.
 pub fn find_transcripts(roots: &[PathBuf]) -> Result<Vec<(PathBuf, u64)>, Error> {
     let mut found = Vec::new();
     for root in roots {
@@ -167,7 +175,9 @@ fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
         for entry in entries {
             walk(&entry, found)?;
         }
-    } else if meta.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+    } else if meta.is_file()
+        && (path.extension().is_some_and(|e| e == "jsonl") || is_json_chat_file(path))
+    {
         found.push((path.to_path_buf(), meta.len()));
     }
     Ok(())
@@ -194,6 +204,11 @@ pub fn import(
             Kind::Transcript => stats.files += 1,
             Kind::HookPayloads { len } => {
                 stats.hook_payload_files += 1;
+                passed_over += len;
+                progress(stats.bytes + passed_over);
+            }
+            Kind::NotAChat { len } => {
+                stats.not_chats += 1;
                 passed_over += len;
                 progress(stats.bytes + passed_over);
             }
@@ -245,7 +260,10 @@ fn note_cwd(
 /// which Gemini CLI writes with the project's path (`chats/` is beside it); `None` when
 /// there is none (older versions named the folder by a hash only).
 fn gemini_project(chat: &Path) -> Option<String> {
-    let marker = chat.parent()?.parent()?.join(".project_root");
+    let chats = chat
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "chats"))?;
+    let marker = chats.parent()?.join(".project_root");
     let text = std::fs::read_to_string(marker).ok()?;
     Some(text.trim().to_owned()).filter(|p| !p.is_empty())
 }
@@ -256,6 +274,8 @@ enum Kind {
     Transcript,
     /// A file of hook payloads, `len` bytes, passed over after its first line.
     HookPayloads { len: u64 },
+    /// A `.json` file named like a Gemini chat that is none, `len` bytes.
+    NotAChat { len: u64 },
 }
 
 fn import_file(
@@ -268,8 +288,11 @@ fn import_file(
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(read_error)?;
     let format = Format::of(path);
+    if format == Format::GeminiJson {
+        return import_json_chat(conn, path, stats, progress);
+    }
+    let file = File::open(path).map_err(read_error)?;
     let options = ParseOptions {
         sidechain: path
             .file_name()
@@ -344,7 +367,7 @@ fn import_file(
     let file_cwd = match format {
         Format::Claude => None,
         Format::Codex => codex.cwd().map(str::to_owned),
-        Format::Gemini => gemini_project(path),
+        Format::Gemini | Format::GeminiJson => gemini_project(path),
         Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
     };
     for (session, seen) in &mut sessions {
@@ -352,6 +375,47 @@ fn import_file(
     }
     write_sessions(conn, format.agent(), sessions)?;
     stats.bytes = start + reader.offset();
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// One Gemini CLI JSON chat, read whole (Gemini rewrites it whole; it holds one session's
+/// messages). A file larger than [`MAX_LINE_BYTES`] is passed over and counted as a line
+/// too long would be.
+fn import_json_chat(
+    conn: &mut Connection,
+    path: &Path,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<Kind, Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(read_error)?.len();
+    if len > MAX_LINE_BYTES as u64 {
+        stats.too_long += 1;
+        stats.bytes += len;
+        return Ok(Kind::Transcript);
+    }
+    let bytes = std::fs::read(path).map_err(read_error)?;
+    let Some(records) = from_json_chat(&bytes, json_chat_parent(path).as_deref()) else {
+        return Ok(Kind::NotAChat { len });
+    };
+    let mut sessions = HashMap::new();
+    write_batch(
+        conn,
+        records,
+        (Format::GeminiJson, &None),
+        &mut sessions,
+        stats,
+    )?;
+    let cwd = gemini_project(path);
+    for seen in sessions.values_mut() {
+        seen.cwd.clone_from(&cwd);
+    }
+    write_sessions(conn, Format::GeminiJson.agent(), sessions)?;
+    stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
 }
@@ -606,6 +670,79 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(agents, ["codex", "gemini"]);
+    }
+
+    #[test]
+    fn gemini_json_chats_and_their_subagents_chats_are_imported_under_the_main_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store::open(&dir.path().join("t.db")).unwrap();
+        let project = dir.path().join(".gemini/tmp/app");
+        let chats = project.join("chats");
+        let chat = |session: &str, kind: &str, id: &str, input: u64| {
+            format!(
+                r#"{{"sessionId":"{session}","projectHash":"h","startTime":"2026-04-16T22:38:58.587Z",
+                  "kind":"{kind}","messages":[{{"id":"u-{id}","type":"user","content":"hi"}},
+                  {{"id":"{id}","type":"gemini","content":"","model":"gemini-2.5-pro",
+                    "timestamp":"2026-04-16T22:39:17.604Z",
+                    "tokens":{{"input":{input},"output":5,"cached":10,"thoughts":2,"tool":0}}}}]}}"#
+            )
+        };
+        let main = "b1f31681-4b57-4337-8bc5-ac73580f752a";
+        std::fs::create_dir_all(chats.join(main)).unwrap();
+        std::fs::write(project.join(".project_root"), "/w/app\n").unwrap();
+        let files = [
+            (
+                chats.join("session-2026-04-16T22-38-b1f31681.json"),
+                chat(main, "main", "g1", 100),
+            ),
+            (
+                chats.join(main).join("tl63m8.json"),
+                chat("tl63m8", "subagent", "g2", 50),
+            ),
+            // Named like a chat, holding none: passed over and counted.
+            (chats.join("session-broken.json"), "{}".to_owned()),
+            // Gemini's prompt log is no chat: never read.
+            (project.join("logs.json"), "[]".to_owned()),
+        ];
+        for (path, text) in &files {
+            std::fs::write(path, text).unwrap();
+        }
+        let found: Vec<PathBuf> = find_transcripts(&[dir.path().join(".gemini")])
+            .unwrap()
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        assert_eq!(found.len(), 3, "{found:?}");
+        let stats = import(&store, &found, |_| {}).unwrap();
+        assert_eq!((stats.files, stats.not_chats, stats.rows_after), (2, 1, 2));
+        let conn = store.conn().unwrap();
+        let rows: Vec<(String, i64, Option<String>, i64, i64)> = conn
+            .prepare(
+                "SELECT session_id, sidechain, subagent_id, input_tokens, output_tokens
+                 FROM usage ORDER BY message_id",
+            )
+            .unwrap()
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (main.into(), 0, None, 90, 7),
+                (main.into(), 1, Some("tl63m8".into()), 40, 7)
+            ]
+        );
+        let session: (String, String) = conn
+            .query_row("SELECT agent, cwd FROM sessions", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(session, ("gemini".into(), "/w/app".into()));
+        let again = import(&store, &found, |_| {}).unwrap();
+        assert_eq!((again.rows_before, again.rows_after), (2, 2));
     }
 
     #[test]
