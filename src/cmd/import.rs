@@ -47,9 +47,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let files: Vec<PathBuf> = found.into_iter().map(|(path, _)| path).collect();
     let store = store::open(&paths.db)
         .with_context(|| format!("cannot open database {}", paths.db.display()))?;
-    let (config, _) = Config::load_for(paths);
-    store::usage::sync_store_prices(&store, &config.prices)
-        .context("cannot update the price table")?;
     let started = Instant::now();
     let bar = progress_bar(total);
     let stats = import::import(&store, &files, |bytes| {
@@ -60,6 +57,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    // After the import: the models it brought in get their rows (docs/usage.md, "Cost").
+    let (config, _) = Config::load_for(paths);
+    store::usage::sync_store_prices(&store, &config.prices)
+        .context("cannot update the price table")?;
     // The last connection removes the WAL; waited for here, not left to the process's exit.
     store.close();
     if stats.hook_payload_files > 0 {

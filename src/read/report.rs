@@ -68,9 +68,8 @@ pub fn refresh_prices(db: &Path, overrides: &crate::model::prices::PriceTable) {
     if !db.exists() {
         return;
     }
-    let table = crate::model::prices::effective(overrides);
     let current = read_only::connection(db, read_only::MAX_BUSY_WAIT)
-        .and_then(|c| store::usage::prices_match(&c, &table))
+        .and_then(|c| store::usage::prices_current(&c, overrides))
         .unwrap_or(false);
     if !current {
         if let Ok(store) = store::open(db) {

@@ -1,10 +1,13 @@
 //! The `usage` and `prices` tables (migration 0014): one row per API response, upserted so
 //! the final streamed count wins and a response read twice counts once; and the effective
-//! price table the `v_usage*` views compute cost from when read.
+//! price table the `v_usage*` views compute cost from when read, with a row for every model
+//! the usage names that another row prices (`kimi-k2.5:cloud` through `moonshot/kimi-k2.5`).
+
+use std::collections::BTreeMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::model::prices::PriceTable;
+use crate::model::prices::{self, PriceTable};
 use crate::model::queue_line::usage::UsageRecord;
 
 /// One response. On a conflict the counts of the line written later (greater `line_offset`)
@@ -92,60 +95,164 @@ pub fn upsert_json(
     Ok(Some(records.len()))
 }
 
-/// True when the `prices` table holds exactly `table`.
-pub fn prices_match(conn: &Connection, table: &PriceTable) -> rusqlite::Result<bool> {
+/// One row of the `prices` table.
+#[derive(Debug, Clone, PartialEq)]
+struct PriceRow {
+    rates: [f64; 5],
+    as_of: Option<String>,
+    /// `shipped`, `litellm`, `cmstore.toml`, or for a model priced through another row,
+    /// `<that row's origin> via <that row>` (`free` for a `:free` variant).
+    origin: String,
+}
+
+/// The rows the `prices` table should hold: every row of `table`, and for each model the
+/// store's usage names that has none, the row [`prices::resolve`] finds for it, under the
+/// model's own id (the `v_usage*` views join on it). A model nothing resolves stays
+/// unpriced.
+fn wanted_rows(
+    conn: &Connection,
+    table: &PriceTable,
+) -> rusqlite::Result<BTreeMap<String, PriceRow>> {
+    let mut rows: BTreeMap<String, PriceRow> = table
+        .iter()
+        .map(|(model, p)| {
+            let row = PriceRow {
+                rates: p.rates,
+                as_of: p.as_of.clone(),
+                origin: p.origin.to_owned(),
+            };
+            (model.clone(), row)
+        })
+        .collect();
+    // The rollup's few rows per session and day, rather than every response.
+    let mut stmt =
+        conn.prepare_cached("SELECT DISTINCT model FROM usage_rollup WHERE model <> ''")?;
+    let seen = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    for model in seen {
+        let model = model?;
+        if table.contains_key(&model) {
+            continue;
+        }
+        if let Some(found) = prices::resolve(table, &model) {
+            let origin = match found.price.origin {
+                "free" => "free".to_owned(),
+                origin => format!("{origin} via {}", found.row),
+            };
+            let row = PriceRow {
+                rates: found.price.rates,
+                as_of: found.price.as_of,
+                origin,
+            };
+            rows.insert(model, row);
+        }
+    }
+    Ok(rows)
+}
+
+/// The `meta` keys kept beside the `prices` table: the digest of what it was built from
+/// ([`prices::source_digest`]), its rows (a build that knows no digest rewrites the table
+/// and leaves the digest: the count tells), and how many models the usage named that no
+/// row priced.
+const PRICES_SOURCE: &str = "prices_source";
+const PRICES_ROWS: &str = "prices_rows";
+const PRICES_UNPRICED: &str = "prices_unpriced";
+
+fn price_rows(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT count(*) FROM prices")?
+        .query_row([], |r| r.get(0))
+}
+
+/// How many models the usage names have no row in `prices`.
+fn models_without_a_row(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT count(*) FROM (SELECT DISTINCT model FROM usage_rollup WHERE model <> '')
+         WHERE model NOT IN (SELECT model FROM prices)",
+    )?
+    .query_row([], |r| r.get(0))
+}
+
+fn meta_value(conn: &Connection, key: &str) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")?
+        .query_row([key], |r| r.get(0))
+        .optional()
+}
+
+/// True when the `prices` table is current for `overrides`: built from the same shipped
+/// tables and overrides, and no model the usage names has lost or gained a row since (a
+/// model first seen is given its row by the next [`sync_prices`]). Parses no table: a read
+/// asks this before every summary.
+pub fn prices_current(conn: &Connection, overrides: &PriceTable) -> rusqlite::Result<bool> {
+    let digest = prices::source_digest(overrides) as i64;
+    if meta_value(conn, PRICES_SOURCE)? != Some(digest)
+        || meta_value(conn, PRICES_ROWS)? != Some(price_rows(conn)?)
+    {
+        return Ok(false);
+    }
+    Ok(meta_value(conn, PRICES_UNPRICED)? == Some(models_without_a_row(conn)?))
+}
+
+fn stored_match(conn: &Connection, wanted: &BTreeMap<String, PriceRow>) -> rusqlite::Result<bool> {
     let mut stmt = conn.prepare(
         "SELECT model, input, output, cache_write_5m, cache_write_1h, cache_read, as_of, origin
          FROM prices ORDER BY model",
     )?;
-    let stored: Vec<(String, [f64; 5], Option<String>, String)> = stmt
+    let stored: Vec<(String, PriceRow)> = stmt
         .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
-                r.get(6)?,
-                r.get(7)?,
-            ))
+            let row = PriceRow {
+                rates: [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
+                as_of: r.get(6)?,
+                origin: r.get(7)?,
+            };
+            Ok((r.get(0)?, row))
         })?
         .collect::<rusqlite::Result<_>>()?;
-    Ok(stored.len() == table.len()
-        && stored.iter().zip(table).all(|(s, (model, p))| {
-            s.0 == *model && s.1 == p.rates && s.2 == p.as_of && s.3 == p.origin
-        }))
+    Ok(stored.len() == wanted.len()
+        && stored
+            .iter()
+            .zip(wanted)
+            .all(|((model, row), (want_model, want))| model == want_model && row == want))
 }
 
-/// Makes the `prices` table hold exactly `table`, in one transaction; false when it did
-/// already (nothing written).
-pub fn sync_prices(conn: &mut Connection, table: &PriceTable) -> rusqlite::Result<bool> {
-    if prices_match(conn, table)? {
+/// Makes the `prices` table hold the shipped tables with `overrides`, and a row for each
+/// model the usage names that another row prices ([`wanted_rows`]), in one transaction;
+/// true when it rewrote the table, false when it held those rows already.
+pub fn sync_prices(conn: &mut Connection, overrides: &PriceTable) -> rusqlite::Result<bool> {
+    if prices_current(conn, overrides)? {
         return Ok(false);
     }
+    let table = prices::effective(overrides);
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    tx.execute("DELETE FROM prices", [])?;
-    {
+    let wanted = wanted_rows(&tx, &table)?;
+    let rewrite = !stored_match(&tx, &wanted)?;
+    if rewrite {
+        tx.execute("DELETE FROM prices", [])?;
         let mut insert = tx.prepare(
             "INSERT INTO prices(model, input, output, cache_write_5m, cache_write_1h, cache_read,
                as_of, origin) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?;
-        for (model, p) in table {
+        for (model, p) in &wanted {
             let [i, o, w5, w1, r] = p.rates;
             insert.execute(params![model, i, o, w5, w1, r, p.as_of, p.origin])?;
         }
     }
+    let unpriced = models_without_a_row(&tx)?;
+    let digest = prices::source_digest(overrides) as i64;
+    let mut set = tx.prepare_cached("INSERT OR REPLACE INTO meta(key, value) VALUES (?1, ?2)")?;
+    set.execute(params![PRICES_SOURCE, digest])?;
+    set.execute(params![PRICES_ROWS, price_rows(&tx)?])?;
+    set.execute(params![PRICES_UNPRICED, unpriced])?;
+    drop(set);
     tx.commit()?;
-    Ok(true)
+    Ok(rewrite)
 }
 
-/// [`sync_prices`] on a connection of `store`, with cmstore's table and `overrides`.
+/// [`sync_prices`] on a connection of `store`.
 pub fn sync_store_prices(
     store: &super::Store,
     overrides: &PriceTable,
 ) -> Result<bool, super::Error> {
     let mut conn = store.conn()?;
-    Ok(sync_prices(
-        &mut conn,
-        &crate::model::prices::effective(overrides),
-    )?)
+    Ok(sync_prices(&mut conn, overrides)?)
 }
 
 /// Responses stored, for tests and status.
@@ -209,7 +316,7 @@ mod tests {
         upsert(&conn, &rec(1_000_000, 1), CX).unwrap();
         let mut other = rec(5, 1);
         other.message_id = "m2".into();
-        other.model = Some("x-ai/grok-4-fast:free".into());
+        other.model = Some("my-local-model".into());
         upsert(&conn, &other, CX).unwrap();
         let cost = |conn: &Connection| -> (Option<f64>, i64) {
             conn.query_row(
@@ -220,21 +327,63 @@ mod tests {
             .unwrap()
         };
         assert_eq!(cost(&conn), (None, 2), "no prices synced yet");
-        let mut table = crate::model::prices::shipped();
-        assert!(sync_prices(&mut conn, &table).unwrap());
-        assert!(!sync_prices(&mut conn, &table).unwrap(), "unchanged");
+        let mut overrides = PriceTable::new();
+        assert!(sync_prices(&mut conn, &overrides).unwrap());
+        assert!(!sync_prices(&mut conn, &overrides).unwrap(), "unchanged");
         // 10 input * 3 + 1M output * 15 + 1M 5m-writes * 3.75 + 2M reads * 0.3, per million.
         let expected = (10.0 * 3.0) / 1e6 + 15.0 + 3.75 + 0.6;
         let (got, unpriced) = cost(&conn);
         assert!((got.unwrap() - expected).abs() < 1e-6, "{got:?}");
         assert_eq!(unpriced, 1);
-        table.get_mut("claude-sonnet-4-20250514").unwrap().rates = [0.0, 1.0, 0.0, 0.0, 0.0];
-        sync_prices(&mut conn, &table).unwrap();
+        let mut sonnet = crate::model::prices::shipped()["claude-sonnet-4-20250514"].clone();
+        (sonnet.rates, sonnet.origin) = ([0.0, 1.0, 0.0, 0.0, 0.0], "cmstore.toml");
+        overrides.insert("claude-sonnet-4-20250514".into(), sonnet);
+        assert!(sync_prices(&mut conn, &overrides).unwrap());
         assert_eq!(
             cost(&conn).0,
             Some(1.0),
             "an override reprices all of history"
         );
         assert_eq!(count(&conn).unwrap(), 2);
+    }
+
+    #[test]
+    fn a_model_id_priced_through_another_row_gets_a_row_of_its_own_when_first_seen() {
+        let (_dir, mut conn) = store();
+        let none = PriceTable::new();
+        assert!(sync_prices(&mut conn, &none).unwrap());
+        let mut kimi = rec(1_000_000, 1);
+        kimi.model = Some("kimi-k2.5:cloud".into());
+        (kimi.cache_write, kimi.cache_write_1h, kimi.cache_read) = (0, None, 0);
+        upsert(&conn, &kimi, CX).unwrap();
+        assert!(
+            !prices_current(&conn, &none).unwrap(),
+            "a new model is seen"
+        );
+        assert!(sync_prices(&mut conn, &none).unwrap());
+        assert!(prices_current(&conn, &none).unwrap());
+        let (origin, cost): (String, f64) = conn
+            .query_row(
+                "SELECT p.origin, u.cost_usd FROM v_usage u JOIN prices p USING (model)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(origin, "litellm via moonshot/kimi-k2.5");
+        // 10 input at 0.6 and 1M output at 3.0 per million.
+        assert!((cost - (10.0 * 0.6 / 1e6 + 3.0)).abs() < 1e-9, "{cost}");
+        assert!(!sync_prices(&mut conn, &none).unwrap(), "unchanged");
+        // A build that knows no digest rewrote the table: the count tells.
+        conn.execute("DELETE FROM prices WHERE model = 'gpt-5.4'", [])
+            .unwrap();
+        assert!(!prices_current(&conn, &none).unwrap());
+        assert!(sync_prices(&mut conn, &none).unwrap());
+        // A model nothing prices is counted once, and leaves the table current.
+        let mut local = kimi.clone();
+        (local.message_id, local.model) = ("m9".into(), Some("my-local-model".into()));
+        upsert(&conn, &local, CX).unwrap();
+        assert!(!prices_current(&conn, &none).unwrap());
+        assert!(!sync_prices(&mut conn, &none).unwrap(), "no row to add");
+        assert!(prices_current(&conn, &none).unwrap());
     }
 }

@@ -428,6 +428,76 @@ fn import_of_a_missing_path_says_why_once() {
     assert_eq!(error.matches("os error 2").count(), 1, "{error}");
 }
 
+/// A model id an agent records that is no row of the price table finds its maker's row
+/// (an Ollama Cloud tag, a Vertex-only preview, an OpenRouter free variant); one nothing
+/// prices stays unpriced; `cmstore.toml` still wins.
+#[test]
+fn imported_models_are_priced_through_their_makers_rows_and_overrides_win() {
+    let env = TestEnv::new();
+    let chats = env.user_home().join(".gemini/tmp/app/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let message = |id: &str, model: &str| {
+        format!(
+            r#"{{"id":"{id}","type":"gemini","timestamp":"2026-04-16T22:39:17.604Z","model":"{model}",
+               "tokens":{{"input":2000000,"output":1000000,"cached":1000000,"thoughts":0,"tool":0}}}}"#
+        )
+    };
+    let chat = format!(
+        r#"{{"sessionId":"s-gemini","projectHash":"h","messages":[{},{},{},{}]}}"#,
+        message("g1", "gemini-3-pro-preview"),
+        message("g2", "x-ai/grok-4-fast:free"),
+        message("g3", "my-local-model"),
+        message("g4", "kimi-k2.5:cloud"),
+    );
+    std::fs::write(chats.join("session-2026-04-16T22-38-aaaa.json"), chat).unwrap();
+    env.cmd().arg("import").assert().success();
+    let priced = |model: &str| -> (Option<f64>, Option<String>) {
+        env.conn()
+            .query_row(
+                "SELECT u.cost_usd, p.origin FROM v_usage u LEFT JOIN prices p USING (model)
+                 WHERE u.model = ?1",
+                [model],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+    };
+    // Vertex AI's rates for it: 2 input, 12 output, 0.2 cache read per million.
+    let (cost, origin) = priced("gemini-3-pro-preview");
+    assert!(
+        (cost.unwrap() - (2.0 + 12.0 + 0.2)).abs() < 1e-9,
+        "{cost:?}"
+    );
+    assert_eq!(
+        origin.as_deref(),
+        Some("litellm via vertex_ai/gemini-3-pro-preview")
+    );
+    assert_eq!(
+        priced("x-ai/grok-4-fast:free"),
+        (Some(0.0), Some("free".into()))
+    );
+    assert_eq!(priced("my-local-model"), (None, None));
+    assert_eq!(
+        priced("kimi-k2.5:cloud").1.as_deref(),
+        Some("litellm via moonshot/kimi-k2.5")
+    );
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[prices.\"kimi-k2.5:cloud\"]\ninput = 0\noutput = 0\ncache_write_5m = 0\n\
+         cache_write_1h = 0\ncache_read = 0\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["summarize", "--by", "model", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        priced("kimi-k2.5:cloud"),
+        (Some(0.0), Some("cmstore.toml".into()))
+    );
+}
+
 /// A line dated before what prune deleted is not stored again, but the usage it carries is:
 /// prune never deletes usage, and a `Usage` line is dated by its responses, which may be that
 /// old when their session is closed long after.

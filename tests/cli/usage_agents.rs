@@ -30,9 +30,9 @@ fn files_under(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
     out
 }
 
-/// `import` of `dir` into `env`, asserted successful; its stderr.
-fn import(env: &TestEnv, dir: &Path) -> String {
-    let out = env.cmd().arg("import").arg(dir).output().unwrap();
+/// `import` of `dirs` into `env`, asserted successful; its stderr.
+fn import(env: &TestEnv, dirs: &[&Path]) -> String {
+    let out = env.cmd().arg("import").args(dirs).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     stderr
@@ -116,7 +116,7 @@ fn every_gemini_chat_of_every_version_is_imported_and_counted_once() {
         return;
     };
     let env = TestEnv::new();
-    let stderr = import(&env, &dir);
+    let stderr = import(&env, &[&dir]);
     let expected = gemini_by_hand(&dir);
     // Six JSON chats (2025-09 to 2026-04), three subagent chats under one of them, one JSONL;
     // and a `gemini -o stream-json` output, read as a transcript with no usage in it.
@@ -130,11 +130,159 @@ fn every_gemini_chat_of_every_version_is_imported_and_counted_once() {
     let sessions = env.int("SELECT count(*) FROM sessions WHERE agent = 'gemini'");
     assert_eq!(sessions, 7);
     let before = env.int("SELECT count(*) FROM usage");
-    import(&env, &dir);
+    import(&env, &[&dir]);
     assert_eq!(
         env.int("SELECT count(*) FROM usage"),
         before,
         "re-import +0"
     );
     assert_eq!(stored(&env, "gemini"), expected);
+}
+
+/// Codex's counts by hand, by the chain its running total makes: a `token_count` event is a
+/// new response when its `total_token_usage.total_tokens` is the previous event's total plus
+/// its own `last_token_usage.total_tokens`, or starts a new count (a compaction or a review
+/// thread: the total falls back, or equals its own last). An event that repeats a total, or
+/// brings back a total from before a review, is no response. Input without the cached part,
+/// output with the reasoning (OpenAI counts it inside), cached input as cache reads.
+fn codex_by_hand(dir: &Path) -> Counts {
+    let mut counts = Counts::new();
+    for rollout in files_under(dir, &|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        let name = rollout.file_stem().unwrap().to_string_lossy().into_owned();
+        let session = name[name.len() - 36..].to_owned();
+        let mut previous: Option<i64> = None;
+        for line in std::fs::read_to_string(&rollout).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let info = &v["payload"]["info"];
+            if v["payload"]["type"] != "token_count" || !info.is_object() {
+                continue;
+            }
+            let (total, last) = (&info["total_token_usage"], &info["last_token_usage"]);
+            let n = |u: &Value, k: &str| u[k].as_i64().unwrap_or(0);
+            let running = n(total, "total_tokens");
+            let own = n(last, "total_tokens");
+            let new = match previous {
+                None => true,
+                Some(p) => running != p && (running == p + own || running == own || running < p),
+            };
+            previous = Some(running);
+            if !new || (n(last, "input_tokens") == 0 && n(last, "output_tokens") == 0) {
+                continue;
+            }
+            let cached = n(last, "cached_input_tokens");
+            let c = counts.entry(session.clone()).or_default();
+            c[0] += 1;
+            c[1] += n(last, "input_tokens") - cached;
+            c[2] += n(last, "output_tokens");
+            c[3] += cached;
+        }
+    }
+    counts
+}
+
+#[test]
+fn every_codex_rollout_is_counted_once_and_a_review_does_not_count_twice() {
+    let Some(dir) = real_more_fixtures("codex") else {
+        return;
+    };
+    let env = TestEnv::new();
+    import(&env, &[&dir]);
+    let expected = codex_by_hand(&dir);
+    // Five sessions with usage (the older rollouts before `token_count` have none).
+    assert_eq!(expected.len(), 5, "{expected:?}");
+    // 019b55c1: a review thread, five compactions, and after the review the pre-review total
+    // brought back unchanged (no response: the next total adds the next response to it).
+    let review = "019b55c1-d022-7061-bbb9-b0c90708472b";
+    assert_eq!(expected[review], [353, 850_265, 79_954, 27_494_784]);
+    assert_eq!(stored(&env, "codex"), expected);
+    let before = env.int("SELECT count(*) FROM usage");
+    import(&env, &[&dir]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage"),
+        before,
+        "re-import +0"
+    );
+}
+
+/// LiteLLM's pinned rates (resources/prices-litellm.tsv) of `model`, per million tokens:
+/// input, output, cache read.
+fn litellm_rates(model: &str) -> [f64; 3] {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("resources/prices-litellm.tsv");
+    let text = std::fs::read_to_string(path).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.split('\t').next() == Some(model))
+        .unwrap_or_else(|| panic!("{model} is not in the pinned table"));
+    let f: Vec<f64> = line
+        .split('\t')
+        .skip(1)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    [f[0], f[1], f[4]]
+}
+
+#[test]
+fn every_model_the_real_files_name_is_priced_or_free_and_codex_and_gemini_cost_what_the_table_says()
+{
+    let (Some(real), Some(more)) = (crate::common::real_fixtures(), real_more_fixtures("")) else {
+        return;
+    };
+    let env = TestEnv::new();
+    import(&env, &[&real, &more]);
+    // The one exception: GLM-5 Turbo (through Claude Code) has no price of its maker's in
+    // LiteLLM's table, only resellers': unpriced rather than a guess (docs/usage.md).
+    let unpriced: Vec<String> = env
+        .conn()
+        .prepare("SELECT DISTINCT model FROM v_usage WHERE cost_usd IS NULL ORDER BY 1")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(unpriced, ["glm-5-turbo"]);
+    // Each Codex and Gemini session's cost, from the pinned rows written out here.
+    let row_of = |model: &str| match model {
+        "kimi-k2.5:cloud" => "moonshot/kimi-k2.5".to_owned(),
+        "gemini-3-pro-preview" => "vertex_ai/gemini-3-pro-preview".to_owned(),
+        other => other.to_owned(),
+    };
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare(
+            "SELECT session_id, model, sum(input_tokens), sum(output_tokens),
+               sum(cache_read_tokens) FROM usage WHERE agent IN ('codex', 'gemini')
+             GROUP BY session_id, model",
+        )
+        .unwrap();
+    let mut by_hand: BTreeMap<String, f64> = BTreeMap::new();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                [r.get::<_, f64>(2)?, r.get(3)?, r.get(4)?],
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        let (session, model, tokens) = row.unwrap();
+        let rates = litellm_rates(&row_of(&model));
+        let cost: f64 = tokens.iter().zip(rates).map(|(t, r)| t * r / 1e6).sum();
+        *by_hand.entry(session).or_default() += cost;
+    }
+    assert_eq!(by_hand.len(), 12, "5 Codex and 7 Gemini sessions");
+    for (session, cost) in by_hand {
+        let stored: f64 = env
+            .conn()
+            .query_row(
+                "SELECT cost_usd FROM v_usage_sessions WHERE session_id = ?1",
+                [&session],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(
+            (stored - cost).abs() < 1e-5,
+            "{session}: {stored} against {cost}"
+        );
+    }
 }

@@ -294,7 +294,14 @@ pub struct ConfigWatch<'a> {
     reported: Vec<String>,
     /// The store whose price table follows the file's `[prices]`.
     store: store::Store,
+    /// The file's `[prices]` as last loaded, and when the store's table was last brought in
+    /// line with them: again every [`PRICES_EVERY`], for the models new usage names.
+    prices: (crate::model::prices::PriceTable, Option<std::time::Instant>),
 }
+
+/// How often a running ingest gives the models new usage names their price rows (a model
+/// first seen is unpriced until then, or until the next `summarize`).
+pub const PRICES_EVERY: Duration = Duration::from_secs(60);
 
 impl<'a> ConfigWatch<'a> {
     /// Watches `paths`' configuration for `store`, warning through `say`.
@@ -305,6 +312,7 @@ impl<'a> ConfigWatch<'a> {
             stamp: None,
             reported: Vec::new(),
             store,
+            prices: Default::default(),
         }
     }
 
@@ -316,17 +324,15 @@ impl<'a> ConfigWatch<'a> {
             .ok()
             .map(|m| (m.len(), m.modified().ok()));
         if self.stamp == Some(stamp) {
+            if self.prices.1.is_some_and(|at| at.elapsed() >= PRICES_EVERY) {
+                self.sync_prices();
+            }
             return;
         }
         self.stamp = Some(stamp);
         let (config, problems) = Config::load_for(self.paths);
-        // Cost is computed from the store's price table when read: a changed price applies
-        // from the next summary on, to all of history.
-        if let Err(err) = store::usage::sync_store_prices(&self.store, &config.prices) {
-            (self.say)(&format!(
-                "cmstore ingest: warning: cannot update the price table: {err}"
-            ));
-        }
+        self.prices.0 = config.prices;
+        self.sync_prices();
         let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
         for problem in problems.iter().filter(|p| !self.reported.contains(p)) {
             (self.say)(&format!(
@@ -338,6 +344,17 @@ impl<'a> ConfigWatch<'a> {
             (self.say)("cmstore ingest: the configuration problems are gone");
         }
         self.reported = problems;
+    }
+
+    /// Cost is computed from the store's price table when read: a changed price applies from
+    /// the next summary on, to all of history, and a model first seen gets its row.
+    fn sync_prices(&mut self) {
+        self.prices.1 = Some(std::time::Instant::now());
+        if let Err(err) = store::usage::sync_store_prices(&self.store, &self.prices.0) {
+            (self.say)(&format!(
+                "cmstore ingest: warning: cannot update the price table: {err}"
+            ));
+        }
     }
 }
 
