@@ -82,7 +82,7 @@ def main():
     with open(OUT, "w", encoding="utf-8") as out:
         out.write(
             "# Token rates of chat models, USD per million tokens, from LiteLLM's\n"
-            "# model_prices_and_context_window.json (MIT License, Copyright (c) 2023 Berri AI),\n"
+            "# model_prices_and_context_window.json (MIT License, Copyright (c) 2023 Berri AI: resources/LICENSE-litellm),\n"
             f"# source: {label}. Written by resources/refresh-prices-litellm.py;\n"
             "# do not edit by hand: resources/prices.toml and cmstore.toml's [prices] win.\n"
             f"# as_of: {today}\n"
