@@ -10,8 +10,13 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::model::prices::{self, PriceTable};
 use crate::model::queue_line::usage::UsageRecord;
 
-/// One response. On a conflict the counts of the line written later (greater `line_offset`)
-/// win; what links the row (session, turn, subagent, agent) is kept once known.
+/// One response. On a conflict each count keeps the larger value: streamed counts only
+/// grow, and a response saved again elsewhere (Claude Code's compaction subagent re-saves
+/// the parent's responses, with their final counts where the parent's file stopped at a
+/// partial one) carries its final counts, whichever file is read first. The model, time and
+/// tier of the line written later (greater `line_offset`) win. What links the row (session,
+/// turn, agent) is kept once known; a response any file writes as the main thread's
+/// (`sidechain` 0) is the main thread's, never the subagent's that re-saved it.
 const UPSERT_USAGE: &str = "
     INSERT INTO usage(message_id, request_id, session_id, agent, turn_id, subagent_id,
       sidechain, model, ts, input_tokens, output_tokens, cache_write_tokens,
@@ -21,22 +26,19 @@ const UPSERT_USAGE: &str = "
       session_id = coalesce(session_id, excluded.session_id),
       agent = coalesce(agent, excluded.agent),
       turn_id = coalesce(turn_id, excluded.turn_id),
-      subagent_id = coalesce(subagent_id, excluded.subagent_id),
-      sidechain = max(sidechain, excluded.sidechain),
+      subagent_id = CASE WHEN min(sidechain, excluded.sidechain) = 0 THEN NULL
+        ELSE coalesce(subagent_id, excluded.subagent_id) END,
+      sidechain = min(sidechain, excluded.sidechain),
       model = CASE WHEN excluded.line_offset >= line_offset
         THEN coalesce(excluded.model, model) ELSE model END,
       ts = CASE WHEN excluded.line_offset >= line_offset
         THEN coalesce(excluded.ts, ts) ELSE ts END,
-      input_tokens = CASE WHEN excluded.line_offset >= line_offset
-        THEN excluded.input_tokens ELSE input_tokens END,
-      output_tokens = CASE WHEN excluded.line_offset >= line_offset
-        THEN excluded.output_tokens ELSE output_tokens END,
-      cache_write_tokens = CASE WHEN excluded.line_offset >= line_offset
-        THEN excluded.cache_write_tokens ELSE cache_write_tokens END,
-      cache_write_1h_tokens = CASE WHEN excluded.line_offset >= line_offset
-        THEN excluded.cache_write_1h_tokens ELSE cache_write_1h_tokens END,
-      cache_read_tokens = CASE WHEN excluded.line_offset >= line_offset
-        THEN excluded.cache_read_tokens ELSE cache_read_tokens END,
+      input_tokens = max(input_tokens, excluded.input_tokens),
+      output_tokens = max(output_tokens, excluded.output_tokens),
+      cache_write_tokens = max(cache_write_tokens, excluded.cache_write_tokens),
+      cache_write_1h_tokens = max(coalesce(cache_write_1h_tokens, excluded.cache_write_1h_tokens),
+        coalesce(excluded.cache_write_1h_tokens, cache_write_1h_tokens)),
+      cache_read_tokens = max(cache_read_tokens, excluded.cache_read_tokens),
       service_tier = CASE WHEN excluded.line_offset >= line_offset
         THEN coalesce(excluded.service_tier, service_tier) ELSE service_tier END,
       line_offset = max(line_offset, excluded.line_offset)";
@@ -308,6 +310,32 @@ mod tests {
             })
             .unwrap();
         assert_eq!((n, out), (1, 1941));
+    }
+
+    #[test]
+    fn a_response_resaved_by_a_subagent_keeps_its_final_counts_and_stays_the_parents() {
+        // The parent's file stopped at a partial count (late in a long file); the compaction
+        // subagent's file re-saves the response with its final count (early in a short one).
+        let partial = rec(23, 90_000);
+        let resaved = UsageRecord {
+            sidechain: true,
+            agent_id: Some("acompact-1".into()),
+            ..rec(787, 4_000)
+        };
+        for order in [[&partial, &resaved], [&resaved, &partial]] {
+            let (_dir, conn) = store();
+            for r in order {
+                upsert(&conn, r, CX).unwrap();
+            }
+            let row: (i64, i64, Option<String>) = conn
+                .query_row(
+                    "SELECT output_tokens, sidechain, subagent_id FROM usage",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .unwrap();
+            assert_eq!(row, (787, 0, None));
+        }
     }
 
     #[test]

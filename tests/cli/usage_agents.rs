@@ -286,3 +286,89 @@ fn every_model_the_real_files_name_is_priced_or_free_and_codex_and_gemini_cost_w
         );
     }
 }
+
+/// Claude Code's counts by hand: every `assistant` line with `message.usage` (not of the
+/// `<synthetic>` model), grouped by (message id, request id) across a session's main file
+/// and its subagents' files, each field the largest value its lines give (streamed counts
+/// only grow); in the session its lines name. Per session: (responses, input, output,
+/// cache read), and the cache writes apart.
+fn claude_by_hand(dir: &Path) -> (Counts, BTreeMap<String, i64>) {
+    let mut groups: BTreeMap<(String, String), (String, [i64; 5])> = BTreeMap::new();
+    for file in files_under(dir, &|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let m = &v["message"];
+            if v["type"] != "assistant" || m["model"] == "<synthetic>" || !m["usage"].is_object() {
+                continue;
+            }
+            let (Some(id), Some(session)) = (m["id"].as_str(), v["sessionId"].as_str()) else {
+                continue;
+            };
+            let key = (
+                id.to_owned(),
+                v["requestId"].as_str().unwrap_or("").to_owned(),
+            );
+            let u = &m["usage"];
+            let n = |k: &str| u[k].as_i64().unwrap_or(0);
+            let fields = [
+                n("input_tokens"),
+                n("output_tokens"),
+                n("cache_read_input_tokens"),
+                n("cache_creation_input_tokens"),
+                0,
+            ];
+            let entry = groups.entry(key).or_insert((session.to_owned(), [0; 5]));
+            for (held, new) in entry.1.iter_mut().zip(fields) {
+                *held = (*held).max(new);
+            }
+        }
+    }
+    let (mut counts, mut writes) = (Counts::new(), BTreeMap::new());
+    for (session, f) in groups.into_values() {
+        let c = counts.entry(session.clone()).or_default();
+        c[0] += 1;
+        c[1] += f[0];
+        c[2] += f[1];
+        c[3] += f[2];
+        *writes.entry(session).or_default() += f[3];
+    }
+    (counts, writes)
+}
+
+#[test]
+fn every_claude_code_session_counts_each_response_once_at_its_final_count() {
+    let Some(dir) = real_more_fixtures("claude-code") else {
+        return;
+    };
+    let env = TestEnv::new();
+    import(&env, &[&dir]);
+    let (expected, writes) = claude_by_hand(&dir);
+    assert_eq!(expected.len(), 15, "six users, 1.0.115 to 2.1.111");
+    assert_eq!(stored(&env, "claude"), expected);
+    for (session, write) in writes {
+        let stored = env
+            .conn()
+            .query_row(
+                "SELECT sum(cache_write_tokens) FROM usage WHERE session_id = ?1",
+                [&session],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap();
+        assert_eq!(stored, write, "{session}");
+    }
+    // 744827a2: its compaction subagent's file re-saves 61 of the parent's responses, two of
+    // them with final counts where the parent's file stopped at a partial one. They stay the
+    // parent's; only the compaction's own response is the subagent's.
+    let compaction = "SELECT count(*) FROM usage WHERE subagent_id LIKE 'acompact-%'";
+    assert_eq!(env.int(compaction), 1);
+    let before = env.int("SELECT count(*) FROM usage");
+    import(&env, &[&dir]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage"),
+        before,
+        "re-import +0"
+    );
+    assert_eq!(stored(&env, "claude"), expected);
+}
