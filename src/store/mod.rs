@@ -227,6 +227,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0025_events_session_index",
         include_str!("../../migrations/0025_events_session_index.sql"),
     ),
+    (
+        "0026_usage_reasoning",
+        include_str!("../../migrations/0026_usage_reasoning.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -20,8 +20,9 @@ use crate::model::queue_line::usage::UsageRecord;
 const UPSERT_USAGE: &str = "
     INSERT INTO usage(message_id, request_id, session_id, agent, turn_id, subagent_id,
       sidechain, model, ts, input_tokens, output_tokens, cache_write_tokens,
-      cache_write_1h_tokens, cache_read_tokens, service_tier, line_offset, origin)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+      cache_write_1h_tokens, cache_read_tokens, service_tier, line_offset, origin,
+      reasoning_tokens)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
     ON CONFLICT(message_id, request_id) DO UPDATE SET
       session_id = coalesce(session_id, excluded.session_id),
       agent = coalesce(agent, excluded.agent),
@@ -39,6 +40,8 @@ const UPSERT_USAGE: &str = "
       cache_write_1h_tokens = max(coalesce(cache_write_1h_tokens, excluded.cache_write_1h_tokens),
         coalesce(excluded.cache_write_1h_tokens, cache_write_1h_tokens)),
       cache_read_tokens = max(cache_read_tokens, excluded.cache_read_tokens),
+      reasoning_tokens = max(coalesce(reasoning_tokens, excluded.reasoning_tokens),
+        coalesce(excluded.reasoning_tokens, reasoning_tokens)),
       service_tier = CASE WHEN excluded.line_offset >= line_offset
         THEN coalesce(excluded.service_tier, service_tier) ELSE service_tier END,
       line_offset = max(line_offset, excluded.line_offset)";
@@ -77,6 +80,7 @@ pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::
         r.service_tier,
         saturate(r.offset),
         cx.origin,
+        r.reasoning.map(saturate),
     ])?;
     Ok(())
 }
@@ -336,6 +340,24 @@ mod tests {
                 .unwrap();
             assert_eq!(row, (787, 0, None));
         }
+    }
+
+    #[test]
+    fn the_reasoning_a_later_read_reports_fills_in_a_row_stored_without_it() {
+        let (_dir, conn) = store();
+        upsert(&conn, &rec(300, 10), CX).unwrap();
+        let reasoning = |conn: &Connection| -> Option<i64> {
+            conn.query_row("SELECT reasoning_tokens FROM usage", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(reasoning(&conn), None, "stored before 0026, or by an agent without it");
+        let with = UsageRecord {
+            reasoning: Some(120),
+            ..rec(300, 10)
+        };
+        upsert(&conn, &with, CX).unwrap();
+        upsert(&conn, &rec(300, 10), CX).unwrap();
+        assert_eq!(reasoning(&conn), Some(120));
     }
 
     #[test]

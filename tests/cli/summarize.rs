@@ -843,11 +843,12 @@ fn usage_views_match_the_responses(env: &TestEnv) {
 fn the_usage_rollup_stays_true_when_responses_are_read_again() {
     let env = fixed();
     usage_views_match_the_responses(&env);
-    // The same responses again, with other counts on a later line: the last line wins, in the
-    // rollup too (the upsert's update moves the old figures out).
+    // The same responses again, with a larger count on a later line (streamed counts only
+    // grow): the larger count wins, in the rollup too (the upsert's update moves the old
+    // figures out).
     let mut again = entry("Stop", "aaaaaaaa-1111-4000-8000-000000000001");
     again.timestamp = T0 + 24 * 60 * MIN;
-    let mut later = usage("m1", "claude-sonnet-4-5", 7);
+    let mut later = usage("m1", "claude-sonnet-4-5", 1_300_007);
     later.offset = 99;
     again.usage = Some(vec![later, usage("m9", "claude-haiku-4-5", 5)]);
     env.append(&[again.to_line()]);
@@ -855,7 +856,7 @@ fn the_usage_rollup_stays_true_when_responses_are_read_again() {
     env.ingest_once();
     assert_eq!(
         env.int("SELECT output_tokens FROM usage WHERE message_id = 'm1'"),
-        7
+        1_300_007
     );
     usage_views_match_the_responses(&env);
 }
@@ -1005,10 +1006,18 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0025 left: no `usage.reasoning_tokens`,
+/// the schema version 25.
+pub(crate) fn back_to_0025(conn: &rusqlite::Connection) {
+    conn.execute_batch("ALTER TABLE usage DROP COLUMN reasoning_tokens; PRAGMA user_version = 25;")
+        .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0024 left: `events_session_id` and
 /// `events_story` (as 0001 and 0019 made them) in place of `events_session`, the schema
 /// version 24.
 pub(crate) fn back_to_0024(conn: &rusqlite::Connection) {
+    back_to_0025(conn);
     let made_by_0019 = include_str!("../../migrations/0019_story_calls.sql");
     let start = made_by_0019.find("CREATE INDEX events_story").unwrap();
     let end = start + made_by_0019[start..].find(';').unwrap() + 1;

@@ -110,6 +110,29 @@ fn gemini_by_hand(dir: &Path) -> Counts {
     counts
 }
 
+/// The `thoughts` of every Gemini response, once per message id.
+fn gemini_thoughts_by_hand(dir: &Path) -> i64 {
+    let mut thoughts: BTreeMap<String, i64> = BTreeMap::new();
+    for chat in files_under(dir, &|p| {
+        p.extension().is_some_and(|e| e == "json" || e == "jsonl")
+    }) {
+        let text = std::fs::read_to_string(&chat).unwrap();
+        let messages: Vec<Value> = match serde_json::from_str::<Value>(&text) {
+            Ok(doc) => doc["messages"].as_array().cloned().unwrap_or_default(),
+            Err(_) => text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect(),
+        };
+        for m in messages.iter().filter(|m| m["type"] == "gemini") {
+            if let (Some(id), Some(t)) = (m["id"].as_str(), m["tokens"]["thoughts"].as_i64()) {
+                thoughts.insert(id.to_owned(), t);
+            }
+        }
+    }
+    thoughts.values().sum()
+}
+
 #[test]
 fn every_gemini_chat_of_every_version_is_imported_and_counted_once() {
     let Some(dir) = real_more_fixtures("gemini") else {
@@ -127,6 +150,11 @@ fn every_gemini_chat_of_every_version_is_imported_and_counted_once() {
         env.int("SELECT count(DISTINCT subagent_id) FROM usage WHERE sidechain = 1"),
         3
     );
+    // Gemini's thoughts, kept apart as a part of the output: every response reports them.
+    let thoughts = env.int("SELECT sum(reasoning_tokens) FROM usage WHERE agent = 'gemini'");
+    assert_eq!(thoughts, gemini_thoughts_by_hand(&dir));
+    let without = "SELECT count(*) FROM usage WHERE agent = 'gemini' AND reasoning_tokens IS NULL";
+    assert_eq!(env.int(without), 0);
     let sessions = env.int("SELECT count(*) FROM sessions WHERE agent = 'gemini'");
     assert_eq!(sessions, 7);
     let before = env.int("SELECT count(*) FROM usage");
@@ -144,9 +172,10 @@ fn every_gemini_chat_of_every_version_is_imported_and_counted_once() {
 /// its own `last_token_usage.total_tokens`, or starts a new count (a compaction or a review
 /// thread: the total falls back, or equals its own last). An event that repeats a total, or
 /// brings back a total from before a review, is no response. Input without the cached part,
-/// output with the reasoning (OpenAI counts it inside), cached input as cache reads.
-fn codex_by_hand(dir: &Path) -> Counts {
-    let mut counts = Counts::new();
+/// output with the reasoning (OpenAI counts it inside), cached input as cache reads; and the
+/// reasoning apart.
+fn codex_by_hand(dir: &Path) -> (Counts, BTreeMap<String, i64>) {
+    let (mut counts, mut reasoning) = (Counts::new(), BTreeMap::new());
     for rollout in files_under(dir, &|p| p.extension().is_some_and(|e| e == "jsonl")) {
         let name = rollout.file_stem().unwrap().to_string_lossy().into_owned();
         let session = name[name.len() - 36..].to_owned();
@@ -175,9 +204,10 @@ fn codex_by_hand(dir: &Path) -> Counts {
             c[1] += n(last, "input_tokens") - cached;
             c[2] += n(last, "output_tokens");
             c[3] += cached;
+            *reasoning.entry(session.clone()).or_default() += n(last, "reasoning_output_tokens");
         }
     }
-    counts
+    (counts, reasoning)
 }
 
 #[test]
@@ -187,7 +217,7 @@ fn every_codex_rollout_is_counted_once_and_a_review_does_not_count_twice() {
     };
     let env = TestEnv::new();
     import(&env, &[&dir]);
-    let expected = codex_by_hand(&dir);
+    let (expected, reasoning) = codex_by_hand(&dir);
     // Five sessions with usage (the older rollouts before `token_count` have none).
     assert_eq!(expected.len(), 5, "{expected:?}");
     // 019b55c1: a review thread, five compactions, and after the review the pre-review total
@@ -195,6 +225,11 @@ fn every_codex_rollout_is_counted_once_and_a_review_does_not_count_twice() {
     let review = "019b55c1-d022-7061-bbb9-b0c90708472b";
     assert_eq!(expected[review], [353, 850_265, 79_954, 27_494_784]);
     assert_eq!(stored(&env, "codex"), expected);
+    // The reasoning apart, as a part of the output.
+    for (session, sum) in reasoning {
+        let sql = format!("SELECT sum(reasoning_tokens) FROM usage WHERE session_id = '{session}'");
+        assert_eq!(env.int(&sql), sum, "{session}");
+    }
     let before = env.int("SELECT count(*) FROM usage");
     import(&env, &[&dir]);
     assert_eq!(

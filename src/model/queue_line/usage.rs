@@ -30,6 +30,10 @@ pub struct UsageRecord {
     /// Output tokens.
     #[serde(default)]
     pub output: u64,
+    /// Of `output`, the reasoning (thinking) tokens, when the agent reports them apart
+    /// (Codex, Gemini CLI, Copilot CLI; not Claude Code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
     /// Input tokens written to the cache, in all (`cache_creation_input_tokens`).
     #[serde(default)]
     pub cache_write: u64,

@@ -130,6 +130,8 @@ fn from_claude(line: Line<'_>, offset: u64) -> Option<UsageRecord> {
         model: model.map(Cow::into_owned),
         input: usage.input_tokens.unwrap_or(0),
         output: usage.output_tokens.unwrap_or(0),
+        // Anthropic's usage does not say how much of the output was thinking.
+        reasoning: None,
         cache_write: usage.cache_creation_input_tokens.unwrap_or(0),
         cache_write_5m: split.as_ref().and_then(|s| s.ephemeral_5m_input_tokens),
         cache_write_1h: split.as_ref().and_then(|s| s.ephemeral_1h_input_tokens),
@@ -170,6 +172,7 @@ mod tests {
                 model: Some("claude-haiku-4-5-20251001".into()),
                 input: 10,
                 output: 8,
+                reasoning: None,
                 cache_write: 4415,
                 cache_write_5m: Some(4410),
                 cache_write_1h: Some(5),

@@ -70,6 +70,7 @@ struct Counts {
     input_tokens: Option<u64>,
     cached_input_tokens: Option<u64>,
     output_tokens: Option<u64>,
+    reasoning_output_tokens: Option<u64>,
     total_tokens: Option<u64>,
 }
 
@@ -188,6 +189,7 @@ impl CodexReader {
             model: self.model.clone(),
             input: input - cached,
             output,
+            reasoning: last.reasoning_output_tokens.map(|r| r.min(output)),
             cache_read: cached,
             ts: ts.and_then(crate::support::clock::rfc3339_ms),
             session_id: Some(session.to_owned()),
@@ -270,6 +272,9 @@ mod tests {
             .iter()
             .zip([first, second])
             .all(|(r, c)| r.input + r.cache_read + r.output == c[4]));
+        // The reasoning is kept apart, as a part of the output.
+        let reasoning: Vec<_> = rows.iter().map(|r| r.reasoning).collect();
+        assert_eq!(reasoning, [Some(120), Some(0)]);
         assert_eq!(rows[0].model.as_deref(), Some("gpt-5-codex"));
         assert_eq!(rows[0].turn_id.as_deref(), Some("t1"));
         assert_eq!(

@@ -51,6 +51,7 @@ struct Usage<'a> {
     output_tokens: Option<u64>,
     cache_read_tokens: Option<u64>,
     cache_write_tokens: Option<u64>,
+    reasoning_tokens: Option<u64>,
     #[serde(borrow)]
     api_call_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -90,6 +91,7 @@ pub(super) fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
         model: nonempty(usage.model),
         input: input - cache_read - cache_write,
         output,
+        reasoning: usage.reasoning_tokens.map(|r| r.min(output)),
         cache_write,
         cache_read,
         ts: line
@@ -121,6 +123,7 @@ mod tests {
                 model: Some("gpt-5.4".into()),
                 input: 209,
                 output: 31,
+                reasoning: Some(7),
                 cache_read: 1001,
                 ts: Some(crate::support::clock::rfc3339_ms("2026-12-02T08:04:04.194Z").unwrap()),
                 session_id: Some("53bd3dd4".into()),

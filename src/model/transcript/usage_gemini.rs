@@ -85,6 +85,7 @@ fn from_message(line: Line<'_>, offset: u64) -> Option<UsageRecord> {
             .output
             .unwrap_or(0)
             .saturating_add(t.thoughts.unwrap_or(0)),
+        reasoning: t.thoughts,
         cache_read: cached,
         ts: line
             .timestamp
@@ -220,6 +221,9 @@ mod tests {
                 (11007 - 4103, 4103, 221 + 54, 0)
             ]
         );
+        // The thoughts are kept apart too, as a part of the output.
+        let thoughts: Vec<_> = rows.iter().map(|r| r.reasoning).collect();
+        assert_eq!(thoughts, [Some(53), Some(54)]);
         assert_eq!(rows[0].message_id, "482cae6f-1146-4412-9cf7-fe3ca072cc89");
         assert_eq!(rows[0].model.as_deref(), Some("gemini-2.5-flash"));
         assert_eq!(rows[0].key().1, "");

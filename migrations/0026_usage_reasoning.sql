@@ -1,0 +1,12 @@
+-- 0026: the reasoning (thinking) tokens of a response, apart, when its agent reports them.
+--
+-- Why: `output_tokens` is everything billed as output, reasoning included, so that cost and
+-- sums mean the same for every agent (docs/usage.md). But how much of it was reasoning differs
+-- widely between agents and models, and users compare answers' lengths across agents: Codex
+-- (`reasoning_output_tokens`), Gemini CLI (`thoughts`) and Copilot CLI (`reasoningTokens`)
+-- report the part apart; Anthropic's API does not (NULL for Claude Code). A part of
+-- `output_tokens`, never added to it.
+--
+-- Rows stored before have NULL (not read then); `cmstore import` of the same files fills it in.
+-- Adding a column with no default rewrites nothing: O(1) on any store.
+ALTER TABLE usage ADD COLUMN reasoning_tokens INTEGER;
