@@ -19,8 +19,9 @@ const LITELLM: &str = include_str!(concat!(
 ));
 
 /// The makers' own providers in LiteLLM's names, in the order a bare model id is tried under
-/// them ([`resolve`]): a maker's list price, never a reseller's.
-const MAKERS: [&str; 10] = [
+/// them ([`resolve`]): a maker's list price, never a reseller's. Last, GitHub Copilot's, for
+/// the ids Copilot spells its own way (`claude-sonnet-4.6`).
+const MAKERS: [&str; 11] = [
     "anthropic",
     "openai",
     "gemini",
@@ -31,6 +32,7 @@ const MAKERS: [&str; 10] = [
     "zai",
     "deepseek",
     "mistral",
+    "github_copilot",
 ];
 
 /// The five rate names, as cmstore.toml and `resources/prices.toml` spell them.
@@ -293,6 +295,10 @@ mod tests {
         );
         assert_eq!(row("openrouter/openai/gpt-5.4"), some("gpt-5.4"));
         assert_eq!(row("claude-sonnet-4"), some("claude-sonnet-4-20250514"));
+        assert_eq!(
+            row("claude-sonnet-4.6"),
+            some("github_copilot/claude-sonnet-4.6")
+        );
         // Several dated rows: no family alias. No maker's row: unpriced.
         let mut two = PriceTable::new();
         for key in ["m-20250101", "m-20250601"] {

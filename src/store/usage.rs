@@ -59,8 +59,28 @@ pub struct Context<'a> {
     pub origin: &'static str,
 }
 
-/// Upserts one response's row.
+/// A session's totals (`SESSION_TOTAL` rows) by their message ids' range: `;` follows `:`.
+const TOTALS_OF_SESSION: &str =
+    "session_id = ?1 AND message_id >= 'copilot-total:' AND message_id < 'copilot-total;'";
+
+/// Upserts one response's row. A session's totals (Copilot CLI's `session.shutdown`) stand
+/// in for its responses only while it has none: a total is not stored beside a response of
+/// its session, and a Copilot response removes its session's totals, in whichever order
+/// they arrive (docs/usage.md).
 pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::Result<()> {
+    if let Some(session) = r.session_id.as_deref().or(cx.session_id) {
+        if r.is_session_total() {
+            let responses = format!(
+                "SELECT 1 FROM usage WHERE session_id = ?1 AND NOT ({TOTALS_OF_SESSION}) LIMIT 1"
+            );
+            if conn.prepare_cached(&responses)?.exists([session])? {
+                return Ok(());
+            }
+        } else if matches!(cx.agent, Some("copilot" | "vscode")) {
+            let totals = format!("DELETE FROM usage WHERE {TOTALS_OF_SESSION}");
+            conn.prepare_cached(&totals)?.execute([session])?;
+        }
+    }
     let saturate = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     conn.prepare_cached(UPSERT_USAGE)?.execute(params![
         r.message_id,
@@ -350,7 +370,11 @@ mod tests {
             conn.query_row("SELECT reasoning_tokens FROM usage", [], |r| r.get(0))
                 .unwrap()
         };
-        assert_eq!(reasoning(&conn), None, "stored before 0026, or by an agent without it");
+        assert_eq!(
+            reasoning(&conn),
+            None,
+            "stored before 0026, or by an agent without it"
+        );
         let with = UsageRecord {
             reasoning: Some(120),
             ..rec(300, 10)
@@ -358,6 +382,48 @@ mod tests {
         upsert(&conn, &with, CX).unwrap();
         upsert(&conn, &rec(300, 10), CX).unwrap();
         assert_eq!(reasoning(&conn), Some(120));
+    }
+
+    #[test]
+    fn a_sessions_totals_stand_in_for_its_responses_only_while_it_has_none() {
+        let copilot = Context {
+            agent: Some("copilot"),
+            ..CX
+        };
+        let total = UsageRecord {
+            message_id: "copilot-total:gpt-5.4".into(),
+            request_id: Some("1780883337913".into()),
+            ..rec(50, 900)
+        };
+        let response = rec(30, 100);
+        let rows = |conn: &Connection| -> Vec<String> {
+            let mut stmt = conn
+                .prepare("SELECT message_id FROM usage ORDER BY 1")
+                .unwrap();
+            let ids = stmt.query_map([], |r| r.get(0)).unwrap();
+            ids.collect::<Result<_, _>>().unwrap()
+        };
+        for order in [[&total, &response], [&response, &total]] {
+            let (_dir, conn) = store();
+            upsert(&conn, order[0], copilot).unwrap();
+            upsert(&conn, order[1], copilot).unwrap();
+            assert_eq!(rows(&conn), ["m1"], "the response wins");
+        }
+        let (_dir, conn) = store();
+        upsert(&conn, &total, copilot).unwrap();
+        upsert(&conn, &total, copilot).unwrap();
+        assert_eq!(rows(&conn), ["copilot-total:gpt-5.4"], "alone, once");
+        // Another session's response leaves it.
+        upsert(
+            &conn,
+            &response,
+            Context {
+                session_id: Some("s2"),
+                ..copilot
+            },
+        )
+        .unwrap();
+        assert_eq!(rows(&conn), ["copilot-total:gpt-5.4", "m1"]);
     }
 
     #[test]

@@ -407,3 +407,77 @@ fn every_claude_code_session_counts_each_response_once_at_its_final_count() {
     );
     assert_eq!(stored(&env, "claude"), expected);
 }
+
+/// Copilot CLI's totals by hand: each session's `session.shutdown` lines' `modelMetrics`, the
+/// largest value per field over its shutdowns (a resumed session shuts down again), input
+/// without the cached parts, per session (its folder); and Copilot's own charge where the
+/// line gives one (`totalNanoAiu`).
+fn copilot_by_hand(dir: &Path) -> (Counts, BTreeMap<String, f64>) {
+    let (mut counts, mut charged) = (Counts::new(), BTreeMap::new());
+    for log in files_under(dir, &|p| p.ends_with("events.jsonl")) {
+        let session = log
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let mut per_model: BTreeMap<String, [i64; 4]> = BTreeMap::new();
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if v["type"] != "session.shutdown" {
+                continue;
+            }
+            if let Some(nano) = v["data"]["totalNanoAiu"].as_f64() {
+                charged.insert(session.clone(), nano);
+            }
+            for (model, m) in v["data"]["modelMetrics"].as_object().unwrap() {
+                let n = |k: &str| m["usage"][k].as_i64().unwrap_or(0);
+                let (read, write) = (n("cacheReadTokens"), n("cacheWriteTokens"));
+                let fields = [1, n("inputTokens") - read - write, n("outputTokens"), read];
+                let held = per_model.entry(model.clone()).or_default();
+                for (h, f) in held.iter_mut().zip(fields) {
+                    *h = (*h).max(f);
+                }
+            }
+        }
+        for held in per_model.values() {
+            let c = counts.entry(session.clone()).or_default();
+            for (slot, f) in c.iter_mut().zip(held) {
+                *slot += f;
+            }
+        }
+    }
+    (counts, charged)
+}
+
+#[test]
+fn copilot_sessions_without_a_response_line_are_counted_by_their_shutdown_totals() {
+    let Some(dir) = real_more_fixtures("copilot") else {
+        return;
+    };
+    let env = TestEnv::new();
+    import(&env, &[&dir]);
+    let (expected, charged) = copilot_by_hand(&dir);
+    // Four sessions that used a model (a fifth, resumed, never did), one row per model each.
+    assert_eq!(expected.len(), 4, "{expected:?}");
+    assert_eq!(stored(&env, "copilot"), expected);
+    // Copilot's own charge in AI units (nano): one unit is a cent of the tokens' list price,
+    // so the pinned prices give the charge to the cent.
+    assert_eq!(charged.len(), 3);
+    for (session, nano) in charged {
+        let sql = "SELECT cost_usd FROM v_usage_sessions WHERE session_id = ?1";
+        let cost: f64 = env.conn().query_row(sql, [&session], |r| r.get(0)).unwrap();
+        assert!(
+            (cost - nano / 1e11).abs() < 0.005,
+            "{session}: {cost} against {nano} nAIU"
+        );
+    }
+    let before = env.int("SELECT count(*) FROM usage");
+    import(&env, &[&dir]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage"),
+        before,
+        "re-import +0"
+    );
+}

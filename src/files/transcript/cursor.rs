@@ -419,6 +419,9 @@ impl Tracker {
                         if let Some(record) = self.usage_of(&value, bytes, offset, turn) {
                             self.usage.push(record);
                         }
+                        for total in usage::totals_of(Some(&value), bytes, offset) {
+                            self.usage.push(total);
+                        }
                     }
                 }
                 // Never without a limit.

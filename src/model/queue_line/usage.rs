@@ -69,11 +69,22 @@ pub struct UsageRecord {
     pub offset: u64,
 }
 
+/// The message id prefix of a record that holds a session's totals for one model, as its
+/// agent reported them at the end, rather than one response: Copilot CLI's
+/// `session.shutdown` (`usage_copilot`). The store keeps such a record only for a session
+/// with no per-response record (`store::usage`).
+pub const SESSION_TOTAL: &str = "copilot-total:";
+
 impl UsageRecord {
     /// The dedup key: (message id, request id), the request id empty when there is none.
     /// Never the timestamp: the lines of one response may carry different ones.
     pub fn key(&self) -> (&str, &str) {
         (&self.message_id, self.request_id.as_deref().unwrap_or(""))
+    }
+
+    /// True for a session's totals rather than one response ([`SESSION_TOTAL`]).
+    pub fn is_session_total(&self) -> bool {
+        self.message_id.starts_with(SESSION_TOTAL)
     }
 }
 

@@ -100,6 +100,22 @@ pub fn from_parsed(value: &serde_json::Value, bytes: &[u8], offset: u64) -> Opti
     }
 }
 
+/// The session totals a line reports (Copilot CLI's `session.shutdown`, see
+/// `usage_copilot`), `value` the line parsed or `None` to parse `bytes` when it may hold
+/// some. Empty for every other line, which is not parsed.
+pub fn totals_of(value: Option<&serde_json::Value>, bytes: &[u8], offset: u64) -> Vec<UsageRecord> {
+    match value {
+        // A parsed line's type is one lookup; `totals_from_shutdown` checks it.
+        Some(value) => super::usage_copilot::totals_from_shutdown(value, offset),
+        None if memchr::memmem::find(bytes, super::usage_copilot::SHUTDOWN).is_some() => {
+            serde_json::from_slice(bytes.trim_ascii())
+                .map(|value| super::usage_copilot::totals_from_shutdown(&value, offset))
+                .unwrap_or_default()
+        }
+        None => Vec::new(),
+    }
+}
+
 /// Searchers for `"usage"` and `"tokens"`, built once: every line a cursor reads is searched.
 fn finders() -> &'static [Finder<'static>; 2] {
     static FINDERS: OnceLock<[Finder<'static>; 2]> = OnceLock::new();

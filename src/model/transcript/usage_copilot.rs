@@ -13,6 +13,14 @@
 //!
 //! The key is the response id with the line's own `id`: a re-read of the line finds the same
 //! key, and two sessions (or a resumed run against a provider that reuses ids) never share one.
+//!
+//! Earlier versions (the real event logs of 2026-03 to 2026-06) write no per-response line:
+//! their only usage is the `session.shutdown` line's per-model totals (`data.modelMetrics`;
+//! `data.accountingSnapshot.modelMetrics` in 1.0.102), with the requests and the premium
+//! requests they cost. [`totals_from_shutdown`] makes one record per model of those, keyed
+//! by the model and the session's start time (the same on every shutdown of a resumed
+//! session), named by [`SESSION_TOTAL`]: the store keeps them only for a session without a
+//! per-response record (docs/usage.md).
 
 use std::borrow::Cow;
 
@@ -22,6 +30,11 @@ use crate::model::queue_line::usage::UsageRecord;
 
 /// The line type that carries a response's usage.
 pub(super) const USAGE_RECORD: &[u8] = b"\"session.usage_record\"";
+
+/// The line type that carries a session's totals per model.
+pub(super) const SHUTDOWN: &[u8] = b"\"session.shutdown\"";
+
+pub use crate::model::queue_line::usage::SESSION_TOTAL;
 
 #[derive(Deserialize)]
 struct Line<'a> {
@@ -104,9 +117,99 @@ pub(super) fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
     })
 }
 
+/// The usage a `session.shutdown` line (parsed into `value`, at byte `offset`) reports: one
+/// record per model of its `modelMetrics` with any input or output, its counts stored the
+/// Anthropic way as a response's are, keyed `copilot-total:<model>` with the session's start
+/// time as request id. Empty for any other line.
+pub fn totals_from_shutdown(value: &serde_json::Value, offset: u64) -> Vec<UsageRecord> {
+    if value["type"] != "session.shutdown" {
+        return Vec::new();
+    }
+    let data = &value["data"];
+    let snapshot = &data["accountingSnapshot"];
+    let metrics = data["modelMetrics"]
+        .as_object()
+        .or_else(|| snapshot["modelMetrics"].as_object());
+    let start = [&data["sessionStartTime"], &snapshot["sessionStartTime"]]
+        .into_iter()
+        .find_map(|t| match t {
+            serde_json::Value::Number(n) => Some(n.to_string()),
+            serde_json::Value::String(s) => {
+                crate::support::clock::rfc3339_ms(s).map(|ms| ms.to_string())
+            }
+            _ => None,
+        });
+    let ts = value["timestamp"]
+        .as_str()
+        .and_then(crate::support::clock::rfc3339_ms);
+    let Some(metrics) = metrics else {
+        return Vec::new();
+    };
+    metrics
+        .iter()
+        .filter_map(|(model, m)| {
+            let n = |k: &str| m["usage"][k].as_u64().unwrap_or(0);
+            let (input, output) = (n("inputTokens"), n("outputTokens"));
+            if (input == 0 && output == 0) || model.is_empty() {
+                return None;
+            }
+            let cache_read = n("cacheReadTokens").min(input);
+            let cache_write = n("cacheWriteTokens").min(input - cache_read);
+            Some(UsageRecord {
+                message_id: format!("{SESSION_TOTAL}{model}"),
+                request_id: start.clone(),
+                model: Some(model.clone()),
+                input: input - cache_read - cache_write,
+                output,
+                reasoning: m["usage"]["reasoningTokens"]
+                    .as_u64()
+                    .map(|r| r.min(output)),
+                cache_write,
+                cache_read,
+                ts,
+                offset,
+                ..UsageRecord::default()
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shutdown_gives_its_sessions_totals_per_model() {
+        // Copilot CLI of 2026-06 (a real line, its file list shortened).
+        let line = r#"{"type":"session.shutdown","data":{"shutdownType":"routine","totalPremiumRequests":1,"totalNanoAiu":33616230000,"totalApiDurationMs":3406,"sessionStartTime":1780883337913,"modelMetrics":{"claude-sonnet-4.6":{"requests":{"count":13,"cost":1},"usage":{"inputTokens":441514,"outputTokens":4199,"cacheReadTokens":400526,"cacheWriteTokens":40074,"reasoningTokens":499}}},"currentModel":"claude-sonnet-4.6"},"id":"bee7d796","timestamp":"2026-06-08T01:58:22.764Z"}"#;
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let got = totals_from_shutdown(&value, 7);
+        assert_eq!(got.len(), 1);
+        let r = &got[0];
+        assert_eq!(r.message_id, "copilot-total:claude-sonnet-4.6");
+        assert_eq!(r.request_id.as_deref(), Some("1780883337913"));
+        // 914 uncached input, as the line's own `tokenDetails` says.
+        assert_eq!(
+            (r.input, r.cache_read, r.cache_write, r.output),
+            (914, 400_526, 40_074, 4199)
+        );
+        assert_eq!((r.reasoning, r.offset), (Some(499), 7));
+        // 1.0.102 puts them under `accountingSnapshot`, its start time as text.
+        let snapshot = r#"{"type":"session.shutdown","data":{"accountingSnapshot":{"sessionStartTime":"2026-12-02T08:09:05.333Z","modelMetrics":{"gpt-5.4":{"requests":{"count":4,"cost":0.0},"usage":{"inputTokens":4860,"outputTokens":126,"cacheReadTokens":4006,"cacheWriteTokens":0,"reasoningTokens":28}}}}},"id":"x"}"#;
+        let value: serde_json::Value = serde_json::from_str(snapshot).unwrap();
+        let got = totals_from_shutdown(&value, 0);
+        assert_eq!((got[0].input, got[0].output), (854, 126));
+        let start = crate::support::clock::rfc3339_ms("2026-12-02T08:09:05.333Z").unwrap();
+        assert_eq!(got[0].request_id, Some(start.to_string()));
+        // An empty session's shutdown, and other lines, give none.
+        for other in [
+            r#"{"type":"session.shutdown","data":{"modelMetrics":{},"sessionStartTime":1}}"#,
+            r#"{"type":"session.start","data":{"modelMetrics":{"m":{"usage":{"inputTokens":5}}}}}"#,
+        ] {
+            let value: serde_json::Value = serde_json::from_str(other).unwrap();
+            assert_eq!(totals_from_shutdown(&value, 0), vec![], "{other}");
+        }
+    }
 
     /// A line of a Copilot CLI 1.0.102 run against the e2e mock (which reported input 1210
     /// with 1001 cached, output 31 with 7 reasoning), its other fields shortened.

@@ -25,7 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use crate::files::tail::{Line, LineReader};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, is_chat_file, is_json_chat_file, json_chat_parent,
-    session_of_header, CodexReader, UsageRecord,
+    session_of_header, totals_of, CodexReader, UsageRecord,
 };
 use crate::model::transcript::{parse_line, ParseOptions, Record};
 use crate::store::{self, usage, Store};
@@ -332,6 +332,7 @@ fn import_file(
                     copilot_cwd = copilot_start_cwd(bytes);
                 }
                 batch.extend(from_line(bytes, offset));
+                batch.extend(totals_of(None, bytes, offset));
             }
             Some(Line::Complete { offset, bytes }) if format == Format::Gemini => {
                 if fallback.is_none() {
