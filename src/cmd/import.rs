@@ -75,6 +75,24 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             stats.not_chats
         );
     }
+    if stats.checked > 0 {
+        match stats.differing.as_slice() {
+            [] => eprintln!(
+                "cmstore import: {} Copilot CLI session(s) checked against their own totals: equal",
+                stats.checked
+            ),
+            differing => {
+                eprintln!(
+                    "cmstore import: {} Copilot CLI session(s) checked against their own totals; \
+                     these differ (the responses are what is stored):",
+                    stats.checked
+                );
+                for line in differing {
+                    eprintln!("  {line}");
+                }
+            }
+        }
+    }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "cmstore import: {} transcript(s), {:.1} MB in {:.2} s ({:.0} MB/s): {} usage record(s) \

@@ -570,3 +570,39 @@ fn import_after_a_prune_does_not_bring_back_the_sessions_it_deleted() {
         (Some(1), Some(1))
     );
 }
+
+/// A Copilot CLI log with both its responses and its shutdown's totals (1.0.102) is checked
+/// against them on import: equal as Copilot wrote it, and a response changed by hand is named.
+#[test]
+fn import_checks_copilot_responses_against_the_sessions_own_totals() {
+    let env = TestEnv::new();
+    let log = crate::common::payload("copilot-1.0.102-events.jsonl");
+    let folder = env.user_home().join(".copilot/session-state/93aa0f57-9ec5-4031-a31a-65e49dbc99ea");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("events.jsonl"), &log).unwrap();
+    let out = env.cmd().arg("import").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 Copilot CLI session(s) checked against their own totals: equal"),
+        "{stderr}"
+    );
+    // Only the responses are stored: the totals stand in for none.
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage WHERE message_id LIKE 'copilot-total:%'"),
+        0
+    );
+    assert_eq!(env.int("SELECT count(*) FROM usage"), 4);
+    let changed = log.replacen("\"outputTokens\":31,", "\"outputTokens\":40,", 1);
+    assert_ne!(
+        changed, log,
+        "the fixture has a response with 31 output tokens"
+    );
+    std::fs::write(folder.join("events.jsonl"), changed).unwrap();
+    let fresh = TestEnv::new();
+    let out = fresh.cmd().arg("import").arg(&folder).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("these differ"), "{stderr}");
+    assert!(stderr.contains("93aa0f57-9ec5-4031-a31a-65e49dbc99ea gpt-5.4: counted "), "{stderr}");
+    assert!(stderr.contains("/135/"), "126 + 9 output counted: {stderr}");
+}

@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use super::claude::SYNTHETIC_MODEL;
 pub use super::usage_codex::CodexReader;
+pub use super::usage_copilot::totals_differ;
 pub use super::usage_gemini::{
     from_json_chat, is_chat_file, is_json_chat_file, json_chat_parent, session_of_header,
 };

@@ -174,9 +174,81 @@ pub fn totals_from_shutdown(value: &serde_json::Value, offset: u64) -> Vec<Usage
         .collect()
 }
 
+/// Where a session's counted responses and its own totals disagree, model by model: `model:
+/// counted <sums>, Copilot says <sums>` per model, the sums `input/output/cache read/cache
+/// write` as stored. Empty when they agree (or there is nothing to compare: no response or
+/// no total).
+pub fn totals_differ(responses: &[UsageRecord], totals: &[UsageRecord]) -> Vec<String> {
+    use std::collections::BTreeMap;
+    if responses.is_empty() || totals.is_empty() {
+        return Vec::new();
+    }
+    let sums = |records: &[UsageRecord]| {
+        let mut by_model: BTreeMap<String, [u64; 4]> = BTreeMap::new();
+        for r in records {
+            let s = by_model
+                .entry(r.model.clone().unwrap_or_default())
+                .or_default();
+            for (slot, n) in s
+                .iter_mut()
+                .zip([r.input, r.output, r.cache_read, r.cache_write])
+            {
+                *slot += n;
+            }
+        }
+        by_model
+    };
+    let (counted, reported) = (sums(responses), sums(totals));
+    let models: std::collections::BTreeSet<&String> =
+        counted.keys().chain(reported.keys()).collect();
+    let show = |s: Option<&[u64; 4]>| {
+        let [i, o, r, w] = s.copied().unwrap_or_default();
+        format!("{i}/{o}/{r}/{w}")
+    };
+    models
+        .into_iter()
+        .filter(|m| counted.get(*m) != reported.get(*m))
+        .map(|m| {
+            format!(
+                "{m}: counted {}, Copilot says {} (input/output/cache read/cache write)",
+                show(counted.get(m)),
+                show(reported.get(m))
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_agreeing_with_its_totals_shows_nothing_and_one_that_does_not_says_where() {
+        let record = |id: &str, model: &str, output: u64| UsageRecord {
+            message_id: id.into(),
+            model: Some(model.into()),
+            input: 10,
+            output,
+            ..UsageRecord::default()
+        };
+        let responses = [record("r1", "gpt-5.4", 5), record("r2", "gpt-5.4", 7)];
+        let total = [record("copilot-total:gpt-5.4", "gpt-5.4", 0)];
+        let agreeing = UsageRecord {
+            input: 20,
+            output: 12,
+            ..total[0].clone()
+        };
+        assert_eq!(totals_differ(&responses, &[agreeing]), Vec::<String>::new());
+        assert_eq!(
+            totals_differ(&responses, &total),
+            ["gpt-5.4: counted 20/12/0/0, Copilot says 10/0/0/0 (input/output/cache read/cache write)"]
+        );
+        assert_eq!(
+            totals_differ(&[], &total),
+            Vec::<String>::new(),
+            "nothing to compare"
+        );
+    }
 
     #[test]
     fn a_shutdown_gives_its_sessions_totals_per_model() {

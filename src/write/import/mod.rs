@@ -25,7 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use crate::files::tail::{Line, LineReader};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, is_chat_file, is_json_chat_file, json_chat_parent,
-    session_of_header, totals_of, CodexReader, UsageRecord,
+    session_of_header, totals_differ, totals_of, CodexReader, UsageRecord,
 };
 use crate::model::transcript::{parse_line, ParseOptions, Record};
 use crate::store::{self, usage, Store};
@@ -128,8 +128,12 @@ impl From<rusqlite::Error> for Error {
 }
 
 /// What an import did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Copilot CLI sessions whose responses were checked against their own totals.
+    pub checked: u64,
+    /// Of those, where they differ: `<session> <model>: counted …, Copilot says …`.
+    pub differing: Vec<String>,
     /// Transcripts read.
     pub files: u64,
     /// Files of hook payloads, not transcripts, passed over after their first line.
@@ -310,6 +314,8 @@ fn import_file(
     // for it. A rollout's or a chat file's whole file is one session's.
     let mut cwds: HashMap<String, String> = HashMap::new();
     let mut copilot_cwd: Option<String> = None;
+    // A Copilot log's responses and its own totals, for the cross-check.
+    let mut check: (Vec<UsageRecord>, Vec<UsageRecord>) = Default::default();
     let start = stats.bytes;
     let mut first_line = true;
     loop {
@@ -331,8 +337,15 @@ fn import_file(
                 if copilot_cwd.is_none() {
                     copilot_cwd = copilot_start_cwd(bytes);
                 }
-                batch.extend(from_line(bytes, offset));
-                batch.extend(totals_of(None, bytes, offset));
+                let response = from_line(bytes, offset);
+                check.0.extend(response.clone());
+                batch.extend(response);
+                for total in totals_of(None, bytes, offset) {
+                    // Totals grow from one shutdown to the next: the last per model is kept.
+                    check.1.retain(|t: &UsageRecord| t.model != total.model);
+                    check.1.push(total.clone());
+                    batch.push(total);
+                }
             }
             Some(Line::Complete { offset, bytes }) if format == Format::Gemini => {
                 if fallback.is_none() {
@@ -375,6 +388,14 @@ fn import_file(
         seen.cwd = cwds.remove(session).or_else(|| file_cwd.clone());
     }
     write_sessions(conn, format.agent(), sessions)?;
+    if !check.0.is_empty() && !check.1.is_empty() {
+        stats.checked += 1;
+        let session = fallback.as_deref().unwrap_or("?");
+        let differing = totals_differ(&dedup(check.0), &check.1);
+        stats
+            .differing
+            .extend(differing.into_iter().map(|d| format!("{session} {d}")));
+    }
     stats.bytes = start + reader.offset();
     progress(stats.bytes);
     Ok(Kind::Transcript)
