@@ -17,7 +17,9 @@ use crate::files::paths::Paths;
 use crate::read::render::Format;
 use crate::read::report::{self, Sink};
 use crate::read::sessions::{self, Filters};
-use crate::read::summaries::{nothing_of, plan, readable_spec, resolve_session, By};
+use crate::read::summaries::{
+    nothing_of, plan, readable_spec, resolve_session, summed_columns, By,
+};
 
 /// What one summary row stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -93,11 +95,16 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if args.show_sql {
         eprintln!("{};", plan.sql);
     }
-    let (columns, mut rows) = report::fetch(&db, &plan.sql, &plan.params)?;
-    let all = rows.len();
-    if let Some(limit) = args.limit.filter(|&n| n > 0) {
-        rows.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    }
+    let (columns, all_rows) = report::fetch(&db, &plan.sql, &plan.params)?;
+    let all = all_rows.len();
+    let limit = args
+        .limit
+        .filter(|&n| n > 0)
+        .map_or(all, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let rows = &all_rows[..all.min(limit)];
+    // Explains the `+` and `?` of a readable table's costs, after it.
+    let mut legend = None;
+    let mut has_total = false;
     let mut sink = Sink::for_stdout(args.format);
     let (columns, rows) = if sink.format == Format::Table && !args.wide {
         let (spec, cuttable, right) = readable_spec(by);
@@ -115,17 +122,33 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             prefixes: &prefixes,
             now_ms: now,
         };
-        report::readable(&columns, &rows, spec, cx)
+        let total = report::total_row(&columns, &all_rows, spec, summed_columns(by), cx);
+        let (headers, mut shown) = report::readable(&columns, rows, spec, cx);
+        has_total = total.is_some();
+        shown.extend(total);
+        legend = spec
+            .iter()
+            .position(|c| c.shown == report::Shown::Cost)
+            .and_then(|i| report::cost_legend(&shown, i));
+        (headers, shown)
     } else {
         // Every column: drawn in full, for a terminal that scrolls or a pager.
         sink.table.width = None;
-        (columns, rows)
+        (columns, rows.to_vec())
     };
     let table = sink.format == Format::Table;
-    let shown = rows.len();
+    let shown = all.min(limit);
     super::pager::print_report(sink, columns, &rows, !args.no_pager)?;
     if shown < all {
-        eprintln!("cmstore: {shown} of {all} rows shown (--limit {shown})");
+        let total = if has_total {
+            format!("; the total row is of all {all}")
+        } else {
+            String::new()
+        };
+        eprintln!("cmstore: {shown} of {all} rows shown (--limit {shown}{total})");
+    }
+    if let Some(legend) = legend {
+        eprintln!("{legend}");
     }
     if rows.is_empty() {
         let (what, hint) = nothing_of(by);

@@ -208,6 +208,79 @@ pub fn readable(
     (headers, out)
 }
 
+/// The `total` row of a readable table over every raw row: the first column says `total`;
+/// the columns of `summed` raw names, token sums and the cost are added up (the cost with
+/// its `+`/`?` as any row's); the others stay empty (a session counted on two days, an
+/// average, a time). `None` for fewer than two rows.
+pub fn total_row(
+    columns: &[String],
+    rows: &[Vec<Value>],
+    spec: &[Column],
+    summed: &[&str],
+    cx: Glance<'_>,
+) -> Option<Vec<Value>> {
+    if rows.len() < 2 {
+        return None;
+    }
+    let mut names: Vec<&str> = vec!["cost_usd", "unpriced", "responses"];
+    for column in spec {
+        match column.shown {
+            Shown::Raw(n) | Shown::Count(n) | Shown::Duration(n) if summed.contains(&n) => {
+                names.push(n)
+            }
+            Shown::Sum(parts) => names.extend(parts),
+            _ => {}
+        }
+    }
+    let sum_of = |name: &str| -> Value {
+        let i = columns.iter().position(|c| c == name);
+        let values = rows.iter().filter_map(|row| i.and_then(|i| row.get(i)));
+        let mut real = false;
+        let (mut int, mut float) = (0i64, 0.0f64);
+        let mut any = false;
+        for value in values {
+            match value {
+                Value::Integer(n) => (int, any) = (int.saturating_add(*n), true),
+                Value::Real(r) => (float, real, any) = (float + r, true, true),
+                _ => {}
+            }
+        }
+        match (any, real) {
+            (false, _) => Value::Null,
+            (true, true) => Value::Real(float + int as f64),
+            (true, false) => Value::Integer(int),
+        }
+    };
+    let names: Vec<String> = names.into_iter().map(str::to_owned).collect();
+    let totals: Vec<Value> = names.iter().map(|n| sum_of(n)).collect();
+    let mut row: Vec<Value> = spec
+        .iter()
+        .map(|c| match c.shown {
+            Shown::Raw(n) | Shown::Count(n) | Shown::Duration(n) if !summed.contains(&n) => {
+                Value::Text(String::new())
+            }
+            Shown::Session(_) | Shown::Project(_) | Shown::Ago(_) => Value::Text(String::new()),
+            shown => cell(&names, &totals, shown, cx),
+        })
+        .collect();
+    if let Some(first) = row.first_mut() {
+        *first = Value::Text("total".into());
+    }
+    Some(row)
+}
+
+/// The line that explains a readable table's costs, when a cell of column `cost` shows `+`
+/// (some responses have no price) or `?` (none has).
+pub fn cost_legend(rows: &[Vec<Value>], cost: usize) -> Option<&'static str> {
+    let marked = rows
+        .iter()
+        .any(|row| matches!(row.get(cost), Some(Value::Text(t)) if t.ends_with('+') || t == "?"));
+    marked.then_some(
+        "cost: + some responses have no price, ? none has; \
+         give their models a price under [prices] in cmstore.toml (docs/usage.md)",
+    )
+}
+
 fn cell(columns: &[String], row: &[Value], shown: Shown, cx: Glance<'_>) -> Value {
     use crate::support::human;
     use Value;

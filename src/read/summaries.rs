@@ -494,6 +494,53 @@ fn int_param(name: &str, value: i64) -> Param {
     }
 }
 
+/// The raw columns of each summary whose values add up to a total (its `total` row also adds
+/// the tokens and the cost): not a day's sessions (one session spans days), nor averages,
+/// maxima or times.
+pub fn summed_columns(by: By) -> &'static [&'static str] {
+    match by {
+        By::Session => &["prompts", "tool_uses", "tool_failures"],
+        By::Tool => &[
+            "calls",
+            "succeeded",
+            "failed",
+            "denied",
+            "unfinished",
+            "total_ms",
+        ],
+        By::Day => &[
+            "events",
+            "prompts",
+            "tool_uses",
+            "tool_failures",
+            "responses",
+        ],
+        By::Agent => &[
+            "sessions",
+            "events",
+            "prompts",
+            "tool_uses",
+            "tool_failures",
+        ],
+        By::Check => &[
+            "runs",
+            "passed",
+            "failed",
+            "timed_out",
+            "errors",
+            "blocked",
+            "findings",
+        ],
+        By::Model => &[
+            "responses",
+            "input_tokens",
+            "output_tokens",
+            "cache_write_tokens",
+            "cache_read_tokens",
+        ],
+    }
+}
+
 /// The readable table of each summary: what fits 100 columns, in human units.
 pub fn readable_spec(
     by: By,

@@ -556,6 +556,61 @@ fn every_summary_reads_at_a_glance_in_100_columns() {
     }
 }
 
+/// The total row adds up what adds up, over every row even when `--limit` shows fewer, and
+/// a legend explains the cost's `+` and `?`; the machine formats have neither.
+#[test]
+fn a_readable_summary_ends_with_its_total_and_explains_its_cost_marks() {
+    let env = fixed();
+    let models = json(&env, &["summarize", "--by", "model"]);
+    let rows = models.as_array().unwrap();
+    assert!(
+        rows.iter().all(|r| r["model"] != "total"),
+        "no total in JSON"
+    );
+    let responses: i64 = rows.iter().map(|r| r["responses"].as_i64().unwrap()).sum();
+    let out = env
+        .cmd()
+        .env("COLUMNS", "100")
+        .args([
+            "summarize",
+            "--by",
+            "model",
+            "--format",
+            "table",
+            "--limit",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    let total = stdout.lines().last().unwrap();
+    let cells: Vec<&str> = total.split_whitespace().collect();
+    assert_eq!(cells[0], "total", "{stdout}");
+    assert_eq!(cells[1], responses.to_string(), "of every row: {stdout}");
+    assert!(
+        cells.last().unwrap().ends_with('+'),
+        "one model is unpriced: {total}"
+    );
+    assert!(
+        stderr.contains("1 of 3 rows shown (--limit 1; the total row is of all 3)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("cost: + some responses have no price, ? none has"),
+        "{stderr}"
+    );
+    let tsv = env
+        .cmd()
+        .args(["summarize", "--by", "model"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&tsv.stdout).contains("total"));
+    assert!(!String::from_utf8_lossy(&tsv.stderr).contains("cost: +"));
+}
+
 #[test]
 fn the_session_prefixes_a_summary_shows_are_what_session_accepts() {
     let env = fixed();

@@ -577,7 +577,9 @@ fn import_after_a_prune_does_not_bring_back_the_sessions_it_deleted() {
 fn import_checks_copilot_responses_against_the_sessions_own_totals() {
     let env = TestEnv::new();
     let log = crate::common::payload("copilot-1.0.102-events.jsonl");
-    let folder = env.user_home().join(".copilot/session-state/93aa0f57-9ec5-4031-a31a-65e49dbc99ea");
+    let folder = env
+        .user_home()
+        .join(".copilot/session-state/93aa0f57-9ec5-4031-a31a-65e49dbc99ea");
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join("events.jsonl"), &log).unwrap();
     let out = env.cmd().arg("import").output().unwrap();
@@ -603,6 +605,9 @@ fn import_checks_copilot_responses_against_the_sessions_own_totals() {
     let out = fresh.cmd().arg("import").arg(&folder).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("these differ"), "{stderr}");
-    assert!(stderr.contains("93aa0f57-9ec5-4031-a31a-65e49dbc99ea gpt-5.4: counted "), "{stderr}");
+    assert!(
+        stderr.contains("93aa0f57-9ec5-4031-a31a-65e49dbc99ea gpt-5.4: counted "),
+        "{stderr}"
+    );
     assert!(stderr.contains("/135/"), "126 + 9 output counted: {stderr}");
 }

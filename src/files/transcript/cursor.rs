@@ -75,6 +75,10 @@ struct State {
     /// of the lines after it: a `token_count` line names neither.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     codex: Option<CodexReader>,
+    /// Whether a response's own usage was read from this transcript: then a session's
+    /// totals (Copilot CLI's `session.shutdown`) stand for nothing and are not taken.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    responses: bool,
 }
 
 /// A locked, loaded cursor for one session (or one subagent) and its transcript.
@@ -375,6 +379,7 @@ impl Tracker {
                 recorded: std::mem::take(&mut self.state.recorded),
                 usage: std::mem::take(&mut self.state.usage),
                 codex: None,
+                responses: false,
             };
         }
         let wanted = size.min(FINGERPRINT_BYTES);
@@ -417,10 +422,13 @@ impl Tracker {
                     if with_usage {
                         let turn = || assembler.open().and_then(|o| o.turn_id.clone());
                         if let Some(record) = self.usage_of(&value, bytes, offset, turn) {
+                            self.state.responses = true;
                             self.usage.push(record);
                         }
-                        for total in usage::totals_of(Some(&value), bytes, offset) {
-                            self.usage.push(total);
+                        if !self.state.responses {
+                            for total in usage::totals_of(Some(&value), bytes, offset) {
+                                self.usage.push(total);
+                            }
                         }
                     }
                 }
