@@ -5,8 +5,8 @@
 /// `gate report`, `gate replay`).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ReportFilters {
-    /// Only sessions active since then: a duration ago (90m, 36h, 7d, 2w) or a date/datetime
-    /// (UTC)
+    /// Only sessions active since then: a duration ago (90m, 36h, 7d, 2w), today, yesterday,
+    /// or a date/datetime (UTC)
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
     /// Only sessions that started before then (same forms as --since)

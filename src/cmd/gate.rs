@@ -83,8 +83,8 @@ pub struct ReplayArgs {
     pub format: Option<Format>,
 }
 
-const SINCE_HELP: &str = "Only calls recorded since then: a duration ago (90m, 36h, 7d, 2w) or \
-a date/datetime (UTC)";
+const SINCE_HELP: &str = "Only calls recorded since then: a duration ago (90m, 36h, 7d, 2w), \
+today, yesterday, or a date/datetime (UTC)";
 const UNTIL_HELP: &str = "Only calls recorded before then (same forms as --since)";
 const AGENT_HELP: &str = "Only calls of this agent (claude, vscode, copilot, codex, gemini)";
 const PROJECT_HELP: &str =

@@ -35,8 +35,8 @@ pub struct Args {
     /// else 7]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub days: Option<u32>,
-    /// Delete what is older than this instead: a duration ago (36h, 2w; 0m for everything up
-    /// to now) or an ISO date/datetime (UTC), not in the future
+    /// Delete what is older than this instead: a duration ago (36h, 2w; 0m or now for
+    /// everything up to now), today, yesterday, or an ISO date/datetime (UTC), not in the future
     #[arg(long, value_name = "WHEN", conflicts_with = "days")]
     pub before: Option<String>,
     /// Print what would be removed and change nothing

@@ -1,20 +1,29 @@
-//! Points in time given on the command line: `90m`, `24h`, `7d`, `2w` ago, or an ISO
-//! date/datetime.
+//! Points in time given on the command line: `90m`, `24h`, `7d`, `2w` ago, `today`,
+//! `yesterday`, `now`, or an ISO date/datetime.
 //!
-//! Used by the reports' `--since`/`--until` and `prune --before`. Dates and datetimes without an offset are
-//! UTC, like every time the store prints.
+//! Used by the reports' `--since`/`--until` and `prune --before`. Dates and datetimes without an
+//! offset are UTC, like every time the store prints and `summarize --by day`'s days: `today` is
+//! the UTC day's midnight.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 
 /// A `--since`/`--before` value that is neither a duration nor a date.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?}: expected a duration ago (90m, 36h, 7d, 2w) or an ISO date/datetime (2026-11-30, 2026-11-30T08:00:00Z)")]
+#[error("{0:?}: expected a duration ago (90m, 36h, 7d, 2w), today, yesterday, now, or an ISO date/datetime (2026-11-30, 2026-11-30T08:00:00Z)")]
 pub struct BadTime(pub String);
 
 /// Milliseconds since the Unix epoch of `text`, durations counted back from `now_ms`.
 pub fn parse_point(text: &str, now_ms: i64) -> Result<i64, BadTime> {
     let t = text.trim();
     let bad = || BadTime(text.to_owned());
+    const DAY: i64 = 86_400_000;
+    let midnight = now_ms.div_euclid(DAY) * DAY;
+    match t.to_ascii_lowercase().as_str() {
+        "now" => return Ok(now_ms),
+        "today" => return Ok(midnight),
+        "yesterday" => return Ok(midnight - DAY),
+        _ => {}
+    }
     if let Some(unit) = t.chars().last().filter(|c| c.is_ascii_alphabetic()) {
         let number = &t[..t.len() - unit.len_utf8()];
         if !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()) {
@@ -76,6 +85,23 @@ mod tests {
     }
 
     #[test]
+    fn today_and_yesterday_start_at_the_utc_days_midnight() {
+        let midnight = NOW - 8 * 3_600_000; // 2025-11-30T00:00:00Z
+        assert_eq!(parse_point("today", NOW), Ok(midnight));
+        assert_eq!(parse_point(" Yesterday", NOW), Ok(midnight - 86_400_000));
+        assert_eq!(parse_point("now", NOW), Ok(NOW));
+        assert_eq!(
+            parse_point("today", midnight),
+            Ok(midnight),
+            "at midnight itself"
+        );
+        assert!(parse_point("tomorrow", NOW)
+            .unwrap_err()
+            .to_string()
+            .contains("today, yesterday"));
+    }
+
+    #[test]
     fn dates_and_datetimes_are_utc() {
         assert_eq!(parse_point("2025-11-30", NOW), Ok(NOW - 8 * 3_600_000));
         assert_eq!(parse_point("2025-11-30T08:00:00Z", NOW), Ok(NOW));
@@ -93,7 +119,7 @@ mod tests {
             "7",
             "7y",
             "-7d",
-            "yesterday",
+            "the day before",
             "2025-13-01",
             "99999999999999999999d",
         ] {

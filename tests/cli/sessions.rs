@@ -832,3 +832,34 @@ fn sessions_that_went_nowhere_are_left_out_unless_all() {
     assert!(ids.is_empty());
     assert!(!err.contains("went nowhere"), "{err}");
 }
+
+/// `today` and `yesterday` are the UTC days' midnights, as `summarize --by day` counts days.
+#[test]
+fn since_today_and_yesterday_are_the_utc_days() {
+    let env = TestEnv::new();
+    let now = crate::common::now_ms();
+    let midnight = now - now.rem_euclid(86_400_000);
+    let mut lines = Vec::new();
+    for (session, ts) in [("today-1", now), ("yesterday-1", midnight - 3_600_000)] {
+        let mut e = entry("UserPromptSubmit", session);
+        e.timestamp = ts;
+        e.prompt = Some("go".into());
+        lines.push(e.to_line());
+    }
+    env.append(&lines);
+    env.ingest_once();
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["sessions", "--all", "--format", "json"];
+        all.extend_from_slice(args);
+        let rows: Vec<Value> = serde_json::from_str(&run(&env, &all)).unwrap();
+        rows.iter()
+            .map(|r| r["session_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&["--since", "today"]), ["today-1"]);
+    assert_eq!(
+        ids(&["--since", "yesterday", "--until", "today"]),
+        ["yesterday-1"]
+    );
+    assert_eq!(ids(&["--until", "now"]).len(), 2);
+}
