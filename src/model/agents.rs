@@ -329,9 +329,33 @@ impl Agent {
     }
 }
 
+/// The agents' names in the table's order (not `unknown`), as a help text lists them:
+/// `claude, vscode, copilot, codex, gemini, cursor`.
+pub fn names() -> String {
+    let names: Vec<&str> = PROFILES
+        .iter()
+        .filter(|p| p.agent != Agent::Unknown)
+        .map(|p| p.name)
+        .collect();
+    names.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_texts_names_are_every_agent_of_the_table_but_unknown() {
+        let listed: Vec<String> = names().split(", ").map(str::to_owned).collect();
+        for p in PROFILES {
+            assert_eq!(
+                listed.contains(&p.name.to_owned()),
+                p.agent != Agent::Unknown,
+                "{}",
+                p.name
+            );
+        }
+    }
 
     #[test]
     fn the_table_is_in_the_enums_order_and_names_are_unique() {

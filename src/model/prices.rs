@@ -136,8 +136,8 @@ pub struct Resolved {
 /// The price of `model` in `table`, the first of: its own row; free for a `:free` variant
 /// (OpenRouter's); the id without an Ollama-style `:tag` (`kimi-k2.5:cloud`); without its
 /// provider prefixes, one at a time (`openrouter/x-ai/grok-4` → `x-ai/grok-4` → `grok-4`);
-/// the bare id under a maker's own provider ([`MAKERS`]: `moonshot/kimi-k2.5`); and a family
-/// id's one dated row (`claude-sonnet-4` → `claude-sonnet-4-20250514`, only when exactly one
+/// the bare id under a maker's own provider (`moonshot/kimi-k2.5`; the makers are listed in
+/// this module); and a family id's one dated row (`claude-sonnet-4` → `claude-sonnet-4-20250514`, only when exactly one
 /// date exists). Nothing else: no resemblance, no reseller's price.
 pub fn resolve(table: &PriceTable, model: &str) -> Option<Resolved> {
     let row = |key: &str| {

@@ -240,7 +240,7 @@ fn stored_match(conn: &Connection, wanted: &BTreeMap<String, PriceRow>) -> rusql
 }
 
 /// Makes the `prices` table hold the shipped tables with `overrides`, and a row for each
-/// model the usage names that another row prices ([`wanted_rows`]), in one transaction;
+/// model the usage names that another row prices (`wanted_rows`), in one transaction;
 /// true when it rewrote the table, false when it held those rows already.
 pub fn sync_prices(conn: &mut Connection, overrides: &PriceTable) -> rusqlite::Result<bool> {
     if prices_current(conn, overrides)? {
