@@ -8,13 +8,15 @@ use std::fmt::Write;
 
 use chrono::{DateTime, FixedOffset, Local, NaiveDateTime, Offset, TimeZone, Timelike};
 
-/// A duration in milliseconds: `350ms`, `4.2s`, `8m 02s`, `3h 05m`, `2d 04h`.
+/// A duration in milliseconds: `350ms`, `4.2s`, `10s`, `8m 02s`, `3h 05m`, `2d 04h`. The one
+/// style of every command (reports, `show`, ingest's lines).
 pub fn duration(ms: i64) -> String {
     let sign = if ms < 0 { "-" } else { "" };
     let ms = ms.unsigned_abs();
     let secs = ms / 1000;
     let text = match secs {
         0 => format!("{ms}ms"),
+        1..=59 if ms % 1000 == 0 => format!("{secs}s"),
         1..=59 => format!("{:.1}s", ms as f64 / 1000.0),
         60..=3599 => format!("{}m {:02}s", secs / 60, secs % 60),
         3600..=86_399 => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
@@ -202,6 +204,7 @@ mod tests {
     fn durations_read_at_a_glance() {
         assert_eq!(duration(350), "350ms");
         assert_eq!(duration(4_200), "4.2s");
+        assert_eq!(duration(10_000), "10s", "a whole second has no .0");
         assert_eq!(duration(482_000), "8m 02s");
         assert_eq!(duration(3 * 3_600_000 + 5 * 60_000), "3h 05m");
         assert_eq!(duration(2 * 86_400_000 + 4 * 3_600_000), "2d 04h");

@@ -1671,7 +1671,7 @@ fn follow_mode_says_where_it_stands_at_start_and_beats_while_it_works() {
         start,
         format!(
             "cmstore ingest: following {} into {}; 5 lines behind; woken by file notifications, \
-             a poll every 10 s; no automatic retention (retention_days is not set)",
+             a poll every 10s; no automatic retention (retention_days is not set)",
             env.queue().display(),
             env.db().display()
         )
@@ -1682,7 +1682,7 @@ fn follow_mode_says_where_it_stands_at_start_and_beats_while_it_works() {
         .expect("a heartbeat");
     assert!(
         first.starts_with(
-            "cmstore ingest: 5 lines in the last 300 ms (5 rows, 0 duplicates, 0 rejects), "
+            "cmstore ingest: 5 lines in the last 300ms (5 rows, 0 duplicates, 0 rejects), "
         ) && first.ends_with(" lines/s while busy; 0 lines behind"),
         "{first}"
     );

@@ -151,15 +151,9 @@ fn behind_text(behind: &super::Behind) -> String {
     }
 }
 
-/// A duration as a person reads it: `500 ms`, `10 s`, `15 min`.
+/// A duration as every command prints one (`500ms`, `10s`, `15m 00s`).
 fn human_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    match ms {
-        0..=999 => format!("{ms} ms"),
-        _ if ms.is_multiple_of(60_000) => format!("{} min", ms / 60_000),
-        _ if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
-        _ => format!("{:.1} s", d.as_secs_f64()),
-    }
+    crate::support::human::duration(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Applies the configured retention at start (after the first pass) and every `every_ms`:
@@ -401,7 +395,7 @@ mod tests {
         );
         assert_eq!(
             busy,
-            "cmstore ingest: 1000 lines in the last 1 min (1000 rows, 0 duplicates, 0 rejects), \
+            "cmstore ingest: 1000 lines in the last 1m 00s (1000 rows, 0 duplicates, 0 rejects), \
              2000 lines/s while busy; 0 lines behind"
         );
         let idle = heartbeat_line(
@@ -412,7 +406,7 @@ mod tests {
         );
         assert_eq!(
             idle,
-            "cmstore ingest: idle for 15 min; 1100 lines since start; 0 lines behind"
+            "cmstore ingest: idle for 15m 00s; 1100 lines since start; 0 lines behind"
         );
     }
 }
