@@ -1703,7 +1703,7 @@ fn follow_mode_says_where_it_stands_at_start_and_beats_while_it_works() {
         .expect("an idle heartbeat");
     assert_eq!(
         idle,
-        "cmstore ingest: idle for 4.5 s; 8 lines since start; 0 lines behind"
+        "cmstore ingest: idle for 4.5s; 8 lines since start; 0 lines behind"
     );
     common::terminate(&child);
     let status = common::wait_timeout(&mut child, Duration::from_secs(10)).expect("stopped");

@@ -202,7 +202,7 @@ fn a_bad_time_or_an_unknown_or_ambiguous_prefix_is_one_clear_error() {
         assert!(out.stdout.is_empty());
         String::from_utf8(out.stderr).unwrap()
     };
-    let err = fail(&["sessions", "--since", "yesterday"]);
+    let err = fail(&["sessions", "--since", "last tuesday"]);
     assert!(err.contains("--since") && err.contains("90m"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     let err = fail(&["show", "aaaaaaaa"]);
