@@ -353,7 +353,7 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
                     row.agent, row.scope, row.state, token, row.file
                 )?;
                 if row.state != "installed" && row.state != "missing" {
-                    for note in &row.notes {
+                    for note in grouped_notes(&row.notes) {
                         writeln!(out, "    {note}")?;
                     }
                 }
@@ -561,4 +561,60 @@ fn parse(text: Option<&str>, path: &Path) -> anyhow::Result<(Value, Style)> {
 fn write_atomic(path: &Path, text: &str) -> anyhow::Result<()> {
     crate::files::paths::replace_file(path, text.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `notes` (`<event>: <what>`) with the events that share a `what` on one line, in the order
+/// each `what` first appears: an outdated binary path is one line, not one per event. A
+/// command's own `--event <name>` (camelCase hooks) reads `--event <event>` there.
+fn grouped_notes(notes: &[String]) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for note in notes {
+        let Some((event, what)) = note.split_once(": ") else {
+            groups.push((note.clone(), Vec::new()));
+            continue;
+        };
+        let what = what.replace(&format!("--event {event}"), "--event <event>");
+        match groups
+            .iter_mut()
+            .find(|(w, events)| *w == what && !events.is_empty())
+        {
+            Some((_, events)) => events.push(event),
+            None => groups.push((what, vec![event])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(what, events)| match events.as_slice() {
+            [] => what,
+            events => format!("{}: {what}", events.join(", ")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_sharing_a_problem_are_one_line() {
+        let notes: Vec<String> = [
+            "SessionStart: runs another command (/old/cmstore capture)",
+            "Stop: edited by hand",
+            "PreToolUse: runs another command (/old/cmstore capture)",
+            "a note without an event",
+            "stop: runs another command (/old/cmstore capture --event stop)",
+            "sessionStart: runs another command (/old/cmstore capture --event sessionStart)",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        assert_eq!(
+            grouped_notes(&notes),
+            [
+                "SessionStart, PreToolUse: runs another command (/old/cmstore capture)",
+                "Stop: edited by hand",
+                "a note without an event",
+                "stop, sessionStart: runs another command (/old/cmstore capture --event <event>)",
+            ]
+        );
+    }
 }

@@ -571,6 +571,24 @@ fn another_binary_path_is_outdated_and_install_moves_the_hooks_to_it() {
             note.contains("runs another command (/old/cmstore capture"),
             "{note}"
         );
+        // For people, the events that share it are one line.
+        let text = hooks(
+            &env,
+            &["status", "--agent", agent.name, "--command", PROGRAM],
+            &dir,
+        )
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+        let text = String::from_utf8(text).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("another command"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let events = st["notes"].as_array().unwrap().len();
+        assert_eq!(lines[0].matches(", ").count() + 1, events, "{text}");
         install(&env, agent, &dir)
             .success()
             .stdout(predicates::str::contains("at the new command"));
