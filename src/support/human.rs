@@ -16,7 +16,7 @@ pub fn duration(ms: i64) -> String {
     let secs = ms / 1000;
     let text = match secs {
         0 => format!("{ms}ms"),
-        1..=59 if ms % 1000 == 0 => format!("{secs}s"),
+        1..=59 if ms.is_multiple_of(1000) => format!("{secs}s"),
         1..=59 => format!("{:.1}s", ms as f64 / 1000.0),
         60..=3599 => format!("{}m {:02}s", secs / 60, secs % 60),
         3600..=86_399 => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
