@@ -149,7 +149,9 @@ function barList(rows, label, value, format) {
   return root;
 }
 
+// A failure rate: failed among the finished calls; none finished is "–", not 0 %.
 function rateCell(rate) {
+  if (rate === null || rate === undefined) return el("span", {}, "–");
   return el("span", {}, el("span", { class: "rate", "data-w": Math.round(100 * rate) }), pct(rate));
 }
 

@@ -157,6 +157,8 @@ pub enum Shown {
     Count(&'static str),
     /// The sum of these counts, as `1.8M`.
     Sum(&'static [&'static str]),
+    /// A share (0.25) as a percentage (`25.0%`); empty when there is none.
+    Percent(&'static str),
     /// The cost of `cost_usd`, `+` when `unpriced` responses have none, `?` when none has.
     Cost,
     /// An ISO-8601 UTC time (`2026-11-30T08:00:00Z`) as `2h ago`, or the local date.
@@ -259,7 +261,9 @@ pub fn total_row(
             Shown::Raw(n) | Shown::Count(n) | Shown::Duration(n) if !summed.contains(&n) => {
                 Value::Text(String::new())
             }
-            Shown::Session(_) | Shown::Project(_) | Shown::Ago(_) => Value::Text(String::new()),
+            Shown::Session(_) | Shown::Project(_) | Shown::Ago(_) | Shown::Percent(_) => {
+                Value::Text(String::new())
+            }
             shown => cell(&names, &totals, shown, cx),
         })
         .collect();
@@ -317,6 +321,11 @@ fn cell(columns: &[String], row: &[Value], shown: Shown, cx: Glance<'_>) -> Valu
             int(name).map_or(txt(String::new()), |ms| txt(human::duration(ms)))
         }
         Shown::Count(name) => int(name).map_or(txt(String::new()), |n| txt(human::count(n))),
+        Shown::Percent(name) => match get(name) {
+            Value::Real(r) => txt(format!("{:.1}%", 100.0 * r)),
+            Value::Integer(i) => txt(format!("{:.1}%", 100.0 * i as f64)),
+            _ => txt(String::new()),
+        },
         // Blank, as the cost is, for a row with no response read: nothing is known of its
         // tokens, which `0` would say were none.
         Shown::Sum(_) if int("responses") == Some(0) => txt(String::new()),

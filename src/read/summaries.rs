@@ -97,6 +97,12 @@ fn in_sessions(column: &str, filters: &Filters) -> (Option<String>, Vec<Param>) 
     )
 }
 
+/// A tool's failure rate, the one definition of every report (the dashboard, `--by tool`, the
+/// `tool_failure_rate` recipe): failed calls among the finished ones (succeeded or failed),
+/// NULL when none finished. Denied, refused, abandoned and unfinished calls are counted apart.
+pub const FAILURE_RATE: &str =
+    "round(1.0 * sum(failed) / nullif(sum(succeeded) + sum(failed), 0), 4) AS failure_rate";
+
 /// The statement for `by` over what `filters` choose (`filters.session` a full id).
 ///
 /// `--since` and `--until` choose the sessions active in that time for `--by session`, `tool`
@@ -126,7 +132,7 @@ pub fn plan(by: By, filters: &Filters) -> Plan {
                      CASE WHEN sum(timed) > 0 THEN CAST(total(total_ms) AS INTEGER) END AS total_ms, \
                      CAST(total(total_ms) / nullif(sum(timed), 0) AS INTEGER) AS avg_ms, \
                      max(max_ms) AS max_ms, sum(denied) AS denied, sum(refused) AS refused, \
-                     sum(abandoned) AS abandoned\n\
+                     sum(abandoned) AS abandoned, {FAILURE_RATE}\n\
                      FROM v_session_tools{}\nGROUP BY tool_name\nORDER BY calls DESC, tool_name",
                     where_of(&Vec::from_iter(chosen))
                 ),
@@ -585,6 +591,7 @@ pub fn readable_spec(
                     col("failed", Raw("failed")),
                     col("denied", Raw("denied")),
                     col("unfinished", Raw("unfinished")),
+                    col("fail %", Percent("failure_rate")),
                     col("time", Duration("total_ms")),
                     col("avg", Duration("avg_ms")),
                     col("max", Duration("max_ms")),
@@ -592,7 +599,7 @@ pub fn readable_spec(
                 COLUMNS
             },
             &["tool"],
-            &["time", "avg", "max"],
+            &["fail %", "time", "avg", "max"],
         ),
         By::Day => (
             {

@@ -353,7 +353,10 @@ fn every_endpoint_gives_the_figures_the_commands_print() {
 
     let tools = served.json("/api/tools");
     let summarized = command_json(&env, &["summarize", "--by", "tool", "--format", "json"]);
-    assert_eq!(without(tools.clone(), "failure_rate"), summarized);
+    assert_eq!(
+        tools, summarized,
+        "the dashboard's tools are `--by tool`'s, failure rate too"
+    );
     let bash = tools
         .as_array()
         .unwrap()
@@ -364,17 +367,34 @@ fn every_endpoint_gives_the_figures_the_commands_print() {
         (bash["calls"].as_i64(), bash["failed"].as_i64()),
         (Some(4), Some(1))
     );
-    assert_eq!(bash["failure_rate"], json!(0.25));
+    // Failed among the finished calls (the denied one is not finished), as the recipe says.
+    let (ok, failed) = (
+        bash["succeeded"].as_f64().unwrap(),
+        bash["failed"].as_f64().unwrap(),
+    );
+    assert_eq!(bash["failure_rate"], json!(failed / (ok + failed)));
+    let recipe = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/queries/tool_failure_rate.sql"
+    );
+    let rows = command_json(&env, &["query", "--format", "json", "--file", recipe]);
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool_name"] == "Bash")
+        .unwrap();
+    assert_eq!(
+        row["failed_pct"],
+        json!((1000.0 * failed / (ok + failed)).round() / 10.0)
+    );
 
     let overview = served.json("/api/overview");
     assert_eq!(
         overview["days"],
         command_json(&env, &["summarize", "--by", "day", "--format", "json"])
     );
-    assert_eq!(
-        without(overview["tools"].clone(), "failure_rate"),
-        summarized
-    );
+    assert_eq!(overview["tools"], summarized);
     assert_eq!(overview["totals"]["events"], json!(19));
     assert_eq!(overview["totals"]["sessions"], json!(3));
     let projects: Vec<(&str, i64)> = overview["projects"]
@@ -489,7 +509,7 @@ fn the_version_changes_when_ingest_commits_and_the_data_follows() {
         "a cached answer outlived the data"
     );
     assert_eq!(
-        without(tools_after, "failure_rate"),
+        tools_after,
         command_json(&env, &["summarize", "--by", "tool", "--format", "json"])
     );
 }

@@ -143,7 +143,7 @@ fn summarize_and_query_agree_for_every_grouping() {
         ),
         (
             "tool",
-            "select * from v_tools order by calls desc, tool_name".to_string(),
+            "select *, round(1.0 * failed / nullif(succeeded + failed, 0), 4) as failure_rate from v_tools order by calls desc, tool_name".to_string(),
         ),
         (
             "day",

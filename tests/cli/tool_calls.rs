@@ -462,7 +462,7 @@ fn denied_refused_and_abandoned_calls_are_not_left_unfinished() {
             &env,
             &[
                 "query",
-                "select * from v_tools order by calls desc, tool_name"
+                "select *, round(1.0 * failed / nullif(succeeded + failed, 0), 4) as failure_rate from v_tools order by calls desc, tool_name"
             ]
         )
     );

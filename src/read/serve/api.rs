@@ -124,22 +124,11 @@ fn days(db: &ReadOnlyDb, filters: &Filters) -> Result<Vec<Json>, QueryError> {
 }
 
 /// `summarize --by tool --since`: one object per tool, the most called first, with its
-/// failure rate.
+/// failure rate (`summaries::FAILURE_RATE`: failed among the finished calls).
 pub fn tools(db: &ReadOnlyDb, filters: &Filters) -> Result<Vec<Json>, QueryError> {
     let summaries::Plan { sql, params } = summary(By::Tool, filters.since);
     let (columns, rows) = report::fetch(db, &sql, &params)?;
-    let mut out = objects(columns, &rows);
-    for tool in &mut out {
-        let calls = tool["calls"].as_i64().unwrap_or(0);
-        let failed = tool["failed"].as_i64().unwrap_or(0);
-        let rate = if calls > 0 {
-            failed as f64 / calls as f64
-        } else {
-            0.0
-        };
-        tool["failure_rate"] = json!(rate);
-    }
-    Ok(out)
+    Ok(objects(columns, &rows))
 }
 
 /// The busiest projects (by events) of the sessions `filters` select, and how many sessions
