@@ -5,7 +5,7 @@ SELECT session_id,
        duration_ms,
        CASE outcome WHEN 'succeeded' THEN 'ok' ELSE coalesce(outcome, 'unfinished') END
          AS outcome,
-       strftime('%Y-%m-%dT%H:%M:%SZ', start_ts / 1000, 'unixepoch') AS started
+       strftime('%Y-%m-%dT%H:%M:%SZ', ts / 1000, 'unixepoch') AS at
 FROM tool_calls
 WHERE duration_ms IS NOT NULL
 ORDER BY duration_ms DESC, call_key

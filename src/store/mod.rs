@@ -231,6 +231,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0026_usage_reasoning",
         include_str!("../../migrations/0026_usage_reasoning.sql"),
     ),
+    (
+        "0027_tool_call_time",
+        include_str!("../../migrations/0027_tool_call_time.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -82,7 +82,7 @@ const TARGETS: &[Target] = &[
         // A call still missing a half is counted in its totals (`session_tools`), and the half
         // to come joins it there: it stays while they do and goes with them
         // (`delete_totals`), or now if it is counted in none.
-        old: "SELECT rowid FROM tool_calls WHERE coalesce(start_ts, end_ts) < ?1
+        old: "SELECT rowid FROM tool_calls WHERE ts < ?1
               AND (start_ts IS NOT NULL AND end_ts IS NOT NULL
                    OR NOT EXISTS (SELECT 1 FROM session_tools t
                      WHERE t.session_id = coalesce(tool_calls.session_id, 'unknown-session')
@@ -120,7 +120,7 @@ const TARGETS: &[Target] = &[
 /// What [`prune`] deletes of `tool_calls`: [`TARGETS`]' rows, and the calls missing a half
 /// whose totals go (`delete_totals`). For a dry run's count.
 const OLD_CALLS_WITH_THEIR_TOTALS: &str = "SELECT rowid FROM tool_calls
-    WHERE coalesce(start_ts, end_ts) < ?1
+    WHERE ts < ?1
       AND (start_ts IS NOT NULL AND end_ts IS NOT NULL
            OR NOT EXISTS (SELECT 1 FROM session_tools t
              WHERE t.session_id = coalesce(tool_calls.session_id, 'unknown-session')

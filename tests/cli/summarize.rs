@@ -1061,9 +1061,22 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0026 left: no `tool_calls.ts`, and
+/// `tool_calls_ts` on the expression (as 0005 made it), the schema version 26.
+pub(crate) fn back_to_0026(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP INDEX tool_calls_ts;
+         ALTER TABLE tool_calls DROP COLUMN ts;
+         CREATE INDEX tool_calls_ts ON tool_calls(coalesce(start_ts, end_ts));
+         PRAGMA user_version = 26;",
+    )
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0025 left: no `usage.reasoning_tokens`,
 /// the schema version 25.
 pub(crate) fn back_to_0025(conn: &rusqlite::Connection) {
+    back_to_0026(conn);
     conn.execute_batch("ALTER TABLE usage DROP COLUMN reasoning_tokens; PRAGMA user_version = 25;")
         .unwrap();
 }

@@ -259,6 +259,40 @@ fn a_call_id_joins_the_halves_of_its_own_session_only() {
     }
 }
 
+/// Every call has a time, `ts` (migration 0027): its start, else its end. A failure whose
+/// PreToolUse was never seen counts in "the failed calls since" asked of `ts`, through its index.
+#[test]
+fn every_call_has_a_time_its_start_else_its_end() {
+    let lines = [
+        half("PreToolUse", "s1", 1_000, |e| {
+            e.tool_call_id = Some("a".into())
+        }),
+        half("PostToolUse", "s1", 1_300, |e| {
+            e.tool_call_id = Some("a".into())
+        }),
+        half("PostToolUseFailure", "s1", 2_000, |e| {
+            e.tool_call_id = Some("only-its-end".into())
+        }),
+    ];
+    let env = TestEnv::new();
+    env.append(&lines);
+    env.ingest_once();
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT tool_call_id, start_ts, end_ts, ts FROM tool_calls ORDER BY ts"
+        ),
+        ["a|1000|1300|1000", "only-its-end|-|2000|2000"]
+    );
+    let failed_since = "SELECT count(*) FROM tool_calls WHERE outcome = 'failed' AND ts >= 1500";
+    assert_eq!(rows(&env, failed_since), ["1"]);
+    let plan = rows(&env, &format!("EXPLAIN QUERY PLAN {failed_since}"));
+    assert!(
+        plan.iter().any(|p| p.contains("USING INDEX tool_calls_ts")),
+        "{plan:?}"
+    );
+}
+
 #[test]
 fn no_tool_call_is_stored_with_a_negative_duration() {
     let id = |k: &str| {
