@@ -286,12 +286,37 @@ fn uninstall_one(agent: Agent, location: &Location) -> anyhow::Result<String> {
     let is_link = fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
     if merge::is_empty(&doc, &expected) && !is_link {
         fs::remove_file(&path).with_context(|| format!("cannot remove {shown}"))?;
+        let folders = remove_empty_folders(&path, &agent.config_root(location));
+        let folders = match folders.as_slice() {
+            [] => String::new(),
+            some => {
+                let shown: Vec<String> = some.iter().map(|f| f.display().to_string()).collect();
+                format!(", and the folders it left empty: {}", shown.join(", "))
+            }
+        };
         return Ok(format!(
-            "removed {removed} hooks; {shown} held nothing else and was deleted"
+            "removed {removed} hooks; {shown} held nothing else and was deleted{folders}"
         ));
     }
     write_atomic(&path, &render(Some(&existing), &doc, &style))?;
     Ok(format!("removed {removed} hooks from {shown}"))
+}
+
+/// Removes the folders between `root` and the deleted `file` that are now empty, deepest
+/// first (the ones an install creates: `.github/hooks`, `.github`), never `root` itself nor a
+/// folder holding anything; returns those removed.
+fn remove_empty_folders(file: &Path, root: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let mut dir = file.parent();
+    while let Some(d) = dir.filter(|d| *d != root && d.starts_with(root)) {
+        // `remove_dir` refuses a folder that is not empty: that ends the walk.
+        if fs::remove_dir(d).is_err() {
+            break;
+        }
+        removed.push(d.to_path_buf());
+        dir = d.parent();
+    }
+    removed
 }
 
 /// One agent's line of `status`.

@@ -680,9 +680,32 @@ fn uninstall_of_a_fresh_install_deletes_the_file_and_nothing_else() {
         install(&env, agent, &dir).success();
         hooks(&env, &["uninstall", "--agent", agent.name], &dir).success();
         assert!(!dir.join(agent.file).exists(), "{}", agent.name);
+        // The folders the install made are gone too; the project stays.
+        let first = Path::new(agent.file).components().next().unwrap();
+        assert!(!dir.join(first).exists(), "{}: {first:?} left", agent.name);
+        assert!(dir.is_dir());
         hooks(&env, &["uninstall", "--agent", agent.name], &dir)
             .success()
             .stdout(predicates::str::contains("not installed"));
+    }
+}
+
+#[test]
+fn uninstall_keeps_a_folder_that_holds_anything_else() {
+    for agent in AGENTS {
+        let env = TestEnv::new();
+        let dir = project(&env);
+        install(&env, agent, &dir).success();
+        let first = dir.join(Path::new(agent.file).components().next().unwrap());
+        write(&first.join("mine.txt"), "the user's");
+        hooks(&env, &["uninstall", "--agent", agent.name], &dir).success();
+        assert!(!dir.join(agent.file).exists(), "{}", agent.name);
+        assert_eq!(
+            read(&first.join("mine.txt")),
+            "the user's",
+            "{}",
+            agent.name
+        );
     }
 }
 

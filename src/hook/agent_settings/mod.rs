@@ -100,8 +100,22 @@ pub trait Wiring: Copy {
     /// The file this agent reads at `location`.
     fn config_path(self, location: &Location) -> PathBuf {
         let file = self.file();
+        let segments = match location {
+            Location::Project(_) => file.project,
+            Location::User { .. } => file.user.file,
+        };
+        segments
+            .iter()
+            .fold(self.config_root(location), |p, s| p.join(s))
+    }
+
+    /// The folder the file's path starts from at `location`: the project, or the agent's own
+    /// configuration folder (`~/.copilot`, `$CODEX_HOME`, …). The folders between it and the
+    /// file are the ones an install may create.
+    fn config_root(self, location: &Location) -> PathBuf {
+        let file = self.file();
         match location {
-            Location::Project(dir) => file.project.iter().fold(dir.clone(), |p, s| p.join(s)),
+            Location::Project(dir) => dir.clone(),
             Location::User {
                 home,
                 claude_config_dir,
@@ -114,10 +128,9 @@ pub trait Wiring: Copy {
                     Some("CODEX_HOME") => codex_home,
                     _ => &None,
                 };
-                let dir = moved
+                moved
                     .clone()
-                    .unwrap_or_else(|| home.join(file.user.home_dir));
-                file.user.file.iter().fold(dir, |p, s| p.join(s))
+                    .unwrap_or_else(|| home.join(file.user.home_dir))
             }
         }
     }
