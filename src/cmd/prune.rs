@@ -42,6 +42,10 @@ pub struct Args {
     /// Print what would be removed and change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not ask: a cutoff less than a day ago (it deletes the last day's records too) is
+    /// asked about first when prune runs on a terminal
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     /// Also rewrite the queue file without its ingested lines older than the cutoff (a
     /// running `cmstore ingest` keeps going; docs/prune.md)
     #[arg(long)]
@@ -56,6 +60,11 @@ pub struct Args {
 /// Runs `cmstore prune`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let (cutoff, why) = cutoff(paths, &args)?;
+    // Before anything changes or is locked.
+    if !args.dry_run && !args.yes && cutoff > now_ms() - DAY_MS && !confirmed(cutoff)? {
+        eprintln!("cmstore prune: not confirmed; nothing deleted");
+        return Ok(ExitCode::FAILURE);
+    }
     // Before the transcript cursors go: a --db that is wrong stops prune before any change.
     store::not_a_directory(&paths.db)?;
     // Before anything changes: a second compaction of the queue refuses, and changes nothing.
@@ -120,6 +129,28 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         print_compaction(&mut out, &compaction)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a person agrees to delete everything before `cutoff`, asked on the terminal; true
+/// without one (a script or a service has chosen its cutoff, and `--yes` says so too).
+fn confirmed(cutoff: i64) -> anyhow::Result<bool> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Ok(true);
+    }
+    eprint!(
+        "cmstore prune: this deletes everything recorded before {}, the last day's records \
+         included. Go on? [y/N] ",
+        timespec::iso(cutoff)
+    );
+    let mut answer = String::new();
+    std::io::stdin()
+        .read_line(&mut answer)
+        .context("reading the answer")?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
 }
 
 /// The cutoff (epoch ms) and how it was chosen: `--before`, else `--days`, else the

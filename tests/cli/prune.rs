@@ -1146,3 +1146,68 @@ fn a_resumed_session_does_not_bring_pruned_turns_back() {
         "nor do their harvested lines come back as events"
     );
 }
+
+/// On a terminal, a cutoff less than a day ago is asked about first: `n` (or nothing) deletes
+/// nothing, `y` goes on; `--yes` and a script (no terminal) are not asked.
+#[test]
+fn a_cutoff_within_the_last_day_is_asked_about_on_a_terminal() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        crate::common::skipped("no `script` (util-linux) to make a terminal");
+        return;
+    }
+    let env = TestEnv::new();
+    let mut e = crate::common::entry("UserPromptSubmit", "s1");
+    e.timestamp = crate::common::now_ms() - 60_000;
+    env.append(&[e.to_line()]);
+    env.ingest_once();
+    let on_terminal = |args: &str, answer: &str| -> (bool, String) {
+        let command = format!("{} prune {args}", crate::common::bin().display());
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .env("CMSTORE_HOME", env.home())
+            .env("HOME", env.user_home())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answer.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let events = || env.int("SELECT count(*) FROM events");
+    let (ok, text) = on_terminal("--before 0m", "n\n");
+    assert!(
+        !ok && text.contains("Go on? [y/N]") && text.contains("nothing deleted"),
+        "{text}"
+    );
+    assert_eq!(events(), 1);
+    // A week's cutoff deletes nothing of the last day: not asked.
+    let (ok, text) = on_terminal("--days 7", "");
+    assert!(ok && !text.contains("Go on?"), "{text}");
+    let (ok, text) = on_terminal("--before 0m", "y\n");
+    assert!(ok && text.contains("Go on?"), "{text}");
+    assert_eq!(events(), 0);
+    // Without a terminal (this process's pipes) and with --yes: not asked.
+    env.append(&[{
+        let mut e = crate::common::entry("UserPromptSubmit", "s2");
+        e.timestamp = crate::common::now_ms() - 60_000;
+        e.to_line()
+    }]);
+    env.ingest_once();
+    prune(&env, &["--before", "0m"]);
+    assert_eq!(events(), 0);
+    let (ok, text) = on_terminal("--before 0m --yes", "");
+    assert!(ok && !text.contains("Go on?"), "{text}");
+}
