@@ -864,7 +864,13 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
                     Some(_) => LINE_PREFIX + out[head..].chars().count() + tail.chars().count(),
                     None => 0,
                 };
-                text(out, input, fixed, SHORT_INPUT);
+                match path_like(input) {
+                    // A path keeps its file name: cut in the middle.
+                    Some(path) if !full => {
+                        push_path(out, path, fit(width, fixed, SHORT_INPUT));
+                    }
+                    _ => text(out, input, fixed, SHORT_INPUT),
+                }
             }
             out.push_str(tail);
             // Why it failed, on a line of its own: the first line of it, all of it in --full.
@@ -934,6 +940,37 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
 /// [`crate::model::shorten::cut_text`] cuts. Only as many words as the cut can keep are copied: a
 /// session's story has thousands of long texts, and joining each whole was a sixth of
 /// `show`'s time at 50,000 events.
+/// `input` when it is one path (a single word holding `/` or `\\`, as a Read's or an
+/// Edit's `file_path` is shown).
+fn path_like(input: &str) -> Option<&str> {
+    let t = input.trim();
+    let one_word = !t.is_empty() && !t.contains(char::is_whitespace);
+    (one_word && t.contains(['/', '\\'])).then_some(t)
+}
+
+/// Appends `path`, at most `max` characters: whole when it fits, else its start, `…` and its
+/// end, the end keeping the last component (the file name) whole when that leaves the start
+/// a few characters; a file name longer than that keeps its own end.
+fn push_path(out: &mut String, path: &str, max: usize) {
+    let chars = path.chars().count();
+    if chars <= max {
+        out.push_str(path);
+        return;
+    }
+    if max < 3 {
+        push_one_line(out, path, max);
+        return;
+    }
+    let least_start = 8.min((max - 1) / 2);
+    let name_at = path.rfind(['/', '\\']).unwrap_or(0);
+    let name_chars = path[name_at..].chars().count();
+    let keep_end = name_chars.min(max - 1 - least_start);
+    let keep_start = max - 1 - keep_end;
+    out.extend(path.chars().take(keep_start));
+    out.push(ELLIPSIS);
+    out.extend(path.chars().skip(chars - keep_end));
+}
+
 fn push_one_line(out: &mut String, t: &str, max: usize) {
     let start = out.len();
     let mut chars = 0;
@@ -987,6 +1024,34 @@ mod tests {
         let plan = plan(RESPONSES);
         assert!(plan.contains("COVERING INDEX usage_session"), "{plan}");
         assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    }
+
+    #[test]
+    fn a_long_path_keeps_its_file_name() {
+        let cut = |path: &str, max: usize| {
+            let mut out = String::new();
+            push_path(&mut out, path, max);
+            out
+        };
+        let path = "/private/var/folders/5b/dd_48xk2v1s7/T/vibe-check-notes.md";
+        assert_eq!(cut(path, 200), path);
+        let short = cut(path, 40);
+        assert_eq!(short, "/private/var/folder…/vibe-check-notes.md");
+        assert_eq!(short.chars().count(), 40);
+        // A file name longer than half the room keeps its own end.
+        let long_name = format!("/a/{}.rs", "x".repeat(60));
+        let cut_long = cut(&long_name, 30);
+        assert_eq!(cut_long.chars().count(), 30);
+        assert!(
+            cut_long.starts_with("/a/xx") && cut_long.ends_with("xxx.rs"),
+            "{cut_long}"
+        );
+        assert_eq!(
+            path_like(r"C:\src\app\main.rs"),
+            Some(r"C:\src\app\main.rs")
+        );
+        assert_eq!(path_like("cargo test --all"), None);
+        assert_eq!(path_like("README.md"), None);
     }
 
     #[test]

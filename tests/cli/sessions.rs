@@ -863,3 +863,37 @@ fn since_today_and_yesterday_are_the_utc_days() {
     );
     assert_eq!(ids(&["--until", "now"]).len(), 2);
 }
+
+/// A long path a call read is cut in the middle: the line fits, the file name stays.
+#[test]
+fn show_cuts_a_long_path_in_the_middle_keeping_the_file_name() {
+    let env = TestEnv::new();
+    let path = format!(
+        "/private/var/folders/{}/T/vibe-check-notes.md",
+        "d".repeat(90)
+    );
+    let mut pre = entry("PreToolUse", "path-session");
+    pre.timestamp = T0;
+    pre.tool_name = Some("Read".into());
+    pre.tool_call_id = Some("c1".into());
+    pre.tool_input = Some(serde_json::json!({ "file_path": path }).to_string());
+    let mut post = pre.clone();
+    post.id = cmstore::model::queue_line::new_id();
+    post.hook_type = "PostToolUse".into();
+    post.timestamp = T0 + MIN;
+    env.append(&[pre.to_line(), post.to_line()]);
+    env.ingest_once();
+    let shown = |args: &[&str]| -> String {
+        let out = env.cmd().env("COLUMNS", "80").args(args).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = shown(&["show", "path-session", "--no-pager"]);
+    let line = text.lines().find(|l| l.contains("Read")).unwrap();
+    assert_eq!(line.chars().count(), 80, "{line}");
+    assert!(
+        line.contains("  /private/var/") && line.contains("…/vibe-check-notes.md  ["),
+        "{line}"
+    );
+    let full = shown(&["show", "path-session", "--no-pager", "--full"]);
+    assert!(full.contains(&path), "--full shows it whole: {full}");
+}
