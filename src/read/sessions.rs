@@ -346,7 +346,7 @@ pub fn readable(
                 n(turns).map_or(Value::Null, Value::Integer),
                 n(tools).map_or(Value::Null, Value::Integer),
                 n(failed).map_or(Value::Null, Value::Integer),
-                Value::Text(t(model)),
+                Value::Text(human::model(&t(model)).to_string()),
             ]
         })
         .collect();

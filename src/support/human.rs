@@ -25,6 +25,17 @@ pub fn duration(ms: i64) -> String {
     format!("{sign}{text}")
 }
 
+/// A model id as a list shows it: without the maker's `claude-` and a release date
+/// (`claude-opus-4-7` → `opus-4-7`, `claude-sonnet-4-5-20250929` → `sonnet-4-5`), so that a
+/// narrow column keeps what tells two models apart; any other id as it is.
+pub fn model(id: &str) -> &str {
+    let id = id.strip_prefix("claude-").unwrap_or(id);
+    match id.rsplit_once('-') {
+        Some((name, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => id,
+    }
+}
+
 /// A count: exact below 1,000, then `12.3k`, `1.8M`, `2.1B` (one decimal below 100 of the
 /// unit, none above).
 pub fn count(n: i64) -> String {
@@ -202,6 +213,12 @@ mod tests {
 
     #[test]
     fn durations_read_at_a_glance() {
+        assert_eq!(model("claude-opus-4-7"), "opus-4-7");
+        assert_eq!(model("claude-sonnet-4-5-20250929"), "sonnet-4-5");
+        assert_eq!(model("claude-haiku-4-5-20251001"), "haiku-4-5");
+        assert_eq!(model("gpt-5.2-codex"), "gpt-5.2-codex");
+        assert_eq!(model("gemini-2.5-pro"), "gemini-2.5-pro");
+        assert_eq!(model(""), "");
         assert_eq!(duration(350), "350ms");
         assert_eq!(duration(4_200), "4.2s");
         assert_eq!(duration(10_000), "10s", "a whole second has no .0");
