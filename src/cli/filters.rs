@@ -12,9 +12,8 @@ pub struct ReportFilters {
     /// Only sessions that started before then (same forms as --since)
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
-    /// Only sessions of this agent (the names: `crate::model::agents::names`)
-    #[arg(long, value_name = "AGENT",
-          help = format!("Only sessions of this agent ({})", crate::model::agents::names()))]
+    /// Only sessions of this agent (claude, vscode, copilot, codex, gemini, cursor)
+    #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
     /// Only sessions in this project: the working directory's last component, or its path
     #[arg(long, value_name = "NAME")]

@@ -39,11 +39,9 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 /// Arguments of `cmstore capture`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
-    /// Agent running the hook: one of the agent table's names, or auto (sniffed from the
-    /// payload)
-    #[arg(long, value_name = "AGENT", default_value = "auto",
-          help = format!("Agent running the hook: {} or auto (sniffed from the payload)",
-                         crate::model::agents::names()))]
+    /// Agent running the hook: claude, vscode, copilot, codex, gemini, cursor or auto
+    /// (sniffed from the payload)
+    #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none
     #[arg(long, value_name = "NAME")]

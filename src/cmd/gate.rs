@@ -50,7 +50,7 @@ recorded, an input shortened to fit the line) are counted as not replayable, nev
 #[command(
     mut_arg("since", |a| a.help(SINCE_HELP)),
     mut_arg("until", |a| a.help(UNTIL_HELP)),
-    mut_arg("agent", |a| a.help(agent_help())),
+    mut_arg("agent", |a| a.help(AGENT_HELP)),
     mut_arg("project", |a| a.help(PROJECT_HELP))
 )]
 pub struct ReportArgs {
@@ -67,7 +67,7 @@ pub struct ReportArgs {
 #[command(
     mut_arg("since", |a| a.help(SINCE_HELP)),
     mut_arg("until", |a| a.help(UNTIL_HELP)),
-    mut_arg("agent", |a| a.help(agent_help())),
+    mut_arg("agent", |a| a.help(AGENT_HELP)),
     mut_arg("project", |a| a.help(PROJECT_HELP))
 )]
 pub struct ReplayArgs {
@@ -86,12 +86,8 @@ pub struct ReplayArgs {
 const SINCE_HELP: &str = "Only calls recorded since then: a duration ago (90m, 36h, 7d, 2w), \
 today, yesterday, or a date/datetime (UTC)";
 const UNTIL_HELP: &str = "Only calls recorded before then (same forms as --since)";
-fn agent_help() -> String {
-    format!(
-        "Only calls of this agent ({})",
-        crate::model::agents::names()
-    )
-}
+const AGENT_HELP: &str =
+    "Only calls of this agent (claude, vscode, copilot, codex, gemini, cursor)";
 const PROJECT_HELP: &str =
     "Only calls in this project: the working directory's last component, or its path";
 

@@ -47,3 +47,25 @@ fn a_db_that_is_a_directory_is_said_to_be_one_by_every_command_that_opens_it() {
     }
     assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
 }
+
+/// Every `--agent` help lists the agent table's names (spelled out in the help texts, held to
+/// the table by `model::agents::NAMES`'s own test).
+#[test]
+fn every_agent_option_lists_the_agent_tables_names() {
+    let env = crate::common::TestEnv::new();
+    for args in [
+        &["capture", "--help"][..],
+        &["sessions", "--help"],
+        &["summarize", "--help"],
+        &["gate", "report", "--help"],
+        &["gate", "replay", "--help"],
+    ] {
+        let out = env.cmd().args(args).output().unwrap();
+        let help = String::from_utf8(out.stdout).unwrap();
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains(cmstore::model::agents::NAMES),
+            "{args:?}: {help}"
+        );
+    }
+}
