@@ -66,6 +66,12 @@ function num(n) {
   return v.toLocaleString("en-US");
 }
 function usd(n) { return n === null || n === undefined ? "–" : "$" + Number(n).toFixed(2); }
+// A cost with the summaries' marks: `+` when some responses have no price, `?` when none has.
+function partialUsd(n, unpriced) {
+  if (!unpriced) return usd(n);
+  const text = n === null || n === undefined ? "?" : usd(n) + "+";
+  return el("span", { title: unpriced + " responses have no price: give their models one under [prices] in cmstore.toml" }, text);
+}
 function pct(x) { return (100 * (x || 0)).toFixed(1) + "%"; }
 function ms(d) {
   if (d === null || d === undefined) return "–";
@@ -170,7 +176,7 @@ const pages = {
       el("div", { class: "cards", id: "totals" },
         card("events", num(t.events)), card("sessions", num(t.sessions)), card("prompts", num(t.prompts)),
         card("tool calls", num(t.tool_uses)), card("tool failures", num(t.tool_failures)),
-        card("tokens", num(tokens)), card("cost", usd(t.cost_usd)),
+        card("tokens", num(tokens)), card("cost", partialUsd(t.cost_usd, t.unpriced)),
         card("gate findings", num(o.gate.totals.flagged))),
       el("div", { class: "grid" },
         panel("Events per day", dayChart(days, "events", num)),

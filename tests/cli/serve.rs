@@ -722,3 +722,21 @@ fn serve_refuses_every_interface_and_a_missing_store() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not every interface"));
 }
+
+/// The overview's cost says when it covers only part of the responses, as the summaries do.
+#[test]
+fn the_overviews_cost_counts_the_responses_without_a_price() {
+    let env = TestEnv::new();
+    let mut stop = entry("Stop", "priced-and-not");
+    stop.timestamp = crate::common::now_ms();
+    stop.usage = Some(vec![
+        crate::summarize::usage("m1", "claude-sonnet-4-5", 1000),
+        crate::summarize::usage("m2", "my-local-model", 1000),
+    ]);
+    env.append(&[stop.to_line()]);
+    env.ingest_once();
+    let served = Served::start(&env);
+    let totals = served.json("/api/overview")["totals"].clone();
+    assert_eq!(totals["unpriced"], json!(1), "{totals}");
+    assert!(totals["cost_usd"].as_f64().unwrap() > 0.0, "{totals}");
+}

@@ -92,6 +92,9 @@ pub fn overview(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> 
     let costs: Vec<f64> = days.iter().filter_map(|d| d["cost_usd"].as_f64()).collect();
     let cost = (!costs.is_empty()).then(|| costs.iter().fold(0.0, |a, c| a + c));
     totals.insert("cost_usd", json!(cost));
+    // The responses without a price: the cost then covers the others only (`+`, or `?`).
+    let unpriced: i64 = days.iter().filter_map(|d| d["unpriced"].as_i64()).sum();
+    totals.insert("unpriced", json!(unpriced));
     let mut tools = tools(db, filters)?;
     tools.truncate(10);
     let gate = gate_report(db, filters)?;
