@@ -279,10 +279,7 @@ pub fn cost_legend(rows: &[Vec<Value>], cost: usize) -> Option<&'static str> {
     let marked = rows
         .iter()
         .any(|row| matches!(row.get(cost), Some(Value::Text(t)) if t.ends_with('+') || t == "?"));
-    marked.then_some(
-        "cost: + some responses have no price, ? none has; \
-         give their models a price under [prices] in cmstore.toml (docs/usage.md)",
-    )
+    marked.then_some("cost: + some responses have no price, ? none has ([prices] in cmstore.toml)")
 }
 
 fn cell(columns: &[String], row: &[Value], shown: Shown, cx: Glance<'_>) -> Value {

@@ -59,9 +59,14 @@ pub struct Context<'a> {
     pub origin: &'static str,
 }
 
-/// A session's totals (`SESSION_TOTAL` rows) by their message ids' range: `;` follows `:`.
-const TOTALS_OF_SESSION: &str =
-    "session_id = ?1 AND message_id >= 'copilot-total:' AND message_id < 'copilot-total;'";
+// A session's totals (`SESSION_TOTAL` rows) by their message ids' range (`;` follows `:`),
+// spelled out so that each statement is one constant, prepared once.
+/// Whether session ?1 has a response of its own (a row that is no total).
+const SESSION_HAS_RESPONSES: &str = "SELECT 1 FROM usage WHERE session_id = ?1
+    AND NOT (message_id >= 'copilot-total:' AND message_id < 'copilot-total;') LIMIT 1";
+/// Deletes session ?1's totals.
+const DELETE_SESSION_TOTALS: &str = "DELETE FROM usage WHERE session_id = ?1
+    AND message_id >= 'copilot-total:' AND message_id < 'copilot-total;'";
 
 /// Upserts one response's row. A session's totals (Copilot CLI's `session.shutdown`) stand
 /// in for its responses only while it has none: a total is not stored beside a response of
@@ -70,15 +75,15 @@ const TOTALS_OF_SESSION: &str =
 pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::Result<()> {
     if let Some(session) = r.session_id.as_deref().or(cx.session_id) {
         if r.is_session_total() {
-            let responses = format!(
-                "SELECT 1 FROM usage WHERE session_id = ?1 AND NOT ({TOTALS_OF_SESSION}) LIMIT 1"
-            );
-            if conn.prepare_cached(&responses)?.exists([session])? {
+            if conn
+                .prepare_cached(SESSION_HAS_RESPONSES)?
+                .exists([session])?
+            {
                 return Ok(());
             }
         } else if matches!(cx.agent, Some("copilot" | "vscode")) {
-            let totals = format!("DELETE FROM usage WHERE {TOTALS_OF_SESSION}");
-            conn.prepare_cached(&totals)?.execute([session])?;
+            conn.prepare_cached(DELETE_SESSION_TOTALS)?
+                .execute([session])?;
         }
     }
     let saturate = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
