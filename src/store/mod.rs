@@ -29,6 +29,7 @@ macro_rules! execute_bound {
 
 pub mod checkpoint;
 mod closing;
+pub mod continued_turn;
 pub mod functions;
 pub mod indexes;
 pub mod prune;

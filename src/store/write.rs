@@ -11,6 +11,7 @@ use rusqlite::{
     params, CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior,
 };
 
+use super::continued_turn::{self, Continued};
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
 use crate::model::queue_line::parse::at_file_start;
@@ -525,7 +526,7 @@ impl<'c> Batch<'c> {
             }
             // A pending Stop's turn is recorded by the synthetic Stop that follows.
             Some(HookType::Stop | HookType::SubagentStop) if !row.turn_pending => {
-                self.upsert_turn(row, session)?
+                self.end_turn(row, session)?
             }
             // A turn that ended on an API error, as capture records it since it reads the
             // turn (`turnOutcome: failed`). An older line read no turn: that turn was
@@ -650,6 +651,47 @@ impl<'c> Batch<'c> {
             row.hook_feedback.as_deref(),
         )?;
         Ok(())
+    }
+
+    /// A Stop's turn: its own row, unless it continues the turn before it.
+    fn end_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+        if !self.continue_blocked_turn(row, session)? {
+            self.upsert_turn(row, session)?;
+        }
+        Ok(())
+    }
+
+    /// A Gemini CLI Stop fired again after a Stop hook blocked: whether it continued the
+    /// turn before it ([`continued_turn`]); the prompt that turned out to be the hook's
+    /// feedback is no longer counted.
+    fn continue_blocked_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<bool, Error> {
+        if !(row.stop_hook_active && row.kind == Some(HookType::Stop))
+            || row.agent.as_deref() != Some("gemini")
+            || row.session_id.is_none()
+        {
+            return Ok(false);
+        }
+        Ok(
+            match continued_turn::continue_blocked_turn(&self.tx, row, session)? {
+                Continued::No => false,
+                Continued::Turn => true,
+                Continued::WithFeedback { ts } => {
+                    self.sessions
+                        .entry(session.to_string())
+                        .or_insert(SessionAgg {
+                            first_seen: row.ts,
+                            last_seen: row.ts,
+                            ..SessionAgg::default()
+                        })
+                        .prompts -= 1;
+                    self.days
+                        .entry(day_key(ts, row.session_id.as_deref()))
+                        .or_default()
+                        .prompts -= 1;
+                    true
+                }
+            },
+        )
     }
 
     /// A Codex `Interrupt`: its turn, with its prompt, is `interrupted`.

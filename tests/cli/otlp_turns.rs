@@ -580,3 +580,126 @@ fn a_store_from_before_0024_moves_hook_feedback_out_of_prompts() {
          why did the Stop hook feedback: say that? | -"
     );
 }
+
+/// The hooks of a Gemini CLI session in which an `AfterAgent` hook of the user's blocks twice,
+/// as Gemini CLI 0.61 fires them (seen in tests/e2e/gemini.rs): each block sends the reason
+/// as a new `BeforeAgent` prompt, then `AfterAgent` again with `stop_hook_active: true`, the
+/// person's prompt and every answer so far. A tool call runs in the continued turn.
+fn gemini_blocked_twice() -> Vec<Value> {
+    let prompt = |text: &str| json!({"hook_event_name": "BeforeAgent", "prompt": text});
+    let answer = |prompt: &str, again: bool, text: &str| {
+        json!({"hook_event_name": "AfterAgent", "prompt": prompt, "prompt_response": text,
+               "stop_hook_active": again})
+    };
+    let tool = |name: &str| {
+        json!({"hook_event_name": name, "tool_name": "run_shell_command",
+               "tool_input": {"command": "make test"},
+               "tool_response": {"llmContent": "ok", "returnDisplay": "ok"}})
+    };
+    vec![
+        prompt("fix the build"),
+        answer("fix the build", false, "Done."),
+        prompt("2 tests fail"),
+        tool("BeforeTool"),
+        tool("AfterTool"),
+        answer("fix the build", true, "Done.\nFixed two."),
+        prompt("1 test fails"),
+        answer("fix the build", true, "Done.\nFixed two.\nFixed the last."),
+        prompt("thanks"),
+        answer("thanks", false, "You're welcome."),
+        json!({"hook_event_name": "SessionEnd", "reason": "exit"}),
+    ]
+}
+
+const GEMINI_BASE: &str = r#"{"session_id": "gem-block", "cwd": "/w",
+    "transcript_path": "/nonexistent/.gemini/tmp/p/chats/session-block.json"}"#;
+
+/// Issue 32, Gemini's blocking AfterAgent: one turn with the person's prompt, the last answer
+/// and both reasons as its feedback; the reasons neither prompts nor turns, in the rollups,
+/// `show` and the export; the same whether ingest reads the lines at once or one by one.
+#[test]
+fn a_gemini_turn_a_stop_hook_blocked_is_one_turn_with_its_feedback() {
+    let base: Value = serde_json::from_str(GEMINI_BASE).unwrap();
+    let at_once = TestEnv::new();
+    fire(&at_once, &base, &gemini_blocked_twice());
+    at_once.ingest_once();
+    let one_by_one = TestEnv::new();
+    for payload in gemini_blocked_twice() {
+        fire(&one_by_one, &base, &[payload]);
+        one_by_one.ingest_once();
+    }
+    let s = |t: &str| Some(t.to_string());
+    for env in [&at_once, &one_by_one] {
+        assert_eq!(
+            turn_rows(env),
+            vec![
+                (
+                    s("fix the build"),
+                    s("Done.\nFixed two.\nFixed the last."),
+                    None,
+                    s("2 tests fail\n1 test fails")
+                ),
+                (s("thanks"), s("You're welcome."), None, None),
+            ]
+        );
+        let prompts = "SELECT group_concat(prompt, '|') FROM (SELECT prompt FROM events \
+                       WHERE hook_type = 'UserPromptSubmit' ORDER BY seq)";
+        assert_eq!(env.text(prompts), "fix the build|thanks");
+        assert_eq!(
+            env.int("SELECT count(*) FROM events WHERE hook_type = 'HookFeedback'"),
+            2,
+            "the reasons' events are kept"
+        );
+        assert_eq!(env.int("SELECT prompts FROM sessions"), 2);
+        assert_eq!(env.int("SELECT sum(prompts) FROM daily_sessions"), 2);
+        assert_eq!(env.int("SELECT stops FROM sessions"), 4, "every firing");
+    }
+
+    let (turns, parents) = turns_and_parents(&at_once);
+    let ids: BTreeSet<String> = turns.iter().map(|s| hex(&s.span_id)).collect();
+    assert_eq!(ids.len(), 2, "two turns, two span ids: {turns:?}");
+    assert_eq!(parents.len(), 1);
+    let person = at_once.text(
+        "SELECT id FROM events WHERE hook_type = 'UserPromptSubmit' AND prompt = 'fix the build'",
+    );
+    let named: Vec<String> = turns
+        .iter()
+        .filter(|t| attr(t, "cmstore.prompt.event.id").as_deref() == Some(person.as_str()))
+        .map(|t| hex(&t.span_id))
+        .collect();
+    assert_eq!(named.len(), 3, "each of its three Stops, under one span id");
+    assert!(named.iter().all(|id| id == &named[0]));
+    assert_eq!(parents, [named[0].clone()], "the call is the turn's");
+
+    let out = at_once
+        .cmd()
+        .args(["show", "gem-block", "--no-pager"])
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let labelled = |label: &str| -> Vec<&str> {
+        text.lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some(label))
+            .collect()
+    };
+    assert_eq!(labelled("prompt").len(), 2, "{text}");
+    assert!(
+        labelled("prompt").iter().all(|l| !l.contains("fail")),
+        "{text}"
+    );
+    let hooks = labelled("hook");
+    assert!(
+        hooks.iter().any(|l| l.contains("2 tests fail"))
+            && hooks.iter().any(|l| l.contains("1 test fails")),
+        "{text}"
+    );
+
+    // Pruned whole, the rollups are left with nothing (no prompt taken back twice).
+    at_once
+        .cmd()
+        .args(["prune", "--before", "now", "--yes"])
+        .assert()
+        .success();
+    assert_eq!(at_once.int("SELECT count(*) FROM daily_sessions"), 0);
+}

@@ -25,12 +25,20 @@ const MODEL_EVENTS: [&str; 3] = ["BeforeModel", "AfterModel", "BeforeToolSelecti
 /// `hooks install` leaves out); then wires cmstore the way a user does, with
 /// `cmstore hooks install --agent gemini --user`, merged into the same `settings.json`.
 fn write_settings(world: &World, by_hand: &[&str]) {
+    write_settings_beside(world, by_hand, serde_json::Map::new());
+}
+
+/// [`write_settings`], with the user's own `hooks` (event → matcher groups) written first.
+fn write_settings_beside(
+    world: &World,
+    by_hand: &[&str],
+    mut hooks: serde_json::Map<String, Value>,
+) {
     let command = format!(
         "{} --home {} capture --agent gemini",
         env!("CARGO_BIN_EXE_cmstore"),
         world.cmhome().display()
     );
-    let mut hooks = serde_json::Map::new();
     for event in by_hand {
         // Gemini's timeout is in milliseconds.
         let handler = json!({"type": "command", "command": command, "timeout": 10_000});
@@ -383,5 +391,59 @@ fn gemini_usage_is_the_mocks_numbers_once_per_response() {
         world.scalar("select responses from v_usage_sessions"),
         json!(calls),
         "{ctx}"
+    );
+}
+
+/// Issue 32, Gemini's counterpart of a blocking Stop hook: an `AfterAgent` hook of the user's
+/// that blocks once (`decision: block`) makes Gemini send its reason back to the model as a new
+/// request of the same turn (a `BeforeAgent` whose `prompt` is the reason) and fire
+/// `AfterAgent` again with `stop_hook_active: true`. One turn, the person's prompt, the reason
+/// as the turn's feedback, one prompt counted.
+#[test]
+fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
+    let Some(gemini) = gemini() else { return };
+    let world = World::new();
+    let once = world.home().join("blocked-once");
+    let script = world.home().join("block-once.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\nif [ -e '{0}' ]; then echo '{{}}'; exit 0; fi\n\
+             touch '{0}'\necho '{{\"decision\":\"block\",\"reason\":\"2 tests fail\"}}'\n",
+            once.display()
+        ),
+    )
+    .unwrap();
+    let handler = json!({"type": "command", "command": format!("sh '{}'", script.display()),
+                         "timeout": 10_000});
+    let mut user = serde_json::Map::new();
+    user.insert(
+        "AfterAgent".into(),
+        json!([{"matcher": "*", "hooks": [handler]}]),
+    );
+    write_settings_beside(&world, &[], user);
+    let mock = MockServer::start(google::responder(vec![Step::Text("The build passes.")]));
+    let cmd = gemini_command(&world, &gemini, &mock, "fix the build");
+    let run = harness::spawn(&world, "gemini", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    world.ingest();
+    let context = format!("queue:\n{}\nstderr: {}", world.queue_text(), run.stderr);
+    assert!(once.exists(), "the hook blocked once\n{context}");
+    let count = |hook: &str| {
+        world.scalar(&format!(
+            "select count(*) from events where hook_type = '{hook}'"
+        ))
+    };
+    assert_eq!(count("Stop"), json!(2), "{context}");
+    let turns = world.query("select prompt, response, feedback, outcome from turns");
+    assert_eq!(turns.len(), 1, "{turns:?}\n{context}");
+    assert_eq!(turns[0]["prompt"], "fix the build", "{context}");
+    assert_eq!(turns[0]["feedback"], "2 tests fail", "{context}");
+    assert_eq!(turns[0]["outcome"], Value::Null, "{context}");
+    assert_eq!(count("UserPromptSubmit"), json!(1), "{context}");
+    assert_eq!(
+        world.scalar("select prompts from sessions"),
+        json!(1),
+        "{context}"
     );
 }

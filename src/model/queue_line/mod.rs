@@ -234,6 +234,10 @@ pub struct QueueEntry {
     /// dropped with `store_text = false`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hook_feedback: Option<String>,
+    /// On a `Stop`: the agent fired it again because a Stop hook blocked the turn's end
+    /// (`stop_hook_active: true` in the payload); the line is left without it otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_hook_active: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -224,6 +224,8 @@ struct Raw<'a> {
     turn_outcome: Option<Loose<'a>>,
     #[serde(borrow, rename = "hookFeedback")]
     hook_feedback: Option<Loose<'a>>,
+    #[serde(borrow, rename = "stopHookActive")]
+    stop_hook_active: Option<Loose<'a>>,
     #[serde(borrow, rename = "toolResultType")]
     tool_result_type: Option<Loose<'a>>,
     #[serde(borrow, rename = "durationMs")]
@@ -410,6 +412,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         turn_pending: row.turn_pending,
         turn_outcome: own(row.turn_outcome),
         hook_feedback: own(row.hook_feedback),
+        stop_hook_active: row.stop_hook_active,
         tool_result_type: own(row.tool_result_type),
         risk: own(row.risk),
         decision: own(row.decision),
@@ -504,6 +507,11 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         thinking: raw.thinking.and_then(Loose::into_str),
         turn_outcome: raw.turn_outcome.and_then(Loose::into_str),
         hook_feedback: raw.hook_feedback.and_then(Loose::into_str),
+        stop_hook_active: raw
+            .stop_hook_active
+            .as_ref()
+            .and_then(Loose::as_bool)
+            .unwrap_or(false),
         turn_pending: raw
             .turn_pending
             .as_ref()

@@ -112,6 +112,8 @@ pub struct EventRow<'a> {
     pub turn_outcome: Option<Cow<'a, str>>,
     /// `hookFeedback`: what blocking Stop hooks told the agent during the turn.
     pub hook_feedback: Option<Cow<'a, str>>,
+    /// `stopHookActive`: a Stop fired again after a Stop hook blocked the turn's end.
+    pub stop_hook_active: bool,
     /// `success`, `failure` or `denied`, when the agent says.
     pub tool_result_type: Option<Cow<'a, str>>,
     /// The safety gate's finding on a PreToolUse: the rules that matched, comma-separated, or

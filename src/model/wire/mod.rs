@@ -211,6 +211,13 @@ pub fn normalize(
     e.duration_ms = p.int_any(&["duration_ms", "durationMs"]);
     e.turn_id = p.str_any(&["turn_id", "turnId"]);
     e.model = model(p);
+    if matches!(kind, Some(HookType::Stop | HookType::SubagentStop))
+        && p.get_any(&["stop_hook_active", "stopHookActive"])
+            .and_then(Value::as_bool)
+            == Some(true)
+    {
+        e.stop_hook_active = Some(true);
+    }
     if kind == Some(HookType::StopFailure) {
         // The turn ended on an API error: a turn all the same, with this outcome.
         e.turn_outcome = Some("failed".to_string());
