@@ -1,20 +1,22 @@
-//! A Gemini CLI turn a Stop hook blocked, made one turn again.
+//! A turn a Stop hook blocked, made one turn again when the agent sent the hook's reason on
+//! as a prompt.
 //!
-//! When an `AfterAgent` hook blocks (`decision: block`), Gemini CLI sends the hook's reason to
-//! the model as a new request of the same turn: it fires `BeforeAgent` with the reason as its
-//! `prompt` (nothing in that payload tells it from a typed prompt), then `AfterAgent` again
-//! with `stop_hook_active: true`, the person's prompt and both answers. Only that second Stop
-//! shows what the prompt between was, so ingest mends the record there, from the stored
-//! events (whatever the batches):
+//! When a Stop hook blocks (`decision: block`), Gemini CLI and Copilot CLI send its reason to
+//! the model as a new message of the same turn, and fire their prompt hook (`BeforeAgent`,
+//! `userPromptSubmitted`) with the reason as its `prompt`: nothing in that payload tells it
+//! from a typed prompt. Then they fire the Stop hook again with `stop_hook_active: true`.
+//! Only that second Stop shows what the prompt between was, so ingest mends the record there,
+//! from the stored events (whatever the batches):
 //!
-//! - the turn the previous Stop recorded takes the new Stop's answer, time and event, and the
-//!   reason as its `feedback` (oldest first, as Claude Code's blocking Stop hooks give it);
 //! - the reason's event keeps its row and line but is typed [`HOOK_FEEDBACK`], no longer
 //!   `UserPromptSubmit`: no prompt is counted, shown or exported for it, in every reader;
-//! - the new Stop makes no turn row of its own.
+//! - with `merge`, for an agent whose turns its Stops record (Gemini CLI), the turn the
+//!   previous Stop recorded takes the new Stop's answer, time and event, and the reason as its
+//!   `feedback` (oldest first), and the new Stop makes no turn row of its own. Copilot CLI's
+//!   turns come from its transcript, which names the reason itself.
 //!
-//! When the store cannot tell (no earlier Stop with a turn row, or more than one prompt
-//! between: a person typed one), the Stop is recorded as any other.
+//! When the store cannot tell (no earlier Stop, or more than one prompt between: a person
+//! typed one), the Stop is recorded as any other.
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
@@ -25,15 +27,15 @@ use crate::model::queue_line::EventRow;
 /// were a prompt.
 pub const HOOK_FEEDBACK: &str = "HookFeedback";
 
-/// The session's (?1) latest Stop before the event ?2, its `seq`, and the turn it recorded
-/// (the row whose event it is).
-const PREVIOUS_TURN: &str = "
-    SELECT t.turn_key, s.seq, c.seq FROM events s
-    JOIN (SELECT seq FROM events WHERE id = ?2) c
-    JOIN turns t ON t.session_id = s.session_id AND t.event_id = s.id
+/// The `seq` and id of the session's (?1) latest Stop before the event ?2, and the event's
+/// own `seq`.
+const PREVIOUS_STOP: &str = "
+    SELECT s.seq, s.id, c.seq FROM events s, (SELECT seq FROM events WHERE id = ?2) c
     WHERE s.seq = (SELECT max(seq) FROM events
-                   WHERE session_id = ?1 AND hook_type = 'Stop'
-                     AND seq < (SELECT seq FROM events WHERE id = ?2))";
+                   WHERE session_id = ?1 AND hook_type = 'Stop' AND seq < c.seq)";
+
+/// The turn of session ?1 that the Stop ?2 recorded (the row whose event it is).
+const TURN_OF_STOP: &str = "SELECT turn_key FROM turns WHERE session_id = ?1 AND event_id = ?2";
 
 /// The prompts of session ?1 between the events at `seq` ?2 and ?3, at most two.
 const PROMPTS_BETWEEN: &str = "
@@ -54,36 +56,35 @@ const CONTINUE_TURN: &str = "
 const RETYPE: &str = "UPDATE events SET hook_type = ?2 WHERE id = ?1";
 
 /// What [`continue_blocked_turn`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Continued {
-    /// Nothing: the Stop is recorded as any other.
-    No,
-    /// The turn was continued; no prompt came between.
-    Turn,
-    /// The turn was continued, and the prompt event at this time (epoch ms) was the hook's
-    /// feedback: the rollups must take back the prompt they counted for it.
-    WithFeedback { ts: i64 },
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Continued {
+    /// The Stop's turn is the previous Stop's: it makes no row of its own.
+    pub merged: bool,
+    /// The time (epoch ms) of the prompt event that was the hook's feedback: the rollups must
+    /// take back the prompt they counted for it.
+    pub feedback_ts: Option<i64>,
 }
 
-/// Makes the turn that the Stop `row` (fired again after a blocking Stop hook) continues one
-/// turn with it, in `session`. See the module docs.
+/// Mends the record of the Stop `row` (fired again after a blocking Stop hook) in `session`,
+/// merging turn rows when `merge` says so. See the module docs.
 pub fn continue_blocked_turn(
     tx: &Transaction<'_>,
     row: &EventRow<'_>,
     session: &str,
+    merge: bool,
 ) -> Result<Continued, Error> {
     let previous = tx
-        .prepare_cached(PREVIOUS_TURN)?
+        .prepare_cached(PREVIOUS_STOP)?
         .query_row(params![session, row.id.as_ref()], |r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
                 r.get::<_, i64>(2)?,
             ))
         })
         .optional()?;
-    let Some((turn_key, from, to)) = previous else {
-        return Ok(Continued::No);
+    let Some((from, stop_id, to)) = previous else {
+        return Ok(Continued::default());
     };
     let prompts: Vec<(String, i64, Option<String>)> = tx
         .prepare_cached(PROMPTS_BETWEEN)?
@@ -92,24 +93,33 @@ pub fn continue_blocked_turn(
         })?
         .collect::<Result<_, _>>()?;
     if prompts.len() > 1 {
-        return Ok(Continued::No);
+        return Ok(Continued::default());
     }
     let feedback = prompts.first();
-    tx.prepare_cached(CONTINUE_TURN)?.execute(params![
-        session,
-        turn_key,
-        row.id.as_ref(),
-        row.ts,
-        row.response.as_deref(),
-        row.model.as_deref(),
-        feedback.and_then(|(_, _, text)| text.as_deref()),
-    ])?;
-    Ok(match feedback {
-        Some((id, ts, _)) => {
-            tx.prepare_cached(RETYPE)?
-                .execute(params![id, HOOK_FEEDBACK])?;
-            Continued::WithFeedback { ts: *ts }
-        }
-        None => Continued::Turn,
+    let turn: Option<String> = if merge {
+        tx.prepare_cached(TURN_OF_STOP)?
+            .query_row(params![session, stop_id], |r| r.get(0))
+            .optional()?
+    } else {
+        None
+    };
+    if let Some(turn_key) = &turn {
+        tx.prepare_cached(CONTINUE_TURN)?.execute(params![
+            session,
+            turn_key,
+            row.id.as_ref(),
+            row.ts,
+            row.response.as_deref(),
+            row.model.as_deref(),
+            feedback.and_then(|(_, _, text)| text.as_deref()),
+        ])?;
+    }
+    if let Some((id, _, _)) = feedback {
+        tx.prepare_cached(RETYPE)?
+            .execute(params![id, HOOK_FEEDBACK])?;
+    }
+    Ok(Continued {
+        merged: turn.is_some(),
+        feedback_ts: feedback.map(|(_, ts, _)| *ts),
     })
 }

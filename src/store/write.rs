@@ -11,7 +11,7 @@ use rusqlite::{
     params, CachedStatement, Connection, OptionalExtension, Transaction, TransactionBehavior,
 };
 
-use super::continued_turn::{self, Continued};
+use super::continued_turn;
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
 use crate::model::queue_line::parse::at_file_start;
@@ -524,10 +524,7 @@ impl<'c> Batch<'c> {
                 let negative = self.tool_calls.add(&mut self.open_call, &self.tx, row)?;
                 self.count_negative(session, negative);
             }
-            // A pending Stop's turn is recorded by the synthetic Stop that follows.
-            Some(HookType::Stop | HookType::SubagentStop) if !row.turn_pending => {
-                self.end_turn(row, session)?
-            }
+            Some(HookType::Stop | HookType::SubagentStop) => self.end_turn(row, session)?,
             // A turn that ended on an API error, as capture records it since it reads the
             // turn (`turnOutcome: failed`). An older line read no turn: that turn was
             // harvested later by a Stop of its own, so it makes no second row.
@@ -653,45 +650,41 @@ impl<'c> Batch<'c> {
         Ok(())
     }
 
-    /// A Stop's turn: its own row, unless it continues the turn before it.
+    /// A Stop's turn: its own row, unless it continues the turn before it, or its line is
+    /// pending (the synthetic Stop that follows records the turn).
     fn end_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
-        if !self.continue_blocked_turn(row, session)? {
+        if !self.continue_blocked_turn(row, session)? && !row.turn_pending {
             self.upsert_turn(row, session)?;
         }
         Ok(())
     }
 
-    /// A Gemini CLI Stop fired again after a Stop hook blocked: whether it continued the
-    /// turn before it ([`continued_turn`]); the prompt that turned out to be the hook's
-    /// feedback is no longer counted.
+    /// A Stop fired again after a Stop hook blocked, of an agent that sent the hook's reason
+    /// on as a prompt (Gemini CLI, Copilot CLI): that prompt is no longer counted, and a
+    /// Gemini turn is the turn before ([`continued_turn`]). Whether it was.
     fn continue_blocked_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<bool, Error> {
-        if !(row.stop_hook_active && row.kind == Some(HookType::Stop))
-            || row.agent.as_deref() != Some("gemini")
-            || row.session_id.is_none()
-        {
+        let agent = row.agent.as_deref();
+        let repeated = row.stop_hook_active && row.kind == Some(HookType::Stop);
+        if !repeated || !matches!(agent, Some("gemini" | "copilot")) || row.session_id.is_none() {
             return Ok(false);
         }
-        Ok(
-            match continued_turn::continue_blocked_turn(&self.tx, row, session)? {
-                Continued::No => false,
-                Continued::Turn => true,
-                Continued::WithFeedback { ts } => {
-                    self.sessions
-                        .entry(session.to_string())
-                        .or_insert(SessionAgg {
-                            first_seen: row.ts,
-                            last_seen: row.ts,
-                            ..SessionAgg::default()
-                        })
-                        .prompts -= 1;
-                    self.days
-                        .entry(day_key(ts, row.session_id.as_deref()))
-                        .or_default()
-                        .prompts -= 1;
-                    true
-                }
-            },
-        )
+        let merge = agent == Some("gemini");
+        let done = continued_turn::continue_blocked_turn(&self.tx, row, session, merge)?;
+        if let Some(ts) = done.feedback_ts {
+            self.sessions
+                .entry(session.to_string())
+                .or_insert(SessionAgg {
+                    first_seen: row.ts,
+                    last_seen: row.ts,
+                    ..SessionAgg::default()
+                })
+                .prompts -= 1;
+            self.days
+                .entry(day_key(ts, row.session_id.as_deref()))
+                .or_default()
+                .prompts -= 1;
+        }
+        Ok(done.merged)
     }
 
     /// A Codex `Interrupt`: its turn, with its prompt, is `interrupted`.

@@ -455,7 +455,7 @@ fn claude_usage_is_the_mocks_numbers_once_per_response() {
 /// Stop (exit 2, its reason on stderr) and lets the next one pass; `hooks install` then merges
 /// cmstore's hooks beside it.
 fn write_blocking_stop_hook(world: &World) {
-    let once = world.home().join("blocked-once");
+    let once = world.blocked_marker();
     let script = world.home().join("block-once.sh");
     std::fs::write(
         &script,

@@ -433,32 +433,18 @@ fn codex_usage_is_the_mocks_numbers_once_per_response() {
 #[test]
 fn a_blocking_stop_hook_continues_the_codex_turn_it_blocked() {
     let Some(s) = session("fix the build", |world| {
-        let once = world.home().join("blocked-once");
-        let script = world.home().join("block-once.sh");
-        std::fs::write(
-            &script,
-            format!(
-                "#!/bin/sh\ncat > /dev/null\nif [ -e '{0}' ]; then exit 0; fi\ntouch '{0}'\n\
-                 echo '{{\"decision\":\"block\",\"reason\":\"2 tests fail\"}}'\n",
-                once.display()
-            ),
-        )
-        .unwrap();
         // The user's hooks.json, which `hooks install` then merges cmstore's into.
         let dir = world.home().join(".codex");
         std::fs::create_dir_all(&dir).unwrap();
         let hooks = json!({"hooks": {"Stop": [{"hooks": [{"type": "command",
-            "command": format!("sh '{}'", script.display())}]}]}});
+            "command": world.block_once_hook()}]}]}});
         std::fs::write(dir.join("hooks.json"), hooks.to_string()).unwrap();
         vec![Step::Text("The build passes.")]
     }) else {
         return;
     };
     let context = s.world.queue_text();
-    assert!(
-        s.world.home().join("blocked-once").exists(),
-        "the hook blocked once"
-    );
+    assert!(s.world.blocked_once(), "the hook blocked once");
     let turns = s.world.query("select prompt, response from turns");
     assert_eq!(turns.len(), 1, "{turns:?}\n{context}");
     assert_eq!(turns[0]["prompt"], "fix the build", "{context}");

@@ -441,3 +441,48 @@ fn the_gate_denies_and_copilot_obeys() {
         "{output}"
     );
 }
+
+/// Issue 32, Copilot CLI's counterpart of a blocking Stop hook: an `agentStop` hook of the
+/// user's that blocks once (`decision: block`) makes Copilot CLI (1.0.102) send the reason on
+/// as a user message, firing `userPromptSubmitted` with it, then `agentStop` again with
+/// `stop_hook_active: true`; its events.jsonl names the reason in the hook's `hook.end`. One
+/// turn, the person's prompt, the reason its feedback, one prompt counted.
+#[test]
+fn a_blocking_agent_stop_hook_continues_the_copilot_turn_it_blocked() {
+    let Some(copilot) = copilot() else { return };
+    let world = World::new();
+    // The user's own hook file beside the one `hooks install` writes.
+    let dir = world.project().join(".github/hooks");
+    std::fs::create_dir_all(&dir).unwrap();
+    let hooks = json!({"version": 1, "hooks": {"agentStop": [{"type": "command",
+        "bash": world.block_once_hook()}]}});
+    std::fs::write(dir.join("block.json"), hooks.to_string()).unwrap();
+    install_hooks(&world);
+    let (run, _mock) = run_copilot(
+        &world,
+        &copilot,
+        "fix the build",
+        &[],
+        vec![Step::Text("The build passes.")],
+    );
+    ingest_after_exit(&world);
+    let context = format!("queue:\n{}\nstdout: {}", world.queue_text(), run.stdout);
+    assert!(world.blocked_once(), "the hook blocked once\n{context}");
+    let turns = world.query("select prompt, response, feedback, outcome from turns");
+    assert_eq!(turns.len(), 1, "{turns:?}\n{context}");
+    assert_eq!(turns[0]["prompt"], "fix the build", "{context}");
+    assert_eq!(turns[0]["feedback"], "2 tests fail", "{context}");
+    assert_eq!(
+        world.query("select hook_type, count(*) n from events where event = 'userPromptSubmitted' group by 1 order by 1"),
+        vec![
+            json!({"hook_type": "HookFeedback", "n": 1}),
+            json!({"hook_type": "UserPromptSubmit", "n": 1}),
+        ],
+        "{context}"
+    );
+    assert_eq!(
+        world.scalar("select prompts from sessions"),
+        json!(1),
+        "{context}"
+    );
+}

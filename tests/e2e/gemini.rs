@@ -403,18 +403,7 @@ fn gemini_usage_is_the_mocks_numbers_once_per_response() {
 fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
     let Some(gemini) = gemini() else { return };
     let world = World::new();
-    let once = world.home().join("blocked-once");
-    let script = world.home().join("block-once.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\ncat > /dev/null\nif [ -e '{0}' ]; then echo '{{}}'; exit 0; fi\n\
-             touch '{0}'\necho '{{\"decision\":\"block\",\"reason\":\"2 tests fail\"}}'\n",
-            once.display()
-        ),
-    )
-    .unwrap();
-    let handler = json!({"type": "command", "command": format!("sh '{}'", script.display()),
+    let handler = json!({"type": "command", "command": world.block_once_hook(),
                          "timeout": 10_000});
     let mut user = serde_json::Map::new();
     user.insert(
@@ -428,7 +417,7 @@ fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
     run.assert_ok();
     world.ingest();
     let context = format!("queue:\n{}\nstderr: {}", world.queue_text(), run.stderr);
-    assert!(once.exists(), "the hook blocked once\n{context}");
+    assert!(world.blocked_once(), "the hook blocked once\n{context}");
     let count = |hook: &str| {
         world.scalar(&format!(
             "select count(*) from events where hook_type = '{hook}'"

@@ -93,6 +93,33 @@ impl World {
         self.dir.path().join("denied-command-ran")
     }
 
+    /// The command of a Stop hook of the user's that blocks the first Stop with
+    /// `{"decision": "block", "reason": "2 tests fail"}` on stdout and lets the next pass;
+    /// [`World::blocked_once`] says whether it blocked.
+    pub fn block_once_hook(&self) -> String {
+        let script = self.home().join("block-once.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncat > /dev/null\nif [ -e '{0}' ]; then exit 0; fi\ntouch '{0}'\n\
+                 echo '{{\"decision\":\"block\",\"reason\":\"2 tests fail\"}}'\n",
+                self.blocked_marker().display()
+            ),
+        )
+        .expect("write the blocking hook");
+        format!("sh '{}'", script.display())
+    }
+
+    /// Whether the hook of [`World::block_once_hook`] (or Claude's of its own test) blocked.
+    pub fn blocked_once(&self) -> bool {
+        self.blocked_marker().exists()
+    }
+
+    /// The file a blocking Stop hook leaves once it blocked.
+    pub fn blocked_marker(&self) -> PathBuf {
+        self.home().join("blocked-once")
+    }
+
     /// Puts the gate in enforce mode: risky tool calls are denied, not only recorded.
     pub fn enforce(&self) {
         std::fs::write(self.cmhome().join("cmstore.toml"), "mode = \"enforce\"\n")

@@ -47,7 +47,8 @@ pub fn records_of(value: &Value, options: ParseOptions) -> Vec<Record> {
         "user.message"
         | "assistant.message"
         | "tool.execution_start"
-        | "tool.execution_complete" => vscode::parse(kind, value),
+        | "tool.execution_complete"
+        | "hook.end" => vscode::parse(kind, value),
         _ => Vec::new(),
     }
 }

@@ -58,6 +58,13 @@ pub enum Record {
         /// The feedback as the agent wrote it.
         text: String,
     },
+    /// A Stop hook blocked the turn's end with this reason (Copilot CLI's `hook.end` of
+    /// `agentStop` whose output says `decision: block`). The agent sends the reason on as a
+    /// user message of its own: that message is the hook's feedback, no prompt.
+    StopBlocked {
+        /// The hook's `reason`.
+        reason: String,
+    },
     /// The end of the user's turn (Claude `system`/`turn_duration`).
     TurnEnd,
     /// The user interrupted the turn (Claude `[Request interrupted by user…]`): it ends

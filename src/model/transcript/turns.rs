@@ -59,6 +59,10 @@ pub struct OpenTurn {
     /// newlines, at most `MAX_FEEDBACK_BYTES` (absent in cursors written before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// The reason a Stop hook blocked the turn's end with ([`Record::StopBlocked`]): the
+    /// user message with this text, when it comes, is the hook's feedback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<String>,
 }
 
 impl OpenTurn {
@@ -164,6 +168,7 @@ impl Assembler {
 
     /// Feeds the records of the line that starts at byte `offset`.
     pub fn feed(&mut self, offset: u64, record: Record) {
+        let record = self.as_feedback(record);
         let opens = matches!(record, Record::UserPrompt { .. });
         if let Some(open) = self.open.as_mut().filter(|_| !opens) {
             open.seen_at(self.line_ts);
@@ -215,6 +220,11 @@ impl Assembler {
                     open.add_result(&id, &output);
                 }
             }
+            Record::StopBlocked { reason } => {
+                if let Some(open) = &mut self.open {
+                    open.blocked_by = Some(reason);
+                }
+            }
             // Not a prompt: the turn it blocked from ending goes on. Before any prompt (a
             // cursor that started mid-turn) it belongs to no turn we can name.
             Record::HookFeedback { text } => {
@@ -228,6 +238,23 @@ impl Assembler {
                     self.open = None;
                 }
             }
+        }
+    }
+
+    /// The user message that carries the reason a Stop hook blocked the open turn with, as
+    /// the hook's feedback; any other record as it is.
+    fn as_feedback(&mut self, record: Record) -> Record {
+        let Some(open) = self.open.as_mut() else {
+            return record;
+        };
+        match record {
+            Record::UserPrompt { text, .. }
+                if open.blocked_by.as_deref() == Some(text.as_str()) =>
+            {
+                open.blocked_by = None;
+                Record::HookFeedback { text }
+            }
+            other => other,
         }
     }
 
@@ -337,6 +364,45 @@ mod tests {
         assert!(
             kept.contains("\nStop hook feedback: 1 "),
             "the next on a line of its own"
+        );
+    }
+
+    /// Copilot CLI: a blocked Stop's reason comes back as a user message; that message is the
+    /// hook's feedback, the one after it (another text) a prompt again. The reason awaited is
+    /// carried in the open turn, so a later hook reading on from a cursor still knows it.
+    #[test]
+    fn the_message_carrying_a_blocked_stops_reason_is_feedback() {
+        let blocked = |reason: &str| Record::StopBlocked {
+            reason: reason.into(),
+        };
+        let typed = |id: &str, text: &str| Record::UserPrompt {
+            id: Some(id.into()),
+            text: text.into(),
+        };
+        let (turns, open) = run(vec![
+            prompt("a"),
+            text("m1", "first answer"),
+            blocked("2 tests fail"),
+        ]);
+        assert!(turns.is_empty());
+        let mut assembler = Assembler::new(open);
+        for record in [
+            typed("r", "2 tests fail"),
+            text("m2", "fixed"),
+            typed("b", "2 tests fail"),
+            text("m3", "again?"),
+        ] {
+            assembler.feed(100, record);
+        }
+        let (turns, open) = assembler.finish();
+        assert_eq!(turns.len(), 1, "{turns:?}");
+        assert_eq!(turns[0].user, "prompt a");
+        assert_eq!(turns[0].assistant, "fixed");
+        assert_eq!(turns[0].feedback.as_deref(), Some("2 tests fail"));
+        assert_eq!(
+            open.unwrap().user,
+            "2 tests fail",
+            "typed by a person once the reason came: a prompt"
         );
     }
 

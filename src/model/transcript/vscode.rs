@@ -4,6 +4,10 @@
 //! A `user.message` whose `source` is a skill's (`skill-<name>`) or a subagent's (`agent-<id>`)
 //! was injected, not typed: it is no prompt and does not split the user's turn.
 //!
+//! A Copilot CLI `hook.end` of a Stop hook that blocked (`decision: block`) names the reason
+//! the agent then sends on as a `user.message`: that message is the hook's feedback
+//! ([`Record::StopBlocked`]).
+//!
 //! `assistant.turn_end` is deliberately not a turn end: one user message is answered by many
 //! assistant turns (one per model call), so only the next `user.message` closes the user's turn.
 
@@ -12,7 +16,7 @@ use serde_json::Value;
 use super::record::{tool_input, Record};
 
 /// Records of one line of type `kind` (`user.message`, `assistant.message`,
-/// `tool.execution_start` or `tool.execution_complete`).
+/// `tool.execution_start`, `tool.execution_complete` or `hook.end`).
 pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
     let Some(data) = line.get("data").filter(|d| d.is_object()) else {
         return Vec::new();
@@ -52,6 +56,7 @@ pub(crate) fn parse(kind: &str, line: &Value) -> Vec<Record> {
             }],
             None => Vec::new(),
         },
+        "hook.end" => blocked_stop(data).into_iter().collect(),
         "tool.execution_complete" => match text("toolCallId") {
             Some(id) => vec![Record::ToolResult {
                 id,
@@ -75,6 +80,19 @@ fn injected(data: &Value) -> bool {
         .is_some_and(|source| INJECTED_SOURCES.iter().any(|p| source.starts_with(p)))
 }
 
+/// A Copilot CLI Stop hook that blocked the turn's end (`hookType` `agentStop`, or `Stop` in
+/// the VS Code-compatible casing; `output: {decision: "block", reason}`), with its reason.
+fn blocked_stop(data: &Value) -> Option<Record> {
+    let hook = data.get("hookType").and_then(Value::as_str)?;
+    let output = data.get("output")?;
+    let reason = output.get("reason").and_then(Value::as_str)?;
+    (matches!(hook, "agentStop" | "Stop")
+        && output.get("decision").and_then(Value::as_str) == Some("block"))
+    .then(|| Record::StopBlocked {
+        reason: reason.to_string(),
+    })
+}
+
 /// The text of a tool result: `result.content` when it is text, else its compact JSON.
 fn result_text(result: Option<&Value>) -> String {
     match result.and_then(|r| r.get("content")) {
@@ -93,6 +111,31 @@ mod tests {
 
     fn parse(line: &str) -> Vec<Record> {
         parse_line(line.as_bytes(), ParseOptions::default())
+    }
+
+    #[test]
+    fn a_stop_hook_that_blocked_gives_its_reason() {
+        let line = |hook: &str, output: Value| {
+            json!({"type": "hook.end", "data": {"hookInvocationId": "h", "hookType": hook,
+                   "success": true, "output": output}, "id": "e9"})
+            .to_string()
+        };
+        assert_eq!(
+            parse(&line(
+                "agentStop",
+                json!({"decision": "block", "reason": "2 tests fail"})
+            )),
+            vec![Record::StopBlocked {
+                reason: "2 tests fail".into()
+            }]
+        );
+        for (hook, output) in [
+            ("agentStop", json!({})),
+            ("agentStop", json!({"decision": "allow", "reason": "ok"})),
+            ("preToolUse", json!({"decision": "block", "reason": "no"})),
+        ] {
+            assert_eq!(parse(&line(hook, output)), vec![], "{hook}");
+        }
     }
 
     #[test]
