@@ -503,3 +503,62 @@ fn a_blocking_stop_hook_continues_the_turn_it_blocked() {
         "{context}"
     );
 }
+
+/// Issue 32's failed turn, end to end: the API answers the turn's second request with an
+/// error Claude Code does not retry (400), so the turn ends on it and Claude Code fires
+/// `StopFailure` (wired by hand beside `hooks install`'s, which leaves it out) and no `Stop`.
+/// One turn, its prompt the person's, outcome `failed`.
+#[test]
+fn a_turn_an_api_error_ends_is_one_failed_turn() {
+    let Some(claude) = claude() else { return };
+    let world = World::new();
+    install_hooks(&world);
+    let command = format!(
+        "{} --home {} capture --agent claude",
+        env!("CARGO_BIN_EXE_cmstore"),
+        world.cmhome().display()
+    );
+    let local = json!({"hooks": {"StopFailure": [{"hooks": [{"type": "command",
+        "command": command, "timeout": 30}]}]}});
+    std::fs::write(
+        world.project().join(".claude/settings.local.json"),
+        local.to_string(),
+    )
+    .unwrap();
+    let script = anthropic::responder(vec![
+        Step::Tool("Bash", json!({"command": "echo hi"})),
+        Step::Text("never sent"),
+    ]);
+    let mock = MockServer::start(move |req: &crate::mock::Request| {
+        if req.body.get("tools").is_some() && anthropic::tool_results(&req.body) == 1 {
+            return crate::mock::Reply::Status(400);
+        }
+        script(req)
+    });
+    let run = harness::spawn(
+        &world,
+        "claude",
+        claude_command(&world, &claude, &mock, "fail on the second call"),
+    )
+    .wait(AGENT_TIMEOUT);
+    world.ingest();
+    let context = format!(
+        "queue:\n{}\nstdout: {}\nstderr: {}",
+        world.queue_text(),
+        run.stdout,
+        run.stderr
+    );
+    let count = |hook: &str| {
+        world.scalar(&format!(
+            "select count(*) from events where hook_type = '{hook}'"
+        ))
+    };
+    assert_eq!(count("StopFailure"), json!(1), "{context}");
+    assert_eq!(count("Stop"), json!(0), "{context}");
+    let turns = world.query("select prompt, outcome from turns");
+    assert_eq!(
+        turns,
+        vec![json!({"prompt": "fail on the second call", "outcome": "failed"})],
+        "{context}"
+    );
+}
