@@ -19,7 +19,9 @@ use crate::files::paths::Paths;
 use crate::hook::agent_settings::merge::{self, State};
 use crate::hook::agent_settings::splice;
 use crate::hook::agent_settings::style::Style;
+use crate::hook::agent_settings::versions::{self, Version};
 use crate::hook::agent_settings::{Agent, Location, Wiring, CURRENT_VERSION};
+use crate::hook::agent_version::{self, Asked};
 
 /// Arguments of `cmstore hooks`.
 #[derive(Debug, clap::Args)]
@@ -92,6 +94,14 @@ pub struct InstallArgs {
     #[arg(long, value_name = "URL", requires = "otel",
           default_value = crate::hook::agent_settings::otel::DEFAULT_ENDPOINT)]
     pub otel_endpoint: String,
+    /// Claude Code only: its version, when `claude --version` cannot tell (say, the one
+    /// VS Code bundles); only the events that version knows are written
+    #[arg(long, value_name = "X.Y.Z", value_parser = version_value)]
+    pub agent_version: Option<Version>,
+}
+
+fn version_value(text: &str) -> Result<Version, String> {
+    Version::parse(text).ok_or_else(|| format!("{text:?} is no version: write it as 2.1.332"))
 }
 
 /// Arguments of `cmstore hooks status`.
@@ -163,9 +173,23 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
         bail!("--otel is for Claude Code only (--agent claude)");
     }
     let otel = args.otel.then_some(args.otel_endpoint.as_str());
+    if args.agent_version.is_some()
+        && agents(&args.agent)
+            .iter()
+            .any(|a| !versions::is_version_aware(*a))
+    {
+        bail!("--agent-version is for Claude Code only (--agent claude)");
+    }
     let mut notes = Vec::new();
     for agent in agents(&args.agent) {
-        match install_one(agent, &location, &program, args.force, otel) {
+        let asked = agent_version::resolve(agent, args.agent_version);
+        let installing = Installing {
+            program: &program,
+            force: args.force,
+            otel,
+            asked: asked.as_ref(),
+        };
+        match install_one(agent, &location, &installing, &mut notes) {
             Ok(message) => println!("{}: {message}", agent.as_str()),
             Err(err) => {
                 eprintln!("cmstore: {}: {err:#}", agent.as_str());
@@ -182,17 +206,32 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     Ok(exit(failed))
 }
 
+/// What `hooks install` writes, besides the agent and where.
+struct Installing<'a> {
+    /// The cmstore command words before `capture`.
+    program: &'a [String],
+    /// Replace entries edited by hand.
+    force: bool,
+    /// `--otel`'s endpoint, when asked.
+    otel: Option<&'a str>,
+    /// The agent's version, for an agent whose versions differ in the events they accept.
+    asked: Option<&'a Asked>,
+}
+
 fn install_one(
     agent: Agent,
     location: &Location,
-    program: &[String],
-    force: bool,
-    otel: Option<&str>,
+    how: &Installing<'_>,
+    notes: &mut Vec<String>,
 ) -> anyhow::Result<String> {
+    let (force, otel) = (how.force, how.otel);
     let path = agent.config_path(location);
     let existing = read_existing(&path)?;
     let (mut doc, style) = parse(existing.as_deref(), &path)?;
-    let expected = agent.expected_command(program);
+    let mut expected = agent.expected_command(how.program);
+    if let Some(said) = agent_version::fit(&mut expected, how.asked) {
+        notes.push(format!("{}: {said}", agent.as_str()));
+    }
     let shown = path.display();
     let before = merge::status(&doc, &expected).with_context(|| format!("{shown}"))?;
     let telemetry = match otel {
@@ -231,7 +270,20 @@ fn install_one(
     write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
     let message = match before.state {
         State::Missing => format!(
-            "installed hooks-v{CURRENT_VERSION} ({} events) into {shown}",
+            "installed hooks-v{CURRENT_VERSION} ({} events{}) into {shown}",
+            expected.events.len(),
+            expected
+                .for_version
+                .map(|v| format!(" for {} {v}", agent.profile().title))
+                .unwrap_or_default()
+        ),
+        State::Outdated if before.refit => format!(
+            "fitted hooks-v{CURRENT_VERSION} to {} {} ({} events) in {shown}",
+            agent.profile().title,
+            expected
+                .for_version
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
             expected.events.len()
         ),
         State::Outdated if before.versions.iter().all(|&v| v == CURRENT_VERSION) => {
@@ -330,6 +382,9 @@ struct Row {
     /// Tokens found on cmstore's entries.
     tokens: Vec<String>,
     current_token: String,
+    /// The agent's version the events were checked against, when it is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_version: Option<String>,
     events: usize,
     events_current: usize,
     notes: Vec<String>,
@@ -344,13 +399,25 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
         agents(&args.agent)
     };
     let mut rows: Vec<Row> = Vec::new();
+    let mut said = Vec::new();
     for agent in chosen {
+        // Asked only of an agent with a hook file here: nothing to check otherwise.
+        let has_file = locations.iter().any(|l| agent.config_path(l).exists());
+        let asked = has_file
+            .then(|| agent_version::resolve(agent, None))
+            .flatten();
+        let mut wired = false;
         for location in &locations {
-            let row = status_row(agent, location, &program);
+            let row = status_row(agent, location, &program, asked.as_ref());
+            wired |= row.state != "missing";
             // Run from the home directory, a project's file can be the user's own.
             if !rows.iter().any(|r| r.file == row.file) {
                 rows.push(row);
             }
+        }
+        // Of an agent with cmstore's hooks somewhere: what its version fires.
+        if wired {
+            said.extend(version_note(agent, asked.as_ref()));
         }
     }
     let invalid = rows.iter().any(|r| r.state == "invalid");
@@ -383,6 +450,9 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
+            for note in &said {
+                writeln!(out, "note: {note}")?;
+            }
             for location in &locations {
                 if let Some(note) = overlap_note(Agent::Vscode, location) {
                     writeln!(out, "note: {note}")?;
@@ -393,7 +463,23 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
     Ok(exit(invalid))
 }
 
-fn status_row(agent: Agent, location: &Location, program: &[String]) -> Row {
+/// What `hooks status` says of `agent`'s version: which it is, and what it will not fire.
+fn version_note(agent: Agent, asked: Option<&Asked>) -> Option<String> {
+    let mut expected = agent.expected("cmstore");
+    let said = agent_version::fit(&mut expected, Some(asked?)).unwrap_or_else(|| {
+        format!(
+            "{} {} fires every event cmstore writes",
+            agent.profile().title,
+            expected
+                .for_version
+                .map(|v| v.to_string())
+                .unwrap_or_default()
+        )
+    });
+    Some(format!("{}: {said}", agent.as_str()))
+}
+
+fn status_row(agent: Agent, location: &Location, program: &[String], asked: Option<&Asked>) -> Row {
     let path = agent.config_path(location);
     let mut row = Row {
         agent: agent.as_str(),
@@ -402,11 +488,14 @@ fn status_row(agent: Agent, location: &Location, program: &[String]) -> Row {
         state: "missing",
         tokens: Vec::new(),
         current_token: format!("hooks-v{CURRENT_VERSION}"),
+        agent_version: None,
         events: 0,
         events_current: 0,
         notes: Vec::new(),
     };
-    let expected = agent.expected_command(program);
+    let mut expected = agent.expected_command(program);
+    agent_version::fit(&mut expected, asked);
+    row.agent_version = expected.for_version.map(|v| v.to_string());
     row.events = expected.events.len();
     let checked = read_existing(&path).and_then(|text| {
         let (doc, _) = parse(text.as_deref(), &path)?;

@@ -17,8 +17,34 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> TestEnv {
-        TestEnv {
+        let env = TestEnv {
             dir: tempfile::tempdir().expect("tempdir"),
+        };
+        env.fake_claude(Some("2.1.332 (Claude Code)"));
+        env
+    }
+
+    /// Where the test's PATH looks first for the agents' CLIs.
+    pub fn agent_bin(&self) -> PathBuf {
+        self.dir.path().join("bin")
+    }
+
+    /// A `claude` first on the test's PATH that prints `says` to `--version` (`None`: no
+    /// `claude` there). Each test has one saying it is the pinned Claude Code, so that
+    /// `hooks install` writes the same events whatever is installed on the machine.
+    pub fn fake_claude(&self, says: Option<&str>) {
+        let path = self.agent_bin().join("claude");
+        let Some(says) = says else {
+            let _ = std::fs::remove_file(&path);
+            return;
+        };
+        std::fs::create_dir_all(self.agent_bin()).expect("create bin");
+        std::fs::write(&path, format!("#!/bin/sh\necho '{says}'\n")).expect("write claude");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod claude");
         }
     }
 
@@ -61,6 +87,11 @@ impl TestEnv {
         }
         cmd.env("CMSTORE_HOME", self.home());
         cmd.env("HOME", self.user_home());
+        let mut path = vec![self.agent_bin()];
+        path.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        cmd.env("PATH", std::env::join_paths(path).expect("a PATH"));
         cmd
     }
 

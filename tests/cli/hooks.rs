@@ -1227,3 +1227,150 @@ fn the_installed_codex_hook_captures_a_codex_event() {
     assert_eq!(line["hookType"], "PreToolUse");
     assert_eq!(line["sessionId"], "c1");
 }
+
+/// The events of cmstore's Claude handlers in the project's settings, in file order.
+fn claude_events(dir: &Path) -> Vec<String> {
+    let doc: Value = serde_json::from_str(&read(&dir.join(CLAUDE.file))).unwrap();
+    our_handlers(CLAUDE, &doc)
+        .into_iter()
+        .map(|(event, _)| event)
+        .collect()
+}
+
+/// Issue 35.1: an older Claude Code rejects a whole settings file naming an event it does
+/// not know, `permissions.deny` included. `hooks install` asks `claude --version` and writes
+/// only what that version knows; after an upgrade `status` says what the new one would fire
+/// and `install` adds it.
+#[cfg(unix)]
+#[test]
+fn an_older_claude_gets_only_the_events_it_knows_and_an_upgrade_adds_the_rest() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    env.fake_claude(Some("2.1.100 (Claude Code)"));
+    install(&env, CLAUDE, &dir)
+        .success()
+        .stdout(predicates::str::contains(
+            "installed hooks-v3 (13 events for Claude Code 2.1.100)",
+        ))
+        .stderr(predicates::str::contains(
+            "note: claude: Claude Code 2.1.100 does not know PostToolBatch, MessageDisplay: \
+             left out",
+        ));
+    let events = claude_events(&dir);
+    assert_eq!(events.len(), 13, "{events:?}");
+    assert!(!events
+        .iter()
+        .any(|e| e == "PostToolBatch" || e == "MessageDisplay"));
+    assert_eq!(state(&env, CLAUDE, &dir), "installed");
+    assert_eq!(status(&env, CLAUDE, &dir)["agent_version"], "2.1.100");
+
+    env.fake_claude(Some("2.1.332 (Claude Code)"));
+    let row = status(&env, CLAUDE, &dir);
+    assert_eq!(row["state"], "outdated", "{row}");
+    assert!(
+        row["notes"]
+            .to_string()
+            .contains("PostToolBatch: not installed; Claude Code 2.1.332 fires it"),
+        "{row}"
+    );
+    install(&env, CLAUDE, &dir).success();
+    assert_eq!(claude_events(&dir).len(), 15);
+    assert_eq!(state(&env, CLAUDE, &dir), "installed");
+}
+
+/// A Claude Code older than an install (a downgrade, or a file written by hand for a newer
+/// one): `status` says which events it does not know, and `install` takes them out.
+#[cfg(unix)]
+#[test]
+fn events_an_older_claude_does_not_know_are_named_and_taken_out() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    install(&env, CLAUDE, &dir).success();
+    assert_eq!(claude_events(&dir).len(), 15);
+    env.fake_claude(Some("2.0.50 (Claude Code)"));
+    let row = status(&env, CLAUDE, &dir);
+    assert_eq!(row["state"], "outdated", "{row}");
+    let notes = row["notes"].to_string();
+    for event in [
+        "PostToolUseFailure",
+        "PermissionDenied",
+        "PostToolBatch",
+        "MessageDisplay",
+    ] {
+        assert!(
+            notes.contains(&format!(
+                "{event}: Claude Code 2.0.50 does not know this event"
+            )),
+            "{row}"
+        );
+    }
+    install(&env, CLAUDE, &dir).success();
+    assert_eq!(claude_events(&dir).len(), 11);
+    assert_eq!(state(&env, CLAUDE, &dir), "installed");
+}
+
+/// No `claude` to ask: the events every Claude Code since the floor knows, and a note that
+/// says so and how to do better; `--agent-version` says it instead.
+#[test]
+fn a_claude_that_cannot_be_asked_gets_the_floors_events() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    env.fake_claude(None);
+    let only_ours = env.agent_bin();
+    std::fs::create_dir_all(&only_ours).unwrap();
+    // `hooks install --agent claude` with nothing but the test's own folder on the PATH.
+    let install_claude = |extra: &[&str]| {
+        let mut install = cmd(&env);
+        install
+            .env("PATH", &only_ours)
+            .args([
+                "hooks",
+                "install",
+                "--agent",
+                "claude",
+                "--command",
+                PROGRAM,
+            ])
+            .args(extra)
+            .arg("--project")
+            .arg(&dir);
+        install
+    };
+    install_claude(&[])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("installed hooks-v3 (12 events)"))
+        .stderr(predicates::str::contains(
+            "note: claude: Claude Code's version is not known: `claude` could not be run",
+        ))
+        .stderr(predicates::str::contains(
+            "only the events every Claude Code since 2.0.56 knows (left out: PermissionDenied, \
+             PostToolBatch, MessageDisplay); pass --agent-version",
+        ));
+    assert_eq!(claude_events(&dir).len(), 12);
+
+    install_claude(&["--agent-version", "2.1.152"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "claude: fitted hooks-v3 to Claude Code 2.1.152 (15 events) in",
+        ));
+    assert_eq!(claude_events(&dir).len(), 15, "2.1.152 knows them all");
+
+    hooks(
+        &env,
+        &["install", "--agent", "codex", "--agent-version", "0.171.0"],
+        &dir,
+    )
+    .failure()
+    .stderr(predicates::str::contains(
+        "--agent-version is for Claude Code only",
+    ));
+    hooks(
+        &env,
+        &["install", "--agent", "claude", "--agent-version", "latest"],
+        &dir,
+    )
+    .failure()
+    .stderr(predicates::str::contains("\"latest\" is no version"));
+}

@@ -562,3 +562,78 @@ fn a_turn_an_api_error_ends_is_one_failed_turn() {
         "{context}"
     );
 }
+
+/// The Claude Code of `.ci/install-agents`'s `claude-2.1.100`: the last version that rejects
+/// a whole settings file naming an event it does not know.
+const STRICT_CLAUDE: &str = "claude-2.1.100";
+
+/// Issue 35.1, with a real older Claude Code: `hooks install` asks it its version and writes
+/// only the events it knows, so the settings file it shares with the user's
+/// `permissions.deny` stays valid: the denied command does not run, and cmstore's hooks fire.
+/// With every event cmstore knows written instead (`--agent-version` of the pinned Claude),
+/// the same Claude ignores the whole file: the deny with it, and no hook fires. That second
+/// run is what the first one guards against.
+#[test]
+fn an_older_claude_keeps_the_users_settings_and_fires_the_hooks() {
+    if harness::agent(
+        STRICT_CLAUDE,
+        "node_modules/@anthropic-ai/claude-code/cli.js",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let run = |extra: &[&str]| {
+        let world = World::new();
+        world.put_first_on_path(harness::agent_bin(STRICT_CLAUDE));
+        let settings = json!({"permissions": {"deny": ["Bash(touch:*)"]}});
+        let dir = world.project().join(".claude");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+        let project = world.project();
+        let mut args = vec!["hooks", "install", "--agent", "claude", "--project"];
+        args.push(project.to_str().unwrap());
+        args.extend(extra);
+        world.cmstore_ok(&args);
+        let touch = format!("touch {}", world.marker().display());
+        let mock = MockServer::start(anthropic::responder(vec![
+            Step::Tool("Bash", json!({"command": touch, "description": "touch"})),
+            Step::Text("Done."),
+        ]));
+        // The package's `claude` command: cli.js, run by node.
+        let claude = harness::agent_bin(STRICT_CLAUDE).join("claude");
+        let cmd = claude_command(&world, &claude, &mock, "touch the marker");
+        let ran = harness::spawn(&world, "claude", cmd).wait(AGENT_TIMEOUT);
+        world.ingest();
+        (world, ran)
+    };
+
+    let (world, ran) = run(&[]);
+    let context = format!(
+        "queue:\n{}\nstdout: {}\nstderr: {}",
+        world.queue_text(),
+        ran.stdout,
+        ran.stderr
+    );
+    let written = std::fs::read_to_string(world.project().join(".claude/settings.json")).unwrap();
+    assert!(!written.contains("PostToolBatch"), "{written}");
+    assert!(
+        !world.marker().exists(),
+        "the user's deny was ignored\n{context}"
+    );
+    let fired = world.query("select distinct hook_type from events order by 1");
+    for hook in ["PreToolUse", "SessionStart", "Stop", "UserPromptSubmit"] {
+        assert!(
+            fired.contains(&json!({"hook_type": hook})),
+            "{hook} did not fire: {fired:?}\n{context}"
+        );
+    }
+
+    let (world, ran) = run(&["--agent-version", "2.1.332"]);
+    let context = format!("stdout: {}\nstderr: {}", ran.stdout, ran.stderr);
+    assert!(
+        world.marker().exists(),
+        "Claude Code 2.1.100 kept a file naming PostToolBatch: the test shows nothing\n{context}"
+    );
+    assert_eq!(world.queue_text(), "", "{context}");
+}

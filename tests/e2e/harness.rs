@@ -56,12 +56,21 @@ pub fn skipped(why: &str) {
 /// reads), cmstore's home, and the project the agent works in.
 pub struct World {
     pub dir: tempfile::TempDir,
+    /// Folders put before the PATH of every command: the agents' own, so that
+    /// `cmstore hooks install` asks the installed agent its version, as on a user's machine.
+    path_first: std::cell::RefCell<Vec<PathBuf>>,
+}
+
+/// The folder of an installed agent's commands (`node_modules/.bin` of its prefix).
+pub fn agent_bin(name: &str) -> PathBuf {
+    agents_dir().join(name).join("node_modules/.bin")
 }
 
 impl World {
     pub fn new() -> World {
         let world = World {
             dir: tempfile::tempdir().expect("tempdir"),
+            path_first: std::cell::RefCell::new(vec![agent_bin("claude")]),
         };
         for dir in [world.home(), world.cmhome(), world.project(), world.tmp()] {
             std::fs::create_dir_all(dir).expect("create a test directory");
@@ -120,6 +129,11 @@ impl World {
         self.home().join("blocked-once")
     }
 
+    /// Puts `dir` first on the PATH of the commands run from now on.
+    pub fn put_first_on_path(&self, dir: PathBuf) {
+        self.path_first.borrow_mut().insert(0, dir);
+    }
+
     /// Puts the gate in enforce mode: risky tool calls are denied, not only recorded.
     pub fn enforce(&self) {
         std::fs::write(self.cmhome().join("cmstore.toml"), "mode = \"enforce\"\n")
@@ -131,9 +145,11 @@ impl World {
     pub fn command(&self, program: &Path) -> Command {
         let mut cmd = Command::new(program);
         cmd.env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
+        let mut path = self.path_first.borrow().clone();
+        path.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        cmd.env("PATH", std::env::join_paths(path).expect("a PATH"));
         let home = self.home();
         cmd.env("HOME", &home)
             .env("USERPROFILE", &home)

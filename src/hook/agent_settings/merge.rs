@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use super::{Agent, Expected, Shape, Wiring, CURRENT_VERSION};
+use super::{versions, Agent, Expected, Shape, Wiring, CURRENT_VERSION};
 
 /// The keys that hold command lines; an entry differing only there was installed from
 /// another binary path.
@@ -81,6 +81,9 @@ pub struct Status {
     pub events_current: usize,
     /// One line per difference, for people.
     pub notes: Vec<String>,
+    /// Some of the events differ only because the agent's version knows others: an event
+    /// it fires is missing, or one it does not know is there.
+    pub refit: bool,
 }
 
 /// Compares `doc` with `expected`.
@@ -99,6 +102,7 @@ pub fn status(doc: &Value, expected: &Expected) -> Result<Status, ShapeError> {
         events_total: expected.events.len(),
         events_current: 0,
         notes: Vec::new(),
+        refit: false,
     };
     let (mut older, mut edited, mut other_command, mut absent) = (false, false, false, 0);
     for (event, want) in &expected.events {
@@ -112,8 +116,21 @@ pub fn status(doc: &Value, expected: &Expected) -> Result<Status, ShapeError> {
             .filter_map(|e| entry_version(e, agent).map(|v| (e, v)))
             .collect();
         let Some(&(entry, version)) = marked.first() else {
-            absent += 1;
-            st.notes.push(format!("{event}: not installed"));
+            match (expected.for_version, versions::first_version(agent, event)) {
+                // Written for an older agent: an update adds it.
+                (Some(version), Some(_)) => {
+                    older = true;
+                    st.refit = true;
+                    st.notes.push(format!(
+                        "{event}: not installed; {} {version} fires it",
+                        agent.profile().title
+                    ));
+                }
+                _ => {
+                    absent += 1;
+                    st.notes.push(format!("{event}: not installed"));
+                }
+            }
             continue;
         };
         st.versions.insert(version);
@@ -156,7 +173,21 @@ pub fn status(doc: &Value, expected: &Expected) -> Result<Status, ShapeError> {
             .filter_map(|e| entry_version(e, agent))
         {
             st.versions.insert(version);
-            if version < CURRENT_VERSION {
+            let left_out = expected.left_out.iter().any(|l| &l.event == event);
+            if left_out && expected.for_version.is_none() && version == CURRENT_VERSION {
+                // The agent's version is not known: it may well fire this event.
+                continue;
+            }
+            let unknown_to = expected.for_version.filter(|_| left_out);
+            if let Some(agent_version) = unknown_to {
+                older = true;
+                st.refit = true;
+                st.notes.push(format!(
+                    "{event}: {} {agent_version} does not know this event and may ignore \
+                     the whole file for it",
+                    agent.profile().title
+                ));
+            } else if version < CURRENT_VERSION {
                 older = true;
                 st.notes
                     .push(format!("{event}: hooks-v{version}, no longer written"));

@@ -12,6 +12,7 @@ pub mod otel;
 pub mod quote;
 pub mod splice;
 pub mod style;
+pub mod versions;
 
 use std::path::PathBuf;
 
@@ -193,6 +194,8 @@ impl Wiring for Agent {
             agent: self,
             top,
             events,
+            for_version: None,
+            left_out: Vec::new(),
         }
     }
 }
@@ -217,6 +220,13 @@ pub struct Expected {
     /// Per event, in template order, the one entry cmstore adds (a matcher group for
     /// Claude, a handler otherwise).
     pub events: Vec<(String, Value)>,
+    /// The agent's version, when known, that `events` were chosen for
+    /// ([`versions::keep_known`]).
+    pub for_version: Option<versions::Version>,
+    /// The template's events left out of `events`: those the agent's version does not
+    /// know (an entry of cmstore's found there is one to take out), or, its version not
+    /// known, those newer than its floor (an entry found there is left alone).
+    pub left_out: Vec<versions::LeftOut>,
 }
 
 #[cfg(test)]
