@@ -507,7 +507,9 @@ fn a_blocking_stop_hook_continues_the_turn_it_blocked() {
 /// Issue 32's failed turn, end to end: the API answers the turn's second request with an
 /// error Claude Code does not retry (400), so the turn ends on it and Claude Code fires
 /// `StopFailure` (wired by hand beside `hooks install`'s, which leaves it out) and no `Stop`.
-/// One turn, its prompt the person's, outcome `failed`.
+/// One turn, its prompt the person's, outcome `failed`. In `-p` mode 2.1.332 sometimes exits
+/// without firing `StopFailure` (2 of 25 runs here): the turn is then harvested from the
+/// transcript at `SessionEnd`, whose API error line says `failed` all the same.
 #[test]
 fn a_turn_an_api_error_ends_is_one_failed_turn() {
     let Some(claude) = claude() else { return };
@@ -553,8 +555,12 @@ fn a_turn_an_api_error_ends_is_one_failed_turn() {
             "select count(*) from events where hook_type = '{hook}'"
         ))
     };
-    assert_eq!(count("StopFailure"), json!(1), "{context}");
-    assert_eq!(count("Stop"), json!(0), "{context}");
+    assert!(count("StopFailure").as_i64() <= Some(1), "{context}");
+    assert_eq!(
+        world.scalar("select count(*) from events where hook_type = 'Stop' and synthetic is null"),
+        json!(0),
+        "no Stop fired\n{context}"
+    );
     let turns = world.query("select prompt, outcome from turns");
     assert_eq!(
         turns,

@@ -81,9 +81,14 @@ impl Parts {
     }
 }
 
-/// `interrupted` for a turn the user stopped; `None` for one that ended by itself.
+/// `interrupted` for a turn the user stopped, `failed` for one an API error ended; `None`
+/// for one that ended by itself.
 fn turn_outcome(turn: &Turn) -> Option<String> {
-    turn.interrupted.then(|| "interrupted".to_string())
+    if turn.interrupted {
+        Some("interrupted".to_string())
+    } else {
+        turn.failed.then(|| "failed".to_string())
+    }
 }
 
 /// A synthetic `Stop` entry for a turn harvested from the transcript (VS Code turns are

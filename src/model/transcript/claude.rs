@@ -187,7 +187,7 @@ fn assistant(line: &Value) -> Vec<Record> {
     // "No response requested." after an interrupt) are not what the model answered. Not all
     // of them carry `isApiErrorMessage`, so the model is what tells.
     if flag(line, "isApiErrorMessage") {
-        return Vec::new();
+        return vec![Record::ApiError];
     }
     let Some(message) = line.get("message") else {
         return Vec::new();
@@ -421,9 +421,9 @@ mod tests {
     }
 
     #[test]
-    fn api_errors_and_sidechain_assistant_lines_are_skipped() {
+    fn api_errors_are_no_answer_and_sidechain_assistant_lines_are_skipped() {
         let error = r#"{"type":"assistant","isApiErrorMessage":true,"message":{"id":"m","model":"<synthetic>","content":[{"type":"text","text":"API Error: 500"}]}}"#;
-        assert!(main_chain(error).is_empty());
+        assert_eq!(main_chain(error), vec![Record::ApiError]);
         let side = r#"{"type":"assistant","isSidechain":true,"message":{"id":"m","content":[{"type":"text","text":"sub"}]}}"#;
         assert!(main_chain(side).is_empty());
     }

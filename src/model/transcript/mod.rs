@@ -63,6 +63,9 @@ pub struct Turn {
     /// The user interrupted it (its outcome is `interrupted`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// It ended on an API error (its outcome is `failed`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
     /// When the turn's latest transcript line that names a time was written (epoch ms): when
     /// the turn happened, whenever a hook reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

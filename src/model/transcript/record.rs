@@ -65,6 +65,9 @@ pub enum Record {
         /// The hook's `reason`.
         reason: String,
     },
+    /// The API answered with an error Claude Code gave up on (`isApiErrorMessage`): no
+    /// answer; unless the model goes on after it, the turn ended `failed`.
+    ApiError,
     /// The end of the user's turn (Claude `system`/`turn_duration`).
     TurnEnd,
     /// The user interrupted the turn (Claude `[Request interrupted by user…]`): it ends

@@ -63,12 +63,19 @@ pub struct OpenTurn {
     /// user message with this text, when it comes, is the hook's feedback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<String>,
+    /// The latest thing in the turn was an API error ([`Record::ApiError`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
 }
 
 impl OpenTurn {
-    /// True when the assistant has produced anything for this turn.
+    /// True when the turn has anything to record: what the assistant produced, or the API
+    /// error that ended it.
     pub fn has_output(&self) -> bool {
-        !self.assistant.trim().is_empty() || self.reasoning.is_some() || !self.tool_calls.is_empty()
+        !self.assistant.trim().is_empty()
+            || self.reasoning.is_some()
+            || !self.tool_calls.is_empty()
+            || self.failed
     }
 
     /// The turn as callers see it.
@@ -82,6 +89,7 @@ impl OpenTurn {
             complete,
             model: self.model.clone(),
             interrupted: false,
+            failed: self.failed,
             ts: self.last_ts,
             feedback: self.feedback.clone(),
         }
@@ -185,6 +193,11 @@ impl Assembler {
                 });
             }
             Record::TurnEnd => self.close(),
+            Record::ApiError => {
+                if let Some(open) = &mut self.open {
+                    open.failed = true;
+                }
+            }
             Record::Interrupted => {
                 if let Some(open) = self.open.take() {
                     self.completed.push(Turn {
@@ -202,6 +215,7 @@ impl Assembler {
             // ended belongs to no turn we can name: dropped.
             Record::AssistantText { message_id, text } => {
                 if let Some(open) = &mut self.open {
+                    open.failed &= text.trim().is_empty();
                     open.add_text(message_id, text);
                 }
             }
@@ -212,6 +226,7 @@ impl Assembler {
             }
             Record::ToolUse { id, name, input } => {
                 if let Some(open) = &mut self.open {
+                    open.failed = false;
                     open.add_tool(id, name, &input);
                 }
             }
@@ -365,6 +380,26 @@ mod tests {
             kept.contains("\nStop hook feedback: 1 "),
             "the next on a line of its own"
         );
+    }
+
+    /// Claude Code: a turn whose last word is an API error it gave up on ended `failed`, even
+    /// with nothing answered; one that went on after an error did not.
+    #[test]
+    fn a_turn_an_api_error_ends_is_failed() {
+        let (turns, open) = run(vec![
+            prompt("a"),
+            Record::ApiError,
+            prompt("b"),
+            text("m1", "working"),
+            Record::ApiError,
+            text("m2", "recovered"),
+            prompt("c"),
+            text("m3", "one"),
+            Record::ApiError,
+        ]);
+        let failed: Vec<(&str, bool)> = turns.iter().map(|t| (t.user.as_str(), t.failed)).collect();
+        assert_eq!(failed, [("prompt a", true), ("prompt b", false)]);
+        assert!(open.unwrap().failed);
     }
 
     /// Copilot CLI: a blocked Stop's reason comes back as a user message; that message is the
