@@ -17,11 +17,12 @@ use serde_json::Value;
 
 use crate::files::paths::Paths;
 use crate::hook::agent_settings::merge::{self, State};
-use crate::hook::agent_settings::splice;
 use crate::hook::agent_settings::style::Style;
 use crate::hook::agent_settings::versions::{self, Version};
+use crate::hook::agent_settings::{splice, switches};
 use crate::hook::agent_settings::{Agent, Location, Wiring, CURRENT_VERSION};
 use crate::hook::agent_version::{self, Asked};
+use crate::support::env;
 
 /// Arguments of `cmstore hooks`.
 #[derive(Debug, clap::Args)]
@@ -79,8 +80,8 @@ pub struct InstallArgs {
     /// Project or user configuration.
     #[command(flatten)]
     pub scope: ScopeArgs,
-    /// Program the hooks run [default: the absolute path of this cmstore binary]; use
-    /// `--command cmstore` for files committed to a shared repository
+    /// Program the hooks run [default: in a project, `cmstore` when the PATH has one, as a
+    /// file committed to a shared repository wants; else this binary's absolute path]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
     /// Replace cmstore's entries even when they were edited by hand
@@ -113,7 +114,7 @@ pub struct StatusArgs {
     /// Which configurations to check.
     #[command(flatten)]
     pub scope: StatusScope,
-    /// Program the hooks are expected to run [default: this cmstore binary]
+    /// Program the hooks are expected to run [default: what `install` would write there]
     #[arg(long, value_name = "PATH")]
     pub command: Option<String>,
     /// Output format
@@ -167,7 +168,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
-    let program = command_words(paths, args.command.as_deref())?;
+    let (program, program_note) = program_for(args.command.as_deref(), &location)?;
+    let program = command_words(paths, program)?;
     let mut failed = false;
     if args.otel && agents(&args.agent).iter().any(|a| *a != Agent::Claude) {
         bail!("--otel is for Claude Code only (--agent claude)");
@@ -180,7 +182,7 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     {
         bail!("--agent-version is for Claude Code only (--agent claude)");
     }
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = program_note.into_iter().collect();
     for agent in agents(&args.agent) {
         let asked = agent_version::resolve(agent, args.agent_version);
         let installing = Installing {
@@ -234,6 +236,11 @@ fn install_one(
     }
     let shown = path.display();
     let before = merge::status(&doc, &expected).with_context(|| format!("{shown}"))?;
+    notes.extend(
+        will_not_fire(agent, &path, &doc)
+            .into_iter()
+            .map(|why| format!("{}: the hooks will not fire: {why}", agent.as_str())),
+    );
     let telemetry = match otel {
         Some(endpoint) => crate::hook::agent_settings::otel::set_env(&mut doc, endpoint)
             .map_err(|why| anyhow::anyhow!("{shown}: {why}"))?,
@@ -268,6 +275,7 @@ fn install_one(
     }
     merge::install(&mut doc, &expected).with_context(|| format!("{shown}"))?;
     write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
+    notes.extend(before_they_fire(agent, location));
     let message = match before.state {
         State::Missing => format!(
             "installed hooks-v{CURRENT_VERSION} ({} events{}) into {shown}",
@@ -385,6 +393,9 @@ struct Row {
     /// The agent's version the events were checked against, when it is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     agent_version: Option<String>,
+    /// Why the hooks will not run although installed (a switch that turns them off).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    will_not_fire: Vec<String>,
     events: usize,
     events_current: usize,
     notes: Vec<String>,
@@ -392,7 +403,14 @@ struct Row {
 
 fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
     let locations = status_locations(&args.scope)?;
-    let program = command_words(paths, args.command.as_deref())?;
+    // Per place, the program an install there would write.
+    let programs = locations
+        .iter()
+        .map(|location| {
+            let (program, _) = program_for(args.command.as_deref(), location)?;
+            command_words(paths, program)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let chosen = if args.agent.is_empty() {
         Agent::with_hook_files().collect()
     } else {
@@ -407,8 +425,8 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
             .then(|| agent_version::resolve(agent, None))
             .flatten();
         let mut wired = false;
-        for location in &locations {
-            let row = status_row(agent, location, &program, asked.as_ref());
+        for (location, program) in locations.iter().zip(&programs) {
+            let row = status_row(agent, location, program, asked.as_ref());
             wired |= row.state != "missing";
             // Run from the home directory, a project's file can be the user's own.
             if !rows.iter().any(|r| r.file == row.file) {
@@ -448,6 +466,9 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
                     for note in grouped_notes(&row.notes) {
                         writeln!(out, "    {note}")?;
                     }
+                }
+                for why in &row.will_not_fire {
+                    writeln!(out, "    will not fire: {why}")?;
                 }
             }
             for note in &said {
@@ -489,6 +510,7 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
         tokens: Vec::new(),
         current_token: format!("hooks-v{CURRENT_VERSION}"),
         agent_version: None,
+        will_not_fire: Vec::new(),
         events: 0,
         events_current: 0,
         notes: Vec::new(),
@@ -499,14 +521,17 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
     row.events = expected.events.len();
     let checked = read_existing(&path).and_then(|text| {
         let (doc, _) = parse(text.as_deref(), &path)?;
-        Ok(merge::status(&doc, &expected)?)
+        Ok((merge::status(&doc, &expected)?, doc))
     });
     match checked {
-        Ok(st) => {
+        Ok((st, doc)) => {
             row.state = st.state.name();
             row.tokens = st.versions.iter().map(|v| format!("hooks-v{v}")).collect();
             row.events_current = st.events_current;
             row.notes = st.notes;
+            if st.state != State::Missing {
+                row.will_not_fire = will_not_fire(agent, &path, &doc);
+            }
         }
         Err(err) => {
             row.state = "invalid";
@@ -514,6 +539,43 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
         }
     }
     row
+}
+
+/// What must happen, once the file is written, before `agent` runs the hooks in it.
+fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
+    match (agent, location) {
+        (Agent::Codex, _) => Some(
+            "codex: Codex runs new or changed hooks only once you trust them: start Codex and \
+             accept cmstore's in its hooks review"
+                .to_string(),
+        ),
+        (Agent::Vscode, Location::User { .. }) => Some(
+            "vscode: VS Code reads ~/.copilot/hooks only when its `chat.hookFilesLocations` \
+             setting lists it: add \"~/.copilot/hooks\": true there (or install --agent claude \
+             --user, whose file VS Code reads by default)"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// Why the hooks in `doc`, `agent`'s file at `path`, will not run although installed: a
+/// switch in the same settings (Gemini CLI) or in the `config.toml` beside it (Codex).
+fn will_not_fire(agent: Agent, path: &Path, doc: &Value) -> Vec<String> {
+    match agent {
+        Agent::Gemini => {
+            let marker = agent.file().marker;
+            let names: Vec<String> = (1..=CURRENT_VERSION).map(|v| marker.value(v)).collect();
+            switches::gemini(doc, &names)
+        }
+        Agent::Codex => path
+            .parent()
+            .map(|dir| dir.join("config.toml"))
+            .and_then(|config| fs::read_to_string(config).ok())
+            .map(|text| switches::codex(&text))
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }
 
 /// VS Code and Copilot CLI both read every `*.json` in the same hooks directory, so with
@@ -610,16 +672,48 @@ fn project_location(dir: Option<&Path>) -> anyhow::Result<Location> {
 
 /// What the hooks run before `capture`: `--command`, else this binary's absolute path,
 /// then `--home` and `--queue` as absolute paths when they were given.
-fn command_words(paths: &Paths, command: Option<&str>) -> anyhow::Result<Vec<String>> {
-    let program = match command {
+/// The program the hooks run: `--command`; else, in a project's file (one meant to be
+/// committed), the name `cmstore` when the PATH has one, never a path of this machine; else
+/// this binary's absolute path. With what a person should know of the choice.
+fn program_for(
+    command: Option<&str>,
+    location: &Location,
+) -> anyhow::Result<(String, Option<String>)> {
+    match command {
         Some(command) if command.trim().is_empty() => bail!("--command must not be empty"),
-        Some(command) => command.to_string(),
-        None => {
-            let exe = std::env::current_exe()
-                .context("cannot find this cmstore binary; use --command")?;
-            utf8(&exe, "the path of this binary")?
-        }
+        Some(command) => return Ok((command.to_string(), None)),
+        None => {}
+    }
+    let exe = std::env::current_exe().context("cannot find this cmstore binary; use --command")?;
+    let absolute = utf8(&exe, "the path of this binary")?;
+    if !matches!(location, Location::Project(_)) {
+        return Ok((absolute, None));
+    }
+    let Some(found) = env::find_on_path(PATH_NAME) else {
+        return Ok((
+            absolute.clone(),
+            Some(format!(
+                "no {PATH_NAME} on the PATH: the project's hooks run {absolute}, a path of this \
+                 machine; put {PATH_NAME} on the PATH and run this again before committing \
+                 them (or pass --command)"
+            )),
+        ));
     };
+    let same = |p: &Path| fs::canonicalize(p).ok();
+    let note = (same(&found) != same(&exe)).then(|| {
+        format!(
+            "the project's hooks run {PATH_NAME} from the PATH, {}, not this binary ({absolute})",
+            found.display()
+        )
+    });
+    Ok((PATH_NAME.to_string(), note))
+}
+
+/// The name the hooks of a project's file run cmstore by.
+const PATH_NAME: &str = "cmstore";
+
+/// `program` and the global options the hooks must repeat (`--home`, `--queue`).
+fn command_words(paths: &Paths, program: String) -> anyhow::Result<Vec<String>> {
     let mut words = vec![program];
     for (flag, path) in [
         ("--home", &paths.given.home),

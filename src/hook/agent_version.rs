@@ -33,6 +33,9 @@ pub fn ask(agent: Agent) -> Asked {
     let Some(program) = version_command(agent) else {
         return Asked::Unknown(format!("cmstore cannot ask {} its version", agent.as_str()));
     };
+    if crate::support::env::find_on_path(program).is_none() {
+        return Asked::Unknown(format!("no `{program}` on the PATH"));
+    }
     let ran = process::program(program, &["--version"], Path::new("."), LIMIT);
     let said = ran.output.lines().next().unwrap_or("").trim().to_string();
     match ran.ending {

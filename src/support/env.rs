@@ -21,6 +21,20 @@ pub fn var(name: &str) -> Option<String> {
     var_os(name).and_then(|v| v.into_string().ok())
 }
 
+/// Where the PATH finds `program` (on Windows also `program.exe`), as a shell would look it
+/// up; `None` when no folder of the PATH has it.
+pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    let names: Vec<String> = if cfg!(windows) {
+        vec![format!("{program}.exe"), program.to_string()]
+    } else {
+        vec![program.to_string()]
+    };
+    std::env::split_paths(&var_os("PATH")?)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+}
+
 /// The value of `name` as set, the empty string included; `None` when unset or not valid
 /// Unicode. For configuration lookups that decide for themselves what an empty value means
 /// (an empty `CMSTORE_DEBUG` turns the switch off; the other blanks count as unset there).

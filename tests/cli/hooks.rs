@@ -597,23 +597,74 @@ fn another_binary_path_is_outdated_and_install_moves_the_hooks_to_it() {
     }
 }
 
-#[test]
-fn the_default_command_is_this_binary() {
-    let env = TestEnv::new();
-    let dir = project(&env);
-    hooks(&env, &["install", "--agent", "claude"], &dir).success();
+/// The program a Stop hook of the Claude settings in `dir` runs.
+fn claude_program(dir: &Path) -> String {
     let doc: Value = serde_json::from_str(&read(&dir.join(CLAUDE.file))).unwrap();
     let command = doc["hooks"]["Stop"][0]["hooks"][0]["command"]
         .as_str()
         .unwrap()
         .to_string();
-    let exe = fs::canonicalize(bin()).unwrap();
     let program = command.strip_suffix(" capture --agent claude").unwrap();
-    let program = program.trim_matches('\'');
-    assert_eq!(fs::canonicalize(program).unwrap(), exe);
-    hooks(&env, &["status", "--agent", "claude"], &dir)
+    program.trim_matches('\'').to_string()
+}
+
+/// Issue 35.2: a project's file is meant to be committed, so its hooks run `cmstore` from the
+/// PATH, not a path of this machine; with no cmstore on the PATH, this binary's path and a
+/// note saying what to do. The user's own file runs this binary by its path.
+#[test]
+fn a_projects_hooks_run_cmstore_from_the_path_and_the_users_this_binary() {
+    let env = TestEnv::new();
+    let only_ours = env.agent_bin();
+    let run = |args: &[&str], dir: &Path| {
+        let mut c = cmd(&env);
+        c.env("PATH", &only_ours).arg("hooks").args(args);
+        c.arg("--project").arg(dir).assert()
+    };
+    let exe = fs::canonicalize(bin()).unwrap();
+
+    let no_cmstore = project(&env);
+    run(&["install", "--agent", "claude"], &no_cmstore)
+        .success()
+        .stderr(predicates::str::contains(
+            "note: no cmstore on the PATH: the project's hooks run",
+        ));
+    assert_eq!(fs::canonicalize(claude_program(&no_cmstore)).unwrap(), exe);
+    run(&["status", "--agent", "claude"], &no_cmstore)
         .success()
         .stdout(predicates::str::contains("installed"));
+
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&exe, only_ours.join("cmstore")).unwrap();
+    #[cfg(not(unix))]
+    fs::copy(&exe, only_ours.join("cmstore.exe")).unwrap();
+    let on_path = env.dir.path().join("on-path");
+    fs::create_dir_all(&on_path).unwrap();
+    run(&["install", "--agent", "claude"], &on_path)
+        .success()
+        .stderr(predicates::str::contains("note: no cmstore").not());
+    assert_eq!(claude_program(&on_path), "cmstore");
+    run(&["status", "--agent", "claude"], &on_path)
+        .success()
+        .stdout(predicates::str::contains("installed"));
+    // The file written before, with this machine's path, is one to point at the PATH's.
+    run(&["install", "--agent", "claude"], &no_cmstore)
+        .success()
+        .stdout(predicates::str::contains(
+            "pointed hooks-v3 at the new command",
+        ));
+    assert_eq!(claude_program(&no_cmstore), "cmstore");
+
+    let mut user = cmd(&env);
+    user.env("PATH", &only_ours)
+        .args(["hooks", "install", "--agent", "claude", "--user"])
+        .assert()
+        .success();
+    let settings = env.user_home();
+    assert_eq!(
+        fs::canonicalize(claude_program(&settings)).unwrap(),
+        exe,
+        "the user's file runs this binary by its path"
+    );
 }
 
 #[test]
@@ -1341,7 +1392,7 @@ fn a_claude_that_cannot_be_asked_gets_the_floors_events() {
         .success()
         .stdout(predicates::str::contains("installed hooks-v3 (12 events)"))
         .stderr(predicates::str::contains(
-            "note: claude: Claude Code's version is not known: `claude` could not be run",
+            "note: claude: Claude Code's version is not known: no `claude` on the PATH;",
         ))
         .stderr(predicates::str::contains(
             "only the events every Claude Code since 2.0.56 knows (left out: PermissionDenied, \
@@ -1373,4 +1424,62 @@ fn a_claude_that_cannot_be_asked_gets_the_floors_events() {
     )
     .failure()
     .stderr(predicates::str::contains("\"latest\" is no version"));
+}
+
+/// Issue 35.2: hooks reported installed that will never fire. `install` says what must still
+/// happen (Codex's trust, VS Code's `chat.hookFilesLocations` for the user's folder), and
+/// `status` names a switch that turns them off (Gemini CLI's `hooksConfig`, Codex's
+/// `[features] hooks`).
+#[test]
+fn hooks_that_will_not_fire_are_said_so() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    install(&env, CODEX, &dir)
+        .success()
+        .stderr(predicates::str::contains(
+            "note: codex: Codex runs new or changed hooks only once you trust them",
+        ));
+    write(
+        &dir.join(".codex/config.toml"),
+        "model = \"gpt-5\"\n\n[features]\nhooks = false\n",
+    );
+    let row = status(&env, CODEX, &dir);
+    assert_eq!(row["state"], "installed", "{row}");
+    assert_eq!(
+        row["will_not_fire"],
+        serde_json::json!(["Codex's hooks are off ([features] hooks = false in config.toml)"])
+    );
+
+    write(
+        &dir.join(GEMINI.file),
+        r#"{"hooksConfig": {"disabled": ["cmstore-hooks-v3"]}}"#,
+    );
+    install(&env, GEMINI, &dir)
+        .success()
+        .stderr(predicates::str::contains(
+            "note: gemini: the hooks will not fire: Gemini CLI skips cmstore's hooks: \
+             \"hooksConfig.disabled\" lists \"cmstore-hooks-v3\"",
+        ));
+    hooks(
+        &env,
+        &["status", "--agent", "gemini", "--command", PROGRAM],
+        &dir,
+    )
+    .success()
+    .stdout(predicates::str::contains(
+        "    will not fire: Gemini CLI skips cmstore's hooks",
+    ));
+
+    let mut vscode_user = cmd(&env);
+    vscode_user
+        .args(["hooks", "install", "--agent", "vscode", "--user"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "note: vscode: VS Code reads ~/.copilot/hooks only when its \
+             `chat.hookFilesLocations` setting lists it",
+        ));
+    hooks(&env, &["install", "--agent", "vscode"], &dir)
+        .success()
+        .stderr(predicates::str::contains("chat.hookFilesLocations").not());
 }

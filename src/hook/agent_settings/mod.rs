@@ -12,6 +12,7 @@ pub mod otel;
 pub mod quote;
 pub mod splice;
 pub mod style;
+pub mod switches;
 pub mod versions;
 
 use std::path::PathBuf;

@@ -1,0 +1,87 @@
+//! Settings beside cmstore's hooks that keep them from running, so that `hooks status` and
+//! `hooks install` can say why hooks that are installed will not fire: Gemini CLI's
+//! `hooksConfig` (`enabled: false`, or cmstore's handler name in `disabled`) and Codex's
+//! `[features] hooks = false` in the `config.toml` beside its `hooks.json`.
+
+use serde_json::Value;
+
+/// Why Gemini CLI will not run the hooks named `names` of its settings `doc`.
+pub fn gemini(doc: &Value, names: &[String]) -> Vec<String> {
+    let mut off = Vec::new();
+    let config = doc.get("hooksConfig");
+    if config
+        .and_then(|c| c.get("enabled"))
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
+        off.push("Gemini CLI's hooks are off (\"hooksConfig\": {\"enabled\": false})".to_string());
+    }
+    // Gemini CLI before `hooksConfig`: the switch was `hooks.enabled`.
+    if doc.pointer("/hooks/enabled").and_then(Value::as_bool) == Some(false) {
+        off.push("Gemini CLI's hooks are off (\"hooks\": {\"enabled\": false})".to_string());
+    }
+    let disabled = config
+        .and_then(|c| c.get("disabled"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    for name in disabled.filter(|d| names.iter().any(|n| n == d)) {
+        off.push(format!(
+            "Gemini CLI skips cmstore's hooks: \"hooksConfig.disabled\" lists {name:?}"
+        ));
+    }
+    off
+}
+
+/// Why Codex will not run hooks, from the text of its `config.toml`; nothing when it does
+/// not parse (Codex says so itself).
+pub fn codex(config_toml: &str) -> Vec<String> {
+    let Ok(config) = config_toml.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let off = config
+        .get("features")
+        .and_then(|f| f.get("hooks"))
+        .and_then(toml::Value::as_bool)
+        == Some(false);
+    if off {
+        vec!["Codex's hooks are off ([features] hooks = false in config.toml)".to_string()]
+    } else {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn gemini_switches_that_keep_hooks_from_running() {
+        let ours = ["cmstore-hooks-v3".to_string()];
+        assert!(gemini(&json!({"hooks": {}}), &ours).is_empty());
+        assert!(gemini(
+            &json!({"hooksConfig": {"enabled": true, "disabled": ["x"]}}),
+            &ours
+        )
+        .is_empty());
+        let off = gemini(
+            &json!({"hooksConfig": {"enabled": false, "disabled": ["cmstore-hooks-v3"]},
+                    "hooks": {"enabled": false}}),
+            &ours,
+        );
+        assert_eq!(off.len(), 3, "{off:?}");
+        assert!(off[2].contains("lists \"cmstore-hooks-v3\""));
+    }
+
+    #[test]
+    fn codex_switch_that_keeps_hooks_from_running() {
+        assert!(codex("model = \"gpt-5\"\n[features]\nhooks = true\n").is_empty());
+        assert!(codex("not toml [").is_empty());
+        assert_eq!(
+            codex("[features]\nhooks = false\n"),
+            ["Codex's hooks are off ([features] hooks = false in config.toml)"]
+        );
+    }
+}
