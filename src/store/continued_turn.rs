@@ -27,12 +27,14 @@ use crate::model::queue_line::EventRow;
 /// were a prompt.
 pub const HOOK_FEEDBACK: &str = "HookFeedback";
 
-/// The `seq` and id of the session's (?1) latest Stop before the event ?2, and the event's
-/// own `seq`.
+/// The `seq` and id of the session's (?1) latest fired Stop before the event ?2, and the
+/// event's own `seq`. Fired: a Stop harvested from the transcript in between (Copilot CLI's
+/// turns) is no end the agent's hooks saw.
 const PREVIOUS_STOP: &str = "
     SELECT s.seq, s.id, c.seq FROM events s, (SELECT seq FROM events WHERE id = ?2) c
     WHERE s.seq = (SELECT max(seq) FROM events
-                   WHERE session_id = ?1 AND hook_type = 'Stop' AND seq < c.seq)";
+                   WHERE session_id = ?1 AND hook_type = 'Stop' AND seq < c.seq
+                     AND coalesce(synthetic, 0) = 0)";
 
 /// The turn of session ?1 that the Stop ?2 recorded (the row whose event it is).
 const TURN_OF_STOP: &str = "SELECT turn_key FROM turns WHERE session_id = ?1 AND event_id = ?2";

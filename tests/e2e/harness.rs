@@ -57,7 +57,8 @@ pub fn skipped(why: &str) {
 pub struct World {
     pub dir: tempfile::TempDir,
     /// Folders put before the PATH of every command: the agents' own, so that
-    /// `cmstore hooks install` asks the installed agent its version, as on a user's machine.
+    /// `cmstore hooks install` asks the installed agent its version, and this cmstore's, which
+    /// a project's hooks run by name, as on a user's machine.
     path_first: std::cell::RefCell<Vec<PathBuf>>,
 }
 
@@ -70,7 +71,14 @@ impl World {
     pub fn new() -> World {
         let world = World {
             dir: tempfile::tempdir().expect("tempdir"),
-            path_first: std::cell::RefCell::new(vec![agent_bin("claude")]),
+            // This cmstore too: a project's hooks run `cmstore` from the PATH.
+            path_first: std::cell::RefCell::new(vec![
+                agent_bin("claude"),
+                Path::new(env!("CARGO_BIN_EXE_cmstore"))
+                    .parent()
+                    .expect("the binary's folder")
+                    .to_path_buf(),
+            ]),
         };
         for dir in [world.home(), world.cmhome(), world.project(), world.tmp()] {
             std::fs::create_dir_all(dir).expect("create a test directory");
