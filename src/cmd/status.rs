@@ -24,6 +24,7 @@ use crate::files::paths::Paths;
 use crate::read::render::{json_objects, Format};
 use crate::read::report::{self, Sink};
 use crate::read::status::{self, Section, Status};
+use crate::support::{clock, human};
 
 /// Arguments of `cmstore status`.
 #[derive(Debug, Clone, clap::Args)]
@@ -125,12 +126,48 @@ fn write_sections(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyh
         match (sink.format, title) {
             (Format::Table, PROBLEMS) => write_problems(out, &rows).context("writing")?,
             (Format::Table, _) => {
+                let rows = for_a_person(&columns, rows, clock::now_ms());
                 write_fields(out, &columns, &rows, sink.table.width).context("writing")?
             }
             _ => report::render(out, sink, columns, &rows)?,
         }
     }
     Ok(())
+}
+
+/// Fields holding a size in bytes.
+const SIZES: [&str; 5] = ["bytes", "wal_bytes", "offset", "size", "bytes_behind"];
+
+/// Fields holding a moment (RFC 3339, UTC).
+const MOMENTS: [&str; 5] = ["last_commit", "oldest", "newest", "started", "last_run"];
+
+/// The rows as a person reads them on a terminal: sizes in kB and MB, moments in local time
+/// (with how long ago, within a month), and a file's identity (device, inode, fingerprint)
+/// left to the machine formats, which keep every value as stored.
+fn for_a_person(columns: &[String], rows: Vec<Vec<Value>>, now_ms: i64) -> Vec<Vec<Value>> {
+    let readable = |name: &str, value: Value| match value {
+        Value::Integer(n) if SIZES.contains(&name) => Value::Text(human::bytes(n)),
+        Value::Text(t) if MOMENTS.contains(&name) => match clock::rfc3339_ms(&t) {
+            Some(ms) if now_ms - ms < 30 * 86_400_000 => Value::Text(format!(
+                "{} ({})",
+                human::local_time(ms),
+                human::ago(ms, now_ms)
+            )),
+            Some(ms) => Value::Text(human::local_time(ms)),
+            None => Value::Text(t),
+        },
+        _ if name == "identity" => Value::Null,
+        other => other,
+    };
+    rows.into_iter()
+        .map(|row| {
+            columns
+                .iter()
+                .zip(row)
+                .map(|(name, value)| readable(name, value))
+                .collect()
+        })
+        .collect()
 }
 
 /// The title of the configuration problems' section.

@@ -76,6 +76,22 @@ pub fn cost(usd: f64) -> String {
     format!("{sign}${usd:.2}")
 }
 
+/// A size in bytes as a person reads it: `708 B`, `1.3 MB`, `14.8 GB` (powers of 1,000, as
+/// `ls --si` and the file managers count).
+pub fn bytes(n: i64) -> String {
+    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
+    if n.abs() < 1000 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1000.0;
+    let mut unit = 0;
+    while value.abs() >= 999.95 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
 /// How long before `now_ms` the moment `ms` was: `just now`, `5m ago`, `2h ago`, `3d ago`; past
 /// 30 days, the local date.
 pub fn ago(ms: i64, now_ms: i64) -> String {
@@ -194,6 +210,18 @@ pub fn unique_prefixes(ids: &[String], min: usize) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sizes_read_in_powers_of_a_thousand() {
+        let shown: Vec<String> = [0, 708, 999, 1000, 1_343_488, 999_950, 14_844_000_000]
+            .into_iter()
+            .map(bytes)
+            .collect();
+        assert_eq!(
+            shown,
+            ["0 B", "708 B", "999 B", "1.0 kB", "1.3 MB", "1.0 MB", "14.8 GB"]
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -342,6 +342,7 @@ fn the_status_tables_read_whole_in_100_columns() {
     let out = env
         .cmd()
         .env("COLUMNS", "100")
+        .env("TZ", "UTC")
         .args(["status", "--format", "table"])
         .output()
         .unwrap();
@@ -350,8 +351,16 @@ fn the_status_tables_read_whole_in_100_columns() {
     for line in text.lines() {
         assert!(line.chars().count() <= 100, "{line}");
     }
-    // What differs from run to run (the temporary directory, sizes, times, the file's
-    // identity) is masked; the rest is as a person reads it.
+    // Sizes in kB and MB, moments in local time, no device or inode numbers (issue 35.10).
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("bytes ")
+                && (l.ends_with(" kB") || l.ends_with(" MB"))),
+        "{text}"
+    );
+    assert!(!text.contains("ino "), "{text}");
+    // What differs from run to run (the temporary directory, sizes, times) is masked; the
+    // rest is as a person reads it.
     let dir = env.dir.path().display().to_string();
     let masked: Vec<String> = text
         .replace(&dir, "[DIR]")
