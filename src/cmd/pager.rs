@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context;
 
-use crate::read::render::Format;
+use crate::read::render::{self, Format};
 use crate::read::report::{self, Sink};
 
 /// Prints a report on stdout: a table through the pager on a terminal when `paged` allows
@@ -22,13 +22,37 @@ pub fn print_report(
     rows: &[Vec<rusqlite::types::Value>],
     paged: bool,
 ) -> anyhow::Result<()> {
-    if sink.format == Format::Table && paged {
+    let on_terminal = io::stdout().is_terminal();
+    if sink.format == Format::Table && paged && on_terminal {
         let chop = sink.table.width.is_none();
         let mut text = Vec::new();
         report::render(&mut text, sink, columns, rows)?;
         return print_as(&text, true, if chop { "FRXS" } else { "FRX" });
     }
     let mut out = io::stdout().lock();
+    if sink.format == Format::Table && sink.table.width.is_none() {
+        // Drawn in full with no pager to scroll it: wider than the terminal, its lines would
+        // wrap into noise, so it is drawn as records, as `query` does.
+        let mut text = Vec::new();
+        report::render(&mut text, sink, columns.clone(), rows)?;
+        let width = report::terminal_width(on_terminal);
+        let widest = String::from_utf8_lossy(&text)
+            .lines()
+            .map(render::display_width)
+            .max()
+            .unwrap_or(0);
+        return match width.filter(|&w| widest > usize::from(w)) {
+            Some(width) => {
+                let records = render::render_records(&columns, rows, width, sink.table.color);
+                out.write_all(records.as_bytes()).context("writing")?;
+                out.flush().context("writing")
+            }
+            None => {
+                out.write_all(&text).context("writing")?;
+                out.flush().context("writing")
+            }
+        };
+    }
     report::render(&mut out, sink, columns, rows)?;
     out.flush().context("writing")
 }

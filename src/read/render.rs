@@ -558,7 +558,7 @@ fn cell_width(value: &Value) -> usize {
 }
 
 /// Columns of the terminal `s` takes (East Asian wide characters take two).
-fn display_width(s: &str) -> usize {
+pub fn display_width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
 }
 

@@ -897,3 +897,30 @@ fn show_cuts_a_long_path_in_the_middle_keeping_the_file_name() {
     let full = shown(&["show", "path-session", "--no-pager", "--full"]);
     assert!(full.contains(&path), "--full shows it whole: {full}");
 }
+
+/// Issue 35.10: `--wide` without a pager, wider than the terminal, is drawn as records (one
+/// line per column) instead of ~300 columns wrapped into noise; where it fits, a table.
+#[test]
+fn a_wide_list_without_a_pager_is_records_when_it_does_not_fit() {
+    let env = store();
+    let at = |columns: &str| {
+        let out = env
+            .cmd()
+            .env("COLUMNS", columns)
+            .args(["sessions", "--wide", "--no-pager", "--format", "table"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let narrow = at("100");
+    assert!(narrow.starts_with("─[ row 1 ]"), "{narrow}");
+    assert!(narrow.lines().all(|l| l.chars().count() <= 100), "{narrow}");
+    assert!(narrow.contains("unknown_total"), "{narrow}");
+    let roomy = at("1000");
+    let header = roomy.lines().nth(1).unwrap_or_default();
+    assert!(
+        header.contains("session_id") && header.contains("unknown_total"),
+        "one table, every column in its header: {roomy}"
+    );
+}
