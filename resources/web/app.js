@@ -111,6 +111,30 @@ function card(label, value) {
 
 function panel(title, ...children) { return el("section", { class: "panel" }, el("h2", {}, title), ...children); }
 
+const DAY_MS = 86400000;
+
+// Every UTC day of the chart, the days without data at zero: from the range's first day (or
+// the first with data, for all time) to today (or the last with data). An axis that skipped
+// the empty days made a month with two busy days look like one step.
+function everyDay(days, range) {
+  if (!days.length) return days;
+  const byDay = new Map(days.map((d) => [d.day, d]));
+  const times = days.map((d) => Date.parse(d.day + "T00:00:00Z"));
+  let first = Math.min(...times), last = Math.max(...times);
+  const m = /^(\d+)([dh])$/.exec(range || "");
+  if (m) {
+    const span = Number(m[1]) * (m[2] === "d" ? DAY_MS : 3600000);
+    first = Math.min(first, Math.floor((Date.now() - span) / DAY_MS) * DAY_MS);
+    last = Math.max(last, Math.floor(Date.now() / DAY_MS) * DAY_MS);
+  }
+  const out = [];
+  for (let t = first; t <= last; t += DAY_MS) {
+    const day = new Date(t).toISOString().slice(0, 10);
+    out.push(byDay.get(day) || { day });
+  }
+  return out;
+}
+
 // A column chart of `rows[key]` by day, with its own scale; hover shows the figure.
 function dayChart(days, key, format, tone) {
   const width = 600, height = 170, left = 48, bottom = 22, top = 8;
@@ -168,11 +192,24 @@ const pages = {
     const o = await api("/api/overview?" + rangeQuery());
     const t = o.totals;
     const tokens = (t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_write_tokens || 0);
-    const days = o.days.map((d) => Object.assign({}, d, {
+    const range = document.getElementById("range").value;
+    const days = everyDay(o.days, range).map((d) => Object.assign({}, d, {
       tokens: (d.input_tokens || 0) + (d.output_tokens || 0) + (d.cache_read_tokens || 0) + (d.cache_write_tokens || 0),
     }));
+    // Nothing in the range, but older data in the store (an import of last spring's
+    // history): say where it is, rather than look like a store that holds nothing.
+    const older = range && !t.events && !tokens && o.newest_day
+      ? el("p", { class: "note", id: "older-data" },
+        `Nothing in this range; the newest data is from ${o.newest_day}. `,
+        el("button", { type: "button", onclick: () => {
+          document.getElementById("range").value = "";
+          localStorage.setItem("cmstore-range", "");
+          draw();
+        } }, "Show all time"))
+      : null;
     app.replaceChildren(
       el("h1", {}, "Overview"),
+      ...(older ? [older] : []),
       el("div", { class: "cards", id: "totals" },
         card("events", num(t.events)), card("sessions", num(t.sessions)), card("prompts", num(t.prompts)),
         card("tool calls", num(t.tool_uses)), card("tool failures", num(t.tool_failures)),

@@ -226,3 +226,50 @@ fn every_page_renders_in_chromium_without_errors() {
         }
     }
 }
+
+/// Issue 35.9 and 35.11: the overview's day charts have a column for every day of the range,
+/// the empty ones too (an axis that skipped them made a month look like one step), and a
+/// range with nothing in it says where the store's newest data is, with a way to show it.
+#[test]
+fn the_overview_draws_every_day_and_points_to_older_data() {
+    let Some(browser) = chromium() else { return };
+    let env = TestEnv::new();
+    // Two busy days nine days apart, long before the default range of 30 days.
+    let day = |n: i64, session: &str| {
+        let mut e = crate::common::entry("UserPromptSubmit", session);
+        e.timestamp = 1_767_607_200_000 + n * 86_400_000;
+        e.to_line()
+    };
+    env.append(&[day(0, "a"), day(0, "a"), day(9, "b")]);
+    env.ingest_once();
+    let served = Served::start(&env);
+    let base = format!("http://127.0.0.1:{}", served.port);
+    let dom = |range: &str| {
+        let url = format!("{base}/?{range}token={}", served.token);
+        let profile = tempfile::tempdir().unwrap();
+        let dom = run_chromium(&browser, profile.path(), &["--dump-dom".into()], &url);
+        assert!(dom.contains("data-drawn=\"overview\""), "{dom}");
+        assert!(
+            dom.contains("<pre id=\"errors\" hidden=\"\"></pre>"),
+            "{dom}"
+        );
+        dom
+    };
+
+    let all_time = dom("range=&");
+    let chart = all_time
+        .split("data-chart=\"events\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</svg>").next())
+        .unwrap_or_default();
+    assert_eq!(chart.matches("<rect ").count(), 10, "{chart}");
+    assert!(!all_time.contains("id=\"older-data\""), "{all_time}");
+
+    let default_range = dom("");
+    assert!(
+        default_range.contains("id=\"older-data\"")
+            && default_range.contains("the newest data is from 2026-01-14")
+            && default_range.contains("Show all time"),
+        "{default_range}"
+    );
+}

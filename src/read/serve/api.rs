@@ -106,6 +106,23 @@ pub fn overview(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> 
         "tools": tools,
         "gate": gate,
         "projects": projects,
+        "newest_day": newest_day(db)?,
+    }))
+}
+
+/// The newest UTC day with an event or a response in the whole store, whatever the range
+/// (from the daily rollups): a range with nothing in it can say where the data is.
+const NEWEST_DAY: &str = "
+SELECT max(day) FROM (
+  SELECT date(max(day_n) * 86400, 'unixepoch') AS day FROM daily_sessions
+  UNION ALL SELECT max(day) FROM usage_rollup WHERE day <> '')";
+
+/// See [`NEWEST_DAY`].
+fn newest_day(db: &ReadOnlyDb) -> Result<Option<String>, QueryError> {
+    let (_, rows) = report::fetch(db, NEWEST_DAY, &[])?;
+    Ok(rows.first().and_then(|r| r.first()).and_then(|v| match v {
+        rusqlite::types::Value::Text(day) => Some(day.clone()),
+        _ => None,
     }))
 }
 
