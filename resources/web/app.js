@@ -73,14 +73,21 @@ function partialUsd(n, unpriced) {
   return el("span", { title: unpriced + " responses have no price: give their models one under [prices] in cmstore.toml" }, text);
 }
 function pct(x) { return (100 * (x || 0)).toFixed(1) + "%"; }
+// A duration as the CLI prints it (support::human::duration): 300ms, 2.5s, 10s, 4m 05s,
+// 3h 07m, 2d 04h.
 function ms(d) {
   if (d === null || d === undefined) return "–";
-  if (d < 1000) return d + " ms";
-  const s = d / 1000;
-  if (s < 60) return s.toFixed(1) + " s";
-  const m = Math.floor(s / 60);
-  if (m < 60) return m + "m " + String(Math.round(s % 60)).padStart(2, "0") + "s";
-  return Math.floor(m / 60) + "h " + String(m % 60).padStart(2, "0") + "m";
+  const sign = d < 0 ? "-" : "";
+  const abs = Math.round(Math.abs(d));
+  const s = Math.floor(abs / 1000);
+  const two = (n) => String(n).padStart(2, "0");
+  let text;
+  if (s === 0) text = abs + "ms";
+  else if (s < 60) text = abs % 1000 === 0 ? s + "s" : (abs / 1000).toFixed(1) + "s";
+  else if (s < 3600) text = Math.floor(s / 60) + "m " + two(s % 60) + "s";
+  else if (s < 86400) text = Math.floor(s / 3600) + "h " + two(Math.floor(s % 3600 / 60)) + "m";
+  else text = Math.floor(s / 86400) + "d " + two(Math.floor(s % 86400 / 3600)) + "h";
+  return sign + text;
 }
 function when(t) {
   if (!t && t !== 0) return "–";

@@ -240,7 +240,14 @@ fn the_overview_draws_every_day_and_points_to_older_data() {
         e.timestamp = 1_767_607_200_000 + n * 86_400_000;
         e.to_line()
     };
-    env.append(&[day(0, "a"), day(0, "a"), day(9, "b")]);
+    // A call of a day and an hour: its duration as the CLI prints it (`1d 01h`, issue 35.9;
+    // the dashboard said `25h 01m`).
+    let mut call = crate::common::entry("PostToolUse", "b");
+    call.timestamp = 1_767_607_200_000 + 9 * 86_400_000;
+    call.tool_name = Some("Bash".into());
+    call.tool_call_id = Some("toolu_long".into());
+    call.duration_ms = Some(90_061_000);
+    env.append(&[day(0, "a"), day(0, "a"), day(9, "b"), call.to_line()]);
     env.ingest_once();
     let served = Served::start(&env);
     let base = format!("http://127.0.0.1:{}", served.port);
@@ -264,6 +271,7 @@ fn the_overview_draws_every_day_and_points_to_older_data() {
         .unwrap_or_default();
     assert_eq!(chart.matches("<rect ").count(), 10, "{chart}");
     assert!(!all_time.contains("id=\"older-data\""), "{all_time}");
+    assert!(all_time.contains(">1d 01h<"), "{all_time}");
 
     let default_range = dom("");
     assert!(
