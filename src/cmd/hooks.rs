@@ -22,6 +22,7 @@ use crate::hook::agent_settings::versions::{self, Version};
 use crate::hook::agent_settings::{splice, switches};
 use crate::hook::agent_settings::{Agent, Location, Wiring, CURRENT_VERSION};
 use crate::hook::agent_version::{self, Asked};
+use crate::hook::probe;
 use crate::support::env;
 
 /// Arguments of `cmstore hooks`.
@@ -41,6 +42,21 @@ pub enum Action {
     Status(StatusArgs),
     /// Remove the hooks cmstore added, leaving every other hook as it was
     Uninstall(UninstallArgs),
+    /// Check that the installed hooks will fire: each file's state, the switches that turn
+    /// them off, and a probe event run through the installed command line (exit 1 when
+    /// something is broken)
+    Doctor(DoctorArgs),
+}
+
+/// Arguments of `cmstore hooks doctor`.
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Agents to check [default: every agent with cmstore's hooks here]
+    #[arg(long, value_parser = agent_value(), value_delimiter = ',')]
+    pub agent: Vec<Agent>,
+    /// Which configurations to check.
+    #[command(flatten)]
+    pub scope: StatusScope,
 }
 
 /// `--agent`'s values: the agents of the agent table that have a hook file, each with its
@@ -162,6 +178,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
         Action::Install(a) => install(paths, a),
         Action::Status(a) => status(paths, a),
+        Action::Doctor(a) => doctor(paths, a),
         Action::Uninstall(a) => uninstall(a),
     }
 }
@@ -482,6 +499,147 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(exit(invalid))
+}
+
+/// `hooks doctor`: per installed file, what will keep its hooks from firing, and a probe
+/// fired through its command line; exit 1 when anything is broken.
+fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
+    let locations = status_locations(&args.scope)?;
+    let chosen = if args.agent.is_empty() {
+        Agent::with_hook_files().collect()
+    } else {
+        agents(&args.agent)
+    };
+    let mut out = io::stdout().lock();
+    let (mut checked, mut broken, mut updates) = (0, 0, 0);
+    let mut seen_files = Vec::new();
+    for agent in chosen {
+        let files: Vec<&Location> = locations
+            .iter()
+            .filter(|l| agent.config_path(l).exists())
+            .collect();
+        let asked = (!files.is_empty())
+            .then(|| agent_version::resolve(agent, None))
+            .flatten();
+        for location in files {
+            let path = agent.config_path(location);
+            if seen_files.contains(&path) {
+                continue;
+            }
+            seen_files.push(path.clone());
+            let (program, _) = program_for(None, location)?;
+            let program = command_words(paths, program)?;
+            let row = status_row(agent, location, &program, asked.as_ref());
+            if row.state == "missing" {
+                continue;
+            }
+            checked += 1;
+            writeln!(out, "{:<8} {:<8} {}", row.agent, row.scope, row.file)?;
+            let mut say = |level: &str, text: &str| -> io::Result<()> {
+                broken += usize::from(level == "broken");
+                updates += usize::from(level == "update");
+                writeln!(out, "  {level:<7} {text}")
+            };
+            match row.state {
+                "installed" => say(
+                    "ok",
+                    &format!(
+                        "installed: hooks-v{CURRENT_VERSION}, {} events{}",
+                        row.events,
+                        row.agent_version
+                            .as_deref()
+                            .map(|v| format!(" for {} {v}", agent.profile().title))
+                            .unwrap_or_default()
+                    ),
+                )?,
+                // Out of date, the hooks still fire what they hold (the probe says whether they
+                // run at all): an update, not a breakage.
+                state => say(
+                    if state == "outdated" {
+                        "update"
+                    } else {
+                        "broken"
+                    },
+                    &format!(
+                        "{state}: {}; `{}` fixes it",
+                        grouped_notes(&row.notes).join("; "),
+                        install_command(agent, location)
+                    ),
+                )?,
+            }
+            for why in &row.will_not_fire {
+                say("broken", &format!("will not fire: {why}"))?;
+            }
+            if row.state != "invalid" {
+                match probe_file(paths, agent, location, &path) {
+                    Ok(text) => say("ok", &text)?,
+                    Err(why) => say("broken", &format!("the probe failed: {why}"))?,
+                }
+            }
+            if let Some(note) = before_they_fire(agent, location) {
+                let note = note.split_once(": ").map_or(note.as_str(), |(_, n)| n);
+                writeln!(out, "  {:<7} {note}", "note")?;
+            }
+        }
+    }
+    if checked == 0 {
+        writeln!(
+            out,
+            "no agent here has cmstore's hooks: `cmstore hooks install --agent …` writes them"
+        )?;
+        return Ok(ExitCode::FAILURE);
+    }
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut summary = match broken {
+        0 => "nothing broken".to_string(),
+        n => plural(n, "problem", "problems"),
+    };
+    if updates > 0 {
+        summary += &format!("; {} to update", plural(updates, "file", "files"));
+    }
+    writeln!(out, "{summary}")?;
+    Ok(exit(broken > 0))
+}
+
+/// The `hooks install` that brings `agent`'s file at `location` up to date.
+fn install_command(agent: Agent, location: &Location) -> String {
+    let scope = match location {
+        Location::Project(dir) => format!("--project {}", dir.display()),
+        Location::User { .. } => "--user".to_string(),
+    };
+    format!("cmstore hooks install --agent {} {scope}", agent.as_str())
+}
+
+/// Fires the doctor's probe through `agent`'s installed session-start command in the file at
+/// `path`, its line sent to a queue of its own under cmstore's state directory (removed
+/// after): nothing reaches the store.
+fn probe_file(
+    paths: &Paths,
+    agent: Agent,
+    location: &Location,
+    path: &Path,
+) -> Result<String, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let (doc, _) = parse(Some(&text), path).map_err(|e| format!("{e:#}"))?;
+    let session = format!("cmstore-doctor-{}", uuid::Uuid::new_v4());
+    let cwd = match location {
+        Location::Project(dir) => dir.display().to_string(),
+        Location::User { home, .. } => home.display().to_string(),
+    };
+    let probe = probe::probe(agent, &session, &cwd, crate::support::clock::now_ms());
+    let handler = merge::installed_handler(&doc, agent, probe.event)
+        .ok_or_else(|| format!("no cmstore handler for {}", probe.event))?;
+    let (shell, line) = probe::command_line(agent, handler)
+        .ok_or_else(|| format!("the {} handler has no command line", probe.event))?;
+    // A folder of its own: the queue and its lock file go with it.
+    let dir = paths.state_dir().join(&session);
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let queue = dir.join("hook-queue.jsonl");
+    let ran = probe::fire(shell, &line, &probe, &queue);
+    let written = fs::read_to_string(&queue).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    probe::verdict(&ran, &written, &probe)
 }
 
 /// What `hooks status` says of `agent`'s version: which it is, and what it will not fire.

@@ -1483,3 +1483,81 @@ fn hooks_that_will_not_fire_are_said_so() {
         .success()
         .stderr(predicates::str::contains("chat.hookFilesLocations").not());
 }
+
+/// Issue 39's hooks doctor, with the common breakages staged: a file whose command names a
+/// binary that is gone, Codex's hooks switched off, nothing installed at all. A working file
+/// passes with a probe fired through its own command line, and no probe reaches the store.
+#[cfg(unix)]
+#[test]
+fn hooks_doctor_fires_a_probe_through_each_installed_command_and_names_what_is_broken() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let doctor = |dir: &Path| hooks(&env, &["doctor"], dir);
+
+    let empty = doctor(&dir).failure();
+    let text = String::from_utf8(empty.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("no agent here has cmstore's hooks"), "{text}");
+
+    let exe = bin().display().to_string();
+    hooks(
+        &env,
+        &["install", "--agent", "claude,gemini", "--command", &exe],
+        &dir,
+    )
+    .success();
+    let fine = doctor(&dir).success();
+    let text = String::from_utf8(fine.get_output().stdout.clone()).unwrap();
+    assert_eq!(
+        text.matches("  ok      a probe SessionStart reached the queue in ")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert!(text.ends_with("nothing broken\n"), "{text}");
+
+    // The binary the Codex hooks name is gone, and Codex's hooks are off.
+    hooks(
+        &env,
+        &["install", "--agent", "codex", "--command", "/gone/cmstore"],
+        &dir,
+    )
+    .success();
+    write(
+        &dir.join(".codex/config.toml"),
+        "[features]\nhooks = false\n",
+    );
+    let broken = doctor(&dir).failure();
+    let text = String::from_utf8(broken.get_output().stdout.clone()).unwrap();
+    let codex: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("codex"))
+        .take_while(|l| l.starts_with("codex") || l.starts_with("  "))
+        .collect();
+    assert!(
+        codex
+            .iter()
+            .any(|l| l.starts_with("  broken  will not fire: Codex's hooks are off")),
+        "{text}"
+    );
+    assert!(
+        codex.iter().any(|l| l
+            .starts_with("  broken  the probe failed: the hook command failed (exit 127)")
+            && l.contains("/gone/cmstore")),
+        "{text}"
+    );
+    assert!(text.ends_with("2 problems; 1 file to update\n"), "{text}");
+
+    // Probes leave nothing behind: no line in the queue, no file in the state folder.
+    let queue = std::fs::read_to_string(env.user_home().join(".contextmanager/hook-queue.jsonl"))
+        .unwrap_or_default();
+    assert!(!queue.contains("cmstore-doctor-"), "{queue}");
+    let state = env.user_home().join(".contextmanager/state");
+    let left: Vec<_> = std::fs::read_dir(&state)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        left.iter()
+            .all(|n| !n.to_string_lossy().starts_with("cmstore-doctor-")),
+        "{left:?}"
+    );
+}

@@ -323,6 +323,20 @@ fn entry_version(entry: &Value, agent: Agent) -> Option<u32> {
     }
 }
 
+/// cmstore's handler for `event` in `doc` (the one carrying its marker), if installed.
+pub fn installed_handler<'a>(doc: &'a Value, agent: Agent, event: &str) -> Option<&'a Value> {
+    let entries = doc.get("hooks")?.get(event)?.as_array()?;
+    let marker = agent.marker();
+    entries.iter().find_map(|entry| match agent.shape() {
+        Shape::Flat => marker.version(entry).map(|_| entry),
+        Shape::Grouped => entry
+            .get("hooks")?
+            .as_array()?
+            .iter()
+            .find(|h| marker.version(h).is_some()),
+    })
+}
+
 /// The first command line of cmstore's handler in `entry`, to show what it runs.
 fn first_command(entry: &Value, agent: Agent) -> Option<&str> {
     let handler = match agent.shape() {

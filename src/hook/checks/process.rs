@@ -62,11 +62,41 @@ pub fn program(program: &str, args: &[&str], cwd: &Path, limit: Duration) -> Ran
 
 /// Runs `cmd` with no stdin, its output piped (the first `keep` bytes of each stream kept),
 /// in a process group of its own (Unix), and waits at most `limit`.
-pub fn run(mut cmd: Command, limit: Duration, keep: usize) -> Ran {
+pub fn run(cmd: Command, limit: Duration, keep: usize) -> Ran {
+    let piped = run_piped(cmd, None, limit, keep);
+    let mut output = String::from_utf8_lossy(&piped.stdout).into_owned();
+    if !piped.stderr.is_empty() {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&String::from_utf8_lossy(&piped.stderr));
+    }
+    Ran {
+        ending: piped.ending,
+        output,
+        duration: piped.duration,
+    }
+}
+
+/// A finished command, its two streams apart.
+#[derive(Debug, Clone)]
+pub struct Piped {
+    pub ending: Ending,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub duration: Duration,
+}
+
+/// [`run`] with `input` on stdin (none: stdin empty), the streams kept apart.
+pub fn run_piped(mut cmd: Command, input: Option<&[u8]>, limit: Duration, keep: usize) -> Piped {
     let started = Instant::now();
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -75,29 +105,29 @@ pub fn run(mut cmd: Command, limit: Duration, keep: usize) -> Ran {
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(err) => {
-            return Ran {
+            return Piped {
                 ending: Ending::NotStarted(err.to_string()),
-                output: String::new(),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
                 duration: started.elapsed(),
             }
         }
     };
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        let input = input.to_vec();
+        // On a thread: a child that does not read its input must not block this one.
+        std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut stdin, &input);
+        });
+    }
     let stdout = collect(child.stdout.take(), keep);
     let stderr = collect(child.stderr.take(), keep);
     let ending = wait(&mut child, started + limit);
     // A grandchild that left the group may hold a pipe open: read what came, then go.
-    let out = finish(stdout);
-    let err = finish(stderr);
-    let mut output = String::from_utf8_lossy(&out).into_owned();
-    if !err.is_empty() {
-        if !output.is_empty() && !output.ends_with('\n') {
-            output.push('\n');
-        }
-        output.push_str(&String::from_utf8_lossy(&err));
-    }
-    Ran {
+    Piped {
         ending,
-        output,
+        stdout: finish(stdout),
+        stderr: finish(stderr),
         duration: started.elapsed(),
     }
 }
