@@ -209,6 +209,9 @@ pub enum Command {
     Serve(cmd::serve::Args),
     /// Where ingest stands: sources, offsets, backlog, totals, database size, config problems
     Status(cmd::status::Args),
+    /// One line for a status bar (Claude Code's statusLine): today's and this week's spend,
+    /// this session's cost; reads the spend file ingest keeps, never the database
+    Statusline(cmd::statusline::Args),
     /// Delete what is older than the retention, in short batches; optionally compact the queue
     Prune(cmd::prune::Args),
     /// Send the store's events to an OpenTelemetry collector (OTLP/HTTP spans)

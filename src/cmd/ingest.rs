@@ -21,8 +21,8 @@ use crate::files::transcript::Thresholds;
 use crate::store;
 use crate::support::failure::Refused;
 use crate::write::ingest::chores::{
-    checks_chore, heartbeat_chore, rate, retention_chore, start_line, sweep_chore, sweep_sessions,
-    ConfigWatch,
+    checks_chore, heartbeat_chore, rate, retention_chore, spend_chore, start_line, sweep_chore,
+    sweep_sessions, write_spend, ConfigWatch,
 };
 use crate::write::ingest::follow::{self, FollowOptions, Progress};
 use crate::write::ingest::{self, Ingester, Options, Stats};
@@ -204,6 +204,12 @@ fn ingest(paths: &Paths, args: Args, store: &store::Store) -> anyhow::Result<Exi
         if swept || checked {
             stats.add(&ingester.pass(&stop, &mut on_batch)?);
         }
+        if let Err(err) = write_spend(paths, ingester.store()) {
+            eprintln!(
+                "cmstore ingest: warning: cannot write {} ({err:#})",
+                paths.spend_file().display()
+            );
+        }
         (stats, started.elapsed())
     } else {
         let wake = (wake_tx, wake_rx);
@@ -259,6 +265,7 @@ fn follow_mode(
     let mut chores = vec![
         retention_chore(paths, args.retention_interval_ms, say),
         sweep_chore(paths, say),
+        spend_chore(paths, say),
     ];
     if checks_held {
         chores.push(checks_chore(paths, checks, say));

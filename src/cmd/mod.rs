@@ -20,4 +20,5 @@ pub mod serve;
 pub mod sessions;
 pub mod show;
 pub mod status;
+pub mod statusline;
 pub mod summarize;

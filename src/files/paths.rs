@@ -97,6 +97,12 @@ impl Paths {
         Ok(())
     }
 
+    /// What the agents spent today, this week and this month ([`crate::model::spend`]),
+    /// beside the queue: ingest writes it, `statusline` reads it.
+    pub fn spend_file(&self) -> PathBuf {
+        self.home.join(crate::model::spend::FILE_NAME)
+    }
+
     /// Per-session transcript cursors and last-seen turn ids.
     pub fn state_dir(&self) -> PathBuf {
         self.home.join("state")

@@ -6,7 +6,8 @@
 //! - [`queue_line`]: the queue line, format v1 (a public interface) and its parse;
 //! - [`transcript`]: transcript parsers and usage readers;
 //! - [`safety`], [`redact`]: the gate's rules and secret patterns;
-//! - [`prices`]: model prices; [`shorten`]: shortening text without breaking JSON or UTF-8.
+//! - [`prices`]: model prices; [`shorten`]: shortening text without breaking JSON or UTF-8;
+//! - [`spend`]: the spend file, what the agents spent today, this week and this month.
 
 pub mod agents;
 pub mod prices;
@@ -14,5 +15,6 @@ pub mod queue_line;
 pub mod redact;
 pub mod safety;
 pub mod shorten;
+pub mod spend;
 pub mod transcript;
 pub mod wire;

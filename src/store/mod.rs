@@ -35,6 +35,7 @@ pub mod indexes;
 pub mod prune;
 pub mod read_only;
 pub mod retention;
+pub mod spend;
 mod tool_calls;
 pub mod usage;
 pub mod write;

@@ -24,6 +24,7 @@ mod serve;
 mod sessions;
 mod show;
 mod status;
+mod statusline;
 mod summarize;
 mod tool_calls;
 mod torture;

@@ -63,6 +63,59 @@ pub fn sweep_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
     )
 }
 
+/// How often follow mode looks whether the spend file is due: when new rows came in, or
+/// [`SPEND_AT_LEAST`] after it was last written (usage an `import` added, a new day).
+pub const SPEND_EVERY: Duration = Duration::from_secs(5);
+
+/// The longest the spend file goes unwritten while an ingest follows.
+pub const SPEND_AT_LEAST: Duration = Duration::from_secs(60);
+
+/// Writes the spend file ([`write_spend`]) when new rows came in since its last write, or
+/// [`SPEND_AT_LEAST`] after it: a spend seen by `statusline` is at most that old, plus the
+/// ingest's lag. A failure is said once.
+pub fn spend_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
+    let mut written: Option<(u64, std::time::Instant)> = None;
+    let mut failed = false;
+    Chore::new(
+        Duration::ZERO,
+        SPEND_EVERY,
+        move |ingester: &mut Ingester, progress: &Progress| {
+            let rows = progress.total.rows;
+            let due = written
+                .is_none_or(|(at_rows, at)| at_rows != rows || at.elapsed() >= SPEND_AT_LEAST);
+            if !due {
+                return;
+            }
+            match write_spend(paths, ingester.store()) {
+                Ok(()) => {
+                    written = Some((rows, std::time::Instant::now()));
+                    failed = false;
+                }
+                Err(err) if !failed => {
+                    failed = true;
+                    say(&format!(
+                        "cmstore ingest: warning: cannot write {} ({err:#}); `statusline` \
+                         shows an older spend",
+                        paths.spend_file().display()
+                    ));
+                }
+                Err(_) => {}
+            }
+        },
+    )
+}
+
+/// Counts what the agents spent today, this week and this month (local time) and replaces the
+/// spend file with it (private, written whole).
+pub fn write_spend(paths: &Paths, store: &store::Store) -> anyhow::Result<()> {
+    let now = crate::support::clock::now_ms();
+    let conn = store.conn()?;
+    let file = store::spend::spend_file(&conn, now, crate::model::spend::window_starts(now))?;
+    let text = serde_json::to_vec(&file)?;
+    crate::files::paths::replace_private_file(&paths.spend_file(), &text)?;
+    Ok(())
+}
+
 /// How often a following ingest whose check runner could not start looks again.
 const CHECKS_RETRY: Duration = Duration::from_secs(2);
 

@@ -1,0 +1,136 @@
+//! `cmstore statusline`: one line for Claude Code's `statusLine` (or any status bar): what the
+//! agents spent today and this week, and this session's cost as Claude Code reports it. It
+//! reads the spend file a running ingest keeps ([`crate::model::spend`]) and the status
+//! payload on stdin; it never opens the database, and prints its line whatever is missing.
+
+use std::io::{self, IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::files::paths::Paths;
+use crate::model::spend::{window_starts, SpendFile, Spent};
+use crate::support::{clock, human};
+
+/// Arguments of `cmstore statusline`.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// The most of the status payload read from stdin.
+const MAX_PAYLOAD: u64 = 1 << 20;
+
+/// A spend file older than this says when it was counted.
+const STALE_MS: i64 = 10 * 60 * 1000;
+
+pub fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
+    let payload = read_payload();
+    let file = std::fs::read(paths.spend_file())
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<SpendFile>(&bytes).ok());
+    let line = status_line(file.as_ref(), payload.as_ref(), clock::now_ms());
+    let mut out = io::stdout().lock();
+    writeln!(out, "{line}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The status payload on stdin (Claude Code's `statusLine` JSON), if any: nothing is waited
+/// for on a terminal.
+fn read_payload() -> Option<Value> {
+    let stdin = io::stdin();
+    if stdin.is_terminal() {
+        return None;
+    }
+    let mut text = Vec::new();
+    stdin.lock().take(MAX_PAYLOAD).read_to_end(&mut text).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// The line: `cmstore · today $12.30 · week $40.12 · session $0.42`; a window the file does
+/// not cover (counted before it began) shows `–`, a file older than ten minutes says when it
+/// was counted.
+pub fn status_line(file: Option<&SpendFile>, payload: Option<&Value>, now_ms: i64) -> String {
+    let mut parts = vec!["cmstore".to_string()];
+    match file {
+        None => parts.push("no spend yet (`cmstore ingest` counts it)".to_string()),
+        Some(file) => {
+            let (day, week, _) = window_starts(now_ms);
+            let shown = |spent: &Spent, from: i64| {
+                if spent.from == from {
+                    cost(spent)
+                } else {
+                    "–".to_string()
+                }
+            };
+            parts.push(format!("today {}", shown(&file.day, day)));
+            parts.push(format!("week {}", shown(&file.week, week)));
+            if now_ms - file.at > STALE_MS {
+                parts.push(format!("as of {}", human::local_time(file.at)));
+            }
+        }
+    }
+    let session = payload
+        .and_then(|p| p.pointer("/cost/total_cost_usd"))
+        .and_then(Value::as_f64);
+    if let Some(usd) = session {
+        parts.push(format!("session {}", human::cost(usd)));
+    }
+    parts.join(" · ")
+}
+
+/// A window's cost as the reports write it: `+` when some responses have no price, `?` when
+/// none has.
+fn cost(spent: &Spent) -> String {
+    match (spent.usd, spent.unpriced) {
+        (None, 0) => human::cost(0.0),
+        (None, _) => "?".to_string(),
+        (Some(usd), 0) => human::cost(usd),
+        (Some(usd), _) => format!("{}+", human::cost(usd)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spent(from: i64, usd: Option<f64>, unpriced: i64) -> Spent {
+        Spent {
+            from,
+            usd,
+            tokens: 0,
+            responses: 3,
+            unpriced,
+        }
+    }
+
+    #[test]
+    fn the_line_says_today_the_week_and_the_session() {
+        let now = clock::now_ms();
+        let (day, week, month) = window_starts(now);
+        let file = SpendFile {
+            v: 1,
+            at: now - 1000,
+            day: spent(day, Some(12.3), 0),
+            week: spent(week, Some(40.12), 2),
+            month: spent(month, None, 0),
+        };
+        let payload = json!({"cost": {"total_cost_usd": 0.4212}});
+        assert_eq!(
+            status_line(Some(&file), Some(&payload), now),
+            "cmstore · today $12.30 · week $40.12+ · session $0.42"
+        );
+        // Counted yesterday: today is not known; and a day old, it says when.
+        let old = SpendFile {
+            at: now - 86_400_000,
+            day: spent(day - 86_400_000, Some(5.0), 0),
+            ..file
+        };
+        let line = status_line(Some(&old), None, now);
+        assert!(line.starts_with("cmstore · today – · week "), "{line}");
+        assert!(line.contains(" · as of "), "{line}");
+        assert_eq!(
+            status_line(None, None, now),
+            "cmstore · no spend yet (`cmstore ingest` counts it)"
+        );
+    }
+}
