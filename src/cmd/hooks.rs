@@ -703,8 +703,7 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
 fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
     match (agent, location) {
         (Agent::Codex, _) => Some(
-            "codex: Codex runs new or changed hooks only once you trust them: start Codex and \
-             accept cmstore's in its hooks review"
+            "codex: Codex runs new or changed hooks only once you trust them (its hooks review)"
                 .to_string(),
         ),
         (Agent::Vscode, Location::User { .. }) => Some(
