@@ -41,17 +41,11 @@ pub fn print_report(
             .map(render::display_width)
             .max()
             .unwrap_or(0);
-        return match width.filter(|&w| widest > usize::from(w)) {
-            Some(width) => {
-                let records = render::render_records(&columns, rows, width, sink.table.color);
-                out.write_all(records.as_bytes()).context("writing")?;
-                out.flush().context("writing")
-            }
-            None => {
-                out.write_all(&text).context("writing")?;
-                out.flush().context("writing")
-            }
-        };
+        if let Some(width) = width.filter(|&w| widest > usize::from(w)) {
+            text = render::render_records(&columns, rows, width, sink.table.color).into_bytes();
+        }
+        out.write_all(&text).context("writing")?;
+        return out.flush().context("writing");
     }
     report::render(&mut out, sink, columns, rows)?;
     out.flush().context("writing")

@@ -142,6 +142,17 @@ struct SessionAgg {
     ended_at: Option<i64>,
 }
 
+impl SessionAgg {
+    /// A session's figures in a batch, begun by an event at `ts`.
+    fn starting(ts: i64) -> SessionAgg {
+        SessionAgg {
+            first_seen: ts,
+            last_seen: ts,
+            ..SessionAgg::default()
+        }
+    }
+}
+
 /// One (day, session) of the daily rollup (`daily_sessions`, migration 0016): the figures of
 /// the new events a batch adds, or of the events a prune deletes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -581,13 +592,13 @@ impl<'c> Batch<'c> {
     }
 
     fn aggregate_session(&mut self, sid: &str, row: &EventRow<'_>) {
+        // Looked up before inserting: a session's id is copied only once a batch.
         let agg = match self.sessions.get_mut(sid) {
             Some(agg) => agg,
-            None => self.sessions.entry(sid.to_string()).or_insert(SessionAgg {
-                first_seen: row.ts,
-                last_seen: row.ts,
-                ..SessionAgg::default()
-            }),
+            None => self
+                .sessions
+                .entry(sid.to_string())
+                .or_insert(SessionAgg::starting(row.ts)),
         };
         agg.first_seen = agg.first_seen.min(row.ts);
         agg.last_seen = agg.last_seen.max(row.ts);
@@ -673,11 +684,7 @@ impl<'c> Batch<'c> {
         if let Some(ts) = done.feedback_ts {
             self.sessions
                 .entry(session.to_string())
-                .or_insert(SessionAgg {
-                    first_seen: row.ts,
-                    last_seen: row.ts,
-                    ..SessionAgg::default()
-                })
+                .or_insert(SessionAgg::starting(row.ts))
                 .prompts -= 1;
             self.days
                 .entry(day_key(ts, row.session_id.as_deref()))
