@@ -48,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Gate(args) => cmd::gate::run(paths, args),
         Command::Serve(args) => cmd::serve::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),
+        Command::Budget(args) => cmd::budget::run(paths, args),
         Command::Statusline(args) => cmd::statusline::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),
         Command::Export(args) => cmd::export::run(paths, args),

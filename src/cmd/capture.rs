@@ -27,6 +27,7 @@ use crate::hook::checks;
 use crate::model::queue_line::usage::UsageRecord;
 use crate::model::queue_line::QueueEntry;
 use crate::model::redact::Redactor;
+use crate::model::spend::SpendFile;
 use crate::model::transcript::{codex_exit_code, FinalTurn, Turn};
 use crate::model::wire::reply;
 
@@ -126,6 +127,9 @@ fn capture(
         return reply::empty();
     };
     read_rollout_exit_code(&mut plan, log);
+    if plan.budget_due() {
+        apply_budget(paths, &mut plan, hook.now_ms, log);
+    }
     let checks = plan.take_checks();
     // The cursors are saved only once their turns are in the queue: saving first would mark
     // them recorded even when the append then fails, and they would never be written.
@@ -145,6 +149,7 @@ fn capture(
     let Outcome {
         mut entries,
         reply,
+        notice,
         redactor,
     } = plan.finish(turns, log);
     // A line's usage is its session's: each cursor's rides on the last line of its session;
@@ -169,6 +174,9 @@ fn capture(
         }
     }
     let mut reply = answer(paths, reply, log);
+    if let Some(notice) = notice {
+        reply = notice.told(reply);
+    }
     let detached = match checks {
         Some(checks) => {
             let (feedback, detached) = enforce_checks(checks, &mut entries, log);
@@ -185,6 +193,33 @@ fn capture(
     // After the append: the event's own line comes before its checks' results.
     detach_checks(paths, detached, log);
     reply
+}
+
+/// Applies the `[budget]` limits to the event by the spend file (a missing or unreadable one
+/// leaves every limit unknown: nothing is denied), and gives a warning due only if no earlier
+/// hook of the session gave it in this window: its marker file, created once, holds that.
+fn apply_budget(paths: &Paths, plan: &mut capture::Plan, now_ms: i64, log: &mut DebugLog) {
+    let file = match std::fs::read(paths.spend_file()) {
+        Ok(bytes) => serde_json::from_slice::<SpendFile>(&bytes)
+            .map_err(|err| log.note(|| format!("spend file unreadable: {err}")))
+            .ok(),
+        Err(err) => {
+            log.note(|| format!("no spend file ({err}): budgets unknown"));
+            None
+        }
+    };
+    let config_file = paths.config.display().to_string();
+    let Some(warning) = plan.apply_budget(file.as_ref(), now_ms, &config_file) else {
+        return;
+    };
+    match crate::files::budget_marks::mark_once(&paths.state_dir(), &warning.marker) {
+        Ok(true) => {
+            log.note(|| format!("budget warning: {}", warning.text));
+            plan.warn(warning);
+        }
+        Ok(false) => {}
+        Err(err) => log.note(|| format!("budget warning not given: {err}")),
+    }
 }
 
 /// Runs the enforce-mode checks here, each within its time limit, adding their results to

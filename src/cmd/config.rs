@@ -114,12 +114,34 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 )?;
             }
             show_checks(&mut out, &config.checks)?;
+            show_budget(&mut out, &config.budget)?;
             for problem in &problems {
                 eprintln!("warning: {problem}");
             }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The budget's limits (`[budget]`), only when one is set: each as the setting that sets it.
+fn show_budget(out: &mut impl Write, budget: &crate::model::budget::Budget) -> std::io::Result<()> {
+    if budget.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n[budget]")?;
+    writeln!(out, "mode = {:?}", budget.mode.as_str())?;
+    writeln!(out, "warn_at = {}", budget.warn_at)?;
+    for limit in &budget.limits {
+        let setting = limit.setting();
+        let setting = setting.strip_prefix("budget.").unwrap_or(&setting);
+        writeln!(
+            out,
+            "{setting}.{} = {}",
+            limit.amount.unit(),
+            limit.amount.value()
+        )?;
+    }
+    Ok(())
 }
 
 /// The configured checks (`[checks]`), each only when it is on.

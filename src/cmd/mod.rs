@@ -4,6 +4,7 @@
 //! A subcommand returns its exit code, or an error that [`crate::support::failure::describe`] turns into the one
 //! message and exit code the user sees; nothing here prints an error itself.
 
+pub mod budget;
 pub mod capture;
 pub mod check;
 pub mod config;

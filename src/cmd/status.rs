@@ -45,6 +45,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         totals,
         ingest,
         retention,
+        budget,
         problems,
     } = status::gather(paths)?;
 
@@ -63,6 +64,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             "sources": objects(&sources),
             "totals": totals.as_ref().and_then(|t| objects(t).into_iter().next()),
             "retention": retention.to_json(),
+            "budget": budget.as_ref().map(|b| objects(&b.raw)),
             "config_problems": problems,
         });
         if sink.format == Format::Jsonl {
@@ -103,6 +105,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         ("Ingest", (ingest_columns, vec![ingest_row])),
         ("Retention", (retention_columns, vec![retention_row])),
     ];
+    if let Some(budget) = budget {
+        let for_a_person = matches!(sink.format, Format::Table | Format::Markdown);
+        sections.push((
+            "Budget",
+            if for_a_person {
+                budget.readable
+            } else {
+                budget.raw
+            },
+        ));
+    }
     if !problems.is_empty() {
         let rows = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
         sections.push((PROBLEMS, (vec!["problem".into()], rows)));

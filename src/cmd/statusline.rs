@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
+use crate::config::Config;
 use crate::files::paths::Paths;
+use crate::model::budget::{Budget, Level};
 use crate::model::spend::{window_starts, SpendFile, Spent};
 use crate::support::{clock, human};
 
@@ -27,7 +29,13 @@ pub fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
     let file = std::fs::read(paths.spend_file())
         .ok()
         .and_then(|bytes| serde_json::from_slice::<SpendFile>(&bytes).ok());
-    let line = status_line(file.as_ref(), payload.as_ref(), clock::now_ms());
+    let now = clock::now_ms();
+    let mut line = status_line(file.as_ref(), payload.as_ref(), now);
+    let budget = Config::load_for(paths).0.budget;
+    if let Some(state) = budget_state(&budget, file.as_ref(), payload.as_ref(), now) {
+        line.push_str(" · ");
+        line.push_str(&state);
+    }
     let mut out = io::stdout().lock();
     writeln!(out, "{line}")?;
     Ok(ExitCode::SUCCESS)
@@ -61,8 +69,8 @@ pub fn status_line(file: Option<&SpendFile>, payload: Option<&Value>, now_ms: i6
                     "–".to_string()
                 }
             };
-            parts.push(format!("today {}", shown(&file.day, day)));
-            parts.push(format!("week {}", shown(&file.week, week)));
+            parts.push(format!("today {}", shown(&file.all.day, day)));
+            parts.push(format!("week {}", shown(&file.all.week, week)));
             if now_ms - file.at > STALE_MS {
                 parts.push(format!("as of {}", human::local_time(file.at)));
             }
@@ -75,6 +83,52 @@ pub fn status_line(file: Option<&SpendFile>, payload: Option<&Value>, now_ms: i6
         parts.push(format!("session {}", human::cost(usd)));
     }
     parts.join(" · ")
+}
+
+/// The budget limit closest to its end (or past it) among those that count the session's
+/// spend (Claude Code's, in the payload's working directory; everything's without a payload):
+/// `budget day $8.00/$20.00`, `budget day $17.00/$20.00 (85 %)` past `warn_at`, `OVER budget
+/// day $21.30/$20.00` past the limit. `None` without a limit, or when none is known.
+pub fn budget_state(
+    budget: &Budget,
+    file: Option<&SpendFile>,
+    payload: Option<&Value>,
+    now_ms: i64,
+) -> Option<String> {
+    let standings = match payload {
+        Some(payload) => {
+            let cwd = payload
+                .get("cwd")
+                .or_else(|| payload.pointer("/workspace/current_dir"))
+                .and_then(Value::as_str);
+            budget.standings_for("claude", cwd, file, now_ms)
+        }
+        None => budget
+            .standings(file, now_ms)
+            .into_iter()
+            .filter(|s| s.limit.scope.is_everything())
+            .collect(),
+    };
+    let worst = standings
+        .into_iter()
+        .filter(|s| s.level != Level::Unknown)
+        .max_by(|a, b| a.level.cmp(&b.level).then(a.share().total_cmp(&b.share())))?;
+    let limit = worst.limit;
+    let scope = match limit.scope.is_everything() {
+        true => String::new(),
+        false => format!("{} ", limit.scope.show()),
+    };
+    let spent = worst.spent.map_or("?".to_string(), |a| a.show_short());
+    let figures = format!(
+        "{scope}{} {spent}/{}",
+        limit.period.as_str(),
+        limit.amount.show_short()
+    );
+    Some(match worst.level {
+        Level::Over => format!("OVER budget {figures}"),
+        Level::Warn => format!("budget {figures} ({:.0} %)", worst.share() * 100.0),
+        Level::Under | Level::Unknown => format!("budget {figures}"),
+    })
 }
 
 /// A window's cost as the reports write it: `+` when some responses have no price, `?` when
@@ -91,6 +145,7 @@ fn cost(spent: &Spent) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::spend::Windows;
     use serde_json::json;
 
     fn spent(from: i64, usd: Option<f64>, unpriced: i64) -> Spent {
@@ -110,9 +165,12 @@ mod tests {
         let file = SpendFile {
             v: 1,
             at: now - 1000,
-            day: spent(day, Some(12.3), 0),
-            week: spent(week, Some(40.12), 2),
-            month: spent(month, None, 0),
+            all: Windows {
+                day: spent(day, Some(12.3), 0),
+                week: spent(week, Some(40.12), 2),
+                month: spent(month, None, 0),
+            },
+            scopes: Vec::new(),
         };
         let payload = json!({"cost": {"total_cost_usd": 0.4212}});
         assert_eq!(
@@ -122,8 +180,11 @@ mod tests {
         // Counted yesterday: today is not known; and a day old, it says when.
         let old = SpendFile {
             at: now - 86_400_000,
-            day: spent(day - 86_400_000, Some(5.0), 0),
-            ..file
+            all: Windows {
+                day: spent(day - 86_400_000, Some(5.0), 0),
+                ..file.all.clone()
+            },
+            ..file.clone()
         };
         let line = status_line(Some(&old), None, now);
         assert!(line.starts_with("cmstore · today – · week "), "{line}");

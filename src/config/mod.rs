@@ -12,6 +12,7 @@ use std::path::Path;
 use crate::files::paths::Paths;
 use crate::model::safety::{self, AddedRule, Rules, Scope};
 
+pub mod budget;
 pub mod checks;
 mod recover;
 pub mod retention;
@@ -54,7 +55,7 @@ pub enum LogLevel {
 }
 
 /// The effective configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub mode: Mode,
     /// Where `mode` was set.
@@ -82,6 +83,8 @@ pub struct Config {
     pub prices: crate::model::prices::PriceTable,
     /// The post-edit and post-commit checks (`[checks]`); all off by default.
     pub checks: Checks,
+    /// The spend limits (`[budget]`); none by default.
+    pub budget: crate::model::budget::Budget,
 }
 
 impl Default for Config {
@@ -100,6 +103,7 @@ impl Default for Config {
             redact: Vec::new(),
             prices: Default::default(),
             checks: Checks::default(),
+            budget: Default::default(),
         }
     }
 }
@@ -340,6 +344,8 @@ impl Config {
         }
         let checks = take_table(&mut table, "checks", &mut problem);
         self.checks = checks::read(checks, &mut problem);
+        let budget = take_table(&mut table, "budget", &mut problem);
+        self.budget = budget::read(budget, &mut problem);
         // Read by `export` and the OTLP receiver, never on the hook path.
         for owned_elsewhere in ["export", "otlp_receiver"] {
             table.remove(owned_elsewhere);

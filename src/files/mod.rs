@@ -8,8 +8,10 @@
 //! - [`transcript`]: transcript cursors, discovery, and a workspace's recent sessions;
 //! - [`identity`]: a file's device and inode;
 //! - [`ingest_lock`]: who holds a database's ingest lock;
-//! - [`debug_log`]: the opt-in debug log.
+//! - [`debug_log`]: the opt-in debug log;
+//! - [`budget_marks`]: the once-per-session marks of budget warnings.
 
+pub mod budget_marks;
 pub mod debug_log;
 pub mod identity;
 pub mod ingest_lock;

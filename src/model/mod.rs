@@ -7,9 +7,11 @@
 //! - [`transcript`]: transcript parsers and usage readers;
 //! - [`safety`], [`redact`]: the gate's rules and secret patterns;
 //! - [`prices`]: model prices; [`shorten`]: shortening text without breaking JSON or UTF-8;
-//! - [`spend`]: the spend file, what the agents spent today, this week and this month.
+//! - [`spend`]: the spend file, what the agents spent today, this week and this month;
+//! - [`budget`]: the `[budget]` limits, and where the spend stands against each.
 
 pub mod agents;
+pub mod budget;
 pub mod prices;
 pub mod queue_line;
 pub mod redact;

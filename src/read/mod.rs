@@ -5,9 +5,11 @@
 //! - [`sessions`], [`story`]: the session list and one session's story (`show`);
 //! - [`status`]: where ingest stands and how big the store is;
 //! - [`gate`]: what the safety gate did, and a replay of rules over the record;
+//! - [`budget`]: where each `[budget]` limit stands;
 //! - [`serve`]: the local dashboard and its JSON API;
 //! - [`export`]: the record as OTLP spans to a collector.
 
+pub mod budget;
 pub mod export;
 pub mod gate;
 pub mod render;

@@ -31,8 +31,19 @@ pub struct Status {
     pub ingest: IngestReport,
     /// The retention policy and its last automatic run.
     pub retention: RetentionReport,
+    /// Where each `[budget]` limit stands (readable rows and raw rows, as `cmstore budget`
+    /// has them), and its summary; `None` when no limit is set.
+    pub budget: Option<BudgetReport>,
     /// The configuration's problems, as `config check` says them.
     pub problems: Vec<String>,
+}
+
+/// What status says of the budget.
+pub struct BudgetReport {
+    /// A field per limit, and the mode: one row ([`super::budget::fields`]).
+    pub readable: Section,
+    /// `cmstore budget`'s raw rows, for `--format json`.
+    pub raw: Section,
 }
 
 /// Gathers [`Status`]: the configuration, the ingest lock, and the store read in one snapshot
@@ -62,6 +73,7 @@ pub fn gather(paths: &Paths) -> anyhow::Result<Status> {
         (queue_only(&paths.queue), None, None)
     };
     let ingest = IngestReport::new(&liveness, &sources);
+    let budget = budget_report(paths, &config.budget, db_exists)?;
     Ok(Status {
         db_exists,
         files: file_sizes(&paths.db),
@@ -69,8 +81,44 @@ pub fn gather(paths: &Paths) -> anyhow::Result<Status> {
         totals,
         ingest,
         retention: RetentionReport { policy, last_run },
+        budget,
         problems,
     })
+}
+
+/// [`BudgetReport`] for the limits of `budget`, counted from the store when it exists (else
+/// from the spend file alone); `None` without a limit, or with nothing to count from.
+fn budget_report(
+    paths: &Paths,
+    budget: &crate::model::budget::Budget,
+    db_exists: bool,
+) -> anyhow::Result<Option<BudgetReport>> {
+    if budget.is_empty() {
+        return Ok(None);
+    }
+    let now = crate::support::clock::now_ms();
+    let hooks = std::fs::read(paths.spend_file())
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<crate::model::spend::SpendFile>(&bytes).ok());
+    let counted = match db_exists {
+        true => Some(super::budget::spend_now(&paths.db, budget, now)?),
+        false => hooks.clone(),
+    };
+    let Some(counted) = counted else {
+        return Ok(None);
+    };
+    let columns: Vec<String> = super::budget::COLUMNS
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let (fields, row) = super::budget::fields(budget, &counted, now);
+    Ok(Some(BudgetReport {
+        readable: (fields, vec![row]),
+        raw: (
+            columns,
+            super::budget::rows(budget, &counted, hooks.as_ref(), now, false),
+        ),
+    }))
 }
 
 /// One result set: column names and rows.

@@ -54,6 +54,22 @@ pub fn count(n: i64) -> String {
     n.to_string()
 }
 
+/// A whole number with its thousands grouped: `1,200`, `-5,000,000`.
+pub fn whole(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    match n < 0 {
+        true => format!("-{grouped}"),
+        false => grouped,
+    }
+}
+
 /// An amount in US dollars: `$12.34`, `$1,234`, under a cent `<$0.01`, nothing spent `$0.00`.
 pub fn cost(usd: f64) -> String {
     let sign = if usd < 0.0 { "-" } else { "" };
@@ -62,16 +78,7 @@ pub fn cost(usd: f64) -> String {
         return format!("{sign}<$0.01");
     }
     if usd >= 1000.0 {
-        let whole = usd.round() as u64;
-        let digits = whole.to_string();
-        let mut grouped = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                grouped.push(',');
-            }
-            grouped.push(c);
-        }
-        return format!("{sign}${grouped}");
+        return format!("{sign}${}", whole(usd.round() as i64));
     }
     format!("{sign}${usd:.2}")
 }
@@ -275,6 +282,8 @@ mod tests {
         assert_eq!(cost(0.006), "$0.01");
         assert_eq!(cost(1234.5), "$1,235");
         assert_eq!(cost(1_234_567.0), "$1,234,567");
+        assert_eq!(whole(999), "999");
+        assert_eq!(whole(-5_000_000), "-5,000,000");
     }
 
     #[test]

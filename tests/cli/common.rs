@@ -281,6 +281,16 @@ pub fn run_at_100(env: &TestEnv, args: &[&str]) -> String {
     run_in_zone(env, "UTC", args)
 }
 
+/// `cmstore ARGS --format json`, asserted successful: its rows.
+pub fn json_rows(env: &TestEnv, args: &[&str]) -> Vec<Value> {
+    let mut args = args.to_vec();
+    args.extend(["--format", "json"]);
+    match serde_json::from_str(&run_at_100(env, &args)).unwrap() {
+        Value::Array(rows) => rows,
+        other => panic!("not an array: {other}"),
+    }
+}
+
 /// `cmstore ARGS` with `TZ` set to `tz`, at 100 columns, asserted successful; its stdout.
 pub fn run_in_zone(env: &TestEnv, tz: &str, args: &[&str]) -> String {
     let out = env

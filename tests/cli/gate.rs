@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::common::run_at_100 as run;
-use crate::common::{capture, entry, TestEnv};
+use crate::common::{capture, entry, json_rows, TestEnv};
 
 /// 2026-01-05T10:00:00Z: old enough that "ago" prints a date, so snapshots stay fixed.
 const T0: i64 = 1_767_607_200_000;
@@ -141,15 +141,6 @@ fn fix_timestamps(env: &TestEnv) {
         .collect();
     assert_eq!(lines.len(), 12, "one line per call");
     fs::write(env.queue(), lines.join("\n") + "\n").unwrap();
-}
-
-fn json_rows(env: &TestEnv, args: &[&str]) -> Vec<Value> {
-    let mut args = args.to_vec();
-    args.extend(["--format", "json"]);
-    match serde_json::from_str(&run(env, &args)).unwrap() {
-        Value::Array(rows) => rows,
-        other => panic!("not an array: {other}"),
-    }
 }
 
 fn config_file(env: &TestEnv, name: &str, text: &str) -> PathBuf {

@@ -2,6 +2,7 @@
 
 mod agents;
 mod browser;
+mod budget;
 mod capture;
 mod checks;
 mod common;

@@ -581,7 +581,7 @@ fn fingerprint(file: &mut File, len: u64) -> io::Result<Fingerprint> {
 }
 
 /// 64-bit FNV-1a: stable across Rust versions, unlike `DefaultHasher`.
-pub(super) fn fnv1a(bytes: &[u8]) -> u64 {
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -15,7 +15,7 @@ mod discover;
 mod workspace;
 
 pub use cursor::{
-    remove_stale, Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS,
+    fnv1a, remove_stale, Tracker, COLD_START_BYTES, LOCK_WAIT, MAX_COMPACT_BYTES, RECORDED_IDS,
 };
 pub use discover::{discover, DiscoveryEnv};
 pub use workspace::{

@@ -46,6 +46,9 @@ pub struct Outcome {
     pub entries: Vec<QueueEntry>,
     /// The reply to the agent.
     pub reply: Reply,
+    /// A budget warning to add to the reply once it is made
+    /// ([`Notice::told`](super::Notice::told)).
+    pub notice: Option<super::reply::Notice>,
     /// The redactor the entries went through; the shell scrubs the transcript cursor's open
     /// turn with it before saving the cursor.
     pub redactor: Redactor,
@@ -113,13 +116,15 @@ impl Plan<'_> {
         note_exchange(&self.entry, log);
         let reply = self.reply();
         let mut entries = around.entries;
-        if self.record_main {
+        // A budget's mark keeps the entry, like a gate finding (`recorded`).
+        if self.record_main || self.entry.budget.is_some() {
             entries.insert(around.main_at, self.entry);
         }
         entries.retain(|e| super::plan::recorded(self.config, e));
         Outcome {
             entries,
             reply,
+            notice: self.notice,
             redactor: self.redactor,
         }
     }

@@ -19,6 +19,7 @@
 //! not passed in is each entry's id: [`QueueEntry::new`](crate::model::queue_line::QueueEntry::new)
 //! draws a fresh UUIDv7 (clock and random bits), as every queue line needs its own.
 
+mod budget;
 mod exchange;
 mod finish;
 mod gate;
@@ -30,11 +31,12 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
+pub use budget::Warning;
 pub use finish::{carry_usage, closed_entries, usage_entry, Outcome, Turns};
 pub use line::queue_lines;
 pub use plan::{prepare, Hook, PendingChecks, Plan};
 pub use reading::{Location, ReadKind, TranscriptRead, WorkspaceMark};
-pub use reply::{ContextFile, Reply};
+pub use reply::{ContextFile, Notice, Reply};
 
 /// Characters of each side of an exchange, or of a risky command, shown in the debug log.
 const DEBUG_EXCERPT: usize = 80;

@@ -67,6 +67,8 @@ pub struct Plan<'c> {
     /// they are chosen in [`Plan::take_checks`], once the call's outcome is known (a Codex
     /// call's exit code comes from its rollout, after [`prepare`]).
     pub(super) check_input: Option<Value>,
+    /// A budget warning the reply tells the agent ([`Plan::warn`]).
+    pub(super) notice: Option<super::reply::Notice>,
 }
 
 /// The checks an event asks for, with what their feedback reply needs.
@@ -235,16 +237,18 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         closed: Vec::new(),
         config_error: hook.config_error.map(str::to_string),
         check_input,
+        notice: None,
     })
 }
 
 /// Whether `entry` is written: its type is enabled in `[events]`, or it carries a safety-gate
-/// finding (`risk`, a `deny`), which no event filter turns off: an audit trail of what the
-/// gate flagged or blocked must not depend on which events are recorded.
+/// finding (`risk`, a `deny`) or a budget's mark, which no event filter turns off: an audit
+/// trail of what the gate flagged or blocked must not depend on which events are recorded.
 pub(super) fn recorded(config: &Config, entry: &QueueEntry) -> bool {
     config.event_enabled(&entry.hook_type)
         || entry.risk.is_some()
         || entry.decision.as_deref() == Some("deny")
+        || entry.budget.is_some()
 }
 
 /// The decoded payload, or an empty one and why it could not be decoded.

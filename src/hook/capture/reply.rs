@@ -53,3 +53,18 @@ impl Reply {
         }
     }
 }
+
+/// A budget warning to add to the reply, once the shell has it ([`Notice::told`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub(super) agent: Agent,
+    pub(super) event: String,
+    pub(super) text: String,
+}
+
+impl Notice {
+    /// `reply` with the warning told to the agent ([`reply::with_notice`]).
+    pub fn told(&self, reply: Value) -> Value {
+        reply::with_notice(self.agent, &self.event, reply, &self.text)
+    }
+}

@@ -5,6 +5,7 @@
 //! A queue line is a superset of ContextManager's `HookEntry`, so the extension that tails the
 //! same file keeps working. Field names are a public interface (see docs/design.md, "Queue line").
 
+pub mod budget;
 pub mod check;
 pub mod parse;
 pub mod row;
@@ -335,6 +336,10 @@ pub struct QueueEntry {
     /// On a `CheckResult` line: the check's result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<check::CheckRecord>,
+    /// On a tool call or prompt made past a `[budget]` limit, or on the event whose reply
+    /// warned the agent: the limit's standing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<budget::BudgetMark>,
 }
 
 impl QueueEntry {

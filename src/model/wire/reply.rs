@@ -47,6 +47,52 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
     }
 }
 
+/// The reply that refuses a prompt before the model sees it, in the shape each agent reads;
+/// `None` for an agent whose prompt hook cannot refuse one (Copilot CLI reads no reply to
+/// `userPromptSubmitted`).
+///
+/// Claude Code, VS Code and Codex read a top-level `decision: "block"` with its `reason`
+/// (UserPromptSubmit); Gemini CLI's `BeforeAgent` reads `decision: "deny"`; Cursor's
+/// `beforeSubmitPrompt` reads `continue: false` with a `user_message`.
+pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
+    match agent {
+        Agent::Copilot => None,
+        Agent::Gemini => Some(json!({ "decision": "deny", "reason": reason })),
+        Agent::Cursor => Some(json!({ "continue": false, "user_message": reason })),
+        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Unknown => {
+            Some(json!({ "decision": "block", "reason": reason }))
+        }
+    }
+}
+
+/// `reply` with `notice` told to the agent as context ahead of any it already injects, and,
+/// where the agent shows one (Claude Code, VS Code, Gemini CLI), shown to the user as its
+/// `systemMessage`. A reply that denies or blocks something is left as it is: its reason says
+/// more than the notice.
+pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) -> Value {
+    if reply.get("decision").is_some()
+        || reply.get("permissionDecision").is_some()
+        || reply.get("permission").is_some()
+        || reply
+            .pointer("/hookSpecificOutput/permissionDecision")
+            .is_some()
+    {
+        return reply;
+    }
+    let slot = match agent {
+        Agent::Copilot => reply.get_mut("additionalContext"),
+        _ => reply.pointer_mut("/hookSpecificOutput/additionalContext"),
+    };
+    match slot {
+        Some(Value::String(context)) => *context = format!("{notice}\n\n{context}"),
+        _ => reply = context_injection(agent, event, notice),
+    }
+    if matches!(agent, Agent::Claude | Agent::Vscode | Agent::Gemini) {
+        reply["systemMessage"] = Value::String(notice.to_string());
+    }
+    reply
+}
+
 /// The reply that sends `reason` back to the agent after a tool call (PostToolUse), so it
 /// acts on it (a check failed on the file it just edited), in the shape each agent reads.
 ///
@@ -129,6 +175,56 @@ mod tests {
             json!({"decision": "deny", "reason": "fix it"})
         );
         assert_eq!(tool_feedback(Agent::Cursor, "postToolUse", "x"), json!({}));
+    }
+
+    #[test]
+    fn a_prompt_is_refused_in_each_agents_shape_where_it_can_be() {
+        let block = json!({"decision": "block", "reason": "no"});
+        assert_eq!(refuse_prompt(Agent::Claude, "no"), Some(block.clone()));
+        assert_eq!(refuse_prompt(Agent::Codex, "no"), Some(block));
+        assert_eq!(
+            refuse_prompt(Agent::Gemini, "no").unwrap()["decision"],
+            "deny"
+        );
+        assert_eq!(
+            refuse_prompt(Agent::Cursor, "no").unwrap()["continue"],
+            false
+        );
+        assert_eq!(refuse_prompt(Agent::Copilot, "no"), None);
+    }
+
+    #[test]
+    fn a_notice_goes_ahead_of_the_context_and_never_into_a_deny() {
+        let context = context_injection(Agent::Claude, "UserPromptSubmit", "ctx");
+        let told = with_notice(Agent::Claude, "UserPromptSubmit", context, "spent 85 %");
+        assert_eq!(
+            told,
+            json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "UserPromptSubmit",
+                    "additionalContext": "spent 85 %\n\nctx"
+                },
+                "systemMessage": "spent 85 %"
+            })
+        );
+        assert_eq!(
+            with_notice(Agent::Copilot, "sessionStart", empty(), "n"),
+            json!({"additionalContext": "n"})
+        );
+        assert_eq!(
+            with_notice(Agent::Codex, "SessionStart", empty(), "n"),
+            context_injection(Agent::Codex, "SessionStart", "n")
+        );
+        let denied = deny(Agent::Claude, "PreToolUse", "no");
+        assert_eq!(
+            with_notice(Agent::Claude, "PreToolUse", denied.clone(), "n"),
+            denied
+        );
+        let refused = refuse_prompt(Agent::Gemini, "no").unwrap();
+        assert_eq!(
+            with_notice(Agent::Gemini, "BeforeAgent", refused.clone(), "n"),
+            refused
+        );
         for agent in [Agent::Vscode, Agent::Codex] {
             assert_eq!(
                 tool_feedback(agent, "PostToolUse", "x")["decision"],

@@ -13,6 +13,7 @@ use rusqlite::types::Value;
 
 use super::{split_rules, Call};
 use crate::config::{Config, Mode};
+use crate::model::budget::{Budget, BudgetMode, RULE_PREFIX};
 use crate::model::redact::Redactor;
 use crate::model::safety::{self, Gate, Verdict};
 use crate::model::shorten;
@@ -120,11 +121,14 @@ pub struct Replay {
     pub not_replayable: BTreeMap<Unreplayable, usize>,
     /// Calls whose decision or rules changed, oldest first.
     pub changed: Vec<Changed>,
+    /// Calls recorded past a `[budget]` limit (a `budget:` rule in `risk`).
+    pub past_budget: usize,
 }
 
 /// Replays `calls` under `config`'s rules and mode.
 pub fn replay(calls: &[Call], config: &Config) -> Replay {
     let enforce = config.mode == Mode::Enforce;
+    let budget_enforced = config.budget.mode == BudgetMode::Enforce;
     let gate = Gate::new(&config.safety, enforce);
     let redactor = Redactor::new(&config.redact);
     let mut out = Replay {
@@ -151,9 +155,13 @@ pub fn replay(calls: &[Call], config: &Config) -> Replay {
             }
         };
         let ruling = gate.decide(call.tool_name.as_deref(), Some(&input));
-        let risk_after = ruling.risk();
+        let (risk_after, over_budget) = with_budget_rules(ruling.risk(), &before, &config.budget);
+        out.past_budget += usize::from(before.iter().any(|r| r.starts_with(RULE_PREFIX)));
         let after = split_rules(risk_after.as_deref());
-        let (was, now) = (call.denied(), ruling.denied());
+        let (was, now) = (
+            call.denied(),
+            ruling.denied() || over_budget && budget_enforced,
+        );
         tally(&mut all, !before.is_empty(), !after.is_empty(), was, now);
         let mut involved: Vec<&str> = before.iter().chain(&after).copied().collect();
         involved.sort_unstable();
@@ -198,6 +206,33 @@ fn replayable_input(call: &Call, redactor: &Redactor) -> Result<serde_json::Valu
         serde_json::from_str(text).map_err(|_| Unreplayable::NotJson)?;
     redactor.redact_value(&mut input);
     Ok(input)
+}
+
+/// The new rules' `risk` with the recorded budget rules (`budget:<limit>`) of the call whose
+/// limit the new configuration still sets, and whether there are any. A budget rule is
+/// replayed as recorded: the spend at the call's time is the record's; a limit the record
+/// never crossed cannot be judged here.
+fn with_budget_rules(
+    risk: Option<String>,
+    before: &[&str],
+    budget: &Budget,
+) -> (Option<String>, bool) {
+    let kept: Vec<&str> = before
+        .iter()
+        .copied()
+        .filter(|rule| {
+            rule.strip_prefix(RULE_PREFIX)
+                .is_some_and(|key| budget.limits.iter().any(|l| l.key() == key))
+        })
+        .collect();
+    if kept.is_empty() {
+        return (risk, false);
+    }
+    let rules: Vec<&str> = split_rules(risk.as_deref())
+        .into_iter()
+        .chain(kept)
+        .collect();
+    (Some(rules.join(",")), true)
 }
 
 fn counts<'m>(by_rule: &'m mut BTreeMap<String, RuleCounts>, rule: &str) -> &'m mut RuleCounts {
@@ -422,6 +457,13 @@ pub fn summary(replay: &Replay, origin: &str) -> String {
          {} newly denied, {} newly allowed, {} unchanged.",
         replay.calls, all.newly_denied, all.newly_allowed, all.unchanged
     );
+    if replay.past_budget > 0 {
+        text.push_str(&format!(
+            "\n{} calls were past a budget limit: each is judged by the new [budget] mode if \
+             the new configuration still sets that limit (a new limit is not replayed).",
+            replay.past_budget
+        ));
+    }
     if !replay.not_replayable.is_empty() {
         let why: Vec<String> = replay
             .not_replayable

@@ -105,14 +105,24 @@ pub fn spend_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
     )
 }
 
-/// Counts what the agents spent today, this week and this month (local time) and replaces the
-/// spend file with it (private, written whole).
+/// Counts what the agents spent today, this week and this month (local time), in all and in
+/// each scope the `[budget]` limits count, and replaces the spend file with it (private,
+/// written whole). The configuration is read afresh each time, so a limit just added is
+/// counted at the next write; its problems are `status`'s and `config check`'s to report.
 pub fn write_spend(paths: &Paths, store: &store::Store) -> anyhow::Result<()> {
     let now = crate::support::clock::now_ms();
     let conn = store.conn()?;
-    let file = store::spend::spend_file(&conn, now, crate::model::spend::window_starts(now))?;
+    let scopes = Config::load_for(paths).0.budget.scopes();
+    let starts = crate::model::spend::window_starts(now);
+    let file = store::spend::spend_file(&conn, now, starts, &scopes)?;
     let text = serde_json::to_vec(&file)?;
     crate::files::paths::replace_private_file(&paths.spend_file(), &text)?;
+    // The budget warnings' marks of windows that have ended (the oldest window still running
+    // starts on the 1st or on this week's Monday, whichever is earlier). A mark left behind
+    // costs an empty file and changes nothing: a failure here is not worth a warning.
+    let oldest =
+        std::time::UNIX_EPOCH + Duration::from_millis(starts.1.min(starts.2).max(0) as u64);
+    let _ = crate::files::budget_marks::remove_ended(&paths.state_dir(), oldest);
     Ok(())
 }
 

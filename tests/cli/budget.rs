@@ -1,0 +1,513 @@
+//! `[budget]`: limits on what the agents spend, counted by ingest into the spend file and
+//! applied by capture without opening the database: a warning once per session past
+//! `warn_at`, tool calls denied and prompts refused past a limit in enforce mode (each agent's
+//! reply shape), recorded only in audit mode; `cmstore budget` and `gate report` show them.
+
+use std::fs;
+
+use serde_json::{json, Value};
+
+use crate::common::{capture, json_rows, read_lines, TestEnv};
+
+/// A Stop line of `agent`'s session `session` in `cwd` carrying one response of
+/// `claude-sonnet-4-5` ($3 per million input tokens, $15 per million output) or, for
+/// `gpt-5-unpriced`, of a model no price table knows.
+fn usage_line(agent: &str, session: &str, cwd: &str, message: &str, model: &str) -> String {
+    let ts = chrono::Utc::now().timestamp_millis() - 1000;
+    json!({"hookType": "Stop", "timestamp": ts, "sessionId": session, "cwd": cwd,
+           "id": uuid_for(message), "v": 1, "agent": agent,
+           "usage": [{"messageId": message, "model": model, "input": 100_000, "output": 20_000,
+                      "cacheWrite": 0, "cacheRead": 0, "ts": ts, "offset": 1}],
+           "sizeBytes": 1, "estimatedTokens": 1, "hookExecutionMs": 0})
+    .to_string()
+}
+
+/// A fixed UUID per message, so a line appended again is the same line.
+fn uuid_for(message: &str) -> String {
+    let n: u64 = message
+        .bytes()
+        .fold(7, |h, b| h.wrapping_mul(31).wrapping_add(b.into()));
+    format!("01a00000-0000-7000-8000-{:012x}", n & 0xffff_ffff_ffff)
+}
+
+/// $0.60: 100,000 input and 20,000 output tokens of claude-sonnet-4-5.
+const ONE_RESPONSE_USD: &str = "$0.60";
+
+fn set_config(env: &TestEnv, text: &str) {
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(env.home().join("cmstore.toml"), text).unwrap();
+}
+
+/// A PreToolUse of `agent` running `ls` in its shell tool, and its hook's capture flags.
+fn tool_call(agent: &str, session: &str, cwd: &str) -> (Value, Vec<&'static str>) {
+    match agent {
+        "claude" => (
+            json!({"session_id": session, "hook_event_name": "PreToolUse", "cwd": cwd,
+                   "tool_name": "Bash", "tool_input": {"command": "ls"}}),
+            vec!["--agent", "claude"],
+        ),
+        "vscode" => (
+            json!({"timestamp": "2026-03-20T10:30:00.000Z", "hook_event_name": "PreToolUse",
+                   "session_id": session, "cwd": cwd, "tool_name": "run_in_terminal",
+                   "tool_input": {"command": "ls", "isBackground": false}}),
+            vec!["--agent", "vscode"],
+        ),
+        "copilot" => (
+            json!({"timestamp": 1704614600000u64, "cwd": cwd, "sessionId": session,
+                   "toolName": "bash", "toolArgs": json!({"command": "ls"}).to_string()}),
+            vec!["--agent", "copilot", "--event", "preToolUse"],
+        ),
+        "codex" => (
+            json!({"session_id": session, "hook_event_name": "PreToolUse", "cwd": cwd,
+                   "turn_id": "t1", "model": "gpt-5",
+                   "tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "ls"]}}),
+            vec!["--agent", "codex"],
+        ),
+        "gemini" => (
+            json!({"session_id": session, "hook_event_name": "BeforeTool", "cwd": cwd,
+                   "timestamp": "2026-01-01T00:00:00Z",
+                   "tool_name": "run_shell_command", "tool_input": {"command": "ls"}}),
+            vec!["--agent", "gemini"],
+        ),
+        "cursor" => (
+            json!({"conversation_id": session, "generation_id": "g1",
+                   "hook_event_name": "preToolUse", "workspace_roots": [cwd], "cwd": cwd,
+                   "tool_name": "Shell", "tool_input": {"command": "ls"}}),
+            vec!["--agent", "cursor"],
+        ),
+        other => panic!("no payload for {other}"),
+    }
+}
+
+/// A prompt of `agent`, and its hook's capture flags.
+fn prompt(agent: &str, session: &str, cwd: &str) -> (Value, Vec<&'static str>) {
+    match agent {
+        "claude" | "codex" => (
+            json!({"session_id": session, "hook_event_name": "UserPromptSubmit", "cwd": cwd,
+                   "prompt": "go on"}),
+            vec![
+                "--agent",
+                if agent == "claude" { "claude" } else { "codex" },
+            ],
+        ),
+        "gemini" => (
+            json!({"session_id": session, "hook_event_name": "BeforeAgent", "cwd": cwd,
+                   "timestamp": "2026-01-01T00:00:00Z", "prompt": "go on"}),
+            vec!["--agent", "gemini"],
+        ),
+        "copilot" => (
+            json!({"timestamp": 1704614600000u64, "cwd": cwd, "sessionId": session,
+                   "prompt": "go on"}),
+            vec!["--agent", "copilot", "--event", "userPromptSubmitted"],
+        ),
+        "cursor" => (
+            json!({"conversation_id": session, "generation_id": "g1",
+                   "hook_event_name": "beforeSubmitPrompt", "workspace_roots": [cwd],
+                   "prompt": "go on"}),
+            vec!["--agent", "cursor"],
+        ),
+        other => panic!("no payload for {other}"),
+    }
+}
+
+fn run(env: &TestEnv, (payload, args): (Value, Vec<&str>)) -> Value {
+    capture(env, payload.to_string(), &args)
+}
+
+/// The queue's line whose `sessionId` is `session`, the last one.
+fn last_line_of(env: &TestEnv, session: &str) -> Value {
+    read_lines(&env.queue())
+        .into_iter()
+        .rev()
+        .find(|l| l["sessionId"] == session)
+        .unwrap_or_else(|| panic!("no line of {session}"))
+}
+
+/// The deny reason in the reply of each agent's tool-call hook.
+fn deny_reason(agent: &str, reply: &Value) -> String {
+    let reason = match agent {
+        "claude" | "vscode" | "codex" => {
+            assert_eq!(
+                reply["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{agent}: {reply}"
+            );
+            &reply["hookSpecificOutput"]["permissionDecisionReason"]
+        }
+        "copilot" => {
+            assert_eq!(reply["permissionDecision"], "deny", "{reply}");
+            &reply["permissionDecisionReason"]
+        }
+        "gemini" => {
+            assert_eq!(reply["decision"], "deny", "{reply}");
+            &reply["reason"]
+        }
+        "cursor" => {
+            assert_eq!(reply["permission"], "deny", "{reply}");
+            &reply["user_message"]
+        }
+        other => panic!("{other}"),
+    };
+    reason.as_str().unwrap().to_string()
+}
+
+#[test]
+fn past_warn_at_the_agent_is_told_once_then_every_agent_is_refused_past_the_limit() {
+    let env = TestEnv::new();
+    set_config(
+        &env,
+        "[budget]\nmode = \"enforce\"\nday = 1\nwarn_at = 0.5\n",
+    );
+    env.append(&[usage_line(
+        "claude",
+        "s0",
+        "/w/app",
+        "m1",
+        "claude-sonnet-4-5",
+    )]);
+    env.ingest_once();
+
+    // 60 % of the day's dollar: the agent is told on its first prompt, once per session.
+    let warning =
+        format!("cmstore budget: {ONE_RESPONSE_USD} spent of the daily budget of $1.00 (60 %).");
+    let told = run(&env, prompt("claude", "s1", "/w/app"));
+    assert_eq!(told["systemMessage"], warning.as_str(), "{told}");
+    assert_eq!(
+        told["hookSpecificOutput"]["additionalContext"],
+        warning.as_str()
+    );
+    let line = last_line_of(&env, "s1");
+    assert_eq!(line["budget"]["limit"], "day.usd");
+    assert_eq!(line["budget"]["level"], "warn");
+    assert_eq!(run(&env, prompt("claude", "s1", "/w/app")), json!({}));
+    assert!(last_line_of(&env, "s1").get("budget").is_none());
+    assert_eq!(run(&env, tool_call("claude", "s1", "/w/app")), json!({}));
+    let other_session = run(&env, prompt("claude", "s2", "/w/app"));
+    assert_eq!(other_session["systemMessage"], warning.as_str());
+
+    // $1.20: past the limit. Every agent's tool call is denied in its own shape.
+    env.append(&[usage_line(
+        "claude",
+        "s0",
+        "/w/app",
+        "m2",
+        "claude-sonnet-4-5",
+    )]);
+    env.ingest_once();
+    let config = env.home().join("cmstore.toml");
+    for agent in ["claude", "vscode", "copilot", "codex", "gemini", "cursor"] {
+        let session = format!("{agent}-1");
+        let reply = run(&env, tool_call(agent, &session, "/w/app"));
+        let reason = deny_reason(agent, &reply);
+        assert!(
+            reason.starts_with(&format!(
+                "Blocked by cmstore budget: $1.20 spent of the daily budget of $1.00 — raise \
+                 budget.day in {}, or set budget.mode = \"audit\" there, to go on",
+                config.display()
+            )),
+            "{agent}: {reason}"
+        );
+        let line = last_line_of(&env, &session);
+        assert_eq!(line["risk"], "budget:day.usd", "{agent}: {line}");
+        assert_eq!(line["decision"], "deny");
+        assert_eq!(line["budget"]["level"], "over");
+        assert_eq!(line["budget"]["mode"], "enforce");
+        assert_eq!(line["budget"]["spent"], 1.2);
+        assert_eq!(line["budget"]["allowed"], 1.0);
+    }
+    // Prompts are refused where the agent's prompt hook can refuse one.
+    let refused = |agent: &str| run(&env, prompt(agent, &format!("{agent}-1"), "/w/app"));
+    assert_eq!(refused("claude")["decision"], "block");
+    assert_eq!(refused("codex")["decision"], "block");
+    assert_eq!(refused("gemini")["decision"], "deny");
+    assert_eq!(refused("cursor")["continue"], false);
+    // Copilot CLI reads no reply to a prompt: it goes on, and its line says what was crossed.
+    assert_eq!(refused("copilot"), json!({}));
+    let copilot = last_line_of(&env, "copilot-1");
+    assert_eq!(copilot["hookType"], "UserPromptSubmit");
+    assert_eq!(copilot["budget"]["level"], "over");
+    assert!(copilot.get("decision").is_none());
+    let claude_prompt = last_line_of(&env, "claude-1");
+    assert_eq!(claude_prompt["decision"], "deny");
+
+    // The gate's record counts the budget as a rule: six calls denied by it.
+    env.ingest_once();
+    let rows = json_rows(&env, &["gate", "report"]);
+    let budget: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["rule"] == "budget:day.usd")
+        .collect();
+    let denied: i64 = budget.iter().map(|r| r["denied"].as_i64().unwrap()).sum();
+    assert_eq!(denied, 6, "{rows:#?}");
+
+    // Replayed: the same limit in audit mode allows the six; without the limit nothing flags
+    // them; in enforce mode nothing changes.
+    let replay = |name: &str, text: &str| -> Value {
+        let path = env.dir.path().join(name);
+        fs::write(&path, text).unwrap();
+        json_rows(
+            &env,
+            &["gate", "replay", "--config", path.to_str().unwrap()],
+        )
+        .into_iter()
+        .find(|r| r["rule"] == "budget:day.usd")
+        .unwrap_or_else(|| panic!("no budget row"))
+    };
+    let audit = replay("audit.toml", "[budget]\nday = 1\n");
+    assert_eq!(audit["flagged_after"], 6, "{audit}");
+    assert_eq!(audit["newly_allowed"], 6, "{audit}");
+    let gone = replay("none.toml", "");
+    assert_eq!(gone["flagged_after"], 0, "{gone}");
+    assert_eq!(gone["newly_allowed"], 6, "{gone}");
+    let same = replay("same.toml", "[budget]\nmode = \"enforce\"\nday = 1\n");
+    assert_eq!(same["unchanged"], 6, "{same}");
+    assert_eq!(same["denied_after"], 6, "{same}");
+    let text = crate::common::run_at_100(
+        &env,
+        &[
+            "gate",
+            "replay",
+            "--format",
+            "table",
+            "--config",
+            env.dir.path().join("same.toml").to_str().unwrap(),
+        ],
+    );
+    assert!(
+        text.contains("6 calls were past a budget limit: each is judged by the new [budget] mode"),
+        "{text}"
+    );
+}
+
+#[test]
+fn in_audit_mode_a_call_past_the_limit_is_recorded_and_goes_on() {
+    let env = TestEnv::new();
+    set_config(&env, "[budget]\nday = 1\n");
+    env.append(&[
+        usage_line("claude", "s0", "/w/app", "m1", "claude-sonnet-4-5"),
+        usage_line("claude", "s0", "/w/app", "m2", "claude-sonnet-4-5"),
+    ]);
+    env.ingest_once();
+    assert_eq!(run(&env, tool_call("claude", "s1", "/w/app")), json!({}));
+    let line = last_line_of(&env, "s1");
+    assert_eq!(line["risk"], "budget:day.usd");
+    assert_eq!(line["decision"], "allow");
+    assert_eq!(line["budget"]["mode"], "audit");
+    // The agent is told once that the budget is spent; its prompt goes on.
+    let told = run(&env, prompt("claude", "s1", "/w/app"));
+    assert_eq!(
+        told["systemMessage"],
+        "cmstore budget: $1.20 spent of the daily budget of $1.00 (120 %)."
+    );
+    assert_eq!(run(&env, prompt("claude", "s1", "/w/app")), json!({}));
+}
+
+#[test]
+fn a_limit_counts_only_its_agent_or_project() {
+    let env = TestEnv::new();
+    set_config(
+        &env,
+        "[budget]\nmode = \"enforce\"\n\
+         [budget.agents.codex]\nday = { tokens = 200000 }\n\
+         [budget.projects.web]\nday = 1\n",
+    );
+    env.append(&[
+        usage_line("claude", "s-web", "/w/web", "m1", "claude-sonnet-4-5"),
+        usage_line("claude", "s-web", "/w/web", "m2", "claude-sonnet-4-5"),
+        usage_line("codex", "s-api", "/w/api", "m3", "gpt-5-unpriced"),
+        usage_line("codex", "s-api", "/w/api", "m4", "gpt-5-unpriced"),
+    ]);
+    env.ingest_once();
+    let spend: Value =
+        serde_json::from_slice(&fs::read(env.home().join("spend.json")).unwrap()).unwrap();
+    let scopes = spend["scopes"].as_array().unwrap();
+    assert_eq!(scopes.len(), 2, "{spend}");
+    let codex = scopes.iter().find(|s| s["agent"] == "codex").unwrap();
+    assert_eq!(codex["day"]["tokens"], 240_000);
+    assert_eq!(codex["day"]["unpriced"], 2);
+    let web = scopes.iter().find(|s| s["project"] == "web").unwrap();
+    assert_eq!(web["day"]["usd"], 1.2);
+    // The project's figure is what `summarize --project web` counts.
+    let days = json_rows(&env, &["summarize", "--by", "day", "--project", "web"]);
+    let summed: f64 = days
+        .iter()
+        .map(|d| d["cost_usd"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert!((summed - 1.2).abs() < 1e-9, "{days:#?}");
+
+    // Capture reads the spend file, never the database.
+    fs::remove_file(env.db()).unwrap();
+    let denied = |reply: &Value| reply["hookSpecificOutput"]["permissionDecision"] == "deny";
+    assert!(denied(&run(&env, tool_call("claude", "a", "/w/web"))));
+    assert!(denied(&run(
+        &env,
+        tool_call("claude", "b", "/home/me/web/")
+    )));
+    assert_eq!(run(&env, tool_call("claude", "c", "/w/api")), json!({}));
+    let codex_reply = run(&env, tool_call("codex", "d", "/w/api"));
+    assert!(denied(&codex_reply));
+    let reason = codex_reply["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.starts_with(
+            "Blocked by cmstore budget: 240,000 tokens spent of the daily budget of 200,000 \
+             tokens (codex) — raise budget.agents.codex.day in "
+        ),
+        "{reason}"
+    );
+    assert_eq!(
+        last_line_of(&env, "d")["risk"],
+        "budget:day.tokens.agent=codex"
+    );
+    assert!(!env.db().exists());
+}
+
+#[test]
+fn without_a_spend_file_nothing_is_refused() {
+    let env = TestEnv::new();
+    set_config(&env, "[budget]\nmode = \"enforce\"\nday = 0.01\n");
+    assert_eq!(run(&env, tool_call("claude", "s1", "/w/app")), json!({}));
+    assert_eq!(run(&env, prompt("claude", "s1", "/w/app")), json!({}));
+    let line = last_line_of(&env, "s1");
+    assert!(line.get("budget").is_none() && line.get("decision").is_none());
+}
+
+#[test]
+fn budget_shows_each_limit_against_the_spend_now_and_what_the_hooks_see() {
+    let env = TestEnv::new();
+    let out = env.cmd().arg("budget").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("No budget is set. Add limits to "),
+        "{text}"
+    );
+
+    set_config(
+        &env,
+        "[budget]\nday = 1\nweek = { usd = 10, tokens = 1000000 }\n\
+         [budget.agents.codex]\nmonth = 50\n",
+    );
+    env.append(&[
+        usage_line("claude", "s0", "/w/app", "m1", "claude-sonnet-4-5"),
+        usage_line("claude", "s0", "/w/app", "m2", "claude-sonnet-4-5"),
+    ]);
+    env.ingest_once();
+    // A response the hooks do not see yet: the spend file as it was before it was counted.
+    let seen = fs::read(env.home().join("spend.json")).unwrap();
+    env.append(&[usage_line(
+        "claude",
+        "s0",
+        "/w/app",
+        "m3",
+        "claude-sonnet-4-5",
+    )]);
+    env.ingest_once();
+    fs::write(env.home().join("spend.json"), seen).unwrap();
+    let text = crate::common::run_at_100(&env, &["budget", "--format", "table"]);
+    insta::assert_snapshot!(text);
+    let rows = json_rows(&env, &["budget"]);
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0]["spent"], 1.8);
+    assert_eq!(rows[0]["state"], "over");
+    assert_eq!(rows[1]["share"], 0.18);
+    assert_eq!(rows[2]["limit"], 1_000_000.0);
+    assert_eq!(rows[2]["spent"], 360_000.0);
+    assert_eq!(rows[3]["scope"], "codex");
+    assert_eq!(rows[3]["spent"], 0.0);
+    assert_eq!(rows[0]["hooks_see"], 1.2);
+}
+
+/// A real Claude Code transcript, its times moved to the last minutes, read by a Stop hook:
+/// its responses' real usage crosses the day's limit, and the next tool call is denied.
+#[test]
+fn a_real_transcripts_usage_crosses_the_limit_and_the_next_call_is_denied() {
+    let Some(real) = crate::common::real_fixtures() else {
+        return;
+    };
+    let env = TestEnv::new();
+    let source = fs::read_to_string(real.join("claude-code/transcript-1.jsonl")).unwrap();
+    let now = chrono::Utc::now();
+    let lines: Vec<String> = source
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            if value.get("timestamp").is_some() {
+                let at =
+                    now - chrono::Duration::seconds(120) + chrono::Duration::milliseconds(i as i64);
+                value["timestamp"] = json!(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+            }
+            value.to_string()
+        })
+        .collect();
+    let transcript = env.dir.path().join("session.jsonl");
+    fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    let stop = json!({"session_id": "real", "transcript_path": transcript, "cwd": "/w/app",
+                      "hook_event_name": "Stop", "stop_hook_active": false});
+    capture(&env, stop.to_string(), &["--agent", "claude"]);
+    env.ingest_once();
+    let today = env.text("SELECT printf('%.6f', sum(cost_usd)) FROM v_usage");
+    let spent: f64 = today.parse().unwrap();
+    assert!(spent > 0.0, "the transcript's responses are priced");
+    // A limit at half of what the transcript's responses cost.
+    set_config(
+        &env,
+        &format!("[budget]\nmode = \"enforce\"\nday = {}\n", spent / 2.0),
+    );
+    env.ingest_once();
+    let reply = run(&env, tool_call("claude", "real", "/w/app"));
+    let reason = deny_reason("claude", &reply);
+    assert!(
+        reason.starts_with(&format!(
+            "Blocked by cmstore budget: ${spent:.2} spent of the daily budget of ${:.2}",
+            spent / 2.0
+        )),
+        "{reason}"
+    );
+}
+
+#[test]
+fn the_status_line_says_where_the_budget_stands() {
+    let env = TestEnv::new();
+    set_config(
+        &env,
+        "[budget]\nday = 1\nwarn_at = 0.5\n[budget.projects.web]\nday = 2\n",
+    );
+    env.append(&[usage_line(
+        "claude",
+        "s0",
+        "/w/web",
+        "m1",
+        "claude-sonnet-4-5",
+    )]);
+    env.ingest_once();
+    let line = |payload: Option<Value>| {
+        let mut cmd = env.cmd();
+        cmd.arg("statusline");
+        if let Some(payload) = payload {
+            cmd.write_stdin(payload.to_string());
+        }
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    };
+    assert_eq!(
+        line(None),
+        "cmstore · today $0.60 · week $0.60 · budget day $0.60/$1.00 (60 %)\n"
+    );
+    env.append(&[usage_line(
+        "claude",
+        "s0",
+        "/w/web",
+        "m2",
+        "claude-sonnet-4-5",
+    )]);
+    env.ingest_once();
+    // In the project two limits count the session: everything's, past its end, is shown
+    // before the project's, at 60 %.
+    assert_eq!(
+        line(Some(
+            json!({"cwd": "/w/web", "cost": {"total_cost_usd": 1.2}})
+        )),
+        "cmstore · today $1.20 · week $1.20 · session $1.20 · OVER budget day $1.20/$1.00\n"
+    );
+}
