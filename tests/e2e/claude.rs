@@ -643,3 +643,54 @@ fn an_older_claude_keeps_the_users_settings_and_fires_the_hooks() {
     );
     assert_eq!(world.queue_text(), "", "{context}");
 }
+
+/// Issue 39's budget with a real Claude Code: near the day's limit the prompt goes on and the
+/// model is told where the budget stands (the hook's context reaches the request); past it the
+/// prompt is refused before any request is made.
+#[test]
+fn a_claude_prompt_near_the_budget_is_warned_and_past_it_refused() {
+    let Some(claude) = claude() else { return };
+    let world = World::new();
+    world.spend("day = 1\nwarn_at = 0.5\n", 1);
+    install_hooks(&world);
+    let mock = MockServer::start(anthropic::responder(vec![Step::Text("Hello.")]));
+    let cmd = claude_command(&world, &claude, &mock, "say hello");
+    let run = harness::spawn(&world, "claude", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let warning = "cmstore budget: $0.60 spent of the daily budget of $1.00 (60 %).";
+    let sent: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        sent.contains(warning),
+        "the warning reached the model\n{}",
+        world.queue_text()
+    );
+
+    world.spend("day = 1\nwarn_at = 0.5\n", 1);
+    let refused = MockServer::start(anthropic::responder(vec![Step::Text("Hello.")]));
+    let cmd = claude_command(&world, &claude, &refused, "say hello again");
+    let run = harness::spawn(&world, "claude", cmd).wait(AGENT_TIMEOUT);
+    world.ingest();
+    let context = format!(
+        "stdout: {}\nstderr: {}\nqueue:\n{}",
+        run.stdout,
+        run.stderr,
+        world.queue_text()
+    );
+    assert_eq!(run.json()["num_turns"], 0, "{context}");
+    assert!(
+        refused
+            .requests()
+            .iter()
+            .all(|r| !r.body.to_string().contains("say hello again")),
+        "the refused prompt reached the model\n{context}"
+    );
+    let prompts = world.query(
+        "select decision, json_extract(entry, '$.budget.level') level from events
+         where hook_type = 'UserPromptSubmit' and prompt = 'say hello again'",
+    );
+    assert_eq!(
+        prompts,
+        vec![json!({"decision": "deny", "level": "over"})],
+        "{context}"
+    );
+}

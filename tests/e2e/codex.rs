@@ -456,3 +456,38 @@ fn a_blocking_stop_hook_continues_the_codex_turn_it_blocked() {
     assert_eq!(count("Stop"), json!(2), "{context}");
     assert_eq!(count("UserPromptSubmit"), json!(1), "{context}");
 }
+
+/// Issue 39's budget with a real Codex: past the day's limit `UserPromptSubmit`'s
+/// `decision: "block"` refuses the prompt before any model request.
+#[test]
+fn a_codex_prompt_past_the_budget_is_refused() {
+    let Some(codex) = codex() else { return };
+    let world = World::new();
+    world.spend("day = 1\n", 2);
+    let mock = MockServer::start(openai::responder(vec![Step::Text("Hello.")]));
+    write_config(&world, &mock);
+    let cmd = codex_command(&world, &codex, "say hello");
+    let run = harness::spawn(&world, "codex", cmd).wait(AGENT_TIMEOUT);
+    world.ingest();
+    let context = format!(
+        "stdout: {}\nstderr: {}\nqueue:\n{}",
+        run.stdout,
+        run.stderr,
+        world.queue_text()
+    );
+    assert!(
+        mock.requests()
+            .iter()
+            .all(|r| !r.body.to_string().contains("say hello")),
+        "the refused prompt reached the model\n{context}"
+    );
+    let prompts = world.query(
+        "select decision, json_extract(entry, '$.budget.level') level from events
+         where hook_type = 'UserPromptSubmit'",
+    );
+    assert_eq!(
+        prompts,
+        vec![json!({"decision": "deny", "level": "over"})],
+        "{context}"
+    );
+}

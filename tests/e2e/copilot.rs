@@ -486,3 +486,45 @@ fn a_blocking_agent_stop_hook_continues_the_copilot_turn_it_blocked() {
         "{context}"
     );
 }
+
+/// Issue 39's budget with a real Copilot CLI, whose prompt hook cannot refuse: past the day's
+/// limit it is told at the session's start, the prompt goes on, its line says so, and the tool
+/// call is denied (`preToolUse`'s `permissionDecision: "deny"`): the command never runs.
+#[test]
+fn a_copilot_tool_call_past_the_budget_is_denied() {
+    let Some(copilot) = copilot() else { return };
+    let world = World::new();
+    world.spend("day = 1\n", 2);
+    install_hooks(&world);
+    let touch = format!("touch {}", world.marker().display());
+    let (run, _mock) = run_copilot(
+        &world,
+        &copilot,
+        "touch the marker",
+        &[],
+        vec![
+            Step::Tool("bash", json!({"command": touch, "description": "touch"})),
+            Step::Text("Done."),
+        ],
+    );
+    ingest_after_exit(&world);
+    let context = format!("stdout: {}\nqueue:\n{}", run.stdout, world.queue_text());
+    assert!(
+        !world.marker().exists(),
+        "the denied command ran\n{context}"
+    );
+    let calls = world.query(
+        "select hook_type, risk, decision, json_extract(entry, '$.budget.level') level
+         from events where json_extract(entry, '$.budget') is not null order by seq",
+    );
+    assert_eq!(
+        calls,
+        vec![
+            // Told at the session's start, the one hook whose reply Copilot reads as context.
+            json!({"hook_type": "SessionStart", "risk": null, "decision": null, "level": "over"}),
+            json!({"hook_type": "UserPromptSubmit", "risk": null, "decision": null, "level": "over"}),
+            json!({"hook_type": "PreToolUse", "risk": "budget:day.usd", "decision": "deny", "level": "over"}),
+        ],
+        "{context}"
+    );
+}

@@ -148,6 +148,37 @@ impl World {
             .expect("write cmstore.toml");
     }
 
+    /// Sets `[budget]` to `budget` (in enforce mode, with the gate's) and records `responses`
+    /// more responses of today, $0.60 each (100,000 input and 20,000 output tokens of
+    /// claude-sonnet-4-5), of a session of its own; then ingests, which writes the spend file
+    /// the hooks read.
+    pub fn spend(&self, budget: &str, responses: usize) {
+        std::fs::write(
+            self.cmhome().join("cmstore.toml"),
+            format!("mode = \"enforce\"\n[budget]\nmode = \"enforce\"\n{budget}"),
+        )
+        .expect("write cmstore.toml");
+        let mut lines = String::new();
+        let now = chrono::Utc::now().timestamp_millis() - 1000;
+        for _ in 0..responses {
+            let id = uuid::Uuid::now_v7().to_string();
+            let line = json!({"hookType": "Stop", "timestamp": now, "sessionId": "spent",
+                "cwd": "/elsewhere", "id": id, "v": 1, "agent": "claude",
+                "usage": [{"messageId": id, "model": "claude-sonnet-4-5", "input": 100_000,
+                           "output": 20_000, "cacheWrite": 0, "cacheRead": 0, "ts": now,
+                           "offset": 1}],
+                "sizeBytes": 1, "estimatedTokens": 1, "hookExecutionMs": 0});
+            lines.push_str(&format!("{line}\n"));
+        }
+        let mut queue = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.cmhome().join("hook-queue.jsonl"))
+            .expect("open the queue");
+        std::io::Write::write_all(&mut queue, lines.as_bytes()).expect("append usage lines");
+        self.ingest();
+    }
+
     /// A command for `program` with nothing of the real environment but `PATH` (node, sh):
     /// homes, config dirs and temp dir inside this world, no proxies, no real keys.
     pub fn command(&self, program: &Path) -> Command {
