@@ -589,6 +589,7 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::FAILURE);
     }
+    write_ingest_check(&mut out, paths)?;
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut summary = match broken {
@@ -600,6 +601,36 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     }
     writeln!(out, "{summary}")?;
     Ok(exit(broken > 0))
+}
+
+/// Whether what the hooks write reaches the store: an ingest following the queue (the
+/// doctor's probes never do: they go to a queue of their own). Without one the lines wait in
+/// the queue, and `[budget]` limits are judged on an old spend or none: a note, not a
+/// breakage, as `ingest --once` run later loses nothing.
+fn write_ingest_check(out: &mut impl Write, paths: &Paths) -> io::Result<()> {
+    writeln!(out, "ingest   {}", paths.queue.display())?;
+    let text = match crate::files::ingest_lock::probe(&paths.db) {
+        Ok(live) if live.running => {
+            let pid = live.holder.map(|h| format!(" (pid {})", h.pid));
+            format!(
+                "ok      an ingest follows the queue into {}{}",
+                paths.db.display(),
+                pid.unwrap_or_default()
+            )
+        }
+        Ok(_) => {
+            let budget = match crate::config::Config::load_for(paths).0.budget.is_empty() {
+                true => "",
+                false => "\n  note    the [budget] limits are judged on the spend the last ingest counted",
+            };
+            format!(
+                "note    no ingest runs: what the hooks write waits in the queue until \
+                 `cmstore ingest` reads it{budget}"
+            )
+        }
+        Err(err) => format!("note    cannot tell whether an ingest runs: {err}"),
+    };
+    writeln!(out, "  {text}")
 }
 
 /// The `hooks install` that brings `agent`'s file at `location` up to date.

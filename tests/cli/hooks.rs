@@ -1514,6 +1514,14 @@ fn hooks_doctor_fires_a_probe_through_each_installed_command_and_names_what_is_b
         "{text}"
     );
     assert!(text.ends_with("nothing broken\n"), "{text}");
+    // What the hooks write reaches the store only through an ingest: none runs here.
+    assert!(
+        text.contains(
+            "\n  note    no ingest runs: what the hooks write waits in the queue until \
+             `cmstore ingest` reads it\n"
+        ),
+        "{text}"
+    );
 
     // The binary the Codex hooks name is gone, and Codex's hooks are off.
     hooks(
@@ -1559,5 +1567,52 @@ fn hooks_doctor_fires_a_probe_through_each_installed_command_and_names_what_is_b
         left.iter()
             .all(|n| !n.to_string_lossy().starts_with("cmstore-doctor-")),
         "{left:?}"
+    );
+}
+
+/// The doctor says whether what the hooks write reaches the store: an ingest following the
+/// queue, named by its pid.
+#[cfg(unix)]
+#[test]
+fn hooks_doctor_says_whether_an_ingest_follows_the_queue() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let exe = bin().display().to_string();
+    hooks(
+        &env,
+        &["install", "--agent", "claude", "--command", &exe],
+        &dir,
+    )
+    .success();
+    let mut follower = env
+        .std_cmd()
+        .env_remove("CMSTORE_HOME")
+        .arg("ingest")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let text = loop {
+        let out = hooks(&env, &["doctor"], &dir).get_output().stdout.clone();
+        let text = String::from_utf8(out).unwrap();
+        if text.contains("an ingest follows") || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    crate::common::terminate(&follower);
+    assert!(crate::common::wait_timeout(&mut follower, Duration::from_secs(20)).is_some());
+    let line = text
+        .lines()
+        .find(|l| l.contains("an ingest follows"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.starts_with("  ok      an ingest follows the queue into ")
+            && line.ends_with(&format!("cmstore.db (pid {})", follower.id())),
+        "{text}"
     );
 }
