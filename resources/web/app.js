@@ -487,9 +487,22 @@ async function showCall(detail, session, c, bar) {
   selected = { session, key: c.key };
   const d = await api("/api/call?session=" + encodeURIComponent(session) + "&key=" + encodeURIComponent(c.key));
   detail.replaceChildren(el("h2", {}, `${d.tool} `, el("span", { class: "pill " + (d.outcome || "") }, d.outcome || "running")),
-    el("p", { class: "muted" }, `started ${when(d.start)} · ${ms(d.duration_ms)}` + (d.risk ? ` · gate: ${d.risk} (${d.decision})` : "")),
+    el("p", { class: "muted" }, `started ${when(d.start)} · ${ms(d.duration_ms)}` + (d.risk ? ` · gate: ${d.risk} (${d.decision})` : "") + decided(d.decided_by)),
     el("h2", {}, "Input"), el("pre", { class: "io", id: "call-input" }, pretty(d.input) || "(not recorded)"),
     el("h2", {}, "Output"), el("pre", { class: "io", id: "call-output" }, pretty(d.output) || pretty(d.error) || "(not recorded)"));
+}
+
+// Who decided a call, as `show` says it (v_tool_call_decisions); nothing for the gate, whose
+// finding is shown already, or when nothing tells.
+const DECIDED = {
+  user: "asked the user",
+  settings: "allowed by settings",
+  mode: "allowed by bypassPermissions",
+  auto: "allowed in auto mode",
+  classifier: "by auto mode's classifier",
+};
+function decided(by) {
+  return DECIDED[by] ? " · " + DECIDED[by] : "";
 }
 
 function pretty(text) {
@@ -502,7 +515,7 @@ function story(items) {
     switch (i.kind) {
       case "start": return ["start", i.source || ""];
       case "prompt": return ["prompt", i.text];
-      case "tool_call": return ["tool", `${i.tool} ${i.input || ""} → ${i.outcome || "running"}${i.duration_ms !== null ? " (" + ms(i.duration_ms) + ")" : ""}${i.risk ? " · gate: " + i.risk + " " + (i.decision || "") : ""}`];
+      case "tool_call": return ["tool", `${i.tool} ${i.input || ""} → ${i.outcome || "running"}${i.duration_ms !== null ? " (" + ms(i.duration_ms) + ")" : ""}${i.risk ? " · gate: " + i.risk + " " + (i.decision || "") : ""}${decided(i.decided_by)}`];
       case "answer": return [i.subagent ? "subagent" : "answer", i.text];
       case "compaction": return ["compact", i.trigger || ""];
       case "end": return ["end", i.reason || ""];

@@ -108,6 +108,9 @@ fn report_cmd(paths: &Paths, args: ReportArgs) -> anyhow::Result<ExitCode> {
     let mut out = io::stdout().lock();
     if sink.format == Format::Table {
         writeln!(out, "{}", tally::summary(&totals)).context("writing")?;
+        if let Some(line) = tally::allowed_by_line(&gate::allowed_by(&db, &filters)?) {
+            writeln!(out, "{line}").context("writing")?;
+        }
         if rows.is_empty() {
             out.flush().context("writing")?;
             return Ok(ExitCode::SUCCESS);

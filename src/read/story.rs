@@ -138,6 +138,10 @@ pub enum Item {
         decision: Option<String>,
         /// The agent a delegation went to.
         delegated_to: Option<String>,
+        /// Who or what decided the call (`v_tool_call_decisions`): gate, classifier, user,
+        /// mode, auto, settings; `None` when nothing tells (`unknown`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
         /// A failed call's exit code, as its result reported it.
         #[serde(skip_serializing_if = "Option::is_none")]
         exit_code: Option<i64>,
@@ -395,6 +399,7 @@ pub enum Inputs {
 
 /// A call as its `tool_calls` row tells it (migration 0019).
 struct CallRow {
+    rowid: i64,
     ts: i64,
     tool: String,
     duration_ms: Option<i64>,
@@ -426,6 +431,37 @@ impl CallRow {
     }
 }
 
+/// How a call's line says who decided it; `None` for the gate, whose finding the line says
+/// already.
+fn decided_text(by: &str) -> Option<&'static str> {
+    Some(match by {
+        "user" => "asked the user",
+        "settings" => "allowed by settings",
+        "mode" => "allowed by bypassPermissions",
+        "auto" => "allowed in auto mode",
+        "classifier" => "by auto mode's classifier",
+        _ => return None,
+    })
+}
+
+/// Who or what decided each call of the session that says (`v_tool_call_decisions`, 0028), by
+/// the call's rowid; the calls it cannot tell (`unknown`) are left out.
+fn decisions(
+    db: &ReadOnlyDb,
+    session_id: &str,
+) -> Result<std::collections::HashMap<i64, String>, QueryError> {
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT call_rowid, decided_by FROM v_tool_call_decisions \
+         WHERE session_id = :session AND decided_by <> 'unknown'",
+        &bind(session_id),
+    )?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|mut r| Some((integer(&r[0])?, take_text(&mut r[1])?)))
+        .collect())
+}
+
 /// Tool calls, from the covering index `tool_calls_session_id` (migration 0019: the input, the
 /// gate's finding and the delegation are in it), in its order. Only an input cut in its row
 /// that `inputs` wants whole is read from the call's lines.
@@ -433,7 +469,7 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
     let (_, rows) = report::fetch(
         db,
         "SELECT coalesce(start_ts, end_ts), coalesce(tool_name, '?'), duration_ms, outcome, \
-                input, risk, decision, delegated_agent, pre_event_id, post_event_id \
+                input, risk, decision, delegated_agent, pre_event_id, post_event_id, rowid \
          FROM tool_calls WHERE session_id = :session",
         &bind(session_id),
     )?;
@@ -441,6 +477,7 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
         .into_iter()
         .filter_map(|mut r| {
             Some(CallRow {
+                rowid: integer(&r[10])?,
                 ts: integer(&r[0])?,
                 tool: take_text(&mut r[1]).unwrap_or_default(),
                 duration_ms: integer(&r[2]),
@@ -454,6 +491,7 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
             })
         })
         .collect();
+    let decided = decisions(db, session_id)?;
     let long: Vec<&CallRow> = calls.iter().filter(|c| c.wants_line(inputs)).collect();
     let pre = inputs_by_id(db, long.iter().filter_map(|c| c.pre_event_id.as_deref()))?;
     let no_input = long
@@ -494,6 +532,7 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
                 risk: c.risk,
                 decision: c.decision,
                 delegated_to: c.delegated_to,
+                decided_by: decided.get(&c.rowid).cloned(),
                 exit_code,
                 error,
             }
@@ -828,6 +867,7 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
             risk,
             decision,
             delegated_to,
+            decided_by,
             exit_code,
             error,
             ..
@@ -855,6 +895,10 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
                     ", gate: {risk} ({})",
                     decision.as_deref().unwrap_or("?")
                 );
+            }
+            if let Some(by) = decided_by.as_deref().and_then(decided_text) {
+                tail.push_str(", ");
+                tail.push_str(by);
             }
             tail.push(']');
             if let Some(input) = input {

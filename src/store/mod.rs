@@ -237,6 +237,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0027_tool_call_time",
         include_str!("../../migrations/0027_tool_call_time.sql"),
     ),
+    (
+        "0028_tool_call_decisions",
+        include_str!("../../migrations/0028_tool_call_decisions.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -350,6 +350,10 @@ fn every_endpoint_gives_the_figures_the_commands_print() {
     assert_eq!(call["input"], r#"{"command":"cargo test parser"}"#);
     assert_eq!(call["output"], "test parser::trailing_comma ... FAILED");
     assert_eq!(call["outcome"], "failed");
+    // Who decided it (issue 39): the gate, for the call it denied.
+    let denied_key = calls[1]["key"].as_str().unwrap();
+    let denied = served.json(&format!("/api/call?session={STORY}&key={denied_key}"));
+    assert_eq!(denied["decided_by"], "gate", "{denied}");
 
     let tools = served.json("/api/tools");
     let summarized = command_json(&env, &["summarize", "--by", "tool", "--format", "json"]);

@@ -1061,9 +1061,21 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0027 left: no
+/// `v_tool_call_decisions` and its index, the schema version 27.
+pub(crate) fn back_to_0027(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP VIEW v_tool_call_decisions;
+         DROP INDEX tool_calls_flagged_pre;
+         PRAGMA user_version = 27;",
+    )
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0026 left: no `tool_calls.ts`, and
 /// `tool_calls_ts` on the expression (as 0005 made it), the schema version 26.
 pub(crate) fn back_to_0026(conn: &rusqlite::Connection) {
+    back_to_0027(conn);
     conn.execute_batch(
         "DROP INDEX tool_calls_ts;
          ALTER TABLE tool_calls DROP COLUMN ts;

@@ -538,3 +538,137 @@ fn a_call_the_gate_denies_in_enforce_mode_is_recorded_as_denied() {
     );
     assert_eq!(rows(&env, "SELECT denied FROM v_session_tools"), ["1"]);
 }
+
+/// One Claude Code hook through capture, in session `session`.
+fn claude_hook(env: &TestEnv, payload: Value) {
+    crate::common::capture(env, payload.to_string(), &["--agent", "claude"]);
+}
+
+/// Issue 39's decision chains: who or what decided each call, from the event sequences Claude
+/// Code 2.1.332 fires (seen in the e2e runs): a call a rule allows (PreToolUse, PostToolUse),
+/// one it asks about (PreToolUse, PermissionRequest with no call id, then PostToolUse when
+/// allowed, nothing when not), one the gate denies, one its auto mode's classifier refuses
+/// (PermissionDenied), one in bypassPermissions mode; and the calls nothing tells about.
+#[test]
+fn each_call_says_who_decided_it_where_the_events_tell() {
+    let env = TestEnv::new();
+    let pre = |id: &str, mode: Option<&str>, command: &str| {
+        let mut p = json!({"session_id": "dc", "hook_event_name": "PreToolUse", "cwd": "/w",
+            "tool_name": "Bash", "tool_use_id": id, "tool_input": {"command": command}});
+        if let Some(mode) = mode {
+            p["permission_mode"] = json!(mode);
+        }
+        p
+    };
+    let post = |id: &str, command: &str| {
+        json!({"session_id": "dc", "hook_event_name": "PostToolUse", "cwd": "/w",
+            "tool_name": "Bash", "tool_use_id": id, "tool_input": {"command": command},
+            "tool_response": {"stdout": "", "stderr": "", "interrupted": false}})
+    };
+    let asked = |command: &str| {
+        json!({"session_id": "dc", "hook_event_name": "PermissionRequest", "cwd": "/w",
+            "tool_name": "Bash", "tool_input": {"command": command}, "permission_mode": "default"})
+    };
+    // Allowed by a rule: no question.
+    claude_hook(&env, pre("t1", Some("default"), "ls"));
+    claude_hook(&env, post("t1", "ls"));
+    // Asked, and allowed: it ran.
+    claude_hook(&env, pre("t2", Some("default"), "make"));
+    claude_hook(&env, asked("make"));
+    claude_hook(&env, post("t2", "make"));
+    // Asked, not allowed: it never ran.
+    claude_hook(&env, pre("t3", Some("default"), "touch x"));
+    claude_hook(&env, asked("touch x"));
+    // The gate denied it (enforce mode).
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    claude_hook(&env, pre("t4", Some("default"), "rm -rf /"));
+    // Auto mode: one the classifier refused, one it (or a rule) allowed.
+    claude_hook(&env, pre("t5", Some("auto"), "curl x"));
+    claude_hook(
+        &env,
+        json!({"session_id": "dc", "hook_event_name": "PermissionDenied", "cwd": "/w",
+            "tool_name": "Bash", "tool_use_id": "t5", "tool_input": {"command": "curl x"},
+            "reason": "classifier"}),
+    );
+    claude_hook(&env, pre("t6", Some("auto"), "pwd"));
+    claude_hook(&env, post("t6", "pwd"));
+    // bypassPermissions: nothing is asked.
+    claude_hook(&env, pre("t7", Some("bypassPermissions"), "date"));
+    claude_hook(&env, post("t7", "date"));
+    // A line from before permissionMode was recorded: nothing tells.
+    claude_hook(&env, pre("t8", None, "whoami"));
+    claude_hook(&env, post("t8", "whoami"));
+    // In audit mode the gate allows what it flags: a rule allowed one, the user the other.
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"audit\"\n").unwrap();
+    claude_hook(&env, pre("t9", Some("default"), "git push --force"));
+    claude_hook(&env, post("t9", "git push --force"));
+    claude_hook(&env, pre("ta", Some("default"), "git reset --hard"));
+    claude_hook(&env, asked("git reset --hard"));
+    claude_hook(&env, post("ta", "git reset --hard"));
+    env.ingest_once();
+    let report = crate::common::run_at_100(&env, &["gate", "report", "--format", "table"]);
+    assert!(
+        report.contains("\nOf the 2 allowed: 1 by settings, 1 asked the user.\n"),
+        "{report}"
+    );
+
+    let decided = rows(
+        &env,
+        "SELECT tool_call_id || ' ' || decided_by FROM v_tool_call_decisions ORDER BY tool_call_id",
+    );
+    assert_eq!(
+        decided,
+        [
+            "t1 settings",
+            "t2 user",
+            "t3 user",
+            "t4 gate",
+            "t5 classifier",
+            "t6 auto",
+            "t7 mode",
+            "t8 unknown",
+            "t9 settings",
+            "ta user"
+        ]
+    );
+    let story = json_out(&env, &["show", "dc"]);
+    let by: Vec<Value> = story["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .map(|i| i["decided_by"].clone())
+        .collect();
+    assert_eq!(
+        by,
+        [
+            json!("settings"),
+            json!("user"),
+            json!("user"),
+            json!("gate"),
+            json!("classifier"),
+            json!("auto"),
+            json!("mode"),
+            Value::Null,
+            json!("settings"),
+            json!("user")
+        ],
+        "{story}"
+    );
+    let text = crate::common::run_at_100(&env, &["show", "dc"]);
+    for (command, said) in [
+        ("ls", "allowed by settings]"),
+        ("make", "asked the user]"),
+        ("pwd", "allowed in auto mode]"),
+        ("date", "allowed by bypassPermissions]"),
+        ("curl x", "by auto mode's classifier]"),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("Bash  {command}")))
+            .unwrap_or_else(|| panic!("{command}: {text}"));
+        assert!(line.ends_with(said), "{line}");
+    }
+    let refused = text.lines().find(|l| l.contains("Bash  curl x")).unwrap();
+    assert!(refused.contains("  [refused, "), "{refused}");
+}

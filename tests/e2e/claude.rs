@@ -59,10 +59,22 @@ fn install_hooks(world: &World) {
 
 /// `claude -p PROMPT` in `world`, talking to `mock`, with nothing but loopback to reach.
 fn claude_command(world: &World, claude: &Path, mock: &MockServer, prompt: &str) -> Command {
+    claude_command_allowing(world, claude, mock, prompt, "Bash,Write")
+}
+
+/// [`claude_command`] with only `allowed` tools allowed by a rule: print mode asks about the
+/// others (`PermissionRequest`), and with nobody to answer does not run them.
+fn claude_command_allowing(
+    world: &World,
+    claude: &Path,
+    mock: &MockServer,
+    prompt: &str,
+    allowed: &str,
+) -> Command {
     let mut cmd = world.command(claude);
     cmd.args(["-p", prompt, "--output-format", "json", "--model", MODEL])
         // Print mode runs only the tools it is allowed; bypassPermissions is refused as root.
-        .args(["--allowedTools", "Bash,Write"])
+        .args(["--allowedTools", allowed])
         .env("ANTHROPIC_BASE_URL", mock.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
         .env("CLAUDE_CONFIG_DIR", world.home().join(".claude"))
@@ -691,6 +703,51 @@ fn a_claude_prompt_near_the_budget_is_warned_and_past_it_refused() {
     assert_eq!(
         prompts,
         vec![json!({"decision": "deny", "level": "over"})],
+        "{context}"
+    );
+}
+
+/// Issue 39's decision chains with a real Claude Code: a call its settings allow ran with no
+/// question (`settings`); one they do not made it ask (`PermissionRequest`, no call id), and
+/// with nobody to answer in print mode it did not run (`user`); the gate's deny is the gate's.
+#[test]
+fn each_claude_call_says_who_decided_it() {
+    let Some(claude) = claude() else { return };
+    let world = World::new();
+    world.enforce();
+    install_hooks(&world);
+    let touch = format!("touch {}", world.marker().display());
+    let file = world.project().join("notes.txt");
+    let mock = MockServer::start(anthropic::responder(vec![
+        Step::Tool("Bash", json!({"command": touch, "description": "touch"})),
+        Step::Tool("Write", json!({"file_path": file, "content": "x\n"})),
+        Step::Tool(
+            "Bash",
+            json!({"command": "echo 'drop table users'", "description": "risky"}),
+        ),
+        Step::Text("Done."),
+    ]));
+    let cmd = claude_command_allowing(&world, &claude, &mock, "three steps", "Write");
+    let run = harness::spawn(&world, "claude", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    world.ingest();
+    let context = format!("queue:\n{}", world.queue_text());
+    assert!(
+        !world.marker().exists(),
+        "the unallowed command ran\n{context}"
+    );
+    let decided = world.query(
+        "select tool_name, outcome, permission_mode, decided_by from v_tool_call_decisions
+         order by ts",
+    );
+    assert_eq!(
+        decided,
+        vec![
+            // Never answered: in flight until the session ended.
+            json!({"tool_name": "Bash", "outcome": "abandoned", "permission_mode": "default", "decided_by": "user"}),
+            json!({"tool_name": "Write", "outcome": "succeeded", "permission_mode": "default", "decided_by": "settings"}),
+            json!({"tool_name": "Bash", "outcome": "denied", "permission_mode": "default", "decided_by": "gate"}),
+        ],
         "{context}"
     );
 }

@@ -224,6 +224,20 @@ fn a_codex_turn_has_its_prompt_and_response() {
 #[test]
 fn the_gate_denies_and_codex_obeys() {
     let Some(s) = main_session() else { return };
+    // Who decided each call (issue 39): with approvals off Codex says `bypassPermissions`, so
+    // what ran ran by that mode; the gate's deny is the gate's.
+    assert_eq!(
+        s.query(
+            "select outcome, permission_mode, decided_by from v_tool_call_decisions order by ts"
+        ),
+        vec![
+            json!({"outcome": "succeeded", "permission_mode": "bypassPermissions", "decided_by": "mode"}),
+            json!({"outcome": "failed", "permission_mode": "bypassPermissions", "decided_by": "mode"}),
+            json!({"outcome": "denied", "permission_mode": "bypassPermissions", "decided_by": "gate"}),
+        ],
+        "{}",
+        s.context()
+    );
     let ctx = s.context();
     assert!(!s.world.marker().exists(), "the denied command ran\n{ctx}");
     let pre = s.query(

@@ -273,6 +273,11 @@ pub struct QueueEntry {
     pub transcript_path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// On a `PreToolUse` or `PermissionRequest`: the agent's permission mode as its payload
+    /// says (Claude Code, Codex: `default`, `acceptEdits`, `plan`, `auto`, `dontAsk`,
+    /// `bypassPermissions`), for the call's decision chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actor_name: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -211,6 +211,12 @@ pub fn normalize(
     e.duration_ms = p.int_any(&["duration_ms", "durationMs"]);
     e.turn_id = p.str_any(&["turn_id", "turnId"]);
     e.model = model(p);
+    if matches!(
+        kind,
+        Some(HookType::PreToolUse | HookType::PermissionRequest)
+    ) {
+        e.permission_mode = p.str_any(&["permission_mode", "permissionMode"]);
+    }
     if matches!(kind, Some(HookType::Stop | HookType::SubagentStop))
         && p.get_any(&["stop_hook_active", "stopHookActive"])
             .and_then(Value::as_bool)

@@ -133,6 +133,32 @@ pub fn report(
     Ok(tally::tally_findings(calls, &findings))
 }
 
+/// The flagged calls the gate allowed among those `filters` select, counted by who or what then
+/// decided them (`v_tool_call_decisions.decided_by`, 0028), most first: a settings rule, the
+/// user, the mode, auto mode, or `unknown`.
+pub fn allowed_by(db: &ReadOnlyDb, filters: &Filters) -> Result<Vec<(String, i64)>, QueryError> {
+    let (wheres, params) = gate_conditions(filters, &["risk IS NOT NULL", "decision = 'allow'"]);
+    let sql = format!(
+        // A correlated lookup per call, not a join: joined, SQLite materializes the whole
+        // view (every call's decision) first.
+        "SELECT coalesce((SELECT d.decided_by FROM v_tool_call_decisions d \
+                          WHERE d.call_rowid = c.rowid), 'unknown') AS by, count(*) AS n\n\
+         FROM (SELECT id FROM events WHERE {wheres}) AS e\n\
+         LEFT JOIN tool_calls c ON c.pre_event_id = e.id AND c.risk IS NOT NULL\n\
+         GROUP BY by ORDER BY n DESC, by"
+    );
+    let (_, rows) = report::fetch(db, &sql, &params)?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.first().and_then(report::text)?,
+                r.get(1).and_then(report::integer)?,
+            ))
+        })
+        .collect())
+}
+
 fn finding(row: &[Value]) -> tally::Finding {
     let text = |i: usize| row.get(i).and_then(report::text);
     let int = |i: usize| row.get(i).and_then(report::integer).unwrap_or_default();

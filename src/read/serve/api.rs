@@ -293,7 +293,8 @@ pub fn call(db: &ReadOnlyDb, session: &str, key: &str) -> Result<Option<Json>, Q
                          json_extract(post.entry, '$.toolInput')), \
                 json_extract(post.entry, '$.toolResponse'), \
                 coalesce(json_extract(post.entry, '$.error'), post.tool_result_type), \
-                pre.risk, pre.decision \
+                pre.risk, pre.decision, \
+                (SELECT d.decided_by FROM v_tool_call_decisions d WHERE d.call_rowid = c.rowid) \
          FROM tool_calls c \
          LEFT JOIN events pre ON pre.id = c.pre_event_id \
          LEFT JOIN events post ON post.id = c.post_event_id \
@@ -319,6 +320,7 @@ pub fn call(db: &ReadOnlyDb, session: &str, key: &str) -> Result<Option<Json>, Q
         "error": long(&r[7]),
         "risk": text(&r[8]),
         "decision": text(&r[9]),
+        "decided_by": text(&r[10]),
     })))
 }
 
