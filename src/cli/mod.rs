@@ -209,6 +209,8 @@ pub enum Command {
     Serve(cmd::serve::Args),
     /// Where ingest stands: sources, offsets, backlog, totals, database size, config problems
     Status(cmd::status::Args),
+    /// Prove that no stored event was altered, removed or inserted since ingest stored it
+    Verify(cmd::verify::Args),
     /// Where each budget limit of cmstore.toml stands: the spend of its day, week or month
     Budget(cmd::budget::Args),
     /// One line for a status bar (Claude Code's statusLine): today's and this week's spend,

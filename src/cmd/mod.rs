@@ -23,3 +23,4 @@ pub mod show;
 pub mod status;
 pub mod statusline;
 pub mod summarize;
+pub mod verify;

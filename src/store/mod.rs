@@ -27,6 +27,7 @@ macro_rules! execute_bound {
     }};
 }
 
+pub mod chain;
 pub mod checkpoint;
 mod closing;
 pub mod continued_turn;
@@ -240,6 +241,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0028_tool_call_decisions",
         include_str!("../../migrations/0028_tool_call_decisions.sql"),
+    ),
+    (
+        "0029_chain",
+        include_str!("../../migrations/0029_chain.sql"),
     ),
 ];
 

@@ -246,12 +246,34 @@ pub fn prune(
     // An automatic checkpoint runs inside COMMIT and would be timed as lock time although it
     // blocks no writer; `timed` checkpoints explicitly after each commit instead.
     conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
+    // The chain hears of the cutoff before any row goes (a prune killed midway leaves rows
+    // missing that its record explains), and anchors the records it emptied after.
+    let chained: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM events WHERE ts < ?1)",
+        [cutoff_ms],
+        |r| r.get(0),
+    )?;
+    if chained {
+        note_chain(conn, cutoff_ms)?;
+    }
     let result = prune_batches(conn, cutoff_ms, limit, &mut report, on_batch);
     conn.execute_batch("PRAGMA wal_autocheckpoint = 1000")?;
     result?;
+    if chained {
+        note_chain(conn, cutoff_ms)?;
+    }
     let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
     report.checkpoint_busy = busy != 0;
     Ok(report)
+}
+
+/// Chains a `prune` record for `cutoff_ms` ([`super::chain::note_prune`]) in a transaction of
+/// its own.
+fn note_chain(conn: &mut Connection, cutoff_ms: i64) -> Result<(), Error> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    super::chain::note_prune(&tx, cutoff_ms)?;
+    tx.commit()?;
+    Ok(())
 }
 
 fn prune_batches(

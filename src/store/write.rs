@@ -312,6 +312,8 @@ pub struct Batch<'c> {
     counts: BatchCounts,
     /// Whether `rejects` holds rows from before their key (migration 0009), once looked up.
     legacy_rejects: Option<bool>,
+    /// The rows stored, for the batch's chain record ([`super::chain`]).
+    links: super::chain::Links,
 }
 
 /// The `sources` columns [`source_from_row`] reads, in its order.
@@ -370,6 +372,7 @@ impl<'c> Batch<'c> {
             unknowns: HashMap::new(),
             counts: BatchCounts::default(),
             legacy_rejects: None,
+            links: super::chain::Links::default(),
         })
     }
 
@@ -518,6 +521,8 @@ impl<'c> Batch<'c> {
             return Ok(Fate::Known);
         }
         self.counts.rows += 1;
+        self.links
+            .push(self.tx.last_insert_rowid(), &row.id, row.ts, row.entry);
         self.derive(row)?;
         Ok(Fate::New)
     }
@@ -827,6 +832,7 @@ impl<'c> Batch<'c> {
     /// On [`Error::OffsetMoved`] everything is rolled back.
     pub fn commit(mut self, source: &SourceRow, to: &Advance) -> Result<BatchCounts, Error> {
         self.flush_aggregates()?;
+        self.links.append(&self.tx)?;
         let n = self.tx.execute(
             "UPDATE sources SET offset = ?1, marker = ?2,
                fingerprint = coalesce(fingerprint, ?3), size = ?4, lines = lines + ?5,

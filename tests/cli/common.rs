@@ -281,6 +281,22 @@ pub fn run_at_100(env: &TestEnv, args: &[&str]) -> String {
     run_in_zone(env, "UTC", args)
 }
 
+/// `cmstore verify --json`, asserted to find the chain whole (issue 39): no stored row
+/// altered, removed or inserted since ingest stored it. Returns its report.
+pub fn assert_chain_whole(env: &TestEnv) -> Value {
+    let out = env.cmd().args(["verify", "--json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "verify: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(out.status.success(), "{report}");
+    assert_eq!(report["problems"], 0, "{report}");
+    report
+}
+
 /// `cmstore ARGS --format json`, asserted successful: its rows.
 pub fn json_rows(env: &TestEnv, args: &[&str]) -> Vec<Value> {
     let mut args = args.to_vec();

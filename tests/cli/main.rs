@@ -32,4 +32,5 @@ mod torture;
 mod transcripts;
 mod usage;
 mod usage_agents;
+mod verify;
 mod workload;

@@ -1061,9 +1061,17 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0028 left: no `chain`, the schema
+/// version 28.
+pub(crate) fn back_to_0028(conn: &rusqlite::Connection) {
+    conn.execute_batch("DROP TABLE chain; PRAGMA user_version = 28;")
+        .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0027 left: no
 /// `v_tool_call_decisions` and its index, the schema version 27.
 pub(crate) fn back_to_0027(conn: &rusqlite::Connection) {
+    back_to_0028(conn);
     conn.execute_batch(
         "DROP VIEW v_tool_call_decisions;
          DROP INDEX tool_calls_flagged_pre;

@@ -1,0 +1,403 @@
+//! The record's chain: tamper evidence for `events` (docs/verify.md).
+//!
+//! Each ingest batch that stores rows appends one `chain` record in its own transaction: for
+//! every row it stored, its `seq`, its `ts` and a digest of what the row records (its `id`,
+//! `ts` and `entry`, the whole line, from which every other column is derived); and the
+//! record's hash, SHA-256 over the previous record's hash, its kind and its body. The last
+//! hash, the head, therefore stands for every row ever chained: `verify` recomputes the chain
+//! and each row's digest, and names the first row altered, removed or inserted since.
+//!
+//! Prune removes old rows; the rows a record lists that are gone and older than the prune's
+//! cutoff are pruned, not removed. Once every row of the oldest records is gone, prune deletes
+//! those records and appends a `prune` record naming the cutoff and the last deleted record
+//! (its id and hash, the anchor): the chain then starts after the anchor, and the anchor is
+//! itself in the chain, under the head. A head kept elsewhere (`verify --head`) proves the
+//! whole chain up to it: rewriting it, even consistently, changes the head.
+//!
+//! Rows stored before the chain began (migration 0029) are not covered, and are counted so.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+/// Bytes of a row's digest kept in a record (the first 16 of its SHA-256).
+pub const DIGEST_LEN: usize = 16;
+
+/// Bytes of one row in a `rows` record: `seq`, `ts` (each 8, little-endian), digest.
+const ROW_LEN: usize = 8 + 8 + DIGEST_LEN;
+
+/// A chain hash (SHA-256).
+pub type Hash = [u8; 32];
+
+/// The hash before the first record.
+const GENESIS: Hash = [0; 32];
+
+/// A record's kind, as stored and as hashed.
+const ROWS: &str = "rows";
+const PRUNE: &str = "prune";
+
+/// The digest of a stored row: SHA-256 over its `id`, `ts` and `entry`, each length-prefixed.
+pub fn row_digest(id: &str, ts: i64, entry: &str) -> [u8; DIGEST_LEN] {
+    let mut h = Sha256::new();
+    h.update((id.len() as u64).to_le_bytes());
+    h.update(id.as_bytes());
+    h.update(ts.to_le_bytes());
+    h.update((entry.len() as u64).to_le_bytes());
+    h.update(entry.as_bytes());
+    let full = h.finalize();
+    let mut out = [0; DIGEST_LEN];
+    out.copy_from_slice(&full[..DIGEST_LEN]);
+    out
+}
+
+/// The rows one batch stored, gathered for its record.
+#[derive(Debug, Default)]
+pub struct Links {
+    body: Vec<u8>,
+    ts_max: Option<i64>,
+}
+
+impl Links {
+    /// Adds the row stored as `seq`.
+    pub fn push(&mut self, seq: i64, id: &str, ts: i64, entry: &str) {
+        self.body.extend_from_slice(&seq.to_le_bytes());
+        self.body.extend_from_slice(&ts.to_le_bytes());
+        self.body.extend_from_slice(&row_digest(id, ts, entry));
+        self.ts_max = self.ts_max.max(Some(ts));
+    }
+
+    /// True when the batch stored no row.
+    pub fn is_empty(&self) -> bool {
+        self.body.is_empty()
+    }
+
+    /// Appends the batch's record to the chain (in the batch's transaction); nothing when it
+    /// stored no row.
+    pub fn append(&self, conn: &Connection) -> rusqlite::Result<()> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let first = i64::from_le_bytes(self.body[..8].try_into().expect("8 bytes"));
+        let last_at = self.body.len() - ROW_LEN;
+        let last = i64::from_le_bytes(self.body[last_at..last_at + 8].try_into().expect("8 bytes"));
+        append(conn, ROWS, &self.body, Some((first, last)), self.ts_max)
+    }
+}
+
+/// The chain's last record: its id and hash.
+pub fn head(conn: &Connection) -> rusqlite::Result<Option<(i64, Hash)>> {
+    conn.prepare_cached("SELECT id, hash FROM chain ORDER BY id DESC LIMIT 1")?
+        .query_row([], |r| Ok((r.get(0)?, to_hash(&r.get::<_, Vec<u8>>(1)?))))
+        .optional()
+}
+
+fn append(
+    conn: &Connection,
+    kind: &str,
+    body: &[u8],
+    seqs: Option<(i64, i64)>,
+    ts_max: Option<i64>,
+) -> rusqlite::Result<()> {
+    let prev = head(conn)?.map_or(GENESIS, |(_, hash)| hash);
+    let hash = link(&prev, kind, body);
+    conn.prepare_cached(
+        "INSERT INTO chain(kind, seq_from, seq_to, ts_max, body, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        kind,
+        seqs.map(|s| s.0),
+        seqs.map(|s| s.1),
+        ts_max,
+        body,
+        &hash[..]
+    ])?;
+    Ok(())
+}
+
+/// A record's hash: SHA-256 over the previous hash, the kind and the body.
+fn link(prev: &Hash, kind: &str, body: &[u8]) -> Hash {
+    let mut h = Sha256::new();
+    h.update(prev);
+    h.update((kind.len() as u64).to_le_bytes());
+    h.update(kind.as_bytes());
+    h.update(body);
+    h.finalize().into()
+}
+
+fn to_hash(bytes: &[u8]) -> Hash {
+    let mut out = GENESIS;
+    if bytes.len() == out.len() {
+        out.copy_from_slice(bytes);
+    }
+    out
+}
+
+/// After prune deleted the rows older than `cutoff_ms`: deletes the oldest records none of
+/// whose rows is left, and appends a `prune` record with the cutoff, where the chain began and
+/// the anchor (the last deleted record, or the earlier anchor), in one transaction of the
+/// caller's.
+pub fn note_prune(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<()> {
+    let Some(start) = chain_start(conn)? else {
+        // Nothing was ever chained: nothing to anchor.
+        return Ok(());
+    };
+    // The records before the first one that still lists a stored row: the chain stays
+    // contiguous from the anchor on.
+    let oldest_kept: Option<i64> =
+        conn.query_row("SELECT min(seq) FROM events", [], |r| r.get(0))?;
+    let last_gone: Option<i64> = conn.query_row(
+        "SELECT max(id) FROM chain WHERE id < coalesce(
+             (SELECT min(id) FROM chain WHERE kind = 'rows' AND seq_to >= ?1),
+             (SELECT max(id) + 1 FROM chain))",
+        [oldest_kept.unwrap_or(i64::MAX)],
+        |r| r.get(0),
+    )?;
+    let anchor = match last_gone {
+        Some(id) => {
+            let hash: Vec<u8> =
+                conn.query_row("SELECT hash FROM chain WHERE id = ?1", [id], |r| r.get(0))?;
+            conn.execute("DELETE FROM chain WHERE id <= ?1", [id])?;
+            Some((id, to_hash(&hash)))
+        }
+        None => latest_prune(conn)?.and_then(|p| p.anchor),
+    };
+    let body = Prune {
+        cutoff: cutoff_ms,
+        start,
+        anchor,
+    }
+    .write();
+    append(conn, PRUNE, &body, None, None)
+}
+
+/// The first row the chain covers: the latest prune record's, else the first record's first.
+fn chain_start(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    if let Some(prune) = latest_prune(conn)? {
+        return Ok(Some(prune.start));
+    }
+    conn.query_row(
+        "SELECT seq_from FROM chain WHERE kind = 'rows' ORDER BY id LIMIT 1",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// The latest `prune` record, if any.
+fn latest_prune(conn: &Connection) -> rusqlite::Result<Option<Prune>> {
+    let body: Option<Vec<u8>> = conn
+        .query_row(
+            "SELECT body FROM chain WHERE kind = 'prune' ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(body.and_then(|b| Prune::read(&b)))
+}
+
+/// A `prune` record's body: the cutoff, where the chain began, and the anchor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Prune {
+    cutoff: i64,
+    start: i64,
+    anchor: Option<(i64, Hash)>,
+}
+
+impl Prune {
+    fn write(&self) -> Vec<u8> {
+        let mut body = self.cutoff.to_le_bytes().to_vec();
+        body.extend_from_slice(&self.start.to_le_bytes());
+        if let Some((id, hash)) = self.anchor {
+            body.extend_from_slice(&id.to_le_bytes());
+            body.extend_from_slice(&hash);
+        }
+        body
+    }
+
+    fn read(body: &[u8]) -> Option<Prune> {
+        let int = |at: usize| Some(i64::from_le_bytes(body.get(at..at + 8)?.try_into().ok()?));
+        let anchor = match body.len() {
+            16 => None,
+            56 => Some((int(16)?, to_hash(&body[24..56]))),
+            _ => return None,
+        };
+        Some(Prune {
+            cutoff: int(0)?,
+            start: int(8)?,
+            anchor,
+        })
+    }
+}
+
+/// What `verify` found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verified {
+    /// Records of the chain checked.
+    pub records: u64,
+    /// Rows whose digest matched.
+    pub rows: u64,
+    /// Rows a record lists that prune removed (older than its cutoff).
+    pub pruned: u64,
+    /// Rows stored before the chain began: not covered.
+    pub before_chain: u64,
+    /// The chain's last hash.
+    pub head: Option<Hash>,
+    /// The problems, in the order found (the first is the earliest), at most [`MAX_PROBLEMS`].
+    pub problems: Vec<Problem>,
+    /// Every problem found, counted.
+    pub problem_count: u64,
+}
+
+/// The most problems `verify` keeps to name (all are counted).
+pub const MAX_PROBLEMS: usize = 20;
+
+/// One thing the chain shows was changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// A chain record's hash does not follow from the one before: the chain itself was edited.
+    Chain { record: i64 },
+    /// The row stored as `seq` is not what was stored.
+    Altered { seq: i64, id: String },
+    /// The row stored as `seq` is gone, and no prune removed it.
+    Removed { seq: i64, ts: i64 },
+    /// The row `seq` was never stored by ingest.
+    Inserted { seq: i64, id: String },
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Chain { record } => {
+                write!(
+                    f,
+                    "chain record {record} does not follow from the one before it"
+                )
+            }
+            Problem::Altered { seq, id } => write!(f, "row {seq} ({id}) was altered"),
+            Problem::Removed { seq, ts } => write!(
+                f,
+                "row {seq} (of {}) was removed, and not by prune",
+                chrono::DateTime::from_timestamp_millis(*ts).map_or(ts.to_string(), |t| t
+                    .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                    .to_string())
+            ),
+            Problem::Inserted { seq, id } => {
+                write!(f, "row {seq} ({id}) was inserted, not by ingest")
+            }
+        }
+    }
+}
+
+/// Checks the chain and every row it lists against the store (read in one snapshot by the
+/// caller): recomputes each record's hash from the one before (the first from the anchor of
+/// the latest prune), and each stored row's digest; a row a record lists that is gone is
+/// pruned when older than the latest prune's cutoff, else removed; a row no record lists,
+/// newer than the chain's start, was inserted.
+pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
+    let mut out = Verified::default();
+    let problem = |out: &mut Verified, p: Problem| {
+        out.problem_count += 1;
+        if out.problems.len() < MAX_PROBLEMS {
+            out.problems.push(p);
+        }
+    };
+    let prune = latest_prune(conn)?;
+    let anchor = prune.and_then(|p| p.anchor);
+    let cutoff = prune.map(|p| p.cutoff);
+    let start = chain_start(conn)?;
+    let mut prev = anchor.map_or(GENESIS, |(_, h)| h);
+    let mut expected_id = anchor.map(|(id, _)| id + 1);
+    let mut listed: Vec<(i64, i64, [u8; DIGEST_LEN])> = Vec::new();
+    {
+        let mut records = conn.prepare("SELECT id, kind, body, hash FROM chain ORDER BY id")?;
+        let mut rows = records.query([])?;
+        while let Some(r) = rows.next()? {
+            let (id, kind): (i64, String) = (r.get(0)?, r.get(1)?);
+            let (body, hash): (Vec<u8>, Vec<u8>) = (r.get(2)?, r.get(3)?);
+            out.records += 1;
+            let contiguous = expected_id.is_none_or(|e| e == id);
+            if !contiguous || link(&prev, &kind, &body) != to_hash(&hash) {
+                problem(&mut out, Problem::Chain { record: id });
+            }
+            prev = to_hash(&hash);
+            expected_id = Some(id + 1);
+            if kind == ROWS {
+                listed.extend(body.chunks_exact(ROW_LEN).map(|c| {
+                    let seq = i64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
+                    let ts = i64::from_le_bytes(c[8..16].try_into().expect("8 bytes"));
+                    let mut digest = [0; DIGEST_LEN];
+                    digest.copy_from_slice(&c[16..]);
+                    (seq, ts, digest)
+                }));
+            }
+        }
+    }
+    out.head = (out.records > 0).then_some(prev);
+    listed.sort_unstable_by_key(|l| l.0);
+    let chain_start = start.unwrap_or(i64::MAX);
+    let mut listed = listed.into_iter().peekable();
+    let mut stored = conn.prepare("SELECT seq, id, ts, entry FROM events ORDER BY seq")?;
+    let mut rows = stored.query([])?;
+    let gone = |out: &mut Verified, seq: i64, ts: i64| {
+        if cutoff.is_some_and(|c| ts < c) {
+            out.pruned += 1;
+            None
+        } else {
+            Some(Problem::Removed { seq, ts })
+        }
+    };
+    while let Some(r) = rows.next()? {
+        let (seq, id, ts, entry): (i64, String, i64, String) =
+            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+        while let Some(&(l_seq, l_ts, _)) = listed.peek() {
+            if l_seq >= seq {
+                break;
+            }
+            listed.next();
+            if let Some(p) = gone(&mut out, l_seq, l_ts) {
+                problem(&mut out, p);
+            }
+        }
+        match listed.peek() {
+            Some(&(l_seq, l_ts, digest)) if l_seq == seq => {
+                listed.next();
+                if l_ts == ts && row_digest(&id, ts, &entry) == digest {
+                    out.rows += 1;
+                } else {
+                    problem(&mut out, Problem::Altered { seq, id });
+                }
+            }
+            _ if seq < chain_start => out.before_chain += 1,
+            _ => problem(&mut out, Problem::Inserted { seq, id }),
+        }
+    }
+    for (seq, ts, _) in listed {
+        if let Some(p) = gone(&mut out, seq, ts) {
+            problem(&mut out, p);
+        }
+    }
+    Ok(out)
+}
+
+/// True when `hex` (a head kept earlier) is the hash of a record still in the chain, or the
+/// anchor a prune left.
+pub fn contains(conn: &Connection, hex_hash: &str) -> rusqlite::Result<bool> {
+    let wanted = hex_hash.trim().to_ascii_lowercase();
+    let anchor = latest_prune(conn)?.and_then(|p| p.anchor);
+    if anchor.is_some_and(|(_, hash)| hex(&hash) == wanted) {
+        return Ok(true);
+    }
+    let mut stmt = conn.prepare("SELECT hash FROM chain")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        if hex(&to_hash(&r.get::<_, Vec<u8>>(0)?)) == wanted {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// A hash as lowercase hex.
+pub fn hex(hash: &Hash) -> String {
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,202 @@
+//! `cmstore verify`: the record's chain proves that no stored event was altered, removed or
+//! inserted since ingest stored it (issue 39), edits made with the sqlite3 CLI as an
+//! administrator would make them, prune's deletions told apart from an intruder's.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{assert_chain_whole, entry, TestEnv};
+
+/// `cmstore verify ARGS`: its exit code and stdout.
+fn verify(env: &TestEnv, args: &[&str]) -> (i32, String) {
+    let out = env.cmd().arg("verify").args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+/// Runs `sql` on the store as an administrator would: with the sqlite3 CLI when it is here,
+/// else through SQLite all the same (a note says so).
+fn as_admin(env: &TestEnv, sql: &str) {
+    match Command::new("sqlite3").arg(env.db()).arg(sql).output() {
+        Ok(out) => assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) => {
+            eprintln!("note: no sqlite3 CLI here; the edit is made through SQLite directly");
+            env.rw().execute_batch(sql).unwrap();
+        }
+    }
+}
+
+/// Lines of `sessions` sessions, `per` prompts each, dated `ts`.
+fn prompts(sessions: usize, per: usize, ts: i64) -> Vec<String> {
+    (0..sessions * per)
+        .map(|i| {
+            let mut e = entry("UserPromptSubmit", &format!("s{}", i % sessions));
+            e.timestamp = ts + i as i64;
+            e.prompt = Some(format!("prompt {i}"));
+            e.to_line()
+        })
+        .collect()
+}
+
+#[test]
+fn an_edit_a_delete_and_an_insert_are_each_named() {
+    let env = TestEnv::new();
+    let now = crate::common::now_ms();
+    env.append(&prompts(3, 4, now - 60_000));
+    env.ingest_once();
+    env.append(&prompts(2, 2, now - 30_000));
+    env.ingest_once();
+    let whole = assert_chain_whole(&env);
+    assert_eq!(whole["rows"], 16);
+    let (code, text) = verify(&env, &[]);
+    assert_eq!(code, 0);
+    assert!(
+        text.starts_with(
+            "Verified 16 rows in 2 chain records: none altered, removed or inserted.\nHead: "
+        ),
+        "{text}"
+    );
+    let (_, head) = verify(&env, &["--head"]);
+    let head = head.trim().to_string();
+    assert_eq!(head.len(), 64, "{head}");
+    assert!(text.ends_with(&format!("Head: {head}\n")), "{text}");
+
+    as_admin(
+        &env,
+        "UPDATE events SET entry = replace(entry, 'prompt 2', 'prompt two') WHERE seq = 3;
+         DELETE FROM events WHERE seq = 7;
+         INSERT INTO events(id, ts, entry, ingested_at) VALUES ('forged', 1, '{}', 1);",
+    );
+    let (code, text) = verify(&env, &["--expect", &head]);
+    assert_eq!(code, 1, "{text}");
+    let id3 = env.text("SELECT id FROM events WHERE seq = 3");
+    let forged = env.int("SELECT seq FROM events WHERE id = 'forged'");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "3 changes found (14 rows verified in 2 chain records):"
+    );
+    assert_eq!(lines[1], format!("  row 3 ({id3}) was altered"));
+    assert!(
+        lines[2].starts_with("  row 7 (of ")
+            && lines[2].ends_with(") was removed, and not by prune"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[3],
+        format!("  row {forged} (forged) was inserted, not by ingest")
+    );
+    // The head kept earlier is still the chain's: the rows changed under it.
+    assert!(
+        text.contains(&format!("The head {head} is in the chain.")),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_edited_chain_and_a_head_it_does_not_hold_are_said() {
+    let env = TestEnv::new();
+    env.append(&prompts(2, 3, crate::common::now_ms() - 1000));
+    env.ingest_once();
+    let before = assert_chain_whole(&env)["head"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Rewritten from scratch, consistently: the chain checks, but not against the old head.
+    env.append(&prompts(1, 1, crate::common::now_ms()));
+    as_admin(&env, "DELETE FROM chain; DELETE FROM events WHERE seq > 2;");
+    env.make_ingest_read_again_from_start();
+    env.ingest_once();
+    let (code, text) = verify(&env, &["--expect", &before]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains(&format!(
+            "The head {before} is NOT in the chain: the chain was rewritten since, or pruned past it."
+        )),
+        "{text}"
+    );
+    // A record's body edited: the chain breaks there.
+    as_admin(
+        &env,
+        "UPDATE chain SET body = zeroblob(length(body)) WHERE id = (SELECT max(id) FROM chain);",
+    );
+    let (code, text) = verify(&env, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("does not follow from the one before it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn what_prune_removed_is_told_apart_from_what_was_removed_after() {
+    let env = TestEnv::new();
+    let now = crate::common::now_ms();
+    let day = 86_400_000;
+    env.append(&prompts(2, 5, now - 30 * day));
+    env.ingest_once();
+    env.append(&prompts(2, 3, now - day));
+    env.ingest_once();
+    let out = env
+        .cmd()
+        .args(["prune", "--days", "7", "--yes"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 6);
+    let whole = assert_chain_whole(&env);
+    assert_eq!(whole["rows"], 6, "{whole}");
+    // The emptied record went, anchored: the chain starts after it.
+    assert_eq!(env.int("SELECT count(*) FROM chain WHERE kind = 'rows'"), 1);
+    let (_, text) = verify(&env, &[]);
+    assert!(
+        text.starts_with("Verified 6 rows in 3 chain records: none altered, removed or inserted."),
+        "{text}"
+    );
+    // More ingested, then a recent row removed by hand: not prune's.
+    env.append(&prompts(1, 2, now));
+    env.ingest_once();
+    let head = assert_chain_whole(&env)["head"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    as_admin(
+        &env,
+        "DELETE FROM events WHERE seq = (SELECT max(seq) FROM events);",
+    );
+    let (code, text) = verify(&env, &["--expect", &head]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("was removed, and not by prune"), "{text}");
+}
+
+#[test]
+fn rows_stored_before_the_chain_began_are_counted_not_covered() {
+    let env = TestEnv::new();
+    env.append(&prompts(2, 2, crate::common::now_ms() - 1000));
+    env.ingest_once();
+    // As a store of the version before: no chain yet.
+    crate::summarize::back_to_0028(&env.rw());
+    env.append(&prompts(1, 3, crate::common::now_ms()));
+    env.ingest_once();
+    let report: Value = assert_chain_whole(&env);
+    assert_eq!(
+        (report["rows"].as_i64(), report["before_chain"].as_i64()),
+        (Some(3), Some(4))
+    );
+    let (_, text) = verify(&env, &[]);
+    assert!(
+        text.contains("\n4 rows stored before the chain began are not covered.\n"),
+        "{text}"
+    );
+}
