@@ -410,6 +410,7 @@ struct CallRow {
     delegated_to: Option<String>,
     pre_event_id: Option<String>,
     post_event_id: Option<String>,
+    permission_mode: Option<String>,
 }
 
 impl CallRow {
@@ -444,22 +445,59 @@ fn decided_text(by: &str) -> Option<&'static str> {
     })
 }
 
-/// Who or what decided each call of the session that says (`v_tool_call_decisions`, 0028), by
-/// the call's rowid; the calls it cannot tell (`unknown`) are left out.
+/// Who or what decided each call of the session that says (`v_tool_call_decisions`, 0028 and
+/// 0030), by the call's rowid; the calls it cannot tell (`unknown`) are left out. The view
+/// costs a lookup per call; a session with no event that only it can pair to a call (a
+/// `PermissionRequest`, a `PermissionDenied`: one look at `events_session`) is decided from
+/// what the calls' rows hold, by the view's own rules ([`unpaired_decision`]).
 fn decisions(
     db: &ReadOnlyDb,
     session_id: &str,
+    calls: &[CallRow],
 ) -> Result<std::collections::HashMap<i64, String>, QueryError> {
+    let (_, paired) = report::fetch(
+        db,
+        "SELECT EXISTS (SELECT 1 FROM events WHERE session_id = :session \
+                        AND hook_type IN ('PermissionRequest', 'PermissionDenied'))",
+        &bind(session_id),
+    )?;
+    if paired.first().and_then(|r| r.first()).and_then(integer) != Some(1) {
+        return Ok(calls
+            .iter()
+            .filter_map(|c| {
+                let by = unpaired_decision(c.outcome.as_deref(), c.permission_mode.as_deref())?;
+                Some((c.rowid, by.to_string()))
+            })
+            .collect());
+    }
+    // `unknown` is left out here, not in SQL: a condition on `decided_by` would compute it
+    // twice per call.
     let (_, rows) = report::fetch(
         db,
-        "SELECT call_rowid, decided_by FROM v_tool_call_decisions \
-         WHERE session_id = :session AND decided_by <> 'unknown'",
+        "SELECT call_rowid, decided_by FROM v_tool_call_decisions WHERE session_id = :session",
         &bind(session_id),
     )?;
     Ok(rows
         .into_iter()
         .filter_map(|mut r| Some((integer(&r[0])?, take_text(&mut r[1])?)))
+        .filter(|(_, by)| by != "unknown")
         .collect())
+}
+
+/// `v_tool_call_decisions.decided_by` (migration 0030's `CASE`) of a call no
+/// `PermissionRequest` or `PermissionDenied` was fired for; `None` for `unknown`. The two are
+/// held equal by `tests/cli/tool_calls.rs`.
+fn unpaired_decision(outcome: Option<&str>, mode: Option<&str>) -> Option<&'static str> {
+    match outcome? {
+        "denied" => Some("gate"),
+        "succeeded" | "failed" => match mode? {
+            "bypassPermissions" => Some("mode"),
+            "auto" => Some("auto"),
+            "default" | "acceptEdits" | "plan" | "dontAsk" => Some("settings"),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Tool calls, from the covering index `tool_calls_session_id` (migration 0019: the input, the
@@ -469,7 +507,8 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
     let (_, rows) = report::fetch(
         db,
         "SELECT coalesce(start_ts, end_ts), coalesce(tool_name, '?'), duration_ms, outcome, \
-                input, risk, decision, delegated_agent, pre_event_id, post_event_id, rowid \
+                input, risk, decision, delegated_agent, pre_event_id, post_event_id, rowid, \
+                permission_mode \
          FROM tool_calls WHERE session_id = :session",
         &bind(session_id),
     )?;
@@ -488,10 +527,11 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
                 delegated_to: take_text(&mut r[7]),
                 pre_event_id: take_text(&mut r[8]),
                 post_event_id: take_text(&mut r[9]),
+                permission_mode: take_text(&mut r[11]),
             })
         })
         .collect();
-    let decided = decisions(db, session_id)?;
+    let decided = decisions(db, session_id, &calls)?;
     let long: Vec<&CallRow> = calls.iter().filter(|c| c.wants_line(inputs)).collect();
     let pre = inputs_by_id(db, long.iter().filter_map(|c| c.pre_event_id.as_deref()))?;
     let no_input = long

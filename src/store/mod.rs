@@ -246,6 +246,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0029_chain",
         include_str!("../../migrations/0029_chain.sql"),
     ),
+    (
+        "0030_call_permission_mode",
+        include_str!("../../migrations/0030_call_permission_mode.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

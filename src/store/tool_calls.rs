@@ -41,7 +41,7 @@ macro_rules! call_columns {
     () => {
         "rowid, tool_call_id, session_id, tool_name, start_ts, end_ts, duration_ms, outcome,
          result_type, pre_event_id, post_event_id, call_key, input, risk, decision,
-         delegated_agent"
+         delegated_agent, permission_mode"
     };
 }
 
@@ -426,6 +426,7 @@ impl<S: BuildHasher> ToolCalls<S> {
         agg.risk = text(self, &stored.risk);
         agg.decision = text(self, &stored.decision);
         agg.delegated_agent = text(self, &stored.delegated_agent);
+        agg.permission_mode = text(self, &stored.permission_mode);
         agg.start_ts = stored.start_ts;
         agg.end_ts = stored.end_ts;
         // A call lacking a half has no duration but the one its half reported.
@@ -521,6 +522,7 @@ impl<S: BuildHasher> ToolCalls<S> {
             let risk = row.risk.as_deref().map(|v| self.keep(v));
             let decision = row.decision.as_deref().map(|v| self.keep(v));
             let delegated = row.delegated_agent.as_deref().map(|v| self.keep(v));
+            let mode = row.permission_mode.as_deref().map(|v| self.keep(v));
             let agg = &mut self.calls[slot];
             agg.input_from_pre = input.is_some();
             // Without an input of its own, the call shows its PostToolUse's, if one came.
@@ -530,6 +532,7 @@ impl<S: BuildHasher> ToolCalls<S> {
             agg.risk = risk;
             agg.decision = decision;
             agg.delegated_agent = delegated;
+            agg.permission_mode = mode;
         } else if !self.calls[slot].input_from_pre {
             let input = from_line(self);
             self.calls[slot].input = input;
@@ -568,7 +571,7 @@ impl<S: BuildHasher> ToolCalls<S> {
     }
 
     /// Binds `first` (?1: the call's key to insert, or the rowid of the stored call it
-    /// carries on) and the call's fields (?2–?16), which the two statements of
+    /// carries on) and the call's fields (?2–?17), which the two statements of
     /// [`ToolCalls::flush`] take alike.
     fn bind_call(
         &self,
@@ -576,9 +579,9 @@ impl<S: BuildHasher> ToolCalls<S> {
         first: impl rusqlite::ToSql,
         c: &ToolCallAgg,
     ) -> rusqlite::Result<()> {
-        if stmt.parameter_count() != 16 {
+        if stmt.parameter_count() != 17 {
             return Err(rusqlite::Error::InvalidParameterCount(
-                16,
+                17,
                 stmt.parameter_count(),
             ));
         }
@@ -598,7 +601,8 @@ impl<S: BuildHasher> ToolCalls<S> {
         stmt.raw_bind_parameter(13, self.opt_str(c.input))?;
         stmt.raw_bind_parameter(14, self.opt_str(c.risk))?;
         stmt.raw_bind_parameter(15, self.opt_str(c.decision))?;
-        stmt.raw_bind_parameter(16, self.opt_str(c.delegated_agent))
+        stmt.raw_bind_parameter(16, self.opt_str(c.delegated_agent))?;
+        stmt.raw_bind_parameter(17, self.opt_str(c.permission_mode))
     }
 
     /// Writes this batch's tool calls: a call stored before (one half came in an earlier batch)
@@ -614,14 +618,15 @@ impl<S: BuildHasher> ToolCalls<S> {
                 "UPDATE tool_calls SET tool_call_id = ?2, session_id = ?3, tool_name = ?4,
                    start_ts = ?5, end_ts = ?6, duration_ms = ?7, success = ?8, result_type = ?9,
                    pre_event_id = ?10, post_event_id = ?11, outcome = ?12, input = ?13,
-                   risk = ?14, decision = ?15, delegated_agent = ?16
+                   risk = ?14, decision = ?15, delegated_agent = ?16, permission_mode = ?17
                  WHERE rowid = ?1",
             )?;
             let mut insert = tx.prepare_cached(
                 "INSERT INTO tool_calls(call_key, tool_call_id, session_id, tool_name, start_ts,
                    end_ts, duration_ms, success, result_type, pre_event_id, post_event_id,
-                   outcome, input, risk, decision, delegated_agent)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                   outcome, input, risk, decision, delegated_agent, permission_mode)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                   ?17)",
             )?;
             for c in &self.calls {
                 if let Some(was) = &c.was {
@@ -761,6 +766,8 @@ struct ToolCallAgg {
     risk: Option<Span>,
     decision: Option<Span>,
     delegated_agent: Option<Span>,
+    /// The PreToolUse's `permissionMode` (`tool_calls.permission_mode`, 0030).
+    permission_mode: Option<Span>,
     /// The hash of the PreToolUse's `toolInput` (calls without an id).
     input_hash: Option<u64>,
     /// The rowid of the stored call this one carries on.
@@ -823,6 +830,7 @@ struct StoredCall {
     risk: Option<String>,
     decision: Option<String>,
     delegated_agent: Option<String>,
+    permission_mode: Option<String>,
     /// What the row adds to `session_tools` now.
     share: CallShare,
 }
@@ -854,6 +862,7 @@ impl StoredCall {
             risk: r.get(13)?,
             decision: r.get(14)?,
             delegated_agent: r.get(15)?,
+            permission_mode: r.get(16)?,
         })
     }
 }

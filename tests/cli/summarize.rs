@@ -1061,9 +1061,30 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0029 left: no
+/// `tool_calls.permission_mode`, the view and `tool_calls_session_id` as 0028 and 0019 made
+/// them, the schema version 29.
+pub(crate) fn back_to_0029(conn: &rusqlite::Connection) {
+    let m0028 = include_str!("../../migrations/0028_tool_call_decisions.sql");
+    let view = &m0028[..m0028.find("\n-- The calls the gate flagged").unwrap()];
+    let m0019 = include_str!("../../migrations/0019_story_calls.sql");
+    let at = m0019.find("CREATE INDEX tool_calls_session_id").unwrap();
+    let index = &m0019[at..at + m0019[at..].find(';').unwrap()];
+    conn.execute_batch(
+        "DROP VIEW v_tool_call_decisions;
+         DROP INDEX tool_calls_session_id;
+         ALTER TABLE tool_calls DROP COLUMN permission_mode;",
+    )
+    .unwrap();
+    conn.execute_batch(index).unwrap();
+    conn.execute_batch(view).unwrap();
+    conn.execute_batch("PRAGMA user_version = 29;").unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0028 left: no `chain`, the schema
 /// version 28.
 pub(crate) fn back_to_0028(conn: &rusqlite::Connection) {
+    back_to_0029(conn);
     conn.execute_batch("DROP TABLE chain; PRAGMA user_version = 28;")
         .unwrap();
 }

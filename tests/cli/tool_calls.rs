@@ -671,4 +671,55 @@ fn each_call_says_who_decided_it_where_the_events_tell() {
     }
     let refused = text.lines().find(|l| l.contains("Bash  curl x")).unwrap();
     assert!(refused.contains("  [refused, "), "{refused}");
+
+    // A session with no PermissionRequest or PermissionDenied is decided by `show` from its
+    // calls' rows alone: the same as the view says.
+    let in_plain = |mut p: Value| {
+        p["session_id"] = json!("plain");
+        p
+    };
+    for (id, mode, command) in [
+        ("p1", Some("default"), "ls -l"),
+        ("p2", Some("bypassPermissions"), "date -u"),
+        ("p3", Some("auto"), "pwd -P"),
+        ("p4", Some("acceptEdits"), "id"),
+        ("p5", None, "uname"),
+    ] {
+        claude_hook(&env, in_plain(pre(id, mode, command)));
+        claude_hook(&env, in_plain(post(id, command)));
+    }
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    claude_hook(&env, in_plain(pre("p6", Some("default"), "rm -rf /")));
+    claude_hook(&env, in_plain(pre("p7", Some("plan"), "sleep 1")));
+    env.ingest_once();
+    let view = rows(
+        &env,
+        "SELECT tool_call_id || ' ' || decided_by FROM v_tool_call_decisions
+         WHERE session_id = 'plain' ORDER BY tool_call_id",
+    );
+    assert_eq!(
+        view,
+        [
+            "p1 settings",
+            "p2 mode",
+            "p3 auto",
+            "p4 settings",
+            "p5 unknown",
+            "p6 gate",
+            "p7 unknown"
+        ]
+    );
+    let story = json_out(&env, &["show", "plain"]);
+    let shown: Vec<String> = story["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .map(|i| i["decided_by"].as_str().unwrap_or("unknown").to_string())
+        .collect();
+    let from_view: Vec<String> = view
+        .iter()
+        .map(|v| v.split_once(' ').unwrap().1.to_string())
+        .collect();
+    assert_eq!(shown, from_view, "{story}");
 }

@@ -153,6 +153,8 @@ struct Raw<'a> {
     risk: Option<Loose<'a>>,
     #[serde(borrow, rename = "decision")]
     decision: Option<Loose<'a>>,
+    #[serde(borrow, rename = "permissionMode")]
+    permission_mode: Option<Loose<'a>>,
     #[serde(borrow, rename = "timestamp")]
     timestamp: Option<Loose<'a>>,
     #[serde(borrow, rename = "ts")]
@@ -416,6 +418,7 @@ fn detach<'a>(row: EventRow<'_>, text: &'a str) -> EventRow<'a> {
         tool_result_type: own(row.tool_result_type),
         risk: own(row.risk),
         decision: own(row.decision),
+        permission_mode: own(row.permission_mode),
         duration_ms: row.duration_ms,
         size_bytes: row.size_bytes,
         estimated_tokens: row.estimated_tokens,
@@ -520,6 +523,7 @@ fn build<'a>(raw: Raw<'a>, text: &'a str, now_ms: i64) -> EventRow<'a> {
         tool_result_type: raw.tool_result_type.and_then(Loose::into_str),
         risk,
         decision: raw.decision.and_then(Loose::into_str),
+        permission_mode: raw.permission_mode.and_then(Loose::into_str),
         duration_ms: raw.duration_ms.as_ref().and_then(Loose::as_i64),
         size_bytes: pick_i64(&raw.size_bytes, &raw.size_bytes_s),
         estimated_tokens: pick_i64(&raw.estimated_tokens, &raw.estimated_tokens_s),

@@ -122,6 +122,8 @@ pub struct EventRow<'a> {
     /// The safety gate's `allow` or `deny` (PreToolUse with a `risk`): the `decision` column,
     /// and ingest reads it for the call's outcome.
     pub decision: Option<Cow<'a, str>>,
+    /// `permissionMode`: the agent's permission mode on a PreToolUse (Claude Code, Codex).
+    pub permission_mode: Option<Cow<'a, str>>,
     /// Reported duration of the tool call.
     pub duration_ms: Option<i64>,
     /// Payload size in bytes.
