@@ -84,6 +84,10 @@ fn write_report(
 ) -> io::Result<()> {
     let count = |n: u64| human::whole(n as i64);
     match v.problem_count {
+        0 if v.records == 0 => writeln!(
+            out,
+            "Nothing chained yet: the chain begins with the next rows ingest stores."
+        )?,
         0 => writeln!(
             out,
             "Verified {} rows in {} chain records: none altered, removed or inserted.",
@@ -131,6 +135,7 @@ fn write_report(
     }
     match &v.head {
         Some(head) => writeln!(out, "Head: {}", chain::hex(head)),
-        None => writeln!(out, "The chain is empty: no row was stored since it began."),
+        // The first line said so.
+        None => Ok(()),
     }
 }

@@ -187,6 +187,13 @@ fn rows_stored_before_the_chain_began_are_counted_not_covered() {
     env.ingest_once();
     // As a store of the version before: no chain yet.
     crate::summarize::back_to_0028(&env.rw());
+    let (code, text) = verify(&env, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        text,
+        "Nothing chained yet: the chain begins with the next rows ingest stores.\n\
+         4 rows stored before the chain began are not covered.\n"
+    );
     env.append(&prompts(1, 3, crate::common::now_ms()));
     env.ingest_once();
     let report: Value = assert_chain_whole(&env);
