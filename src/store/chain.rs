@@ -248,6 +248,16 @@ pub struct Verified {
     pub problem_count: u64,
 }
 
+impl Verified {
+    /// Counts `p`, and keeps it when fewer than [`MAX_PROBLEMS`] are kept.
+    fn problem(&mut self, p: Problem) {
+        self.problem_count += 1;
+        if self.problems.len() < MAX_PROBLEMS {
+            self.problems.push(p);
+        }
+    }
+}
+
 /// The most problems `verify` keeps to name (all are counted).
 pub const MAX_PROBLEMS: usize = 20;
 
@@ -288,95 +298,164 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// A row a `rows` record lists: its `seq`, `ts` and digest.
+type Listed = (i64, i64, [u8; DIGEST_LEN]);
+
+fn listed_rows(body: &[u8]) -> impl Iterator<Item = Listed> + '_ {
+    body.chunks_exact(ROW_LEN).map(|c| {
+        let seq = i64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
+        let ts = i64::from_le_bytes(c[8..16].try_into().expect("8 bytes"));
+        let mut digest = [0; DIGEST_LEN];
+        digest.copy_from_slice(&c[16..]);
+        (seq, ts, digest)
+    })
+}
+
+/// The rows the records list, in `seq` order: read record by record as the chain holds them
+/// when their seqs only grow (ingest is the one writer, so they do unless the newest row was
+/// deleted and its seq given again), else gathered and sorted (32 bytes a row in memory).
+struct ListedRows<'s> {
+    /// Record bodies in order, when they are read as they come.
+    records: Option<rusqlite::Rows<'s>>,
+    body: Vec<u8>,
+    at: usize,
+    /// All of them sorted, otherwise.
+    sorted: std::vec::IntoIter<Listed>,
+    peeked: Option<Listed>,
+}
+
+impl ListedRows<'_> {
+    fn peek(&mut self) -> rusqlite::Result<Option<Listed>> {
+        if self.peeked.is_none() {
+            self.peeked = self.next_one()?;
+        }
+        Ok(self.peeked)
+    }
+
+    fn take(&mut self) -> rusqlite::Result<Option<Listed>> {
+        let next = self.peek()?;
+        self.peeked = None;
+        Ok(next)
+    }
+
+    fn next_one(&mut self) -> rusqlite::Result<Option<Listed>> {
+        let Some(records) = self.records.as_mut() else {
+            return Ok(self.sorted.next());
+        };
+        while self.at + ROW_LEN > self.body.len() {
+            match records.next()? {
+                Some(r) => {
+                    self.body = r.get(0)?;
+                    self.at = 0;
+                }
+                None => return Ok(None),
+            }
+        }
+        let row = listed_rows(&self.body[self.at..self.at + ROW_LEN]).next();
+        self.at += ROW_LEN;
+        Ok(row)
+    }
+}
+
+const ROW_RECORDS: &str = "SELECT body FROM chain WHERE kind = 'rows' ORDER BY id";
+
 /// Checks the chain and every row it lists against the store (read in one snapshot by the
 /// caller): recomputes each record's hash from the one before (the first from the anchor of
 /// the latest prune), and each stored row's digest; a row a record lists that is gone is
 /// pruned when older than the latest prune's cutoff, else removed; a row no record lists,
-/// newer than the chain's start, was inserted.
+/// newer than the chain's start, was inserted. Two passes over the chain (its links, then its
+/// rows beside the stored ones), one over `events`.
 pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
     let mut out = Verified::default();
-    let problem = |out: &mut Verified, p: Problem| {
-        out.problem_count += 1;
-        if out.problems.len() < MAX_PROBLEMS {
-            out.problems.push(p);
-        }
-    };
     let prune = latest_prune(conn)?;
-    let anchor = prune.and_then(|p| p.anchor);
     let cutoff = prune.map(|p| p.cutoff);
-    let start = chain_start(conn)?;
-    let mut prev = anchor.map_or(GENESIS, |(_, h)| h);
-    let mut expected_id = anchor.map(|(id, _)| id + 1);
-    let mut listed: Vec<(i64, i64, [u8; DIGEST_LEN])> = Vec::new();
-    {
-        let mut records = conn.prepare("SELECT id, kind, body, hash FROM chain ORDER BY id")?;
+    let in_order = check_links(conn, prune.and_then(|p| p.anchor), &mut out)?;
+    let chain_start = chain_start(conn)?.unwrap_or(i64::MAX);
+    let mut records = conn.prepare(ROW_RECORDS)?;
+    let mut listed = ListedRows {
+        records: None,
+        body: Vec::new(),
+        at: 0,
+        sorted: Vec::new().into_iter(),
+        peeked: None,
+    };
+    if in_order {
+        listed.records = Some(records.query([])?);
+    } else {
+        let mut all: Vec<Listed> = Vec::new();
         let mut rows = records.query([])?;
         while let Some(r) = rows.next()? {
-            let (id, kind): (i64, String) = (r.get(0)?, r.get(1)?);
-            let (body, hash): (Vec<u8>, Vec<u8>) = (r.get(2)?, r.get(3)?);
-            out.records += 1;
-            let contiguous = expected_id.is_none_or(|e| e == id);
-            if !contiguous || link(&prev, &kind, &body) != to_hash(&hash) {
-                problem(&mut out, Problem::Chain { record: id });
+            all.extend(listed_rows(&r.get::<_, Vec<u8>>(0)?));
+        }
+        all.sort_by_key(|l| l.0);
+        listed.sorted = all.into_iter();
+    }
+    let gone = |out: &mut Verified, seq: i64, ts: i64| match cutoff.is_some_and(|c| ts < c) {
+        true => out.pruned += 1,
+        false => out.problem(Problem::Removed { seq, ts }),
+    };
+    let mut stored = conn.prepare("SELECT seq, id, ts, entry FROM events ORDER BY seq")?;
+    let mut rows = stored.query([])?;
+    while let Some(r) = rows.next()? {
+        let (seq, id, ts, entry): (i64, String, i64, String) =
+            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+        while let Some((l_seq, l_ts, _)) = listed.peek()? {
+            if l_seq >= seq {
+                break;
             }
-            prev = to_hash(&hash);
-            expected_id = Some(id + 1);
-            if kind == ROWS {
-                listed.extend(body.chunks_exact(ROW_LEN).map(|c| {
-                    let seq = i64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
-                    let ts = i64::from_le_bytes(c[8..16].try_into().expect("8 bytes"));
-                    let mut digest = [0; DIGEST_LEN];
-                    digest.copy_from_slice(&c[16..]);
-                    (seq, ts, digest)
-                }));
+            listed.take()?;
+            gone(&mut out, l_seq, l_ts);
+        }
+        match listed.peek()? {
+            Some((l_seq, l_ts, digest)) if l_seq == seq => {
+                listed.take()?;
+                if l_ts == ts && row_digest(&id, ts, &entry) == digest {
+                    out.rows += 1;
+                } else {
+                    out.problem(Problem::Altered { seq, id });
+                }
+            }
+            _ if seq < chain_start => out.before_chain += 1,
+            _ => out.problem(Problem::Inserted { seq, id }),
+        }
+    }
+    while let Some((seq, ts, _)) = listed.take()? {
+        gone(&mut out, seq, ts);
+    }
+    Ok(out)
+}
+
+/// The first pass: each record's hash from the one before (the first's from `anchor`), the
+/// head; true when the seqs the records list only grow.
+fn check_links(
+    conn: &Connection,
+    anchor: Option<(i64, Hash)>,
+    out: &mut Verified,
+) -> rusqlite::Result<bool> {
+    let mut prev = anchor.map_or(GENESIS, |(_, h)| h);
+    let mut expected_id = anchor.map(|(id, _)| id + 1);
+    let (mut last_seq, mut in_order) = (i64::MIN, true);
+    let mut records = conn.prepare("SELECT id, kind, body, hash FROM chain ORDER BY id")?;
+    let mut rows = records.query([])?;
+    while let Some(r) = rows.next()? {
+        let (id, kind): (i64, String) = (r.get(0)?, r.get(1)?);
+        let (body, hash): (Vec<u8>, Vec<u8>) = (r.get(2)?, r.get(3)?);
+        out.records += 1;
+        let contiguous = expected_id.is_none_or(|e| e == id);
+        if !contiguous || link(&prev, &kind, &body) != to_hash(&hash) {
+            out.problem(Problem::Chain { record: id });
+        }
+        prev = to_hash(&hash);
+        expected_id = Some(id + 1);
+        if kind == ROWS && in_order {
+            for (seq, _, _) in listed_rows(&body) {
+                in_order &= seq > last_seq;
+                last_seq = seq;
             }
         }
     }
     out.head = (out.records > 0).then_some(prev);
-    listed.sort_unstable_by_key(|l| l.0);
-    let chain_start = start.unwrap_or(i64::MAX);
-    let mut listed = listed.into_iter().peekable();
-    let mut stored = conn.prepare("SELECT seq, id, ts, entry FROM events ORDER BY seq")?;
-    let mut rows = stored.query([])?;
-    let gone = |out: &mut Verified, seq: i64, ts: i64| {
-        if cutoff.is_some_and(|c| ts < c) {
-            out.pruned += 1;
-            None
-        } else {
-            Some(Problem::Removed { seq, ts })
-        }
-    };
-    while let Some(r) = rows.next()? {
-        let (seq, id, ts, entry): (i64, String, i64, String) =
-            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
-        while let Some(&(l_seq, l_ts, _)) = listed.peek() {
-            if l_seq >= seq {
-                break;
-            }
-            listed.next();
-            if let Some(p) = gone(&mut out, l_seq, l_ts) {
-                problem(&mut out, p);
-            }
-        }
-        match listed.peek() {
-            Some(&(l_seq, l_ts, digest)) if l_seq == seq => {
-                listed.next();
-                if l_ts == ts && row_digest(&id, ts, &entry) == digest {
-                    out.rows += 1;
-                } else {
-                    problem(&mut out, Problem::Altered { seq, id });
-                }
-            }
-            _ if seq < chain_start => out.before_chain += 1,
-            _ => problem(&mut out, Problem::Inserted { seq, id }),
-        }
-    }
-    for (seq, ts, _) in listed {
-        if let Some(p) = gone(&mut out, seq, ts) {
-            problem(&mut out, p);
-        }
-    }
-    Ok(out)
+    Ok(in_order)
 }
 
 /// True when `hex` (a head kept earlier) is the hash of a record still in the chain, or the

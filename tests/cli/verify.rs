@@ -207,3 +207,26 @@ fn rows_stored_before_the_chain_began_are_counted_not_covered() {
         "{text}"
     );
 }
+
+/// The newest row deleted: its seq is given again to the next row ingest stores, so the
+/// records' seqs no longer only grow (verify then sorts what they list); the deletion is
+/// still found.
+#[test]
+fn the_newest_row_deleted_and_its_seq_given_again_is_found() {
+    let env = TestEnv::new();
+    let now = crate::common::now_ms();
+    env.append(&prompts(1, 3, now - 2000));
+    env.ingest_once();
+    as_admin(&env, "DELETE FROM events WHERE seq = 3;");
+    env.append(&prompts(1, 1, now - 1000));
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT max(seq) FROM events"),
+        3,
+        "the seq was given again"
+    );
+    let (code, text) = verify(&env, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("  row 3 (of "), "{text}");
+    assert!(text.contains(") was removed, and not by prune"), "{text}");
+}
