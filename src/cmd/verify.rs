@@ -60,7 +60,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             "rows": verified.rows,
             "pruned": verified.pruned,
             "before_chain": verified.before_chain,
-            "head": verified.head.as_ref().map(chain::hex),
+            "head": verified.head.as_ref().map(|h| chain::hex(h)),
             "problems": verified.problem_count,
             "first_problems": verified.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "expected_head_found": expected,

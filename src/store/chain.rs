@@ -19,6 +19,8 @@
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
+pub use crate::model::queue_line::parse::hex;
+
 /// Bytes of a row's digest kept in a record (the first 16 of its SHA-256).
 pub const DIGEST_LEN: usize = 16;
 
@@ -53,6 +55,8 @@ pub fn row_digest(id: &str, ts: i64, entry: &str) -> [u8; DIGEST_LEN] {
 #[derive(Debug, Default)]
 pub struct Links {
     body: Vec<u8>,
+    /// The first and last `seq` listed.
+    seqs: Option<(i64, i64)>,
     ts_max: Option<i64>,
 }
 
@@ -62,24 +66,25 @@ impl Links {
         self.body.extend_from_slice(&seq.to_le_bytes());
         self.body.extend_from_slice(&ts.to_le_bytes());
         self.body.extend_from_slice(&row_digest(id, ts, entry));
+        self.seqs = Some((self.seqs.map_or(seq, |s| s.0), seq));
         self.ts_max = self.ts_max.max(Some(ts));
-    }
-
-    /// True when the batch stored no row.
-    pub fn is_empty(&self) -> bool {
-        self.body.is_empty()
     }
 
     /// Appends the batch's record to the chain (in the batch's transaction); nothing when it
     /// stored no row.
     pub fn append(&self, conn: &Connection) -> rusqlite::Result<()> {
-        if self.is_empty() {
-            return Ok(());
+        match self.seqs {
+            Some(seqs) => {
+                let record = Record {
+                    kind: ROWS,
+                    body: &self.body,
+                    seqs: Some(seqs),
+                    ts_max: self.ts_max,
+                };
+                append(conn, record, None)
+            }
+            None => Ok(()),
         }
-        let first = i64::from_le_bytes(self.body[..8].try_into().expect("8 bytes"));
-        let last_at = self.body.len() - ROW_LEN;
-        let last = i64::from_le_bytes(self.body[last_at..last_at + 8].try_into().expect("8 bytes"));
-        append(conn, ROWS, &self.body, Some((first, last)), self.ts_max)
     }
 }
 
@@ -90,25 +95,38 @@ pub fn head(conn: &Connection) -> rusqlite::Result<Option<(i64, Hash)>> {
         .optional()
 }
 
-fn append(
-    conn: &Connection,
-    kind: &str,
-    body: &[u8],
+/// A record one batch's rows (`seqs`, `ts_max`) or a prune wrote, linked to the last record;
+/// to `anchor` when the chain has none left (a prune just deleted them all). Its id follows
+/// the one it is linked to, given explicitly: after such a delete SQLite would give the
+/// first id again, and the chain would no longer follow from its anchor.
+struct Record<'b> {
+    kind: &'b str,
+    body: &'b [u8],
     seqs: Option<(i64, i64)>,
     ts_max: Option<i64>,
+}
+
+fn append(
+    conn: &Connection,
+    record: Record<'_>,
+    anchor: Option<(i64, Hash)>,
 ) -> rusqlite::Result<()> {
-    let prev = head(conn)?.map_or(GENESIS, |(_, hash)| hash);
-    let hash = link(&prev, kind, body);
+    let (last_id, prev) = match head(conn)? {
+        Some(last) => last,
+        None => anchor.unwrap_or((0, GENESIS)),
+    };
+    let hash = link(&prev, record.kind, record.body);
     conn.prepare_cached(
-        "INSERT INTO chain(kind, seq_from, seq_to, ts_max, body, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO chain(id, kind, seq_from, seq_to, ts_max, body, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
-        kind,
-        seqs.map(|s| s.0),
-        seqs.map(|s| s.1),
-        ts_max,
-        body,
+        last_id + 1,
+        record.kind,
+        record.seqs.map(|s| s.0),
+        record.seqs.map(|s| s.1),
+        record.ts_max,
+        record.body,
         &hash[..]
     ])?;
     Ok(())
@@ -137,7 +155,8 @@ fn to_hash(bytes: &[u8]) -> Hash {
 /// the anchor (the last deleted record, or the earlier anchor), in one transaction of the
 /// caller's.
 pub fn note_prune(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<()> {
-    let Some(start) = chain_start(conn)? else {
+    let prune = latest_prune(conn)?;
+    let Some(start) = chain_start(conn, prune)? else {
         // Nothing was ever chained: nothing to anchor.
         return Ok(());
     };
@@ -159,7 +178,7 @@ pub fn note_prune(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<()> {
             conn.execute("DELETE FROM chain WHERE id <= ?1", [id])?;
             Some((id, to_hash(&hash)))
         }
-        None => latest_prune(conn)?.and_then(|p| p.anchor),
+        None => prune.and_then(|p| p.anchor),
     };
     let body = Prune {
         cutoff: cutoff_ms,
@@ -167,12 +186,19 @@ pub fn note_prune(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<()> {
         anchor,
     }
     .write();
-    append(conn, PRUNE, &body, None, None)
+    let record = Record {
+        kind: PRUNE,
+        body: &body,
+        seqs: None,
+        ts_max: None,
+    };
+    append(conn, record, anchor)
 }
 
-/// The first row the chain covers: the latest prune record's, else the first record's first.
-fn chain_start(conn: &Connection) -> rusqlite::Result<Option<i64>> {
-    if let Some(prune) = latest_prune(conn)? {
+/// The first row the chain covers: the latest prune record's (`prune`), else the first
+/// record's first.
+fn chain_start(conn: &Connection, prune: Option<Prune>) -> rusqlite::Result<Option<i64>> {
+    if let Some(prune) = prune {
         return Ok(Some(prune.start));
     }
     conn.query_row(
@@ -370,7 +396,7 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
     let prune = latest_prune(conn)?;
     let cutoff = prune.map(|p| p.cutoff);
     let in_order = check_links(conn, prune.and_then(|p| p.anchor), &mut out)?;
-    let chain_start = chain_start(conn)?.unwrap_or(i64::MAX);
+    let chain_start = chain_start(conn, prune)?.unwrap_or(i64::MAX);
     let mut records = conn.prepare(ROW_RECORDS)?;
     let mut listed = ListedRows {
         records: None,
@@ -476,7 +502,62 @@ pub fn contains(conn: &Connection, hex_hash: &str) -> rusqlite::Result<bool> {
     Ok(false)
 }
 
-/// A hash as lowercase hex.
-pub fn hex(hash: &Hash) -> String {
-    hash.iter().map(|b| format!("{b:02x}")).collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store whose ingest chained `n` rows at times 1..=n, in one batch.
+    fn chained(n: i64) -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        drop(crate::store::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        let mut links = Links::default();
+        for ts in 1..=n {
+            let (id, entry) = (format!("e{ts}"), format!("{{\"n\":{ts}}}"));
+            conn.execute(
+                "INSERT INTO events(id, ts, entry, ingested_at) VALUES (?1, ?2, ?3, 0)",
+                params![id, ts, entry],
+            )
+            .unwrap();
+            links.push(conn.last_insert_rowid(), &id, ts, &entry);
+        }
+        links.append(&conn).unwrap();
+        (dir, conn)
+    }
+
+    /// A prune killed midway: its record of the cutoff came before its deletes, so the rows
+    /// it took are pruned, not removed; a row newer than the cutoff taken by hand is not.
+    #[test]
+    fn rows_a_prune_killed_midway_took_are_pruned_and_others_removed() {
+        let (_dir, conn) = chained(6);
+        note_prune(&conn, 5).unwrap();
+        conn.execute("DELETE FROM events WHERE ts IN (1, 3)", [])
+            .unwrap();
+        let v = verify(&conn).unwrap();
+        assert_eq!((v.rows, v.pruned, v.problem_count), (4, 2, 0), "{v:?}");
+
+        conn.execute("DELETE FROM events WHERE ts = 6", []).unwrap();
+        let v = verify(&conn).unwrap();
+        assert_eq!(v.problems, [Problem::Removed { seq: 6, ts: 6 }]);
+    }
+
+    /// Once every row of a record is gone, the next prune deletes the record and anchors the
+    /// chain on it: the chain still checks, and the head kept before is under it.
+    #[test]
+    fn an_emptied_record_is_deleted_and_the_chain_anchored_on_it() {
+        let (_dir, conn) = chained(3);
+        let kept = head(&conn).unwrap().unwrap().1;
+        conn.execute("DELETE FROM events", []).unwrap();
+        note_prune(&conn, 10).unwrap();
+        let records: i64 = conn
+            .query_row("SELECT count(*) FROM chain WHERE kind = 'rows'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(records, 0);
+        let v = verify(&conn).unwrap();
+        assert_eq!((v.problem_count, v.records), (0, 1), "{v:?}");
+        assert!(contains(&conn, &hex(&kept)).unwrap());
+    }
 }

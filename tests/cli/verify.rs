@@ -180,6 +180,49 @@ fn what_prune_removed_is_told_apart_from_what_was_removed_after() {
     assert!(text.contains("was removed, and not by prune"), "{text}");
 }
 
+/// Everything pruned: every record goes, the chain is anchored on the last, and what ingest
+/// stores next follows from that anchor; a head kept before the prune is pruned past, one kept
+/// after it stays in the chain.
+#[test]
+fn a_prune_of_everything_leaves_a_chain_that_goes_on() {
+    let env = TestEnv::new();
+    let now = crate::common::now_ms();
+    env.append(&prompts(2, 2, now - 10_000));
+    env.ingest_once();
+    let head = |env: &TestEnv| {
+        assert_chain_whole(env)["head"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let before = head(&env);
+    let out = env
+        .cmd()
+        .args(["prune", "--before", "now", "--yes"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.int("SELECT count(*) FROM events"), 0);
+    assert_eq!(env.int("SELECT count(*) FROM chain WHERE kind = 'rows'"), 0);
+    let after = head(&env);
+    env.append(&prompts(1, 2, crate::common::now_ms()));
+    env.ingest_once();
+    assert_eq!(assert_chain_whole(&env)["rows"], 2);
+    let (code, text) = verify(&env, &["--expect", &after]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!("The head {after} is in the chain.")),
+        "{text}"
+    );
+    let (code, text) = verify(&env, &["--expect", &before]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("or pruned past it"), "{text}");
+}
+
 #[test]
 fn rows_stored_before_the_chain_began_are_counted_not_covered() {
     let env = TestEnv::new();
