@@ -12,7 +12,6 @@ use anyhow::Context;
 
 use crate::config::Config;
 use crate::files::paths::Paths;
-use crate::model::spend::SpendFile;
 use crate::read::budget;
 use crate::read::render::Format;
 use crate::read::report::{self, Sink};
@@ -45,9 +44,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let now = crate::support::clock::now_ms();
     let counted = budget::spend_now(&paths.db, &limits, now)?;
-    let hooks = std::fs::read(paths.spend_file())
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<SpendFile>(&bytes).ok());
+    let hooks = crate::files::spend::read(&paths.spend_file()).ok();
     let sink = Sink::for_stdout(args.format);
     let readable = sink.format == Format::Table;
     if readable {

@@ -27,7 +27,6 @@ use crate::hook::checks;
 use crate::model::queue_line::usage::UsageRecord;
 use crate::model::queue_line::QueueEntry;
 use crate::model::redact::Redactor;
-use crate::model::spend::SpendFile;
 use crate::model::transcript::{codex_exit_code, FinalTurn, Turn};
 use crate::model::wire::reply;
 
@@ -199,15 +198,9 @@ fn capture(
 /// leaves every limit unknown: nothing is denied), and gives a warning due only if no earlier
 /// hook of the session gave it in this window: its marker file, created once, holds that.
 fn apply_budget(paths: &Paths, plan: &mut capture::Plan, now_ms: i64, log: &mut DebugLog) {
-    let file = match std::fs::read(paths.spend_file()) {
-        Ok(bytes) => serde_json::from_slice::<SpendFile>(&bytes)
-            .map_err(|err| log.note(|| format!("spend file unreadable: {err}")))
-            .ok(),
-        Err(err) => {
-            log.note(|| format!("no spend file ({err}): budgets unknown"));
-            None
-        }
-    };
+    let file = crate::files::spend::read(&paths.spend_file())
+        .map_err(|why| log.note(|| format!("{why}: budgets unknown")))
+        .ok();
     let config_file = paths.config.display().to_string();
     let Some(warning) = plan.apply_budget(file.as_ref(), now_ms, &config_file) else {
         return;

@@ -26,9 +26,7 @@ const STALE_MS: i64 = 10 * 60 * 1000;
 
 pub fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
     let payload = read_payload();
-    let file = std::fs::read(paths.spend_file())
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<SpendFile>(&bytes).ok());
+    let file = crate::files::spend::read(&paths.spend_file()).ok();
     let now = clock::now_ms();
     let mut line = status_line(file.as_ref(), payload.as_ref(), now);
     let budget = Config::load_for(paths).0.budget;

@@ -9,7 +9,8 @@
 //! - [`identity`]: a file's device and inode;
 //! - [`ingest_lock`]: who holds a database's ingest lock;
 //! - [`debug_log`]: the opt-in debug log;
-//! - [`budget_marks`]: the once-per-session marks of budget warnings.
+//! - [`budget_marks`]: the once-per-session marks of budget warnings;
+//! - [`spend`]: the spend file, read by the hook and the status line.
 
 pub mod budget_marks;
 pub mod debug_log;
@@ -18,5 +19,6 @@ pub mod ingest_lock;
 pub mod lock;
 pub mod paths;
 pub mod queue;
+pub mod spend;
 pub mod tail;
 pub mod transcript;

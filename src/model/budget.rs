@@ -72,11 +72,6 @@ impl Period {
         }
     }
 
-    /// The period named `name` (`day`, `week`, `month`).
-    pub fn parse(name: &str) -> Option<Period> {
-        Period::ALL.into_iter().find(|p| p.as_str() == name)
-    }
-
     /// The window's figures in the spend file, for everything or for one scope.
     fn of(self, figures: &Windows) -> &Spent {
         match self {
@@ -382,7 +377,7 @@ impl<'b> Standing<'b> {
 }
 
 /// Where the window of `period` that holds `now_ms` began.
-pub fn start_of(period: Period, now_ms: i64) -> i64 {
+fn start_of(period: Period, now_ms: i64) -> i64 {
     let (day, week, month) = window_starts(now_ms);
     match period {
         Period::Day => day,

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Context;
 use rusqlite::types::Value;
 
-use crate::model::budget::{Budget, Level, Standing};
+use crate::model::budget::{Budget, BudgetMode, Level, Standing};
 use crate::model::spend::{window_starts, SpendFile};
 use crate::read::report;
 use crate::store::read_only;
@@ -79,17 +79,20 @@ fn row(s: &Standing<'_>, hooks: &Standing<'_>, readable: bool) -> Vec<Value> {
     ]
 }
 
+/// What a crossed limit does in `mode`, as the summaries say it.
+fn what_mode_does(mode: BudgetMode) -> &'static str {
+    match mode {
+        BudgetMode::Enforce => "tool calls and prompts past a limit are refused",
+        BudgetMode::Audit => "calls past a limit are recorded, not refused",
+    }
+}
+
 /// For `status`: a field per limit (`day`, `month codex`) and what it stands at (`$1.20 of
 /// $1.00 (120 %): OVER`), after the mode; one row.
 pub fn fields(budget: &Budget, now: &SpendFile, now_ms: i64) -> (Vec<String>, Vec<Value>) {
-    let mode = match budget.mode {
-        crate::model::budget::BudgetMode::Enforce => {
-            "enforce: tool calls and prompts past a limit are refused"
-        }
-        crate::model::budget::BudgetMode::Audit => "audit: calls past a limit are recorded",
-    };
+    let mode = format!("{}: {}", budget.mode.as_str(), what_mode_does(budget.mode));
     let mut columns = vec!["mode".to_string()];
-    let mut row = vec![Value::Text(mode.to_string())];
+    let mut row = vec![Value::Text(mode)];
     for s in budget.standings(Some(now), now_ms) {
         let scope = match s.limit.scope.is_everything() {
             true => String::new(),
@@ -113,14 +116,11 @@ pub fn fields(budget: &Budget, now: &SpendFile, now_ms: i64) -> (Vec<String>, Ve
 
 /// The lines above the table: the mode, `warn_at`, and how old the hooks' figures are.
 pub fn summary(budget: &Budget, hooks: Option<&SpendFile>, now_ms: i64) -> String {
-    let what = match budget.mode {
-        crate::model::budget::BudgetMode::Enforce => {
-            "enforce mode (tool calls and prompts past a limit are refused)"
-        }
-        crate::model::budget::BudgetMode::Audit => {
-            "audit mode (calls past a limit are recorded, not refused)"
-        }
-    };
+    let what = format!(
+        "{} mode ({})",
+        budget.mode.as_str(),
+        what_mode_does(budget.mode)
+    );
     let seen = match hooks {
         None => "The hooks see no spend yet: a running `cmstore ingest` counts it.".to_string(),
         Some(file) => format!(

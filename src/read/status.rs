@@ -97,9 +97,7 @@ fn budget_report(
         return Ok(None);
     }
     let now = crate::support::clock::now_ms();
-    let hooks = std::fs::read(paths.spend_file())
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<crate::model::spend::SpendFile>(&bytes).ok());
+    let hooks = crate::files::spend::read(&paths.spend_file()).ok();
     let counted = match db_exists {
         true => Some(super::budget::spend_now(&paths.db, budget, now)?),
         false => hooks.clone(),

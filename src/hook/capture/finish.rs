@@ -116,10 +116,9 @@ impl Plan<'_> {
         note_exchange(&self.entry, log);
         let reply = self.reply();
         let mut entries = around.entries;
-        // A budget's mark keeps the entry, like a gate finding (`recorded`).
-        if self.record_main || self.entry.budget.is_some() {
-            entries.insert(around.main_at, self.entry);
-        }
+        // The event's own entry among them; `recorded` keeps what is written (its type
+        // enabled, or a gate finding or a budget's mark on it).
+        entries.insert(around.main_at, self.entry);
         entries.retain(|e| super::plan::recorded(self.config, e));
         Outcome {
             entries,

@@ -51,9 +51,6 @@ pub struct Plan<'c> {
     pub(super) hook_type: Option<HookType>,
     /// The event's own entry.
     pub(super) entry: QueueEntry,
-    /// Whether the event's own entry is written: its type is enabled in `[events]`, or it
-    /// holds a safety-gate finding ([`recorded`]).
-    pub(super) record_main: bool,
     /// The safety gate's deny reply, in enforce mode.
     pub(super) deny: Option<Value>,
     pub(super) transcript: Option<TranscriptRead>,
@@ -220,7 +217,6 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         true => None,
         false => readable.and_then(wire::tool_input),
     };
-    let record_main = recorded(config, &entry);
     let transcript = reading::locate(hook_type, &payload, &entry);
     let workspace = reading::workspace_mark(agent, hook_type, &entry);
     Some(Plan {
@@ -230,7 +226,6 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         event,
         hook_type,
         entry,
-        record_main,
         deny,
         transcript,
         workspace,

@@ -115,8 +115,7 @@ pub fn write_spend(paths: &Paths, store: &store::Store) -> anyhow::Result<()> {
     let scopes = Config::load_for(paths).0.budget.scopes();
     let starts = crate::model::spend::window_starts(now);
     let file = store::spend::spend_file(&conn, now, starts, &scopes)?;
-    let text = serde_json::to_vec(&file)?;
-    crate::files::paths::replace_private_file(&paths.spend_file(), &text)?;
+    crate::files::spend::write(&paths.spend_file(), &file)?;
     // The budget warnings' marks of windows that have ended (the oldest window still running
     // starts on the 1st or on this week's Monday, whichever is earlier). A mark left behind
     // costs an empty file and changes nothing: a failure here is not worth a warning.
