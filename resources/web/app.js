@@ -495,11 +495,11 @@ async function showCall(detail, session, c, bar) {
 // Who decided a call, as `show` says it (v_tool_call_decisions); nothing for the gate, whose
 // finding is shown already, or when nothing tells.
 const DECIDED = {
-  user: "asked the user",
-  settings: "allowed by settings",
-  mode: "allowed by bypassPermissions",
-  auto: "allowed in auto mode",
-  classifier: "by auto mode's classifier",
+  user: "by the user",
+  settings: "by settings",
+  mode: "by bypass mode",
+  auto: "by auto mode",
+  classifier: "by the classifier",
 };
 function decided(by) {
   return DECIDED[by] ? " · " + DECIDED[by] : "";

@@ -432,15 +432,15 @@ impl CallRow {
     }
 }
 
-/// How a call's line says who decided it; `None` for the gate, whose finding the line says
-/// already.
-fn decided_text(by: &str) -> Option<&'static str> {
+/// How a call's line says who decided it (`gate report` says it alike); `None` for the gate,
+/// whose finding the line says already, and where nothing tells.
+pub fn decided_text(by: &str) -> Option<&'static str> {
     Some(match by {
-        "user" => "asked the user",
-        "settings" => "allowed by settings",
-        "mode" => "allowed by bypassPermissions",
-        "auto" => "allowed in auto mode",
-        "classifier" => "by auto mode's classifier",
+        "user" => "by the user",
+        "settings" => "by settings",
+        "mode" => "by bypass mode",
+        "auto" => "by auto mode",
+        "classifier" => "by the classifier",
         _ => return None,
     })
 }
@@ -928,15 +928,25 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
                 tail.push_str(", ");
                 tail.push_str(&human::duration(*ms));
             }
-            if let Some(risk) = risk {
-                // `write!` to a String cannot fail.
-                let _ = write!(
-                    tail,
-                    ", gate: {risk} ({})",
-                    decision.as_deref().unwrap_or("?")
-                );
+            let by = decided_by.as_deref().and_then(decided_text);
+            match (risk, by) {
+                // Who decided is said only of a call the gate let through: its `(allow)`
+                // would repeat it.
+                (Some(risk), Some(_)) => {
+                    tail.push_str(", gate: ");
+                    tail.push_str(risk);
+                }
+                (Some(risk), None) => {
+                    // `write!` to a String cannot fail.
+                    let _ = write!(
+                        tail,
+                        ", gate: {risk} ({})",
+                        decision.as_deref().unwrap_or("?")
+                    );
+                }
+                _ => {}
             }
-            if let Some(by) = decided_by.as_deref().and_then(decided_text) {
+            if let Some(by) = by {
                 tail.push_str(", ");
                 tail.push_str(by);
             }

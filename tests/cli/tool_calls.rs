@@ -608,7 +608,7 @@ fn each_call_says_who_decided_it_where_the_events_tell() {
     env.ingest_once();
     let report = crate::common::run_at_100(&env, &["gate", "report", "--format", "table"]);
     assert!(
-        report.contains("\nOf the 2 allowed: 1 by settings, 1 asked the user.\n"),
+        report.contains("\nOf the 2 allowed: 1 by settings, 1 by the user.\n"),
         "{report}"
     );
 
@@ -657,11 +657,11 @@ fn each_call_says_who_decided_it_where_the_events_tell() {
     );
     let text = crate::common::run_at_100(&env, &["show", "dc"]);
     for (command, said) in [
-        ("ls", "allowed by settings]"),
-        ("make", "asked the user]"),
-        ("pwd", "allowed in auto mode]"),
-        ("date", "allowed by bypassPermissions]"),
-        ("curl x", "by auto mode's classifier]"),
+        ("ls", "by settings]"),
+        ("make", "by the user]"),
+        ("pwd", "by auto mode]"),
+        ("date", "by bypass mode]"),
+        ("curl x", "by the classifier]"),
     ] {
         let line = text
             .lines()

@@ -193,7 +193,7 @@ pub fn summary(totals: &Totals) -> String {
 }
 
 /// A line saying who allowed the flagged calls the gate allowed: `Of the 6 allowed: 3 by
-/// settings, 2 asked the user, 1 not told.`; `None` when it allowed none, or nothing tells of
+/// settings, 2 by the user, 1 not told.`; `None` when it allowed none, or nothing tells of
 /// any (a line saying only that would be noise).
 pub fn allowed_by_line(by: &[(String, i64)]) -> Option<String> {
     let total: i64 = by.iter().map(|(_, n)| n).sum();
@@ -202,12 +202,9 @@ pub fn allowed_by_line(by: &[(String, i64)]) -> Option<String> {
     }
     let parts: Vec<String> = by
         .iter()
-        .map(|(who, n)| match who.as_str() {
-            "user" => format!("{n} asked the user"),
-            "mode" => format!("{n} by bypassPermissions"),
-            "auto" => format!("{n} in auto mode"),
-            "unknown" => format!("{n} not told"),
-            other => format!("{n} by {other}"),
+        .map(|(who, n)| match crate::read::story::decided_text(who) {
+            Some(by) => format!("{n} {by}"),
+            None => format!("{n} not told"),
         })
         .collect();
     Some(format!("Of the {total} allowed: {}.", parts.join(", ")))
