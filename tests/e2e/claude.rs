@@ -681,30 +681,8 @@ fn a_claude_prompt_near_the_budget_is_warned_and_past_it_refused() {
     let refused = MockServer::start(anthropic::responder(vec![Step::Text("Hello.")]));
     let cmd = claude_command(&world, &claude, &refused, "say hello again");
     let run = harness::spawn(&world, "claude", cmd).wait(AGENT_TIMEOUT);
-    world.ingest();
-    let context = format!(
-        "stdout: {}\nstderr: {}\nqueue:\n{}",
-        run.stdout,
-        run.stderr,
-        world.queue_text()
-    );
+    let context = harness::assert_prompt_refused(&world, &refused, &run, "say hello again");
     assert_eq!(run.json()["num_turns"], 0, "{context}");
-    assert!(
-        refused
-            .requests()
-            .iter()
-            .all(|r| !r.body.to_string().contains("say hello again")),
-        "the refused prompt reached the model\n{context}"
-    );
-    let prompts = world.query(
-        "select decision, json_extract(entry, '$.budget.level') level from events
-         where hook_type = 'UserPromptSubmit' and prompt = 'say hello again'",
-    );
-    assert_eq!(
-        prompts,
-        vec![json!({"decision": "deny", "level": "over"})],
-        "{context}"
-    );
 }
 
 /// Issue 39's decision chains with a real Claude Code: a call its settings allow ran with no

@@ -448,26 +448,5 @@ fn a_gemini_prompt_past_the_budget_is_refused() {
     let mock = MockServer::start(google::responder(vec![Step::Text("Hello.")]));
     let cmd = gemini_command(&world, &gemini, &mock, "say hello");
     let run = harness::spawn(&world, "gemini", cmd).wait(AGENT_TIMEOUT);
-    world.ingest();
-    let context = format!(
-        "stdout: {}\nstderr: {}\nqueue:\n{}",
-        run.stdout,
-        run.stderr,
-        world.queue_text()
-    );
-    assert!(
-        mock.requests()
-            .iter()
-            .all(|r| !r.body.to_string().contains("say hello")),
-        "the refused prompt reached the model\n{context}"
-    );
-    let prompts = world.query(
-        "select decision, json_extract(entry, '$.budget.level') level from events
-         where hook_type = 'UserPromptSubmit'",
-    );
-    assert_eq!(
-        prompts,
-        vec![json!({"decision": "deny", "level": "over"})],
-        "{context}"
-    );
+    harness::assert_prompt_refused(&world, &mock, &run, "say hello");
 }

@@ -450,3 +450,34 @@ impl Session {
         )
     }
 }
+
+/// Asserts that the agent's `run` in `world` refused `prompt` on a `[budget]` limit: the
+/// prompt never reached `mock`, and the `UserPromptSubmit` line holding it is denied past the
+/// limit (Gemini CLI puts the context its session start was given in front of the prompt).
+/// Returns what to print with a later assertion that fails.
+pub fn assert_prompt_refused(world: &World, mock: &MockServer, run: &Run, prompt: &str) -> String {
+    world.ingest();
+    let context = format!(
+        "stdout: {}\nstderr: {}\nqueue:\n{}",
+        run.stdout,
+        run.stderr,
+        world.queue_text()
+    );
+    assert!(
+        mock.requests()
+            .iter()
+            .all(|r| !r.body.to_string().contains(prompt)),
+        "the refused prompt reached the model\n{context}"
+    );
+    let prompts = world.query(&format!(
+        "select decision, json_extract(entry, '$.budget.level') level from events
+         where hook_type = 'UserPromptSubmit' and instr(prompt, '{}') > 0",
+        prompt.replace('\'', "''")
+    ));
+    assert_eq!(
+        prompts,
+        vec![json!({"decision": "deny", "level": "over"})],
+        "{context}"
+    );
+    context
+}
