@@ -30,6 +30,10 @@ use files::paths::Paths;
 /// Runs one parsed command line and returns the process exit code.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let paths = &Paths::resolve(cli.globals.given_paths());
+    support::zone::choose(match cli.globals.utc {
+        true => support::zone::Zone::Utc,
+        false => support::zone::Zone::Local,
+    });
     // A mistyped --config must not quietly become the defaults: other prices, another gate
     // mode, prune's seven days where the file said thirty. The hook path is the exception:
     // capture never fails, and records the problem on its line instead (`configError`).

@@ -89,11 +89,25 @@ function ms(d) {
   else text = Math.floor(s / 86400) + "d " + two(Math.floor(s % 86400 / 3600)) + "h";
   return sign + text;
 }
+// Times in this browser's zone, as the CLI prints them in its own (support::zone).
+const pad = (n, width) => String(n).padStart(width || 2, "0");
+function localDay(t) {
+  const d = new Date(t);
+  return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate());
+}
 function when(t) {
   if (!t && t !== 0) return "–";
-  return new Date(t).toISOString().slice(0, 16).replace("T", " ");
+  const d = new Date(t);
+  return localDay(t) + " " + pad(d.getHours()) + ":" + pad(d.getMinutes());
 }
-function clock(t) { return new Date(t).toISOString().slice(11, 19); }
+function clock(t) {
+  const d = new Date(t);
+  return pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds());
+}
+function clockMs(t) {
+  const d = new Date(t);
+  return pad(d.getMinutes()) + ":" + pad(d.getSeconds()) + "." + pad(d.getMilliseconds(), 3);
+}
 function project(cwd) {
   if (!cwd) return "";
   const parts = String(cwd).replace(/[\\/]+$/, "").split(/[\\/]/);
@@ -120,25 +134,28 @@ function panel(title, ...children) { return el("section", { class: "panel" }, el
 
 const DAY_MS = 86400000;
 
-// Every UTC day of the chart, the days without data at zero: from the range's first day (or
-// the first with data, for all time) to today (or the last with data). An axis that skipped
-// the empty days made a month with two busy days look like one step.
+// A calendar day (`2026-03-08`) as a number and back: stepping numbers never meets a change
+// of offset, as stepping a local clock by 24 hours would.
+function dayNumber(day) { return Math.round(Date.parse(day + "T00:00:00Z") / DAY_MS); }
+function dayText(n) { return new Date(n * DAY_MS).toISOString().slice(0, 10); }
+
+// Every day of the chart, the days without data at zero: from the range's first day (or the
+// first with data, for all time) to today (or the last with data). An axis that skipped the
+// empty days made a month with two busy days look like one step. The days are the server's
+// (its zone: the footer names it); today is this browser's.
 function everyDay(days, range) {
   if (!days.length) return days;
   const byDay = new Map(days.map((d) => [d.day, d]));
-  const times = days.map((d) => Date.parse(d.day + "T00:00:00Z"));
-  let first = Math.min(...times), last = Math.max(...times);
+  const numbers = days.map((d) => dayNumber(d.day));
+  let first = Math.min(...numbers), last = Math.max(...numbers);
   const m = /^(\d+)([dh])$/.exec(range || "");
   if (m) {
     const span = Number(m[1]) * (m[2] === "d" ? DAY_MS : 3600000);
-    first = Math.min(first, Math.floor((Date.now() - span) / DAY_MS) * DAY_MS);
-    last = Math.max(last, Math.floor(Date.now() / DAY_MS) * DAY_MS);
+    first = Math.min(first, dayNumber(localDay(Date.now() - span)));
+    last = Math.max(last, dayNumber(localDay(Date.now())));
   }
   const out = [];
-  for (let t = first; t <= last; t += DAY_MS) {
-    const day = new Date(t).toISOString().slice(0, 10);
-    out.push(byDay.get(day) || { day });
-  }
+  for (let n = first; n <= last; n++) out.push(byDay.get(dayText(n)) || { day: dayText(n) });
   return out;
 }
 
@@ -192,6 +209,17 @@ function rateCell(rate) {
   return el("span", {}, el("span", { class: "rate", "data-w": Math.round(100 * rate) }), pct(rate));
 }
 
+// The footer names the zones: the days' (the server's, as `cmstore summarize --by day` counts
+// them there) and the times' (this browser's), and says so when the two differ.
+function showZone(serverZone) {
+  const browser = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  const note = document.getElementById("zone-note");
+  if (!note || !serverZone) return;
+  note.textContent = serverZone === browser
+    ? `Read-only view of the local store. Days and times in ${browser}.`
+    : `Read-only view of the local store. Days as the server counts them (${serverZone}); times in this browser's zone (${browser}).`;
+}
+
 // ---- pages ---------------------------------------------------------------------------------
 
 const pages = {
@@ -200,6 +228,7 @@ const pages = {
     const t = o.totals;
     const tokens = (t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_write_tokens || 0);
     const range = document.getElementById("range").value;
+    showZone(o.zone);
     const days = everyDay(o.days, range).map((d) => Object.assign({}, d, {
       tokens: (d.input_tokens || 0) + (d.output_tokens || 0) + (d.cache_read_tokens || 0) + (d.cache_write_tokens || 0),
     }));
@@ -468,7 +497,7 @@ function timeline(data, s, detail) {
   root.appendChild(svg("line", { class: "axis", x1: left, x2: left + plotW, y1: axisY, y2: axisY }));
   for (let k = 0; k <= 6; k++) {
     const t = t0 + (t1 - t0) * k / 6;
-    const label = t1 - t0 < 60000 ? new Date(t).toISOString().slice(14, 23) : clock(t);
+    const label = t1 - t0 < 60000 ? clockMs(t) : clock(t);
     root.appendChild(svg("text", { x: x(t), y: axisY + 14, "text-anchor": k === 0 ? "start" : k === 6 ? "end" : "middle" }, label));
   }
   return el("div", { class: "timeline" }, root);

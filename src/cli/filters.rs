@@ -6,7 +6,7 @@
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ReportFilters {
     /// Only sessions active since then: a duration ago (90m, 36h, 7d, 2w), today, yesterday,
-    /// or a date/datetime (UTC)
+    /// or a date/datetime (local time, UTC with --utc)
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
     /// Only sessions that started before then (same forms as --since)

@@ -134,6 +134,10 @@ pub struct Globals {
     /// Configuration file [default: <home>/cmstore.toml]
     #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,
+    /// Times in UTC: dates given (--since 2026-04-01, today), the days of --by day and the
+    /// times shown [default: the local zone, TZ]
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub utc: bool,
 }
 
 impl Globals {
@@ -182,6 +186,7 @@ impl Globals {
             queue: crate::support::env::path("CMSTORE_QUEUE"),
             db: crate::support::env::path("CMSTORE_DB"),
             config: None,
+            utc: false,
         }
     }
 }

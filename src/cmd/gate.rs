@@ -84,7 +84,7 @@ pub struct ReplayArgs {
 }
 
 const SINCE_HELP: &str = "Only calls recorded since then: a duration ago (90m, 36h, 7d, 2w), \
-today, yesterday, or a date/datetime (UTC)";
+today, yesterday, or a date/datetime (local time, UTC with --utc)";
 const UNTIL_HELP: &str = "Only calls recorded before then (same forms as --since)";
 const AGENT_HELP: &str =
     "Only calls of this agent (claude, vscode, copilot, codex, gemini, cursor)";

@@ -21,7 +21,7 @@ use crate::files::paths::Paths;
 use crate::store::{self, prune as store_prune};
 use crate::support::clock::now_ms;
 use crate::support::failure::Refused;
-use crate::support::timespec;
+use crate::support::{human, timespec};
 use crate::write::ingest;
 use crate::write::prune::queue as compact;
 
@@ -36,7 +36,8 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub days: Option<u32>,
     /// Delete what is older than this instead: a duration ago (36h, 2w; 0m or now for
-    /// everything up to now), today, yesterday, or an ISO date/datetime (UTC), not in the future
+    /// everything up to now), today, yesterday, or an ISO date/datetime (local time, UTC with
+    /// --utc), not in the future
     #[arg(long, value_name = "WHEN", conflicts_with = "days")]
     pub before: Option<String>,
     /// Print what would be removed and change nothing
@@ -76,7 +77,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     writeln!(
         out,
         "cmstore prune: cutoff {} (keeping {why}){}",
-        timespec::iso(cutoff),
+        human::moment(cutoff),
         if args.dry_run { "; dry run" } else { "" }
     )?;
     prune_cursors(&mut out, paths, cutoff, args.dry_run)?;
@@ -141,7 +142,7 @@ fn confirmed(cutoff: i64) -> anyhow::Result<bool> {
     eprint!(
         "cmstore prune: this deletes everything recorded before {}, the last day's records \
          included. Go on? [y/N] ",
-        timespec::iso(cutoff)
+        human::moment(cutoff)
     );
     let mut answer = String::new();
     std::io::stdin()
@@ -188,7 +189,7 @@ fn cutoff(paths: &Paths, args: &Args) -> anyhow::Result<(i64, String)> {
         Some(cutoff) if cutoff > now => bail!(
             "{given} is in the future ({}): every event is older than that; to delete \
              everything up to now, give --before 0m",
-            timespec::iso(cutoff)
+            human::moment(cutoff)
         ),
         Some(cutoff) if cutoff >= 0 => Ok((cutoff, why)),
         _ if args.before.is_some() => bail!("{given} is before 1970: no event is that old"),

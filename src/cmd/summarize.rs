@@ -28,7 +28,7 @@ pub enum ByArg {
     Session,
     /// One row per tool
     Tool,
-    /// One row per UTC day
+    /// One row per day, in the local zone (UTC with --utc)
     Day,
     /// One row per agent
     Agent,

@@ -3,8 +3,10 @@
 //! statusline` reads without opening the database. Its format is this module's; it is
 //! written whole and replaced atomically, so a reader sees one version or the other.
 
-use chrono::{DateTime, Datelike, Days, Local, NaiveDate, TimeZone};
+use chrono::{DateTime, Datelike, Days, Local, NaiveDate};
 use serde::{Deserialize, Serialize};
+
+use crate::support::zone::Zone;
 
 /// The spend file's name, in cmstore's home.
 pub const FILE_NAME: &str = "spend.json";
@@ -142,23 +144,16 @@ pub fn window_starts(now_ms: i64) -> (i64, i64, i64) {
     (midnight(today), midnight(monday), midnight(first))
 }
 
-/// The local midnight that starts `day` (the earliest, where a zone's change repeats it; the
-/// first moment after it, where a change skips it).
+/// The local midnight that starts `day` (budgets count in the local zone whatever `--utc`
+/// says: capture counts them so).
 fn midnight(day: NaiveDate) -> i64 {
-    let start = day.and_hms_opt(0, 0, 0).unwrap_or_default();
-    match Local.from_local_datetime(&start) {
-        chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => {
-            t.timestamp_millis()
-        }
-        chrono::LocalResult::None => Local
-            .from_local_datetime(&(start + chrono::Duration::hours(1)))
-            .earliest()
-            .map_or(0, |t| t.timestamp_millis()),
-    }
+    Zone::Local.midnight(day)
 }
 
 #[cfg(test)]
 mod tests {
+    use chrono::TimeZone;
+
     use super::*;
 
     #[test]

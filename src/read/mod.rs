@@ -3,6 +3,8 @@
 //!
 //! - [`report`], [`render`]: SQL results as tables, CSV or JSON;
 //! - [`sessions`], [`story`]: the session list and one session's story (`show`);
+//! - [`summaries`], [`days`], [`plan`]: `summarize`'s statements, `--by day`'s in the
+//!   reader's zone, and what they share;
 //! - [`status`]: where ingest stands and how big the store is;
 //! - [`gate`]: what the safety gate did, and a replay of rules over the record;
 //! - [`budget`]: where each `[budget]` limit stands;
@@ -10,8 +12,10 @@
 //! - [`export`]: the record as OTLP spans to a collector.
 
 pub mod budget;
+pub mod days;
 pub mod export;
 pub mod gate;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod serve;

@@ -311,7 +311,7 @@ impl IngestReport {
                     "no ingest running; stale pid file: pid {} (started {}) ended without \
                      removing it",
                     h.pid,
-                    iso(h.started_ms).unwrap_or_default()
+                    crate::support::human::moment(h.started_ms)
                 ),
             },
         }

@@ -8,6 +8,10 @@
 
 use rusqlite::types::Value;
 
+pub use super::plan::Plan;
+use super::plan::{
+    in_sessions, int_param, session_conditions, where_of, JOINED_USAGE, ROLLUP_SUMS,
+};
 use crate::read::report::{self, col, Column, Shown};
 use crate::read::sessions::{self, Filters};
 use crate::store::read_only::{Param, ReadOnlyDb};
@@ -19,7 +23,7 @@ pub enum By {
     Session,
     /// One row per tool
     Tool,
-    /// One row per UTC day
+    /// One row per day, in the local zone (UTC with `--utc`)
     Day,
     /// One row per agent
     Agent,
@@ -34,68 +38,10 @@ pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\"
      ended, prompts, turns, subagent_turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
      estimated_tokens, unknown_total, unknown_breakdown";
 
-/// The usage sums of groups of `v_usage_rollup` rows (migration 0016), each already a sum of
-/// responses (a `usage` row counts as a group of one): real tokens from the transcripts and
-/// their cost (`cost_usd` covers the priced responses; `unpriced` counts the others).
-const ROLLUP_SUMS: &str = "sum(responses) AS responses, \
-     CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
-     CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
-     CAST(total(cache_write_tokens) AS INTEGER) AS cache_write_tokens, \
-     CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
-     round(sum(cost_usd), 6) AS cost_usd, sum(unpriced) AS unpriced";
-
 /// The usage columns of `v_session_usage`, `v_daily_usage` and `v_agents_usage` (migration
 /// 0011), after the hook figures.
 pub const USAGE_COLUMNS: &str = "responses, input_tokens, output_tokens, cache_write_tokens, \
      cache_read_tokens, cost_usd, unpriced";
-
-/// The usage columns a row gets from a joined usage group `u`: zero without usage, the cost
-/// NULL then (as the views do).
-const JOINED_USAGE: &str = "coalesce(u.responses, 0) AS responses, \
-     coalesce(u.input_tokens, 0) AS input_tokens, coalesce(u.output_tokens, 0) AS output_tokens, \
-     coalesce(u.cache_write_tokens, 0) AS cache_write_tokens, \
-     coalesce(u.cache_read_tokens, 0) AS cache_read_tokens, u.cost_usd, \
-     coalesce(u.unpriced, 0) AS unpriced";
-
-/// The statement behind a summary, and its parameters.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    /// The `SELECT`.
-    pub sql: String,
-    /// Values of its named parameters.
-    pub params: Vec<Param>,
-}
-
-/// `conditions` joined into a `WHERE` clause on its own line (empty without any).
-fn where_of(conditions: &[String]) -> String {
-    if conditions.is_empty() {
-        String::new()
-    } else {
-        format!("\nWHERE {}", conditions.join(" AND "))
-    }
-}
-
-/// The sessions `filters` choose as conditions over a `sessions` row, and their parameters;
-/// none when nothing is filtered.
-fn session_conditions(filters: &Filters) -> (Vec<String>, Vec<Param>) {
-    let (wheres, params) = filters.conditions();
-    (wheres.into_iter().map(str::to_string).collect(), params)
-}
-
-/// `column IN (the chosen sessions)`, when `filters` choose any.
-fn in_sessions(column: &str, filters: &Filters) -> (Option<String>, Vec<Param>) {
-    let (wheres, params) = filters.conditions();
-    if wheres.is_empty() {
-        return (None, params);
-    }
-    (
-        Some(format!(
-            "{column} IN (SELECT session_id FROM sessions WHERE {})",
-            wheres.join(" AND ")
-        )),
-        params,
-    )
-}
 
 /// A tool's failure rate, the one definition of every report (the dashboard, `--by tool`, the
 /// `tool_failure_rate` recipe): failed calls among the finished ones (succeeded or failed),
@@ -139,7 +85,7 @@ pub fn plan(by: By, filters: &Filters) -> Plan {
                 params,
             }
         }
-        By::Day => day_plan(filters),
+        By::Day => super::days::plan(filters),
         By::Agent => agent_plan(filters),
         By::Model => model_plan(filters),
         By::Check => check_plan(filters),
@@ -168,64 +114,6 @@ fn check_plan(filters: &Filters) -> Plan {
         ),
         params,
     }
-}
-
-/// `--by day`: from the daily rollup (`v_daily`, `daily_sessions`), never from `events`.
-fn day_plan(filters: &Filters) -> Plan {
-    let mut params = Vec::new();
-    let days = |day: &str| {
-        let mut range = Vec::new();
-        if filters.since.is_some() {
-            range.push(format!("{day} >= date(:since / 1000, 'unixepoch')"));
-        }
-        if filters.until.is_some() {
-            // The days that begin before `until`.
-            range.push(format!("{day} <= date((:until - 1) / 1000, 'unixepoch')"));
-        }
-        range
-    };
-    params.extend(filters.since.map(|ms| int_param("since", ms)));
-    params.extend(filters.until.map(|ms| int_param("until", ms)));
-    let by_session = Filters {
-        since: None,
-        until: None,
-        ..filters.clone()
-    };
-    let (chosen, more) = in_sessions("session_id", &by_session);
-    params.extend(more);
-    let Some(chosen) = chosen else {
-        return Plan {
-            sql: format!(
-                "SELECT *\nFROM v_daily_usage{}\nORDER BY day",
-                where_of(&days("day"))
-            ),
-            params,
-        };
-    };
-    // v_daily_usage over the chosen sessions: their days in the rollup, their responses, and
-    // a day's sessions those seen by their hooks or their responses (0023).
-    let sql = format!(
-        "WITH d AS (SELECT date(day_n * 86400, 'unixepoch') AS day, sum(events) AS events, \
-         sum(prompts) AS prompts, \
-         sum(tool_uses) AS tool_uses, sum(tool_failures) AS tool_failures, sum(stops) AS stops, \
-         CAST(total(estimated_tokens) AS INTEGER) AS estimated_tokens\n\
-         FROM daily_sessions WHERE no_session = 0 AND {chosen}\n\
-         GROUP BY date(day_n * 86400, 'unixepoch')),\n\
-         u AS (SELECT day, {ROLLUP_SUMS} FROM v_usage_rollup WHERE {chosen} GROUP BY day),\n\
-         s AS (SELECT day, count(*) AS sessions FROM (\
-         SELECT date(day_n * 86400, 'unixepoch') AS day, session_id FROM daily_sessions \
-         WHERE no_session = 0 AND {chosen} UNION SELECT day, session_id FROM usage_rollup \
-         WHERE session_id <> '' AND day <> '' AND {chosen}) GROUP BY day)\n\
-         SELECT k.day, coalesce(d.events, 0) AS events, coalesce(s.sessions, 0) AS sessions, \
-         coalesce(d.prompts, 0) AS prompts, coalesce(d.tool_uses, 0) AS tool_uses, \
-         coalesce(d.tool_failures, 0) AS tool_failures, coalesce(d.stops, 0) AS stops, \
-         coalesce(d.estimated_tokens, 0) AS estimated_tokens, {JOINED_USAGE}\n\
-         FROM (SELECT day FROM d UNION SELECT day FROM u WHERE day IS NOT NULL) k\n\
-         LEFT JOIN d ON d.day = k.day\nLEFT JOIN u ON u.day = k.day\n\
-         LEFT JOIN s ON s.day = k.day{}\nORDER BY k.day",
-        where_of(&days("k.day"))
-    );
-    Plan { sql, params }
 }
 
 /// `--by agent`: v_agents_usage, over the chosen sessions when any filter is set.
@@ -493,13 +381,6 @@ fn model_rollup_plan(filters: &Filters) -> Plan {
     Plan { sql, params }
 }
 
-fn int_param(name: &str, value: i64) -> Param {
-    Param {
-        name: name.into(),
-        value: Value::Integer(value),
-    }
-}
-
 /// The raw columns of each summary whose values add up to a total (its `total` row also adds
 /// the tokens and the cost): not a day's sessions (one session spans days), nor averages,
 /// maxima or times.
@@ -754,11 +635,15 @@ mod tests {
             assert!(!p.sql.contains("drop") && !p.sql.contains("web"), "{by:?}");
             let mut names: Vec<&str> = p.params.iter().map(|p| p.name.as_str()).collect();
             names.sort_unstable();
-            assert_eq!(
-                names,
-                ["agent", "project", "session", "since", "until"],
-                "{by:?}"
-            );
+            // `--by day` binds the days (and their hours) that --since and --until fall on.
+            let time: &[&str] = match by {
+                By::Day => &["end_hour", "first_day", "first_hour", "last_day"],
+                _ => &["since", "until"],
+            };
+            let mut expected = vec!["agent", "project", "session"];
+            expected.extend(time);
+            expected.sort_unstable();
+            assert_eq!(names, expected, "{by:?}");
             for name in names {
                 assert!(p.sql.contains(&format!(":{name}")), "{by:?} {name}");
             }
@@ -776,17 +661,15 @@ mod tests {
         assert!(plan(By::Session, &since)
             .sql
             .contains("WHERE last_seen >= :since"));
-        assert!(plan(By::Day, &since)
+        // Days come from the hourly rollups; events and responses only for the hours a day
+        // begins inside.
+        let p = plan(By::Day, &since);
+        assert!(p
             .sql
-            .contains("FROM v_daily_usage\nWHERE day >= date(:since / 1000, 'unixepoch')"));
-        // Days of chosen sessions come from the rollup, never from events.
+            .contains("FROM hourly_sessions\nWHERE hour_n >= :first_hour"));
+        assert!(p.sql.contains("FROM split s JOIN events e"), "{}", p.sql);
         let p = plan(By::Day, &all());
-        assert!(p.sql.contains("FROM daily_sessions") && !p.sql.contains("events "));
-        assert!(
-            p.sql.contains("k.day <= date((:until - 1) / 1000"),
-            "{}",
-            p.sql
-        );
+        assert!(p.sql.contains("k.day <= :last_day"), "{}", p.sql);
         // Models in a window cutting hours: the whole days from the daily rollup, the whole
         // hours of the two edge days from the hourly one, the two edge hours' responses from
         // `usage`, each a range of `ts`, all five of the chosen sessions.

@@ -250,6 +250,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0030_call_permission_mode",
         include_str!("../../migrations/0030_call_permission_mode.sql"),
     ),
+    (
+        "0031_hourly_sessions",
+        include_str!("../../migrations/0031_hourly_sessions.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

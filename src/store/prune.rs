@@ -5,7 +5,7 @@
 //! and ingest (which waits up to [`super::BUSY_TIMEOUT`]) keeps going in between. `sources` is never touched: offsets stay where they are, so nothing
 //! pruned is ever read again from the queue.
 //!
-//! What is old: events by `ts` (the daily rollup, `daily_sessions`, loses what they counted in
+//! What is old: events by `ts` (the hourly rollup, `hourly_sessions`, loses what they counted in
 //! the same transaction); tool calls by their start (else end) time, except that a call still
 //! missing a half goes only with its totals; per-session tool
 //! totals whose last call is before the cutoff; turns by `ts`; rejects by the time of the event
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::functions::TOOL_FAILURE;
-use super::write::{apply_days, day_key, DayAgg, DayEvent};
+use super::write::{apply_hours, hour_key, HourAgg, RollupEvent};
 use super::Error;
 use crate::model::queue_line::parse::at_file_start;
 
@@ -394,8 +394,8 @@ fn delete_events(
     let mut rows = delete.query(rusqlite::params![cutoff_ms, size])?;
     let (mut n, mut newest) = (0, None);
     let mut undated = Vec::new();
-    // What the deleted events counted in the daily rollup, taken away in this transaction.
-    let mut days: HashMap<(i64, Option<String>), DayAgg> = HashMap::new();
+    // What the deleted events counted in the hourly rollup, taken away in this transaction.
+    let mut hours: HashMap<(i64, Option<String>), HourAgg> = HashMap::new();
     while let Some(row) = rows.next()? {
         n += 1;
         let ts = row.get::<_, i64>(0)?;
@@ -404,11 +404,12 @@ fn delete_events(
             undated.push(row.get::<_, String>(2)?);
         }
         let session = row.get::<_, Option<String>>(3)?;
-        days.entry(day_key(ts, session.as_deref()))
+        hours
+            .entry(hour_key(ts, session.as_deref()))
             .or_default()
             .add(
                 row.get::<_, Option<String>>(4)?.as_deref(),
-                DayEvent {
+                RollupEvent {
                     synthetic: row.get::<_, Option<i64>>(5)? == Some(1),
                     // NULL for a line without a type.
                     failure: row.get::<_, Option<bool>>(7)?.unwrap_or(false),
@@ -417,7 +418,7 @@ fn delete_events(
             );
     }
     drop(rows);
-    apply_days(tx, days, -1)?;
+    apply_hours(tx, hours, -1)?;
     if let Some(ts) = newest {
         tx.execute(RAISE_WATERMARK, [ts.saturating_add(1)])?;
     }

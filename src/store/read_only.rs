@@ -38,6 +38,7 @@ pub fn connection(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.pragma_update(None, "query_only", true)?;
+    super::functions::register(&conn)?;
     conn.busy_timeout(busy)?;
     Ok(conn)
 }

@@ -153,10 +153,10 @@ impl SessionAgg {
     }
 }
 
-/// One (day, session) of the daily rollup (`daily_sessions`, migration 0016): the figures of
-/// the new events a batch adds, or of the events a prune deletes.
+/// One (hour, session) of the events' rollup (`hourly_sessions`, migrations 0016 and 0031):
+/// the figures of the new events a batch adds, or of the events a prune deletes.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) struct DayAgg {
+pub(super) struct HourAgg {
     pub(super) events: i64,
     pub(super) prompts: i64,
     pub(super) tool_uses: i64,
@@ -165,10 +165,10 @@ pub(super) struct DayAgg {
     pub(super) tokens: i64,
 }
 
-impl DayAgg {
+impl HourAgg {
     /// Counts one event, by its `hook_type` as written and what `event` says of it (a failed
     /// tool call by [`EventRow::reports_tool_failure`], as `sessions` counts them).
-    pub(super) fn add(&mut self, hook_type: Option<&str>, event: DayEvent, tokens: Option<i64>) {
+    pub(super) fn add(&mut self, hook_type: Option<&str>, event: RollupEvent, tokens: Option<i64>) {
         self.events += 1;
         match hook_type {
             Some("UserPromptSubmit") => self.prompts += 1,
@@ -184,36 +184,37 @@ impl DayAgg {
     }
 }
 
-/// What the daily rollup needs of an event besides its type.
+/// What the hourly rollup needs of an event besides its type.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct DayEvent {
+pub(super) struct RollupEvent {
     /// A harvested turn's synthetic Stop (not a firing).
     pub(super) synthetic: bool,
     /// It reports a failed tool call.
     pub(super) failure: bool,
 }
 
-/// The rollup key of an event at `ts`: its UTC day number (as `date(ts / 1000, 'unixepoch')`
-/// reads it: the seconds truncated toward zero, then floored to the day) and its session.
-pub(super) fn day_key(ts: i64, session_id: Option<&str>) -> (i64, Option<String>) {
+/// The rollup key of an event at `ts`: its UTC hour number (as `date(ts / 1000,
+/// 'unixepoch')` reads seconds: truncated toward zero, then floored to the hour) and its
+/// session.
+pub(super) fn hour_key(ts: i64, session_id: Option<&str>) -> (i64, Option<String>) {
     (
-        (ts / 1000).div_euclid(86_400),
+        (ts / 1000).div_euclid(3_600),
         session_id.map(str::to_string),
     )
 }
 
 /// Adds (or, with `sign` -1, takes away) one rollup row's figures; a row left without events
 /// goes.
-pub(super) fn apply_days(
+pub(super) fn apply_hours(
     tx: &Connection,
-    days: impl IntoIterator<Item = ((i64, Option<String>), DayAgg)>,
+    hours: impl IntoIterator<Item = ((i64, Option<String>), HourAgg)>,
     sign: i64,
 ) -> rusqlite::Result<()> {
     let mut upsert = tx.prepare_cached(
-        "INSERT INTO daily_sessions(day_n, no_session, session_id, events, prompts, tool_uses,
+        "INSERT INTO hourly_sessions(hour_n, no_session, session_id, events, prompts, tool_uses,
            tool_failures, stops, estimated_tokens)
          VALUES (?1, ?2, coalesce(?3, ''), ?4, ?5, ?6, ?7, ?8, ?9)
-         ON CONFLICT(day_n, no_session, session_id) DO UPDATE SET
+         ON CONFLICT(hour_n, no_session, session_id) DO UPDATE SET
            events = events + excluded.events,
            prompts = prompts + excluded.prompts,
            tool_uses = tool_uses + excluded.tool_uses,
@@ -223,13 +224,13 @@ pub(super) fn apply_days(
            estimated_tokens = CAST(estimated_tokens + excluded.estimated_tokens AS INTEGER)",
     )?;
     let mut empty = tx.prepare_cached(
-        "DELETE FROM daily_sessions WHERE day_n = ?1 AND no_session = ?2
+        "DELETE FROM hourly_sessions WHERE hour_n = ?1 AND no_session = ?2
            AND session_id = coalesce(?3, '') AND events <= 0",
     )?;
-    for ((day, session), d) in days {
+    for ((hour, session), d) in hours {
         let no_session = session.is_none();
         upsert.execute(params![
-            day,
+            hour,
             no_session,
             session,
             sign * d.events,
@@ -240,7 +241,7 @@ pub(super) fn apply_days(
             d.tokens.saturating_mul(sign),
         ])?;
         if sign < 0 {
-            empty.execute(params![day, no_session, session])?;
+            empty.execute(params![hour, no_session, session])?;
         }
     }
     Ok(())
@@ -305,8 +306,8 @@ pub struct Batch<'c> {
     /// Lines older than this were pruned (or are due to be): they are not stored again.
     pruned_before: i64,
     sessions: HashMap<String, SessionAgg>,
-    /// The daily rollup of the batch's new events, by (UTC day, session).
-    days: HashMap<(i64, Option<String>), DayAgg>,
+    /// The hourly rollup of the batch's new events, by (UTC hour, session).
+    hours: HashMap<(i64, Option<String>), HourAgg>,
     tool_calls: ToolCalls,
     unknowns: HashMap<(String, &'static str), i64>,
     counts: BatchCounts,
@@ -367,7 +368,7 @@ impl<'c> Batch<'c> {
             now: now_ms,
             pruned_before,
             sessions: HashMap::new(),
-            days: HashMap::new(),
+            hours: HashMap::new(),
             tool_calls: ToolCalls::default(),
             unknowns: HashMap::new(),
             counts: BatchCounts::default(),
@@ -572,12 +573,12 @@ impl<'c> Batch<'c> {
         if let Some(sid) = row.session_id.as_deref() {
             self.aggregate_session(sid, row);
         }
-        self.days
-            .entry(day_key(row.ts, row.session_id.as_deref()))
+        self.hours
+            .entry(hour_key(row.ts, row.session_id.as_deref()))
             .or_default()
             .add(
                 row.hook_type.as_deref(),
-                DayEvent {
+                RollupEvent {
                     synthetic: row.synthetic == Some(true),
                     failure: row.reports_tool_failure(),
                 },
@@ -691,8 +692,8 @@ impl<'c> Batch<'c> {
                 .entry(session.to_string())
                 .or_insert(SessionAgg::starting(row.ts))
                 .prompts -= 1;
-            self.days
-                .entry(day_key(ts, row.session_id.as_deref()))
+            self.hours
+                .entry(hour_key(ts, row.session_id.as_deref()))
                 .or_default()
                 .prompts -= 1;
         }
@@ -871,7 +872,7 @@ impl<'c> Batch<'c> {
             }
         }
         self.tool_calls.flush(&self.tx)?;
-        apply_days(&self.tx, self.days.drain(), 1)?;
+        apply_hours(&self.tx, self.hours.drain(), 1)?;
         let mut stmt = self.tx.prepare_cached(
             "INSERT INTO sessions(session_id, agent, model, cwd, first_seen, last_seen, events,
                prompts, tool_uses, tool_failures, stops, estimated_tokens, ended, ended_at)

@@ -1,4 +1,5 @@
-//! Figures as a person reads them at a glance: `8m 02s`, `1.8M`, `2h ago`, local times, and a
+//! Figures as a person reads them at a glance: `8m 02s`, `1.8M`, `2h ago`, times in the zone
+//! a person reads them in ([`zone`]: local, or UTC with `--utc`), and a
 //! working directory's last component as the project.
 //!
 //! Only the default tables and `cmstore show` use these; `--format json|jsonl|csv|tsv` and
@@ -6,7 +7,9 @@
 
 use std::fmt::Write;
 
-use chrono::{DateTime, FixedOffset, Local, NaiveDateTime, Offset, TimeZone, Timelike};
+use chrono::{DateTime, FixedOffset, NaiveDateTime, Timelike};
+
+use super::zone;
 
 /// A duration in milliseconds: `350ms`, `4.2s`, `10s`, `8m 02s`, `3h 05m`, `2d 04h`. The one
 /// style of every command (reports, `show`, ingest's lines).
@@ -117,6 +120,26 @@ pub fn local_time(ms: i64) -> String {
     local(ms, "%Y-%m-%d %H:%M")
 }
 
+/// `ms` as local date and time to the second with the zone's offset, a moment no reader can
+/// take for another zone's: `2026-11-30 14:02:05 +01:00`.
+pub fn moment(ms: i64) -> String {
+    let zone = zone::chosen();
+    match (zone.local(ms), DateTime::from_timestamp_millis(ms)) {
+        (Some(time), Some(utc)) => {
+            let seconds = zone.offset_at(utc.naive_utc()).local_minus_utc();
+            let sign = if seconds < 0 { '-' } else { '+' };
+            let minutes = seconds.unsigned_abs() / 60;
+            format!(
+                "{} {sign}{:02}:{:02}",
+                time.format("%Y-%m-%d %H:%M:%S"),
+                minutes / 60,
+                minutes % 60
+            )
+        }
+        _ => ms.to_string(),
+    }
+}
+
 /// Writes moments as their local time of day to the second (`14:02:05`), many in a row: the
 /// zone's offset is looked up once per UTC hour. (A lookup and a `strftime` pattern per
 /// moment were 7 % of `show`'s time for a session of 50,000 events.)
@@ -177,15 +200,13 @@ fn steady_offset(hour: i64) -> Option<FixedOffset> {
 }
 
 fn offset_at(utc: NaiveDateTime) -> FixedOffset {
-    Local.offset_from_utc_datetime(&utc).fix()
+    zone::chosen().offset_at(utc)
 }
 
+/// `ms` formatted in the zone times are read in ([`zone::chosen`]).
 fn local(ms: i64, format: &str) -> String {
-    match DateTime::from_timestamp_millis(ms) {
-        Some(utc) => Local
-            .from_utc_datetime(&utc.naive_utc())
-            .format(format)
-            .to_string(),
+    match zone::chosen().local(ms) {
+        Some(time) => time.format(format).to_string(),
         None => ms.to_string(),
     }
 }

@@ -2,26 +2,33 @@
 //! `yesterday`, `now`, or an ISO date/datetime.
 //!
 //! Used by the reports' `--since`/`--until` and `prune --before`. Dates and datetimes without an
-//! offset are UTC, like every time the store prints and `summarize --by day`'s days: `today` is
-//! the UTC day's midnight.
+//! offset are in the zone times are read in ([`zone`]: local, or UTC with
+//! `--utc`), like `summarize --by day`'s days: `today` is that zone's midnight.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+
+use super::zone::{self, Zone};
 
 /// A `--since`/`--before` value that is neither a duration nor a date.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0:?}: expected a duration ago (90m, 36h, 7d, 2w), today, yesterday, now, or an ISO date/datetime (2026-11-30, 2026-11-30T08:00:00Z)")]
 pub struct BadTime(pub String);
 
-/// Milliseconds since the Unix epoch of `text`, durations counted back from `now_ms`.
+/// Milliseconds since the Unix epoch of `text`, durations counted back from `now_ms`, dates
+/// in the zone of this process's output ([`zone::chosen`]).
 pub fn parse_point(text: &str, now_ms: i64) -> Result<i64, BadTime> {
+    parse_point_in(text, now_ms, zone::chosen())
+}
+
+/// [`parse_point`] with dates (and `today`, `yesterday`) in `zone`.
+pub fn parse_point_in(text: &str, now_ms: i64, zone: Zone) -> Result<i64, BadTime> {
     let t = text.trim();
     let bad = || BadTime(text.to_owned());
-    const DAY: i64 = 86_400_000;
-    let midnight = now_ms.div_euclid(DAY) * DAY;
+    let today = || zone.day_of(now_ms).ok_or_else(bad);
     match t.to_ascii_lowercase().as_str() {
         "now" => return Ok(now_ms),
-        "today" => return Ok(midnight),
-        "yesterday" => return Ok(midnight - DAY),
+        "today" => return Ok(zone.midnight(today()?)),
+        "yesterday" => return Ok(zone.midnight(today()?.pred_opt().ok_or_else(bad)?)),
         _ => {}
     }
     if let Some(unit) = t.chars().last().filter(|c| c.is_ascii_alphabetic()) {
@@ -52,12 +59,11 @@ pub fn parse_point(text: &str, now_ms: i64) -> Result<i64, BadTime> {
         "%Y-%m-%d %H:%M",
     ] {
         if let Ok(naive) = NaiveDateTime::parse_from_str(t, format) {
-            return Ok(Utc.from_utc_datetime(&naive).timestamp_millis());
+            return Ok(zone.instant(naive));
         }
     }
     if let Ok(day) = NaiveDate::parse_from_str(t, "%Y-%m-%d") {
-        let midnight = day.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
-        return Ok(Utc.from_utc_datetime(&midnight).timestamp_millis());
+        return Ok(zone.midnight(day));
     }
     Err(bad())
 }
@@ -75,6 +81,11 @@ mod tests {
 
     const NOW: i64 = 1_764_489_600_000; // 2025-11-30T08:00:00Z
 
+    /// The tests' zone unless they name another.
+    fn parse_point(text: &str, now_ms: i64) -> Result<i64, BadTime> {
+        parse_point_in(text, now_ms, Zone::Utc)
+    }
+
     #[test]
     fn durations_count_back_from_now() {
         assert_eq!(parse_point("24h", NOW), Ok(NOW - 86_400_000));
@@ -85,7 +96,7 @@ mod tests {
     }
 
     #[test]
-    fn today_and_yesterday_start_at_the_utc_days_midnight() {
+    fn today_and_yesterday_start_at_the_zones_midnight() {
         let midnight = NOW - 8 * 3_600_000; // 2025-11-30T00:00:00Z
         assert_eq!(parse_point("today", NOW), Ok(midnight));
         assert_eq!(parse_point(" Yesterday", NOW), Ok(midnight - 86_400_000));
@@ -102,7 +113,34 @@ mod tests {
     }
 
     #[test]
-    fn dates_and_datetimes_are_utc() {
+    fn dates_and_datetimes_without_an_offset_are_in_the_zone() {
+        let los_angeles = Zone::Fixed(chrono::FixedOffset::west_opt(8 * 3600).unwrap());
+        let hour = 3_600_000;
+        // 2025-11-30T08:00Z is midnight in Los Angeles: today began then, yesterday a day before.
+        assert_eq!(parse_point_in("today", NOW, los_angeles), Ok(NOW));
+        assert_eq!(
+            parse_point_in("today", NOW - 1, los_angeles),
+            Ok(NOW - 24 * hour)
+        );
+        assert_eq!(
+            parse_point_in("yesterday", NOW, los_angeles),
+            Ok(NOW - 24 * hour)
+        );
+        assert_eq!(parse_point_in("2025-11-30", NOW, los_angeles), Ok(NOW));
+        assert_eq!(
+            parse_point_in("2025-11-30 09:30", NOW, los_angeles),
+            Ok(NOW + 9 * hour + hour / 2)
+        );
+        // An offset given wins over the zone.
+        assert_eq!(
+            parse_point_in("2025-11-30T08:00:00Z", NOW, los_angeles),
+            Ok(NOW)
+        );
+        assert_eq!(parse_point_in("24h", NOW, los_angeles), Ok(NOW - 24 * hour));
+    }
+
+    #[test]
+    fn dates_and_datetimes_are_utc_in_utc() {
         assert_eq!(parse_point("2025-11-30", NOW), Ok(NOW - 8 * 3_600_000));
         assert_eq!(parse_point("2025-11-30T08:00:00Z", NOW), Ok(NOW));
         assert_eq!(parse_point("2025-11-30T09:00:00+01:00", NOW), Ok(NOW));

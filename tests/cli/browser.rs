@@ -105,7 +105,22 @@ fn real_store(env: &TestEnv, real: &Path) -> String {
 
 /// Runs Chromium on `url` with `args`, bounded in time.
 fn run_chromium(browser: &Path, profile: &Path, args: &[String], url: &str) -> String {
-    let mut child = Command::new(browser)
+    run_chromium_in(browser, profile, args, url, None)
+}
+
+/// [`run_chromium`] in the zone `tz` (Chromium follows `TZ`), else the machine's.
+fn run_chromium_in(
+    browser: &Path,
+    profile: &Path,
+    args: &[String],
+    url: &str,
+    tz: Option<&str>,
+) -> String {
+    let mut command = Command::new(browser);
+    if let Some(tz) = tz {
+        command.env("TZ", tz);
+    }
+    let mut child = command
         .args([
             "--headless",
             "--no-sandbox",
@@ -279,5 +294,63 @@ fn the_overview_draws_every_day_and_points_to_older_data() {
             && default_range.contains("the newest data is from 2026-01-14")
             && default_range.contains("Show all time"),
         "{default_range}"
+    );
+}
+
+/// The dashboard's days are the server's zone's and its footer names it; two events four hours
+/// apart across Los Angeles' midnight (one UTC day) are two days there.
+#[test]
+fn the_overview_counts_days_in_the_zone_and_says_which() {
+    let Some(browser) = chromium() else { return };
+    let env = TestEnv::new();
+    let at = |ts: i64, session: &str| {
+        let mut e = crate::common::entry("UserPromptSubmit", session);
+        e.timestamp = ts;
+        e.to_line()
+    };
+    // 2026-01-05T06:00Z and T10:00Z: 22:00 on the 4th and 02:00 on the 5th in Los Angeles.
+    env.append(&[at(1_767_592_800_000, "a"), at(1_767_607_200_000, "b")]);
+    env.ingest_once();
+    let zone = "America/Los_Angeles";
+    let served = Served::start_with(&env, &[("TZ", zone)]);
+    let url = format!(
+        "http://127.0.0.1:{}/?range=&token={}",
+        served.port, served.token
+    );
+    let profile = tempfile::tempdir().unwrap();
+    let dom = run_chromium_in(
+        &browser,
+        profile.path(),
+        &["--dump-dom".into()],
+        &url,
+        Some(zone),
+    );
+    assert!(dom.contains("data-drawn=\"overview\""), "{dom}");
+    let chart = dom
+        .split("data-chart=\"events\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</svg>").next())
+        .unwrap_or_default();
+    assert_eq!(chart.matches("<rect ").count(), 2, "{chart}");
+    assert!(
+        chart.contains("2026-01-04: 1") && chart.contains("2026-01-05: 1"),
+        "{chart}"
+    );
+    assert!(
+        dom.contains("Days and times in America/Los_Angeles."),
+        "{dom}"
+    );
+    // A browser elsewhere is told the days are the server's.
+    let profile = tempfile::tempdir().unwrap();
+    let tokyo = run_chromium_in(
+        &browser,
+        profile.path(),
+        &["--dump-dom".into()],
+        &url,
+        Some("Asia/Tokyo"),
+    );
+    assert!(
+        tokyo.contains("Days as the server counts them (America/Los_Angeles); times in this browser's zone (Asia/Tokyo)."),
+        "{tokyo}"
     );
 }

@@ -34,3 +34,4 @@ mod usage;
 mod usage_agents;
 mod verify;
 mod workload;
+mod zones;

@@ -651,7 +651,7 @@ fn a_gemini_turn_a_stop_hook_blocked_is_one_turn_with_its_feedback() {
             "the reasons' events are kept"
         );
         assert_eq!(env.int("SELECT prompts FROM sessions"), 2);
-        assert_eq!(env.int("SELECT sum(prompts) FROM daily_sessions"), 2);
+        assert_eq!(env.int("SELECT sum(prompts) FROM hourly_sessions"), 2);
         assert_eq!(env.int("SELECT stops FROM sessions"), 4, "every firing");
     }
 
@@ -701,5 +701,5 @@ fn a_gemini_turn_a_stop_hook_blocked_is_one_turn_with_its_feedback() {
         .args(["prune", "--before", "now", "--yes"])
         .assert()
         .success();
-    assert_eq!(at_once.int("SELECT count(*) FROM daily_sessions"), 0);
+    assert_eq!(at_once.int("SELECT count(*) FROM hourly_sessions"), 0);
 }

@@ -134,8 +134,14 @@ pub struct Served {
 impl Served {
     /// Starts `cmstore serve --port 0` and reads the address from its first line.
     pub fn start(env: &TestEnv) -> Served {
+        Served::start_with(env, &[])
+    }
+
+    /// [`Served::start`] with environment variables (`TZ`) set for the server.
+    pub fn start_with(env: &TestEnv, vars: &[(&str, &str)]) -> Served {
         let mut child = env
             .std_cmd()
+            .envs(vars.iter().copied())
             .args(["serve", "--port", "0"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -833,9 +833,10 @@ fn sessions_that_went_nowhere_are_left_out_unless_all() {
     assert!(!err.contains("went nowhere"), "{err}");
 }
 
-/// `today` and `yesterday` are the UTC days' midnights, as `summarize --by day` counts days.
+/// `today` and `yesterday` are the days' midnights, in UTC with `--utc` (in the local zone
+/// otherwise: tests/cli/zones.rs), as `summarize --by day` counts days.
 #[test]
-fn since_today_and_yesterday_are_the_utc_days() {
+fn since_today_and_yesterday_are_the_utc_days_with_utc() {
     let env = TestEnv::new();
     let now = crate::common::now_ms();
     let midnight = now - now.rem_euclid(86_400_000);
@@ -849,7 +850,7 @@ fn since_today_and_yesterday_are_the_utc_days() {
     env.append(&lines);
     env.ingest_once();
     let ids = |args: &[&str]| -> Vec<String> {
-        let mut all = vec!["sessions", "--all", "--format", "json"];
+        let mut all = vec!["sessions", "--all", "--utc", "--format", "json"];
         all.extend_from_slice(args);
         let rows: Vec<Value> = serde_json::from_str(&run(&env, &all)).unwrap();
         rows.iter()

@@ -798,7 +798,47 @@ fn the_daily_rollup_stays_true_under_re_reads_and_prune() {
         .args(["prune", "--before", "2026-01-07"])
         .assert()
         .success();
-    assert_eq!(env.int("SELECT count(*) FROM daily_sessions"), 0);
+    assert_eq!(env.int("SELECT count(*) FROM hourly_sessions"), 0);
+}
+
+/// Migration 0031 on a store with events: the hours hold what the days held (each hour a
+/// `GROUP BY` over its events), and the views read what they read before it.
+#[test]
+fn the_hourly_rollup_takes_the_days_figures_over() {
+    let env = fixed();
+    let text = |sql: &str| -> String {
+        env.conn()
+            .query_row(sql, [], |r| r.get::<_, String>(0))
+            .unwrap()
+    };
+    let views = "SELECT json_group_array(json_array(day, events, sessions, prompts, tool_uses, \
+        tool_failures, stops, estimated_tokens, responses, output_tokens, cost_usd, unpriced)) \
+        FROM (SELECT * FROM v_daily_usage ORDER BY day)";
+    let hours_from_events = "SELECT group_concat(line, ' ') FROM (SELECT (ts / 3600000) \
+        || '=' || count(*) || '/' || sum(hook_type = 'UserPromptSubmit') || '/' \
+        || sum(hook_type IN ('PostToolUse', 'PostToolUseFailure')) || '/' \
+        || sum(hook_type IN ('Stop', 'SubagentStop') AND coalesce(synthetic, 0) = 0) AS line \
+        FROM events GROUP BY ts / 3600000, session_id ORDER BY ts / 3600000, session_id)";
+    let hours = "SELECT group_concat(line, ' ') FROM (SELECT hour_n || '=' || events || '/' \
+        || prompts || '/' || tool_uses || '/' || stops AS line FROM hourly_sessions \
+        ORDER BY hour_n, no_session DESC, session_id)";
+    let latest = text(views);
+    assert!(
+        latest.contains("2026-01-05") && latest.contains("2026-01-06"),
+        "{latest}"
+    );
+    assert_eq!(text(hours), text(hours_from_events));
+
+    back_to_0030(&env.rw());
+    assert_eq!(text(views), latest, "the days at 0030");
+    env.ingest_once();
+    assert_eq!(env.int("PRAGMA user_version"), 31);
+    assert_eq!(
+        env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
+        0
+    );
+    assert_eq!(text(views), latest);
+    assert_eq!(text(hours), text(hours_from_events));
 }
 
 #[test]
@@ -1061,10 +1101,41 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0030 left: the events' rollup per UTC
+/// day (`daily_sessions` as 0016 made it, its rows summed from the hours), `v_daily` and
+/// `v_daily_usage` as 0016 and 0023 made them, the schema version 30.
+pub(crate) fn back_to_0030(conn: &rusqlite::Connection) {
+    let m0016 = include_str!("../../migrations/0016_daily_rollup.sql");
+    let section = |from: &str| {
+        let at = m0016.find(from).unwrap();
+        &m0016[at..=at + m0016[at..].find(';').unwrap()]
+    };
+    conn.execute_batch(&format!(
+        "DROP VIEW v_daily;
+         {}
+         {}
+         INSERT INTO daily_sessions SELECT hour_n / 24, no_session, session_id, sum(events),
+           sum(prompts), sum(tool_uses), sum(tool_failures), sum(stops), sum(estimated_tokens)
+         FROM hourly_sessions GROUP BY 1, 2, 3;
+         DROP TABLE hourly_sessions;
+         {}",
+        section("CREATE TABLE daily_sessions"),
+        section("CREATE INDEX daily_sessions_session"),
+        section("CREATE VIEW v_daily AS"),
+    ))
+    .unwrap();
+    conn.execute_batch(include_str!(
+        "../../migrations/0023_daily_sessions_with_usage.sql"
+    ))
+    .unwrap();
+    conn.execute_batch("PRAGMA user_version = 30;").unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0029 left: no
 /// `tool_calls.permission_mode`, the view and `tool_calls_session_id` as 0028 and 0019 made
 /// them, the schema version 29.
 pub(crate) fn back_to_0029(conn: &rusqlite::Connection) {
+    back_to_0030(conn);
     let m0028 = include_str!("../../migrations/0028_tool_call_decisions.sql");
     let view = &m0028[..m0028.find("\n-- The calls the gate flagged").unwrap()];
     let m0019 = include_str!("../../migrations/0019_story_calls.sql");
@@ -1368,7 +1439,8 @@ fn a_failure_on_a_post_tool_use_line_counts_in_every_report() {
     let rollup = "SELECT sum(tool_failures) FROM daily_sessions";
     assert_eq!(env.int(rollup), 1, "the old count, before the migration");
     env.ingest_once();
-    assert_eq!(env.int(rollup), 2);
+    // 0022 recounted the days, and 0031 the hours from the events.
+    assert_eq!(env.int("SELECT sum(tool_failures) FROM hourly_sessions"), 2);
     assert_eq!(failures("day"), [2]);
 }
 

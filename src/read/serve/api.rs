@@ -107,15 +107,16 @@ pub fn overview(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> 
         "gate": gate,
         "projects": projects,
         "newest_day": newest_day(db)?,
+        "zone": crate::support::zone::chosen().label(crate::support::clock::now_ms()),
     }))
 }
 
-/// The newest UTC day with an event or a response in the whole store, whatever the range
-/// (from the daily rollups): a range with nothing in it can say where the data is.
+/// The newest day (in the reader's zone, as the days are) with an event or a response in the
+/// whole store, whatever the range (two index lookups): a range with nothing in it can say
+/// where the data is.
 const NEWEST_DAY: &str = "
-SELECT max(day) FROM (
-  SELECT date(max(day_n) * 86400, 'unixepoch') AS day FROM daily_sessions
-  UNION ALL SELECT max(day) FROM usage_rollup WHERE day <> '')";
+SELECT cmstore_day(max(ts)) FROM (
+  SELECT max(ts) AS ts FROM events UNION ALL SELECT max(ts) FROM usage)";
 
 /// See [`NEWEST_DAY`].
 fn newest_day(db: &ReadOnlyDb) -> Result<Option<String>, QueryError> {
@@ -130,9 +131,10 @@ fn newest_day(db: &ReadOnlyDb) -> Result<Option<String>, QueryError> {
 fn days(db: &ReadOnlyDb, filters: &Filters) -> Result<Vec<Json>, QueryError> {
     let summaries::Plan { sql, params } = summary(By::Day, filters.since);
     let (columns, rows) = report::fetch(db, &sql, &params)?;
-    let until_day = filters
-        .until
-        .map(|ms| crate::support::timespec::iso(ms)[..10].to_string());
+    let until_day = filters.until.and_then(|ms| {
+        let day = crate::support::zone::chosen().day_of(ms)?;
+        Some(day.format("%Y-%m-%d").to_string())
+    });
     let days = objects(columns, &rows);
     Ok(days
         .into_iter()
