@@ -61,11 +61,11 @@ pub struct Links {
 }
 
 impl Links {
-    /// Adds the row stored as `seq`.
-    pub fn push(&mut self, seq: i64, id: &str, ts: i64, entry: &str) {
+    /// Adds the row stored as `seq`, whose [`row_digest`] is `digest`.
+    pub fn push(&mut self, seq: i64, ts: i64, digest: &[u8; DIGEST_LEN]) {
         self.body.extend_from_slice(&seq.to_le_bytes());
         self.body.extend_from_slice(&ts.to_le_bytes());
-        self.body.extend_from_slice(&row_digest(id, ts, entry));
+        self.body.extend_from_slice(digest);
         self.seqs = Some((self.seqs.map_or(seq, |s| s.0), seq));
         self.ts_max = self.ts_max.max(Some(ts));
     }
@@ -520,7 +520,7 @@ mod tests {
                 params![id, ts, entry],
             )
             .unwrap();
-            links.push(conn.last_insert_rowid(), &id, ts, &entry);
+            links.push(conn.last_insert_rowid(), ts, &row_digest(&id, ts, &entry));
         }
         links.append(&conn).unwrap();
         (dir, conn)

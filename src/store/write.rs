@@ -466,12 +466,15 @@ impl<'c> Batch<'c> {
         Ok(())
     }
 
-    /// Inserts one event; when it is new, also its derived rows and unknown counts.
+    /// Inserts one event; when it is new, also its derived rows, unknown counts and its link
+    /// in the chain. `digest` is the row's [`super::chain::row_digest`], which ingest computes
+    /// on its parse thread: the writer is the bottleneck of a bulk load.
     pub fn insert_event(
         &mut self,
         row: &EventRow<'_>,
         source_id: i64,
         offset: i64,
+        digest: &[u8; super::chain::DIGEST_LEN],
     ) -> Result<Fate, Error> {
         if self.is_pruned(&row.id, row.ts, row.dated)? {
             // Stored once and pruned since (or older than the retention anyway): counted with
@@ -522,8 +525,7 @@ impl<'c> Batch<'c> {
             return Ok(Fate::Known);
         }
         self.counts.rows += 1;
-        self.links
-            .push(self.tx.last_insert_rowid(), &row.id, row.ts, row.entry);
+        self.links.push(self.tx.last_insert_rowid(), row.ts, digest);
         self.derive(row)?;
         Ok(Fate::New)
     }

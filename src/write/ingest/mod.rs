@@ -933,8 +933,12 @@ impl Ingester {
         let lines_end = reader.offset();
         let mut write = |parsed: Parsed<'_>| -> Result<(), store::Error> {
             match parsed {
-                Parsed::Row { offset, row } => {
-                    let fate = batch.insert_event(&row, src.id, offset as i64)?;
+                Parsed::Row {
+                    offset,
+                    row,
+                    digest,
+                } => {
+                    let fate = batch.insert_event(&row, src.id, offset as i64, &digest)?;
                     anchor.event(&row, fate);
                 }
                 Parsed::Reject {
