@@ -77,8 +77,8 @@ pub fn plan(filters: &Filters) -> Plan {
          SELECT cmstore_day(e.ts), e.session_id IS NULL, coalesce(e.session_id, ''), 1, \
          e.hook_type = 'UserPromptSubmit', \
          e.hook_type IN ('PostToolUse', 'PostToolUseFailure'), \
-         e.hook_type = 'PostToolUseFailure' \
-         OR (e.hook_type = 'PostToolUse' AND cmstore_tool_failure(e.entry)), \
+         CASE WHEN e.hook_type = 'PostToolUseFailure' THEN 1 \
+         WHEN e.hook_type = 'PostToolUse' THEN cmstore_tool_failure(e.entry) ELSE 0 END, \
          e.hook_type IN ('Stop', 'SubagentStop') AND coalesce(e.synthetic, 0) = 0, \
          coalesce(e.estimated_tokens, 0)\n  \
          FROM split s JOIN events e \

@@ -806,6 +806,18 @@ fn the_daily_rollup_stays_true_under_re_reads_and_prune() {
 #[test]
 fn the_hourly_rollup_takes_the_days_figures_over() {
     let env = fixed();
+    // Failures a PostToolUse line reports (Copilot CLI's result type, an exit code), in two
+    // hours of one session, beside one that succeeded: the migration parses these lines.
+    let mut lines = Vec::new();
+    for (minute, failed) in [(10, Some("failure")), (70, None), (130, Some("failure"))] {
+        let mut e = entry("PostToolUse", "copilot-1");
+        e.timestamp = T0 + minute * MIN;
+        e.tool_name = Some("bash".into());
+        e.tool_result_type = failed.map(str::to_string);
+        lines.push(e.to_line());
+    }
+    env.append(&lines);
+    env.ingest_once();
     let text = |sql: &str| -> String {
         env.conn()
             .query_row(sql, [], |r| r.get::<_, String>(0))
@@ -817,11 +829,13 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     let hours_from_events = "SELECT group_concat(line, ' ') FROM (SELECT (ts / 3600000) \
         || '=' || count(*) || '/' || sum(hook_type = 'UserPromptSubmit') || '/' \
         || sum(hook_type IN ('PostToolUse', 'PostToolUseFailure')) || '/' \
+        || sum(hook_type = 'PostToolUseFailure' OR (hook_type = 'PostToolUse' \
+               AND coalesce(entry ->> 'toolResultType' = 'failure', 0))) || '/' \
         || sum(hook_type IN ('Stop', 'SubagentStop') AND coalesce(synthetic, 0) = 0) AS line \
         FROM events GROUP BY ts / 3600000, session_id ORDER BY ts / 3600000, session_id)";
     let hours = "SELECT group_concat(line, ' ') FROM (SELECT hour_n || '=' || events || '/' \
-        || prompts || '/' || tool_uses || '/' || stops AS line FROM hourly_sessions \
-        ORDER BY hour_n, no_session DESC, session_id)";
+        || prompts || '/' || tool_uses || '/' || tool_failures || '/' || stops AS line \
+        FROM hourly_sessions ORDER BY hour_n, no_session DESC, session_id)";
     let latest = text(views);
     assert!(
         latest.contains("2026-01-05") && latest.contains("2026-01-06"),
@@ -839,6 +853,10 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     );
     assert_eq!(text(views), latest);
     assert_eq!(text(hours), text(hours_from_events));
+    assert_eq!(
+        env.int("SELECT sum(tool_failures) FROM hourly_sessions WHERE session_id = 'copilot-1'"),
+        2
+    );
 }
 
 #[test]
@@ -1382,6 +1400,71 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
         }
     }
     assert!(compared > 40, "the windows hold responses: {compared}");
+}
+
+/// With `--since`/`--until`, a session's (and an agent's) usage is that of its responses in
+/// the window, not of its whole life (issue 35, item 7): equal to a `GROUP BY` over the
+/// responses in the window, for every window of [`WINDOWS`].
+#[test]
+fn a_sessions_cost_in_a_window_counts_the_responses_in_the_window() {
+    let env = responses_at_day_edges();
+    let ms = |iso: &str| cmstore::support::timespec::parse_point(iso, 0).unwrap();
+    let figures = [
+        "responses",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "unpriced",
+    ];
+    // key → the figures and the cost to the sixth decimal, as a line.
+    let line = |r: &Value, key: &str| -> (String, String) {
+        let cost = r["cost_usd"].as_f64().map(|c| format!("{c:.6}"));
+        let numbers: Vec<String> = figures.iter().map(|f| r[f].to_string()).collect();
+        (
+            r[key].as_str().unwrap_or("?").to_string(),
+            format!("{} {cost:?}", numbers.join(" ")),
+        )
+    };
+    let mut compared = 0;
+    for &(since, until) in WINDOWS {
+        let mut wheres = vec!["ts IS NOT NULL".to_string()];
+        wheres.extend(since.map(|s| format!("ts >= {}", ms(s))));
+        wheres.extend(until.map(|u| format!("ts < {}", ms(u))));
+        for key in ["session_id", "agent"] {
+            let sql = format!(
+                "SELECT json_group_array(json_object('{key}', {key}, 'responses', n, \
+                 'input_tokens', i, 'output_tokens', o, 'cache_read_tokens', r, \
+                 'unpriced', u, 'cost_usd', c)) FROM (SELECT {key}, count(*) AS n, \
+                 sum(input_tokens) AS i, sum(output_tokens) AS o, sum(cache_read_tokens) AS r, \
+                 sum(cost_usd IS NULL) AS u, round(sum(cost_usd), 6) AS c \
+                 FROM v_usage WHERE {} GROUP BY {key})",
+                wheres.join(" AND ")
+            );
+            let text: String = env.conn().query_row(&sql, [], |r| r.get(0)).unwrap();
+            let want: std::collections::BTreeMap<_, _> = serde_json::from_str::<Value>(&text)
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| line(r, key))
+                .collect();
+            let by = if key == "agent" { "agent" } else { "session" };
+            let mut args = vec!["summarize", "--by", by];
+            args.extend(since.iter().flat_map(|s| ["--since", s]));
+            args.extend(until.iter().flat_map(|u| ["--until", u]));
+            let got: std::collections::BTreeMap<_, _> = json(&env, &args)
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| line(r, key))
+                // A session active in the window without a response in it has none.
+                .filter(|(_, l)| !l.starts_with("0 "))
+                .collect();
+            assert_eq!(got, want, "{args:?}");
+            compared += want.len();
+        }
+    }
+    assert!(compared > 20, "the windows hold responses: {compared}");
 }
 
 /// A failed call that an agent reports on a `PostToolUse` line (Copilot CLI's result type, a
