@@ -56,6 +56,9 @@ pub const FAILURE_RATE: &str =
 /// that time for `--by model`. `--agent`, `--project` and `--session` choose sessions.
 pub fn plan(by: By, filters: &Filters) -> Plan {
     match by {
+        By::Session if filters.since.is_some() || filters.until.is_some() => {
+            session_window_plan(filters)
+        }
         By::Session => {
             let (wheres, params) = session_conditions(filters);
             Plan {
@@ -89,6 +92,35 @@ pub fn plan(by: By, filters: &Filters) -> Plan {
         By::Agent => agent_plan(filters),
         By::Model => model_plan(filters),
         By::Check => check_plan(filters),
+    }
+}
+
+/// `--by session --since/--until`: the sessions active in the window, each with the usage of
+/// its responses in the window ([`window_parts`]), not of its whole life: a session that ran
+/// for a week costs a day's worth in `--since 24h`.
+fn session_window_plan(filters: &Filters) -> Plan {
+    let (parts, mut params) = window_parts(filters);
+    let (wheres, more) = session_conditions(filters);
+    merge_params(&mut params, more);
+    Plan {
+        sql: format!(
+            "{parts},\nw AS (SELECT session_id AS usage_session, {ROLLUP_SUMS} FROM parts \
+             GROUP BY session_id)\n\
+             SELECT {SESSION_COLUMNS}, {JOINED_USAGE}\n\
+             FROM v_session_summary LEFT JOIN w u ON u.usage_session = session_id{}\n\
+             ORDER BY last_seen DESC, session_id",
+            where_of(&wheres)
+        ),
+        params,
+    }
+}
+
+/// Adds `more` to `params`, leaving out a name already bound (`:since` in two clauses).
+fn merge_params(params: &mut Vec<Param>, more: Vec<Param>) {
+    for p in more {
+        if !params.iter().any(|q| q.name == p.name) {
+            params.push(p);
+        }
     }
 }
 
@@ -126,10 +158,19 @@ fn agent_plan(filters: &Filters) -> Plan {
         };
     }
     let filter = where_of(&wheres);
-    // v_agents_usage over the chosen sessions: their usage, by each response's agent.
+    // v_agents_usage over the chosen sessions: their usage, by each response's agent; with
+    // --since/--until their responses in that window.
+    let (with, usage, params) = match filters.since.is_some() || filters.until.is_some() {
+        true => {
+            let (parts, mut all) = window_parts(filters);
+            merge_params(&mut all, params);
+            (format!("{parts}\n"), "parts", all)
+        }
+        false => (String::new(), "v_usage_rollup", params),
+    };
     Plan {
         sql: format!(
-            "SELECT a.*, {JOINED_USAGE}\nFROM (\
+            "{with}SELECT a.*, {JOINED_USAGE}\nFROM (\
              SELECT coalesce(agent, '?') AS agent, count(*) AS sessions, \
              sum(events) AS events, sum(prompts) AS prompts, sum(tool_uses) AS tool_uses, \
              sum(tool_failures) AS tool_failures, \
@@ -137,7 +178,7 @@ fn agent_plan(filters: &Filters) -> Plan {
              strftime('%Y-%m-%dT%H:%M:%SZ', min(first_seen) / 1000, 'unixepoch') AS first_seen, \
              strftime('%Y-%m-%dT%H:%M:%SZ', max(last_seen) / 1000, 'unixepoch') AS last_seen\n\
              FROM sessions{filter}\nGROUP BY coalesce(agent, '?')) a\n\
-             LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {ROLLUP_SUMS} FROM v_usage_rollup \
+             LEFT JOIN (SELECT coalesce(agent, '?') AS agent, {ROLLUP_SUMS} FROM {usage} \
              WHERE session_id IN (SELECT session_id FROM sessions{filter}) \
              GROUP BY coalesce(agent, '?')) u ON u.agent = a.agent\n\
              ORDER BY a.sessions DESC, a.agent"
@@ -147,17 +188,35 @@ fn agent_plan(filters: &Filters) -> Plan {
 }
 
 /// `--by model`: v_usage_models over the chosen responses: by their own time, agent and
-/// session, and for `--project` the sessions in it.
-///
-/// With `--since`/`--until` the whole UTC days inside the window come from the daily usage
-/// rollup (a row per session, agent, model and day, migration 0016), the whole hours of its
-/// edge days from the hourly one (0020), and only the responses of its partial edge hours from
-/// `usage` itself (a range of `usage_ts` each): the same figures as a `GROUP BY` over every
-/// response in the window, read from a few rows per day and hour.
+/// session, and for `--project` the sessions in it; with `--since`/`--until` the responses
+/// of that window ([`window_parts`]).
 fn model_plan(filters: &Filters) -> Plan {
     if filters.since.is_none() && filters.until.is_none() {
         return model_rollup_plan(filters);
     }
+    let (parts, params) = window_parts(filters);
+    Plan {
+        sql: format!(
+            "{parts}\n\
+             SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
+             {ROLLUP_SUMS}, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
+             FROM parts\nGROUP BY coalesce(model, '?')\n\
+             ORDER BY cost_usd IS NULL, cost_usd DESC, model"
+        ),
+        params,
+    }
+}
+
+/// The responses of `[--since, --until)` that `--agent`, `--project` and `--session` choose,
+/// as a `WITH parts AS (…)` clause of rows with `model`, `session_id`, `agent`, the token
+/// sums, `cost_usd`, `responses`, `unpriced`, `first_ts` and `last_ts`: the whole UTC days
+/// inside the window from the daily usage rollup (migration 0016), the whole hours of its edge
+/// days from the hourly one (0020), and only the responses of its partial edge hours from
+/// `usage` itself (a range of `usage_ts` each). Their sums are those of a `GROUP BY` over
+/// every response in the window, read from a few rows per day and hour.
+fn window_parts(filters: &Filters) -> (String, Vec<Param>) {
     let (wheres, mut params) = chosen_usage(filters);
     let window = Window::new(filters.since, filters.until);
     let mut parts = Vec::new();
@@ -165,7 +224,7 @@ fn model_plan(filters: &Filters) -> Plan {
         let mut conditions = range;
         conditions.extend(wheres.iter().cloned());
         parts.push(format!(
-            "SELECT model, session_id, input_tokens, output_tokens, cache_write_tokens, \
+            "SELECT model, session_id, agent, input_tokens, output_tokens, cache_write_tokens, \
              cache_read_tokens, cost_usd, {groups} FROM {from}{}",
             where_of(&conditions)
         ));
@@ -212,19 +271,7 @@ fn model_plan(filters: &Filters) -> Plan {
     params.retain(|p| {
         !matches!(p.name.as_str(), "since" | "until") || sql.contains(&format!(":{}", p.name))
     });
-    Plan {
-        sql: format!(
-            "WITH parts AS ({})\n\
-             SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
-             {ROLLUP_SUMS}, \
-             strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
-             strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
-             FROM parts\nGROUP BY coalesce(model, '?')\n\
-             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
-            sql
-        ),
-        params,
-    }
+    (format!("WITH parts AS ({sql})"), params)
 }
 
 /// The conditions of an inclusive range, `condition(">=", first)` and `condition("<=", last)`
