@@ -286,9 +286,18 @@ const pages = {
   sessions: async (app) => {
     const p = params();
     const q = new URLSearchParams();
-    for (const k of ["agent", "project", "since", "until"]) if (p.get(k)) q.set(k, p.get(k));
+    for (const k of ["agent", "project", "since", "until", "all"]) if (p.get(k)) q.set(k, p.get(k));
     if (!p.get("since") && rangeQuery()) q.set("since", document.getElementById("range").value);
     const data = await api("/api/sessions?" + q.toString());
+    // Sessions that went nowhere (a start from a clear or a compaction: no prompt, no tool
+    // call) are left out, as `cmstore sessions` leaves them out; the note says how many.
+    const shown = new URLSearchParams(p);
+    shown.set("all", "1");
+    const hidden = data.hidden
+      ? el("p", { class: "note", id: "hidden-sessions" },
+        `${num(data.hidden)} session${data.hidden === 1 ? "" : "s"} that went nowhere (no prompt, no tool call) not listed. `,
+        el("a", { href: "/sessions?" + shown.toString() }, "List them too"))
+      : null;
     const agent = el("select", { name: "agent" }, el("option", { value: "" }, "any"),
       data.agents.map((a) => el("option", { value: a, selected: p.get("agent") === a }, a)));
     const form = el("form", { class: "filters", method: "get", action: "/sessions" },
@@ -297,7 +306,7 @@ const pages = {
       el("label", {}, "since", el("input", { name: "since", value: p.get("since") || "", placeholder: "7d, 2026-01-05" })),
       el("label", {}, "until", el("input", { name: "until", value: p.get("until") || "", placeholder: "" })),
       el("button", { type: "submit" }, "Filter"));
-    app.replaceChildren(el("h1", {}, "Sessions"), form, el("section", { class: "panel" }, table([
+    app.replaceChildren(el("h1", {}, "Sessions"), form, ...(hidden ? [hidden] : []), el("section", { class: "panel" }, table([
       { label: "session", cell: (r) => el("a", { href: "/session?id=" + encodeURIComponent(r.session_id), class: "session-link" }, r.short) },
       { label: "agent", cell: (r) => r.agent || "" },
       { label: "project", cell: (r) => project(r.cwd) },

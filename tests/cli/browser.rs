@@ -308,8 +308,15 @@ fn the_overview_counts_days_in_the_zone_and_says_which() {
         e.timestamp = ts;
         e.to_line()
     };
-    // 2026-01-05T06:00Z and T10:00Z: 22:00 on the 4th and 02:00 on the 5th in Los Angeles.
-    env.append(&[at(1_767_592_800_000, "a"), at(1_767_607_200_000, "b")]);
+    // 2026-01-05T06:00Z and T10:00Z (twice): 22:00 on the 4th and 02:00 on the 5th in Los
+    // Angeles.
+    let mut empty = crate::common::entry("SessionStart", "went-nowhere");
+    empty.timestamp = 1_767_607_200_000;
+    env.append(&[
+        at(1_767_592_800_000, "a"),
+        at(1_767_607_200_000, "b"),
+        empty.to_line(),
+    ]);
     env.ingest_once();
     let zone = "America/Los_Angeles";
     let served = Served::start_with(&env, &[("TZ", zone)]);
@@ -333,12 +340,30 @@ fn the_overview_counts_days_in_the_zone_and_says_which() {
         .unwrap_or_default();
     assert_eq!(chart.matches("<rect ").count(), 2, "{chart}");
     assert!(
-        chart.contains("2026-01-04: 1") && chart.contains("2026-01-05: 1"),
+        chart.contains("2026-01-04: 1") && chart.contains("2026-01-05: 2"),
         "{chart}"
     );
     assert!(
         dom.contains("Days and times in America/Los_Angeles."),
         "{dom}"
+    );
+    // The session list leaves out the one that went nowhere, and says so.
+    let profile = tempfile::tempdir().unwrap();
+    let list = run_chromium_in(
+        &browser,
+        profile.path(),
+        &["--dump-dom".into()],
+        &format!(
+            "http://127.0.0.1:{}/sessions?range=&token={}",
+            served.port, served.token
+        ),
+        Some(zone),
+    );
+    assert!(
+        list.contains("1 session that went nowhere (no prompt, no tool call) not listed.")
+            && list.contains("List them too")
+            && !list.contains(">went-nowhere<"),
+        "{list}"
     );
     // A browser elsewhere is told the days are the server's.
     let profile = tempfile::tempdir().unwrap();

@@ -283,6 +283,45 @@ fn without(mut rows: Value, key: &str) -> Value {
     rows
 }
 
+/// The session list leaves out the sessions that went nowhere, as `cmstore sessions` does,
+/// and says how many (issue 35, item 8); `all=1` lists them too.
+#[test]
+fn the_session_list_hides_what_went_nowhere_and_says_how_many() {
+    let env = TestEnv::new();
+    let mut lines = Vec::new();
+    for (hook, session) in [
+        ("SessionStart", "empty-1"),
+        ("SessionStart", "empty-2"),
+        ("SessionStart", "busy"),
+        ("UserPromptSubmit", "busy"),
+    ] {
+        lines.push(crate::common::entry(hook, session).to_line());
+    }
+    env.append(&lines);
+    env.ingest_once();
+    let served = Served::start(&env);
+    let ids = |page: &Value| -> Vec<String> {
+        let mut ids: Vec<String> = page["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["session_id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let listed = served.json("/api/sessions");
+    assert_eq!(ids(&listed), ["busy"]);
+    assert_eq!(listed["hidden"], json!(2));
+    assert_eq!(
+        without(listed["sessions"].clone(), "short"),
+        command_json(&env, &["sessions", "--format", "json", "--limit", "200"])
+    );
+    let all = served.json("/api/sessions?all=1");
+    assert_eq!(ids(&all), ["busy", "empty-1", "empty-2"]);
+    assert_eq!(all["hidden"], json!(0));
+}
+
 #[test]
 fn every_endpoint_gives_the_figures_the_commands_print() {
     let env = scripted_store();

@@ -209,11 +209,20 @@ pub fn gate_report(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryErro
     }))
 }
 
-/// `cmstore sessions --format json`, with each session's shortest unique id prefix added
-/// as `short`.
-pub fn sessions(db: &ReadOnlyDb, filters: &Filters, limit: u64) -> Result<Json, QueryError> {
-    // The dashboard lists every session, those that went nowhere too.
-    let (sql, params) = sessions::list_sql(filters, Some(limit), true);
+/// `cmstore sessions --format json` (`--all` when `all`), with each session's shortest unique
+/// id prefix added as `short`, and how many sessions that went nowhere it left out
+/// (`hidden`).
+pub fn sessions(
+    db: &ReadOnlyDb,
+    filters: &Filters,
+    limit: u64,
+    all: bool,
+) -> Result<Json, QueryError> {
+    let (sql, params) = sessions::list_sql(filters, Some(limit), all);
+    let hidden = match all {
+        true => 0,
+        false => sessions::empty_count(db, filters)?,
+    };
     let (columns, rows) = report::fetch(db, &sql, &params)?;
     let ids = sessions::all_ids(db)?;
     let prefixes = human::unique_prefixes(&ids, sessions::MIN_PREFIX);
@@ -232,7 +241,7 @@ pub fn sessions(db: &ReadOnlyDb, filters: &Filters, limit: u64) -> Result<Json, 
         &[],
     )?;
     let agents: Vec<_> = agents.iter().filter_map(|r| text(&r[0])).collect();
-    Ok(json!({ "sessions": list, "agents": agents }))
+    Ok(json!({ "sessions": list, "agents": agents, "hidden": hidden }))
 }
 
 /// One session: the story `cmstore show --format json` prints (under `story`), and its tool

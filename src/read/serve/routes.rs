@@ -160,7 +160,8 @@ fn data(ctx: &Context, path: &str, q: &Query) -> Reply {
         "/api/gate" => api::gate_report(&ctx.db, &filters).map(Some),
         "/api/sessions" => {
             let limit = q.number("limit").unwrap_or(200).clamp(1, 10_000);
-            api::sessions(&ctx.db, &filters, limit).map(Some)
+            let all = q.get("all").is_some_and(|v| v == "1");
+            api::sessions(&ctx.db, &filters, limit, all).map(Some)
         }
         "/api/session" => api::session(&ctx.db, q.get("id").unwrap_or_default()),
         "/api/call" => api::call(
