@@ -53,14 +53,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         if let Some(bar) = &bar {
             bar.set_position(bytes);
         }
-    })?;
+    })
+    // A store it cannot write (read-only file or folder, full disk) is named, not left to a
+    // bare SQLite message.
+    .with_context(|| format!("cannot import into {}", paths.db.display()))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     // After the import: the models it brought in get their rows (docs/usage.md, "Cost").
     let (config, _) = Config::load_for(paths);
     store::usage::sync_store_prices(&store, &config.prices)
-        .context("cannot update the price table")?;
+        .with_context(|| format!("cannot update the price table in {}", paths.db.display()))?;
     // The last connection removes the WAL; waited for here, not left to the process's exit.
     store.close();
     if stats.hook_payload_files > 0 {
