@@ -19,8 +19,8 @@ use crate::read::report::{self, Sink};
 /// Arguments of `cmstore budget`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
-    /// terminal, tsv otherwise]
+    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table, in a
+    /// pipe too]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 }

@@ -56,8 +56,8 @@ recorded, an input shortened to fit the line) are counted as not replayable, nev
 pub struct ReportArgs {
     #[command(flatten)]
     pub filters: ReportFilters,
-    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
-    /// terminal, tsv otherwise]
+    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table, in a
+    /// pipe too]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 }
@@ -77,8 +77,8 @@ pub struct ReplayArgs {
     /// only those)
     #[arg(long)]
     pub show_changes: bool,
-    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
-    /// terminal, tsv otherwise]
+    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table, in a
+    /// pipe too]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 }

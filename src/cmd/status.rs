@@ -29,8 +29,8 @@ use crate::support::{clock, human};
 /// Arguments of `cmstore status`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
-    /// terminal, tsv otherwise]
+    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table, in a
+    /// pipe too]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 }

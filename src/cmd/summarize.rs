@@ -65,8 +65,8 @@ pub struct Args {
     /// Every column, with raw values, in the table too
     #[arg(long)]
     pub wide: bool,
-    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table on a
-    /// terminal, tsv otherwise]
+    /// Output format: table, json, jsonl, csv, tsv or markdown [default: table, in a
+    /// pipe too]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
     /// Print the SQL that produced the summary on stderr

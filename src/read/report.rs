@@ -22,15 +22,13 @@ pub struct Sink {
 }
 
 impl Sink {
-    /// `format`, else a table on a terminal and TSV in a pipe (as `query` does).
+    /// `format`, else the readable table, on a terminal and in a pipe alike (as git keeps its
+    /// human output in a pipe: `cmstore sessions | grep web` reads as the terminal does);
+    /// scripts name `--format tsv|csv|json|jsonl`.
     pub fn for_stdout(format: Option<Format>) -> Sink {
         let on_terminal = io::stdout().is_terminal();
         Sink {
-            format: format.unwrap_or(if on_terminal {
-                Format::Table
-            } else {
-                Format::Tsv
-            }),
+            format: format.unwrap_or(Format::Table),
             table: table_options(on_terminal),
         }
     }

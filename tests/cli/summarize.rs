@@ -604,11 +604,53 @@ fn a_readable_summary_ends_with_its_total_and_explains_its_cost_marks() {
     );
     let tsv = env
         .cmd()
-        .args(["summarize", "--by", "model"])
+        .args(["summarize", "--by", "model", "--format", "tsv"])
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&tsv.stdout).contains("total"));
     assert!(!String::from_utf8_lossy(&tsv.stderr).contains("cost: +"));
+}
+
+/// In a pipe the reports keep the readable form a terminal shows (issue 35, item 10: as git
+/// does), without colour, pager or a width to cut to; `--format tsv` is the machines'.
+#[test]
+fn a_report_in_a_pipe_reads_as_on_a_terminal() {
+    let env = fixed();
+    for args in [
+        &["sessions"][..],
+        &["summarize"],
+        &["summarize", "--by", "day"],
+        &["gate", "report"],
+    ] {
+        let out = env.cmd().args(args).env_remove("COLUMNS").output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains('\t') && !text.contains("\\N"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            !text.contains('\u{1b}'),
+            "no colour in a pipe: {args:?}: {text}"
+        );
+        let tsv = env
+            .cmd()
+            .args(args)
+            .args(["--format", "tsv"])
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8(tsv.stdout).unwrap().contains('\t'),
+            "{args:?}"
+        );
+    }
+    // The session list as a person reads it: ids, a project and a human time, not epochs.
+    let out = env.cmd().arg("sessions").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("cmstore") && !text.contains("1767607200000"),
+        "{text}"
+    );
 }
 
 #[test]
