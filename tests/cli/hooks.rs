@@ -1570,6 +1570,64 @@ fn hooks_doctor_fires_a_probe_through_each_installed_command_and_names_what_is_b
     );
 }
 
+/// Gemini CLI's switches staged as a user leaves them: the old `hooks.enabled` of Gemini CLI
+/// before `hooksConfig`, then `hooksConfig.disabled` naming cmstore's hooks. The doctor names
+/// each as a reason the hooks will not fire, and fails, though its probe (which runs the
+/// command itself) passes.
+#[test]
+fn hooks_doctor_names_gemini_switches_that_keep_the_hooks_from_firing() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let exe = bin().display().to_string();
+    hooks(
+        &env,
+        &["install", "--agent", "gemini", "--command", &exe],
+        &dir,
+    )
+    .success();
+    let settings = dir.join(".gemini/settings.json");
+    let installed: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&settings).unwrap()).unwrap();
+    let broken_lines = |doc: &serde_json::Value| -> Vec<String> {
+        write(&settings, &serde_json::to_string_pretty(doc).unwrap());
+        let out = hooks(&env, &["doctor"], &dir).failure();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        assert!(
+            text.contains("  ok      a probe SessionStart reached the queue in "),
+            "{text}"
+        );
+        text.lines()
+            .filter(|l| l.starts_with("  broken  will not fire: "))
+            .map(str::to_string)
+            .collect()
+    };
+
+    let mut old_switch = installed.clone();
+    old_switch["hooks"]["enabled"] = serde_json::json!(false);
+    assert_eq!(
+        broken_lines(&old_switch),
+        ["  broken  will not fire: Gemini CLI's hooks are off (\"hooks\": {\"enabled\": false})"]
+    );
+
+    let names: Vec<String> = installed["hooks"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|groups| groups.as_array().unwrap().iter())
+        .flat_map(|group| group["hooks"].as_array().unwrap().iter())
+        .filter_map(|h| h["name"].as_str().map(str::to_string))
+        .collect();
+    let name = names.first().expect("cmstore's hooks are named").clone();
+    let mut disabled = installed.clone();
+    disabled["hooksConfig"] = serde_json::json!({ "disabled": [name.clone()] });
+    assert_eq!(
+        broken_lines(&disabled),
+        [format!(
+            "  broken  will not fire: Gemini CLI skips cmstore's hooks: \"hooksConfig.disabled\" lists {name:?}"
+        )]
+    );
+}
+
 /// The doctor says whether what the hooks write reaches the store: an ingest following the
 /// queue, named by its pid.
 #[cfg(unix)]
