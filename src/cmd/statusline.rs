@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::files::paths::Paths;
 use crate::model::budget::{Budget, Level};
 use crate::model::spend::{window_starts, SpendFile, Spent};
-use crate::support::{clock, human};
+use crate::support::{clock, human, zone};
 
 /// Arguments of `cmstore statusline`.
 #[derive(Debug, clap::Args)]
@@ -70,7 +70,7 @@ pub fn status_line(file: Option<&SpendFile>, payload: Option<&Value>, now_ms: i6
             parts.push(format!("today {}", shown(&file.all.day, day)));
             parts.push(format!("week {}", shown(&file.all.week, week)));
             if now_ms - file.at > STALE_MS {
-                parts.push(format!("as of {}", human::local_time(file.at)));
+                parts.push(format!("as of {}", counted_at(file.at, now_ms)));
             }
         }
     }
@@ -127,6 +127,17 @@ pub fn budget_state(
         Level::Warn => format!("budget {figures} ({:.0} %)", worst.share() * 100.0),
         Level::Under | Level::Unknown => format!("budget {figures}"),
     })
+}
+
+/// When the spend file was counted, as short as tells it (a status line has little room):
+/// `14:02` the same day, `12-05 14:02` before.
+fn counted_at(at_ms: i64, now_ms: i64) -> String {
+    let zone = zone::chosen();
+    match (zone.local(at_ms), zone.local(now_ms)) {
+        (Some(at), Some(now)) if at.date() == now.date() => at.format("%H:%M").to_string(),
+        (Some(at), _) => at.format("%m-%d %H:%M").to_string(),
+        _ => human::local_time(at_ms),
+    }
 }
 
 /// A window's cost as the reports write it: `+` when some responses have no price, `?` when
@@ -186,7 +197,24 @@ mod tests {
         };
         let line = status_line(Some(&old), None, now);
         assert!(line.starts_with("cmstore · today – · week "), "{line}");
-        assert!(line.contains(" · as of "), "{line}");
+        let yesterday = zone::chosen().local(now - 86_400_000).unwrap();
+        assert!(
+            line.ends_with(&format!(" · as of {}", yesterday.format("%m-%d %H:%M"))),
+            "{line}"
+        );
+        // Counted twenty minutes ago, the same day: the time alone.
+        let noon = day + 12 * 3_600_000;
+        let recent = SpendFile {
+            at: noon - 20 * 60_000,
+            ..file.clone()
+        };
+        let at = zone::chosen().local(noon - 20 * 60_000).unwrap();
+        assert!(
+            status_line(Some(&recent), None, noon)
+                .ends_with(&format!(" · as of {}", at.format("%H:%M"))),
+            "{}",
+            status_line(Some(&recent), None, noon)
+        );
         assert_eq!(
             status_line(None, None, now),
             "cmstore · no spend yet (`cmstore ingest` counts it)"
