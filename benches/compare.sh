@@ -10,15 +10,16 @@
 # `ingest --once` of a 1M-line queue of 684-byte lines (benches/gen_queue.rs) and of 200k
 # small lines with random UUIDv4 ids (benches/small_random_ids.py), each into a fresh store,
 # and the reports (sessions, summarize, show, gate report, status) on each build's 1M store
-# (benches/reports_interleaved.py).
+# (benches/reports_interleaved.py), and `cmstore import` of a generated Claude Code transcript
+# of IMPORT_MB (benches/gen_transcript.py, benches/import_interleaved.py).
 #
 # Every change to the hook path, ingest or a migration runs this against the previous main and
 # says the ratios in its commit or closing note; BENCHMARKS.md keeps the current table.
 #
 # Usage: benches/compare.sh BASE [BASE...]
 # Env: HOOK_ROUNDS (300), INGEST_ROUNDS (3), REPORT_ROUNDS (7), LINES (1000000),
-#      SMALL_LINES (200000),
-#      SKIP="capture ingest" to leave a part out, WORK (/tmp/cmstore-compare).
+#      SMALL_LINES (200000), IMPORT_MB (1024), IMPORT_ROUNDS (3),
+#      SKIP="capture ingest import" to leave a part out, WORK (/tmp/cmstore-compare).
 # Needs: git, cargo, python3. Binaries run from WORK: on some machines a binary run from
 # another file system pays ~0.2 ms more per start.
 set -euo pipefail
@@ -31,6 +32,8 @@ INGEST_ROUNDS=${INGEST_ROUNDS:-3}
 REPORT_ROUNDS=${REPORT_ROUNDS:-7}
 LINES=${LINES:-1000000}
 SMALL_LINES=${SMALL_LINES:-200000}
+IMPORT_MB=${IMPORT_MB:-1024}
+IMPORT_ROUNDS=${IMPORT_ROUNDS:-3}
 SKIP=${SKIP:-}
 mkdir -p "$WORK/bin"
 
@@ -92,4 +95,11 @@ if ! skipped ingest; then
     done
     python3 "$ROOT/benches/reports_interleaved.py" "$REPORT_ROUNDS" "${stores[@]}"
     python3 "$ROOT/benches/ingest_interleaved.py" "$small" "$INGEST_ROUNDS" "${bins[@]}"
+fi
+
+if ! skipped import; then
+    echo "== import of a $IMPORT_MB MB transcript ($IMPORT_ROUNDS rounds each)"
+    transcript="$WORK/transcript-$IMPORT_MB.jsonl"
+    [ -s "$transcript" ] || python3 "$ROOT/benches/gen_transcript.py" "$transcript" "$IMPORT_MB"
+    python3 "$ROOT/benches/import_interleaved.py" "$transcript" "$IMPORT_ROUNDS" "${bins[@]}"
 fi
