@@ -39,7 +39,7 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 /// Arguments of `cmstore capture`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
-    /// Agent running the hook: claude, vscode, copilot, codex, gemini, cursor or auto
+    /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor or auto
     /// (sniffed from the payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,

@@ -737,6 +737,9 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
             "codex: Codex runs new or changed hooks only once you trust them (its hooks review)"
                 .to_string(),
         ),
+        (Agent::Qwen, Location::Project(_)) => {
+            Some("qwen: Qwen Code runs a project's hooks only in a folder you trust".to_string())
+        }
         (Agent::Vscode, Location::User { .. }) => Some(
             "vscode: VS Code reads ~/.copilot/hooks only when its `chat.hookFilesLocations` \
              setting lists it: add \"~/.copilot/hooks\": true there (or install --agent claude \
@@ -751,10 +754,13 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
 /// switch in the same settings (Gemini CLI) or in the `config.toml` beside it (Codex).
 fn will_not_fire(agent: Agent, path: &Path, doc: &Value) -> Vec<String> {
     match agent {
-        Agent::Gemini => {
+        Agent::Gemini | Agent::Qwen => {
             let marker = agent.file().marker;
             let names: Vec<String> = (1..=CURRENT_VERSION).map(|v| marker.value(v)).collect();
-            switches::gemini(doc, &names)
+            match agent {
+                Agent::Gemini => switches::gemini(doc, &names),
+                _ => switches::qwen(doc, &names),
+            }
         }
         Agent::Codex => path
             .parent()

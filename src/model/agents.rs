@@ -22,6 +22,8 @@ pub enum Agent {
     Codex,
     /// Gemini CLI.
     Gemini,
+    /// Qwen Code (`@qwen-code/qwen-code`): Claude Code's payloads, replies and events.
+    Qwen,
     /// Cursor.
     Cursor,
     /// A payload no dialect recognised.
@@ -126,7 +128,7 @@ const CMSTORE_KEY: Marker = Marker {
 };
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 7] = [
+pub const PROFILES: [Profile; 8] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -254,6 +256,35 @@ pub const PROFILES: [Profile; 7] = [
         }),
     },
     Profile {
+        agent: Agent::Qwen,
+        name: "qwen",
+        title: "Qwen Code",
+        aliases: &["qwen-code", "qwencode"],
+        participant: "qwen-code",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: Some(HookFile {
+            shape: Shape::Grouped,
+            // Qwen Code names a handler by `name` (its `hooks.disabled` lists names), as
+            // Gemini CLI, which it began as, does.
+            marker: Marker {
+                key: "name",
+                prefix: "cmstore-",
+            },
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/qwen.json"
+            )),
+            // `settings.json` holds all of Qwen Code's settings.
+            owns_file: false,
+            project: &[".qwen", "settings.json"],
+            user: UserFile {
+                dir_env: Some("QWEN_HOME"),
+                home_dir: ".qwen",
+                file: &["settings.json"],
+            },
+        }),
+    },
+    Profile {
         agent: Agent::Cursor,
         name: "cursor",
         title: "Cursor",
@@ -275,12 +306,13 @@ pub const PROFILES: [Profile; 7] = [
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 7] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
         Agent::Codex,
         Agent::Gemini,
+        Agent::Qwen,
         Agent::Cursor,
         Agent::Unknown,
     ];
@@ -332,7 +364,7 @@ impl Agent {
 /// The agents' names in the table's order (not `unknown`), as the `--agent` help texts list
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
-pub const NAMES: &str = "claude, vscode, copilot, codex, gemini, cursor";
+pub const NAMES: &str = "claude, vscode, copilot, codex, gemini, qwen, cursor";
 
 #[cfg(test)]
 mod tests {
@@ -384,6 +416,6 @@ mod tests {
             let doc: Value = serde_json::from_str(file.template).unwrap();
             assert!(doc["hooks"].is_object(), "{agent:?}");
         }
-        assert_eq!(Agent::with_hook_files().count(), 5);
+        assert_eq!(Agent::with_hook_files().count(), 6);
     }
 }

@@ -158,7 +158,18 @@ const GEMINI: Agent = Agent {
     timeout_key: "timeout",
 };
 
-const AGENTS: [Agent; 5] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI];
+const QWEN: Agent = Agent {
+    name: "qwen",
+    file: ".qwen/settings.json",
+    events: 15,
+    user_file: "{\n  \"model\": {\n    \"name\": \"qwen3-coder-plus\"\n  },\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [\n          {\n            \"name\": \"guard\",\n            \"type\": \"command\",\n            \"command\": \"./guard.sh\",\n            \"timeout\": 5\n          }\n        ]\n      }\n    ]\n  }\n}\n",
+    user_block: "      {\n        \"matcher\": \"run_shell_command\",\n        \"hooks\": [\n          {\n            \"name\": \"guard\",\n            \"type\": \"command\",\n            \"command\": \"./guard.sh\",\n            \"timeout\": 5\n          }\n        ]\n      }",
+    event: "PreToolUse",
+    marker: ("name", "cmstore-hooks-v3"),
+    timeout_key: "timeout",
+};
+
+const AGENTS: [Agent; 6] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN];
 
 /// `cmstore` without `CMSTORE_HOME`, which would otherwise be written into every hook command.
 fn cmd(env: &TestEnv) -> assert_cmd::Command {
@@ -335,6 +346,7 @@ fn the_docs_name_and_count_the_events_install_writes() {
         ("vscode", "### VS Code"),
         ("codex", "### Codex"),
         ("gemini", "### Gemini CLI"),
+        ("qwen", "### Qwen Code"),
     ];
     for agent in AGENTS {
         let env = TestEnv::new();
@@ -851,7 +863,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("vscode", "missing"),
             ("copilot", "installed"),
             ("codex", "missing"),
-            ("gemini", "missing")
+            ("gemini", "missing"),
+            ("qwen", "missing")
         ]
     );
 }
@@ -908,7 +921,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         .collect();
     assert_eq!(
         agents,
-        ["claude", "vscode", "copilot", "codex", "gemini"],
+        ["claude", "vscode", "copilot", "codex", "gemini", "qwen"],
         "{text}"
     );
     assert!(
@@ -957,7 +970,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
         (agent.to_string(), scope.to_string(), state.to_string())
     };
     let mut expected = Vec::new();
-    for agent in ["claude", "vscode", "copilot", "codex", "gemini"] {
+    for agent in ["claude", "vscode", "copilot", "codex", "gemini", "qwen"] {
         let user = if agent == "claude" {
             "installed"
         } else {
@@ -972,9 +985,10 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
         expected.push(row(agent, "project", project));
     }
     assert_eq!(rows(&dir), expected);
-    // In the home directory, Claude's, Codex's and Gemini's project files are the user's own.
+    // In the home directory, Claude's, Codex's, Gemini's and Qwen's project files are the
+    // user's own.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 7, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 8, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),

@@ -57,6 +57,16 @@ fn shell_payloads(command: &str) -> Vec<(&'static str, Value, Vec<&'static str>)
             "tool_name":"shell","tool_input":{"command":["bash","-lc",command]},"tool_use_id":"c1"}),
             vec![],
         ),
+        (
+            // Qwen Code 0.24's payload (Claude Code's, with an ISO time and its shell tool),
+            // told from its transcript's place under ~/.qwen.
+            "qwen",
+            json!({"session_id":"s","transcript_path":"/h/.qwen/projects/-p/chats/s.jsonl","cwd":"/p",
+            "hook_event_name":"PreToolUse","timestamp":"2026-04-12T10:00:00.000Z","permission_mode":"default",
+            "tool_name":"run_shell_command","tool_input":{"command":command,"description":"d"},
+            "tool_use_id":"call_1"}),
+            vec![],
+        ),
     ]
 }
 
@@ -130,6 +140,7 @@ fn enforce_mode_denies_risky_commands_in_each_agents_shape() {
             let (reply, line) = run(&env, &payload, &args);
             assert!(is_deny(agent, &reply), "{agent}: {command}: {reply}");
             assert_eq!(line["decision"], "deny");
+            assert_eq!(line["agent"], agent, "{command}");
         }
     }
     for command in HARMLESS {

@@ -256,6 +256,7 @@ mod tests {
             (Agent::Copilot, 3, 12_803_527_363_840_540_676u64),
             (Agent::Codex, 3, 1_632_269_557_051_786_733),
             (Agent::Gemini, 3, 556_865_949_638_800_239),
+            (Agent::Qwen, 3, 6_113_532_284_470_002_431),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(

@@ -1,7 +1,8 @@
 //! Settings beside cmstore's hooks that keep them from running, so that `hooks status` and
 //! `hooks install` can say why hooks that are installed will not fire: Gemini CLI's
 //! `hooksConfig` (`enabled: false`, or cmstore's handler name in `disabled`) and Codex's
-//! `[features] hooks = false` in the `config.toml` beside its `hooks.json`.
+//! `[features] hooks = false` in the `config.toml` beside its `hooks.json`; Qwen Code's
+//! `disableAllHooks` and `hooks.enabled`/`hooks.disabled`.
 
 use serde_json::Value;
 
@@ -29,6 +30,31 @@ pub fn gemini(doc: &Value, names: &[String]) -> Vec<String> {
     for name in disabled.filter(|d| names.iter().any(|n| n == d)) {
         off.push(format!(
             "Gemini CLI skips cmstore's hooks: \"hooksConfig.disabled\" lists {name:?}"
+        ));
+    }
+    off
+}
+
+/// Why Qwen Code will not run the hooks named `names` of its settings `doc`: `disableAllHooks`,
+/// `hooks.enabled: false`, or a name in `hooks.disabled` (the keys Qwen Code 0.24 reads
+/// beside the events in `hooks`).
+pub fn qwen(doc: &Value, names: &[String]) -> Vec<String> {
+    let mut off = Vec::new();
+    if doc.get("disableAllHooks").and_then(Value::as_bool) == Some(true) {
+        off.push("Qwen Code's hooks are off (\"disableAllHooks\": true)".to_string());
+    }
+    if doc.pointer("/hooks/enabled").and_then(Value::as_bool) == Some(false) {
+        off.push("Qwen Code's hooks are off (\"hooks\": {\"enabled\": false})".to_string());
+    }
+    let disabled = doc
+        .pointer("/hooks/disabled")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    for name in disabled.filter(|d| names.iter().any(|n| n == d)) {
+        off.push(format!(
+            "Qwen Code skips cmstore's hooks: \"hooks.disabled\" lists {name:?}"
         ));
     }
     off
@@ -73,6 +99,30 @@ mod tests {
         );
         assert_eq!(off.len(), 3, "{off:?}");
         assert!(off[2].contains("lists \"cmstore-hooks-v3\""));
+    }
+
+    #[test]
+    fn qwen_switches_that_keep_hooks_from_running() {
+        let ours = ["cmstore-hooks-v3".to_string()];
+        assert!(qwen(
+            &json!({"hooks": {"enabled": true, "disabled": ["x"]}}),
+            &ours
+        )
+        .is_empty());
+        assert!(qwen(&json!({"disableAllHooks": false}), &ours).is_empty());
+        let off = qwen(
+            &json!({"disableAllHooks": true,
+                    "hooks": {"enabled": false, "disabled": ["cmstore-hooks-v3"]}}),
+            &ours,
+        );
+        assert_eq!(
+            off,
+            [
+                "Qwen Code's hooks are off (\"disableAllHooks\": true)",
+                "Qwen Code's hooks are off (\"hooks\": {\"enabled\": false})",
+                "Qwen Code skips cmstore's hooks: \"hooks.disabled\" lists \"cmstore-hooks-v3\"",
+            ]
+        );
     }
 
     #[test]

@@ -53,6 +53,11 @@ pub fn sniff_agent(p: &Payload) -> Agent {
     if transcript.contains("/.gemini/") {
         return Agent::Gemini;
     }
+    // Qwen Code's payloads are Claude Code's, with an ISO `timestamp`; its chats live under
+    // `~/.qwen/`.
+    if transcript.contains("/.qwen/") {
+        return Agent::Qwen;
+    }
     if transcript.contains("GitHub.copilot-chat") || p.has_any(&["hookEventName"]) {
         return Agent::Vscode;
     }
@@ -389,6 +394,10 @@ mod tests {
             (
                 r#"{"conversation_id":"c","workspace_roots":["/w"],"hook_event_name":"stop"}"#,
                 Agent::Cursor,
+            ),
+            (
+                r#"{"session_id":"s","hook_event_name":"PreToolUse","timestamp":"2026-04-12T10:00:00.000Z","transcript_path":"/home/u/.qwen/projects/-w/chats/s.jsonl","cwd":"/w","permission_mode":"default","tool_name":"run_shell_command"}"#,
+                Agent::Qwen,
             ),
             (r#"{"foo":1}"#, Agent::Unknown),
         ];

@@ -37,7 +37,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Cursor => {
             json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
         }
-        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Unknown => json!({
+        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => json!({
             "hookSpecificOutput": {
                 "hookEventName": event,
                 "permissionDecision": "deny",
@@ -51,15 +51,15 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
 /// `None` for an agent whose prompt hook cannot refuse one (Copilot CLI reads no reply to
 /// `userPromptSubmitted`).
 ///
-/// Claude Code, VS Code and Codex read a top-level `decision: "block"` with its `reason`
-/// (UserPromptSubmit); Gemini CLI's `BeforeAgent` reads `decision: "deny"`; Cursor's
+/// Claude Code, VS Code, Codex and Qwen Code read a top-level `decision: "block"` with its
+/// `reason` (UserPromptSubmit); Gemini CLI's `BeforeAgent` reads `decision: "deny"`; Cursor's
 /// `beforeSubmitPrompt` reads `continue: false` with a `user_message`.
 pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
     match agent {
         Agent::Copilot => None,
         Agent::Gemini => Some(json!({ "decision": "deny", "reason": reason })),
         Agent::Cursor => Some(json!({ "continue": false, "user_message": reason })),
-        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Unknown => {
+        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => {
             Some(json!({ "decision": "block", "reason": reason }))
         }
     }
@@ -87,7 +87,10 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
         Some(Value::String(context)) => *context = format!("{notice}\n\n{context}"),
         _ => reply = context_injection(agent, event, notice),
     }
-    if matches!(agent, Agent::Claude | Agent::Vscode | Agent::Gemini) {
+    if matches!(
+        agent,
+        Agent::Claude | Agent::Vscode | Agent::Gemini | Agent::Qwen
+    ) {
         reply["systemMessage"] = Value::String(notice.to_string());
     }
     reply
@@ -106,7 +109,7 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Copilot => json!({ "additionalContext": reason }),
         Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
         Agent::Cursor => empty(),
-        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Unknown => json!({
+        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => json!({
             "decision": "block",
             "reason": reason,
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": reason },
