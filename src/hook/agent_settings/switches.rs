@@ -21,18 +21,23 @@ pub fn gemini(doc: &Value, names: &[String]) -> Vec<String> {
     if doc.pointer("/hooks/enabled").and_then(Value::as_bool) == Some(false) {
         off.push("Gemini CLI's hooks are off (\"hooks\": {\"enabled\": false})".to_string());
     }
-    let disabled = config
-        .and_then(|c| c.get("disabled"))
-        .and_then(Value::as_array)
+    off.extend(listed(
+        config.and_then(|c| c.get("disabled")),
+        names,
+        "Gemini CLI skips cmstore's hooks: \"hooksConfig.disabled\"",
+    ));
+    off
+}
+
+/// `what lists "<name>"` for each of `names` in the array `list`.
+fn listed(list: Option<&Value>, names: &[String], what: &str) -> Vec<String> {
+    list.and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(Value::as_str);
-    for name in disabled.filter(|d| names.iter().any(|n| n == d)) {
-        off.push(format!(
-            "Gemini CLI skips cmstore's hooks: \"hooksConfig.disabled\" lists {name:?}"
-        ));
-    }
-    off
+        .filter_map(Value::as_str)
+        .filter(|d| names.iter().any(|n| n == d))
+        .map(|name| format!("{what} lists {name:?}"))
+        .collect()
 }
 
 /// Why Qwen Code will not run the hooks named `names` of its settings `doc`: `disableAllHooks`,
@@ -46,17 +51,11 @@ pub fn qwen(doc: &Value, names: &[String]) -> Vec<String> {
     if doc.pointer("/hooks/enabled").and_then(Value::as_bool) == Some(false) {
         off.push("Qwen Code's hooks are off (\"hooks\": {\"enabled\": false})".to_string());
     }
-    let disabled = doc
-        .pointer("/hooks/disabled")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str);
-    for name in disabled.filter(|d| names.iter().any(|n| n == d)) {
-        off.push(format!(
-            "Qwen Code skips cmstore's hooks: \"hooks.disabled\" lists {name:?}"
-        ));
-    }
+    off.extend(listed(
+        doc.pointer("/hooks/disabled"),
+        names,
+        "Qwen Code skips cmstore's hooks: \"hooks.disabled\"",
+    ));
     off
 }
 
