@@ -12,3 +12,4 @@ mod google;
 mod harness;
 mod mock;
 mod openai;
+mod qwen;

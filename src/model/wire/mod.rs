@@ -144,14 +144,23 @@ pub fn tool_input(p: &Payload) -> Option<Value> {
     })
 }
 
-/// The canonical hook type of `event` with this payload, or `None` when it has none.
+/// The canonical hook type of `agent`'s `event` with this payload, or `None` when it has none.
 ///
 /// The event name decides, except for Gemini CLI's `PreCompress`: it fires before Gemini checks
 /// whether the history is long enough to compress, so an automatic one (`trigger: "auto"`)
 /// says only that a compaction was considered ([`HookType::CompactionCheck`]); a manual one
-/// (`/compress`) compacts ([`HookType::PreCompact`]).
-pub fn hook_type(event: &str, p: &Payload) -> Option<HookType> {
+/// (`/compress`) compacts ([`HookType::PreCompact`]). And Qwen Code fires `UserPromptSubmit`
+/// again for each round of tool results it sends the model, with an empty `prompt`: such a one is
+/// a request to the model ([`HookType::ModelRequest`]), not a prompt (seen with Qwen Code
+/// 0.24.4 in the end-to-end suite).
+pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
     let kind = HookType::from_event_name(event)?;
+    let no_prompt = p
+        .str_any(&["prompt"])
+        .is_none_or(|prompt| prompt.trim().is_empty());
+    if agent == Agent::Qwen && kind == HookType::UserPromptSubmit && no_prompt {
+        return Some(HookType::ModelRequest);
+    }
     let gemini_check = event.trim().eq_ignore_ascii_case("PreCompress")
         && p.str_any(&["trigger"]).as_deref() != Some("manual");
     Some(if gemini_check {
@@ -171,7 +180,7 @@ pub fn normalize(
     size_bytes: u64,
     limits: &Limits,
 ) -> QueueEntry {
-    let kind = event.and_then(|e| hook_type(e, p));
+    let kind = event.and_then(|e| hook_type(agent, e, p));
     let hook_type = kind
         .map(|t| t.as_str().to_string())
         .or_else(|| event.map(str::to_string))
@@ -536,6 +545,25 @@ mod tests {
         assert_eq!(stop(Agent::Gemini, "x \n y").as_deref(), Some("x \n y"));
         // Other agents' answers are kept as they are.
         assert_eq!(stop(Agent::Claude, seen).as_deref(), Some(seen));
+    }
+
+    /// Qwen Code's `UserPromptSubmit` before a round of tool results has an empty prompt: a
+    /// model request. Its real prompt, and any other agent's event, stays a prompt.
+    #[test]
+    fn a_qwen_prompt_without_a_prompt_is_a_model_request() {
+        let base = r#""session_id":"q","hook_event_name":"UserPromptSubmit","transcript_path":"/h/.qwen/projects/-p/chats/q.jsonl","timestamp":"2026-04-12T10:00:00.000Z""#;
+        let round = entry(&format!(r#"{{{base},"prompt":""}}"#), None);
+        assert_eq!(round.hook_type, "ModelRequest");
+        assert_eq!(round.event.as_deref(), Some("UserPromptSubmit"));
+        assert_eq!(round.agent.as_deref(), Some("qwen"));
+        assert_eq!(entry(&format!("{{{base}}}"), None).hook_type, "ModelRequest");
+        let prompt = entry(&format!(r#"{{{base},"prompt":"go"}}"#), None);
+        assert_eq!(prompt.hook_type, "UserPromptSubmit");
+        let claude = entry(
+            r#"{"session_id":"c","hook_event_name":"UserPromptSubmit","prompt":""}"#,
+            None,
+        );
+        assert_eq!(claude.hook_type, "UserPromptSubmit");
     }
 
     #[test]

@@ -1,0 +1,151 @@
+//! Qwen Code (`@qwen-code/qwen-code`, pinned in `.ci/install-agents`) in headless mode, wired
+//! with `cmstore hooks install --agent qwen --user`, against the mock Messages API (Qwen Code's
+//! `anthropic` provider, its `baseUrl` the mock's).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::anthropic::{self, Step, MODEL};
+use crate::harness::{self, Session, World, AGENT_TIMEOUT};
+use crate::mock::MockServer;
+
+/// The CLI's bundled entry point, run with node.
+fn qwen() -> Option<PathBuf> {
+    harness::agent("qwen", "node_modules/@qwen-code/qwen-code/cli.js")
+}
+
+/// The user's settings: the mock as the one Anthropic model, no telemetry, usage statistics
+/// or update checks (nothing but loopback); then cmstore's hooks, merged in the way a user
+/// wires them.
+fn write_settings(world: &World, mock: &MockServer) {
+    let settings = json!({
+        "modelProviders": {"anthropic": [
+            {"id": MODEL, "envKey": "ANTHROPIC_API_KEY", "baseUrl": mock.url()}
+        ]},
+        "security": {"auth": {"selectedType": "anthropic"}},
+        "model": {"name": MODEL},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+    });
+    let dir = world.home().join(".qwen");
+    std::fs::create_dir_all(&dir).expect("create ~/.qwen");
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+    world.cmstore_ok(&["hooks", "install", "--agent", "qwen", "--user"]);
+}
+
+/// `qwen -p PROMPT --yolo` in `world`.
+fn qwen_command(world: &World, qwen: &Path, prompt: &str) -> Command {
+    let mut cmd = world.command(Path::new("node"));
+    cmd.arg(qwen)
+        .args(["-p", prompt, "-o", "json"])
+        // Runs tools without asking; the gate's deny still applies (PreToolUse).
+        .arg("--yolo")
+        .env("ANTHROPIC_API_KEY", "e2e-dummy-key");
+    cmd
+}
+
+const PROMPT: &str = "run the two steps";
+
+/// A command that works, one the gate denies (it would create the marker), then the answer.
+fn main_session() -> Option<Session> {
+    let qwen = qwen()?;
+    let world = World::new();
+    world.enforce();
+    let denied = format!(
+        "touch {} && echo 'drop table users'",
+        world.marker().display()
+    );
+    let script = vec![
+        Step::Tool(
+            "run_shell_command",
+            json!({"command": "echo hi", "description": "say hi"}),
+        ),
+        Step::Tool(
+            "run_shell_command",
+            json!({"command": denied, "description": "denied"}),
+        ),
+        Step::Text("Both steps are done."),
+    ];
+    let mock = MockServer::start(anthropic::responder(script));
+    write_settings(&world, &mock);
+    let cmd = qwen_command(&world, &qwen, PROMPT);
+    let run = harness::spawn(&world, "qwen", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    world.ingest();
+    let id = world.query("SELECT session_id FROM sessions WHERE agent = 'qwen'");
+    let id = id
+        .first()
+        .and_then(|r| r["session_id"].as_str())
+        .unwrap_or_else(|| {
+            panic!(
+                "no qwen session in the store\nqueue:\n{}\nstdout: {}\nstderr: {}",
+                world.queue_text(),
+                run.stdout,
+                run.stderr
+            )
+        })
+        .to_string();
+    Some(Session {
+        world,
+        mock,
+        run,
+        id,
+    })
+}
+
+#[test]
+fn qwen_events_prompt_and_tool_calls_are_what_it_did() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    let kinds: Vec<String> = s
+        .query(
+            "SELECT hook_type FROM events WHERE session_id = :sid AND agent = 'qwen' \
+             ORDER BY seq",
+        )
+        .iter()
+        .map(|r| r["hook_type"].as_str().unwrap_or("").to_string())
+        .collect();
+    for kind in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+    ] {
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "{kind} in {kinds:?}\n{ctx}"
+        );
+    }
+    // One prompt: Qwen Code fires UserPromptSubmit again, without a prompt, for each round of
+    // tool results it sends the model; those are model requests.
+    let prompts = s.query(
+        "SELECT prompt FROM events WHERE session_id = :sid AND hook_type = 'UserPromptSubmit'",
+    );
+    assert_eq!(prompts.len(), 1, "{ctx}");
+    assert_eq!(prompts[0]["prompt"], PROMPT, "{ctx}");
+    let rounds = s.query(
+        "SELECT count(*) AS n FROM events WHERE session_id = :sid \
+         AND hook_type = 'ModelRequest' AND event = 'UserPromptSubmit'",
+    );
+    assert_eq!(rounds[0]["n"], 2, "two rounds of tool results\n{ctx}");
+    let session = s.query("SELECT prompts, agent FROM sessions WHERE session_id = :sid");
+    assert_eq!(session[0]["prompts"], 1, "{ctx}");
+    // The turn's answer, from its Stop (Qwen Code's chats, which would give its prompt too,
+    // are not read yet: docs/agents.md).
+    let turns = s.query("SELECT response FROM turns WHERE session_id = :sid");
+    assert_eq!(turns.len(), 1, "{turns:?}\n{ctx}");
+    assert_eq!(turns[0]["response"], "Both steps are done.", "{ctx}");
+    // The command that ran, paired and succeeded; the one the gate denied, denied.
+    let calls = s.query(
+        "SELECT tool_name, outcome, input FROM tool_calls WHERE session_id = :sid ORDER BY rowid",
+    );
+    assert_eq!(calls.len(), 2, "{calls:?}\n{ctx}");
+    assert_eq!(calls[0]["tool_name"], "run_shell_command", "{ctx}");
+    assert_eq!(calls[0]["outcome"], "succeeded", "{calls:?}\n{ctx}");
+    assert_eq!(calls[1]["outcome"], "denied", "{calls:?}\n{ctx}");
+    assert!(!s.world.marker().exists(), "the denied command ran\n{ctx}");
+}
