@@ -556,7 +556,10 @@ mod tests {
         assert_eq!(round.hook_type, "ModelRequest");
         assert_eq!(round.event.as_deref(), Some("UserPromptSubmit"));
         assert_eq!(round.agent.as_deref(), Some("qwen"));
-        assert_eq!(entry(&format!("{{{base}}}"), None).hook_type, "ModelRequest");
+        assert_eq!(
+            entry(&format!("{{{base}}}"), None).hook_type,
+            "ModelRequest"
+        );
         let prompt = entry(&format!(r#"{{{base},"prompt":"go"}}"#), None);
         assert_eq!(prompt.hook_type, "UserPromptSubmit");
         let claude = entry(
