@@ -754,14 +754,8 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
 /// switch in the same settings (Gemini CLI) or in the `config.toml` beside it (Codex).
 fn will_not_fire(agent: Agent, path: &Path, doc: &Value) -> Vec<String> {
     match agent {
-        Agent::Gemini | Agent::Qwen => {
-            let marker = agent.file().marker;
-            let names: Vec<String> = (1..=CURRENT_VERSION).map(|v| marker.value(v)).collect();
-            match agent {
-                Agent::Gemini => switches::gemini(doc, &names),
-                _ => switches::qwen(doc, &names),
-            }
-        }
+        Agent::Gemini => switches::gemini(doc, &handler_names(agent)),
+        Agent::Qwen => switches::qwen(doc, &handler_names(agent)),
         Agent::Codex => path
             .parent()
             .map(|dir| dir.join("config.toml"))
@@ -770,6 +764,12 @@ fn will_not_fire(agent: Agent, path: &Path, doc: &Value) -> Vec<String> {
             .unwrap_or_default(),
         _ => Vec::new(),
     }
+}
+
+/// The names cmstore's handlers carry in `agent`'s file, of every token version.
+fn handler_names(agent: Agent) -> Vec<String> {
+    let marker = agent.file().marker;
+    (1..=CURRENT_VERSION).map(|v| marker.value(v)).collect()
 }
 
 /// VS Code and Copilot CLI both read every `*.json` in the same hooks directory, so with

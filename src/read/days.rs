@@ -57,11 +57,10 @@ pub fn plan(filters: &Filters) -> Plan {
         }
         None => (hours.clone(), hours),
     };
-    let of_chosen = |alias: &str| match &chosen {
-        Some(chosen) => format!(
-            "\n  WHERE {alias}.session_id IS NOT NULL AND {}",
-            chosen.replacen("session_id", &format!("{alias}.session_id"), 1)
-        ),
+    // The same choice over the rows of the split hours (its parameters are those bound above).
+    let split_rows = |alias: &str| match in_sessions(&format!("{alias}.session_id"), &by_session).0
+    {
+        Some(chosen) => format!("\n  WHERE {alias}.session_id IS NOT NULL AND {chosen}"),
         None => String::new(),
     };
     let sql = format!(
@@ -107,8 +106,8 @@ pub fn plan(filters: &Filters) -> Plan {
          LEFT JOIN s ON s.day = k.day{}\nORDER BY k.day",
         where_of(&event_rows),
         where_of(&usage_rows),
-        of_chosen("e"),
-        of_chosen("v"),
+        split_rows("e"),
+        split_rows("v"),
         where_of(&days),
     );
     Plan { sql, params }

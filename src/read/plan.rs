@@ -64,6 +64,15 @@ pub fn in_sessions(column: &str, filters: &Filters) -> (Option<String>, Vec<Para
     )
 }
 
+/// Adds `more` to `params`, leaving out a name already bound (`:since` in two clauses).
+pub fn merge_params(params: &mut Vec<Param>, more: Vec<Param>) {
+    for p in more {
+        if !params.iter().any(|q| q.name == p.name) {
+            params.push(p);
+        }
+    }
+}
+
 /// A named integer parameter.
 pub fn int_param(name: &str, value: i64) -> Param {
     Param {

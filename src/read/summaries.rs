@@ -10,7 +10,7 @@ use rusqlite::types::Value;
 
 pub use super::plan::Plan;
 use super::plan::{
-    in_sessions, int_param, session_conditions, where_of, JOINED_USAGE, ROLLUP_SUMS,
+    in_sessions, int_param, merge_params, session_conditions, where_of, JOINED_USAGE, ROLLUP_SUMS,
 };
 use crate::read::report::{self, col, Column, Shown};
 use crate::read::sessions::{self, Filters};
@@ -112,15 +112,6 @@ fn session_window_plan(filters: &Filters) -> Plan {
             where_of(&wheres)
         ),
         params,
-    }
-}
-
-/// Adds `more` to `params`, leaving out a name already bound (`:since` in two clauses).
-fn merge_params(params: &mut Vec<Param>, more: Vec<Param>) {
-    for p in more {
-        if !params.iter().any(|q| q.name == p.name) {
-            params.push(p);
-        }
     }
 }
 

@@ -155,10 +155,11 @@ pub fn tool_input(p: &Payload) -> Option<Value> {
 /// 0.24.4 in the end-to-end suite).
 pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
     let kind = HookType::from_event_name(event)?;
-    let no_prompt = p
-        .str_any(&["prompt"])
-        .is_none_or(|prompt| prompt.trim().is_empty());
-    if agent == Agent::Qwen && kind == HookType::UserPromptSubmit && no_prompt {
+    let no_prompt = || {
+        p.str_any(&["prompt"])
+            .is_none_or(|prompt| prompt.trim().is_empty())
+    };
+    if agent == Agent::Qwen && kind == HookType::UserPromptSubmit && no_prompt() {
         return Some(HookType::ModelRequest);
     }
     let gemini_check = event.trim().eq_ignore_ascii_case("PreCompress")
