@@ -22,8 +22,9 @@ pub struct Args {
     /// Transcripts (.jsonl, Gemini CLI's .json chats) or folders to read [default: Claude Code's projects folder
     /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`,
     /// Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), Copilot CLI's
-    /// `session-state` (`$COPILOT_HOME` or `~/.copilot`) and VS Code Copilot Chat's
-    /// `workspaceStorage/*/GitHub.copilot-chat/transcripts`, those that exist]
+    /// `session-state` (`$COPILOT_HOME` or `~/.copilot`), VS Code Copilot Chat's
+    /// `workspaceStorage/*/GitHub.copilot-chat/transcripts` and Qwen Code's `projects`
+    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -123,8 +124,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
-/// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state and VS Code Copilot
-/// Chat's transcripts.
+/// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state, VS Code Copilot
+/// Chat's transcripts and Qwen Code's chats (under its `projects`).
 fn default_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
     let codex = crate::support::env::path("CODEX_HOME")
@@ -133,12 +134,22 @@ fn default_roots() -> Vec<PathBuf> {
         env.claude_dir().map(|dir| dir.join("projects")),
         env.home.as_ref().map(|h| h.join(".gemini").join("tmp")),
         codex.map(|dir| dir.join("sessions")),
+        qwen_runtime_dir().map(|dir| dir.join("projects")),
     ]
     .into_iter()
     .flatten()
     .filter(|dir| dir.is_dir())
     .chain(env.copilot_log_dirs())
     .collect()
+}
+
+/// Where Qwen Code keeps its chats, as it chooses: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`,
+/// else `~/.qwen`.
+fn qwen_runtime_dir() -> Option<PathBuf> {
+    let env = crate::support::env::path;
+    env("QWEN_RUNTIME_DIR")
+        .or_else(|| env("QWEN_HOME"))
+        .or_else(|| DiscoveryEnv::from_env().home.map(|h| h.join(".qwen")))
 }
 
 fn progress_bar(total: u64) -> Option<ProgressBar> {

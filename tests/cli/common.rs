@@ -82,6 +82,8 @@ impl TestEnv {
             "USERPROFILE",
             "COPILOT_HOME",
             "CODEX_HOME",
+            "QWEN_HOME",
+            "QWEN_RUNTIME_DIR",
         ] {
             cmd.env_remove(key);
         }

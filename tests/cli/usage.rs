@@ -611,3 +611,70 @@ fn import_checks_copilot_responses_against_the_sessions_own_totals() {
     );
     assert!(stderr.contains("/135/"), "126 + 9 output counted: {stderr}");
 }
+
+/// One Qwen Code API response as its chat file records it (`ui_telemetry`), of `session`.
+fn qwen_response(session: &str, id: &str) -> String {
+    format!(
+        r#"{{"uuid":"u-{id}","sessionId":"{session}","timestamp":"2026-04-09T10:47:51.179Z","type":"system","cwd":"/w/q","subtype":"ui_telemetry","systemPayload":{{"uiEvent":{{"event.name":"qwen-code.api_response","event.timestamp":"2026-04-09T10:47:51.179Z","response_id":"{id}","model":"qwen3-coder-plus","input_token_count":1000,"output_token_count":50,"cached_content_token_count":400,"thoughts_token_count":10,"total_token_count":1050,"prompt_id":"{session}########0"}}}}}}"#
+    )
+}
+
+/// `import` with no path reads Qwen Code's chats where Qwen Code keeps them: under
+/// `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`, else `~/.qwen`, archived sessions included.
+#[test]
+fn import_finds_qwen_codes_chats_where_qwen_code_keeps_them() {
+    let env = TestEnv::new();
+    let write = |root: &std::path::Path, chat: &str, session: &str| {
+        let path = root.join("projects/-w-q").join(chat);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let line = qwen_response(session, &format!("r-{session}"));
+        std::fs::write(path, line + "\n").unwrap();
+    };
+    let home_qwen = env.user_home().join(".qwen");
+    write(&home_qwen, "chats/s-home.jsonl", "s-home");
+    write(&home_qwen, "chats/archive/s-old.jsonl", "s-old");
+    let qwen_home = env.dir.path().join("qwen-home");
+    write(&qwen_home, "chats/s-env.jsonl", "s-env");
+    let runtime = env.dir.path().join("qwen-runtime");
+    write(&runtime, "chats/s-runtime.jsonl", "s-runtime");
+    let sessions = |env: &TestEnv| -> Vec<String> {
+        let conn = env.conn();
+        let mut stmt = conn
+            .prepare("SELECT session_id FROM usage WHERE agent = 'qwen' ORDER BY 1")
+            .unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    env.cmd().arg("import").assert().success();
+    assert_eq!(sessions(&env), ["s-home", "s-old"]);
+    env.cmd()
+        .arg("import")
+        .env("QWEN_HOME", &qwen_home)
+        .assert()
+        .success();
+    assert_eq!(sessions(&env), ["s-env", "s-home", "s-old"]);
+    env.cmd()
+        .arg("import")
+        .env("QWEN_HOME", &qwen_home)
+        .env("QWEN_RUNTIME_DIR", &runtime)
+        .assert()
+        .success();
+    assert_eq!(sessions(&env), ["s-env", "s-home", "s-old", "s-runtime"]);
+    // The counts, converted as for every agent: the cached part out of the input, the
+    // thinking inside the output (the total says so).
+    let row = env.conn().query_row(
+        "SELECT input_tokens, cache_read_tokens, output_tokens, reasoning_tokens, cwd
+         FROM usage JOIN sessions USING (session_id) WHERE session_id = 's-env'",
+        [],
+        |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, String>(4)?,
+            ))
+        },
+    );
+    assert_eq!(row.unwrap(), (600, 400, 50, 10, "/w/q".to_owned()));
+}

@@ -264,8 +264,9 @@ fn every_model_the_real_files_name_is_priced_or_free_and_codex_and_gemini_cost_w
     };
     let env = TestEnv::new();
     import(&env, &[&real, &more]);
-    // The one exception: GLM-5 Turbo (through Claude Code) has no price of its maker's in
-    // LiteLLM's table, only resellers': unpriced rather than a guess (docs/usage.md).
+    // Two exceptions, unpriced rather than a guess (docs/usage.md): GLM-5 Turbo (through
+    // Claude Code) has no price of its maker's in LiteLLM's table, only resellers'; Qwen
+    // OAuth's `coder-model` is billed per request, not per token.
     let unpriced: Vec<String> = env
         .conn()
         .prepare("SELECT DISTINCT model FROM v_usage WHERE cost_usd IS NULL ORDER BY 1")
@@ -274,7 +275,7 @@ fn every_model_the_real_files_name_is_priced_or_free_and_codex_and_gemini_cost_w
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(unpriced, ["glm-5-turbo"]);
+    assert_eq!(unpriced, ["coder-model", "glm-5-turbo"]);
     // Each Codex and Gemini session's cost, from the pinned rows written out here.
     let row_of = |model: &str| match model {
         "kimi-k2.5:cloud" => "moonshot/kimi-k2.5".to_owned(),
@@ -480,4 +481,98 @@ fn copilot_sessions_without_a_response_line_are_counted_by_their_shutdown_totals
         before,
         "re-import +0"
     );
+}
+
+/// Qwen Code's counts by hand: every `ui_telemetry` record of a `qwen-code.api_response`
+/// event, once per `response_id`, in the session its record names; input without the cached
+/// part plus tool prompts, the output with the thinking (inside it when the total says so),
+/// the cached part as cache reads, the four adding up to the event's own total. Also, per
+/// session, the `assistant` records' `usageMetadata` (the main thread's responses only).
+fn qwen_by_hand(dir: &Path) -> (Counts, BTreeMap<String, [i64; 2]>) {
+    let chats = files_under(dir, &|p| p.extension().is_some_and(|e| e == "jsonl"));
+    let mut responses: BTreeMap<(String, String), Value> = BTreeMap::new();
+    let mut messages: BTreeMap<String, [i64; 2]> = BTreeMap::new();
+    for chat in chats {
+        for line in std::fs::read_to_string(&chat).unwrap().lines() {
+            let record: Value = serde_json::from_str(line).unwrap();
+            let session = record["sessionId"].as_str().unwrap().to_owned();
+            let event = &record["systemPayload"]["uiEvent"];
+            if record["subtype"] == "ui_telemetry"
+                && event["event.name"] == "qwen-code.api_response"
+            {
+                let id = event["response_id"].as_str().unwrap().to_owned();
+                responses.insert((session, id), event.clone());
+            } else if record["type"] == "assistant" {
+                let m = &record["usageMetadata"];
+                let sum = messages.entry(session).or_default();
+                sum[0] += m["promptTokenCount"].as_i64().unwrap();
+                sum[1] += m["candidatesTokenCount"].as_i64().unwrap();
+            }
+        }
+    }
+    let mut counts = Counts::new();
+    for ((session, _), e) in responses {
+        let n = |k: &str| e[k].as_i64().unwrap_or(0);
+        let inside = n("total_token_count")
+            == n("input_token_count") + n("output_token_count") + n("tool_token_count");
+        let thoughts = if inside { 0 } else { n("thoughts_token_count") };
+        let parts = [
+            n("input_token_count") - n("cached_content_token_count") + n("tool_token_count"),
+            n("output_token_count") + thoughts,
+            n("cached_content_token_count"),
+        ];
+        assert_eq!(parts.iter().sum::<i64>(), n("total_token_count"), "{e}");
+        let c = counts.entry(session).or_default();
+        c[0] += 1;
+        for (slot, part) in c[1..].iter_mut().zip(parts) {
+            *slot += part;
+        }
+    }
+    (counts, messages)
+}
+
+#[test]
+fn every_qwen_code_response_and_its_subagents_is_counted_once() {
+    let Some(dir) = real_more_fixtures("other/qwen-code") else {
+        return;
+    };
+    let env = TestEnv::new();
+    let stderr = import(&env, &[&dir]);
+    assert!(stderr.contains("3 transcript(s)"), "{stderr}");
+    let (expected, messages) = qwen_by_hand(&dir);
+    // Two chats with responses (0.14.2 with two subagents, 0.14.0); a third holds only a
+    // slash command.
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    assert_eq!(stored(&env, "qwen"), expected);
+    assert_eq!(
+        env.int(
+            "SELECT count(DISTINCT subagent_id) FROM usage WHERE agent = 'qwen' AND sidechain = 1"
+        ),
+        2
+    );
+    // The main thread's responses are the ones the chat also writes as messages: the same
+    // counts, so the messages are the telemetry's subset and are rightly not read again.
+    let main = "SELECT session_id, sum(input_tokens + cache_read_tokens), sum(output_tokens)
+                FROM usage WHERE agent = 'qwen' AND sidechain = 0 GROUP BY session_id";
+    let conn = env.conn();
+    let mut stmt = conn.prepare(main).unwrap();
+    let got: BTreeMap<String, [i64; 2]> = stmt
+        .query_map([], |r| Ok((r.get(0)?, [r.get(1)?, r.get(2)?])))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(got, messages);
+    let thoughts =
+        env.int("SELECT count(*) FROM usage WHERE agent = 'qwen' AND reasoning_tokens IS NULL");
+    assert_eq!(thoughts, 0, "every response says its thinking");
+    let cwd = "SELECT count(*) FROM sessions WHERE agent = 'qwen' AND cwd LIKE 'C:\\Users\\%'";
+    assert_eq!(env.int(cwd), 2, "the project from the records' cwd");
+    let before = env.int("SELECT count(*) FROM usage");
+    import(&env, &[&dir]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM usage"),
+        before,
+        "re-import +0"
+    );
+    assert_eq!(stored(&env, "qwen"), expected);
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::anthropic::{self, Step, MODEL};
+use crate::anthropic::{self, Step, Usage, MODEL};
 use crate::harness::{self, Session, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
 
@@ -49,7 +49,8 @@ fn qwen_command(world: &World, qwen: &Path, prompt: &str) -> Command {
 
 const PROMPT: &str = "run the two steps";
 
-/// A command that works, one the gate denies (it would create the marker), then the answer.
+/// A command that works, one the gate denies (it would create the marker), then the answer;
+/// each reply reports counts of its own (`Usage::of_step`).
 fn main_session() -> Option<Session> {
     let qwen = qwen()?;
     let world = World::new();
@@ -69,7 +70,7 @@ fn main_session() -> Option<Session> {
         ),
         Step::Text("Both steps are done."),
     ];
-    let mock = MockServer::start(anthropic::responder(script));
+    let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
     write_settings(&world, &mock);
     let cmd = qwen_command(&world, &qwen, PROMPT);
     let run = harness::spawn(&world, "qwen", cmd).wait(AGENT_TIMEOUT);
@@ -135,7 +136,7 @@ fn qwen_events_prompt_and_tool_calls_are_what_it_did() {
     let session = s.query("SELECT prompts, agent FROM sessions WHERE session_id = :sid");
     assert_eq!(session[0]["prompts"], 1, "{ctx}");
     // The turn's answer, from its Stop (Qwen Code's chats, which would give its prompt too,
-    // are not read yet: docs/agents.md).
+    // are read for usage only: docs/agents.md).
     let turns = s.query("SELECT response FROM turns WHERE session_id = :sid");
     assert_eq!(turns.len(), 1, "{turns:?}\n{ctx}");
     assert_eq!(turns[0]["response"], "Both steps are done.", "{ctx}");
@@ -148,4 +149,39 @@ fn qwen_events_prompt_and_tool_calls_are_what_it_did() {
     assert_eq!(calls[0]["outcome"], "succeeded", "{calls:?}\n{ctx}");
     assert_eq!(calls[1]["outcome"], "denied", "{calls:?}\n{ctx}");
     assert!(!s.world.marker().exists(), "the denied command ran\n{ctx}");
+}
+
+/// Qwen Code's usage, read by capture's cursor from the chat file the hooks name: one row per
+/// reply of the agent loop with the mock's counts (the cache writes inside the input, as Qwen
+/// Code records them), under the hooks' session; a later `cmstore import` of the chats adds
+/// nothing and changes nothing.
+#[test]
+fn qwen_usage_is_the_mocks_numbers_once_per_response() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    let sql = "SELECT message_id, model, input_tokens, cache_read_tokens, cache_write_tokens, \
+               output_tokens, sidechain FROM usage WHERE session_id = :sid ORDER BY message_id";
+    let rows = s.query(sql);
+    let expected: Vec<_> = (0..3)
+        .map(|n| {
+            let u = Usage::of_step(n);
+            json!({
+                "message_id": format!("msg_mock_{n}"),
+                "model": MODEL,
+                "input_tokens": u.input + u.cache_write(),
+                "cache_read_tokens": u.cache_read,
+                "cache_write_tokens": 0,
+                "output_tokens": u.output,
+                "sidechain": 0,
+            })
+        })
+        .collect();
+    assert_eq!(rows, expected, "{ctx}");
+    let all = s.query("SELECT count(*) AS n FROM usage");
+    assert_eq!(all[0]["n"], 3, "no row outside the session\n{ctx}");
+    let chats = s.world.home().join(".qwen").join("projects");
+    s.world.cmstore_ok(&["import", chats.to_str().unwrap()]);
+    assert_eq!(s.query(sql), expected, "after import\n{ctx}");
+    let all = s.query("SELECT count(*) AS n FROM usage");
+    assert_eq!(all[0]["n"], 3, "import adds nothing\n{ctx}");
 }

@@ -24,6 +24,7 @@ pub mod usage;
 mod usage_codex;
 mod usage_copilot;
 mod usage_gemini;
+mod usage_qwen;
 mod vscode;
 
 use std::io;

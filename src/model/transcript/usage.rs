@@ -1,6 +1,6 @@
-//! The usage of API responses, read from Claude Code transcript lines and Gemini CLI chat
-//! files (`usage_gemini`) (pure); Codex rollouts need a reader that keeps state per file
-//! ([`CodexReader`]).
+//! The usage of API responses, read from Claude Code transcript lines, Gemini CLI chat
+//! files (`usage_gemini`) and Qwen Code chat files (`usage_qwen`) (pure); Codex rollouts need
+//! a reader that keeps state per file ([`CodexReader`]).
 //!
 //! Every `assistant` line Claude Code writes carries its response's `message.usage`; one
 //! response is written as one line per content block, the usage repeated and, while streaming,
@@ -21,6 +21,7 @@ pub use super::usage_copilot::totals_differ;
 pub use super::usage_gemini::{
     from_json_chat, is_chat_file, is_json_chat_file, json_chat_parent, session_of_header,
 };
+pub use super::usage_qwen::is_qwen_chat_file;
 pub use crate::model::queue_line::usage::{dedup, Responses, UsageRecord};
 
 #[derive(Deserialize)]
@@ -69,11 +70,15 @@ struct CacheCreation {
 
 /// The usage one transcript line (newline excluded) at byte `offset` reports, if any: a
 /// Claude Code `assistant` line with a message id and `message.usage`, of a model other than
-/// `<synthetic>`; a Copilot CLI `session.usage_record` (`usage_copilot`); or a Gemini CLI
-/// `gemini` message with `tokens`. Lines without `"usage"` or
-/// `"tokens"` are passed over without being parsed.
+/// `<synthetic>`; a Copilot CLI `session.usage_record` (`usage_copilot`); a Gemini CLI
+/// `gemini` message with `tokens`; or a Qwen Code response's `ui_telemetry` record
+/// (`usage_qwen`). Lines without `"usage"`, `"tokens"` or `"ui_telemetry"` are passed over
+/// without being parsed.
 pub fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
     let [usage, tokens] = finders();
+    if memchr::memmem::find(bytes, super::usage_qwen::UI_TELEMETRY).is_some() {
+        return super::usage_qwen::from_line(bytes, offset);
+    }
     if usage.find(bytes).is_some() {
         return from_claude_line(bytes, offset).or_else(|| {
             memchr::memmem::find(bytes, super::usage_copilot::USAGE_RECORD)
@@ -97,6 +102,9 @@ pub fn from_parsed(value: &serde_json::Value, bytes: &[u8], offset: u64) -> Opti
         "gemini" if !has(usage) && has(tokens) => super::usage_gemini::from_value(value, offset),
         // Rare (one line per response) and small: read from its bytes as `from_line` does.
         "session.usage_record" => super::usage_copilot::from_line(bytes, offset),
+        "system" if memchr::memmem::find(bytes, super::usage_qwen::UI_TELEMETRY).is_some() => {
+            super::usage_qwen::from_value(value, offset)
+        }
         _ => None,
     }
 }

@@ -1,10 +1,11 @@
-//! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI chat files, Codex
-//! rollouts and Copilot event logs into the `usage` table, the same rows capture and ingest
+//! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI and Qwen Code chat
+//! files, Codex rollouts and Copilot event logs into the `usage` table, the same rows capture and ingest
 //! write (docs/usage.md), so a new user sees their history on day one. A file's agent is known
 //! by its path: `…/chats/session-*.jsonl` is Gemini's, and so are its older JSON chats
 //! (`session-*.json`, a subagent's `chats/<parent>/*.json`), `rollout-*.jsonl` Codex's,
 //! `…/session-state/<session>/events.jsonl` Copilot CLI's, `…/GitHub.copilot-chat/transcripts/
-//! *.jsonl` VS Code Copilot Chat's, any other `.jsonl` a Claude Code transcript, unless its
+//! *.jsonl` VS Code Copilot Chat's, `…/projects/<project>/chats/*.jsonl` Qwen Code's, any
+//! other `.jsonl` a Claude Code transcript, unless its
 //! first line is a payload Claude Code or Gemini CLI hands a hook (a hook logger's file):
 //! such a file is passed over and counted.
 //!
@@ -24,8 +25,8 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::files::tail::{Line, LineReader};
 use crate::model::transcript::usage::{
-    dedup, from_json_chat, from_line, is_chat_file, is_json_chat_file, json_chat_parent,
-    session_of_header, totals_differ, totals_of, CodexReader, UsageRecord,
+    dedup, from_json_chat, from_line, is_chat_file, is_json_chat_file, is_qwen_chat_file,
+    json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader, UsageRecord,
 };
 use crate::model::transcript::{parse_line, ParseOptions, Record};
 use crate::store::{self, usage, Store};
@@ -50,6 +51,8 @@ enum Format {
     /// VS Code Copilot Chat's `GitHub.copilot-chat/transcripts/<session>.jsonl`: the same
     /// event envelope as Copilot CLI's.
     VscodeCopilot,
+    /// Qwen Code's `projects/<project>/chats/<session>.jsonl`.
+    Qwen,
 }
 
 impl Format {
@@ -67,6 +70,8 @@ impl Format {
             Format::Gemini
         } else if is_json_chat_file(path) {
             Format::GeminiJson
+        } else if is_qwen_chat_file(path) {
+            Format::Qwen
         } else if named(Some(path), "events.jsonl")
             && named(parent.and_then(Path::parent), "session-state")
         {
@@ -86,7 +91,9 @@ impl Format {
     fn session_of_path(self, path: &Path) -> Option<String> {
         let name = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
         match self {
-            Format::Claude | Format::VscodeCopilot => name(path.file_stem().map(Path::new)),
+            Format::Claude | Format::VscodeCopilot | Format::Qwen => {
+                name(path.file_stem().map(Path::new))
+            }
             Format::Codex => CodexReader::session_of_path(path),
             Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
             Format::Gemini | Format::GeminiJson => None,
@@ -101,6 +108,7 @@ impl Format {
             Format::Codex => "codex",
             Format::CopilotCli => "copilot",
             Format::VscodeCopilot => "vscode",
+            Format::Qwen => "qwen",
         }
     }
 }
@@ -353,6 +361,14 @@ fn import_file(
                 }
                 batch.extend(from_line(bytes, offset));
             }
+            Some(Line::Complete { offset, bytes }) if format == Format::Qwen => {
+                // Rows are linked to the session only, as Gemini CLI's are: the chat's
+                // records are not assembled into turns.
+                if let Some(record) = from_line(bytes, offset) {
+                    note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
+                    batch.push(record);
+                }
+            }
             Some(Line::Complete { offset, bytes }) => {
                 if let Some(mut record) = from_line(bytes, offset) {
                     record.turn_id = turn.clone();
@@ -379,7 +395,7 @@ fn import_file(
     }
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
     let file_cwd = match format {
-        Format::Claude => None,
+        Format::Claude | Format::Qwen => None,
         Format::Codex => codex.cwd().map(str::to_owned),
         Format::Gemini | Format::GeminiJson => gemini_project(path),
         Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
