@@ -57,6 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Statusline(args) => cmd::statusline::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),
         Command::Export(args) => cmd::export::run(paths, args),
+        Command::Push(args) => cmd::push::run(paths, args),
         Command::Config(args) => cmd::config::run(paths, args),
         Command::Hooks(args) => cmd::hooks::run(paths, args),
         Command::Check(args) => cmd::check::run(paths, args),

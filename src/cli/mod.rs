@@ -225,6 +225,8 @@ pub enum Command {
     Prune(cmd::prune::Args),
     /// Send the store's events to an OpenTelemetry collector (OTLP/HTTP spans)
     Export(cmd::export::Args),
+    /// Mirror the store into the team's PostgreSQL database, exactly once (docs/teams.md)
+    Push(cmd::push::Args),
     /// Check or show the configuration (cmstore.toml plus CMSTORE_* variables)
     Config(cmd::config::Args),
     /// Install, check or remove the agent hook configuration that runs `cmstore capture`

@@ -115,12 +115,42 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             }
             show_checks(&mut out, &config.checks)?;
             show_budget(&mut out, &config.budget)?;
+            show_push(&mut out, config.push.as_ref())?;
             for problem in &problems {
                 eprintln!("warning: {problem}");
             }
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The team store (`[push]`), only when the section is present; the URL without its
+/// password.
+fn show_push(
+    out: &mut impl Write,
+    push: Option<&crate::config::push::PushSettings>,
+) -> std::io::Result<()> {
+    let Some(push) = push else { return Ok(()) };
+    writeln!(out, "\n[push]")?;
+    match crate::read::push::server::settings(push.url.as_deref(), &crate::support::env::value) {
+        Ok(settings) => writeln!(
+            out,
+            "url = {:?}   # the password is not shown",
+            crate::read::push::server::destination(&settings)
+        )?,
+        Err(err) => writeln!(out, "# url: {err}")?,
+    }
+    writeln!(out, "content = {:?}", push.content.as_str())?;
+    for (key, value) in [("user", &push.user), ("team", &push.team)] {
+        if let Some(value) = value {
+            writeln!(out, "{key} = {value:?}")?;
+        }
+    }
+    if let Some(ca) = &push.ca_file {
+        writeln!(out, "ca_file = {:?}", ca.display().to_string())?;
+    }
+    writeln!(out, "batch_events = {}", push.batch_events)?;
+    writeln!(out, "enabled = {}", push.continuous)
 }
 
 /// The budget's limits (`[budget]`), only when one is set: each as the setting that sets it.

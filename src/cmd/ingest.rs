@@ -164,6 +164,14 @@ fn ingest(paths: &Paths, args: Args, store: &store::Store) -> anyhow::Result<Exi
         );
     }
     let export = crate::read::export::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}"));
+    // Only while following: a single pass would stop it before it connected.
+    let push = match args.once {
+        true => None,
+        false => crate::read::push::beside_ingest(paths, |w| eprintln!("cmstore ingest: {w}")),
+    };
+    if let Some(push) = &push {
+        eprintln!("cmstore ingest: pushing to {}", push.destination());
+    }
     let beside = crate::hook::checks::runner::beside_ingest(paths, !args.once, |w| {
         eprintln!("cmstore ingest: {w}")
     });
@@ -230,6 +238,9 @@ fn ingest(paths: &Paths, args: Args, store: &store::Store) -> anyhow::Result<Exi
     eprintln!("{}", summary(&stats, started.elapsed(), busy));
     if let Some(export) = export {
         finish_export(export);
+    }
+    if let Some(push) = push {
+        finish_push(push);
     }
     if let Some(receiver) = receiver {
         receiver.finish();
@@ -309,6 +320,21 @@ fn finish_checks(
         );
     }
     done.ran
+}
+
+/// Stops the continuous push and says what it did.
+fn finish_push(push: crate::read::push::Continuous) {
+    let destination = push.destination().to_string();
+    match push.finish() {
+        Ok(s) => eprintln!(
+            "cmstore ingest: pushed {} events and {} sessions to {destination}; {} events left to push",
+            s.events, s.sessions, s.backlog
+        ),
+        Err(err) => eprintln!(
+            "cmstore ingest: push stopped: {}",
+            crate::support::failure::chain(&err)
+        ),
+    }
 }
 
 /// Stops the continuous export and says what it did.

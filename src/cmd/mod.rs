@@ -16,6 +16,7 @@ pub mod import;
 pub mod ingest;
 pub mod pager;
 pub mod prune;
+pub mod push;
 pub mod query;
 pub mod serve;
 pub mod sessions;

@@ -14,6 +14,7 @@ use crate::model::safety::{self, AddedRule, Rules, Scope};
 
 pub mod budget;
 pub mod checks;
+pub mod push;
 mod recover;
 pub mod retention;
 
@@ -85,6 +86,8 @@ pub struct Config {
     pub checks: Checks,
     /// The spend limits (`[budget]`); none by default.
     pub budget: crate::model::budget::Budget,
+    /// The team store (`[push]`), when the section is present.
+    pub push: Option<push::PushSettings>,
 }
 
 impl Default for Config {
@@ -104,6 +107,7 @@ impl Default for Config {
             prices: Default::default(),
             checks: Checks::default(),
             budget: Default::default(),
+            push: None,
         }
     }
 }
@@ -346,6 +350,10 @@ impl Config {
         self.checks = checks::read(checks, &mut problem);
         let budget = take_table(&mut table, "budget", &mut problem);
         self.budget = budget::read(budget, &mut problem);
+        if table.contains_key("push") {
+            let push = take_table(&mut table, "push", &mut problem);
+            self.push = Some(push::read(push, &mut problem));
+        }
         // Read by `export` and the OTLP receiver, never on the hook path.
         for owned_elsewhere in ["export", "otlp_receiver"] {
             table.remove(owned_elsewhere);

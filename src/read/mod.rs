@@ -11,11 +11,13 @@
 //! - [`serve`]: the local dashboard and its JSON API;
 //! - [`export`]: the record as OTLP spans to a collector.
 
+pub mod beside;
 pub mod budget;
 pub mod days;
 pub mod export;
 pub mod gate;
 pub mod plan;
+pub mod push;
 pub mod render;
 pub mod report;
 pub mod serve;

@@ -254,6 +254,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0031_hourly_sessions",
         include_str!("../../migrations/0031_hourly_sessions.sql"),
     ),
+    ("0032_push", include_str!("../../migrations/0032_push.sql")),
 ];
 
 /// Errors callers branch on.

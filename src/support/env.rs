@@ -41,3 +41,21 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
 pub fn value(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
+
+/// The machine's name: the usual variables (`HOSTNAME`, `COMPUTERNAME` on Windows), else
+/// `/etc/hostname`.
+pub fn host_name() -> Option<String> {
+    let name = var("HOSTNAME")
+        .or_else(|| var("COMPUTERNAME"))
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })?;
+    Some(name).filter(|n| !n.is_empty())
+}
+
+/// The login name of the user running cmstore (`USER`, `USERNAME` on Windows).
+pub fn user_name() -> Option<String> {
+    var("USER").or_else(|| var("USERNAME"))
+}

@@ -472,3 +472,104 @@ pub fn import_lines(env: &TestEnv, name: &str, lines: &[String]) {
         .assert()
         .success();
 }
+
+/// A PostgreSQL database of its own for one test, dropped when the test ends.
+pub struct PgDatabase {
+    /// Its connection URL (loopback, no TLS).
+    pub url: String,
+    admin: String,
+    name: String,
+}
+
+impl PgDatabase {
+    /// A client of the database.
+    pub fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, postgres::NoTls).expect("connect to the test database")
+    }
+
+    /// The one whole number `sql` selects.
+    pub fn int(&self, sql: &str) -> i64 {
+        self.client()
+            .query_one(sql, &[])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .get(0)
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// The test server's admin URL (a role that may create databases): `CMSTORE_TEST_PG` (a URL
+/// naming the database `postgres`), else this machine's PostgreSQL cluster, started if it is
+/// not running (`pg_ctlcluster`, as Debian has it; `.ci/run` does the same), with a test role
+/// of its own (`cmstore_test`, created through `runuser -u postgres`). `None` when there is
+/// no server to use.
+fn pg_admin_url() -> Option<String> {
+    static URL: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    URL.get_or_init(|| {
+        if let Ok(url) = std::env::var("CMSTORE_TEST_PG") {
+            return Some(url);
+        }
+        let run = |program: &str, args: &[&str]| {
+            StdCommand::new(program)
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        let clusters = StdCommand::new("pg_lsclusters")
+            .arg("--no-header")
+            .output()
+            .ok()?;
+        let first = String::from_utf8_lossy(&clusters.stdout)
+            .lines()
+            .next()?
+            .to_owned();
+        let fields: Vec<&str> = first.split_whitespace().collect();
+        let (version, cluster, port) = (fields.first()?, fields.get(1)?, fields.get(2)?);
+        if !first.contains("online") && !run("pg_ctlcluster", &[version, cluster, "start"]) {
+            return None;
+        }
+        let role = "DO $$ BEGIN CREATE ROLE cmstore_test LOGIN CREATEDB PASSWORD 'cmstore_test'; \
+                    EXCEPTION WHEN duplicate_object THEN NULL; END $$;";
+        let psql = ["-u", "postgres", "--", "psql", "-p", port, "-c", role];
+        if !run("runuser", &psql) {
+            return None;
+        }
+        Some(format!(
+            "postgres://cmstore_test:cmstore_test@127.0.0.1:{port}/postgres?sslmode=disable"
+        ))
+    })
+    .clone()
+}
+
+/// A fresh database on the test server, or `None` with a printed note.
+pub fn pg_database() -> Option<PgDatabase> {
+    let Some(admin) = pg_admin_url() else {
+        let why = "no PostgreSQL server: set CMSTORE_TEST_PG or install postgresql";
+        assert!(
+            std::env::var("CMSTORE_PG").as_deref() != Ok("require"),
+            "CMSTORE_PG=require: {why}"
+        );
+        skipped(why);
+        return None;
+    };
+    let name = format!("cmstore_t_{}", uuid::Uuid::new_v4().simple());
+    let mut client = postgres::Client::connect(&admin, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("the test server at {admin}: {e}"));
+    client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create a test database");
+    let url = match admin.rsplit_once("/postgres") {
+        Some((base, query)) => format!("{base}/{name}{query}"),
+        None => panic!("CMSTORE_TEST_PG must name the database `postgres`: {admin}"),
+    };
+    Some(PgDatabase { url, admin, name })
+}

@@ -17,6 +17,7 @@ mod otlp_export;
 mod otlp_receiver;
 mod otlp_turns;
 mod prune;
+mod push;
 mod query;
 mod recipes;
 mod resources;

@@ -888,7 +888,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 31);
+    assert_eq!(env.int("PRAGMA user_version"), 32);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1161,10 +1161,29 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0031 left: no push tables (0032).
+pub(crate) fn back_to_0031(conn: &rusqlite::Connection) {
+    let m0015 = include_str!("../../migrations/0015_otlp_export_and_receiver.sql");
+    let at = m0015
+        .find("CREATE TRIGGER export_cursors_follow_pruned_top")
+        .unwrap();
+    let trigger = &m0015[at..at + m0015[at..].find("END;").unwrap() + "END;".len()];
+    conn.execute_batch(&format!(
+        "DROP TRIGGER cursors_follow_pruned_top;
+         {trigger}
+         DROP TABLE push_sessions;
+         DROP TABLE push_cursors;
+         DROP TABLE push_machine;
+         PRAGMA user_version = 31;"
+    ))
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0030 left: the events' rollup per UTC
 /// day (`daily_sessions` as 0016 made it, its rows summed from the hours), `v_daily` and
 /// `v_daily_usage` as 0016 and 0023 made them, the schema version 30.
 pub(crate) fn back_to_0030(conn: &rusqlite::Connection) {
+    back_to_0031(conn);
     let m0016 = include_str!("../../migrations/0016_daily_rollup.sql");
     let section = |from: &str| {
         let at = m0016.find(from).unwrap();

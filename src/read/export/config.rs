@@ -142,7 +142,7 @@ impl ExportConfig {
             gzip,
             content: file.content.unwrap_or(false),
             user: file.user,
-            host: file.host.or_else(host_name),
+            host: file.host.or_else(crate::support::env::host_name),
             batch_events: file.batch_events.unwrap_or(DEFAULT_BATCH_EVENTS),
             continuous: table.is_some() && file.enabled.unwrap_or(true),
             endpoint_configured,
@@ -324,18 +324,6 @@ fn compression(text: &str) -> Option<bool> {
         "none" => Some(false),
         _ => None,
     }
-}
-
-/// The machine's name, for `host.name`: the usual variables, else `/etc/hostname`.
-fn host_name() -> Option<String> {
-    let from_env =
-        crate::support::env::var("HOSTNAME").or_else(|| crate::support::env::var("COMPUTERNAME"));
-    let name = from_env.or_else(|| {
-        std::fs::read_to_string("/etc/hostname")
-            .ok()
-            .map(|s| s.trim().to_string())
-    })?;
-    Some(name).filter(|n| !n.is_empty())
 }
 
 #[cfg(test)]

@@ -15,12 +15,12 @@ pub mod spans;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use prost::Message;
 
 use crate::model::redact::Redactor;
+use crate::read::beside::{Beside, StartError};
 use crate::store::{self, Store};
 
 pub use config::ExportConfig;
@@ -187,8 +187,7 @@ pub fn run(
 
 /// A continuous export on a thread of its own, beside ingest.
 pub struct Continuous {
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<Result<Stats, Error>>>,
+    beside: Beside<Result<Stats, Error>>,
 }
 
 impl Continuous {
@@ -201,37 +200,28 @@ impl Continuous {
         stop: Arc<AtomicBool>,
         on_warning: impl FnMut(String) + Send + 'static,
     ) -> Result<Continuous, Error> {
-        let store = store::open(db)?;
-        let own_stop = Arc::clone(&stop);
         let mut on_warning = on_warning;
-        let handle = std::thread::Builder::new()
-            .name("cmstore-export".into())
-            .spawn(move || {
-                let options = RunOptions {
-                    follow: true,
-                    give_up_after: None,
-                    ..options
-                };
-                let done = run(&store, &config, &options, &own_stop, &mut on_warning);
-                store.close();
-                done
-            })
-            .map_err(|e| Error::Thread(e.to_string()))?;
-        Ok(Continuous {
-            stop,
-            handle: Some(handle),
-        })
+        let options = RunOptions {
+            follow: true,
+            give_up_after: None,
+            ..options
+        };
+        let work = move |store: &Store, stop: &AtomicBool| {
+            run(store, &config, &options, stop, &mut on_warning)
+        };
+        match Beside::start("cmstore-export", db, stop, work) {
+            Ok(beside) => Ok(Continuous { beside }),
+            Err(StartError::Store(e)) => Err(Error::Store(e)),
+            Err(StartError::Thread(e)) => Err(Error::Thread(e.to_string())),
+        }
     }
 
     /// Stops the export (after its current try: at most one request timeout) and returns
     /// what it did.
-    pub fn finish(mut self) -> Result<Stats, Error> {
-        self.stop.store(true, Ordering::SeqCst);
-        match self.handle.take().map(JoinHandle::join) {
-            Some(Ok(result)) => result,
-            Some(Err(_)) => Err(Error::Thread("it panicked".to_string())),
-            None => Ok(Stats::default()),
-        }
+    pub fn finish(self) -> Result<Stats, Error> {
+        self.beside
+            .finish()
+            .unwrap_or_else(|| Err(Error::Thread("it panicked".to_string())))
     }
 }
 

@@ -1,0 +1,225 @@
+//! What `cmstore push` reads from, and remembers in, the local store: the machine's id, each
+//! server's cursor over the events and its digests of the sessions it was sent.
+//!
+//! The push writes only its own tables (migration 0032); the record itself is only read.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::rows::{self, Profile, Rows, Table};
+
+/// This store's machine id, made (a random UUID) the first time it is asked for.
+pub fn machine_id(conn: &Connection, now_ms: i64) -> rusqlite::Result<String> {
+    conn.execute(
+        "INSERT OR IGNORE INTO push_machine (id, machine_id, created_at) VALUES (1, ?1, ?2)",
+        params![uuid::Uuid::new_v4().to_string(), now_ms],
+    )?;
+    conn.query_row(
+        "SELECT machine_id FROM push_machine WHERE id = 1",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// The seq of the last event `destination` committed (0: none).
+pub fn cursor(conn: &Connection, destination: &str) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT seq FROM push_cursors WHERE destination = ?1",
+        [destination],
+        |r| r.get(0),
+    )
+    .optional()
+    .map(|seq| seq.unwrap_or(0))
+}
+
+/// Moves `destination`'s cursor from `from` to `to` (the server has committed the events in
+/// between): compare-and-set, so a second pusher that moved it first is seen (`false`).
+pub fn advance(
+    conn: &Connection,
+    destination: &str,
+    (from, to): (i64, i64),
+    events: usize,
+    now_ms: i64,
+) -> rusqlite::Result<bool> {
+    conn.execute(
+        "INSERT OR IGNORE INTO push_cursors (destination, seq, updated_at) VALUES (?1, 0, ?2)",
+        params![destination, now_ms],
+    )?;
+    let moved = conn.execute(
+        "UPDATE push_cursors SET seq = ?3, events = events + ?4, updated_at = ?5,
+                last_error = NULL, last_error_at = NULL
+         WHERE destination = ?1 AND seq = ?2",
+        params![destination, from, to, events as i64, now_ms],
+    )?;
+    Ok(moved == 1)
+}
+
+/// Notes why a push to `destination` failed, for `status`.
+pub fn note_error(
+    conn: &Connection,
+    destination: &str,
+    error: &str,
+    now_ms: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO push_cursors (destination, seq, updated_at, last_error, last_error_at)
+         VALUES (?1, 0, ?3, ?2, ?3)
+         ON CONFLICT (destination) DO UPDATE SET last_error = ?2, last_error_at = ?3",
+        params![destination, error, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Events after the cursor still to push to `destination`.
+pub fn backlog(conn: &Connection, destination: &str) -> rusqlite::Result<i64> {
+    let after = cursor(conn, destination)?;
+    conn.query_row("SELECT count(*) FROM events WHERE seq > ?1", [after], |r| {
+        r.get(0)
+    })
+}
+
+/// Up to `limit` events after `after`, in seq order, shaped by `profile`; and the last seq.
+pub fn events_after(
+    conn: &Connection,
+    after: i64,
+    limit: usize,
+    profile: &Profile<'_>,
+) -> rusqlite::Result<(Rows, Option<i64>)> {
+    let sql = format!(
+        "SELECT {} FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        Rows::select_list(&rows::EVENTS)
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = Rows::new(&rows::EVENTS);
+    rows.read(&mut stmt, params![after, limit as i64], profile)?;
+    let last: Option<i64> = conn
+        .prepare_cached(
+            "SELECT max(seq) FROM (SELECT seq FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2)",
+        )?
+        .query_row(params![after, limit as i64], |r| r.get(0))?;
+    Ok((rows, last))
+}
+
+/// Every session's digest now: its `sessions` row and its usage, which change whenever
+/// anything the push sends of it changes (a session's turns and tool calls change only with
+/// its events, which change its row). A session that has usage and no row (an import of
+/// history whose session was pruned, or a response no session named: `''`) has one too.
+const DIGEST_SQL: &str = "
+WITH u AS (
+  SELECT coalesce(session_id, '') AS session_id, count(*) AS n, total(input_tokens) AS i,
+         total(output_tokens) AS o, total(cache_write_tokens) AS cw,
+         total(cache_write_1h_tokens) AS cw1, total(cache_read_tokens) AS cr,
+         total(reasoning_tokens) AS r, count(reasoning_tokens) AS rn, count(model) AS m,
+         count(turn_id) AS t, total(line_offset) AS off, total(sidechain) AS sc
+  FROM usage GROUP BY 1
+),
+k AS (SELECT session_id FROM sessions UNION SELECT session_id FROM u)
+SELECT k.session_id,
+       concat_ws('|', s.agent, s.model, s.cwd, s.first_seen, s.last_seen, s.events, s.prompts,
+                 s.tool_uses, s.tool_failures, s.stops, s.estimated_tokens, s.ended, s.ended_at,
+                 u.n, u.i, u.o, u.cw, u.cw1, u.cr, u.r, u.rn, u.m, u.t, u.off, u.sc)
+FROM k
+LEFT JOIN sessions s ON s.session_id = k.session_id
+LEFT JOIN u ON u.session_id = k.session_id";
+
+/// The sessions whose digest differs from what `destination` was last sent, with their
+/// digest now.
+pub fn changed_sessions(
+    conn: &Connection,
+    destination: &str,
+) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut sent: HashMap<String, String> = HashMap::new();
+    let mut stmt =
+        conn.prepare_cached("SELECT session_id, digest FROM push_sessions WHERE destination = ?1")?;
+    for row in stmt.query_map([destination], |r| Ok((r.get(0)?, r.get(1)?)))? {
+        let (session, digest) = row?;
+        sent.insert(session, digest);
+    }
+    let mut changed = Vec::new();
+    let mut stmt = conn.prepare_cached(DIGEST_SQL)?;
+    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+        let (session, text) = row?;
+        let digest = rows::sha256_hex(&text);
+        if sent.get(&session) != Some(&digest) {
+            changed.push((session, digest));
+        }
+    }
+    Ok(changed)
+}
+
+/// Records that `destination` now holds `sessions` as their digests say.
+pub fn sessions_sent(
+    conn: &Connection,
+    destination: &str,
+    sessions: &[(String, String)],
+) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT INTO push_sessions (destination, session_id, digest) VALUES (?1, ?2, ?3)
+             ON CONFLICT (destination, session_id) DO UPDATE SET digest = ?3",
+        )?;
+        for (session, digest) in sessions {
+            stmt.execute(params![destination, session, digest])?;
+        }
+    }
+    tx.commit()
+}
+
+/// The derived rows of `sessions`: their `sessions` rows, turns, tool calls and usage.
+pub struct SessionRows {
+    pub sessions: Rows,
+    pub turns: Rows,
+    pub tool_calls: Rows,
+    pub usage: Rows,
+}
+
+/// Reads the derived rows of `sessions` (`''`: the rows no session named), shaped by
+/// `profile`.
+pub fn session_rows(
+    conn: &Connection,
+    sessions: &[(String, String)],
+    profile: &Profile<'_>,
+) -> rusqlite::Result<SessionRows> {
+    let read = |table: &'static Table| -> rusqlite::Result<Rows> {
+        let sql = format!(
+            "SELECT {} FROM {} WHERE session_id IS ?1",
+            Rows::select_list(table),
+            table.name
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = Rows::new(table);
+        for (session, _) in sessions {
+            let id = Some(session.as_str()).filter(|s| !s.is_empty());
+            rows.read(&mut stmt, [id], profile)?;
+        }
+        Ok(rows)
+    };
+    Ok(SessionRows {
+        sessions: read(&rows::SESSIONS)?,
+        turns: read(&rows::TURNS)?,
+        tool_calls: read(&rows::TOOL_CALLS)?,
+        usage: read(&rows::USAGE)?,
+    })
+}
+
+/// The store's price table, one row per model: (model, the five rates, as_of, origin).
+pub type PriceRow = (String, [f64; 5], Option<String>, String);
+
+/// The store's effective price table.
+pub fn prices(conn: &Connection) -> rusqlite::Result<Vec<PriceRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT model, input, output, cache_write_5m, cache_write_1h, cache_read, as_of, origin
+         FROM prices ORDER BY model",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get(0)?,
+            [r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?],
+            r.get(6)?,
+            r.get(7)?,
+        ))
+    })?;
+    rows.collect()
+}

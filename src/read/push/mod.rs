@@ -1,0 +1,349 @@
+//! The team store: this store's record mirrored into a PostgreSQL database that a team's
+//! machines share (`cmstore push`, once or beside a running `cmstore ingest`; docs/teams.md).
+//!
+//! Exactly once: every row on the server is keyed by this store's machine id and the row's own
+//! key, so a row pushed twice is one row. The events (which never change) go in `seq` order
+//! after the server's cursor, kept in the local store and moved only after the server has
+//! committed the batch; the rows derived from them (sessions, turns, tool calls, usage) go per
+//! session whenever the session's digest changes, replacing what the server had of them. A
+//! crash or `kill -9` between the server's commit and the local note sends that batch again,
+//! to the same rows. A server that is down costs nothing locally: the store is the backlog.
+//!
+//! What text leaves the machine is the profile's choice ([`crate::config::push::Content`]); the server keeps what
+//! local retention later deletes (its own retention is the team's).
+
+pub mod local;
+pub mod rows;
+pub mod server;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::push::{PushSettings, DEFAULT_INTERVAL};
+use crate::config::EnvLookup;
+use crate::model::redact::Redactor;
+use crate::read::beside::{Beside, StartError};
+use crate::store::{self, Store};
+
+pub use server::ServerError;
+
+/// Sessions written per server transaction.
+const SESSIONS_PER_BATCH: usize = 100;
+
+/// The longest pause between two tries at a server that does not answer.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Where and what to push: `[push]` with the connection settings resolved.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub connection: postgres::Config,
+    /// The server as messages and the cursor name it (no password).
+    pub destination: String,
+    pub settings: PushSettings,
+}
+
+impl Target {
+    /// The target `settings` describe, the `PG*` variables read through `env`.
+    pub fn new(settings: PushSettings, env: EnvLookup<'_>) -> Result<Target, ServerError> {
+        let connection = server::settings(settings.url.as_deref(), env)?;
+        Ok(Target {
+            destination: server::destination(&connection),
+            connection,
+            settings,
+        })
+    }
+}
+
+/// How a push runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Keep going when caught up, looking at the store every `poll`.
+    pub follow: bool,
+    pub poll: Duration,
+    /// How long a server that fails may be tried again before the push gives up (`None`:
+    /// until stopped).
+    pub give_up_after: Option<Duration>,
+    /// The redaction patterns in force (`redaction.patterns`), for the `redacted` profile.
+    pub redact: Vec<String>,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            follow: false,
+            poll: DEFAULT_INTERVAL,
+            give_up_after: Some(Duration::from_secs(30)),
+            redact: Vec::new(),
+        }
+    }
+}
+
+/// What a push did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Events the server committed.
+    pub events: u64,
+    /// Sessions whose derived rows were written.
+    pub sessions: u64,
+    /// Failed tries that were tried again.
+    pub retries: u64,
+    /// Events still after the cursor when the push ended.
+    pub backlog: i64,
+    /// The team schema's version on the server.
+    pub schema: i64,
+}
+
+/// Errors of a push.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The local store could not be read or its push tables written.
+    #[error("store")]
+    Store(#[from] store::Error),
+    /// A local query failed.
+    #[error("store")]
+    Sql(#[from] rusqlite::Error),
+    /// The server could not be reached or written (in time).
+    #[error("push to {destination}: {source}")]
+    Server {
+        destination: String,
+        #[source]
+        source: ServerError,
+    },
+    /// The push thread could not start, or ended in a panic.
+    #[error("push thread: {0}")]
+    Thread(String),
+}
+
+/// Pushes what the server lacks; with `options.follow`, keeps going until `stop`.
+pub fn run(
+    store: &Store,
+    target: &Target,
+    options: &RunOptions,
+    stop: &AtomicBool,
+    on_warning: &mut dyn FnMut(String),
+) -> Result<Stats, Error> {
+    let conn = store.conn()?;
+    let now = crate::support::clock::now_ms();
+    let settings = &target.settings;
+    let machine = server::Machine {
+        id: local::machine_id(&conn, now)?,
+        user: settings
+            .user
+            .clone()
+            .or_else(crate::support::env::user_name),
+        team: settings.team.clone(),
+        host: crate::support::env::host_name(),
+        content: settings.content.as_str(),
+    };
+    let redactor = Redactor::new(&options.redact);
+    let profile = rows::Profile {
+        content: settings.content,
+        redactor: &redactor,
+    };
+    let mut stats = Stats::default();
+    let mut failing_since: Option<Instant> = None;
+    let mut pause = Duration::from_secs(1);
+    while !stop.load(Ordering::SeqCst) {
+        match session(&conn, target, &machine, &profile, options, stop, &mut stats) {
+            Ok(()) => break,
+            Err(Error::Server {
+                destination,
+                source,
+            }) if retriable(&source) => {
+                let since = *failing_since.get_or_insert_with(Instant::now);
+                let _ = local::note_error(
+                    &conn,
+                    &destination,
+                    &source.to_string(),
+                    crate::support::clock::now_ms(),
+                );
+                if options
+                    .give_up_after
+                    .is_some_and(|limit| since.elapsed() + pause > limit)
+                {
+                    return Err(Error::Server {
+                        destination,
+                        source,
+                    });
+                }
+                stats.retries += 1;
+                on_warning(format!(
+                    "push to {destination}: {source}; trying again in {} s",
+                    pause.as_secs()
+                ));
+                sleep_unless_stopped(pause, stop);
+                pause = (pause * 2).min(MAX_BACKOFF);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    stats.backlog = local::backlog(&conn, &target.destination)?;
+    Ok(stats)
+}
+
+/// Whether trying again may help: the server was unreachable, went away or failed a
+/// transaction; not a setting that cannot work or a schema this cmstore cannot write.
+fn retriable(error: &ServerError) -> bool {
+    match error {
+        ServerError::Settings(_) | ServerError::TooNew { .. } => false,
+        ServerError::Postgres { source, .. } => source
+            .code()
+            .is_none_or(|code| !code.code().starts_with("28") && !code.code().starts_with("42")),
+    }
+}
+
+/// One connection's work: the schema, the prices, then the events and the sessions, again
+/// and again while following.
+fn session(
+    conn: &rusqlite::Connection,
+    target: &Target,
+    machine: &server::Machine,
+    profile: &rows::Profile<'_>,
+    options: &RunOptions,
+    stop: &AtomicBool,
+    stats: &mut Stats,
+) -> Result<(), Error> {
+    let destination = target.destination.as_str();
+    let on_server = |source| Error::Server {
+        destination: destination.to_string(),
+        source,
+    };
+    let mut client = server::connect(&target.connection, target.settings.ca_file.as_deref())
+        .map_err(on_server)?;
+    stats.schema = server::migrate(&mut client).map_err(on_server)?;
+    let mut prices_sent = None;
+    loop {
+        let prices = local::prices(conn)?;
+        if prices_sent.as_ref() != Some(&prices) {
+            server::write_prices(&mut client, &machine.id, &prices).map_err(on_server)?;
+            prices_sent = Some(prices);
+        }
+        let batch = target.settings.batch_events;
+        loop {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let after = local::cursor(conn, destination)?;
+            let (events, last) = local::events_after(conn, after, batch, profile)?;
+            let Some(last) = last else { break };
+            server::write(&mut client, machine, &[&events], &[]).map_err(on_server)?;
+            let now = crate::support::clock::now_ms();
+            if local::advance(conn, destination, (after, last), events.len(), now)? {
+                stats.events += events.len() as u64;
+            }
+        }
+        let changed = local::changed_sessions(conn, destination)?;
+        for chunk in changed.chunks(SESSIONS_PER_BATCH) {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(());
+            }
+            let r = local::session_rows(conn, chunk, profile)?;
+            let ids: Vec<String> = chunk.iter().map(|(s, _)| s.clone()).collect();
+            let tables = [&r.sessions, &r.turns, &r.tool_calls, &r.usage];
+            server::write(&mut client, machine, &tables, &ids).map_err(on_server)?;
+            local::sessions_sent(conn, destination, chunk)?;
+            stats.sessions += chunk.len() as u64;
+        }
+        if !options.follow || !sleep_unless_stopped(options.poll, stop) {
+            return Ok(());
+        }
+    }
+}
+
+/// Sleeps `pause` in short steps; `false` once `stop` is set.
+pub fn sleep_unless_stopped(pause: Duration, stop: &AtomicBool) -> bool {
+    let step = Duration::from_millis(50);
+    let until = Instant::now() + pause;
+    while Instant::now() < until {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        std::thread::sleep(step.min(until.saturating_duration_since(Instant::now())));
+    }
+    !stop.load(Ordering::SeqCst)
+}
+
+/// A push running beside `cmstore ingest`, on its own thread with its own connections.
+pub struct Continuous {
+    beside: Beside<Result<Stats, Error>>,
+    destination: String,
+}
+
+impl Continuous {
+    /// Starts pushing to `target` until [`Continuous::finish`] or `stop`.
+    pub fn start(
+        db: &std::path::Path,
+        target: Target,
+        options: RunOptions,
+        stop: Arc<AtomicBool>,
+        on_warning: impl FnMut(String) + Send + 'static,
+    ) -> Result<Continuous, Error> {
+        let mut on_warning = on_warning;
+        let destination = target.destination.clone();
+        let options = RunOptions {
+            follow: true,
+            give_up_after: None,
+            ..options
+        };
+        let work = move |store: &Store, stop: &AtomicBool| {
+            run(store, &target, &options, stop, &mut on_warning)
+        };
+        match Beside::start("cmstore-push", db, stop, work) {
+            Ok(beside) => Ok(Continuous {
+                beside,
+                destination,
+            }),
+            Err(StartError::Store(e)) => Err(Error::Store(e)),
+            Err(StartError::Thread(e)) => Err(Error::Thread(e.to_string())),
+        }
+    }
+
+    /// The server it pushes to (no password).
+    pub fn destination(&self) -> &str {
+        &self.destination
+    }
+
+    /// Stops the push and says what it did.
+    pub fn finish(self) -> Result<Stats, Error> {
+        self.beside
+            .finish()
+            .unwrap_or_else(|| Err(Error::Thread("it panicked".to_string())))
+    }
+}
+
+/// The continuous push a following `cmstore ingest` runs when `[push]` is in the configuration
+/// (and its `enabled` is not `false`); `None` without it, or when its settings cannot work,
+/// which `on_warning` hears of (ingest goes on without it).
+pub fn beside_ingest(
+    paths: &crate::files::paths::Paths,
+    on_warning: impl FnMut(String) + Send + Clone + 'static,
+) -> Option<Continuous> {
+    let mut warn = on_warning.clone();
+    let (config, _) = crate::config::Config::load_for(paths);
+    let settings = config.push.filter(|p| p.continuous)?;
+    let target = match Target::new(settings, &crate::support::env::value) {
+        Ok(target) => target,
+        Err(err) => {
+            warn(format!("push: not started: {err}"));
+            return None;
+        }
+    };
+    let options = RunOptions {
+        follow: true,
+        give_up_after: None,
+        redact: config.redact,
+        ..RunOptions::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    match Continuous::start(&paths.db, target, options, stop, on_warning) {
+        Ok(c) => Some(c),
+        Err(err) => {
+            warn(format!(
+                "push: not started: {}",
+                crate::support::failure::chain(&err)
+            ));
+            None
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The team store's side of `cmstore push`: the connection (a URL, or the standard `PG*`
+//! variables, TLS through rustls), the team schema's migrations, and the transactions that
+//! write a batch.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::config::{Host, SslMode};
+use postgres::{Client, Config};
+
+use super::local::PriceRow;
+use super::rows::Rows;
+use crate::config::EnvLookup;
+
+/// The team schema's migrations, in order; a server's `team_schema` table says how many ran.
+/// They only add (tables, nullable columns, views), so an older cmstore keeps pushing into a
+/// schema a newer one has moved on.
+pub const MIGRATIONS: &[(&str, &str)] = &[(
+    "0001_team_tables",
+    include_str!("../../../migrations/team/0001_team_tables.sql"),
+)];
+
+/// The advisory lock key one migrating machine holds, so that two never migrate at once.
+const MIGRATION_LOCK: i64 = 0x0063_6d73_746f_7265; // "cmstore" in ASCII
+
+/// How long a connection attempt may take, unless the URL says otherwise.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the server could not be reached or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The URL or the variables do not make a connection string.
+    #[error("{0}")]
+    Settings(String),
+    /// The server refused, failed or went away.
+    #[error("{context}: {source}")]
+    Postgres {
+        context: String,
+        #[source]
+        source: postgres::Error,
+    },
+    /// The server's schema is newer than this cmstore knows, in a way it cannot write.
+    #[error("the team schema is at version {found}, which this cmstore ({known}) does not know; upgrade cmstore")]
+    TooNew { found: i64, known: usize },
+}
+
+impl ServerError {
+    fn pg(context: &str) -> impl FnOnce(postgres::Error) -> ServerError + '_ {
+        move |source| ServerError::Postgres {
+            context: context.to_string(),
+            source,
+        }
+    }
+}
+
+/// Where to connect, read from `[push] url` or the `PG*` variables, as libpq reads them:
+/// a URL (`postgres://user:password@host:port/db?sslmode=require`) or `key=value` words;
+/// what it leaves out, `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE` and
+/// `PGSSLMODE` give, then libpq's defaults (a local socket or `localhost`, port 5432, the
+/// login name as user and database).
+pub fn settings(url: Option<&str>, env: EnvLookup<'_>) -> Result<Config, ServerError> {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let mut config = match url {
+        Some(url) => url
+            .parse::<Config>()
+            .map_err(|e| ServerError::Settings(format!("push.url: {e}")))?,
+        None => Config::new(),
+    };
+    if config.get_hosts().is_empty() {
+        let host = var("PGHOST").unwrap_or_else(|| "localhost".to_string());
+        for host in host.split(',') {
+            config.host(host.trim());
+        }
+    }
+    if config.get_ports().is_empty() {
+        if let Some(port) = var("PGPORT") {
+            let port = port
+                .trim()
+                .parse()
+                .map_err(|_| ServerError::Settings(format!("PGPORT={port}: not a port")))?;
+            config.port(port);
+        }
+    }
+    if config.get_user().is_none() {
+        if let Some(user) = var("PGUSER")
+            .or_else(|| var("USER"))
+            .or_else(|| var("USERNAME"))
+        {
+            config.user(&user);
+        }
+    }
+    if config.get_password().is_none() {
+        if let Some(password) = var("PGPASSWORD") {
+            config.password(password);
+        }
+    }
+    if config.get_dbname().is_none() {
+        if let Some(db) = var("PGDATABASE").or_else(|| config.get_user().map(str::to_owned)) {
+            config.dbname(&db);
+        }
+    }
+    if url.is_none_or(|u| !u.contains("sslmode")) {
+        if let Some(mode) = var("PGSSLMODE") {
+            config.ssl_mode(match mode.trim() {
+                "disable" | "allow" => SslMode::Disable,
+                "prefer" => SslMode::Prefer,
+                // rustls always verifies the certificate and the name: verify-full.
+                "require" | "verify-ca" | "verify-full" => SslMode::Require,
+                other => {
+                    return Err(ServerError::Settings(format!(
+                        "PGSSLMODE={other}: expected disable, prefer, require, verify-ca or verify-full"
+                    )))
+                }
+            });
+        }
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    config.application_name("cmstore push");
+    Ok(config)
+}
+
+/// The server as the push names it in its cursor and messages: user, host, port and
+/// database, never the password.
+pub fn destination(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        #[cfg(unix)]
+        Some(Host::Unix(path)) => path.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!(
+        "postgres://{}@{host}:{port}/{}",
+        config.get_user().unwrap_or(""),
+        config.get_dbname().unwrap_or("")
+    )
+}
+
+/// Connects, with TLS as the settings ask (rustls: the certificate is always verified, against
+/// the built-in roots and `ca_file`'s).
+pub fn connect(config: &Config, ca_file: Option<&Path>) -> Result<Client, ServerError> {
+    let tls = tls(ca_file)?;
+    config.connect(tls).map_err(|source| {
+        let untrusted =
+            crate::support::failure::chain(&source).contains("invalid peer certificate");
+        let hint = match untrusted {
+            true => {
+                " (the server's certificate is not one the built-in roots or push.ca_file \
+                     vouch for: name its authority in ca_file, or sslmode=disable on a network \
+                     you trust)"
+            }
+            false => "",
+        };
+        ServerError::Postgres {
+            context: format!("cannot connect to {}{hint}", destination(config)),
+            source,
+        }
+    })
+}
+
+fn tls(ca_file: Option<&Path>) -> Result<tokio_postgres_rustls::MakeRustlsConnect, ServerError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = ca_file {
+        let bad = |e: &dyn std::fmt::Display| {
+            ServerError::Settings(format!("push.ca_file {}: {e}", path.display()))
+        };
+        let certs = CertificateDer::pem_file_iter(path).map_err(|e| bad(&e))?;
+        for cert in certs {
+            roots.add(cert.map_err(|e| bad(&e))?).map_err(|e| bad(&e))?;
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ServerError::Settings(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// Brings the team schema up to date, under an advisory lock so that machines starting
+/// together migrate once; returns the schema's version. A schema newer than this cmstore is
+/// fine (migrations only add) as long as it has run this cmstore's migrations.
+pub fn migrate(client: &mut Client) -> Result<i64, ServerError> {
+    let mut tx = client
+        .transaction()
+        .map_err(ServerError::pg("cannot start the schema's migration"))?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(ServerError::pg("cannot lock the schema"))?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS team_schema (
+             version    bigint PRIMARY KEY,
+             name       text   NOT NULL,
+             applied_at bigint NOT NULL
+         )",
+    )
+    .map_err(ServerError::pg("cannot create team_schema"))?;
+    let found: i64 = tx
+        .query_one("SELECT coalesce(max(version), 0) FROM team_schema", &[])
+        .map_err(ServerError::pg("cannot read team_schema"))?
+        .get(0);
+    for (n, (name, sql)) in MIGRATIONS.iter().enumerate() {
+        let version = n as i64 + 1;
+        if version <= found {
+            continue;
+        }
+        tx.batch_execute(sql)
+            .map_err(|source| ServerError::Postgres {
+                context: format!("team migration {name}"),
+                source,
+            })?;
+        tx.execute(
+            "INSERT INTO team_schema (version, name, applied_at) VALUES ($1, $2, $3)",
+            &[&version, name, &crate::support::clock::now_ms()],
+        )
+        .map_err(ServerError::pg("cannot record the migration"))?;
+    }
+    tx.commit()
+        .map_err(ServerError::pg("cannot commit the schema's migration"))?;
+    Ok(found.max(MIGRATIONS.len() as i64))
+}
+
+/// Who is pushing: the machine and its labels, carried on every row.
+pub struct Machine {
+    pub id: String,
+    pub user: Option<String>,
+    pub team: Option<String>,
+    pub host: Option<String>,
+    pub content: &'static str,
+}
+
+/// Writes `tables` in one transaction, with the machine's row; nothing of them is on the
+/// server unless all is. `replace_usage_of`: sessions whose usage rows are replaced whole (a
+/// row the local store deleted, such as a session's totals replaced by its responses, goes).
+pub fn write(
+    client: &mut Client,
+    machine: &Machine,
+    tables: &[&Rows],
+    replace_usage_of: &[String],
+) -> Result<(), ServerError> {
+    let mut tx = client
+        .transaction()
+        .map_err(ServerError::pg("cannot start a transaction"))?;
+    let now = crate::support::clock::now_ms();
+    tx.execute(
+        "INSERT INTO machines (machine_id, user_label, team_label, host, cmstore_version,
+                               content, first_push, last_push)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+         ON CONFLICT (machine_id) DO UPDATE SET user_label = EXCLUDED.user_label,
+           team_label = EXCLUDED.team_label, host = EXCLUDED.host,
+           cmstore_version = EXCLUDED.cmstore_version, content = EXCLUDED.content,
+           last_push = EXCLUDED.last_push",
+        &[
+            &machine.id,
+            &machine.user,
+            &machine.team,
+            &machine.host,
+            &env!("CARGO_PKG_VERSION"),
+            &machine.content,
+            &now,
+        ],
+    )
+    .map_err(ServerError::pg("cannot write the machine's row"))?;
+    if !replace_usage_of.is_empty() {
+        tx.execute(
+            "DELETE FROM usage WHERE machine_id = $1 AND session_id = ANY($2)",
+            &[&machine.id, &replace_usage_of],
+        )
+        .map_err(ServerError::pg("cannot replace usage"))?;
+    }
+    for rows in tables.iter().filter(|r| !r.is_empty()) {
+        let (sql, params) = rows.insert(&machine.id, [&machine.user, &machine.team]);
+        tx.execute(sql.as_str(), &params)
+            .map_err(|source| ServerError::Postgres {
+                context: format!("cannot write {}", rows.table_name()),
+                source,
+            })?;
+    }
+    tx.commit()
+        .map_err(ServerError::pg("cannot commit the batch"))?;
+    Ok(())
+}
+
+/// Writes the machine's price table in one statement (a model two machines price
+/// differently: the last push wins).
+pub fn write_prices(
+    client: &mut Client,
+    machine: &str,
+    prices: &[PriceRow],
+) -> Result<(), ServerError> {
+    let models: Vec<&str> = prices.iter().map(|p| p.0.as_str()).collect();
+    let rate = |i: usize| -> Vec<f64> { prices.iter().map(|p| p.1[i]).collect() };
+    let rates = [rate(0), rate(1), rate(2), rate(3), rate(4)];
+    let as_of: Vec<Option<&str>> = prices.iter().map(|p| p.2.as_deref()).collect();
+    let origin: Vec<&str> = prices.iter().map(|p| p.3.as_str()).collect();
+    client
+        .execute(
+            "INSERT INTO prices (model, input, output, cache_write_5m, cache_write_1h, cache_read,
+                                 as_of, origin, machine_id)
+             SELECT u.*, $9 FROM unnest($1::text[], $2::float8[], $3::float8[], $4::float8[],
+                                        $5::float8[], $6::float8[], $7::text[], $8::text[]) AS u
+             ON CONFLICT (model) DO UPDATE SET input = EXCLUDED.input, output = EXCLUDED.output,
+               cache_write_5m = EXCLUDED.cache_write_5m, cache_write_1h = EXCLUDED.cache_write_1h,
+               cache_read = EXCLUDED.cache_read, as_of = EXCLUDED.as_of,
+               origin = EXCLUDED.origin, machine_id = EXCLUDED.machine_id",
+            &[
+                &models, &rates[0], &rates[1], &rates[2], &rates[3], &rates[4], &as_of, &origin,
+                &machine,
+            ],
+        )
+        .map_err(ServerError::pg("cannot write prices"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn the_variables_fill_in_what_the_url_leaves_out() {
+        let env = env_of(&[
+            ("PGHOST", "db.example.com"),
+            ("PGPORT", "6543"),
+            ("PGUSER", "ana"),
+            ("PGPASSWORD", "secret"),
+            ("PGDATABASE", "team"),
+            ("PGSSLMODE", "verify-full"),
+        ]);
+        let config = settings(None, &env).unwrap();
+        assert_eq!(
+            destination(&config),
+            "postgres://ana@db.example.com:6543/team"
+        );
+        assert_eq!(config.get_password(), Some(&b"secret"[..]));
+        assert_eq!(config.get_ssl_mode(), SslMode::Require);
+        let config = settings(Some("postgres://bo@h2/other?sslmode=disable"), &env).unwrap();
+        // A URL's host without a port is on 5432, as the client library reads it.
+        assert_eq!(destination(&config), "postgres://bo@h2:5432/other");
+        assert_eq!(
+            config.get_ssl_mode(),
+            SslMode::Disable,
+            "the URL's own mode wins"
+        );
+        assert_eq!(config.get_password(), Some(&b"secret"[..]));
+    }
+
+    #[test]
+    fn nothing_given_is_libpqs_defaults_and_the_password_is_never_named() {
+        let config = settings(None, &env_of(&[("USER", "kim")])).unwrap();
+        assert_eq!(destination(&config), "postgres://kim@localhost:5432/kim");
+        let config = settings(Some("postgres://u:pw@h/d"), &env_of(&[])).unwrap();
+        assert!(!destination(&config).contains("pw"));
+        let bad = settings(Some("postgres://h:notaport/d"), &env_of(&[]));
+        assert!(bad.is_err());
+        let bad = settings(None, &env_of(&[("PGSSLMODE", "sometimes")])).unwrap_err();
+        assert!(bad.to_string().contains("PGSSLMODE=sometimes"), "{bad}");
+    }
+}

@@ -1,0 +1,614 @@
+//! `cmstore push` into a real PostgreSQL server (issue 40): the team store holds what each
+//! machine's store holds, exactly once, whatever happens to the pusher or the connection, and
+//! the `none` profile sends no text.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cmstore_workload::{Options, Workload};
+
+use crate::common::{pg_database, PgDatabase, TestEnv};
+
+/// `lines` queue lines of a seeded workload (no broken ones), ingested; and a Gemini CLI chat
+/// imported for usage.
+fn filled(seed: u64, lines: usize) -> TestEnv {
+    let env = TestEnv::new();
+    let mut workload = Workload::new(Options {
+        seed,
+        sessions: 6,
+        garbage_per_mille: 0,
+        ..Options::default()
+    });
+    let mut rng = cmstore_workload::Rng::new(seed);
+    let queue: Vec<String> = (0..lines)
+        .map(|_| workload.next_call().to_queue_line(&mut rng))
+        .collect();
+    env.append(&queue);
+    env.ingest_once();
+    let chats = env.dir.path().join(format!("g{seed}/.gemini/tmp/p/chats"));
+    std::fs::create_dir_all(&chats).unwrap();
+    let chat = include_str!("../fixtures/gemini/chat-0.61.0.jsonl").replace(
+        "619d1b70-73c5-42a0-8e14-50b8efc17598",
+        &format!("gemini-session-{seed}"),
+    );
+    std::fs::write(chats.join("session-2026-12-01T23-29-619d1b70.jsonl"), chat).unwrap();
+    env.cmd().arg("import").arg(&chats).assert().success();
+    env
+}
+
+/// `cmstore push --url URL ARGS` in `env`: its status and stderr.
+fn push(env: &TestEnv, url: &str, args: &[&str]) -> (bool, String) {
+    let out = env
+        .cmd()
+        .args(["push", "--url", url])
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn push_ok(env: &TestEnv, url: &str, args: &[&str]) -> String {
+    let (ok, stderr) = push(env, url, args);
+    assert!(ok, "{stderr}");
+    stderr
+}
+
+/// Per table, what the local store holds and what the server holds of `machine`: row counts
+/// and sums that change with any row's loss or doubling.
+const FIGURES: [(&str, &str, &str); 6] = [
+    ("events", "count(*)", "count(*)"),
+    ("events", "sum(length(id))", "sum(length(id))"),
+    ("sessions", "count(*) || ':' || sum(events) || ':' || sum(prompts) || ':' || sum(tool_uses)",
+     "count(*) || ':' || sum(events) || ':' || sum(prompts) || ':' || sum(tool_uses)"),
+    ("turns", "count(*) || ':' || count(prompt)", "count(*) || ':' || count(prompt)"),
+    ("tool_calls", "count(*) || ':' || sum(duration_ms) || ':' || count(outcome)",
+     "count(*) || ':' || sum(duration_ms) || ':' || count(outcome)"),
+    ("usage", "count(*) || ':' || sum(input_tokens) || ':' || sum(output_tokens) || ':' || sum(cache_read_tokens)",
+     "count(*) || ':' || sum(input_tokens) || ':' || sum(output_tokens) || ':' || sum(cache_read_tokens)"),
+];
+
+fn local_figures(env: &TestEnv) -> Vec<String> {
+    FIGURES
+        .iter()
+        .map(|(table, local, _)| env.text(&format!("SELECT CAST(({local}) AS TEXT) FROM {table}")))
+        .collect()
+}
+
+fn server_figures(db: &PgDatabase, machine: &str) -> Vec<String> {
+    let mut client = db.client();
+    FIGURES
+        .iter()
+        .map(|(table, _, server)| {
+            let sql = format!("SELECT ({server})::text FROM {table} WHERE machine_id = $1");
+            client
+                .query_one(&sql, &[&machine])
+                .unwrap()
+                .get::<_, Option<String>>(0)
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn machine_of(env: &TestEnv) -> String {
+    env.text("SELECT machine_id FROM push_machine")
+}
+
+#[test]
+fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(1, 3000);
+    let stderr = push_ok(&env, &db.url, &["--content", "full"]);
+    assert!(stderr.contains("3000 events and"), "{stderr}");
+    assert!(stderr.contains("0 events left"), "{stderr}");
+    let machine = machine_of(&env);
+    let before = local_figures(&env);
+    assert_eq!(server_figures(&db, &machine), before);
+    assert_eq!(
+        db.int("SELECT count(*) FROM usage WHERE session_id = 'gemini-session-1'"),
+        2
+    );
+    // The views read the same figures as the local ones.
+    let tools_local = env.text(
+        "SELECT group_concat(tool_name || '=' || calls || '/' || failed || '/' || total_ms, ',')
+         FROM (SELECT * FROM v_tools ORDER BY tool_name)",
+    );
+    let tools_server: String = db
+        .client()
+        .query_one(
+            "SELECT string_agg(tool_name || '=' || calls || '/' || failed || '/' || total_ms, ','
+                               ORDER BY tool_name) FROM v_tools",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tools_server, tools_local);
+    let cost_local: f64 = env
+        .conn()
+        .query_row("SELECT sum(cost_usd) FROM v_usage", [], |r| r.get(0))
+        .unwrap();
+    let cost_server: f64 = db
+        .client()
+        .query_one("SELECT sum(cost_usd)::float8 FROM v_usage", &[])
+        .unwrap()
+        .get(0);
+    assert!(
+        (cost_local - cost_server).abs() < 1e-9,
+        "{cost_local} {cost_server}"
+    );
+    // Again: nothing new, nothing doubled.
+    let stderr = push_ok(&env, &db.url, &["--content", "full"]);
+    assert!(stderr.contains("0 events and 0 sessions"), "{stderr}");
+    assert_eq!(server_figures(&db, &machine), before);
+    // More events: only they go, and the sessions they touch are brought up to date.
+    let mut workload = Workload::new(Options {
+        seed: 99,
+        sessions: 2,
+        garbage_per_mille: 0,
+        start_ms: 1_767_300_000_000,
+    });
+    let mut rng = cmstore_workload::Rng::new(99);
+    let more: Vec<String> = (0..500)
+        .map(|_| workload.next_call().to_queue_line(&mut rng))
+        .collect();
+    env.append(&more);
+    env.ingest_once();
+    let stderr = push_ok(&env, &db.url, &["--content", "full"]);
+    assert!(stderr.contains("500 events and"), "{stderr}");
+    assert_eq!(server_figures(&db, &machine), local_figures(&env));
+    assert_eq!(db.int("SELECT count(*) FROM machines"), 1);
+}
+
+/// Every prompt, answer and tool input the store holds, as text to look for.
+fn texts(env: &TestEnv) -> Vec<String> {
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare(
+            "SELECT prompt FROM events WHERE length(prompt) > 12
+             UNION SELECT response FROM turns WHERE length(response) > 12
+             UNION SELECT input FROM tool_calls WHERE length(input) > 12",
+        )
+        .unwrap();
+    let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn the_none_profile_sends_no_prompt_answer_or_tool_input() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(2, 2000);
+    let texts = texts(&env);
+    assert!(texts.len() > 100, "{}", texts.len());
+    push_ok(&env, &db.url, &["--content", "none"]);
+    let machine = machine_of(&env);
+    assert_eq!(server_figures(&db, &machine)[0], local_figures(&env)[0]);
+    // Every text column of every table, searched for every text.
+    let mut client = db.client();
+    let columns = client
+        .query(
+            "SELECT table_name, column_name FROM information_schema.columns
+             WHERE table_schema = 'public' AND data_type = 'text'
+               AND table_name IN ('events', 'sessions', 'turns', 'tool_calls', 'usage')",
+            &[],
+        )
+        .unwrap();
+    assert!(columns.len() > 30);
+    let all: String = columns
+        .iter()
+        .map(|c| {
+            let (table, column): (String, String) = (c.get(0), c.get(1));
+            format!("SELECT {column} AS t FROM {table}")
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let found = client
+        .query(
+            &format!("SELECT t FROM ({all}) x WHERE t = ANY($1)"),
+            &[&texts],
+        )
+        .unwrap();
+    assert_eq!(
+        found.len(),
+        0,
+        "{:?}",
+        found.first().map(|r| r.get::<_, String>(0))
+    );
+    // The tool calls are still counted and told apart by their inputs' digests.
+    let digests = db.int("SELECT count(DISTINCT input_digest) FROM tool_calls");
+    let inputs = env.int("SELECT count(DISTINCT input) FROM tool_calls");
+    assert_eq!(digests, inputs);
+    assert_eq!(
+        db.int("SELECT count(*) FROM events WHERE entry IS NOT NULL"),
+        0
+    );
+    let content: String = client
+        .query_one("SELECT content FROM machines", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(content, "none");
+}
+
+#[test]
+fn two_machines_pushing_at_once_keep_their_own_rows() {
+    let Some(db) = pg_database() else { return };
+    let envs = [filled(3, 4000), filled(4, 4000)];
+    std::thread::scope(|s| {
+        for env in &envs {
+            let url = db.url.clone();
+            s.spawn(move || push_ok(env, &url, &["--batch-events", "300", "--content", "full"]));
+        }
+    });
+    for env in &envs {
+        assert_eq!(server_figures(&db, &machine_of(env)), local_figures(env));
+    }
+    assert_ne!(machine_of(&envs[0]), machine_of(&envs[1]));
+    assert_eq!(db.int("SELECT count(*) FROM machines"), 2);
+    let total = envs
+        .iter()
+        .map(|e| e.int("SELECT count(*) FROM events"))
+        .sum::<i64>();
+    assert_eq!(db.int("SELECT count(*) FROM events"), total);
+}
+
+#[test]
+fn a_pusher_killed_at_any_point_resumes_without_loss_or_double() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(5, 12_000);
+    let mut rng = cmstore_workload::Rng::new(5);
+    let mut partial = false;
+    for round in 0..6 {
+        let mut child = env
+            .std_cmd()
+            .args([
+                "push",
+                "--url",
+                &db.url,
+                "--batch-events",
+                "100",
+                "--content",
+                "full",
+            ])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(150 + rng.below(600)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let pushed = events(&db);
+        assert!(pushed <= 12_000, "round {round}: {pushed}");
+        partial |= pushed > 0 && pushed < 12_000;
+    }
+    assert!(partial, "no kill fell in the middle of a push");
+    push_ok(&env, &db.url, &["--content", "full"]);
+    assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
+}
+
+/// Events on the server (0 before the first push has made the table).
+fn events(db: &PgDatabase) -> i64 {
+    let mut client = db.client();
+    let n = client.query_one("SELECT count(*) FROM events", &[]);
+    n.map_or(0, |row| row.get::<_, i64>(0))
+}
+
+/// A TCP relay to the server that the test can cut: every connection through it is closed at
+/// once when `cut` is set, as a server stopped mid-push would close them.
+fn relay(server_port: u16, cut: Arc<AtomicBool>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            if cut.load(Ordering::SeqCst) {
+                continue;
+            }
+            let Ok(server) = TcpStream::connect(("127.0.0.1", server_port)) else {
+                continue;
+            };
+            for (mut from, mut to) in [
+                (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                (server, client),
+            ] {
+                let cut = Arc::clone(&cut);
+                std::thread::spawn(move || {
+                    from.set_read_timeout(Some(Duration::from_millis(50)))
+                        .unwrap();
+                    let mut buf = [0u8; 16384];
+                    loop {
+                        if cut.load(Ordering::SeqCst) {
+                            let _ = from.shutdown(std::net::Shutdown::Both);
+                            let _ = to.shutdown(std::net::Shutdown::Both);
+                            return;
+                        }
+                        match from.read(&mut buf) {
+                            Ok(0) => return,
+                            Ok(n) => {
+                                if to.write_all(&buf[..n]).is_err() {
+                                    return;
+                                }
+                            }
+                            Err(e)
+                                if e.kind() == std::io::ErrorKind::WouldBlock
+                                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+                            Err(_) => return,
+                        }
+                    }
+                });
+            }
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_gone_mid_push_is_waited_for_and_nothing_is_lost_or_doubled() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(6, 8000);
+    let url: url_parts::Parts = url_parts::parse(&db.url);
+    let cut = Arc::new(AtomicBool::new(false));
+    let port = relay(url.port, Arc::clone(&cut));
+    let through = url.with_port(port);
+    let child = env
+        .std_cmd()
+        .args([
+            "push",
+            "--url",
+            &through,
+            "--batch-events",
+            "100",
+            "--give-up-after",
+            "60",
+            "--content",
+            "full",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Cut once some batches are in, then bring the server back.
+    let started = Instant::now();
+    while events(&db) < 1000 && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cut.store(true, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = events(&db);
+    assert!(
+        during < 8000,
+        "the cut came too late to test anything: {during}"
+    );
+    cut.store(false, Ordering::SeqCst);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("trying again in"), "{stderr}");
+    assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
+}
+
+#[test]
+fn a_server_that_refuses_the_login_is_an_error_at_once_and_the_password_is_never_printed() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(7, 50);
+    let wrong = db.url.replacen(":cmstore_test@", ":not-the-password@", 1);
+    let started = Instant::now();
+    let (ok, stderr) = push(&env, &wrong, &[]);
+    assert!(!ok);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "not retried for long"
+    );
+    assert!(
+        stderr.contains("cannot connect to postgres://cmstore_test@127.0.0.1"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("password authentication failed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not-the-password"), "{stderr}");
+    assert_eq!(
+        env.int("SELECT count(*) FROM push_cursors WHERE seq > 0"),
+        0
+    );
+}
+
+#[test]
+fn push_without_a_server_or_a_database_says_what_to_do() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args(["push"])
+        .env_remove("PGHOST")
+        .env_remove("PGDATABASE")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no database at"), "{stderr}");
+    env.ingest_once();
+    let out = env
+        .cmd()
+        .args(["push"])
+        .env_remove("PGHOST")
+        .env_remove("PGDATABASE")
+        .env_remove("PGSERVICE")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no team store named: give --url"),
+        "{stderr}"
+    );
+    assert!(Path::new(&env.db()).exists());
+}
+
+/// The pieces of a test URL the relay needs.
+mod url_parts {
+    pub struct Parts {
+        before: String,
+        pub port: u16,
+        after: String,
+    }
+
+    impl Parts {
+        pub fn with_port(&self, port: u16) -> String {
+            format!("{}:{port}{}", self.before, self.after)
+        }
+    }
+
+    /// `postgres://u:p@127.0.0.1:5432/db?x` into its parts around the port.
+    pub fn parse(url: &str) -> Parts {
+        let at = url.find("@127.0.0.1:").expect("a loopback test URL") + "@127.0.0.1".len();
+        let rest = &url[at + 1..];
+        let end = rest.find('/').unwrap();
+        Parts {
+            before: url[..at].to_string(),
+            port: rest[..end].parse().unwrap(),
+            after: rest[end..].to_string(),
+        }
+    }
+}
+
+/// A following `cmstore ingest` with `[push]` in cmstore.toml pushes what it ingests, the
+/// sessions' rows kept up to date as they grow, until it is stopped.
+#[cfg(unix)]
+#[test]
+fn a_following_ingest_pushes_what_it_ingests() {
+    let Some(db) = pg_database() else { return };
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        format!(
+            "[push]\nurl = \"{}\"\ncontent = \"full\"\nuser = \"ana\"\nteam = \"web\"\n",
+            db.url
+        ),
+    )
+    .unwrap();
+    let mut ingest = env.spawn_follow(&["--poll-ms", "100"]);
+    let mut workload = Workload::new(Options {
+        seed: 8,
+        sessions: 3,
+        garbage_per_mille: 0,
+        ..Options::default()
+    });
+    let mut rng = cmstore_workload::Rng::new(8);
+    for _ in 0..4 {
+        let lines: Vec<String> = (0..300)
+            .map(|_| workload.next_call().to_queue_line(&mut rng))
+            .collect();
+        env.append(&lines);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let started = Instant::now();
+    while events(&db) < 1200 && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The last sessions' rows follow their events within a poll.
+    let machine = machine_of(&env);
+    let started = Instant::now();
+    while server_figures(&db, &machine) != local_figures(&env)
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    crate::common::terminate(&ingest);
+    assert!(crate::common::wait_timeout(&mut ingest, Duration::from_secs(30)).is_some());
+    let mut stderr = String::new();
+    ingest
+        .stderr
+        .as_mut()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains("cmstore ingest: pushing to postgres://cmstore_test@127.0.0.1"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("0 events left to push"), "{stderr}");
+    assert_eq!(
+        server_figures(&db, &machine),
+        local_figures(&env),
+        "{stderr}"
+    );
+    let labels: (String, String) = {
+        let row = db
+            .client()
+            .query_one("SELECT min(user_label), min(team_label) FROM events", &[])
+            .unwrap();
+        (row.get(0), row.get(1))
+    };
+    assert_eq!(labels, ("ana".to_string(), "web".to_string()));
+}
+
+/// Once prune has deleted the newest events (every event older than the retention), the next
+/// ones get the same seqs again; the cursor comes back with them, so none is skipped.
+#[test]
+fn events_after_a_prune_that_emptied_the_store_are_pushed() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(9, 300);
+    push_ok(&env, &db.url, &[]);
+    assert_eq!(events(&db), 300);
+    env.rw().execute("DELETE FROM events", []).unwrap();
+    let mut workload = Workload::new(Options {
+        seed: 10,
+        sessions: 2,
+        garbage_per_mille: 0,
+        start_ms: 1_767_400_000_000,
+    });
+    let mut rng = cmstore_workload::Rng::new(10);
+    let more: Vec<String> = (0..50)
+        .map(|_| workload.next_call().to_queue_line(&mut rng))
+        .collect();
+    env.append(&more);
+    env.ingest_once();
+    assert!(
+        env.int("SELECT max(seq) FROM events") <= 300,
+        "the seqs again"
+    );
+    let stderr = push_ok(&env, &db.url, &[]);
+    assert!(stderr.contains("50 events and"), "{stderr}");
+    assert_eq!(events(&db), 350, "the server keeps what prune deleted here");
+}
+
+/// TLS is verified: the test server's own certificate (Debian's, for `localhost`) is refused
+/// until `ca_file` names it, and then the push goes through TLS (`sslmode=require`).
+#[test]
+fn tls_is_verified_against_the_roots_and_ca_file() {
+    let Some(db) = pg_database() else { return };
+    let mut client = db.client();
+    let ssl: String = client.query_one("SHOW ssl", &[]).unwrap().get(0);
+    let cert: String = client.query_one("SHOW ssl_cert_file", &[]).unwrap().get(0);
+    let Ok(pem) = std::fs::read(&cert).map(|_| cert.clone()) else {
+        crate::common::skipped(&format!("the server's certificate {cert} is not readable"));
+        return;
+    };
+    if ssl != "on" {
+        crate::common::skipped("the test server does not offer TLS");
+        return;
+    }
+    let env = filled(11, 100);
+    let url = db
+        .url
+        .replacen("@127.0.0.1:", "@localhost:", 1)
+        .replace("sslmode=disable", "sslmode=require");
+    let (ok, stderr) = push(&env, &url, &["--give-up-after", "1"]);
+    assert!(!ok);
+    assert!(stderr.contains("invalid peer certificate"), "{stderr}");
+    assert!(stderr.contains("name its authority in ca_file"), "{stderr}");
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        format!("[push]\nurl = \"{url}\"\nca_file = \"{pem}\"\n"),
+    )
+    .unwrap();
+    let out = env.cmd().arg("push").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("100 events"), "{stderr}");
+    assert_eq!(events(&db), 100);
+}
