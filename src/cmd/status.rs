@@ -46,6 +46,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         ingest,
         retention,
         budget,
+        push,
         problems,
     } = status::gather(paths)?;
 
@@ -65,6 +66,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             "totals": totals.as_ref().and_then(|t| objects(t).into_iter().next()),
             "retention": retention.to_json(),
             "budget": budget.as_ref().map(|b| objects(&b.raw)),
+            "push": push.as_ref().map(objects),
             "config_problems": problems,
         });
         if sink.format == Format::Jsonl {
@@ -116,6 +118,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             },
         ));
     }
+    if let Some(push) = push {
+        sections.push(("Push", push));
+    }
     if !problems.is_empty() {
         let rows = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
         sections.push((PROBLEMS, (vec!["problem".into()], rows)));
@@ -152,7 +157,15 @@ fn write_sections(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyh
 const SIZES: [&str; 5] = ["bytes", "wal_bytes", "offset", "size", "bytes_behind"];
 
 /// Fields holding a moment (RFC 3339, UTC).
-const MOMENTS: [&str; 5] = ["last_commit", "oldest", "newest", "started", "last_run"];
+const MOMENTS: [&str; 7] = [
+    "last_commit",
+    "oldest",
+    "newest",
+    "started",
+    "last_run",
+    "last_push",
+    "last_error_at",
+];
 
 /// The rows as a person reads them on a terminal: sizes in kB and MB, moments in local time
 /// (with how long ago, within a month), and a file's identity (device, inode, fingerprint)

@@ -34,6 +34,9 @@ pub struct Status {
     /// Where each `[budget]` limit stands (readable rows and raw rows, as `cmstore budget`
     /// has them), and its summary; `None` when no limit is set.
     pub budget: Option<BudgetReport>,
+    /// Per team store (`cmstore push`): what it holds and what it lacks, its last commit and
+    /// its last failure; `None` when nothing was pushed and `[push]` is not set.
+    pub push: Option<Section>,
     /// The configuration's problems, as `config check` says them.
     pub problems: Vec<String>,
 }
@@ -60,17 +63,22 @@ pub fn gather(paths: &Paths) -> anyhow::Result<Status> {
         )
     });
     let db_exists = paths.db.exists();
-    let (sources, totals, last_run) = if db_exists {
+    let configured = config.push.as_ref().and_then(|p| {
+        let settings = super::push::server::settings(p.url.as_deref(), &crate::support::env::value);
+        settings.ok().map(|s| super::push::server::destination(&s))
+    });
+    let (sources, totals, last_run, push) = if db_exists {
         let db = ReadOnlyDb::open(&paths.db, None)?;
         db.in_one_snapshot(|db| -> anyhow::Result<_> {
             Ok((
                 sources(db, &liveness)?,
                 Some(report::fetch(db, &totals_sql(db)?, &[])?),
                 last_retention_run(db)?,
+                push_report(db, configured.as_deref())?,
             ))
         })?
     } else {
-        (queue_only(&paths.queue), None, None)
+        (queue_only(&paths.queue), None, None, None)
     };
     let ingest = IngestReport::new(&liveness, &sources);
     let budget = budget_report(paths, &config.budget, db_exists)?;
@@ -82,8 +90,37 @@ pub fn gather(paths: &Paths) -> anyhow::Result<Status> {
         ingest,
         retention: RetentionReport { policy, last_run },
         budget,
+        push,
         problems,
     })
+}
+
+/// Each team store's cursor: the events it holds and still lacks, its last commit, its last
+/// failure; the configured one too before its first push. `None` when there is neither, or
+/// the store predates the push (migration 0032).
+fn push_report(db: &ReadOnlyDb, configured: Option<&str>) -> anyhow::Result<Option<Section>> {
+    let table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'push_cursors'";
+    if report::fetch(db, table, &[])?.1.is_empty() {
+        return Ok(None);
+    }
+    let sql = "
+        WITH c AS (SELECT destination, seq, events, updated_at, last_error, last_error_at
+                   FROM push_cursors
+                   UNION ALL
+                   SELECT $dest, 0, 0, NULL, NULL, NULL WHERE $dest IS NOT NULL
+                     AND $dest NOT IN (SELECT destination FROM push_cursors))
+        SELECT destination, events AS pushed,
+               (SELECT count(*) FROM events WHERE seq > c.seq) AS backlog,
+               strftime('%Y-%m-%dT%H:%M:%SZ', updated_at / 1000, 'unixepoch') AS last_push,
+               last_error,
+               strftime('%Y-%m-%dT%H:%M:%SZ', last_error_at / 1000, 'unixepoch') AS last_error_at
+        FROM c ORDER BY destination";
+    let param = crate::store::read_only::Param {
+        name: "dest".to_string(),
+        value: configured.map_or(Value::Null, |d| Value::Text(d.to_string())),
+    };
+    let section = report::fetch(db, sql, &[param])?;
+    Ok(Some(section).filter(|(_, rows)| !rows.is_empty()))
 }
 
 /// [`BudgetReport`] for the limits of `budget`, counted from the store when it exists (else

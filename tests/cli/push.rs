@@ -164,6 +164,16 @@ fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
     assert!(stderr.contains("500 events and"), "{stderr}");
     assert_eq!(server_figures(&db, &machine), local_figures(&env));
     assert_eq!(db.int("SELECT count(*) FROM machines"), 1);
+    let out = env
+        .cmd()
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let push = &status["push"][0];
+    assert_eq!(push["pushed"], 3500, "{status}");
+    assert_eq!(push["backlog"], 0, "{status}");
+    assert!(push["last_error"].is_null(), "{status}");
 }
 
 /// Every prompt, answer and tool input the store holds, as text to look for.
@@ -414,6 +424,18 @@ fn a_server_that_refuses_the_login_is_an_error_at_once_and_the_password_is_never
         env.int("SELECT count(*) FROM push_cursors WHERE seq > 0"),
         0
     );
+    // `status` says so, and what the server lacks.
+    let out = env
+        .cmd()
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let push = &status["push"][0];
+    assert_eq!(push["backlog"], 50, "{status}");
+    assert_eq!(push["pushed"], 0, "{status}");
+    let error = push["last_error"].as_str().unwrap_or_default();
+    assert!(error.contains("password authentication failed"), "{status}");
 }
 
 #[test]

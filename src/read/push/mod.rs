@@ -152,12 +152,9 @@ pub fn run(
                 source,
             }) if retriable(&source) => {
                 let since = *failing_since.get_or_insert_with(Instant::now);
-                let _ = local::note_error(
-                    &conn,
-                    &destination,
-                    &source.to_string(),
-                    crate::support::clock::now_ms(),
-                );
+                let why = crate::support::failure::chain(&source);
+                let _ =
+                    local::note_error(&conn, &destination, &why, crate::support::clock::now_ms());
                 if options
                     .give_up_after
                     .is_some_and(|limit| since.elapsed() + pause > limit)
@@ -169,11 +166,23 @@ pub fn run(
                 }
                 stats.retries += 1;
                 on_warning(format!(
-                    "push to {destination}: {source}; trying again in {} s",
+                    "push to {destination}: {why}; trying again in {} s",
                     pause.as_secs()
                 ));
                 sleep_unless_stopped(pause, stop);
                 pause = (pause * 2).min(MAX_BACKOFF);
+            }
+            Err(Error::Server {
+                destination,
+                source,
+            }) => {
+                let why = crate::support::failure::chain(&source);
+                let _ =
+                    local::note_error(&conn, &destination, &why, crate::support::clock::now_ms());
+                return Err(Error::Server {
+                    destination,
+                    source,
+                });
             }
             Err(e) => return Err(e),
         }
