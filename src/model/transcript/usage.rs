@@ -70,15 +70,11 @@ struct CacheCreation {
 
 /// The usage one transcript line (newline excluded) at byte `offset` reports, if any: a
 /// Claude Code `assistant` line with a message id and `message.usage`, of a model other than
-/// `<synthetic>`; a Copilot CLI `session.usage_record` (`usage_copilot`); a Gemini CLI
-/// `gemini` message with `tokens`; or a Qwen Code response's `ui_telemetry` record
-/// (`usage_qwen`). Lines without `"usage"`, `"tokens"` or `"ui_telemetry"` are passed over
-/// without being parsed.
+/// `<synthetic>`; a Copilot CLI `session.usage_record` (`usage_copilot`); or a Gemini CLI
+/// `gemini` message with `tokens`. Lines without `"usage"` or `"tokens"` are passed over
+/// without being parsed. Qwen Code's chat lines: [`from_qwen_line`].
 pub fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
     let [usage, tokens] = finders();
-    if memchr::memmem::find(bytes, super::usage_qwen::UI_TELEMETRY).is_some() {
-        return super::usage_qwen::from_line(bytes, offset);
-    }
     if usage.find(bytes).is_some() {
         return from_claude_line(bytes, offset).or_else(|| {
             memchr::memmem::find(bytes, super::usage_copilot::USAGE_RECORD)
@@ -87,6 +83,14 @@ pub fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
     }
     tokens.find(bytes)?;
     super::usage_gemini::from_line(bytes, offset)
+}
+
+/// The usage a Qwen Code chat line reports, if any: an API response's `ui_telemetry` record
+/// (`usage_qwen`); other lines are passed over without being parsed. Apart from [`from_line`]
+/// so that no other agent's lines pay for looking (`cmstore import` knows a chat by its path).
+pub fn from_qwen_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
+    memchr::memmem::find(bytes, super::usage_qwen::UI_TELEMETRY)?;
+    super::usage_qwen::from_line(bytes, offset)
 }
 
 /// [`from_line`] of a line already parsed (`value`, its bytes `bytes`): the same record,

@@ -185,7 +185,8 @@ mod tests {
     const MAIN: &str = r#"{"uuid":"23c9","parentUuid":"b009","sessionId":"6676","timestamp":"2026-04-09T10:47:51.179Z","type":"system","cwd":"/w","version":"0.14.2","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response","event.timestamp":"2026-04-09T10:47:51.179Z","response_id":"chatcmpl-07d2","model":"coder-model","status_code":200,"duration_ms":9165,"input_token_count":32197,"output_token_count":258,"cached_content_token_count":100,"thoughts_token_count":26,"tool_token_count":0,"total_token_count":32455,"prompt_id":"6676########0","auth_type":"qwen-oauth"}}}"#;
 
     fn parsed(line: &str) -> Option<UsageRecord> {
-        let got = from_line(line.as_bytes(), 7);
+        let got = super::super::usage::from_qwen_line(line.as_bytes(), 7);
+        assert_eq!(from_line(line.as_bytes(), 7), got);
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(from_value(&value, 7), got, "both roads read the same");
         got

@@ -25,8 +25,9 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::files::tail::{Line, LineReader};
 use crate::model::transcript::usage::{
-    dedup, from_json_chat, from_line, is_chat_file, is_json_chat_file, is_qwen_chat_file,
-    json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader, UsageRecord,
+    dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
+    is_qwen_chat_file, json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader,
+    UsageRecord,
 };
 use crate::model::transcript::{parse_line, ParseOptions, Record};
 use crate::store::{self, usage, Store};
@@ -364,7 +365,7 @@ fn import_file(
             Some(Line::Complete { offset, bytes }) if format == Format::Qwen => {
                 // Rows are linked to the session only, as Gemini CLI's are: the chat's
                 // records are not assembled into turns.
-                if let Some(record) = from_line(bytes, offset) {
+                if let Some(record) = from_qwen_line(bytes, offset) {
                     note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
                     batch.push(record);
                 }
