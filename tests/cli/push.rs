@@ -634,3 +634,26 @@ fn tls_is_verified_against_the_roots_and_ca_file() {
     assert!(stderr.contains("100 events"), "{stderr}");
     assert_eq!(events(&db), 100);
 }
+
+/// The password can stay out of cmstore.toml and the command line: the password file libpq
+/// reads (`~/.pgpass`, private), as psql would use it.
+#[cfg(unix)]
+#[test]
+fn the_password_comes_from_the_password_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(db) = pg_database() else { return };
+    let env = filled(12, 100);
+    let without = db.url.replacen(":cmstore_test@", "@", 1);
+    let (ok, stderr) = push(&env, &without, &["--give-up-after", "1"]);
+    assert!(!ok, "no password anywhere: {stderr}");
+    std::fs::create_dir_all(env.user_home()).unwrap();
+    let pgpass = env.user_home().join(".pgpass");
+    std::fs::write(
+        &pgpass,
+        "# the test server\n127.0.0.1:*:*:cmstore_test:cmstore_test\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    push_ok(&env, &without, &[]);
+    assert_eq!(events(&db), 100);
+}

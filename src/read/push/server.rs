@@ -57,8 +57,9 @@ impl ServerError {
 /// Where to connect, read from `[push] url` or the `PG*` variables, as libpq reads them:
 /// a URL (`postgres://user:password@host:port/db?sslmode=require`) or `key=value` words;
 /// what it leaves out, `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE` and
-/// `PGSSLMODE` give, then libpq's defaults (a local socket or `localhost`, port 5432, the
-/// login name as user and database).
+/// `PGSSLMODE` give, then libpq's defaults (`localhost`, port 5432, the login name as user and
+/// database), and a password still missing comes from the password file (`PGPASSFILE`,
+/// `~/.pgpass`).
 pub fn settings(url: Option<&str>, env: EnvLookup<'_>) -> Result<Config, ServerError> {
     let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let mut config = match url {
@@ -100,6 +101,11 @@ pub fn settings(url: Option<&str>, env: EnvLookup<'_>) -> Result<Config, ServerE
             config.dbname(&db);
         }
     }
+    if config.get_password().is_none() {
+        if let Some(password) = pgpass_file(env).and_then(|file| from_pgpass(&file, &config)) {
+            config.password(password);
+        }
+    }
     if url.is_none_or(|u| !u.contains("sslmode")) {
         if let Some(mode) = var("PGSSLMODE") {
             config.ssl_mode(match mode.trim() {
@@ -120,6 +126,80 @@ pub fn settings(url: Option<&str>, env: EnvLookup<'_>) -> Result<Config, ServerE
     }
     config.application_name("cmstore push");
     Ok(config)
+}
+
+/// The password file libpq reads: `PGPASSFILE`, else `~/.pgpass` (on Windows
+/// `%APPDATA%\postgresql\pgpass.conf`). On Unix a file that others may read is not used, as
+/// libpq does not use it.
+fn pgpass_file(env: EnvLookup<'_>) -> Option<String> {
+    let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let path = var("PGPASSFILE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            if cfg!(windows) {
+                var("APPDATA").map(|d| Path::new(&d).join("postgresql").join("pgpass.conf"))
+            } else {
+                var("HOME").map(|h| Path::new(&h).join(".pgpass"))
+            }
+        })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).ok()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            return None;
+        }
+    }
+    std::fs::read_to_string(path).ok()
+}
+
+/// The password of the first line of a password file (`host:port:database:user:password`,
+/// `*` for any, `\` before a `:` or `\` in a field) that matches where `config` connects.
+/// A socket directory matches `localhost`, as in libpq.
+fn from_pgpass(text: &str, config: &Config) -> Option<String> {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(name)) => name.clone(),
+        #[cfg(unix)]
+        Some(Host::Unix(_)) => "localhost".to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
+    let want = [
+        host.as_str(),
+        port.as_str(),
+        config.get_dbname().unwrap_or(""),
+        config.get_user().unwrap_or(""),
+    ];
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .map(pgpass_fields)
+        .find(|fields| {
+            fields.len() == 5
+                && fields[..4]
+                    .iter()
+                    .zip(want)
+                    .all(|(field, want)| field == "*" || field == want)
+        })
+        .map(|mut fields| fields.remove(4))
+}
+
+/// A password file line's fields: split at `:`, a `\` taking the next character as it is.
+fn pgpass_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields.last_mut().expect("one field").extend(chars.next()),
+            ':' => fields.push(String::new()),
+            c => fields.last_mut().expect("one field").push(c),
+        }
+    }
+    fields
 }
 
 /// The server as the push names it in its cursor and messages: user, host, port and
@@ -357,6 +437,37 @@ mod tests {
             "the URL's own mode wins"
         );
         assert_eq!(config.get_password(), Some(&b"secret"[..]));
+    }
+
+    #[test]
+    fn the_password_file_gives_the_password_of_the_first_matching_line() {
+        let text = "# team\n\
+                    db.example.com:5432:other:ana:wrong\n\
+                    db.example.com:*:team:ana:p\\:w\\\\d\n\
+                    *:*:*:*:fallback\n";
+        let config = settings(Some("postgres://ana@db.example.com/team"), &env_of(&[])).unwrap();
+        assert_eq!(from_pgpass(text, &config).as_deref(), Some("p:w\\d"));
+        let config = settings(Some("postgres://bo@elsewhere/x"), &env_of(&[])).unwrap();
+        assert_eq!(from_pgpass(text, &config).as_deref(), Some("fallback"));
+        assert_eq!(from_pgpass("short:line", &config), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_password_file_others_may_read_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pgpass");
+        std::fs::write(&file, "*:*:*:*:secret\n").unwrap();
+        let path = file.display().to_string();
+        let env = move |name: &str| (name == "PGPASSFILE").then(|| path.clone());
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(settings(None, &env).unwrap().get_password(), None);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(
+            settings(None, &env).unwrap().get_password(),
+            Some(&b"secret"[..])
+        );
     }
 
     #[test]
