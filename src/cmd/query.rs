@@ -52,6 +52,10 @@ pub struct Args {
     /// Interrupt the query after this many seconds spent in SQLite; 0 = no limit
     #[arg(long, value_name = "SECONDS", default_value = DEFAULT_TIMEOUT_SECS, value_parser = parse_timeout)]
     pub timeout: Duration,
+    /// Run it on the team store instead (`postgres://…`, as `[push]` url takes it), in a
+    /// read-only transaction; parameters are then $1, $2, … given as --param 1=VALUE
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 /// Parses `--timeout`: non-negative seconds, fractions allowed.
@@ -79,6 +83,19 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let timeout = Some(args.timeout).filter(|t| !t.is_zero());
+    if let Some(url) = &args.store {
+        let (columns, rows) = on_team_store(paths, url, &sql, &args.params, timeout)?;
+        let table = table_options(on_terminal);
+        let out: Box<dyn Write> = Box::new(BufWriter::new(stdout.lock()));
+        let mut renderer = Renderer::new(format, out, columns, table).context("writing results")?;
+        let shown = max_rows.map_or(rows.len(), |max| rows.len().min(max as usize));
+        for row in &rows[..shown] {
+            renderer.row(row).context("writing results")?;
+        }
+        renderer.finish().context("writing results")?;
+        say_cut(shown as u64, shown < rows.len());
+        return Ok(ExitCode::SUCCESS);
+    }
 
     let db = ReadOnlyDb::open(&paths.db, timeout)?;
     let mut query = db.prepare(&sql)?;
@@ -108,13 +125,52 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         next = rows.next()?;
     }
     renderer.finish().context("writing results")?;
+    say_cut(shown, cut);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Says on stderr that the output stopped after `shown` rows, when it was `cut`.
+fn say_cut(shown: u64, cut: bool) {
     if cut {
         eprintln!(
             "cmstore: output cut after {shown} row{}; use --max-rows N to see more (0 = no limit)",
             if shown == 1 { "" } else { "s" }
         );
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The statement's rows on the team store at `url`: its certificate authority from `[push]`
+/// when set, the parameters in order of their names `1`, `2`, ….
+fn on_team_store(
+    paths: &Paths,
+    url: &str,
+    sql: &str,
+    params: &[Param],
+    timeout: Option<Duration>,
+) -> anyhow::Result<crate::read::push::team_query::Rows> {
+    use crate::read::push::{server, team_query};
+    if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
+        anyhow::bail!("--store {url:?}: expected a postgres:// URL (the local store is --db)");
+    }
+    let mut positional = Vec::new();
+    for (n, param) in params.iter().enumerate() {
+        if param.name != (n + 1).to_string() {
+            anyhow::bail!(
+                "--param {}: on the team store parameters are $1, $2, … in order: --param 1=VALUE",
+                param.name
+            );
+        }
+        positional.push(match &param.value {
+            rusqlite::types::Value::Integer(i) => i.to_string(),
+            rusqlite::types::Value::Text(t) => t.clone(),
+            other => format!("{other:?}"),
+        });
+    }
+    let (config, _) = crate::config::Config::load_for(paths);
+    let ca_file = config.push.and_then(|p| p.ca_file);
+    let settings = server::settings(Some(url), &crate::support::env::value)?;
+    let mut client = server::connect(&settings, ca_file.as_deref())?;
+    Ok(team_query::run(&mut client, sql, &positional, timeout)?)
 }
 
 /// The SQL text from the argument, `--file`, or stdin.

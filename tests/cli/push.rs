@@ -657,3 +657,63 @@ fn the_password_comes_from_the_password_file() {
     push_ok(&env, &without, &[]);
     assert_eq!(events(&db), 100);
 }
+
+/// `cmstore query --store` runs read-only SQL on the team store: the same figures as the
+/// local store's, in every format; a write, a second statement or a transaction's end is
+/// refused, and the server is as it was.
+#[test]
+fn query_on_the_team_store_reads_and_never_writes() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(13, 800);
+    push_ok(&env, &db.url, &["--content", "full"]);
+    let query = |args: &[&str]| {
+        let out = env
+            .cmd()
+            .args(["query", "--store", &db.url])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, stdout, stderr) = query(&[
+        "--format",
+        "json",
+        "SELECT count(*) AS events, sum(length(id)) AS ms, $1::text AS label \
+         FROM events WHERE ts >= $2",
+        "--param",
+        "1=it's",
+        "--param",
+        "2=0",
+    ]);
+    assert!(ok, "{stderr}");
+    let rows: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(rows[0]["events"], env.int("SELECT count(*) FROM events"));
+    assert_eq!(rows[0]["ms"], env.int("SELECT sum(length(id)) FROM events"));
+    assert_eq!(rows[0]["label"], "it's");
+    let (ok, stdout, _) = query(&[
+        "--format",
+        "tsv",
+        "SELECT 2.5::numeric AS r, true AS b -- a note",
+    ]);
+    assert!(ok);
+    assert_eq!(stdout, "r\tb\n2.5\t1\n");
+    for write in [
+        "DELETE FROM events",
+        "SELECT 1; DELETE FROM events",
+        "COMMIT",
+        "CREATE TABLE t (x int)",
+        "WITH d AS (DELETE FROM events RETURNING 1) SELECT count(*) FROM d",
+    ] {
+        let (ok, _, stderr) = query(&[write]);
+        assert!(!ok, "{write} ran");
+        assert!(stderr.starts_with("cmstore: "), "{write}: {stderr}");
+    }
+    assert_eq!(events(&db), 800);
+    let (ok, _, stderr) = query(&["SELECT $1::int", "--param", "name=3"]);
+    assert!(!ok);
+    assert!(stderr.contains("parameters are $1, $2"), "{stderr}");
+}

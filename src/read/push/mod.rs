@@ -15,6 +15,7 @@
 pub mod local;
 pub mod rows;
 pub mod server;
+pub mod team_query;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

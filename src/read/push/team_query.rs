@@ -1,0 +1,131 @@
+//! Read-only SQL on the team store (`cmstore query --store postgres://…`): one statement, in a
+//! read-only transaction with a statement timeout, its rows as the local store's values so
+//! that every output format prints them the same way.
+//!
+//! The statement is first parsed alone through the extended protocol, which refuses more than
+//! one statement and gives the columns' types; it then runs through `PREPARE`/`EXECUTE` in the
+//! text format, which prints every PostgreSQL type as PostgreSQL writes it. Whole numbers,
+//! floating and numeric values and booleans become numbers; everything else is text.
+
+use std::time::Duration;
+
+use postgres::types::Type;
+use postgres::{Client, SimpleQueryMessage};
+use rusqlite::types::Value;
+
+use super::server::ServerError;
+
+/// Rows of one statement: its column names and its values.
+pub type Rows = (Vec<String>, Vec<Vec<Value>>);
+
+/// Runs `sql` on `client` in a read-only transaction, `params` bound to `$1`, `$2`, … in
+/// order (as literals the statement's own types then read), stopping it after `timeout`
+/// (`None`: no limit). The transaction is rolled back whatever happens.
+pub fn run(
+    client: &mut Client,
+    sql: &str,
+    params: &[String],
+    timeout: Option<Duration>,
+) -> Result<Rows, ServerError> {
+    let failed = |context: &str| {
+        let context = context.to_string();
+        move |source| ServerError::Postgres { context, source }
+    };
+    let mut tx = client
+        .build_transaction()
+        .read_only(true)
+        .start()
+        .map_err(failed("cannot start a read-only transaction"))?;
+    let millis = timeout.map_or(0, |t| t.as_millis().max(1));
+    tx.batch_execute(&format!("SET LOCAL statement_timeout = {millis}"))
+        .map_err(failed("cannot set the statement timeout"))?;
+    let statement = tx.prepare(sql).map_err(failed("the statement"))?;
+    if statement.params().len() != params.len() {
+        return Err(ServerError::Settings(format!(
+            "the statement has {} parameter(s) ($1, $2, …) and {} were given with --param",
+            statement.params().len(),
+            params.len()
+        )));
+    }
+    let columns: Vec<(String, Type)> = statement
+        .columns()
+        .iter()
+        .map(|c| (c.name().to_string(), c.type_().clone()))
+        .collect();
+    let arguments = match params.is_empty() {
+        true => String::new(),
+        false => {
+            let literals: Vec<String> = params.iter().map(|p| literal(p)).collect();
+            format!(" ({})", literals.join(", "))
+        }
+    };
+    // Line breaks: a statement ending in a `--` comment must not swallow the EXECUTE.
+    let text = format!("PREPARE cmstore_query AS {sql}\n;\nEXECUTE cmstore_query{arguments}");
+    let messages = tx.simple_query(&text).map_err(failed("the statement"))?;
+    let mut rows = Vec::new();
+    for message in messages {
+        if let SimpleQueryMessage::Row(row) = message {
+            let values = columns
+                .iter()
+                .enumerate()
+                .map(|(i, (_, ty))| value_of(row.get(i), ty))
+                .collect();
+            rows.push(values);
+        }
+    }
+    // Dropping the transaction rolls it back; said here, not left to the drop.
+    tx.rollback()
+        .map_err(failed("cannot end the transaction"))?;
+    Ok((columns.into_iter().map(|(name, _)| name).collect(), rows))
+}
+
+/// `text` as a SQL string literal: quotes doubled (the server's `standard_conforming_strings`,
+/// on since PostgreSQL 9.1, reads backslashes as they are).
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// A value as PostgreSQL wrote it in the text format, read as the column's type says.
+fn value_of(text: Option<&str>, ty: &Type) -> Value {
+    let Some(text) = text else {
+        return Value::Null;
+    };
+    let number = match *ty {
+        Type::INT2 | Type::INT4 | Type::INT8 | Type::OID => text.parse().ok().map(Value::Integer),
+        Type::FLOAT4 | Type::FLOAT8 | Type::NUMERIC => text
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .map(Value::Real),
+        Type::BOOL => Some(Value::Integer(i64::from(text == "t"))),
+        _ => None,
+    };
+    number.unwrap_or_else(|| Value::Text(text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_read_by_their_columns_type() {
+        assert_eq!(value_of(Some("42"), &Type::INT8), Value::Integer(42));
+        assert_eq!(value_of(Some("1.5"), &Type::NUMERIC), Value::Real(1.5));
+        assert_eq!(
+            value_of(Some("NaN"), &Type::NUMERIC),
+            Value::Text("NaN".into())
+        );
+        assert_eq!(value_of(Some("t"), &Type::BOOL), Value::Integer(1));
+        assert_eq!(
+            value_of(Some("{1,2}"), &Type::INT4_ARRAY),
+            Value::Text("{1,2}".into())
+        );
+        assert_eq!(value_of(None, &Type::TEXT), Value::Null);
+    }
+
+    #[test]
+    fn a_literal_keeps_its_quotes_inside() {
+        assert_eq!(literal("it's"), "'it''s'");
+        assert_eq!(literal("a\\b"), "'a\\b'");
+    }
+}
