@@ -717,3 +717,29 @@ fn query_on_the_team_store_reads_and_never_writes() {
     assert!(!ok);
     assert!(stderr.contains("parameters are $1, $2"), "{stderr}");
 }
+
+/// A newer cmstore may have moved the team schema on (its migrations only add): this one
+/// keeps pushing into it, and says the schema's version.
+#[test]
+fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(14, 200);
+    push_ok(&env, &db.url, &[]);
+    db.client()
+        .batch_execute(
+            "ALTER TABLE events ADD COLUMN from_the_future text;
+             CREATE TABLE future_rows (x int);
+             INSERT INTO team_schema (version, name, applied_at) VALUES (2, '0002_future', 0);",
+        )
+        .unwrap();
+    let more = filled(15, 300);
+    let stderr = push_ok(&more, &db.url, &[]);
+    assert!(stderr.contains("300 events"), "{stderr}");
+    assert!(stderr.contains("team schema 2"), "{stderr}");
+    assert_eq!(events(&db), 500);
+    assert_eq!(
+        db.int("SELECT count(*) FROM team_schema"),
+        2,
+        "nothing ran again"
+    );
+}

@@ -193,10 +193,11 @@ pub fn run(
 }
 
 /// Whether trying again may help: the server was unreachable, went away or failed a
-/// transaction; not a setting that cannot work or a schema this cmstore cannot write.
+/// transaction; not a setting that cannot work, a refused login or a statement the server
+/// rejects (SQLSTATE classes 28 and 42).
 fn retriable(error: &ServerError) -> bool {
     match error {
-        ServerError::Settings(_) | ServerError::TooNew { .. } => false,
+        ServerError::Settings(_) => false,
         ServerError::Postgres { source, .. } => source
             .code()
             .is_none_or(|code| !code.code().starts_with("28") && !code.code().starts_with("42")),

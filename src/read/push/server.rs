@@ -40,9 +40,6 @@ pub enum ServerError {
         #[source]
         source: postgres::Error,
     },
-    /// The server's schema is newer than this cmstore knows, in a way it cannot write.
-    #[error("the team schema is at version {found}, which this cmstore ({known}) does not know; upgrade cmstore")]
-    TooNew { found: i64, known: usize },
 }
 
 impl ServerError {
