@@ -224,7 +224,18 @@ fn session(
         .map_err(on_server)?;
     stats.schema = server::migrate(&mut client).map_err(on_server)?;
     let mut prices_sent = None;
+    // The store as this connection last looked at it: `PRAGMA data_version` moves whenever
+    // another connection (ingest, import, prune) commits. While it stands still, a following
+    // push has nothing to look for: the digests of every session are not computed again.
+    let mut looked_at = None;
     loop {
+        let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        if looked_at == Some(version) {
+            if !options.follow || !sleep_unless_stopped(options.poll, stop) {
+                return Ok(());
+            }
+            continue;
+        }
         let prices = local::prices(conn)?;
         if prices_sent.as_ref() != Some(&prices) {
             server::write_prices(&mut client, &machine.id, &prices).map_err(on_server)?;
@@ -256,6 +267,7 @@ fn session(
             local::sessions_sent(conn, destination, chunk)?;
             stats.sessions += chunk.len() as u64;
         }
+        looked_at = Some(version);
         if !options.follow || !sleep_unless_stopped(options.poll, stop) {
             return Ok(());
         }
