@@ -101,10 +101,11 @@ pub fn events_after(
     Ok((rows, last))
 }
 
-/// Every session's digest now: its `sessions` row and its usage, which change whenever
+/// Each session's digest now: its `sessions` row and its usage, which change whenever
 /// anything the push sends of it changes (a session's turns and tool calls change only with
 /// its events, which change its row). A session that has usage and no row (an import of
 /// history whose session was pruned, or a response no session named: `''`) has one too.
+/// `{only}` limits it to some sessions (empty: all).
 const DIGEST_SQL: &str = "
 WITH u AS (
   SELECT coalesce(session_id, '') AS session_id, count(*) AS n, total(input_tokens) AS i,
@@ -112,9 +113,9 @@ WITH u AS (
          total(cache_write_1h_tokens) AS cw1, total(cache_read_tokens) AS cr,
          total(reasoning_tokens) AS r, count(reasoning_tokens) AS rn, count(model) AS m,
          count(turn_id) AS t, total(line_offset) AS off, total(sidechain) AS sc
-  FROM usage GROUP BY 1
+  FROM usage {only} GROUP BY 1
 ),
-k AS (SELECT session_id FROM sessions UNION SELECT session_id FROM u)
+k AS (SELECT session_id FROM sessions {only} UNION SELECT session_id FROM u)
 SELECT k.session_id,
        concat_ws('|', s.agent, s.model, s.cwd, s.first_seen, s.last_seen, s.events, s.prompts,
                  s.tool_uses, s.tool_failures, s.stops, s.estimated_tokens, s.ended, s.ended_at,
@@ -124,10 +125,12 @@ LEFT JOIN sessions s ON s.session_id = k.session_id
 LEFT JOIN u ON u.session_id = k.session_id";
 
 /// The sessions whose digest differs from what `destination` was last sent, with their
-/// digest now.
+/// digest now: of every session, or of `only` those (the sessions of the events just pushed,
+/// read through the session indexes rather than all the usage).
 pub fn changed_sessions(
     conn: &Connection,
     destination: &str,
+    only: Option<&[String]>,
 ) -> rusqlite::Result<Vec<(String, String)>> {
     let mut sent: HashMap<String, String> = HashMap::new();
     let mut stmt =
@@ -137,8 +140,20 @@ pub fn changed_sessions(
         sent.insert(session, digest);
     }
     let mut changed = Vec::new();
-    let mut stmt = conn.prepare_cached(DIGEST_SQL)?;
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+    let (filter, list) = match only {
+        Some(ids) => (
+            "WHERE session_id IN (SELECT value FROM json_each(?1))",
+            serde_json::to_string(ids).expect("strings serialize"),
+        ),
+        None => ("", String::new()),
+    };
+    let mut stmt = conn.prepare_cached(&DIGEST_SQL.replace("{only}", filter))?;
+    let read = |r: &rusqlite::Row<'_>| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?));
+    let rows = match only {
+        Some(_) => stmt.query_map([list], read)?,
+        None => stmt.query_map([], read)?,
+    };
+    for row in rows {
         let (session, text) = row?;
         let digest = rows::sha256_hex(&text);
         if sent.get(&session) != Some(&digest) {

@@ -17,6 +17,7 @@ pub mod rows;
 pub mod server;
 pub mod team_query;
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +32,10 @@ pub use server::ServerError;
 
 /// Sessions written per server transaction.
 const SESSIONS_PER_BATCH: usize = 100;
+
+/// How often a following push looks at every session's digest even when only events came
+/// (the sessions of those events are looked at on every pass).
+const FULL_LOOK: Duration = Duration::from_secs(600);
 
 /// The longest pause between two tries at a server that does not answer.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -228,6 +233,7 @@ fn session(
     // another connection (ingest, import, prune) commits. While it stands still, a following
     // push has nothing to look for: the digests of every session are not computed again.
     let mut looked_at = None;
+    let mut last_full = Instant::now();
     loop {
         let version: i64 = conn.query_row("PRAGMA data_version", [], |r| r.get(0))?;
         if looked_at == Some(version) {
@@ -242,6 +248,10 @@ fn session(
             prices_sent = Some(prices);
         }
         let batch = target.settings.batch_events;
+        // The sessions of the events this pass pushes: while the store only grows by events,
+        // theirs are the only digests that can have changed.
+        let mut touched: BTreeSet<String> = BTreeSet::new();
+        let mut pushed_events = false;
         loop {
             if stop.load(Ordering::SeqCst) {
                 return Ok(());
@@ -250,12 +260,21 @@ fn session(
             let (events, last) = local::events_after(conn, after, batch, profile)?;
             let Some(last) = last else { break };
             server::write(&mut client, machine, &[&events], &[]).map_err(on_server)?;
+            touched.extend(events.texts("session_id").map(str::to_owned));
+            pushed_events = true;
             let now = crate::support::clock::now_ms();
             if local::advance(conn, destination, (after, last), events.len(), now)? {
                 stats.events += events.len() as u64;
             }
         }
-        let changed = local::changed_sessions(conn, destination)?;
+        // Everything is looked at on the first pass, every FULL_LOOK, and when the store
+        // changed without new events (an import, a prune); else only the touched sessions.
+        let full = looked_at.is_none() || !pushed_events || last_full.elapsed() >= FULL_LOOK;
+        let touched: Vec<String> = touched.into_iter().collect();
+        let changed = local::changed_sessions(conn, destination, (!full).then_some(&touched[..]))?;
+        if full {
+            last_full = Instant::now();
+        }
         for chunk in changed.chunks(SESSIONS_PER_BATCH) {
             if stop.load(Ordering::SeqCst) {
                 return Ok(());

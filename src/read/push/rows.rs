@@ -266,6 +266,16 @@ impl Rows {
         }
     }
 
+    /// The text values of the column `name`, NULLs left out.
+    pub fn texts(&self, name: &str) -> impl Iterator<Item = &str> {
+        let at = self.table.columns.iter().position(|c| c.name == name);
+        let values = match at.map(|at| &self.columns[at]) {
+            Some(Values::Text(values)) => values.as_slice(),
+            _ => &[],
+        };
+        values.iter().filter_map(|v| v.as_deref())
+    }
+
     /// The table's name.
     pub fn table_name(&self) -> &'static str {
         self.table.name
