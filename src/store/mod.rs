@@ -255,6 +255,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0031_hourly_sessions.sql"),
     ),
     ("0032_push", include_str!("../../migrations/0032_push.sql")),
+    (
+        "0033_transcript_items",
+        include_str!("../../migrations/0033_transcript_items.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -888,7 +888,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 32);
+    assert_eq!(env.int("PRAGMA user_version"), 33);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1161,8 +1161,19 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0032 left: no transcript items (0033).
+pub(crate) fn back_to_0032(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP VIEW v_coverage;
+         DROP TABLE transcript_items;
+         PRAGMA user_version = 32;",
+    )
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0031 left: no push tables (0032).
 pub(crate) fn back_to_0031(conn: &rusqlite::Connection) {
+    back_to_0032(conn);
     let m0015 = include_str!("../../migrations/0015_otlp_export_and_receiver.sql");
     let at = m0015
         .find("CREATE TRIGGER export_cursors_follow_pruned_top")

@@ -678,3 +678,54 @@ fn import_finds_qwen_codes_chats_where_qwen_code_keeps_them() {
     );
     assert_eq!(row.unwrap(), (600, 400, 50, 10, "/w/q".to_owned()));
 }
+
+/// Coverage (issue 37): the tool calls a transcript shows against those the hooks recorded,
+/// per session: one the hooks missed, one only the hooks saw.
+#[test]
+fn coverage_says_which_tool_calls_the_hooks_missed() {
+    let env = TestEnv::new();
+    let mut lines = Vec::new();
+    for id in ["toolu_a", "toolu_b", "toolu_x"] {
+        for hook in ["PreToolUse", "PostToolUse"] {
+            let mut e = crate::common::entry(hook, "s-cov");
+            e.tool_call_id = Some(id.to_string());
+            lines.push(e.to_line());
+        }
+    }
+    env.append(&lines);
+    env.ingest_once();
+    let dir = env.dir.path().join("projects/-w");
+    std::fs::create_dir_all(&dir).unwrap();
+    let call = |id: &str, n: u32| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"s-cov","uuid":"u{n}","timestamp":"2026-12-01T10:00:0{n}Z","message":{{"id":"msg_{n}","model":"claude-sonnet-4-5","content":[{{"type":"tool_use","id":"{id}","name":"Bash","input":{{"command":"ls"}}}}],"usage":{{"input_tokens":1,"output_tokens":1}}}}}}"#
+        )
+    };
+    let transcript = [
+        call("toolu_a", 1),
+        call("toolu_b", 2),
+        call("toolu_c", 3),
+        call("toolu_c", 3),
+    ];
+    std::fs::write(dir.join("s-cov.jsonl"), transcript.join("\n") + "\n").unwrap();
+    env.cmd().arg("import").arg(&dir).assert().success();
+    let row = |env: &TestEnv| {
+        env.conn()
+            .query_row(
+                "SELECT transcript_tool_calls, hooked_tool_calls, missed_tool_calls,
+                        hook_only_tool_calls FROM v_coverage WHERE session_id = 's-cov'",
+                [],
+                |r| Ok([r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?]),
+            )
+            .unwrap()
+    };
+    assert_eq!(row(&env), [3, 2, 1, 1]);
+    let missed = env.text(
+        "SELECT group_concat(item_id) FROM transcript_items i WHERE session_id = 's-cov'
+           AND NOT EXISTS (SELECT 1 FROM tool_calls c
+                           WHERE c.session_id = i.session_id AND c.tool_call_id = i.item_id)",
+    );
+    assert_eq!(missed, "toolu_c");
+    env.cmd().arg("import").arg(&dir).assert().success();
+    assert_eq!(row(&env), [3, 2, 1, 1], "re-import +0");
+}

@@ -576,3 +576,72 @@ fn every_qwen_code_response_and_its_subagents_is_counted_once() {
     );
     assert_eq!(stored(&env, "qwen"), expected);
 }
+
+/// The tool calls Claude Code's files show, by hand: every `tool_use` block of an `assistant`
+/// line, once per id, in the session its line names (a subagent's file names the parent).
+fn claude_tool_calls_by_hand(dir: &Path) -> BTreeMap<String, i64> {
+    let mut ids: BTreeMap<String, String> = BTreeMap::new();
+    for file in files_under(dir, &|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let (Some(session), Some(blocks)) =
+                (v["sessionId"].as_str(), v["message"]["content"].as_array())
+            else {
+                continue;
+            };
+            if v["type"] != "assistant" {
+                continue;
+            }
+            for b in blocks.iter().filter(|b| b["type"] == "tool_use") {
+                ids.insert(b["id"].as_str().unwrap().to_owned(), session.to_owned());
+            }
+        }
+    }
+    let mut counts = BTreeMap::new();
+    for session in ids.into_values() {
+        *counts.entry(session).or_default() += 1;
+    }
+    counts
+}
+
+/// Coverage (issue 37): `import` records every tool call Claude Code's files show, once, and
+/// `v_coverage` counts them per session; with no hook ever run here, every one is missed.
+#[test]
+fn every_tool_call_the_claude_code_files_show_is_recorded_once() {
+    let Some(dir) = real_more_fixtures("claude-code") else {
+        return;
+    };
+    let env = TestEnv::new();
+    import(&env, &[&dir]);
+    let expected = claude_tool_calls_by_hand(&dir);
+    assert!(expected.values().sum::<i64>() > 100, "{expected:?}");
+    let conn = env.conn();
+    let mut stmt = conn
+        .prepare("SELECT session_id, transcript_tool_calls, missed_tool_calls FROM v_coverage")
+        .unwrap();
+    let mut got = BTreeMap::new();
+    for row in stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })
+        .unwrap()
+    {
+        let (session, shown, missed) = row.unwrap();
+        assert_eq!(shown, missed, "{session}: no hook ran");
+        got.insert(session, shown);
+    }
+    assert_eq!(got, expected);
+    let before = env.int("SELECT count(*) FROM transcript_items");
+    import(&env, &[&dir]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM transcript_items"),
+        before,
+        "re-import +0"
+    );
+}

@@ -729,3 +729,27 @@ fn each_claude_call_says_who_decided_it() {
         "{context}"
     );
 }
+
+/// Coverage (issue 37): the tool calls Claude Code's transcript shows are the ones its hooks
+/// recorded, by the same ids: after `cmstore import`, none is missed and none is the hooks'
+/// alone. (The gate's denied call is in the transcript too: Claude Code asked for it.)
+#[test]
+fn the_hooks_saw_every_tool_call_the_claude_transcript_shows() {
+    let Some(s) = main_session() else { return };
+    let projects = s.world.home().join(".claude/projects");
+    s.world.cmstore_ok(&["import", projects.to_str().unwrap()]);
+    let rows = s.query(
+        "SELECT transcript_tool_calls, hooked_tool_calls, missed_tool_calls, \
+         hook_only_tool_calls FROM v_coverage WHERE session_id = :sid",
+    );
+    assert_eq!(rows.len(), 1, "{}", s.context());
+    assert_eq!(
+        rows[0]["transcript_tool_calls"],
+        4,
+        "{rows:?}\n{}",
+        s.context()
+    );
+    assert_eq!(rows[0]["hooked_tool_calls"], 4, "{rows:?}");
+    assert_eq!(rows[0]["missed_tool_calls"], 0, "{rows:?}");
+    assert_eq!(rows[0]["hook_only_tool_calls"], 0, "{rows:?}");
+}

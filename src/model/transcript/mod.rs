@@ -15,6 +15,7 @@
 
 mod claude;
 mod codex;
+pub mod items;
 pub mod parse;
 #[cfg(test)]
 mod real_transcript_tests;

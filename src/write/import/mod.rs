@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::files::tail::{Line, LineReader};
+use crate::model::transcript::items::{claude_tool_calls, ToolCallItem};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
     is_qwen_chat_file, json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader,
@@ -318,6 +319,8 @@ fn import_file(
     let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
     let mut turn: Option<String> = None;
     let mut batch: Vec<UsageRecord> = Vec::new();
+    // The tool calls a Claude Code transcript shows (coverage: what the hooks missed).
+    let mut items: Vec<ToolCallItem> = Vec::new();
     let mut sessions: HashMap<String, Seen> = HashMap::new();
     // Claude Code lines name their session's working directory: one line per session is read
     // for it. A rollout's or a chat file's whole file is one session's.
@@ -371,6 +374,7 @@ fn import_file(
                 }
             }
             Some(Line::Complete { offset, bytes }) => {
+                items.extend(claude_tool_calls(bytes));
                 if let Some(mut record) = from_line(bytes, offset) {
                     record.turn_id = turn.clone();
                     note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
@@ -388,13 +392,15 @@ fn import_file(
             Some(Line::TooLong { .. }) => stats.too_long += 1,
             None => break,
         }
-        if batch.len() >= BATCH_RECORDS {
+        if batch.len() >= BATCH_RECORDS || items.len() >= BATCH_RECORDS {
             let records = std::mem::take(&mut batch);
             write_batch(conn, records, (format, &fallback), &mut sessions, stats)?;
+            write_items(conn, std::mem::take(&mut items), (format, &fallback))?;
             progress(start + reader.offset());
         }
     }
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
+    write_items(conn, items, (format, &fallback))?;
     let file_cwd = match format {
         Format::Claude | Format::Qwen => None,
         Format::Codex => codex.cwd().map(str::to_owned),
@@ -503,6 +509,41 @@ fn copilot_start_cwd(bytes: &[u8]) -> Option<String> {
 fn might_change_turn(bytes: &[u8]) -> bool {
     memchr::memmem::find(bytes, b"\"user\"").is_some()
         || memchr::memmem::find(bytes, b"turn_duration").is_some()
+}
+
+/// Records the tool calls a transcript shows (`transcript_items`), each once whatever the
+/// number of lines or imports that show it; in the session its line names, else the file's.
+fn write_items(
+    conn: &mut Connection,
+    items: Vec<ToolCallItem>,
+    (format, fallback): (Format, &Option<String>),
+) -> Result<(), Error> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT OR IGNORE INTO transcript_items
+               (session_id, kind, item_id, agent, ts, name, sidechain)
+             VALUES (?1, 'tool_call', ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for item in &items {
+            let Some(session) = item.session_id.as_deref().or(fallback.as_deref()) else {
+                continue;
+            };
+            insert.execute(params![
+                session,
+                item.id,
+                format.agent(),
+                item.ts,
+                item.name,
+                item.sidechain
+            ])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 fn write_batch(
