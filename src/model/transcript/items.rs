@@ -39,19 +39,12 @@ struct Line<'a> {
     message: Option<Message<'a>>,
 }
 
+/// An assistant line's message: its content is a list of blocks (a line whose content is a
+/// plain string holds no tool call, and does not parse as this).
 #[derive(Deserialize)]
 struct Message<'a> {
     #[serde(borrow)]
-    content: Option<Content<'a>>,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Content<'a> {
-    #[serde(borrow)]
-    Blocks(Vec<Block<'a>>),
-    // A plain string, which holds no tool call.
-    Other(serde::de::IgnoredAny),
+    content: Option<Vec<Block<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -76,7 +69,7 @@ pub fn claude_tool_calls(bytes: &[u8]) -> Vec<ToolCallItem> {
     if line.kind.as_deref() != Some("assistant") {
         return Vec::new();
     }
-    let Some(Content::Blocks(blocks)) = line.message.and_then(|m| m.content) else {
+    let Some(blocks) = line.message.and_then(|m| m.content) else {
         return Vec::new();
     };
     let ts = line

@@ -374,8 +374,10 @@ fn import_file(
                 }
             }
             Some(Line::Complete { offset, bytes }) => {
-                items.extend(claude_tool_calls(bytes));
                 if let Some(mut record) = from_line(bytes, offset) {
+                    // Tool calls are in assistant lines, which carry usage: the others (the
+                    // large tool results among them) are not searched for them.
+                    items.extend(claude_tool_calls(bytes));
                     record.turn_id = turn.clone();
                     note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
                     batch.push(record);
