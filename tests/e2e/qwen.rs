@@ -137,9 +137,11 @@ fn qwen_events_prompt_and_tool_calls_are_what_it_did() {
     assert_eq!(session[0]["prompts"], 1, "{ctx}");
     // The turn's answer, from its Stop (Qwen Code's chats, which would give its prompt too,
     // are read for usage only: docs/agents.md).
-    let turns = s.query("SELECT response FROM turns WHERE session_id = :sid");
+    let turns =
+        s.query("SELECT prompt, response, turn_id, synthetic FROM turns WHERE session_id = :sid");
     assert_eq!(turns.len(), 1, "{turns:?}\n{ctx}");
     assert_eq!(turns[0]["response"], "Both steps are done.", "{ctx}");
+    assert_eq!(turns[0]["prompt"], PROMPT, "{turns:?}\n{ctx}");
     // The command that ran, paired and succeeded; the one the gate denied, denied.
     let calls = s.query(
         "SELECT tool_name, outcome, input FROM tool_calls WHERE session_id = :sid ORDER BY rowid",

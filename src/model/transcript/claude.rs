@@ -51,8 +51,13 @@ fn user(line: &Value) -> Vec<Record> {
     {
         return Vec::new();
     }
-    let Some(content) = line.get("message").and_then(|m| m.get("content")) else {
+    let Some(message) = line.get("message") else {
         return Vec::new();
+    };
+    let Some(content) = message.get("content") else {
+        // Qwen Code's chats: the Claude Code envelope around Gemini's `parts`.
+        let texts = part_texts(message, false);
+        return prompt(line, texts.join("\n")).into_iter().collect();
     };
     let texts: Vec<&str> = match content {
         Value::String(text) => vec![text.as_str()],
@@ -203,7 +208,16 @@ fn assistant(line: &Value) -> Vec<Record> {
         .map(|name| Record::Model {
             name: name.to_owned(),
         });
+    let model = model.or_else(|| {
+        // Qwen Code names the model on the line, not in the message.
+        let name = line.get("model").and_then(Value::as_str)?;
+        Some(Record::Model {
+            name: name.to_owned(),
+        })
+        .filter(|_| !name.is_empty())
+    });
     let records = match message.get("content") {
+        None => parts(message),
         Some(Value::String(text)) => vec![Record::AssistantText {
             message_id,
             text: text.clone(),
@@ -233,6 +247,44 @@ fn assistant(line: &Value) -> Vec<Record> {
         Some(model) if !records.is_empty() => std::iter::once(model).chain(records).collect(),
         _ => records,
     }
+}
+
+/// Qwen Code's `parts` (Gemini's shape inside the Claude Code envelope): the texts of the
+/// parts that are (`thought`) or are not thinking.
+fn part_texts(message: &Value, thought: bool) -> Vec<&str> {
+    let parts = message.get("parts").and_then(Value::as_array);
+    parts
+        .into_iter()
+        .flatten()
+        .filter(|p| p.get("thought").and_then(Value::as_bool).unwrap_or(false) == thought)
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect()
+}
+
+/// An assistant message's `parts`: thinking, text and function calls, in order.
+fn parts(message: &Value) -> Vec<Record> {
+    let parts = message.get("parts").and_then(Value::as_array);
+    parts
+        .into_iter()
+        .flatten()
+        .filter_map(|part| {
+            if let Some(call) = part.get("functionCall") {
+                return Some(Record::ToolUse {
+                    id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                    name: call.get("name")?.as_str()?.to_owned(),
+                    input: tool_input(call.get("args")),
+                });
+            }
+            let text = part.get("text")?.as_str()?.to_owned();
+            Some(match part.get("thought").and_then(Value::as_bool) {
+                Some(true) => Record::Reasoning { text },
+                _ => Record::AssistantText {
+                    message_id: None,
+                    text,
+                },
+            })
+        })
+        .collect()
 }
 
 fn block_type(block: &Value) -> Option<&str> {
@@ -459,5 +511,39 @@ mod tests {
         assert_eq!(main_chain(end), vec![Record::TurnEnd]);
         let other = r#"{"type":"system","subtype":"stop_hook_summary"}"#;
         assert!(main_chain(other).is_empty());
+    }
+
+    /// Qwen Code's chat lines (0.14.2): Claude Code's envelope, Gemini's `parts`.
+    #[test]
+    fn qwen_codes_parts_are_read_as_claude_codes_blocks() {
+        let user = r#"{"uuid":"b009","sessionId":"6676","type":"user","message":{"role":"user","parts":[{"text":"make the landing page stunning"}]}}"#;
+        assert_eq!(
+            main_chain(user),
+            vec![Record::UserPrompt {
+                id: Some("b009".into()),
+                text: "make the landing page stunning".into()
+            }]
+        );
+        let assistant = r#"{"uuid":"ff7e","type":"assistant","model":"coder-model","message":{"role":"model","parts":[{"text":"I need the README first.","thought":true},{"text":"Let me look."},{"functionCall":{"id":"call_1","name":"read_file","args":{"file_path":"README.md"}}}]}}"#;
+        assert_eq!(
+            main_chain(assistant),
+            vec![
+                Record::Model {
+                    name: "coder-model".into()
+                },
+                Record::Reasoning {
+                    text: "I need the README first.".into()
+                },
+                Record::AssistantText {
+                    message_id: None,
+                    text: "Let me look.".into()
+                },
+                Record::ToolUse {
+                    id: Some("call_1".into()),
+                    name: "read_file".into(),
+                    input: json!({"file_path": "README.md"}),
+                },
+            ]
+        );
     }
 }
