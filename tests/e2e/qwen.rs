@@ -142,6 +142,33 @@ fn qwen_events_prompt_and_tool_calls_are_what_it_did() {
     assert_eq!(turns.len(), 1, "{turns:?}\n{ctx}");
     assert_eq!(turns[0]["response"], "Both steps are done.", "{ctx}");
     assert_eq!(turns[0]["prompt"], PROMPT, "{turns:?}\n{ctx}");
+    // The turn's id is the chat's prompt record's uuid, as Claude Code's turns take theirs.
+    let chats = s.world.home().join(".qwen/projects");
+    let chat = std::fs::read_dir(
+        std::fs::read_dir(&chats)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("chats"),
+    )
+    .unwrap()
+    .map(|e| e.unwrap().path())
+    .find(|p| p.to_string_lossy().ends_with(&format!("{}.jsonl", s.id)))
+    .expect("the session's chat");
+    let prompt_uuid = std::fs::read_to_string(chat)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["type"] == "user")
+        .and_then(|r| r["uuid"].as_str().map(str::to_owned))
+        .expect("a user record");
+    assert_eq!(
+        turns[0]["turn_id"],
+        prompt_uuid.as_str(),
+        "{turns:?}\n{ctx}"
+    );
     // The command that ran, paired and succeeded; the one the gate denied, denied.
     let calls = s.query(
         "SELECT tool_name, outcome, input FROM tool_calls WHERE session_id = :sid ORDER BY rowid",
