@@ -79,7 +79,9 @@ pub fn backlog(conn: &Connection, destination: &str) -> rusqlite::Result<i64> {
     })
 }
 
-/// Up to `limit` events after `after`, in seq order, shaped by `profile`; and the last seq.
+/// Up to `limit` events after `after`, in seq order, shaped by `profile`; and the last seq
+/// among them (read from the rows themselves: a second look at the table could see events
+/// ingest committed since, which the cursor would then pass unsent).
 pub fn events_after(
     conn: &Connection,
     after: i64,
@@ -93,11 +95,7 @@ pub fn events_after(
     let mut stmt = conn.prepare_cached(&sql)?;
     let mut rows = Rows::new(&rows::EVENTS);
     rows.read(&mut stmt, params![after, limit as i64], profile)?;
-    let last: Option<i64> = conn
-        .prepare_cached(
-            "SELECT max(seq) FROM (SELECT seq FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2)",
-        )?
-        .query_row(params![after, limit as i64], |r| r.get(0))?;
+    let last = rows.ints("seq").max();
     Ok((rows, last))
 }
 
@@ -237,4 +235,40 @@ pub fn prices(conn: &Connection) -> rusqlite::Result<Vec<PriceRow>> {
         ))
     })?;
     rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::push::Content;
+    use crate::model::redact::Redactor;
+
+    #[test]
+    fn a_batch_ends_at_its_own_last_event_whatever_comes_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut conn = Connection::open(&path).unwrap();
+        crate::store::migrate(&mut conn, &path, crate::store::MIGRATIONS.len()).unwrap();
+        let insert = |conn: &Connection, seq: i64| {
+            conn.execute(
+                "INSERT INTO events (seq, id, ts, entry, ingested_at) VALUES (?1, ?2, 1, '{}', 1)",
+                params![seq, format!("e{seq}")],
+            )
+            .unwrap();
+        };
+        for seq in [3, 5, 9] {
+            insert(&conn, seq);
+        }
+        let redactor = Redactor::new(&[]);
+        let profile = Profile {
+            content: Content::None,
+            redactor: &redactor,
+        };
+        let (rows, last) = events_after(&conn, 0, 2, &profile).unwrap();
+        assert_eq!((rows.len(), last), (2, Some(5)));
+        let (rows, last) = events_after(&conn, 5, 10, &profile).unwrap();
+        assert_eq!((rows.len(), last), (1, Some(9)));
+        let (rows, last) = events_after(&conn, 9, 10, &profile).unwrap();
+        assert_eq!((rows.len(), last), (0, None));
+    }
 }

@@ -266,6 +266,16 @@ impl Rows {
         }
     }
 
+    /// The whole-number values of the column `name`, NULLs left out.
+    pub fn ints(&self, name: &str) -> impl Iterator<Item = i64> + '_ {
+        let at = self.table.columns.iter().position(|c| c.name == name);
+        let values = match at.map(|at| &self.columns[at]) {
+            Some(Values::Int(values)) => values.as_slice(),
+            _ => &[],
+        };
+        values.iter().flatten().copied()
+    }
+
     /// The text values of the column `name`, NULLs left out.
     pub fn texts(&self, name: &str) -> impl Iterator<Item = &str> {
         let at = self.table.columns.iter().position(|c| c.name == name);
