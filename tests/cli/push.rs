@@ -743,3 +743,45 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         "nothing ran again"
     );
 }
+
+/// Two outages, each shorter than `--give-up-after` but together longer, with progress
+/// between them: a connection that moved the push on counts its failures afresh, so the
+/// push goes on to the end rather than giving up on the second.
+#[test]
+fn a_push_that_progresses_between_outages_is_not_given_up() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(16, 20_000);
+    let url: url_parts::Parts = url_parts::parse(&db.url);
+    let cut = Arc::new(AtomicBool::new(false));
+    let port = relay(url.port, Arc::clone(&cut));
+    let through = url.with_port(port);
+    let child = env
+        .std_cmd()
+        .args(["push", "--url", &through, "--batch-events", "100"])
+        .args(["--give-up-after", "5", "--content", "full"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut outages = 0;
+    for at in [1_000, 4_000] {
+        while events(&db) < at && started.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if events(&db) >= 20_000 {
+            break;
+        }
+        cut.store(true, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(2_000));
+        cut.store(false, Ordering::SeqCst);
+        outages += 1;
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        outages, 2,
+        "the push ended before its second outage: {stderr}"
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
+}

@@ -151,12 +151,19 @@ pub fn run(
     let mut failing_since: Option<Instant> = None;
     let mut pause = Duration::from_secs(1);
     while !stop.load(Ordering::SeqCst) {
+        let before = (stats.events, stats.sessions);
         match session(&conn, target, &machine, &profile, options, stop, &mut stats) {
             Ok(()) => break,
             Err(Error::Server {
                 destination,
                 source,
             }) if retriable(&source) => {
+                // A connection that moved the push on before it failed starts the count of
+                // failures, and the back-off, afresh.
+                if (stats.events, stats.sessions) != before {
+                    failing_since = None;
+                    pause = Duration::from_secs(1);
+                }
                 let since = *failing_since.get_or_insert_with(Instant::now);
                 let why = crate::support::failure::chain(&source);
                 let _ =
