@@ -152,53 +152,40 @@ pub fn run(
     let mut pause = Duration::from_secs(1);
     while !stop.load(Ordering::SeqCst) {
         let before = (stats.events, stats.sessions);
-        match session(&conn, target, &machine, &profile, options, stop, &mut stats) {
+        let failed = session(&conn, target, &machine, &profile, options, stop, &mut stats);
+        let (destination, source) = match failed {
             Ok(()) => break,
             Err(Error::Server {
                 destination,
                 source,
-            }) if retriable(&source) => {
-                // A connection that moved the push on before it failed starts the count of
-                // failures, and the back-off, afresh.
-                if (stats.events, stats.sessions) != before {
-                    failing_since = None;
-                    pause = Duration::from_secs(1);
-                }
-                let since = *failing_since.get_or_insert_with(Instant::now);
-                let why = crate::support::failure::chain(&source);
-                let _ =
-                    local::note_error(&conn, &destination, &why, crate::support::clock::now_ms());
-                if options
-                    .give_up_after
-                    .is_some_and(|limit| since.elapsed() + pause > limit)
-                {
-                    return Err(Error::Server {
-                        destination,
-                        source,
-                    });
-                }
-                stats.retries += 1;
-                on_warning(format!(
-                    "push to {destination}: {why}; trying again in {} s",
-                    pause.as_secs()
-                ));
-                sleep_unless_stopped(pause, stop);
-                pause = (pause * 2).min(MAX_BACKOFF);
-            }
-            Err(Error::Server {
+            }) => (destination, source),
+            Err(e) => return Err(e),
+        };
+        let why = crate::support::failure::chain(&source);
+        let _ = local::note_error(&conn, &destination, &why, crate::support::clock::now_ms());
+        // A connection that moved the push on before it failed starts the count of failures,
+        // and the back-off, afresh.
+        if (stats.events, stats.sessions) != before {
+            failing_since = None;
+            pause = Duration::from_secs(1);
+        }
+        let since = *failing_since.get_or_insert_with(Instant::now);
+        let out_of_time = options
+            .give_up_after
+            .is_some_and(|limit| since.elapsed() + pause > limit);
+        if !retriable(&source) || out_of_time {
+            return Err(Error::Server {
                 destination,
                 source,
-            }) => {
-                let why = crate::support::failure::chain(&source);
-                let _ =
-                    local::note_error(&conn, &destination, &why, crate::support::clock::now_ms());
-                return Err(Error::Server {
-                    destination,
-                    source,
-                });
-            }
-            Err(e) => return Err(e),
+            });
         }
+        stats.retries += 1;
+        on_warning(format!(
+            "push to {destination}: {why}; trying again in {} s",
+            pause.as_secs()
+        ));
+        sleep_unless_stopped(pause, stop);
+        pause = (pause * 2).min(MAX_BACKOFF);
     }
     stats.backlog = local::backlog(&conn, &target.destination)?;
     Ok(stats)
