@@ -10,7 +10,7 @@
 # that tests/cli/common.rs creates, postgres://cmstore_test:cmstore_test@127.0.0.1:5432).
 #
 # Usage: benches/push.sh [LINES] [RUNS]   (defaults: 200000 lines, 3 runs; WORK=DIR keeps the
-# files there)
+# files there; BASE=path/to/an/older/cmstore adds its pushes, interleaved, as a baseline)
 set -euo pipefail
 
 LINES=${1:-200000}
@@ -43,13 +43,15 @@ now() { date +%s.%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 URL="$PGURL/cmstore_bench?sslmode=disable"
 
-# push_run PROFILE: a fresh server database and a fresh copy of the store (no cursor); seconds.
+# push_run PROFILE [BINARY]: a fresh server database and a fresh copy of the store (no
+# cursor); seconds.
 push_run() {
     fresh_db
     rm -rf "$WORK/copy"; cp -r "$HOME_DIR" "$WORK/copy"
     local t0 t1
     t0=$(now)
-    "$BIN" --home "$WORK/copy" --queue "$QUEUE" push --url "$URL" --content "$1" 2>"$WORK/err.push"
+    "${2:-$BIN}" --home "$WORK/copy" --queue "$QUEUE" push --url "$URL" --content "$1" \
+        2>"$WORK/err.push"
     t1=$(now)
     echo "$t1 - $t0" | bc
 }
@@ -78,13 +80,17 @@ copy_run() {
     echo "$t1 - $t0" | bc
 }
 
+rows="copy push-none push-full"
+[ -n "${BASE:-}" ] && rows="copy push-none base-push-none push-full base-push-full"
 printf '%-26s %9s %12s\n' row seconds events/s
-for row in copy push-none push-full; do
+for row in $rows; do
     times=$(for _ in $(seq "$RUNS"); do
         case $row in
             copy) copy_run ;;
             push-none) push_run none ;;
             push-full) push_run full ;;
+            base-push-none) push_run none "$BASE" ;;
+            base-push-full) push_run full "$BASE" ;;
         esac
     done | median)
     printf '%-26s %9.2f %12.0f\n' "$row" "$times" "$(echo "$EVENTS / $times" | bc -l)"

@@ -15,7 +15,7 @@ use crate::common::{pg_database, PgDatabase, TestEnv};
 
 /// `lines` queue lines of a seeded workload (no broken ones), ingested; and a Gemini CLI chat
 /// imported for usage.
-fn filled(seed: u64, lines: usize) -> TestEnv {
+pub fn filled(seed: u64, lines: usize) -> TestEnv {
     let env = TestEnv::new();
     let mut workload = Workload::new(Options {
         seed,
@@ -55,7 +55,7 @@ fn push(env: &TestEnv, url: &str, args: &[&str]) -> (bool, String) {
     )
 }
 
-fn push_ok(env: &TestEnv, url: &str, args: &[&str]) -> String {
+pub fn push_ok(env: &TestEnv, url: &str, args: &[&str]) -> String {
     let (ok, stderr) = push(env, url, args);
     assert!(ok, "{stderr}");
     stderr
@@ -97,7 +97,94 @@ fn server_figures(db: &PgDatabase, machine: &str) -> Vec<String> {
         .collect()
 }
 
-fn machine_of(env: &TestEnv) -> String {
+/// Each rollup the server keeps against the same figures counted from its base tables: they
+/// must agree after any push, whatever happened to it.
+const ROLLUPS: [(&str, &str); 7] = [
+    (
+        "SELECT machine_id, day, user_label, team_label, agent, hook_type, events
+         FROM v_daily_events",
+        "SELECT machine_id, team_day(ts), user_label, team_label, agent, hook_type, count(*)
+         FROM events GROUP BY 1, 2, 3, 4, 5, 6",
+    ),
+    (
+        "SELECT * FROM v_tools",
+        "SELECT tool_name, count(*), count(*) FILTER (WHERE outcome = 'succeeded'),
+                count(*) FILTER (WHERE outcome = 'failed'), count(*) FILTER (WHERE outcome IS NULL),
+                sum(duration_ms), sum(duration_ms) / nullif(count(duration_ms), 0),
+                max(duration_ms), count(*) FILTER (WHERE outcome = 'denied'),
+                count(*) FILTER (WHERE outcome = 'refused'),
+                count(*) FILTER (WHERE outcome = 'abandoned')
+         FROM tool_calls GROUP BY tool_name",
+    ),
+    (
+        "SELECT day, machine_id, user_label, team_label, agent, responses, input_tokens,
+                output_tokens, cache_write_tokens, cache_read_tokens, cost_usd, unpriced
+         FROM v_daily_usage",
+        "SELECT day, machine_id, user_label, team_label, agent, count(*), sum(input_tokens),
+                sum(output_tokens), sum(cache_write_tokens), sum(cache_read_tokens),
+                round(sum(cost_usd)::numeric, 6), count(*) FILTER (WHERE cost_usd IS NULL)
+         FROM v_usage GROUP BY 1, 2, 3, 4, 5",
+    ),
+    (
+        "SELECT machine_id, session_id, responses, input_tokens, cost_usd, unpriced,
+                subagent_responses
+         FROM v_usage_sessions",
+        "SELECT machine_id, session_id, count(*), sum(input_tokens),
+                round(sum(cost_usd)::numeric, 6), count(*) FILTER (WHERE cost_usd IS NULL),
+                sum(sidechain)
+         FROM v_usage GROUP BY 1, 2",
+    ),
+    (
+        "SELECT * FROM v_usage_users",
+        "SELECT user_label, team_label, count(DISTINCT machine_id),
+                count(DISTINCT (machine_id, session_id)), count(*), sum(input_tokens),
+                sum(output_tokens), sum(cache_write_tokens), sum(cache_read_tokens),
+                round(sum(cost_usd)::numeric, 6), count(*) FILTER (WHERE cost_usd IS NULL)
+         FROM v_usage GROUP BY 1, 2",
+    ),
+    (
+        "SELECT * FROM v_usage_models",
+        "SELECT coalesce(model, '?'), count(DISTINCT (machine_id, session_id)), count(*),
+                sum(input_tokens), sum(output_tokens), sum(cache_write_tokens),
+                sum(cache_read_tokens), round(sum(cost_usd)::numeric, 6),
+                count(*) FILTER (WHERE cost_usd IS NULL)
+         FROM v_usage GROUP BY 1",
+    ),
+    (
+        "SELECT machine_id, session_id, turns, responses, cost_usd, unpriced FROM v_sessions",
+        "SELECT s.machine_id, s.session_id,
+                (SELECT count(*) FROM turns t WHERE t.machine_id = s.machine_id
+                   AND t.session_id = s.session_id
+                   AND t.hook_type IS DISTINCT FROM 'SubagentStop'),
+                u.n, u.cost, u.unpriced
+         FROM sessions s LEFT JOIN (
+             SELECT machine_id, session_id, count(*) AS n,
+                    round(sum(cost_usd)::numeric, 6) AS cost,
+                    count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced
+             FROM v_usage GROUP BY 1, 2) u
+           ON u.machine_id = s.machine_id AND u.session_id = s.session_id",
+    ),
+];
+
+fn assert_rollups_agree(db: &PgDatabase) {
+    let mut client = db.client();
+    let text_of = |client: &mut postgres::Client, sql: &str| -> String {
+        let sql = format!(
+            "SELECT coalesce(string_agg(r::text, '\n' ORDER BY r::text), '') FROM ({sql}) AS r"
+        );
+        client.query_one(&sql, &[]).unwrap().get(0)
+    };
+    for (rollup, base) in ROLLUPS {
+        let (kept, counted) = (text_of(&mut client, rollup), text_of(&mut client, base));
+        assert_eq!(kept, counted, "{rollup}");
+        assert!(
+            !kept.is_empty() || base.contains("v_usage"),
+            "{rollup}: no rows"
+        );
+    }
+}
+
+pub fn machine_of(env: &TestEnv) -> String {
     env.text("SELECT machine_id FROM push_machine")
 }
 
@@ -111,6 +198,7 @@ fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
     let machine = machine_of(&env);
     let before = local_figures(&env);
     assert_eq!(server_figures(&db, &machine), before);
+    assert_rollups_agree(&db);
     assert_eq!(
         db.int("SELECT count(*) FROM usage WHERE session_id = 'gemini-session-1'"),
         2
@@ -163,6 +251,7 @@ fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
     let stderr = push_ok(&env, &db.url, &["--content", "full"]);
     assert!(stderr.contains("500 events and"), "{stderr}");
     assert_eq!(server_figures(&db, &machine), local_figures(&env));
+    assert_rollups_agree(&db);
     assert_eq!(db.int("SELECT count(*) FROM machines"), 1);
     let out = env
         .cmd()
@@ -265,6 +354,7 @@ fn two_machines_pushing_at_once_keep_their_own_rows() {
         .map(|e| e.int("SELECT count(*) FROM events"))
         .sum::<i64>();
     assert_eq!(db.int("SELECT count(*) FROM events"), total);
+    assert_rollups_agree(&db);
 }
 
 #[test]
@@ -298,6 +388,7 @@ fn a_pusher_killed_at_any_point_resumes_without_loss_or_double() {
     assert!(partial, "no kill fell in the middle of a push");
     push_ok(&env, &db.url, &["--content", "full"]);
     assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
+    assert_rollups_agree(&db);
 }
 
 /// Events on the server (0 before the first push has made the table).
@@ -729,17 +820,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (2, '0002_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (3, '0003_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 2"), "{stderr}");
+    assert!(stderr.contains("team schema 3"), "{stderr}");
     assert_eq!(events(&db), 500);
+    assert_rollups_agree(&db);
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        2,
+        3,
         "nothing ran again"
     );
 }
@@ -784,4 +876,72 @@ fn a_push_that_progresses_between_outages_is_not_given_up() {
     );
     assert!(out.status.success(), "{stderr}");
     assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
+}
+
+/// A server on the first team schema, with rows in it, is brought to the rollups by the next
+/// push: the migration counts what the tables hold, and the rollups then follow every write,
+/// whoever makes it (a person deleting a machine's rows with psql, a TRUNCATE).
+#[test]
+fn the_rollups_count_what_a_server_held_and_follow_every_write() {
+    let Some(old) = pg_database() else { return };
+    let Some(db) = pg_database() else { return };
+    let first = filled(17, 2000);
+    push_ok(&first, &old.url, &["--content", "full"]);
+    let mut to = db.client();
+    to.batch_execute(include_str!("../../migrations/team/0001_team_tables.sql"))
+        .unwrap();
+    to.batch_execute(
+        "CREATE TABLE team_schema (version bigint PRIMARY KEY, name text NOT NULL,
+                                   applied_at bigint NOT NULL);
+         INSERT INTO team_schema VALUES (1, '0001_team_tables', 0);",
+    )
+    .unwrap();
+    let mut from = old.client();
+    for table in [
+        "machines",
+        "events",
+        "sessions",
+        "turns",
+        "tool_calls",
+        "usage",
+        "prices",
+    ] {
+        let mut rows = Vec::new();
+        from.copy_out(&format!("COPY {table} TO STDOUT"))
+            .unwrap()
+            .read_to_end(&mut rows)
+            .unwrap();
+        let mut writer = to.copy_in(&format!("COPY {table} FROM STDIN")).unwrap();
+        writer.write_all(&rows).unwrap();
+        writer.finish().unwrap();
+    }
+    let second = filled(18, 1000);
+    push_ok(&second, &db.url, &["--content", "full"]);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 2);
+    assert_eq!(
+        db.int("SELECT sum(events)::bigint FROM v_daily_events"),
+        3000
+    );
+    assert_rollups_agree(&db);
+    let gone = machine_of(&first);
+    let changed = [
+        "DELETE FROM events WHERE machine_id = $1 AND seq % 3 = 0",
+        "DELETE FROM tool_calls WHERE machine_id = $1 AND session_id IN (
+             SELECT session_id FROM tool_calls WHERE machine_id = $1
+             GROUP BY 1 ORDER BY 1 LIMIT 2)",
+        "UPDATE tool_calls SET duration_ms = duration_ms + 1, tool_name = 'Renamed'
+         WHERE machine_id = $1 AND tool_name = 'Bash'",
+        "DELETE FROM usage WHERE machine_id = $1",
+    ];
+    for sql in changed {
+        assert!(to.execute(sql, &[&gone]).unwrap() > 0, "{sql}");
+    }
+    assert_rollups_agree(&db);
+    to.batch_execute("TRUNCATE events, tool_calls, usage")
+        .unwrap();
+    assert_eq!(db.int("SELECT count(*) FROM rollup_events"), 0);
+    assert_eq!(db.int("SELECT count(*) FROM rollup_tools"), 0);
+    assert_eq!(db.int("SELECT count(*) FROM rollup_usage"), 0);
+    assert_eq!(db.int("SELECT count(*) FROM rollup_usage_days"), 0);
+    assert_eq!(db.int("SELECT count(*) FROM rollup_session_models"), 0);
 }

@@ -14,12 +14,18 @@ use super::rows::Rows;
 use crate::config::EnvLookup;
 
 /// The team schema's migrations, in order; a server's `team_schema` table says how many ran.
-/// They only add (tables, nullable columns, views), so an older cmstore keeps pushing into a
-/// schema a newer one has moved on.
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_team_tables",
-    include_str!("../../../migrations/team/0001_team_tables.sql"),
-)];
+/// They add tables, nullable columns, views and triggers and never change what a push writes,
+/// so an older cmstore keeps pushing into a schema a newer one has moved on.
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_team_tables",
+        include_str!("../../../migrations/team/0001_team_tables.sql"),
+    ),
+    (
+        "0002_rollups",
+        include_str!("../../../migrations/team/0002_rollups.sql"),
+    ),
+];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.
 const MIGRATION_LOCK: i64 = 0x0063_6d73_746f_7265; // "cmstore" in ASCII
