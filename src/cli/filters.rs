@@ -42,3 +42,33 @@ impl ReportFilters {
         })
     }
 }
+
+/// A report on the team store instead of this machine's (`summarize`, `sessions`), and the
+/// team's own filters.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TeamStore {
+    /// Read the team store instead (`postgres://…`, as `[push]` url takes it), read-only;
+    /// its days are UTC days
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// On the team store: only this machine (its id, as `summarize --by machine` shows it)
+    #[arg(long, value_name = "ID", requires = "store")]
+    pub machine: Option<String>,
+    /// On the team store: only this user label (`[push] user`)
+    #[arg(long, value_name = "LABEL", requires = "store")]
+    pub user: Option<String>,
+}
+
+impl TeamStore {
+    /// The team store's filters: `common` and this machine and user.
+    pub fn filters(
+        &self,
+        common: crate::read::sessions::Filters,
+    ) -> crate::read::push::team_reports::TeamFilters {
+        crate::read::push::team_reports::TeamFilters {
+            common,
+            machine: self.machine.clone(),
+            user: self.user.clone(),
+        }
+    }
+}

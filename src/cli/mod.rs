@@ -202,7 +202,8 @@ pub enum Command {
     Import(cmd::import::Args),
     /// Run one read-only SQL statement against the store and print the rows
     Query(cmd::query::Args),
-    /// Summaries per session, tool, day, agent, model or check, from the store's views
+    /// Summaries per session, tool, day, agent, model or check, from the store's views (or a
+    /// team store's, per user and machine too)
     Summarize(cmd::summarize::Args),
     /// List sessions, newest first
     Sessions(cmd::sessions::Args),

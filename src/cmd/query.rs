@@ -148,10 +148,7 @@ fn on_team_store(
     params: &[Param],
     timeout: Option<Duration>,
 ) -> anyhow::Result<crate::read::push::team_query::Rows> {
-    use crate::read::push::{server, team_query};
-    if !url.starts_with("postgres://") && !url.starts_with("postgresql://") {
-        anyhow::bail!("--store {url:?}: expected a postgres:// URL (the local store is --db)");
-    }
+    use crate::read::push::team_query;
     let mut positional = Vec::new();
     for (n, param) in params.iter().enumerate() {
         if param.name != (n + 1).to_string() {
@@ -167,9 +164,7 @@ fn on_team_store(
         });
     }
     let (config, _) = crate::config::Config::load_for(paths);
-    let ca_file = config.push.and_then(|p| p.ca_file);
-    let settings = server::settings(Some(url), &crate::support::env::value)?;
-    let mut client = server::connect(&settings, ca_file.as_deref())?;
+    let mut client = team_query::connect_store(url, &config)?;
     Ok(team_query::run(&mut client, sql, &positional, timeout)?)
 }
 

@@ -12,8 +12,9 @@
 
 use std::process::ExitCode;
 
-use crate::cli::filters::ReportFilters;
+use crate::cli::filters::{ReportFilters, TeamStore};
 use crate::files::paths::Paths;
+use crate::read::push::team_reports::TeamBy;
 use crate::read::render::Format;
 use crate::read::report::{self, Sink};
 use crate::read::sessions::{self, Filters};
@@ -36,18 +37,50 @@ pub enum ByArg {
     Model,
     /// One row per check (format, markdown, security): runs, failures, findings
     Check,
+    /// One row per user label (the team store: --store)
+    User,
+    /// One row per machine (the team store: --store)
+    Machine,
 }
 
-impl From<ByArg> for By {
-    fn from(by: ByArg) -> By {
-        match by {
+impl ByArg {
+    /// The summary of the local store, if there is one of this kind.
+    fn local(self) -> anyhow::Result<By> {
+        Ok(match self {
             ByArg::Session => By::Session,
             ByArg::Tool => By::Tool,
             ByArg::Day => By::Day,
             ByArg::Agent => By::Agent,
             ByArg::Model => By::Model,
             ByArg::Check => By::Check,
-        }
+            ByArg::User | ByArg::Machine => anyhow::bail!(
+                "--by {}: one store is one machine; a team store has users and machines \
+                 (--store postgres://…, docs/teams.md)",
+                self.name()
+            ),
+        })
+    }
+
+    /// The summary of the team store, if there is one of this kind.
+    fn team(self) -> anyhow::Result<TeamBy> {
+        Ok(match self {
+            ByArg::Session => TeamBy::Session,
+            ByArg::Tool => TeamBy::Tool,
+            ByArg::Day => TeamBy::Day,
+            ByArg::Agent => TeamBy::Agent,
+            ByArg::Model => TeamBy::Model,
+            ByArg::User => TeamBy::User,
+            ByArg::Machine => TeamBy::Machine,
+            ByArg::Check => anyhow::bail!(
+                "--by check: check results stay on each machine (summarize there, without --store)"
+            ),
+        })
+    }
+
+    fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string())
     }
 }
 
@@ -78,24 +111,128 @@ pub struct Args {
     /// Print the table directly, without a pager
     #[arg(long)]
     pub no_pager: bool,
+    #[command(flatten)]
+    pub team: TeamStore,
 }
 
 /// Runs `cmstore summarize`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let now = crate::support::clock::now_ms();
     let mut filters = args.filters.parse(now)?;
+    if let Some(url) = args.team.store.clone() {
+        return on_team_store(paths, &url, &args, filters, now);
+    }
+    let by = args.by.local()?;
     let (config, _) = crate::config::Config::load_for(paths);
     report::refresh_prices(&paths.db, &config.prices);
     let db = report::open_read_only(&paths.db)?;
     if let Some(given) = args.session.as_deref() {
         filters.session = Some(resolve_session(&db, given)?);
     }
-    let by = By::from(args.by);
     let plan = plan(by, &filters);
     if args.show_sql {
         eprintln!("{};", plan.sql);
     }
     let (columns, all_rows) = report::fetch(&db, &plan.sql, &plan.params)?;
+    let all_ids = if by == By::Session && wants_readable(&args) {
+        sessions::all_ids(&db)?
+    } else {
+        Vec::new()
+    };
+    let shape = Shape {
+        readable: readable_spec(by),
+        summed: summed_columns(by),
+        all_ids: &all_ids,
+        now,
+    };
+    let empty = print(&args, columns, all_rows, shape)?;
+    if empty {
+        let (what, hint) = nothing_of(by);
+        let why = sessions::unmatched_filter(&db, &filters)?;
+        // As `sessions`: the machine formats say on stderr only a filter that names nothing.
+        match (wants_table(&args), why) {
+            (true, why) => eprintln!(
+                "{}",
+                report::empty_note(what, filters != Filters::default(), why.as_deref().or(hint))
+            ),
+            (false, Some(why)) => eprintln!("cmstore: {why}"),
+            (false, None) => {}
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--store URL`: the team store's summary, read in a read-only transaction.
+fn on_team_store(
+    paths: &Paths,
+    url: &str,
+    args: &Args,
+    common: Filters,
+    now: i64,
+) -> anyhow::Result<ExitCode> {
+    use crate::read::push::{team_query, team_reports};
+    let by = args.by.team()?;
+    let filters = args.team.filters(Filters {
+        session: args.session.clone(),
+        ..common
+    });
+    let plan = team_reports::plan(by, &filters);
+    if args.show_sql {
+        eprintln!("{};", plan.sql);
+    }
+    let (config, _) = crate::config::Config::load_for(paths);
+    let mut client = team_query::connect_store(url, &config)?;
+    let (columns, all_rows) = team_query::run_report(&mut client, &plan.sql, &plan.params)?;
+    let shape = Shape {
+        readable: team_reports::readable_spec(by),
+        summed: team_reports::summed_columns(by),
+        all_ids: &[],
+        now,
+    };
+    let empty = print(args, columns, all_rows, shape)?;
+    if empty && wants_table(args) {
+        match filters != team_reports::TeamFilters::default() {
+            true => eprintln!("no rows of the team store match the filters"),
+            false => eprintln!(
+                "nothing on the team store yet (`cmstore push` sends a machine's record: \
+                 docs/teams.md)"
+            ),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a summary's rows are shown to a person.
+struct Shape<'a> {
+    /// The readable table's columns, those that may go, those aligned right.
+    readable: (
+        &'static [report::Column],
+        &'static [&'static str],
+        &'static [&'static str],
+    ),
+    /// The columns its total row sums.
+    summed: &'static [&'static str],
+    /// Every session id, sorted, for their shortest unique prefixes (none: whole ids).
+    all_ids: &'a [String],
+    now: i64,
+}
+
+fn wants_table(args: &Args) -> bool {
+    Sink::for_stdout(args.format).format == Format::Table
+}
+
+fn wants_readable(args: &Args) -> bool {
+    wants_table(args) && !args.wide
+}
+
+/// Prints a summary's rows as `args` ask (at most `--limit`, readable on a terminal, with a
+/// total row and the costs' legend there); whether there were none.
+fn print(
+    args: &Args,
+    columns: Vec<String>,
+    all_rows: Vec<Vec<rusqlite::types::Value>>,
+    shape: Shape<'_>,
+) -> anyhow::Result<bool> {
     let all = all_rows.len();
     let limit = args
         .limit
@@ -106,23 +243,18 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let mut legend = None;
     let mut has_total = false;
     let mut sink = Sink::for_stdout(args.format);
-    let (columns, rows) = if sink.format == Format::Table && !args.wide {
-        let (spec, cuttable, right) = readable_spec(by);
+    let (columns, rows) = if wants_readable(args) {
+        let (spec, cuttable, right) = shape.readable;
         sink.table.plain = true;
         sink.table.cuttable = cuttable;
         sink.table.right = right;
-        let all_ids = if by == By::Session {
-            sessions::all_ids(&db)?
-        } else {
-            Vec::new()
-        };
-        let prefixes = crate::support::human::unique_prefixes(&all_ids, sessions::MIN_PREFIX);
+        let prefixes = crate::support::human::unique_prefixes(shape.all_ids, sessions::MIN_PREFIX);
         let cx = report::Glance {
-            all_ids: &all_ids,
+            all_ids: shape.all_ids,
             prefixes: &prefixes,
-            now_ms: now,
+            now_ms: shape.now,
         };
-        let total = report::total_row(&columns, &all_rows, spec, summed_columns(by), cx);
+        let total = report::total_row(&columns, &all_rows, spec, shape.summed, cx);
         let (headers, mut shown) = report::readable(&columns, rows, spec, cx);
         has_total = total.is_some();
         shown.extend(total);
@@ -136,7 +268,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         sink.table.width = None;
         (columns, rows.to_vec())
     };
-    let table = sink.format == Format::Table;
     let shown = all.min(limit);
     super::pager::print_report(sink, columns, &rows, !args.no_pager)?;
     if shown < all {
@@ -150,18 +281,5 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(legend) = legend {
         eprintln!("{legend}");
     }
-    if rows.is_empty() {
-        let (what, hint) = nothing_of(by);
-        let why = sessions::unmatched_filter(&db, &filters)?;
-        // As `sessions`: the machine formats say on stderr only a filter that names nothing.
-        match (table, why) {
-            (true, why) => eprintln!(
-                "{}",
-                report::empty_note(what, filters != Filters::default(), why.as_deref().or(hint))
-            ),
-            (false, Some(why)) => eprintln!("cmstore: {why}"),
-            (false, None) => {}
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(all == 0)
 }

@@ -28,6 +28,7 @@ mod show;
 mod status;
 mod statusline;
 mod summarize;
+mod team_reports;
 mod tool_calls;
 mod torture;
 mod transcripts;

@@ -16,6 +16,7 @@ pub mod local;
 pub mod rows;
 pub mod server;
 pub mod team_query;
+pub mod team_reports;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
