@@ -58,17 +58,3 @@ pub struct TeamStore {
     #[arg(long, value_name = "LABEL", requires = "store")]
     pub user: Option<String>,
 }
-
-impl TeamStore {
-    /// The team store's filters: `common` and this machine and user.
-    pub fn filters(
-        &self,
-        common: crate::read::sessions::Filters,
-    ) -> crate::read::push::team_reports::TeamFilters {
-        crate::read::push::team_reports::TeamFilters {
-            common,
-            machine: self.machine.clone(),
-            user: self.user.clone(),
-        }
-    }
-}

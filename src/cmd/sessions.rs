@@ -92,7 +92,11 @@ fn on_team_store(
     now: i64,
 ) -> anyhow::Result<ExitCode> {
     use crate::read::push::{team_query, team_reports};
-    let filters = args.team.filters(common);
+    let filters = team_reports::TeamFilters {
+        common,
+        machine: args.team.machine.clone(),
+        user: args.team.user.clone(),
+    };
     let limit = Some(args.limit).filter(|&n| n > 0);
     let (config, _) = crate::config::Config::load_for(paths);
     let mut client = team_query::connect_store(url, &config)?;

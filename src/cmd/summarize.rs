@@ -172,10 +172,14 @@ fn on_team_store(
 ) -> anyhow::Result<ExitCode> {
     use crate::read::push::{team_query, team_reports};
     let by = args.by.team()?;
-    let filters = args.team.filters(Filters {
-        session: args.session.clone(),
-        ..common
-    });
+    let filters = team_reports::TeamFilters {
+        common: Filters {
+            session: args.session.clone(),
+            ..common
+        },
+        machine: args.team.machine.clone(),
+        user: args.team.user.clone(),
+    };
     let plan = team_reports::plan(by, &filters);
     if args.show_sql {
         eprintln!("{};", plan.sql);
