@@ -23,6 +23,7 @@ for tool in sqlite3 psql bc; do
     command -v $tool >/dev/null || { echo "$tool missing" >&2; exit 1; }
 done
 QUEUE="$WORK/queue.jsonl"
+rm -f "$WORK"/times.*
 
 echo "== build (release)"
 (cd "$ROOT" && cargo build --release --quiet && cargo build --release --quiet --example gen_queue)
@@ -35,9 +36,15 @@ rm -rf "$HOME_DIR"; mkdir -p "$HOME_DIR"
 "$BIN" --home "$HOME_DIR" --queue "$QUEUE" ingest --once 2>/dev/null
 EVENTS=$(sqlite3 "$HOME_DIR/cmstore.db" "SELECT count(*) FROM events")
 
+# An autovacuum worker on the database, which this role may not end, fails the DROP now and
+# then: tried again.
 fresh_db() {
-    psql -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS cmstore_bench WITH (FORCE)" \
-        -c "CREATE DATABASE cmstore_bench" >/dev/null 2>&1
+    for _ in $(seq 60); do
+        psql -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS cmstore_bench WITH (FORCE)" \
+            -c "CREATE DATABASE cmstore_bench" >/dev/null 2>&1 && return 0
+        sleep 1
+    done
+    return 1
 }
 now() { date +%s.%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -82,17 +89,22 @@ copy_run() {
 
 rows="copy push-none push-full"
 [ -n "${BASE:-}" ] && rows="copy push-none base-push-none push-full base-push-full"
-printf '%-26s %9s %12s\n' row seconds events/s
-for row in $rows; do
-    times=$(for _ in $(seq "$RUNS"); do
+# Interleaved: run i of every row, then run i + 1, so that a slow minute of the machine
+# falls on every row alike.
+for run in $(seq "$RUNS"); do
+    for row in $rows; do
         case $row in
             copy) copy_run ;;
             push-none) push_run none ;;
             push-full) push_run full ;;
             base-push-none) push_run none "$BASE" ;;
             base-push-full) push_run full "$BASE" ;;
-        esac
-    done | median)
+        esac >>"$WORK/times.$row"
+    done
+done
+printf '%-26s %9s %12s\n' row seconds events/s
+for row in $rows; do
+    times=$(median <"$WORK/times.$row")
     printf '%-26s %9.2f %12.0f\n' "$row" "$times" "$(echo "$EVENTS / $times" | bc -l)"
 done
 tail -1 "$WORK/err.push"
