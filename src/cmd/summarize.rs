@@ -61,9 +61,9 @@ impl ByArg {
         })
     }
 
-    /// The summary of the team store, if there is one of this kind.
-    fn team(self) -> anyhow::Result<TeamBy> {
-        Ok(match self {
+    /// The summary of the team store of this kind.
+    fn team(self) -> TeamBy {
+        match self {
             ByArg::Session => TeamBy::Session,
             ByArg::Tool => TeamBy::Tool,
             ByArg::Day => TeamBy::Day,
@@ -71,10 +71,8 @@ impl ByArg {
             ByArg::Model => TeamBy::Model,
             ByArg::User => TeamBy::User,
             ByArg::Machine => TeamBy::Machine,
-            ByArg::Check => anyhow::bail!(
-                "--by check: check results stay on each machine (summarize there, without --store)"
-            ),
-        })
+            ByArg::Check => TeamBy::Check,
+        }
     }
 
     fn name(self) -> String {
@@ -171,7 +169,7 @@ fn on_team_store(
     now: i64,
 ) -> anyhow::Result<ExitCode> {
     use crate::read::push::{team_query, team_reports};
-    let by = args.by.team()?;
+    let by = args.by.team();
     let filters = team_reports::TeamFilters {
         common: Filters {
             session: args.session.clone(),

@@ -16,6 +16,15 @@ use crate::common::{pg_database, PgDatabase, TestEnv};
 /// `lines` queue lines of a seeded workload (no broken ones), ingested; and a Gemini CLI chat
 /// imported for usage.
 pub fn filled(seed: u64, lines: usize) -> TestEnv {
+    filled_as(seed, lines, false)
+}
+
+/// [`filled`], with five check results after the workload's lines.
+pub fn filled_with_checks(seed: u64, lines: usize) -> TestEnv {
+    filled_as(seed, lines, true)
+}
+
+fn filled_as(seed: u64, lines: usize, checks: bool) -> TestEnv {
     let env = TestEnv::new();
     let mut workload = Workload::new(Options {
         seed,
@@ -24,9 +33,12 @@ pub fn filled(seed: u64, lines: usize) -> TestEnv {
         ..Options::default()
     });
     let mut rng = cmstore_workload::Rng::new(seed);
-    let queue: Vec<String> = (0..lines)
+    let mut queue: Vec<String> = (0..lines)
         .map(|_| workload.next_call().to_queue_line(&mut rng))
         .collect();
+    if checks {
+        queue.extend(check_results(seed, &queue));
+    }
     env.append(&queue);
     env.ingest_once();
     let chats = env.dir.path().join(format!("g{seed}/.gemini/tmp/p/chats"));
@@ -38,6 +50,44 @@ pub fn filled(seed: u64, lines: usize) -> TestEnv {
     std::fs::write(chats.join("session-2026-12-01T23-29-619d1b70.jsonl"), chat).unwrap();
     env.cmd().arg("import").arg(&chats).assert().success();
     env
+}
+
+/// Five `CheckResult` lines (docs/checks.md) in the session of the first prompt of `queue`:
+/// each status, one blocking with a finding.
+fn check_results(seed: u64, queue: &[String]) -> Vec<String> {
+    let prompt: serde_json::Value = queue
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["hookType"] == "UserPromptSubmit")
+        .expect("a prompt");
+    let statuses = ["passed", "failed", "timed_out", "error", "failed"];
+    let names = ["format", "security", "markdown"];
+    (0..5)
+        .map(|i| {
+            let mut line = serde_json::json!({
+                "v": 1,
+                "id": format!("00000000-0000-7000-8000-{seed:04x}{i:08x}"),
+                "hookType": "CheckResult",
+                "timestamp": prompt["timestamp"].as_i64().unwrap() + 1000 * i as i64,
+                "check": {
+                    "name": names[i % 3],
+                    "mode": "enforce",
+                    "status": statuses[i],
+                    "durationMs": 100 + 37 * i,
+                    "blocked": i == 1,
+                    "findings": if i == 1 {
+                        serde_json::json!([{"rule": "aws-access-key", "file": "a.txt", "line": 3}])
+                    } else {
+                        serde_json::json!([])
+                    },
+                },
+            });
+            for key in ["sessionId", "agent", "cwd"] {
+                line[key] = prompt[key].clone();
+            }
+            line.to_string()
+        })
+        .collect()
 }
 
 /// `cmstore push --url URL ARGS` in `env`: its status and stderr.
@@ -76,20 +126,32 @@ const FIGURES: [(&str, &str, &str); 6] = [
 ];
 
 fn local_figures(env: &TestEnv) -> Vec<String> {
-    FIGURES
+    let mut figures: Vec<String> = FIGURES
         .iter()
         .map(|(table, local, _)| env.text(&format!("SELECT CAST(({local}) AS TEXT) FROM {table}")))
-        .collect()
+        .collect();
+    figures.push(env.text(
+        "SELECT count(*) || ':' || sum(json_array_length(entry, '$.check.findings')) || ':'
+                || sum(coalesce(json_extract(entry, '$.check.blocked'), 0)) || ':'
+                || sum(json_extract(entry, '$.check.durationMs'))
+         FROM events WHERE hook_type = 'CheckResult'",
+    ));
+    figures
 }
 
 fn server_figures(db: &PgDatabase, machine: &str) -> Vec<String> {
     let mut client = db.client();
     FIGURES
         .iter()
-        .map(|(table, _, server)| {
-            let sql = format!("SELECT ({server})::text FROM {table} WHERE machine_id = $1");
+        .map(|(table, _, server)| format!("SELECT ({server})::text FROM {table}"))
+        .chain([
+            "SELECT (count(*) || ':' || sum(findings) || ':' || sum(blocked) || ':'
+                     || sum(duration_ms))::text FROM check_results"
+                .to_string(),
+        ])
+        .map(|sql| {
             client
-                .query_one(&sql, &[&machine])
+                .query_one(&format!("{sql} WHERE machine_id = $1"), &[&machine])
                 .unwrap()
                 .get::<_, Option<String>>(0)
                 .unwrap_or_default()
@@ -191,9 +253,9 @@ pub fn machine_of(env: &TestEnv) -> String {
 #[test]
 fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
     let Some(db) = pg_database() else { return };
-    let env = filled(1, 3000);
+    let env = filled_with_checks(1, 3000);
     let stderr = push_ok(&env, &db.url, &["--content", "full"]);
-    assert!(stderr.contains("3000 events and"), "{stderr}");
+    assert!(stderr.contains("3005 events and"), "{stderr}");
     assert!(stderr.contains("0 events left"), "{stderr}");
     let machine = machine_of(&env);
     let before = local_figures(&env);
@@ -260,7 +322,7 @@ fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
         .unwrap();
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let push = &status["push"][0];
-    assert_eq!(push["pushed"], 3500, "{status}");
+    assert_eq!(push["pushed"], 3505, "{status}");
     assert_eq!(push["backlog"], 0, "{status}");
     assert!(push["last_error"].is_null(), "{status}");
 }
@@ -282,19 +344,27 @@ fn texts(env: &TestEnv) -> Vec<String> {
 #[test]
 fn the_none_profile_sends_no_prompt_answer_or_tool_input() {
     let Some(db) = pg_database() else { return };
-    let env = filled(2, 2000);
+    let env = filled_with_checks(2, 2000);
     let texts = texts(&env);
     assert!(texts.len() > 100, "{}", texts.len());
     push_ok(&env, &db.url, &["--content", "none"]);
     let machine = machine_of(&env);
-    assert_eq!(server_figures(&db, &machine)[0], local_figures(&env)[0]);
+    // Every figure goes but the turns' prompts, the check results' too (read out of lines
+    // that themselves stay).
+    let (mut server, mut local) = (server_figures(&db, &machine), local_figures(&env));
+    let turns = FIGURES.iter().position(|f| f.0 == "turns").unwrap();
+    assert!(server[turns].ends_with(":0"), "{}", server[turns]);
+    server.remove(turns);
+    local.remove(turns);
+    assert_eq!(server, local);
     // Every text column of every table, searched for every text.
     let mut client = db.client();
     let columns = client
         .query(
             "SELECT table_name, column_name FROM information_schema.columns
              WHERE table_schema = 'public' AND data_type = 'text'
-               AND table_name IN ('events', 'sessions', 'turns', 'tool_calls', 'usage')",
+               AND table_name IN ('events', 'sessions', 'turns', 'tool_calls', 'usage',
+                                  'check_results')",
             &[],
         )
         .unwrap();
@@ -337,7 +407,7 @@ fn the_none_profile_sends_no_prompt_answer_or_tool_input() {
 #[test]
 fn two_machines_pushing_at_once_keep_their_own_rows() {
     let Some(db) = pg_database() else { return };
-    let envs = [filled(3, 4000), filled(4, 4000)];
+    let envs = [filled_with_checks(3, 4000), filled_with_checks(4, 4000)];
     std::thread::scope(|s| {
         for env in &envs {
             let url = db.url.clone();
@@ -820,18 +890,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (3, '0003_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (4, '0004_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 3"), "{stderr}");
+    assert!(stderr.contains("team schema 4"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&db);
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        3,
+        4,
         "nothing ran again"
     );
 }
@@ -885,7 +955,7 @@ fn a_push_that_progresses_between_outages_is_not_given_up() {
 fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     let Some(old) = pg_database() else { return };
     let Some(db) = pg_database() else { return };
-    let first = filled(17, 2000);
+    let first = filled_with_checks(17, 2000);
     push_ok(&first, &old.url, &["--content", "full"]);
     let mut to = db.client();
     to.batch_execute(include_str!("../../migrations/team/0001_team_tables.sql"))
@@ -915,13 +985,16 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
         writer.write_all(&rows).unwrap();
         writer.finish().unwrap();
     }
-    let second = filled(18, 1000);
+    let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 2);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 3);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
-        3000
+        3010
     );
+    // The check results of the first machine's events, which the copy brought without them,
+    // counted from their lines by the migration; the second's pushed.
+    assert_eq!(db.int("SELECT count(*) FROM check_results"), 10);
     assert_rollups_agree(&db);
     let gone = machine_of(&first);
     let changed = [

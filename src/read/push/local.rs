@@ -99,6 +99,24 @@ pub fn events_after(
     Ok((rows, last))
 }
 
+/// The check results among the events after `after` up to `last`, shaped by `profile`: what
+/// goes beside those events.
+pub fn check_results_between(
+    conn: &Connection,
+    (after, last): (i64, i64),
+    profile: &Profile<'_>,
+) -> rusqlite::Result<Rows> {
+    let sql = format!(
+        "SELECT {} FROM events WHERE seq > ?1 AND seq <= ?2 AND hook_type = 'CheckResult' \
+         ORDER BY seq",
+        Rows::select_list(&rows::CHECK_RESULTS)
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = Rows::new(&rows::CHECK_RESULTS);
+    rows.read(&mut stmt, params![after, last], profile)?;
+    Ok(rows)
+}
+
 /// Each session's digest now: its `sessions` row and its usage, which change whenever
 /// anything the push sends of it changes (a session's turns and tool calls change only with
 /// its events, which change its row). A session that has usage and no row (an import of

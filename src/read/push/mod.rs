@@ -254,7 +254,8 @@ fn session(
             let after = local::cursor(conn, destination)?;
             let (events, last) = local::events_after(conn, after, batch, profile)?;
             let Some(last) = last else { break };
-            server::write(&mut client, machine, &[&events], &[]).map_err(on_server)?;
+            let checks = local::check_results_between(conn, (after, last), profile)?;
+            server::write(&mut client, machine, &[&events, &checks], &[]).map_err(on_server)?;
             touched.extend(events.texts("session_id").map(str::to_owned));
             pushed_events = true;
             let now = crate::support::clock::now_ms();

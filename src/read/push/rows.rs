@@ -217,6 +217,57 @@ pub const USAGE: Table = Table {
     on_conflict: OnConflict::Replace,
 };
 
+/// A `CheckResult` event's figures, read out of its queue line (which `none` does not send):
+/// team migration 0003. The findings' text and the check's output stay behind.
+pub const CHECK_RESULTS: Table = Table {
+    name: "check_results",
+    key: &["event_id"],
+    columns: &[
+        Column {
+            name: "event_id",
+            local: "id",
+            kind: T,
+        },
+        col("ts", I),
+        col("session_id", T),
+        col("agent", T),
+        col("cwd", T),
+        Column {
+            name: "check_name",
+            local: "json_extract(entry, '$.check.name')",
+            kind: T,
+        },
+        Column {
+            name: "status",
+            local: "json_extract(entry, '$.check.status')",
+            kind: T,
+        },
+        Column {
+            name: "mode",
+            local: "json_extract(entry, '$.check.mode')",
+            kind: T,
+        },
+        Column {
+            name: "blocked",
+            local: "coalesce(json_extract(entry, '$.check.blocked'), 0)",
+            kind: I,
+        },
+        Column {
+            name: "findings",
+            local: "coalesce(json_array_length(entry, '$.check.findings'), 0)",
+            kind: I,
+        },
+        Column {
+            name: "duration_ms",
+            local: "json_extract(entry, '$.check.durationMs')",
+            kind: I,
+        },
+    ],
+    labelled: true,
+    digest_of: None,
+    on_conflict: OnConflict::Keep,
+};
+
 /// The values of one column, in row order.
 #[derive(Debug, Clone, PartialEq)]
 enum Values {

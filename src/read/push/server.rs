@@ -25,6 +25,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0002_rollups",
         include_str!("../../../migrations/team/0002_rollups.sql"),
     ),
+    (
+        "0003_check_results",
+        include_str!("../../../migrations/team/0003_check_results.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.

@@ -30,6 +30,8 @@ pub enum TeamBy {
     User,
     /// One row per machine.
     Machine,
+    /// One row per check (format, markdown, security).
+    Check,
 }
 
 /// What a team summary counts: the report filters, and the team's own.
@@ -52,8 +54,10 @@ pub struct TeamPlan {
 
 /// The statement for `by` over what `filters` choose.
 pub fn plan(by: TeamBy, filters: &TeamFilters) -> TeamPlan {
+    let filters = &normalized(filters);
     let mut q = Query::default();
     let sql = match by {
+        TeamBy::Check => checks_sql(&mut q, filters),
         TeamBy::Session => sessions_sql(&mut q, filters),
         TeamBy::Tool => tools_sql(&mut q, filters),
         TeamBy::Model => models_sql(&mut q, filters),
@@ -65,6 +69,16 @@ pub fn plan(by: TeamBy, filters: &TeamFilters) -> TeamPlan {
         sql,
         params: q.params,
     }
+}
+
+/// `filters` as they are compared: agents are written lower-case (`claude`), so `Claude`
+/// means `claude`, as locally.
+fn normalized(filters: &TeamFilters) -> TeamFilters {
+    let mut filters = filters.clone();
+    if let Some(agent) = filters.common.agent.as_mut() {
+        *agent = agent.to_ascii_lowercase();
+    }
+    filters
 }
 
 /// Parameters as they are bound.
@@ -206,6 +220,7 @@ fn iso(column: &str) -> String {
 /// `cmstore sessions --store`: the newest `limit` sessions `filters` choose (all with `None`),
 /// without those that went nowhere (no prompt, turn or tool call) unless `all`.
 pub fn sessions_list(filters: &TeamFilters, limit: Option<u64>, all: bool) -> TeamPlan {
+    let filters = &normalized(filters);
     let mut q = Query::default();
     let mut wheres = sessions_conditions(&mut q, filters);
     if !all {
@@ -223,6 +238,7 @@ pub fn sessions_list(filters: &TeamFilters, limit: Option<u64>, all: bool) -> Te
 
 /// How many sessions `filters` choose that went nowhere (`sessions` leaves them out).
 pub fn nowhere_count(filters: &TeamFilters) -> TeamPlan {
+    let filters = &normalized(filters);
     let mut q = Query::default();
     let mut wheres = sessions_conditions(&mut q, filters);
     wheres.push(format!("NOT {WENT_SOMEWHERE}"));
@@ -265,6 +281,30 @@ fn sessions_select(wheres: &[String]) -> String {
         where_of(wheres),
         start = iso("s.first_seen"),
         end = iso("s.last_seen"),
+    )
+}
+
+/// `--by check`: the check results in the chosen time (each by its own time, exactly, as
+/// locally), of the chosen machines, users, agents, projects and sessions.
+fn checks_sql(q: &mut Query, filters: &TeamFilters) -> String {
+    let mut wheres = session_row_conditions(q, filters, "c");
+    if let Some(since) = filters.common.since {
+        wheres.push(format!("c.ts >= {}", q.bind(since.to_string())));
+    }
+    if let Some(until) = filters.common.until {
+        wheres.push(format!("c.ts < {}", q.bind(until.to_string())));
+    }
+    format!(
+        "SELECT c.check_name AS \"check\", count(*) AS runs, \
+         count(*) FILTER (WHERE c.status = 'passed') AS passed, \
+         count(*) FILTER (WHERE c.status = 'failed') AS failed, \
+         count(*) FILTER (WHERE c.status = 'timed_out') AS timed_out, \
+         count(*) FILTER (WHERE c.status = 'error') AS errors, \
+         sum(c.blocked)::bigint AS blocked, sum(c.findings)::bigint AS findings, \
+         trunc(avg(c.duration_ms))::bigint AS avg_ms, {} AS last_run\n\
+         FROM check_results c{}\nGROUP BY c.check_name\nORDER BY c.check_name",
+        iso("max(c.ts)"),
+        where_of(&wheres)
     )
 }
 
@@ -470,8 +510,9 @@ pub fn readable_spec(
                 &["lasted", "cost"],
             )
         }
-        // The local summary's columns: the team's have the same names.
+        // The local summaries' columns: the team's have the same names.
         TeamBy::Tool => crate::read::summaries::readable_spec(crate::read::summaries::By::Tool),
+        TeamBy::Check => crate::read::summaries::readable_spec(crate::read::summaries::By::Check),
         TeamBy::Model => {
             const COLUMNS: &[Column] = &[
                 col("model", Raw("model")),
@@ -556,6 +597,7 @@ pub fn summed_columns(by: TeamBy) -> &'static [&'static str] {
             "total_ms",
         ],
         TeamBy::Model => &["responses"],
+        TeamBy::Check => crate::read::summaries::summed_columns(crate::read::summaries::By::Check),
         TeamBy::Day | TeamBy::Agent | TeamBy::User | TeamBy::Machine => &["events", "responses"],
     }
 }
@@ -585,6 +627,7 @@ mod tests {
             TeamBy::Model,
             TeamBy::User,
             TeamBy::Machine,
+            TeamBy::Check,
         ] {
             let plan = plan(by, &filters);
             assert!(
