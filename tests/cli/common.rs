@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::io::Write;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
@@ -572,4 +573,150 @@ pub fn pg_database() -> Option<PgDatabase> {
         None => panic!("CMSTORE_TEST_PG must name the database `postgres`: {admin}"),
     };
     Some(PgDatabase { url, admin, name })
+}
+
+/// A PostgreSQL server of a test's own, in a temporary directory on a free port, which the
+/// test may stop and start (the shared one, [`pg_database`], serves every test at once).
+/// Trust authentication on loopback, user `cmstore`. Made by the `initdb` beside `pg_config
+/// --bindir`, as the `postgres` user when the tests run as root (initdb refuses root).
+pub struct PgCluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    as_postgres: bool,
+    pub port: u16,
+}
+
+impl PgCluster {
+    /// A new cluster, started; `None` (said on stderr, or a panic under `CMSTORE_PG=require`)
+    /// when there is no `initdb`.
+    pub fn start() -> Option<PgCluster> {
+        let bin = StdCommand::new("pg_config")
+            .arg("--bindir")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+            .or_else(|| {
+                let debian = Path::new("/usr/lib/postgresql");
+                let mut versions: Vec<PathBuf> = std::fs::read_dir(debian)
+                    .ok()?
+                    .flatten()
+                    .map(|e| e.path().join("bin"))
+                    .collect();
+                versions.sort();
+                versions.pop()
+            })
+            .filter(|bin| bin.join("initdb").exists());
+        let Some(bin) = bin else {
+            let why = "no initdb: install postgresql";
+            assert!(
+                std::env::var("CMSTORE_PG").as_deref() != Ok("require"),
+                "CMSTORE_PG=require: {why}"
+            );
+            skipped(why);
+            return None;
+        };
+        let as_postgres = StdCommand::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+        let dir = tempfile::tempdir().unwrap();
+        if as_postgres {
+            let chown = StdCommand::new("chown")
+                .args(["-R", "postgres"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(chown.success());
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let cluster = PgCluster {
+            dir,
+            bin,
+            as_postgres,
+            port,
+        };
+        let data = cluster.data();
+        cluster.run(
+            "initdb",
+            &["-D", &data, "-U", "cmstore", "--auth=trust", "-E", "UTF8"],
+        );
+        cluster.start_server();
+        Some(cluster)
+    }
+
+    fn data(&self) -> String {
+        self.dir.path().join("data").display().to_string()
+    }
+
+    /// One of the server's programs, run as the user the cluster belongs to.
+    fn command(&self, program: &str) -> StdCommand {
+        let program = self.bin.join(program);
+        match self.as_postgres {
+            true => {
+                let mut c = StdCommand::new("runuser");
+                c.args(["-u", "postgres", "--"]).arg(&program);
+                c
+            }
+            false => StdCommand::new(&program),
+        }
+    }
+
+    /// Runs one of the server's programs; asserts success.
+    fn run(&self, program: &str, args: &[&str]) {
+        let out = self.command(program).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Starts the server and waits until it takes connections.
+    pub fn start_server(&self) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("server.log").display().to_string();
+        let data = self.data();
+        self.run(
+            "pg_ctl",
+            &["-D", &data, "-o", &options, "-l", &log, "-w", "start"],
+        );
+    }
+
+    /// Stops the server at once, its connections cut (`pg_ctl stop -m immediate`: as a crash).
+    pub fn stop_server(&self) {
+        let data = self.data();
+        self.run("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"]);
+    }
+
+    /// The URL of its `postgres` database.
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://cmstore@127.0.0.1:{}/postgres?sslmode=disable",
+            self.port
+        )
+    }
+
+    pub fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url(), postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for PgCluster {
+    fn drop(&mut self) {
+        let data = self.data();
+        let _ = self
+            .command("pg_ctl")
+            .args(["-D", &data, "-m", "immediate", "stop"])
+            .output();
+    }
 }

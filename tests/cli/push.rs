@@ -139,8 +139,7 @@ fn local_figures(env: &TestEnv) -> Vec<String> {
     figures
 }
 
-fn server_figures(db: &PgDatabase, machine: &str) -> Vec<String> {
-    let mut client = db.client();
+fn server_figures(client: &mut postgres::Client, machine: &str) -> Vec<String> {
     FIGURES
         .iter()
         .map(|(table, _, server)| format!("SELECT ({server})::text FROM {table}"))
@@ -228,8 +227,7 @@ const ROLLUPS: [(&str, &str); 7] = [
     ),
 ];
 
-fn assert_rollups_agree(db: &PgDatabase) {
-    let mut client = db.client();
+fn assert_rollups_agree(client: &mut postgres::Client) {
     let text_of = |client: &mut postgres::Client, sql: &str| -> String {
         let sql = format!(
             "SELECT coalesce(string_agg(r::text, '\n' ORDER BY r::text), '') FROM ({sql}) AS r"
@@ -237,7 +235,7 @@ fn assert_rollups_agree(db: &PgDatabase) {
         client.query_one(&sql, &[]).unwrap().get(0)
     };
     for (rollup, base) in ROLLUPS {
-        let (kept, counted) = (text_of(&mut client, rollup), text_of(&mut client, base));
+        let (kept, counted) = (text_of(client, rollup), text_of(client, base));
         assert_eq!(kept, counted, "{rollup}");
         assert!(
             !kept.is_empty() || base.contains("v_usage"),
@@ -259,8 +257,8 @@ fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
     assert!(stderr.contains("0 events left"), "{stderr}");
     let machine = machine_of(&env);
     let before = local_figures(&env);
-    assert_eq!(server_figures(&db, &machine), before);
-    assert_rollups_agree(&db);
+    assert_eq!(server_figures(&mut db.client(), &machine), before);
+    assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM usage WHERE session_id = 'gemini-session-1'"),
         2
@@ -296,7 +294,7 @@ fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
     // Again: nothing new, nothing doubled.
     let stderr = push_ok(&env, &db.url, &["--content", "full"]);
     assert!(stderr.contains("0 events and 0 sessions"), "{stderr}");
-    assert_eq!(server_figures(&db, &machine), before);
+    assert_eq!(server_figures(&mut db.client(), &machine), before);
     // More events: only they go, and the sessions they touch are brought up to date.
     let mut workload = Workload::new(Options {
         seed: 99,
@@ -312,8 +310,11 @@ fn push_mirrors_the_store_exactly_and_again_adds_nothing() {
     env.ingest_once();
     let stderr = push_ok(&env, &db.url, &["--content", "full"]);
     assert!(stderr.contains("500 events and"), "{stderr}");
-    assert_eq!(server_figures(&db, &machine), local_figures(&env));
-    assert_rollups_agree(&db);
+    assert_eq!(
+        server_figures(&mut db.client(), &machine),
+        local_figures(&env)
+    );
+    assert_rollups_agree(&mut db.client());
     assert_eq!(db.int("SELECT count(*) FROM machines"), 1);
     let out = env
         .cmd()
@@ -351,7 +352,10 @@ fn the_none_profile_sends_no_prompt_answer_or_tool_input() {
     let machine = machine_of(&env);
     // Every figure goes but the turns' prompts, the check results' too (read out of lines
     // that themselves stay).
-    let (mut server, mut local) = (server_figures(&db, &machine), local_figures(&env));
+    let (mut server, mut local) = (
+        server_figures(&mut db.client(), &machine),
+        local_figures(&env),
+    );
     let turns = FIGURES.iter().position(|f| f.0 == "turns").unwrap();
     assert!(server[turns].ends_with(":0"), "{}", server[turns]);
     server.remove(turns);
@@ -415,7 +419,10 @@ fn two_machines_pushing_at_once_keep_their_own_rows() {
         }
     });
     for env in &envs {
-        assert_eq!(server_figures(&db, &machine_of(env)), local_figures(env));
+        assert_eq!(
+            server_figures(&mut db.client(), &machine_of(env)),
+            local_figures(env)
+        );
     }
     assert_ne!(machine_of(&envs[0]), machine_of(&envs[1]));
     assert_eq!(db.int("SELECT count(*) FROM machines"), 2);
@@ -424,7 +431,7 @@ fn two_machines_pushing_at_once_keep_their_own_rows() {
         .map(|e| e.int("SELECT count(*) FROM events"))
         .sum::<i64>();
     assert_eq!(db.int("SELECT count(*) FROM events"), total);
-    assert_rollups_agree(&db);
+    assert_rollups_agree(&mut db.client());
 }
 
 #[test]
@@ -457,8 +464,11 @@ fn a_pusher_killed_at_any_point_resumes_without_loss_or_double() {
     }
     assert!(partial, "no kill fell in the middle of a push");
     push_ok(&env, &db.url, &["--content", "full"]);
-    assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
-    assert_rollups_agree(&db);
+    assert_eq!(
+        server_figures(&mut db.client(), &machine_of(&env)),
+        local_figures(&env)
+    );
+    assert_rollups_agree(&mut db.client());
 }
 
 /// Events on the server (0 before the first push has made the table).
@@ -557,7 +567,10 @@ fn a_server_gone_mid_push_is_waited_for_and_nothing_is_lost_or_doubled() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("trying again in"), "{stderr}");
-    assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
+    assert_eq!(
+        server_figures(&mut db.client(), &machine_of(&env)),
+        local_figures(&env)
+    );
 }
 
 #[test]
@@ -695,7 +708,7 @@ fn a_following_ingest_pushes_what_it_ingests() {
     // The last sessions' rows follow their events within a poll.
     let machine = machine_of(&env);
     let started = Instant::now();
-    while server_figures(&db, &machine) != local_figures(&env)
+    while server_figures(&mut db.client(), &machine) != local_figures(&env)
         && started.elapsed() < Duration::from_secs(30)
     {
         std::thread::sleep(Duration::from_millis(200));
@@ -715,7 +728,7 @@ fn a_following_ingest_pushes_what_it_ingests() {
     );
     assert!(stderr.contains("0 events left to push"), "{stderr}");
     assert_eq!(
-        server_figures(&db, &machine),
+        server_figures(&mut db.client(), &machine),
         local_figures(&env),
         "{stderr}"
     );
@@ -898,7 +911,7 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
     assert!(stderr.contains("300 events"), "{stderr}");
     assert!(stderr.contains("team schema 4"), "{stderr}");
     assert_eq!(events(&db), 500);
-    assert_rollups_agree(&db);
+    assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
         4,
@@ -945,7 +958,10 @@ fn a_push_that_progresses_between_outages_is_not_given_up() {
         "the push ended before its second outage: {stderr}"
     );
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(server_figures(&db, &machine_of(&env)), local_figures(&env));
+    assert_eq!(
+        server_figures(&mut db.client(), &machine_of(&env)),
+        local_figures(&env)
+    );
 }
 
 /// A server on the first team schema, with rows in it, is brought to the rollups by the next
@@ -995,7 +1011,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     // The check results of the first machine's events, which the copy brought without them,
     // counted from their lines by the migration; the second's pushed.
     assert_eq!(db.int("SELECT count(*) FROM check_results"), 10);
-    assert_rollups_agree(&db);
+    assert_rollups_agree(&mut db.client());
     let gone = machine_of(&first);
     let changed = [
         "DELETE FROM events WHERE machine_id = $1 AND seq % 3 = 0",
@@ -1009,7 +1025,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     for sql in changed {
         assert!(to.execute(sql, &[&gone]).unwrap() > 0, "{sql}");
     }
-    assert_rollups_agree(&db);
+    assert_rollups_agree(&mut db.client());
     to.batch_execute("TRUNCATE events, tool_calls, usage")
         .unwrap();
     assert_eq!(db.int("SELECT count(*) FROM rollup_events"), 0);
@@ -1017,4 +1033,63 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     assert_eq!(db.int("SELECT count(*) FROM rollup_usage"), 0);
     assert_eq!(db.int("SELECT count(*) FROM rollup_usage_days"), 0);
     assert_eq!(db.int("SELECT count(*) FROM rollup_session_models"), 0);
+}
+
+/// The server itself stopped mid-push (as a crash: `pg_ctl stop -m immediate`) and started
+/// again: the push waits for it and ends exact, nothing lost or doubled, the rollups right.
+#[test]
+fn a_server_stopped_and_started_again_mid_push_loses_and_doubles_nothing() {
+    let Some(cluster) = crate::common::PgCluster::start() else {
+        return;
+    };
+    let env = filled_with_checks(19, 20_000);
+    let url = cluster.url();
+    let child = env
+        .std_cmd()
+        .args([
+            "push",
+            "--url",
+            &url,
+            "--batch-events",
+            "200",
+            "--give-up-after",
+            "60",
+            "--content",
+            "full",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stopped as soon as some events are on it, long before all.
+    let started = Instant::now();
+    let pushed_before = loop {
+        let n = cluster
+            .client()
+            .query_one("SELECT count(*) FROM events", &[])
+            .map_or(0, |r| r.get::<_, i64>(0));
+        if n > 0 {
+            break n;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "nothing pushed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    cluster.stop_server();
+    std::thread::sleep(Duration::from_millis(1500));
+    cluster.start_server();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        pushed_before < 30_005,
+        "{pushed_before}: the push had ended"
+    );
+    assert!(stderr.contains("trying again in"), "{stderr}");
+    assert_eq!(
+        server_figures(&mut cluster.client(), &machine_of(&env)),
+        local_figures(&env)
+    );
+    assert_rollups_agree(&mut cluster.client());
 }
