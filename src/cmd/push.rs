@@ -23,7 +23,8 @@ use crate::store;
 #[derive(Debug, Clone, clap::Args)]
 #[command(
     after_help = "The server: --url, else `url` in [push] of cmstore.toml, else the \
-    standard PG* variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE) and \
+    standard PG* variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE, PGSSLMODE, \
+    PGSERVICE with its service file) and \
     the password file (PGPASSFILE, ~/.pgpass). \
     docs/teams.md says what is sent under each --content profile.\n\n\
     Exit status: 0 when caught up, 1 when there is no database yet, no server is named, or \
@@ -67,7 +68,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let (config, _) = Config::load_for(paths);
     let env = &crate::support::env::value;
-    let named_by_env = ["PGHOST", "PGDATABASE"]
+    let named_by_env = ["PGHOST", "PGDATABASE", "PGSERVICE"]
         .iter()
         .any(|v| crate::support::env::var(v).is_some());
     let mut settings = match (config.push.clone(), &args.url) {

@@ -832,6 +832,63 @@ fn the_password_comes_from_the_password_file() {
     assert_eq!(events(&db), 100);
 }
 
+/// A connection service (`PGSERVICE`, `~/.pg_service.conf`) names the server as libpq's
+/// tools take it: `push` with no URL, and `summarize --store` with only `?service=`.
+#[test]
+fn a_connection_service_names_the_team_store() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(20, 100);
+    let parts = url_parts::parse(&db.url);
+    let name = db
+        .url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap();
+    std::fs::create_dir_all(env.user_home()).unwrap();
+    std::fs::write(
+        env.user_home().join(".pg_service.conf"),
+        format!(
+            "# the test server\n[team]\nhost=127.0.0.1\nport={}\ndbname={name}\n\
+             user=cmstore_test\npassword=cmstore_test\nsslmode=disable\n",
+            parts.port
+        ),
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .env("PGSERVICE", "team")
+        .args(["push"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&format!("/{name} ")), "{stderr}");
+    assert_eq!(events(&db), 100);
+    let out = env
+        .cmd()
+        .args([
+            "summarize",
+            "--store",
+            "postgres:///?service=team",
+            "--by",
+            "machine",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["events"], 100, "{rows}");
+}
+
 /// `cmstore query --store` runs read-only SQL on the team store: the same figures as the
 /// local store's, in every format; a write, a second statement or a transaction's end is
 /// refused, and the server is as it was.

@@ -15,6 +15,7 @@
 pub mod local;
 pub mod rows;
 pub mod server;
+pub mod service;
 pub mod team_query;
 pub mod team_reports;
 

@@ -66,15 +66,23 @@ impl ServerError {
 /// what it leaves out, `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE` and
 /// `PGSSLMODE` give, then libpq's defaults (`localhost`, port 5432, the login name as user and
 /// database), and a password still missing comes from the password file (`PGPASSFILE`,
-/// `~/.pgpass`).
+/// `~/.pgpass`). A service (`service=NAME` in the string, else `PGSERVICE`) fills in what the
+/// string leaves out before the variables do ([`super::service`]).
 pub fn settings(url: Option<&str>, env: EnvLookup<'_>) -> Result<Config, ServerError> {
     let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let (url, service) = super::service::take_service(url, env);
+    let url = url.as_deref();
     let mut config = match url {
         Some(url) => url
             .parse::<Config>()
             .map_err(|e| ServerError::Settings(format!("push.url: {e}")))?,
         None => Config::new(),
     };
+    let mut mode = None;
+    if let Some(name) = service {
+        let given = super::service::lookup(&name, env).map_err(ServerError::Settings)?;
+        mode = from_service(&mut config, &name, &given)?;
+    }
     if config.get_hosts().is_empty() {
         let host = var("PGHOST").unwrap_or_else(|| "localhost".to_string());
         for host in host.split(',') {
@@ -114,18 +122,9 @@ pub fn settings(url: Option<&str>, env: EnvLookup<'_>) -> Result<Config, ServerE
         }
     }
     if url.is_none_or(|u| !u.contains("sslmode")) {
-        if let Some(mode) = var("PGSSLMODE") {
-            config.ssl_mode(match mode.trim() {
-                "disable" | "allow" => SslMode::Disable,
-                "prefer" => SslMode::Prefer,
-                // rustls always verifies the certificate and the name: verify-full.
-                "require" | "verify-ca" | "verify-full" => SslMode::Require,
-                other => {
-                    return Err(ServerError::Settings(format!(
-                        "PGSSLMODE={other}: expected disable, prefer, require, verify-ca or verify-full"
-                    )))
-                }
-            });
+        let from_env = || var("PGSSLMODE").map(|m| ssl_mode(&m, "PGSSLMODE"));
+        if let Some(mode) = mode.map(Ok).or_else(from_env) {
+            config.ssl_mode(mode?);
         }
     }
     if config.get_connect_timeout().is_none() {
@@ -133,6 +132,67 @@ pub fn settings(url: Option<&str>, env: EnvLookup<'_>) -> Result<Config, ServerE
     }
     config.application_name("cmstore push");
     Ok(config)
+}
+
+/// An `sslmode` as libpq names it (`source` says where it was given).
+fn ssl_mode(mode: &str, source: &str) -> Result<SslMode, ServerError> {
+    match mode.trim() {
+        "disable" | "allow" => Ok(SslMode::Disable),
+        "prefer" => Ok(SslMode::Prefer),
+        // rustls always verifies the certificate and the name: verify-full.
+        "require" | "verify-ca" | "verify-full" => Ok(SslMode::Require),
+        other => Err(ServerError::Settings(format!(
+            "{source}={other}: expected disable, prefer, require, verify-ca or verify-full"
+        ))),
+    }
+}
+
+/// Fills in from service `name`'s `given` settings what the connection string left out; gives
+/// back its `sslmode`, which applies only when the string has none.
+fn from_service(
+    config: &mut Config,
+    name: &str,
+    given: &[(String, String)],
+) -> Result<Option<SslMode>, ServerError> {
+    let source = |key: &str| format!("service \"{name}\" {key}");
+    let mut mode = None;
+    for (key, value) in given {
+        match key.as_str() {
+            "host" if config.get_hosts().is_empty() => {
+                for host in value.split(',') {
+                    config.host(host.trim());
+                }
+            }
+            "port" if config.get_ports().is_empty() => {
+                let port = value.parse().map_err(|_| {
+                    ServerError::Settings(format!("{}={value}: not a port", source("port")))
+                })?;
+                config.port(port);
+            }
+            "dbname" if config.get_dbname().is_none() => {
+                config.dbname(value);
+            }
+            "user" if config.get_user().is_none() => {
+                config.user(value);
+            }
+            "password" if config.get_password().is_none() => {
+                config.password(value);
+            }
+            "connect_timeout" if config.get_connect_timeout().is_none() => {
+                let secs: u64 = value.parse().map_err(|_| {
+                    ServerError::Settings(format!(
+                        "{}={value}: not a number of seconds",
+                        source("connect_timeout")
+                    ))
+                })?;
+                config.connect_timeout(Duration::from_secs(secs.max(2)));
+            }
+            "sslmode" => mode = Some(ssl_mode(value, &source("sslmode"))?),
+            // The string's own, or this program's name.
+            _ => {}
+        }
+    }
+    Ok(mode)
 }
 
 /// The password file libpq reads: `PGPASSFILE`, else `~/.pgpass` (on Windows
@@ -444,6 +504,49 @@ mod tests {
             "the URL's own mode wins"
         );
         assert_eq!(config.get_password(), Some(&b"secret"[..]));
+    }
+
+    #[test]
+    fn a_service_fills_in_before_the_variables_and_after_the_string() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("services");
+        std::fs::write(
+            &file,
+            "[team]\nhost=db.example.com\nport=6543\ndbname=cmstore\nuser=svc\nsslmode=require\n",
+        )
+        .unwrap();
+        let path = file.display().to_string();
+        let env = move |name: &str| match name {
+            "PGSERVICEFILE" => Some(path.clone()),
+            "PGSERVICE" => Some("team".to_string()),
+            "PGHOST" => Some("from-the-variable".to_string()),
+            "PGUSER" => Some("variable-user".to_string()),
+            _ => None,
+        };
+        let config = settings(None, &env).unwrap();
+        assert_eq!(
+            destination(&config),
+            "postgres://svc@db.example.com:6543/cmstore"
+        );
+        assert_eq!(config.get_ssl_mode(), SslMode::Require);
+        let config = settings(
+            Some("postgres://ana@h2/other?service=team&sslmode=disable"),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(destination(&config), "postgres://ana@h2:5432/other");
+        assert_eq!(config.get_ssl_mode(), SslMode::Disable);
+        let config = settings(Some("postgresql:///?service=team"), &env).unwrap();
+        assert_eq!(
+            destination(&config),
+            "postgres://svc@db.example.com:6543/cmstore"
+        );
+        let err = settings(Some("service=missing"), &env).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("\"missing\" is defined in no service file"),
+            "{err}"
+        );
     }
 
     #[test]
