@@ -8,7 +8,11 @@
 //! abandoned) and their totals are exactly what one uninterrupted ingest of the same lines
 //! makes. One more writer runs Claude Code hooks on a transcript that grows one streamed API
 //! response at a time, its cursor now and then lost: every response is in `usage` once, with
-//! its final count. Bounded: a fixed number of hook runs and chaos rounds, well under a minute on 2 cores.
+//! its final count. When a PostgreSQL server is at hand (always in CI), `push --follow` mirrors
+//! the store into a team store beside it all, killed -9 at random moments too: after a last
+//! push the server holds every event the store holds, once, and the same sessions, tool calls
+//! and usage. Bounded: a fixed number of hook runs and chaos rounds, well under a minute on 2
+//! cores.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -160,6 +164,37 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     // while it runs, prune while it runs.
     let mut rng = Rng::new(0x5eed);
     let mut ingest = env.spawn_follow(&["--poll-ms", "50"]);
+    // A pusher beside them when a PostgreSQL server is at hand (issue 40): `push --follow`
+    // into the team store, killed -9 at random moments too.
+    let team = crate::common::pg_database_if_any();
+    if team.is_none() {
+        eprintln!("torture: no PostgreSQL server, so no pusher (set CMSTORE_TEST_PG)");
+    }
+    let spawn_pusher = |url: &str| {
+        env.std_cmd()
+            .args([
+                "push",
+                "--follow",
+                "--poll-ms",
+                "50",
+                "--content",
+                "full",
+                "--url",
+                url,
+            ])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn push")
+    };
+    let wait_for_db = Instant::now();
+    while !env.home().join("cmstore.db").exists() {
+        assert!(wait_for_db.elapsed() < Duration::from_secs(30), "no store");
+        thread::sleep(Duration::from_millis(20));
+    }
+    let mut pusher = team.as_ref().map(|db| spawn_pusher(&db.url));
+    let mut pusher_kills = 0;
     let mut rounds = 0;
     let (mut kills, mut compactions, mut prunes, mut compactions_beside) = (0, 0, 0, 0);
     while !writers.iter().all(|w| w.is_finished())
@@ -171,6 +206,14 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
         ingest.kill().expect("kill -9 ingest");
         ingest.wait().expect("reap ingest");
         kills += 1;
+        if let (Some(db), Some(running)) = (&team, pusher.as_mut()) {
+            if rng.below(2) == 0 {
+                running.kill().expect("kill -9 push");
+                running.wait().expect("reap push");
+                pusher_kills += 1;
+                pusher = Some(spawn_pusher(&db.url));
+            }
+        }
         match rng.below(4) {
             0 => {
                 let out = env
@@ -228,6 +271,10 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     usage_writer.join().expect("usage writer");
     ingest.kill().unwrap();
     ingest.wait().unwrap();
+    if let Some(mut running) = pusher {
+        running.kill().unwrap();
+        running.wait().unwrap();
+    }
 
     // Settle: drain, apply retention, drain again (nothing may come back).
     env.ingest_once();
@@ -272,6 +319,9 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     );
 
     same_tool_calls_as_one_uninterrupted_ingest(&env);
+    if let Some(db) = &team {
+        same_on_the_team_store(&env, db);
+    }
     // Kills, compactions and prunes beside ingest leave the chain whole: every row stored is
     // as stored, every row gone went by a chained prune.
     crate::common::assert_chain_whole(&env);
@@ -294,9 +344,84 @@ fn capture_ingest_kill_compact_prune_lose_and_double_nothing() {
     }
     eprintln!(
         "torture: {expected} captures, {rounds} rounds, {kills} kills, {compactions} compactions, \
-         {compactions_beside} compactions and {prunes} prunes while ingesting, {:.1} s",
+         {compactions_beside} compactions and {prunes} prunes while ingesting, \
+         {pusher_kills} kills of the pusher, {:.1} s",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// After a last `push` (once), the team store holds every event the store holds, once, and
+/// none that was never captured; and of every session the store still has, the same session
+/// row, tool calls and usage. (What prune deleted stays on the server, as documented.)
+fn same_on_the_team_store(env: &TestEnv, db: &crate::common::PgDatabase) {
+    let out = env
+        .cmd()
+        .args(["push", "--content", "full", "--url", &db.url])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let machine = env.text("SELECT machine_id FROM push_machine");
+    let mut client = db.client();
+    let server = |client: &mut postgres::Client, sql: &str| -> String {
+        client
+            .query_one(&format!("SELECT ({sql})::text"), &[&machine])
+            .unwrap()
+            .get::<_, Option<String>>(0)
+            .unwrap_or_default()
+    };
+    let live = "session_id NOT LIKE 'old-%'";
+    let figures = [
+        (
+            format!("SELECT count(*) || ':' || count(DISTINCT id) FROM events WHERE {live}"),
+            format!(
+                "SELECT count(*) || ':' || count(DISTINCT id) FROM events \
+                 WHERE machine_id = $1 AND {live}"
+            ),
+        ),
+        (
+            format!(
+                "SELECT count(*) || ':' || sum(events) || ':' || sum(prompts) || ':' \
+                 || sum(tool_uses) FROM sessions WHERE {live}"
+            ),
+            format!(
+                "SELECT count(*) || ':' || sum(events) || ':' || sum(prompts) || ':' \
+                 || sum(tool_uses) FROM sessions WHERE machine_id = $1 AND {live}"
+            ),
+        ),
+        (
+            format!(
+                "SELECT count(*) || ':' || sum(duration_ms) || ':' || count(outcome) \
+                 FROM tool_calls WHERE {live}"
+            ),
+            format!(
+                "SELECT count(*) || ':' || sum(duration_ms) || ':' || count(outcome) \
+                 FROM tool_calls WHERE machine_id = $1 AND {live}"
+            ),
+        ),
+        (
+            "SELECT count(*) || ':' || sum(output_tokens) FROM usage".to_string(),
+            "SELECT count(*) || ':' || sum(output_tokens) FROM usage WHERE machine_id = $1"
+                .to_string(),
+        ),
+    ];
+    for (local, on_server) in figures {
+        let local = env.text(&format!("SELECT CAST(({local}) AS TEXT)"));
+        assert_eq!(server(&mut client, &on_server), local, "{on_server}");
+    }
+    // The history prune took may be there too (pushed before it went), each once.
+    let old = server(
+        &mut client,
+        "SELECT count(*) || ':' || count(DISTINCT id) FROM events \
+         WHERE machine_id = $1 AND session_id LIKE 'old-%'",
+    );
+    let (n, distinct) = old.split_once(':').unwrap();
+    assert_eq!(n, distinct);
+    assert!(n.parse::<usize>().unwrap() <= OLD_EVENTS, "{old}");
 }
 
 fn run_with_stdin(cmd: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
