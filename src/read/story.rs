@@ -81,9 +81,9 @@ impl Usage {
     }
 }
 
-/// One API response's usage, as read for the story.
+/// One API response's usage, as read for the story ([`response_of`]).
 #[derive(Debug, Clone)]
-struct Response {
+pub struct Response {
     ts: i64,
     turn_id: Option<String>,
     sidechain: bool,
@@ -228,49 +228,58 @@ fn load_now(
     session_id: &str,
     inputs: Inputs,
 ) -> Result<Option<Story>, QueryError> {
-    let Some(mut session) = head(db, session_id)? else {
+    let Some(session) = head(db, session_id)? else {
         return Ok(None);
     };
     let mut items = own_lines(db, session_id)?;
     items.extend(tool_calls(db, session_id, inputs)?);
     items.extend(answers(db, session_id)?);
+    let responses = responses(db, session_id)?;
+    Ok(Some(assemble(session, items, &responses)))
+}
+
+/// A story of `session`'s `items` (in any order) and `responses`: the items in time order,
+/// each prompt shown once, each answer with the usage of its responses, the header with all
+/// of theirs. Whatever store they were read from.
+pub fn assemble(mut session: Head, mut items: Vec<Item>, responses: &[Response]) -> Story {
     items.sort_by_key(|item| (item.ts(), item.rank()));
     drop_shown_prompts(&mut items);
-    let responses = responses(db, session_id)?;
     if !responses.is_empty() {
         let mut total = Usage::default();
-        for r in &responses {
+        for r in responses {
             total.add(r);
         }
         session.usage = Some(total);
-        attribute_usage(&mut items, &responses);
+        attribute_usage(&mut items, responses);
     }
-    Ok(Some(Story { session, items }))
+    Story { session, items }
 }
 
 /// The statement of [`responses`]: from the covering index `usage_session` (migration 0021),
 /// in its order.
-const RESPONSES: &str = "SELECT ts, turn_id, sidechain, input_tokens, output_tokens, \
+pub const RESPONSES: &str = "SELECT ts, turn_id, sidechain, input_tokens, output_tokens, \
         cache_write_tokens, cache_read_tokens, cost_usd \
      FROM v_usage WHERE session_id = :session ORDER BY ts, message_id";
 
 /// The usage of every response of the session, by time.
 fn responses(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Response>, QueryError> {
     let (_, rows) = report::fetch(db, RESPONSES, &bind(session_id))?;
-    Ok(rows
-        .into_iter()
-        .map(|mut r| Response {
-            ts: integer(&r[0]).unwrap_or(i64::MIN),
-            turn_id: take_text(&mut r[1]),
-            sidechain: integer(&r[2]) == Some(1),
-            tokens: [3, 4, 5, 6].map(|i| integer(&r[i]).unwrap_or(0)),
-            cost: match r[7] {
-                Value::Real(c) => Some(c),
-                Value::Integer(c) => Some(c as f64),
-                _ => None,
-            },
-        })
-        .collect())
+    Ok(rows.into_iter().map(response_of).collect())
+}
+
+/// A response of a row of [`RESPONSES`]' columns (the team store's reads the same).
+pub fn response_of(mut r: Vec<Value>) -> Response {
+    Response {
+        ts: integer(&r[0]).unwrap_or(i64::MIN),
+        turn_id: take_text(&mut r[1]),
+        sidechain: integer(&r[2]) == Some(1),
+        tokens: [3, 4, 5, 6].map(|i| integer(&r[i]).unwrap_or(0)),
+        cost: match r[7] {
+            Value::Real(c) => Some(c),
+            Value::Integer(c) => Some(c as f64),
+            _ => None,
+        },
+    }
 }
 
 /// Gives each turn's answer the usage of its responses: those naming its turn id, else those
@@ -333,31 +342,36 @@ fn head(db: &ReadOnlyDb, session_id: &str) -> Result<Option<Head>, QueryError> {
          FROM v_session_summary WHERE session_id = :session",
         &bind(session_id),
     )?;
-    Ok(rows.first().map(|r| {
-        let n = |i: usize| integer(&r[i]).unwrap_or(0);
-        Head {
-            session_id: text(&r[0]).unwrap_or_default(),
-            agent: text(&r[1]),
-            model: text(&r[2]),
-            cwd: text(&r[3]),
-            first_seen: n(4),
-            last_seen: n(5),
-            ended: n(6) != 0,
-            prompts: n(7),
-            turns: n(8),
-            subagent_turns: n(9),
-            tool_uses: n(10),
-            tool_failures: n(11),
-            estimated_tokens: n(12),
-            usage: None,
-        }
-    }))
+    Ok(rows.first().map(|r| head_of(r)))
+}
+
+/// The header of a row of the session's id, agent, model, cwd, first and last seen, ended,
+/// prompts, turns, subagent turns, tool uses and failures and estimated tokens (the team
+/// store's reads the same).
+pub fn head_of(r: &[Value]) -> Head {
+    let n = |i: usize| integer(&r[i]).unwrap_or(0);
+    Head {
+        session_id: text(&r[0]).unwrap_or_default(),
+        agent: text(&r[1]),
+        model: text(&r[2]),
+        cwd: text(&r[3]),
+        first_seen: n(4),
+        last_seen: n(5),
+        ended: n(6) != 0,
+        prompts: n(7),
+        turns: n(8),
+        subagent_turns: n(9),
+        tool_uses: n(10),
+        tool_failures: n(11),
+        estimated_tokens: n(12),
+        usage: None,
+    }
 }
 
 /// The statement of [`own_lines`]: through the index `events_session` (migration 0025), one
 /// seek per kind, the few rows sorted by time; each line's JSON read once, for the one field
 /// its kind has.
-const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
+pub const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
         CASE hook_type WHEN 'SessionStart' THEN json_extract(entry, '$.source') \
             WHEN 'SessionEnd' THEN json_extract(entry, '$.reason') \
             WHEN 'PreCompact' THEN json_extract(entry, '$.trigger') END \
@@ -368,22 +382,22 @@ const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
 /// The session's prompts, starts, ends and compactions, in one pass over its rows.
 fn own_lines(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(db, OWN_LINES, &bind(session_id))?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|mut r| {
-            let (ts, hook) = (integer(&r[0])?, take_text(&mut r[1])?);
-            let field = take_text(&mut r[3]);
-            Some(match hook.as_str() {
-                "UserPromptSubmit" => Item::Prompt {
-                    ts,
-                    text: take_text(&mut r[2]).unwrap_or_default(),
-                },
-                "SessionStart" => Item::Start { ts, source: field },
-                "SessionEnd" => Item::End { ts, reason: field },
-                _ => Item::Compaction { ts, trigger: field },
-            })
-        })
-        .collect())
+    Ok(rows.into_iter().filter_map(own_line_of).collect())
+}
+
+/// An item of a row of [`OWN_LINES`]' columns: time, hook type, prompt, the kind's field.
+pub fn own_line_of(mut r: Vec<Value>) -> Option<Item> {
+    let (ts, hook) = (integer(&r[0])?, take_text(&mut r[1])?);
+    let field = take_text(&mut r[3]);
+    Some(match hook.as_str() {
+        "UserPromptSubmit" => Item::Prompt {
+            ts,
+            text: take_text(&mut r[2]).unwrap_or_default(),
+        },
+        "SessionStart" => Item::Start { ts, source: field },
+        "SessionEnd" => Item::End { ts, reason: field },
+        _ => Item::Compaction { ts, trigger: field },
+    })
 }
 
 /// How much of each tool input [`load`] reads.
@@ -673,31 +687,35 @@ fn gist(error: &str) -> String {
     }
 }
 
+/// The columns of a turn's answer, as [`answer_of`] reads them (the team store's `turns`
+/// has them too).
+pub const ANSWER_COLUMNS: &str = "ts, prompt, response, model, hook_type = 'SubagentStop', \
+     synthetic, turn_id, outcome, feedback";
+
 /// Turn ends.
 fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
-        "SELECT ts, prompt, response, model, hook_type = 'SubagentStop', synthetic, turn_id, \
-         outcome, feedback FROM turns WHERE session_id = :session",
+        &format!("SELECT {ANSWER_COLUMNS} FROM turns WHERE session_id = :session"),
         &bind(session_id),
     )?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|mut r| {
-            Some(Item::Answer {
-                ts: integer(&r[0])?,
-                prompt: take_text(&mut r[1]).filter(|p| !p.trim().is_empty()),
-                text: take_text(&mut r[2]).unwrap_or_default(),
-                model: take_text(&mut r[3]),
-                subagent: integer(&r[4]) == Some(1),
-                harvested: integer(&r[5]) == Some(1),
-                outcome: take_text(&mut r[7]),
-                feedback: take_text(&mut r[8]).filter(|f| !f.trim().is_empty()),
-                usage: None,
-                turn_id: take_text(&mut r[6]),
-            })
-        })
-        .collect())
+    Ok(rows.into_iter().filter_map(answer_of).collect())
+}
+
+/// An answer of a row of [`ANSWER_COLUMNS`].
+pub fn answer_of(mut r: Vec<Value>) -> Option<Item> {
+    Some(Item::Answer {
+        ts: integer(&r[0])?,
+        prompt: take_text(&mut r[1]).filter(|p| !p.trim().is_empty()),
+        text: take_text(&mut r[2]).unwrap_or_default(),
+        model: take_text(&mut r[3]),
+        subagent: integer(&r[4]) == Some(1),
+        harvested: integer(&r[5]) == Some(1),
+        outcome: take_text(&mut r[7]),
+        feedback: take_text(&mut r[8]).filter(|f| !f.trim().is_empty()),
+        usage: None,
+        turn_id: take_text(&mut r[6]),
+    })
 }
 
 /// Takes a main turn's prompt off its answer when the prompt event just before it says the

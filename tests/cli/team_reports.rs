@@ -333,3 +333,92 @@ fn the_grafana_dashboards_panels_run_on_the_team_store() {
         "{spend} {local}"
     );
 }
+
+/// `show --store`: a session's story on the team store is the story `show` tells on its
+/// machine (the same prompts, calls, answers and usage, in the same order), but for why a call
+/// failed, which stays on the machine; under `none` its texts say they were not sent.
+#[test]
+fn show_on_the_team_store_tells_the_machines_story() {
+    let Some(db) = pg_database() else { return };
+    let full = labelled(41, 800, "ana");
+    let none = labelled(42, 300, "bo");
+    push_ok(&full, &db.url, &["--content", "full"]);
+    push_ok(&none, &db.url, &["--content", "none"]);
+    let url = db.url.as_str();
+    let one = |env: &TestEnv, args: &[&str]| -> Value {
+        let out = env
+            .cmd()
+            .args(["show", "--format", "json"])
+            .args(args)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // What stays on the machine: why a call failed, who decided it, a long input's whole text.
+    let comparable = |mut story: Value| -> Value {
+        for item in story["items"].as_array_mut().unwrap() {
+            for key in ["decided_by", "exit_code", "error", "input"] {
+                item.as_object_mut().unwrap().remove(key);
+            }
+        }
+        story.as_object_mut().unwrap().remove("machine_id");
+        story.as_object_mut().unwrap().remove("user_label");
+        story
+    };
+    let session = full.text("SELECT session_id FROM sessions ORDER BY events DESC LIMIT 1");
+    let local = one(&full, &[&session]);
+    let team = one(&full, &["--store", url, &session]);
+    assert_eq!(team["machine_id"], machine_of(&full).as_str());
+    assert_eq!(team["user_label"], "ana");
+    assert!(local["items"].as_array().unwrap().len() > 20);
+    assert_eq!(comparable(team), comparable(local));
+    // A unique prefix finds it; the machine's texts under `none` say they were not sent.
+    let prefix = &session[..session.len() - 1];
+    let quiet = none.text("SELECT session_id FROM sessions ORDER BY events DESC LIMIT 1");
+    let machine = machine_of(&none);
+    let team = one(&none, &["--store", url, &quiet, "--machine", &machine]);
+    let prompts: Vec<&Value> = team["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "prompt")
+        .collect();
+    assert!(!prompts.is_empty());
+    assert!(prompts.iter().all(|p| p["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("(not sent to the team store")));
+    let out = full
+        .cmd()
+        .args(["show", "--store", url, "--no-pager", prefix])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let whose = format!("team store: machine {}, user ana\n", machine_of(&full));
+    assert!(text.starts_with(&whose), "{text}");
+    assert!(text.contains(&session), "{text}");
+    for (given, says) in [
+        ("no-such-session", "no session of the team store matches"),
+        ("", "names more than 10 sessions"),
+    ] {
+        let out = full
+            .cmd()
+            .args(["show", "--store", url, "--no-pager", given])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{given:?}: {stderr}");
+    }
+}

@@ -18,6 +18,7 @@ pub mod server;
 pub mod service;
 pub mod team_query;
 pub mod team_reports;
+pub mod team_story;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
