@@ -19,6 +19,16 @@ LANGUAGE sql IMMUTABLE AS $$
     WHERE (v.rows_of = 'old_rows' AND op <> 'INSERT') OR (v.rows_of = 'new_rows' AND op <> 'DELETE')
 $$;
 
+-- Serialises the rollup work of writers of the same machines (each machine's lock, in one
+-- order, so two writers never wait on each other in a circle): a recount deletes and counts
+-- again, which two transactions at once would double. cmstore's own pushes of one machine are
+-- serialised already by their `machines` row; this holds for anyone else who writes.
+CREATE FUNCTION team_lock_machines(machines text[]) RETURNS void LANGUAGE sql AS $$
+    SELECT pg_advisory_xact_lock(k)
+    FROM (SELECT DISTINCT hashtext('cmstore_rollup:' || m)::bigint AS k
+          FROM unnest(machines) AS m ORDER BY 1) AS keys
+$$;
+
 -- Events per machine, UTC day, agent, hook type and labels: counts added and taken away as
 -- events are written ('' stands for NULL in the key). Events are only ever inserted by a push.
 CREATE TABLE rollup_events (
@@ -35,7 +45,15 @@ CREATE TABLE rollup_events (
 CREATE FUNCTION rollup_events_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     part record;
+    machines text[] := '{}';
+    more text[];
 BEGIN
+    FOR part IN SELECT * FROM team_changed_rows(TG_OP) LOOP
+        EXECUTE format('SELECT coalesce(array_agg(DISTINCT machine_id), ''{}'') FROM %I',
+                       part.rows_of) INTO more;
+        machines := machines || more;
+    END LOOP;
+    PERFORM team_lock_machines(machines);
     FOR part IN SELECT * FROM team_changed_rows(TG_OP) LOOP
         EXECUTE format($sql$
             INSERT INTO rollup_events AS r
@@ -246,6 +264,7 @@ BEGIN
         machines := machines || more_machines;
         sessions := sessions || more_sessions;
     END LOOP;
+    PERFORM team_lock_machines(machines);
     PERFORM rollup_sessions_redo(machines, sessions, TG_TABLE_NAME = 'tool_calls');
     RETURN NULL;
 END $$;
@@ -374,10 +393,10 @@ LEFT JOIN (SELECT user_label, team_label, count(*) AS sessions
   ON s.user_label = u.user_label AND s.team_label = u.team_label;
 
 CREATE OR REPLACE VIEW v_usage_models AS
-SELECT coalesce(nullif(u.model, ''), '?') AS model, coalesce(s.sessions, 0) AS sessions,
+SELECT u.model, coalesce(s.sessions, 0) AS sessions,
        u.responses, u.input_tokens, u.output_tokens, u.cache_write_tokens,
        u.cache_read_tokens, u.cost_usd, u.unpriced
-FROM (SELECT model,
+FROM (SELECT coalesce(nullif(model, ''), '?') AS model,
              sum(responses)::bigint AS responses,
              sum(input_tokens) AS input_tokens,
              sum(output_tokens) AS output_tokens,
@@ -385,8 +404,11 @@ FROM (SELECT model,
              sum(cache_read_tokens) AS cache_read_tokens,
              round(sum(cost_usd)::numeric, 6) AS cost_usd,
              coalesce(sum(responses) FILTER (WHERE cost_usd IS NULL), 0)::bigint AS unpriced
-      FROM v_usage_days GROUP BY model) AS u
-LEFT JOIN (SELECT model, count(*) AS sessions FROM rollup_session_models GROUP BY model) AS s
+      FROM v_usage_days GROUP BY 1) AS u
+-- (A session with usage of no model and of a model named `?`, if such a model were, would
+-- count twice in the row `?`: no DISTINCT over tens of thousands of sessions for it.)
+LEFT JOIN (SELECT coalesce(nullif(model, ''), '?') AS model, count(*) AS sessions
+           FROM rollup_session_models GROUP BY 1) AS s
   ON s.model = u.model;
 
 CREATE OR REPLACE VIEW v_tools AS

@@ -25,15 +25,27 @@ CREATE TABLE check_results (
 );
 CREATE INDEX check_results_ts ON check_results (ts);
 
+-- A stored line as jsonb; NULL when PostgreSQL does not take it as JSON (a line a redaction
+-- pattern cut short, a \u0000 that jsonb refuses): one such line must stop neither this
+-- migration, which runs inside a push, nor a story read from the team store.
+CREATE FUNCTION team_jsonb(line text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN line::jsonb;
+EXCEPTION WHEN others THEN
+    RETURN NULL;
+END $$;
+
 INSERT INTO check_results
-SELECT machine_id, id, ts, session_id, agent, cwd, e.entry::jsonb #>> '{check,name}',
-       e.entry::jsonb #>> '{check,status}', e.entry::jsonb #>> '{check,mode}',
-       CASE WHEN (e.entry::jsonb #>> '{check,blocked}') = 'true' THEN 1 ELSE 0 END,
-       coalesce(jsonb_array_length(e.entry::jsonb #> '{check,findings}'), 0),
-       (e.entry::jsonb #>> '{check,durationMs}')::bigint,
+SELECT machine_id, id, ts, session_id, agent, cwd, c ->> 'name', c ->> 'status', c ->> 'mode',
+       CASE WHEN c -> 'blocked' = 'true'::jsonb THEN 1 ELSE 0 END,
+       CASE WHEN jsonb_typeof(c -> 'findings') = 'array'
+            THEN jsonb_array_length(c -> 'findings') ELSE 0 END,
+       CASE WHEN jsonb_typeof(c -> 'durationMs') = 'number'
+            THEN (c ->> 'durationMs')::numeric::bigint END,
        user_label, team_label
-FROM events e
-WHERE e.hook_type = 'CheckResult' AND e.entry IS NOT NULL
+FROM (SELECT e.*, team_jsonb(e.entry) -> 'check' AS c FROM events e
+      WHERE e.hook_type = 'CheckResult' AND e.entry IS NOT NULL) AS e
+WHERE c IS NOT NULL
 ON CONFLICT DO NOTHING;
 
 -- Per check, as `cmstore summarize --by check` counts them, per machine and user too.

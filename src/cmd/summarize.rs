@@ -168,22 +168,31 @@ fn on_team_store(
     common: Filters,
     now: i64,
 ) -> anyhow::Result<ExitCode> {
-    use crate::read::push::{team_query, team_reports};
+    use crate::read::push::{team_query, team_reports, team_story};
     let by = args.by.team();
-    let filters = team_reports::TeamFilters {
-        common: Filters {
-            session: args.session.clone(),
-            ..common
-        },
+    let (config, _) = crate::config::Config::load_for(paths);
+    let mut client = team_query::connect_store(url, &config)?;
+    let mut filters = team_reports::TeamFilters {
+        common,
         machine: args.team.machine.clone(),
         user: args.team.user.clone(),
     };
+    if let Some(given) = args.session.as_deref() {
+        // A whole id or a unique prefix, as locally; its machine too (two machines may share
+        // an id).
+        let found = team_story::resolve(
+            &mut client,
+            given,
+            filters.machine.as_deref(),
+            filters.user.as_deref(),
+        )?;
+        filters.common.session = Some(found.session_id);
+        filters.machine = Some(found.machine_id);
+    }
     let plan = team_reports::plan(by, &filters);
     if args.show_sql {
         eprintln!("{};", plan.sql);
     }
-    let (config, _) = crate::config::Config::load_for(paths);
-    let mut client = team_query::connect_store(url, &config)?;
     let (columns, all_rows) = team_query::run_report(&mut client, &plan.sql, &plan.params)?;
     let shape = Shape {
         readable: team_reports::readable_spec(by),

@@ -471,6 +471,43 @@ fn a_pusher_killed_at_any_point_resumes_without_loss_or_double() {
     assert_rollups_agree(&mut db.client());
 }
 
+/// Two writers of one machine's usage at once, by hand (not cmstore's pushes, which its
+/// `machines` row serialises): the first holds its transaction open while the second writes
+/// and commits, both recounting a session that had a row already. The rollups count each row
+/// once (each machine's recount is serialised; without it the old row counted twice).
+#[test]
+fn two_writers_of_one_machine_at_once_keep_the_rollups_exact() {
+    let Some(db) = pg_database() else { return };
+    let env = filled(21, 100);
+    push_ok(&env, &db.url, &[]);
+    let insert = |id: &str| {
+        format!(
+            "INSERT INTO usage (machine_id, message_id, request_id, session_id, sidechain, model,
+                                ts, input_tokens, output_tokens, cache_write_tokens,
+                                cache_read_tokens)
+             VALUES ('m-hand', '{id}', 'r', 's', 0, 'claude-sonnet-4-5', 1767225600000, 1, 10,
+                     0, 100)"
+        )
+    };
+    db.client().batch_execute(&insert("a0")).unwrap();
+    let (first, second) = (insert("a1"), insert("a2"));
+    let mut slow = db.client();
+    let holder = std::thread::spawn(move || {
+        let mut tx = slow.transaction().unwrap();
+        tx.batch_execute(&first).unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        tx.commit().unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    db.client().batch_execute(&second).unwrap();
+    holder.join().unwrap();
+    assert_eq!(
+        db.int("SELECT responses FROM v_usage_sessions WHERE machine_id = 'm-hand'"),
+        3
+    );
+    assert_rollups_agree(&mut db.client());
+}
+
 /// Events on the server (0 before the first push has made the table).
 fn events(db: &PgDatabase) -> i64 {
     let mut client = db.client();
@@ -1058,16 +1095,28 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
         writer.write_all(&rows).unwrap();
         writer.finish().unwrap();
     }
+    // Lines PostgreSQL does not take as JSON (one a redaction pattern cut short, one with a
+    // \u0000 jsonb refuses) stop neither the migration nor the counting of the others.
+    to.batch_execute(
+        r#"INSERT INTO events (machine_id, id, seq, ts, hook_type, entry) VALUES
+             ('m-broken', 'b1', 1, 1767225600000, 'CheckResult',
+              '{"hookType":"CheckResult","check":{"name":"format","output":"token=[REDACTED]'),
+             ('m-broken', 'b2', 2, 1767225600001, 'CheckResult',
+              '{"hookType":"CheckResult","check":{"name":"format","output":"a\u0000b"}}');"#,
+    )
+    .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
     assert_eq!(db.int("SELECT count(*) FROM team_schema"), 3);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
-        3010
+        3012
     );
     // The check results of the first machine's events, which the copy brought without them,
     // counted from their lines by the migration; the second's pushed.
     assert_eq!(db.int("SELECT count(*) FROM check_results"), 10);
+    to.execute("DELETE FROM events WHERE machine_id = 'm-broken'", &[])
+        .unwrap();
     assert_rollups_agree(&mut db.client());
     let gone = machine_of(&first);
     let changed = [

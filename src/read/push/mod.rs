@@ -254,9 +254,13 @@ fn session(
                 return Ok(());
             }
             let after = local::cursor(conn, destination)?;
-            let (events, last) = local::events_after(conn, after, batch, profile)?;
+            // The events and their check results from one snapshot: a prune between two
+            // reads would take results the cursor then passes.
+            let snapshot = conn.unchecked_transaction()?;
+            let (events, last) = local::events_after(&snapshot, after, batch, profile)?;
             let Some(last) = last else { break };
-            let checks = local::check_results_between(conn, (after, last), profile)?;
+            let checks = local::check_results_between(&snapshot, (after, last), profile)?;
+            drop(snapshot);
             server::write(&mut client, machine, &[&events, &checks], &[]).map_err(on_server)?;
             touched.extend(events.texts("session_id").map(str::to_owned));
             pushed_events = true;

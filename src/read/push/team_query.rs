@@ -100,16 +100,26 @@ fn run_with(
             format!(" ({})", literals.join(", "))
         }
     };
-    // A prepared statement outlives the transaction: each has its own name on a connection
-    // that runs several, and goes once it has run.
+    // A prepared statement outlives the transaction: each has a name of its own (a
+    // connection may run several; a pooler may hand one server session to several
+    // processes), and goes once it has run, or failed.
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = format!(
-        "cmstore_query_{}",
+        "cmstore_query_{}_{}",
+        std::process::id(),
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
     // Line breaks: a statement ending in a `--` comment must not swallow the EXECUTE.
     let text = format!("PREPARE {name} AS {sql}\n;\nEXECUTE {name}{arguments};\nDEALLOCATE {name}");
-    let messages = tx.simple_query(&text).map_err(failed("the statement"))?;
+    let messages = match tx.simple_query(&text) {
+        Ok(messages) => messages,
+        Err(source) => {
+            drop(tx);
+            // Prepared before the EXECUTE failed, it would stay: best effort, it goes.
+            let _ = client.batch_execute(&format!("DEALLOCATE {name}"));
+            return Err(failed("the statement")(source));
+        }
+    };
     let mut rows = Vec::new();
     for message in messages {
         if let SimpleQueryMessage::Row(row) = message {

@@ -152,11 +152,12 @@ const HEAD: &str = "SELECT s.session_id, s.agent, s.model, s.cwd, s.first_seen, 
      s.tool_uses, s.tool_failures, s.estimated_tokens \
      FROM v_sessions s WHERE s.machine_id = $1 AND s.session_id = $2";
 
-/// As the local story's (`story::OWN_LINES`), the kind's field from the line when it was sent.
+/// As the local story's (`story::OWN_LINES`), the kind's field from the line when it was sent
+/// (`team_jsonb`, team migration 0003: NULL for a line that is not JSON PostgreSQL takes).
 const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
-     CASE hook_type WHEN 'SessionStart' THEN entry::jsonb ->> 'source' \
-         WHEN 'SessionEnd' THEN entry::jsonb ->> 'reason' \
-         WHEN 'PreCompact' THEN entry::jsonb ->> 'trigger' END \
+     CASE hook_type WHEN 'SessionStart' THEN team_jsonb(entry) ->> 'source' \
+         WHEN 'SessionEnd' THEN team_jsonb(entry) ->> 'reason' \
+         WHEN 'PreCompact' THEN team_jsonb(entry) ->> 'trigger' END \
      FROM events WHERE machine_id = $1 AND session_id = $2 \
        AND hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact') \
      ORDER BY ts, seq";
