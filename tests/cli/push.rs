@@ -401,6 +401,20 @@ fn the_none_profile_sends_no_prompt_answer_or_tool_input() {
         db.int("SELECT count(*) FROM events WHERE entry IS NOT NULL"),
         0
     );
+    // The working directories are their projects' names, not paths that name the user.
+    for table in ["events", "sessions", "check_results"] {
+        assert_eq!(
+            db.int(&format!(
+                "SELECT count(*) FROM {table} WHERE cwd LIKE '%/%' OR cwd LIKE '%\\%'"
+            )),
+            0,
+            "{table}"
+        );
+    }
+    assert_eq!(
+        db.int("SELECT count(DISTINCT cwd) FROM sessions"),
+        env.int("SELECT count(DISTINCT cwd) FROM sessions")
+    );
     let content: String = client
         .query_one("SELECT content FROM machines", &[])
         .unwrap()

@@ -21,6 +21,9 @@ pub enum Kind {
     /// Text the content profile decides about: dropped under `none`, redacted again under
     /// `redacted`, as stored under `full`.
     Content,
+    /// A working directory: under `none` only its last component, the project's name (a
+    /// path names its user and their folders: `/home/ana/clients/acme/app`); whole otherwise.
+    Path,
 }
 
 /// One column: its name on both sides, the local expression that reads it, and its kind.
@@ -62,7 +65,7 @@ pub struct Table {
     pub on_conflict: OnConflict,
 }
 
-use Kind::{Content as C, Int as I, Text as T};
+use Kind::{Content as C, Int as I, Path as P, Text as T};
 
 pub const EVENTS: Table = Table {
     name: "events",
@@ -79,7 +82,7 @@ pub const EVENTS: Table = Table {
         col("tool_call_id", T),
         col("turn_id", T),
         col("model", T),
-        col("cwd", T),
+        col("cwd", P),
         col("origin", T),
         col("actor_name", T),
         col("actor_type", T),
@@ -108,7 +111,7 @@ pub const SESSIONS: Table = Table {
         col("session_id", T),
         col("agent", T),
         col("model", T),
-        col("cwd", T),
+        col("cwd", P),
         col("first_seen", I),
         col("last_seen", I),
         col("events", I),
@@ -231,7 +234,7 @@ pub const CHECK_RESULTS: Table = Table {
         col("ts", I),
         col("session_id", T),
         col("agent", T),
-        col("cwd", T),
+        col("cwd", P),
         Column {
             name: "check_name",
             local: "json_extract(entry, '$.check.name')",
@@ -297,6 +300,13 @@ impl Profile<'_> {
             Content::Redacted => text.map(|t| self.redactor.redact(&t).into_owned()),
         }
     }
+
+    fn shape_path(&self, path: Option<String>) -> Option<String> {
+        match self.content {
+            Content::None => path.map(|p| crate::support::human::project(&p).to_string()),
+            Content::Full | Content::Redacted => path,
+        }
+    }
 }
 
 impl Rows {
@@ -307,7 +317,7 @@ impl Rows {
             .iter()
             .map(|c| match c.kind {
                 Kind::Int => Values::Int(Vec::new()),
-                Kind::Text | Kind::Content => Values::Text(Vec::new()),
+                Kind::Text | Kind::Content | Kind::Path => Values::Text(Vec::new()),
             })
             .collect();
         Rows {
@@ -384,6 +394,7 @@ impl Rows {
                         }
                         v.push(profile.shape(text));
                     }
+                    (Values::Text(v), Kind::Path) => v.push(profile.shape_path(text_of(value))),
                     (Values::Text(v), _) => v.push(text_of(value)),
                 }
             }
@@ -495,6 +506,38 @@ mod tests {
 
     const CALL: &str = "SELECT 's1', 'k1', 'c1', 'Bash', 5, 5, 9, 4, 1, NULL, 'p', 'q', \
                         'succeeded', 'echo corp-123456', NULL, NULL, NULL, NULL, 'default'";
+
+    #[test]
+    fn a_working_directory_is_its_project_under_none_and_whole_otherwise() {
+        // A session's row: its columns in order, the directory fourth.
+        let row: Vec<String> = SESSIONS
+            .columns
+            .iter()
+            .map(|c| match (c.name, c.kind) {
+                ("cwd", _) => "'C:\\Users\\ana\\clients\\acme\\app\\'".to_string(),
+                (_, Kind::Int) => "1".to_string(),
+                _ => "'x'".to_string(),
+            })
+            .collect();
+        let sql = format!("SELECT {}", row.join(", "));
+        let cwd = SESSIONS
+            .columns
+            .iter()
+            .position(|c| c.name == "cwd")
+            .unwrap();
+        for (content, want) in [
+            (Content::None, "app"),
+            (Content::Redacted, "C:\\Users\\ana\\clients\\acme\\app\\"),
+            (Content::Full, "C:\\Users\\ana\\clients\\acme\\app\\"),
+        ] {
+            let rows = read(&SESSIONS, &sql, content);
+            assert_eq!(
+                rows.columns[cwd],
+                Values::Text(vec![Some(want.to_string())]),
+                "{content:?}"
+            );
+        }
+    }
 
     #[test]
     fn each_profile_shapes_the_text_and_the_digest_is_always_sent() {
