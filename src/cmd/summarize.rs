@@ -90,7 +90,8 @@ pub struct Args {
     /// Only this session: its id, or a unique prefix of it (as the table shows it)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// One row per session, tool, day, agent, model or check
+    /// One row per session, tool, day, agent, model or check; on the team store (--store) per
+    /// user or machine too
     #[arg(long, value_enum, default_value_t = ByArg::Session)]
     pub by: ByArg,
     /// Every column, with raw values, in the table too
