@@ -255,7 +255,7 @@ pub fn assemble(mut session: Head, mut items: Vec<Item>, responses: &[Response])
     Story { session, items }
 }
 
-/// The statement of [`responses`]: from the covering index `usage_session` (migration 0021),
+/// The statement of `responses`: from the covering index `usage_session` (migration 0021),
 /// in its order.
 pub const RESPONSES: &str = "SELECT ts, turn_id, sidechain, input_tokens, output_tokens, \
         cache_write_tokens, cache_read_tokens, cost_usd \
@@ -368,7 +368,7 @@ pub fn head_of(r: &[Value]) -> Head {
     }
 }
 
-/// The statement of [`own_lines`]: through the index `events_session` (migration 0025), one
+/// The statement of `own_lines`: through the index `events_session` (migration 0025), one
 /// seek per kind, the few rows sorted by time; each line's JSON read once, for the one field
 /// its kind has.
 pub const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
