@@ -637,7 +637,7 @@ fn inputs_by_id<'a>(
 }
 
 /// Why a call failed: its exit code, and its error or what it printed.
-type Failure = (Option<i64>, Option<String>);
+pub type Failure = (Option<i64>, Option<String>);
 
 /// Why each failed call failed, by the id of the event that reported it: the exit code and
 /// the error, else the output, of its line.
@@ -649,14 +649,18 @@ fn failures_by_id<'a>(
                    json_extract(entry, '$.toolResponse')";
     Ok(lines_by_id(db, columns, ids)?
         .into_iter()
-        .filter_map(|mut r| {
-            let id = take_text(&mut r[0])?;
-            let error = take_text(&mut r[2])
-                .filter(|e| !e.trim().is_empty())
-                .or_else(|| take_text(&mut r[3]).and_then(|out| what_it_printed(&out)));
-            Some((id, (integer(&r[1]), error)))
-        })
+        .filter_map(failure_of)
         .collect())
+}
+
+/// A failure of a row of the event's id, its line's exit code, error message and tool
+/// response (the team store's reads the same).
+pub fn failure_of(mut r: Vec<Value>) -> Option<(String, Failure)> {
+    let id = take_text(&mut r[0])?;
+    let error = take_text(&mut r[2])
+        .filter(|e| !e.trim().is_empty())
+        .or_else(|| take_text(&mut r[3]).and_then(|out| what_it_printed(&out)));
+    Some((id, (integer(&r[1]), error)))
 }
 
 /// What a tool's result says of its failure: a shell result's `stderr`, else its `stdout`

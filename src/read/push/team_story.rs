@@ -3,7 +3,10 @@
 //! the team's `events`, its tool calls, its answers from `turns`, and the usage of its
 //! responses. What the machine's content profile kept off the server is said as such, not
 //! left blank: under `none` a prompt or an answer reads [`NOT_SENT`]. Why a call failed (its
-//! exit code and error, read locally from its lines) is not on the server.
+//! exit code and error) is read from the line that reported it where the machine sent its
+//! lines; who decided a call is not told.
+
+use std::collections::HashMap;
 
 use postgres::Client;
 use rusqlite::types::Value;
@@ -114,12 +117,13 @@ pub fn load(client: &mut Client, found: &Found) -> Result<Option<TeamStory>, Ser
         .into_iter()
         .filter_map(story::own_line_of)
         .collect();
-    items.extend(
-        run_report(client, TOOL_CALLS, &key)?
-            .1
-            .into_iter()
-            .filter_map(call_of),
-    );
+    let (_, calls) = run_report(client, TOOL_CALLS, &key)?;
+    // Why each failed call failed, from the line that reported it, where the machine sent its
+    // lines (`full`, `redacted`).
+    let (_, failures) = run_report(client, FAILURES, &key)?;
+    let failures: HashMap<String, story::Failure> =
+        failures.into_iter().filter_map(story::failure_of).collect();
+    items.extend(calls.into_iter().filter_map(|r| call_of(r, &failures)));
     let answers = format!(
         "SELECT {} FROM turns WHERE machine_id = $1 AND session_id = $2",
         story::ANSWER_COLUMNS
@@ -163,15 +167,30 @@ const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
      ORDER BY ts, seq";
 
 const TOOL_CALLS: &str = "SELECT coalesce(start_ts, end_ts), coalesce(tool_name, '?'), \
-     duration_ms, outcome, input, risk, decision, delegated_agent \
+     duration_ms, outcome, input, risk, decision, delegated_agent, post_event_id \
      FROM tool_calls WHERE machine_id = $1 AND session_id = $2";
+
+/// As the local story's failures: each failed call's reporting line's exit code, error and
+/// tool response (none where the line was not sent, or is not JSON PostgreSQL takes).
+const FAILURES: &str = "SELECT e.id, \
+     CASE WHEN jsonb_typeof(j -> 'exitCode') = 'number' \
+         THEN (j ->> 'exitCode')::numeric::bigint END, \
+     j -> 'error' ->> 'message', j ->> 'toolResponse' \
+     FROM tool_calls c \
+     JOIN events e ON e.machine_id = c.machine_id AND e.id = c.post_event_id, \
+     LATERAL (SELECT team_jsonb(e.entry) AS j) AS line \
+     WHERE c.machine_id = $1 AND c.session_id = $2 AND c.outcome = 'failed' \
+       AND e.entry IS NOT NULL";
 
 /// As the local story's (`story::RESPONSES`).
 const RESPONSES: &str = "SELECT ts, turn_id, sidechain, input_tokens, output_tokens, \
      cache_write_tokens, cache_read_tokens, cost_usd \
      FROM v_usage WHERE machine_id = $1 AND session_id = $2 ORDER BY ts, message_id";
 
-fn call_of(mut r: Vec<Value>) -> Option<Item> {
+fn call_of(mut r: Vec<Value>, failures: &HashMap<String, story::Failure>) -> Option<Item> {
+    let (exit_code, error) = take_text(&mut r[8])
+        .and_then(|id| failures.get(&id).cloned())
+        .unwrap_or_default();
     Some(Item::ToolCall {
         ts: integer(&r[0])?,
         tool: take_text(&mut r[1]).unwrap_or_default(),
@@ -182,8 +201,8 @@ fn call_of(mut r: Vec<Value>) -> Option<Item> {
         decision: take_text(&mut r[6]),
         delegated_to: take_text(&mut r[7]),
         decided_by: None,
-        exit_code: None,
-        error: None,
+        exit_code,
+        error,
     })
 }
 
