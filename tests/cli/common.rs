@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
@@ -585,7 +584,9 @@ pub fn pg_database_if_any() -> Option<PgDatabase> {
 /// A PostgreSQL server of a test's own, in a temporary directory on a free port, which the
 /// test may stop and start (the shared one, [`pg_database`], serves every test at once).
 /// Trust authentication on loopback, user `cmstore`. Made by the `initdb` beside `pg_config
-/// --bindir`, as the `postgres` user when the tests run as root (initdb refuses root).
+/// --bindir`, as the `postgres` user when the tests run as root (initdb refuses root). Unix
+/// only: its socket directory, `id`, `chown` and `runuser`.
+#[cfg(unix)]
 pub struct PgCluster {
     dir: tempfile::TempDir,
     bin: PathBuf,
@@ -593,6 +594,7 @@ pub struct PgCluster {
     pub port: u16,
 }
 
+#[cfg(unix)]
 impl PgCluster {
     /// A new cluster, started; `None` (said on stderr, or a panic under `CMSTORE_PG=require`)
     /// when there is no `initdb`.
@@ -636,7 +638,7 @@ impl PgCluster {
                 .unwrap();
             assert!(chown.success());
         }
-        let port = TcpListener::bind("127.0.0.1:0")
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
@@ -718,6 +720,7 @@ impl PgCluster {
     }
 }
 
+#[cfg(unix)]
 impl Drop for PgCluster {
     fn drop(&mut self) {
         let data = self.data();

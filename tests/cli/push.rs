@@ -1157,6 +1157,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
 
 /// The server itself stopped mid-push (as a crash: `pg_ctl stop -m immediate`) and started
 /// again: the push waits for it and ends exact, nothing lost or doubled, the rollups right.
+#[cfg(unix)]
 #[test]
 fn a_server_stopped_and_started_again_mid_push_loses_and_doubles_nothing() {
     let Some(cluster) = crate::common::PgCluster::start() else {
