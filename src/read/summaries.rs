@@ -33,6 +33,14 @@ pub enum By {
     Check,
 }
 
+/// The token columns a readable table's `tokens` sums (the team store's reports too).
+pub const TOKENS: &[&str] = &[
+    "input_tokens",
+    "output_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+];
+
 /// Columns of `--by session`: `v_session_summary` without its raw epoch-ms sort keys.
 pub const SESSION_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", duration_ms, \
      ended, prompts, turns, subagent_turns, tool_uses, tool_failures, tools, delegations, delegated_to, \
@@ -475,12 +483,6 @@ pub fn readable_spec(
     &'static [&'static str],
 ) {
     use Shown::*;
-    const TOKENS: &[&str] = &[
-        "input_tokens",
-        "output_tokens",
-        "cache_write_tokens",
-        "cache_read_tokens",
-    ];
     match by {
         By::Session => (
             {

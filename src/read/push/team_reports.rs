@@ -364,6 +364,14 @@ fn models_sql(q: &mut Query, filters: &TeamFilters) -> String {
     )
 }
 
+/// The usage of a row of [`grouped_sql`]: as locally, a row without responses has none of
+/// them and no tokens (0), and no cost (NULL).
+const USAGE_OR_NONE: &str = "coalesce(u.responses, 0) AS responses, \
+     coalesce(u.input_tokens, 0) AS input_tokens, coalesce(u.output_tokens, 0) AS output_tokens, \
+     coalesce(u.cache_write_tokens, 0) AS cache_write_tokens, \
+     coalesce(u.cache_read_tokens, 0) AS cache_read_tokens, u.cost_usd, \
+     coalesce(u.unpriced, 0) AS unpriced";
+
 /// `--by day`, `agent`, `user` and `machine`: the events of the event rollup (or, when
 /// sessions are chosen, of those sessions), the usage of the usage rollup, and for all but
 /// days the sessions active in the window, joined on the row's key.
@@ -428,9 +436,8 @@ fn grouped_sql(q: &mut Query, by: TeamBy, filters: &TeamFilters) -> String {
         _ => format!(", {} AS last_seen", iso("s.last_seen")),
     };
     format!(
-        "WITH {}\nSELECT keys.k AS {name}{extra}, {session_columns}e.events, u.responses, \
-         u.input_tokens, u.output_tokens, u.cache_write_tokens, u.cache_read_tokens, u.cost_usd, \
-         u.unpriced{last_seen}\nFROM keys{joins}{extra_join}\nORDER BY {order}",
+        "WITH {}\nSELECT keys.k AS {name}{extra}, {session_columns}coalesce(e.events, 0) AS events, \
+         {USAGE_OR_NONE}{last_seen}\nFROM keys{joins}{extra_join}\nORDER BY {order}",
         with.join(",\n")
     )
 }
@@ -481,13 +488,8 @@ pub fn readable_spec(
     &'static [&'static str],
     &'static [&'static str],
 ) {
+    use crate::read::summaries::TOKENS;
     use Shown::*;
-    const TOKENS: &[&str] = &[
-        "input_tokens",
-        "output_tokens",
-        "cache_write_tokens",
-        "cache_read_tokens",
-    ];
     const RIGHT: &[&str] = &["events", "tokens", "cost"];
     match by {
         TeamBy::Session => {
@@ -588,14 +590,7 @@ pub fn readable_spec(
 pub fn summed_columns(by: TeamBy) -> &'static [&'static str] {
     match by {
         TeamBy::Session => &["prompts", "tool_uses", "tool_failures"],
-        TeamBy::Tool => &[
-            "calls",
-            "succeeded",
-            "failed",
-            "denied",
-            "unfinished",
-            "total_ms",
-        ],
+        TeamBy::Tool => crate::read::summaries::summed_columns(crate::read::summaries::By::Tool),
         TeamBy::Model => &["responses"],
         TeamBy::Check => crate::read::summaries::summed_columns(crate::read::summaries::By::Check),
         TeamBy::Day | TeamBy::Agent | TeamBy::User | TeamBy::Machine => &["events", "responses"],

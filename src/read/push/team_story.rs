@@ -77,6 +77,15 @@ pub fn resolve(
         [] => Err(ServerError::Settings(format!(
             "no session of the team store matches {given:?} (`cmstore sessions --store` lists them)"
         ))),
+        many if many.iter().all(|f| f.session_id == many[0].session_id) => {
+            let machines: Vec<&str> = many.iter().map(|f| f.machine_id.as_str()).collect();
+            Err(ServerError::Settings(format!(
+                "session {} is on {} machines ({}): choose one with --machine",
+                many[0].session_id,
+                machines.len(),
+                machines.join(", ")
+            )))
+        }
         many => {
             let listed: Vec<String> = many
                 .iter()
@@ -84,8 +93,7 @@ pub fn resolve(
                 .map(|f| format!("{} on {}", f.session_id, f.machine_id))
                 .collect();
             Err(ServerError::Settings(format!(
-                "{given:?} names {} sessions of the team store ({}): give a whole id, and \
-                 --machine for an id two machines share",
+                "{given:?} names {} sessions of the team store ({}): give more of the id",
                 if many.len() > 10 {
                     "more than 10".to_string()
                 } else {
