@@ -115,8 +115,25 @@ function project(cwd) {
 }
 function params() { return new URLSearchParams(location.search); }
 function rangeQuery() {
+  const q = new URLSearchParams();
   const since = document.getElementById("range").value;
-  return since ? "since=" + encodeURIComponent(since) : "";
+  if (since) q.set("since", since);
+  // A team store's pages may be of one machine or user (`/?user=ana`).
+  for (const k of ["machine", "user"]) if (params().get(k)) q.set(k, params().get(k));
+  return q.toString();
+}
+// A team's machine as a person tells them apart: its host and the start of its id.
+function machineName(host, id) {
+  const short = String(id || "").slice(0, 8);
+  return host ? `${host} (${short})` : short;
+}
+// Whose figures a team store's page shows, when a machine or user is chosen.
+function whose() {
+  const p = params();
+  const parts = [];
+  if (p.get("user")) parts.push("user " + p.get("user"));
+  if (p.get("machine")) parts.push("machine " + p.get("machine"));
+  return parts.length ? el("p", { class: "note", id: "whose" }, "Only " + parts.join(", ") + ". ", el("a", { href: location.pathname }, "Whole team")) : null;
 }
 
 function table(columns, rows, empty) {
@@ -211,10 +228,14 @@ function rateCell(rate) {
 
 // The footer names the zones: the days' (the server's, as `cmstore summarize --by day` counts
 // them there) and the times' (this browser's), and says so when the two differ.
-function showZone(serverZone) {
+function showZone(serverZone, store) {
   const browser = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
   const note = document.getElementById("zone-note");
   if (!note || !serverZone) return;
+  if (store === "team") {
+    note.textContent = `Read-only view of the team store. Days in UTC, as every team report counts them; times in this browser's zone (${browser}).`;
+    return;
+  }
   note.textContent = serverZone === browser
     ? `Read-only view of the local store. Days and times in ${browser}.`
     : `Read-only view of the local store. Days as the server counts them (${serverZone}); times in this browser's zone (${browser}).`;
@@ -228,7 +249,7 @@ const pages = {
     const t = o.totals;
     const tokens = (t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_write_tokens || 0);
     const range = document.getElementById("range").value;
-    showZone(o.zone);
+    showZone(o.zone, o.store);
     const days = everyDay(o.days, range).map((d) => Object.assign({}, d, {
       tokens: (d.input_tokens || 0) + (d.output_tokens || 0) + (d.cache_read_tokens || 0) + (d.cache_write_tokens || 0),
     }));
@@ -243,8 +264,27 @@ const pages = {
           draw();
         } }, "Show all time"))
       : null;
+    // A team store: the figures per user and per machine.
+    const team = o.users ? el("div", { class: "grid", id: "team" },
+      panel("Per user", table([
+        { label: "user", cell: (r) => el("a", { href: "/sessions?user=" + encodeURIComponent(r.user_label || "") }, r.user_label || "(none)") },
+        { label: "machines", num: true, cell: (r) => num(r.machines) },
+        { label: "sessions", num: true, cell: (r) => num(r.sessions) },
+        { label: "events", num: true, cell: (r) => num(r.events) },
+        { label: "tokens", num: true, cell: (r) => num((r.input_tokens || 0) + (r.output_tokens || 0) + (r.cache_read_tokens || 0) + (r.cache_write_tokens || 0)) },
+        { label: "cost", num: true, cell: (r) => partialUsd(r.cost_usd, r.unpriced) },
+      ], o.users)),
+      panel("Per machine", table([
+        { label: "machine", cell: (r) => el("a", { href: "/sessions?machine=" + encodeURIComponent(r.machine_id), title: r.machine_id }, machineName(r.host, r.machine_id)) },
+        { label: "user", cell: (r) => r.machine_user || "" },
+        { label: "sessions", num: true, cell: (r) => num(r.sessions) },
+        { label: "events", num: true, cell: (r) => num(r.events) },
+        { label: "tokens", num: true, cell: (r) => num((r.input_tokens || 0) + (r.output_tokens || 0) + (r.cache_read_tokens || 0) + (r.cache_write_tokens || 0)) },
+        { label: "cost", num: true, cell: (r) => partialUsd(r.cost_usd, r.unpriced) },
+      ], o.machines))) : null;
     app.replaceChildren(
       el("h1", {}, "Overview"),
+      ...(whose() ? [whose()] : []),
       ...(older ? [older] : []),
       el("div", { class: "cards", id: "totals" },
         card("events", num(t.events)), card("sessions", num(t.sessions)), card("prompts", num(t.prompts)),
@@ -256,6 +296,7 @@ const pages = {
         panel("Sessions per day", dayChart(days, "sessions", num, "alt")),
         panel("Tokens per day", dayChart(days, "tokens", num, "violet")),
         panel("Cost per day (USD)", dayChart(days, "cost_usd", (v) => "$" + Number(v).toFixed(2), "warm"))),
+      ...(team ? [team] : []),
       el("div", { class: "grid" },
         panel("Top tools", table([
           { label: "tool", cell: (r) => r.tool_name },
@@ -286,7 +327,7 @@ const pages = {
   sessions: async (app) => {
     const p = params();
     const q = new URLSearchParams();
-    for (const k of ["agent", "project", "since", "until", "all"]) if (p.get(k)) q.set(k, p.get(k));
+    for (const k of ["agent", "project", "since", "until", "all", "machine", "user"]) if (p.get(k)) q.set(k, p.get(k));
     if (!p.get("since") && rangeQuery()) q.set("since", document.getElementById("range").value);
     const data = await api("/api/sessions?" + q.toString());
     // Sessions that went nowhere (a start from a clear or a compaction: no prompt, no tool
@@ -300,17 +341,32 @@ const pages = {
       : null;
     const agent = el("select", { name: "agent" }, el("option", { value: "" }, "any"),
       data.agents.map((a) => el("option", { value: a, selected: p.get("agent") === a }, a)));
+    // A team store: each session's machine and user, and filters for them.
+    const team = data.store === "team";
+    const teamFilters = team ? [
+      el("label", {}, "user", el("select", { name: "user" }, el("option", { value: "" }, "any"),
+        data.users.map((u) => el("option", { value: u, selected: p.get("user") === u }, u)))),
+      el("label", {}, "machine", el("select", { name: "machine" }, el("option", { value: "" }, "any"),
+        data.machines.map((m) => el("option", { value: m.machine_id, selected: p.get("machine") === m.machine_id }, machineName(m.host, m.machine_id))))),
+    ] : [];
+    const link = (r) => "/session?id=" + encodeURIComponent(r.session_id) + (team ? "&machine=" + encodeURIComponent(r.machine_id) : "");
+    const teamColumns = team ? [
+      { label: "user", cell: (r) => r.user_label || "" },
+      { label: "machine", cell: (r) => String(r.machine_id || "").slice(0, 8) },
+    ] : [];
     const form = el("form", { class: "filters", method: "get", action: "/sessions" },
+      ...teamFilters,
       el("label", {}, "agent", agent),
       el("label", {}, "project", el("input", { name: "project", value: p.get("project") || "", placeholder: "name or path" })),
       el("label", {}, "since", el("input", { name: "since", value: p.get("since") || "", placeholder: "7d, 2026-01-05" })),
       el("label", {}, "until", el("input", { name: "until", value: p.get("until") || "", placeholder: "" })),
       el("button", { type: "submit" }, "Filter"));
     app.replaceChildren(el("h1", {}, "Sessions"), form, ...(hidden ? [hidden] : []), el("section", { class: "panel" }, table([
-      { label: "session", cell: (r) => el("a", { href: "/session?id=" + encodeURIComponent(r.session_id), class: "session-link" }, r.short) },
+      { label: "session", cell: (r) => el("a", { href: link(r), class: "session-link" }, r.short) },
+      ...teamColumns,
       { label: "agent", cell: (r) => r.agent || "" },
       { label: "project", cell: (r) => project(r.cwd) },
-      { label: "last active", cell: (r) => when(r.last_seen) },
+      { label: "last active", cell: (r) => when(r.last_seen !== undefined ? r.last_seen : r.end) },
       { label: "lasted", num: true, cell: (r) => ms(r.duration_ms) },
       { label: "prompts", num: true, cell: (r) => num(r.prompts) },
       { label: "turns", num: true, cell: (r) => num(r.turns) },
@@ -322,13 +378,18 @@ const pages = {
 
   session: async (app) => {
     const id = params().get("id") || "";
-    const data = await api("/api/session?id=" + encodeURIComponent(id));
+    const machine = params().get("machine");
+    const data = await api("/api/session?id=" + encodeURIComponent(id) + (machine ? "&machine=" + encodeURIComponent(machine) : ""));
     const s = data.story.session;
+    // On a team store, whose session it is; its calls are asked for on its machine.
+    const where = data.story.machine_id ? [card("user", data.story.user_label || "–"), card("machine", data.story.machine_id.slice(0, 8))] : [];
+    s.machine_id = data.story.machine_id;
     const detail = el("section", { class: "panel", id: "call-detail" }, el("h2", {}, "Tool call"),
       el("p", { class: "muted" }, "Click a bar in the timeline to see the call's input and output."));
     app.replaceChildren(
       el("h1", {}, "Session ", el("code", {}, s.session_id)),
       el("div", { class: "cards" },
+        ...where,
         card("agent", s.agent || "?"), card("project", project(s.cwd) || "–"), card("model", s.model || "–"),
         card("lasted", ms(s.last_seen - s.first_seen)), card("prompts", num(s.prompts)),
         card("tool calls", num(s.tool_uses)), card("failures", num(s.tool_failures))),
@@ -345,7 +406,7 @@ const pages = {
 
   tools: async (app) => {
     const tools = await api("/api/tools?" + rangeQuery());
-    app.replaceChildren(el("h1", {}, "Tools"),
+    app.replaceChildren(el("h1", {}, "Tools"), ...(whose() ? [whose()] : []),
       el("div", { class: "grid" },
         panel("Calls per tool", barList(tools.slice(0, 15), (r) => r.tool_name, (r) => r.calls || 0, num)),
         panel("Failure rate per tool", barList(tools.filter((r) => r.calls).slice(0, 15), (r) => r.tool_name, (r) => r.failure_rate, pct))),
@@ -373,7 +434,7 @@ const pages = {
       byRule[r.rule].denied += r.denied;
     }
     const rules = Object.values(byRule).sort((a, b) => b.fired - a.fired);
-    app.replaceChildren(el("h1", {}, "Gate"),
+    app.replaceChildren(el("h1", {}, "Gate"), ...(whose() ? [whose()] : []),
       el("div", { class: "cards" }, card("calls checked", num(g.totals.calls)), card("flagged", num(g.totals.flagged)),
         card("denied", num(g.totals.denied)), card("unreadable", num(g.totals.unreadable))),
       el("div", { class: "grid" }, panel("Findings per rule", rules.length ? barList(rules, (r) => r.rule, (r) => r.fired, num) : el("p", { class: "empty" }, "No rule fired in this range."))),
@@ -413,9 +474,13 @@ const pages = {
     };
     const form = el("form", { onsubmit: (e) => { e.preventDefault(); run(); } },
       text, el("div", { class: "filters" }, el("label", {}, "row cap", rows), el("button", { type: "submit" }, "Run")));
+    const info = await api("/api/version");
+    const views = info.store === "team"
+      ? ["cmstore query --store", "v_sessions, v_tools, v_daily_usage, v_daily_events, v_usage_users, v_usage, …"]
+      : ["cmstore query", "v_session_summary, v_tools, v_daily_usage, v_usage, …"];
     app.replaceChildren(el("h1", {}, "SQL"),
       el("p", { class: "muted" }, "One read-only statement, with the same guard, time limit and row cap as ",
-        el("code", {}, "cmstore query"), ". Views: v_session_summary, v_tools, v_daily_usage, v_usage, …"),
+        el("code", {}, views[0]), ". Views: " + views[1]),
       el("section", { class: "panel" }, form, out));
     if (p.get("q")) await run();
   },
@@ -487,7 +552,7 @@ function timeline(data, s, detail) {
     const bar = svg("rect", {
       class: "call " + outcome, x: x(start), y: y + 5, width: Math.max(3, x(end) - x(start)), height: rowH - 4, rx: 2,
       "data-key": c.key, tabindex: 0,
-      onclick: () => showCall(detail, s.session_id, c, bar),
+      onclick: () => showCall(detail, s, c, bar),
     }, svg("title", {}, `${c.tool} · ${outcome} · ${ms(c.duration_ms)} · ${clock(start)}`));
     root.appendChild(bar);
     if (outcome === "failed" || outcome === "denied" || outcome === "refused" || c.decision === "deny") {
@@ -519,11 +584,13 @@ function restoreSelection(detail, session) {
   if (bar) bar.dispatchEvent(new Event("click"));
 }
 
-async function showCall(detail, session, c, bar) {
+async function showCall(detail, s, c, bar) {
+  const session = s.session_id;
   document.querySelectorAll("rect.call.selected").forEach((b) => b.classList.remove("selected"));
   bar.classList.add("selected");
   selected = { session, key: c.key };
-  const d = await api("/api/call?session=" + encodeURIComponent(session) + "&key=" + encodeURIComponent(c.key));
+  const machine = s.machine_id ? "&machine=" + encodeURIComponent(s.machine_id) : "";
+  const d = await api("/api/call?session=" + encodeURIComponent(session) + "&key=" + encodeURIComponent(c.key) + machine);
   detail.replaceChildren(el("h2", {}, `${d.tool} `, el("span", { class: "pill " + (d.outcome || "") }, d.outcome || "running")),
     el("p", { class: "muted" }, `started ${when(d.start)} · ${ms(d.duration_ms)}` + (d.risk ? ` · gate: ${d.risk} (${d.decision})` : "") + decided(d.decided_by)),
     el("h2", {}, "Input"), el("pre", { class: "io", id: "call-input" }, pretty(d.input) || "(not recorded)"),
@@ -597,7 +664,10 @@ function widenRates() {
 async function poll() {
   const live = document.getElementById("live");
   try {
-    const v = (await api("/api/version")).version;
+    const answer = await api("/api/version");
+    const v = answer.version;
+    const note = document.getElementById("zone-note");
+    if (answer.store === "team" && note && !note.textContent.includes("team store")) showZone("UTC", "team");
     live.classList.remove("stale");
     live.textContent = "live";
     if (version !== null && v !== version && page !== "sql") await draw();

@@ -4,13 +4,16 @@
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 
+use crate::cli::filters::TeamStore;
 use crate::files::paths::Paths;
 use crate::read::report;
-use crate::read::serve::{Options, Server};
+use crate::read::serve::team_api::TeamSource;
+use crate::read::serve::{Options, Server, Store};
 
 /// Arguments of `cmstore serve`.
 #[derive(Debug, Clone, clap::Args)]
@@ -25,26 +28,44 @@ pub struct Args {
     /// anyone who can reach it and holds the token sees the store)
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<IpAddr>,
-    /// Interrupt a query of the SQL page after this many seconds in SQLite; 0 = no limit
+    /// Interrupt a query of the SQL page after this many seconds (in SQLite, or on the team
+    /// store's server); 0 = no limit
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub sql_timeout: u64,
+    #[command(flatten)]
+    pub team: TeamStore,
 }
 
 /// Runs `cmstore serve`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    // As every report does: bring an older store's views up to date once (migrations only
-    // add views and indexes). After this the server opens the store read-only.
-    drop(report::open_read_only(&paths.db)?);
+    let (store, of) = match args.team.store {
+        Some(url) => {
+            let (config, _) = crate::config::Config::load_for(paths);
+            let source = TeamSource {
+                url,
+                config,
+                machine: args.team.machine,
+                user: args.team.user,
+            };
+            (Store::Team(Arc::new(source)), " of the team store")
+        }
+        None => {
+            // As every report does: bring an older store's views up to date once (migrations
+            // only add views and indexes). After this the server opens the store read-only.
+            drop(report::open_read_only(&paths.db)?);
+            (Store::Local(paths.db.clone()), "")
+        }
+    };
     let server = Server::bind(Options {
         addr: args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST)),
         port: args.port,
-        db: paths.db.clone(),
+        store,
         sql_timeout: Duration::from_secs(args.sql_timeout),
     })?;
     let url = server.url();
     // One write: a reader that takes the first line and goes away must not stop the server.
     let banner = format!(
-        "cmstore dashboard (read-only) at {url}\n\
+        "cmstore dashboard (read-only){of} at {url}\n\
          Open that address; the token in it is the key. Ctrl-C stops.\n"
     );
     let mut out = std::io::stdout().lock();

@@ -154,6 +154,24 @@ fn run_chromium_in(
     reader.join().unwrap()
 }
 
+/// The DOM of page `name` at `url` as Chromium drew it (in the zone `tz`), which must be drawn
+/// with no script error and no load error. A fresh profile each time: the token in the
+/// address is the way in, as on a first visit.
+fn drawn(browser: &Path, url: &str, name: &str, tz: Option<&str>) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let dom = run_chromium_in(browser, profile.path(), &["--dump-dom".into()], url, tz);
+    assert!(
+        dom.contains(&format!("data-drawn=\"{name}\"")),
+        "{name}: the page was not drawn:\n{dom}"
+    );
+    assert!(
+        dom.contains("<pre id=\"errors\" hidden=\"\"></pre>"),
+        "{name}: script errors:\n{dom}"
+    );
+    assert!(!dom.contains("id=\"load-error\""), "{name}: {dom}");
+    dom
+}
+
 #[test]
 fn every_page_renders_in_chromium_without_errors() {
     let Some(browser) = chromium() else { return };
@@ -196,19 +214,8 @@ fn every_page_renders_in_chromium_without_errors() {
         ),
     ];
     for (name, path) in pages {
-        // A fresh profile each time: the token in the address is the way in, as on a first visit.
         let url = format!("{base}{path}&token={}", served.token);
-        let profile = tempfile::tempdir().unwrap();
-        let dom = run_chromium(&browser, profile.path(), &["--dump-dom".into()], &url);
-        assert!(
-            dom.contains(&format!("data-drawn=\"{name}\"")),
-            "{name}: the page was not drawn:\n{dom}"
-        );
-        assert!(
-            dom.contains("<pre id=\"errors\" hidden=\"\"></pre>"),
-            "{name}: script errors:\n{dom}"
-        );
-        assert!(!dom.contains("id=\"load-error\""), "{name}: {dom}");
+        let dom = drawn(&browser, &url, name, None);
         match name {
             "overview" => {
                 assert!(dom.contains("data-chart=\"events\""), "{dom}");
@@ -378,4 +385,88 @@ fn the_overview_counts_days_in_the_zone_and_says_which() {
         tokyo.contains("Days as the server counts them (America/Los_Angeles); times in this browser's zone (Asia/Tokyo)."),
         "{tokyo}"
     );
+}
+
+/// `serve --store` (issue 40): every page of a team store's dashboard renders without a script
+/// error, the overview has its per-user and per-machine tables, the session list links each
+/// session with its machine, and a session's timeline has one bar per tool call.
+#[test]
+fn every_page_of_a_team_store_renders_in_chromium() {
+    let Some(browser) = chromium() else { return };
+    let Some(db) = crate::common::pg_database() else {
+        return;
+    };
+    let env = crate::push::filled_with_checks(61, 600);
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "[push]\nuser = \"ana\"\nteam = \"web\"\n",
+    )
+    .unwrap();
+    crate::push::push_ok(&env, &db.url, &["--content", "full"]);
+    let machine = crate::push::machine_of(&env);
+    let session = env.text("SELECT session_id FROM sessions ORDER BY tool_uses DESC LIMIT 1");
+    let served = Served::start_on(&env, &[("TZ", "UTC")], &["--store", &db.url]);
+    let base = format!("http://127.0.0.1:{}", served.port);
+    let story = served.json(&format!("/api/session?id={session}&machine={machine}"));
+    let tool_calls = story["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| !c["start"].is_null() || !c["end"].is_null())
+        .count();
+    assert!(tool_calls > 0, "the session has tool calls to draw");
+    let pages = [
+        ("overview", "/?range=".to_string()),
+        ("sessions", "/sessions?range=".to_string()),
+        (
+            "session",
+            format!("/session?id={session}&machine={machine}&range="),
+        ),
+        ("tools", "/tools?range=&user=ana".to_string()),
+        ("gate", "/gate?range=".to_string()),
+        (
+            "sql",
+            "/sql?q=SELECT+user_label%2C+sum(events)+FROM+v_daily_events+GROUP+BY+1&range="
+                .to_string(),
+        ),
+    ];
+    for (name, path) in pages {
+        let url = format!("{base}{path}&token={}", served.token);
+        let dom = drawn(&browser, &url, name, Some("UTC"));
+        assert!(
+            dom.contains("Read-only view of the team store."),
+            "{name}: {dom}"
+        );
+        match name {
+            "overview" => {
+                assert!(dom.contains("data-chart=\"events\""), "{dom}");
+                assert!(
+                    dom.contains("Per user") && dom.contains("Per machine"),
+                    "{dom}"
+                );
+                assert!(dom.contains("href=\"/sessions?user=ana\""), "{dom}");
+            }
+            "sessions" => assert!(
+                dom.contains(&format!("/session?id={session}&amp;machine={machine}")),
+                "{dom}"
+            ),
+            "session" => {
+                let bars = dom.matches("<rect class=\"call ").count();
+                assert_eq!(bars, tool_calls, "one bar per tool call");
+                assert!(dom.contains(">ana<"), "the session's user: {dom}");
+            }
+            "tools" => {
+                assert!(dom.contains("Every tool"), "{dom}");
+                assert!(dom.contains("Only user ana."), "{dom}");
+            }
+            "gate" => assert!(dom.contains("calls checked"), "{dom}"),
+            "sql" => {
+                assert!(dom.contains("Download CSV"), "{dom}");
+                assert!(!dom.contains("id=\"sql-error\""), "{dom}");
+                assert!(dom.contains("cmstore query --store"), "{dom}");
+                assert!(dom.contains(">ana<"), "{dom}");
+            }
+            _ => unreachable!(),
+        }
+    }
 }

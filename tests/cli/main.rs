@@ -29,6 +29,7 @@ mod status;
 mod statusline;
 mod summarize;
 mod team_reports;
+mod team_serve;
 mod tool_calls;
 mod torture;
 mod transcripts;

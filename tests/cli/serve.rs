@@ -139,10 +139,16 @@ impl Served {
 
     /// [`Served::start`] with environment variables (`TZ`) set for the server.
     pub fn start_with(env: &TestEnv, vars: &[(&str, &str)]) -> Served {
+        Served::start_on(env, vars, &[])
+    }
+
+    /// [`Served::start_with`] and more arguments (`--store URL`).
+    pub fn start_on(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Served {
         let mut child = env
             .std_cmd()
             .envs(vars.iter().copied())
             .args(["serve", "--port", "0"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -235,8 +241,12 @@ pub struct Response {
 
 impl Response {
     fn parse(raw: &[u8]) -> Response {
-        let text = String::from_utf8_lossy(raw);
-        let (head, body) = text.split_once("\r\n\r\n").expect("a complete response");
+        let split = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a complete response");
+        let head = String::from_utf8_lossy(&raw[..split]);
+        let body = &raw[split + 4..];
         let mut lines = head.lines();
         let status = lines
             .next()
@@ -246,14 +256,21 @@ impl Response {
             .unwrap()
             .parse()
             .unwrap();
-        let headers = lines
+        let headers: Vec<(String, String)> = lines
             .filter_map(|l| l.split_once(':'))
             .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
             .collect();
+        let chunked = headers
+            .iter()
+            .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+        let body = match chunked {
+            true => dechunked(body),
+            false => body.to_vec(),
+        };
         Response {
             status,
             headers,
-            body: body.to_string(),
+            body: String::from_utf8_lossy(&body).into_owned(),
         }
     }
 
@@ -263,6 +280,22 @@ impl Response {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// A chunked body (`size\r\ndata\r\n` … `0\r\n\r\n`) joined.
+fn dechunked(mut rest: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Some(end) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&rest[..end]).expect("a chunk size");
+        let size = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+        if size == 0 {
+            break;
+        }
+        let data = &rest[end + 2..];
+        body.extend_from_slice(&data[..size]);
+        rest = &data[size + 2..];
+    }
+    body
 }
 
 /// The JSON a command prints.

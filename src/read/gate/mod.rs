@@ -159,7 +159,9 @@ pub fn allowed_by(db: &ReadOnlyDb, filters: &Filters) -> Result<Vec<(String, i64
         .collect())
 }
 
-fn finding(row: &[Value]) -> tally::Finding {
+/// The finding of one grouped row `risk, decision, agent, cwd, calls, first ts, last ts` (as
+/// [`fn@report`] groups them here, and the team store's dashboard there).
+pub fn finding(row: &[Value]) -> tally::Finding {
     let text = |i: usize| row.get(i).and_then(report::text);
     let int = |i: usize| row.get(i).and_then(report::integer).unwrap_or_default();
     tally::Finding {

@@ -16,6 +16,7 @@ pub mod local;
 pub mod rows;
 pub mod server;
 pub mod service;
+pub mod team_dashboard;
 pub mod team_query;
 pub mod team_reports;
 pub mod team_story;
@@ -199,7 +200,7 @@ pub fn run(
 /// rejects (SQLSTATE classes 28 and 42).
 fn retriable(error: &ServerError) -> bool {
     match error {
-        ServerError::Settings(_) => false,
+        ServerError::Settings(_) | ServerError::Refused(_) => false,
         ServerError::Postgres { source, .. } => source
             .code()
             .is_none_or(|code| !code.code().starts_with("28") && !code.code().starts_with("42")),

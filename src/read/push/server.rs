@@ -43,6 +43,9 @@ pub enum ServerError {
     /// The URL or the variables do not make a connection string.
     #[error("{0}")]
     Settings(String),
+    /// A statement cmstore does not run on a store it only reads.
+    #[error("{0}")]
+    Refused(String),
     /// The server refused, failed or went away.
     #[error("{context}: {source}")]
     Postgres {
@@ -53,6 +56,24 @@ pub enum ServerError {
 }
 
 impl ServerError {
+    /// What a person reads: with the server's own message (and its detail and hint) where
+    /// the server said why, which the error's `Display` leaves to its source.
+    pub fn explained(&self) -> String {
+        match self {
+            ServerError::Postgres { context, source } => match source.as_db_error() {
+                Some(db) => {
+                    let mut text = format!("{context}: {}", db.message());
+                    for more in [db.detail(), db.hint()].into_iter().flatten() {
+                        text.push_str(&format!(" ({more})"));
+                    }
+                    text
+                }
+                None => format!("{context}: {source}"),
+            },
+            other => other.to_string(),
+        }
+    }
+
     fn pg(context: &str) -> impl FnOnce(postgres::Error) -> ServerError + '_ {
         move |source| ServerError::Postgres {
             context: context.to_string(),

@@ -41,7 +41,7 @@ pub fn run(
     params: &[String],
     timeout: Option<Duration>,
 ) -> Result<Rows, ServerError> {
-    run_with(client, sql, params, timeout, "")
+    run_with(client, sql, params, timeout, "", None)
 }
 
 /// How long one of cmstore's own reports on the team store may take before the server
@@ -58,7 +58,50 @@ pub fn run_report(client: &mut Client, sql: &str, params: &[String]) -> Result<R
         params,
         Some(REPORT_TIMEOUT),
         "SET LOCAL jit = off;",
+        None,
     )
+}
+
+/// [`run`] for the dashboard's SQL page: at most `max_rows` rows, and whether more were left
+/// out. A query is read through a cursor, so the server sends no more than the cap and one
+/// row. A statement a cursor cannot read (a write, `CREATE`) is run as [`run`] runs it, for
+/// the server's own verdict: a read-only transaction refuses it.
+pub fn run_capped(
+    client: &mut Client,
+    sql: &str,
+    timeout: Option<Duration>,
+    max_rows: u64,
+) -> Result<(Rows, bool), ServerError> {
+    use postgres::error::SqlState;
+    let (columns, mut rows) = match run_with(client, sql, &[], timeout, "", Some(max_rows)) {
+        // The statement was parsed alone already: these are the server refusing a cursor
+        // for it.
+        Err(ServerError::Postgres { source, .. })
+            if source.code() == Some(&SqlState::SYNTAX_ERROR)
+                || source.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED) =>
+        {
+            match run_with(client, sql, &[], timeout, "", None) {
+                // Neither a cursor nor `PREPARE` takes it (`CREATE`, `SHOW`, `VACUUM`): a
+                // statement this page does not run.
+                Err(ServerError::Postgres { source, .. })
+                    if source.code() == Some(&SqlState::SYNTAX_ERROR) =>
+                {
+                    let said = source.as_db_error().map_or(String::new(), |db| {
+                        format!(" (the server: {})", db.message())
+                    });
+                    return Err(ServerError::Refused(format!(
+                        "only one query (SELECT, WITH, VALUES, TABLE) runs here: the team store \
+                         is read-only{said}"
+                    )));
+                }
+                other => other?,
+            }
+        }
+        other => other?,
+    };
+    let cut = rows.len() as u64 > max_rows;
+    rows.truncate(usize::try_from(max_rows).unwrap_or(usize::MAX));
+    Ok(((columns, rows), cut))
 }
 
 fn run_with(
@@ -67,6 +110,7 @@ fn run_with(
     params: &[String],
     timeout: Option<Duration>,
     settings: &str,
+    max_rows: Option<u64>,
 ) -> Result<Rows, ServerError> {
     let failed = |context: &str| {
         let context = context.to_string();
@@ -100,23 +144,33 @@ fn run_with(
             format!(" ({})", literals.join(", "))
         }
     };
-    // A prepared statement outlives the transaction: each has a name of its own (a
-    // connection may run several; a pooler may hand one server session to several
-    // processes), and goes once it has run, or failed.
+    // A prepared statement or a cursor outlives nothing but its transaction's end: each has a
+    // name of its own (a connection may run several; a pooler may hand one server session to
+    // several processes), and a prepared one goes once it has run, or failed.
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = format!(
         "cmstore_query_{}_{}",
         std::process::id(),
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    // Line breaks: a statement ending in a `--` comment must not swallow the EXECUTE.
-    let text = format!("PREPARE {name} AS {sql}\n;\nEXECUTE {name}{arguments};\nDEALLOCATE {name}");
+    // Line breaks: a statement ending in a `--` comment must not swallow what follows.
+    let text = match max_rows {
+        Some(cap) => format!(
+            "DECLARE {name} NO SCROLL CURSOR FOR {sql}\n;\nFETCH FORWARD {} FROM {name}",
+            cap.saturating_add(1)
+        ),
+        None => {
+            format!("PREPARE {name} AS {sql}\n;\nEXECUTE {name}{arguments};\nDEALLOCATE {name}")
+        }
+    };
     let messages = match tx.simple_query(&text) {
         Ok(messages) => messages,
         Err(source) => {
             drop(tx);
-            // Prepared before the EXECUTE failed, it would stay: best effort, it goes.
-            let _ = client.batch_execute(&format!("DEALLOCATE {name}"));
+            if max_rows.is_none() {
+                // Prepared before the EXECUTE failed, it would stay: best effort, it goes.
+                let _ = client.batch_execute(&format!("DEALLOCATE {name}"));
+            }
             return Err(failed("the statement")(source));
         }
     };

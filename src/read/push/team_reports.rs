@@ -73,7 +73,7 @@ pub fn plan(by: TeamBy, filters: &TeamFilters) -> TeamPlan {
 
 /// `filters` as they are compared: agents are written lower-case (`claude`), so `Claude`
 /// means `claude`, as locally.
-fn normalized(filters: &TeamFilters) -> TeamFilters {
+pub(super) fn normalized(filters: &TeamFilters) -> TeamFilters {
     let mut filters = filters.clone();
     if let Some(agent) = filters.common.agent.as_mut() {
         *agent = agent.to_ascii_lowercase();
@@ -83,20 +83,20 @@ fn normalized(filters: &TeamFilters) -> TeamFilters {
 
 /// Parameters as they are bound.
 #[derive(Default)]
-struct Query {
-    params: Vec<String>,
+pub(super) struct Query {
+    pub(super) params: Vec<String>,
 }
 
 impl Query {
     /// `value` as the next parameter: its `$n`.
-    fn bind(&mut self, value: impl Into<String>) -> String {
+    pub(super) fn bind(&mut self, value: impl Into<String>) -> String {
         self.params.push(value.into());
         format!("${}", self.params.len())
     }
 }
 
 /// The usage columns of every summary but `--by tool`, summed over the rollup `r`.
-const USAGE_SUMS: &str = "sum(r.responses)::bigint AS responses, \
+pub(super) const USAGE_SUMS: &str = "sum(r.responses)::bigint AS responses, \
      sum(r.input_tokens)::bigint AS input_tokens, sum(r.output_tokens)::bigint AS output_tokens, \
      sum(r.cache_write_tokens)::bigint AS cache_write_tokens, \
      sum(r.cache_read_tokens)::bigint AS cache_read_tokens, \
@@ -106,7 +106,7 @@ const USAGE_SUMS: &str = "sum(r.responses)::bigint AS responses, \
 /// `--project` on the working directory `cwd`, as the local store compares it
 /// ([`crate::read::sessions`]): the whole path or its last component, exactly; a Windows path
 /// ignoring ASCII case.
-fn project_condition(cwd: &str, project: &str) -> String {
+pub(super) fn project_condition(cwd: &str, project: &str) -> String {
     let windows = format!("(strpos({cwd}, '\\') > 0 OR {cwd} ~ '^[A-Za-z]:')");
     let path = format!(
         "(CASE WHEN {windows} THEN lower(rtrim({cwd}, '/\\')) ELSE rtrim({cwd}, '/\\') END)"
@@ -142,7 +142,7 @@ fn session_row_conditions(q: &mut Query, filters: &TeamFilters, s: &str) -> Vec<
 }
 
 /// The UTC days of `--since` and `--until` on the column `day` (YYYY-MM-DD).
-fn day_conditions(q: &mut Query, filters: &TeamFilters, day: &str) -> Vec<String> {
+pub(super) fn day_conditions(q: &mut Query, filters: &TeamFilters, day: &str) -> Vec<String> {
     let mut wheres = Vec::new();
     if let Some(since) = filters.common.since {
         wheres.push(format!("{day} >= {}", q.bind(utc_day(since))));
@@ -157,7 +157,12 @@ fn day_conditions(q: &mut Query, filters: &TeamFilters, day: &str) -> Vec<String
 /// The conditions on a rollup row `r` with `machine_id`, `session_id` and `day` (and, for the
 /// usage rollup, `user_label` and `agent`): the day window, the machine, and the session's
 /// other filters through its row in `sessions`.
-fn rollup_conditions(q: &mut Query, filters: &TeamFilters, r: &str, labelled: bool) -> String {
+pub(super) fn rollup_conditions(
+    q: &mut Query,
+    filters: &TeamFilters,
+    r: &str,
+    labelled: bool,
+) -> String {
     let mut wheres = day_conditions(q, filters, &format!("{r}.day"));
     let mut by_session = TeamFilters {
         common: Filters {
@@ -193,7 +198,7 @@ fn rollup_conditions(q: &mut Query, filters: &TeamFilters, r: &str, labelled: bo
     where_of(&wheres)
 }
 
-fn where_of(wheres: &[String]) -> String {
+pub(super) fn where_of(wheres: &[String]) -> String {
     if wheres.is_empty() {
         String::new()
     } else {
@@ -255,7 +260,7 @@ const WENT_SOMEWHERE: &str = "(coalesce(s.prompts, 0) > 0 OR s.turns > 0 \
      WHERE r.machine_id = s.machine_id AND r.session_id = s.session_id))";
 
 /// The sessions `filters` choose: their own row's filters and those active in the window.
-fn sessions_conditions(q: &mut Query, filters: &TeamFilters) -> Vec<String> {
+pub(super) fn sessions_conditions(q: &mut Query, filters: &TeamFilters) -> Vec<String> {
     let mut wheres = session_row_conditions(q, filters, "s");
     if let Some(since) = filters.common.since {
         wheres.push(format!("s.last_seen >= {}", q.bind(since.to_string())));
@@ -312,6 +317,7 @@ fn tools_sql(q: &mut Query, filters: &TeamFilters) -> String {
     format!(
         "SELECT r.tool_name, sum(r.calls)::bigint AS calls, sum(r.succeeded)::bigint AS succeeded, \
          sum(r.failed)::bigint AS failed, sum(r.denied)::bigint AS denied, \
+         sum(r.refused)::bigint AS refused, sum(r.abandoned)::bigint AS abandoned, \
          sum(r.unfinished)::bigint AS unfinished, \
          round(1.0 * sum(r.failed) / nullif(sum(r.succeeded) + sum(r.failed), 0), 4) \
          AS failure_rate, sum(r.total_ms)::bigint AS total_ms, \
@@ -366,7 +372,7 @@ fn models_sql(q: &mut Query, filters: &TeamFilters) -> String {
 
 /// The usage of a row of [`grouped_sql`]: as locally, a row without responses has none of
 /// them and no tokens (0), and no cost (NULL).
-const USAGE_OR_NONE: &str = "coalesce(u.responses, 0) AS responses, \
+pub(super) const USAGE_OR_NONE: &str = "coalesce(u.responses, 0) AS responses, \
      coalesce(u.input_tokens, 0) AS input_tokens, coalesce(u.output_tokens, 0) AS output_tokens, \
      coalesce(u.cache_write_tokens, 0) AS cache_write_tokens, \
      coalesce(u.cache_read_tokens, 0) AS cache_read_tokens, u.cost_usd, \

@@ -59,6 +59,11 @@ pub fn version(db: &ReadOnlyDb) -> Result<String, QueryError> {
                 (SELECT count(*) FROM sessions)",
         &[],
     )?;
+    Ok(version_of(&rows))
+}
+
+/// A version from the figures of the first of `rows`: `12-1-40-…`.
+pub fn version_of(rows: &[Vec<Value>]) -> String {
     let parts: Vec<String> = rows
         .first()
         .map(|r| {
@@ -67,13 +72,30 @@ pub fn version(db: &ReadOnlyDb) -> Result<String, QueryError> {
                 .collect()
         })
         .unwrap_or_default();
-    Ok(parts.join("-"))
+    parts.join("-")
 }
 
 /// The overview: figures per day, the top tools, the gate's findings and the busiest
 /// projects over `filters`' time range.
 pub fn overview(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> {
     let days = days(db, filters)?;
+    let mut tools = tools(db, filters)?;
+    tools.truncate(10);
+    let gate = gate_report(db, filters)?;
+    let (projects, sessions) = projects(db, filters)?;
+    Ok(json!({
+        "totals": totals(&days, sessions),
+        "days": days,
+        "tools": tools,
+        "gate": gate,
+        "projects": projects,
+        "newest_day": newest_day(db)?,
+        "zone": crate::support::zone::chosen().label(crate::support::clock::now_ms()),
+    }))
+}
+
+/// The overview's totals: the sums of its days' figures, and `sessions`.
+pub fn totals(days: &[Json], sessions: usize) -> BTreeMap<&'static str, Json> {
     let mut totals = BTreeMap::new();
     for name in [
         "events",
@@ -95,20 +117,8 @@ pub fn overview(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> 
     // The responses without a price: the cost then covers the others only (`+`, or `?`).
     let unpriced: i64 = days.iter().filter_map(|d| d["unpriced"].as_i64()).sum();
     totals.insert("unpriced", json!(unpriced));
-    let mut tools = tools(db, filters)?;
-    tools.truncate(10);
-    let gate = gate_report(db, filters)?;
-    let (projects, sessions) = projects(db, filters)?;
     totals.insert("sessions", json!(sessions));
-    Ok(json!({
-        "totals": totals,
-        "days": days,
-        "tools": tools,
-        "gate": gate,
-        "projects": projects,
-        "newest_day": newest_day(db)?,
-        "zone": crate::support::zone::chosen().label(crate::support::clock::now_ms()),
-    }))
+    totals
 }
 
 /// The newest day (in the reader's zone, as the days are) with an event or a response in the
@@ -165,9 +175,16 @@ fn projects(db: &ReadOnlyDb, filters: &Filters) -> Result<(Vec<Json>, usize), Qu
         ),
         &params,
     )?;
+    Ok(busiest(&rows))
+}
+
+/// The ten busiest projects (by events) of rows `cwd, sessions, events, tool calls, failures,
+/// last seen` (one per working directory: several directories may be one project), and the
+/// sessions of all rows.
+pub fn busiest(rows: &[Vec<Value>]) -> (Vec<Json>, usize) {
     let mut by_project: BTreeMap<String, [i64; 5]> = BTreeMap::new();
     let mut sessions = 0;
-    for r in &rows {
+    for r in rows {
         let project = human::project(&text(&r[0]).unwrap_or_default()).to_string();
         let f = |i: usize| match &r[i] {
             Value::Real(x) => *x as i64,
@@ -191,14 +208,19 @@ fn projects(db: &ReadOnlyDb, filters: &Filters) -> Result<(Vec<Json>, usize), Qu
                    "tool_failures": p[3], "last_seen": p[4]})
         })
         .collect();
-    Ok((out, sessions))
+    (out, sessions)
 }
 
 /// `cmstore gate report`: the totals and one row per rule, agent and project.
 pub fn gate_report(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryError> {
     let (totals, rows) = gate::report(db, filters)?;
-    let (columns, rows) = tally::raw(&rows);
-    Ok(json!({
+    Ok(gate_json(&totals, &rows))
+}
+
+/// `cmstore gate report`'s figures as the gate page reads them.
+pub fn gate_json(totals: &tally::Totals, rows: &[tally::Row]) -> Json {
+    let (columns, rows) = tally::raw(rows);
+    json!({
         "totals": {
             "calls": totals.calls,
             "flagged": totals.flagged,
@@ -206,7 +228,7 @@ pub fn gate_report(db: &ReadOnlyDb, filters: &Filters) -> Result<Json, QueryErro
             "unreadable": totals.unreadable,
         },
         "rules": objects(columns, &rows),
-    }))
+    })
 }
 
 /// `cmstore sessions --format json` (`--all` when `all`), with each session's shortest unique
@@ -224,17 +246,8 @@ pub fn sessions(
         false => sessions::empty_count(db, filters)?,
     };
     let (columns, rows) = report::fetch(db, &sql, &params)?;
-    let ids = sessions::all_ids(db)?;
-    let prefixes = human::unique_prefixes(&ids, sessions::MIN_PREFIX);
     let mut list = objects(columns, &rows);
-    for s in &mut list {
-        let id = s["session_id"].as_str().unwrap_or_default().to_string();
-        let short = match ids.binary_search(&id) {
-            Ok(i) => prefixes[i].clone(),
-            Err(_) => id,
-        };
-        s["short"] = json!(short);
-    }
+    add_shorts(&mut list, &sessions::all_ids(db)?);
     let (_, agents) = report::fetch(
         db,
         "SELECT DISTINCT agent FROM sessions WHERE agent IS NOT NULL ORDER BY agent",
@@ -242,6 +255,20 @@ pub fn sessions(
     )?;
     let agents: Vec<_> = agents.iter().filter_map(|r| text(&r[0])).collect();
     Ok(json!({ "sessions": list, "agents": agents, "hidden": hidden }))
+}
+
+/// Adds to each session of `list` the shortest prefix of its id that no other of `ids`
+/// (sorted, distinct) shares (`short`).
+pub fn add_shorts(list: &mut [Json], ids: &[String]) {
+    let prefixes = human::unique_prefixes(ids, sessions::MIN_PREFIX);
+    for s in list {
+        let id = s["session_id"].as_str().unwrap_or_default().to_string();
+        let short = match ids.binary_search(&id) {
+            Ok(i) => prefixes[i].clone(),
+            Err(_) => id,
+        };
+        s["short"] = json!(short);
+    }
 }
 
 /// One session: the story `cmstore show --format json` prints (under `story`), and its tool
@@ -269,8 +296,15 @@ pub fn session(db: &ReadOnlyDb, given: &str) -> Result<Option<Json>, QueryError>
          ORDER BY coalesce(c.start_ts, c.end_ts), c.call_key",
         &[bind("session", &id)],
     )?;
-    let calls: Vec<Json> = rows
-        .iter()
+    let calls = timeline(&rows);
+    let story = serde_json::to_value(&story).unwrap_or(Json::Null);
+    Ok(Some(json!({ "story": story, "calls": calls })))
+}
+
+/// A session's tool calls for the timeline, from rows `key, tool, start, end, duration,
+/// outcome, actor type, actor name, risk, decision`: each in a lane, `main` or the subagent's.
+pub fn timeline(rows: &[Vec<Value>]) -> Vec<Json> {
+    rows.iter()
         .map(|r| {
             let lane = match (text(&r[6]).as_deref(), text(&r[7])) {
                 (Some("subagent"), Some(name)) => name,
@@ -289,9 +323,31 @@ pub fn session(db: &ReadOnlyDb, given: &str) -> Result<Option<Json>, QueryError>
                 "decision": text(&r[9]),
             })
         })
-        .collect();
-    let story = serde_json::to_value(&story).unwrap_or(Json::Null);
-    Ok(Some(json!({ "story": story, "calls": calls })))
+        .collect()
+}
+
+/// One call's detail from a row `tool, outcome, duration, start, end, input, output, error,
+/// risk, decision` and, where the store knows it, who decided it: long texts cut at
+/// [`MAX_CALL_TEXT`].
+pub fn call_detail(r: &[Value]) -> Json {
+    let long = |v: &Value| match v {
+        Value::Null => None,
+        Value::Text(t) => Some(cut_text(t, MAX_CALL_TEXT)),
+        other => Some(json_value(other).to_string()),
+    };
+    json!({
+        "tool": text(&r[0]),
+        "outcome": text(&r[1]),
+        "duration_ms": integer(&r[2]),
+        "start": integer(&r[3]),
+        "end": integer(&r[4]),
+        "input": long(&r[5]),
+        "output": long(&r[6]),
+        "error": long(&r[7]),
+        "risk": text(&r[8]),
+        "decision": text(&r[9]),
+        "decided_by": r.get(10).and_then(text),
+    })
 }
 
 /// One tool call's input and output, for the timeline's detail pane. `Ok(None)` when the
@@ -312,27 +368,7 @@ pub fn call(db: &ReadOnlyDb, session: &str, key: &str) -> Result<Option<Json>, Q
          WHERE c.session_id = :session AND c.call_key = :key",
         &[bind("session", session), bind("key", key)],
     )?;
-    let Some(r) = rows.first() else {
-        return Ok(None);
-    };
-    let long = |v: &Value| match v {
-        Value::Null => None,
-        Value::Text(t) => Some(cut_text(t, MAX_CALL_TEXT)),
-        other => Some(json_value(other).to_string()),
-    };
-    Ok(Some(json!({
-        "tool": text(&r[0]),
-        "outcome": text(&r[1]),
-        "duration_ms": integer(&r[2]),
-        "start": integer(&r[3]),
-        "end": integer(&r[4]),
-        "input": long(&r[5]),
-        "output": long(&r[6]),
-        "error": long(&r[7]),
-        "risk": text(&r[8]),
-        "decision": text(&r[9]),
-        "decided_by": text(&r[10]),
-    })))
+    Ok(rows.first().map(|r| call_detail(r)))
 }
 
 fn bind(name: &str, value: &str) -> Param {

@@ -2,11 +2,14 @@
 //!
 //! - [`auth`]: who gets in (the token, the `Host` and `Origin` checks);
 //! - [`routes`]: pages, embedded assets and the `/api/…` endpoints;
-//! - [`api`]: the data behind each endpoint, from the statements the commands use.
+//! - [`api`]: the data behind each endpoint, from the statements the commands use;
+//! - [`team_api`]: the same on a team store (`--store postgres://…`), with its users and
+//!   machines.
 //!
 //! The HTTP stack is `tiny_http`: synchronous, no async runtime, no TLS (the dashboard listens
 //! on the loopback address unless told otherwise). A few worker threads each hold a read-only
-//! connection ([`ReadOnlyDb`]); nothing here opens the store for writing. Every response
+//! connection ([`ReadOnlyDb`]; on a team store a PostgreSQL connection whose every statement
+//! runs in a read-only transaction); nothing here opens a store for writing. Every response
 //! carries a strict Content-Security-Policy (no inline script, nothing from elsewhere),
 //! `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer` and `Cache-Control:
 //! no-store`. See `docs/serve.md`.
@@ -14,15 +17,18 @@
 pub mod api;
 pub mod auth;
 pub mod routes;
+pub mod team_api;
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::read::push::server::ServerError;
 use crate::store::read_only::{QueryError, ReadOnlyDb};
 use auth::{Access, Seen, Verdict};
-use routes::{Cache, Context, Reply};
+use routes::{Cache, Context, Reply, Source};
+use team_api::{TeamDb, TeamSource};
 
 /// The Content-Security-Policy of every response: only this server's own script, styles and
 /// data; no inline script, no frames, no forms elsewhere.
@@ -41,9 +47,18 @@ pub struct Options {
     /// The port; 0 picks a free one.
     pub port: u16,
     /// The store.
-    pub db: PathBuf,
+    pub store: Store,
     /// The SQL page's time limit (0 = none).
     pub sql_timeout: Duration,
+}
+
+/// The store the dashboard shows.
+#[derive(Debug, Clone)]
+pub enum Store {
+    /// The local store (its path).
+    Local(PathBuf),
+    /// A team store on PostgreSQL.
+    Team(Arc<TeamSource>),
 }
 
 /// Why the dashboard could not start.
@@ -52,6 +67,9 @@ pub enum ServeError {
     /// The store cannot be read.
     #[error(transparent)]
     Store(#[from] QueryError),
+    /// The team store cannot be reached or read.
+    #[error("the team store: {0}")]
+    Team(#[from] ServerError),
     /// The address could not be listened on.
     #[error("cannot listen on {addr}: {message}")]
     Bind {
@@ -79,7 +97,13 @@ impl Server {
         if options.addr.is_unspecified() {
             return Err(ServeError::Unspecified(options.addr));
         }
-        ReadOnlyDb::open(&options.db, None)?;
+        // Read once now: a store that cannot be read says so before the address is given.
+        match &options.store {
+            Store::Local(path) => drop(ReadOnlyDb::open(path, None)?),
+            Store::Team(source) => {
+                team_api::version(&TeamDb::connect(Arc::clone(source))?)?;
+            }
+        }
         let addr = SocketAddr::new(options.addr, options.port);
         let http = tiny_http::Server::http(addr).map_err(|e| ServeError::Bind {
             addr,
@@ -109,9 +133,15 @@ impl Server {
         let cache = Arc::new(Cache::default());
         let mut workers = Vec::new();
         for _ in 0..WORKERS {
+            let source = match &self.options.store {
+                Store::Local(path) => Source::Local {
+                    db: ReadOnlyDb::open(path, None)?,
+                    path: path.clone(),
+                },
+                Store::Team(source) => Source::Team(TeamDb::connect(Arc::clone(source))?),
+            };
             let ctx = Context {
-                db: ReadOnlyDb::open(&self.options.db, None)?,
-                db_path: self.options.db.clone(),
+                source,
                 sql_timeout: self.options.sql_timeout,
                 cache: Arc::clone(&cache),
                 now_ms: crate::support::clock::now_ms,

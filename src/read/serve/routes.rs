@@ -3,13 +3,17 @@
 //! in (see [`super::auth`]) and turns the reply into a response.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
+use postgres::error::SqlState;
+
 use super::api;
+use super::team_api::{self, TeamDb};
+use crate::read::push::server::ServerError;
 use crate::read::render::{Format, Renderer, TableOptions};
 use crate::read::sessions::Filters;
 use crate::store::read_only::{QueryError, ReadOnlyDb};
@@ -66,14 +70,34 @@ impl Reply {
     }
 }
 
-/// What a worker needs to answer: its own read-only connection, the store's path (for the
-/// SQL page's own connection with its time limit) and the cache
-/// shared by every worker.
+/// The store a worker reads.
+pub enum Source {
+    /// The local store: this worker's read-only connection, and the store's path (for the SQL
+    /// page's own connection with its time limit).
+    Local {
+        /// This worker's connection.
+        db: ReadOnlyDb,
+        /// The store.
+        path: PathBuf,
+    },
+    /// A team store (`--store postgres://…`): this worker's connection.
+    Team(TeamDb),
+}
+
+impl Source {
+    /// `local` or `team`, as the pages are told.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Local { .. } => "local",
+            Source::Team(_) => "team",
+        }
+    }
+}
+
+/// What a worker needs to answer: the store it reads and the cache shared by every worker.
 pub struct Context {
-    /// This worker's connection.
-    pub db: ReadOnlyDb,
     /// The store.
-    pub db_path: std::path::PathBuf,
+    pub source: Source,
     /// The SQL page's time limit.
     pub sql_timeout: Duration,
     /// Answers by address, with the store version they were computed at.
@@ -118,25 +142,35 @@ pub fn route(ctx: &Context, url: &str) -> Reply {
         "/app.js" => Reply::new(200, "text/javascript; charset=utf-8", APP_JS),
         "/app.css" => Reply::new(200, "text/css; charset=utf-8", APP_CSS),
         "/favicon.svg" | "/favicon.ico" => Reply::new(200, "image/svg+xml", FAVICON),
-        "/api/version" => match api::version(&ctx.db) {
-            Ok(v) => Reply::json(200, &json!({ "version": v })),
-            Err(e) => error(&e),
+        "/api/version" => match version(ctx) {
+            Ok(v) => Reply::json(200, &json!({ "version": v, "store": ctx.source.kind() })),
+            Err(reply) => reply,
         },
         "/api/sql" => sql(ctx, &params),
-        // One snapshot for the store's version and the answer: the parts of an answer (the
-        // overview's days, tools and projects; a session's story and timeline) agree, and
-        // the cache keeps it under the version it was computed at.
-        p if p.starts_with("/api/") => ctx
-            .db
-            .in_one_snapshot(|_| Ok(cached(ctx, url, |ctx| data(ctx, p, &params))))
-            .unwrap_or_else(|e| error(&e)),
+        p if p.starts_with("/api/") => match &ctx.source {
+            // One snapshot for the store's version and the answer: the parts of an answer
+            // (the overview's days, tools and projects; a session's story and timeline)
+            // agree, and the cache keeps it under the version it was computed at.
+            Source::Local { db, .. } => db
+                .in_one_snapshot(|_| Ok(cached(ctx, url, |ctx| data(ctx, db, p, &params))))
+                .unwrap_or_else(|e| error(&e)),
+            Source::Team(team) => cached(ctx, url, |ctx| team_data(ctx, team, p, &params)),
+        },
         _ => Reply::text(404, "not found"),
+    }
+}
+
+/// The store's version, or the reply that says why it cannot be read.
+fn version(ctx: &Context) -> Result<String, Reply> {
+    match &ctx.source {
+        Source::Local { db, .. } => api::version(db).map_err(|e| error(&e)),
+        Source::Team(team) => team_api::version(team).map_err(|e| team_error(&e)),
     }
 }
 
 /// A data endpoint's answer, from the cache when the store has not changed since.
 fn cached(ctx: &Context, url: &str, compute: impl FnOnce(&Context) -> Reply) -> Reply {
-    let Ok(version) = api::version(&ctx.db) else {
+    let Ok(version) = version(ctx) else {
         return compute(ctx);
     };
     if let Some(reply) = ctx.cache.get(url, &version) {
@@ -149,23 +183,22 @@ fn cached(ctx: &Context, url: &str, compute: impl FnOnce(&Context) -> Reply) -> 
     reply
 }
 
-fn data(ctx: &Context, path: &str, q: &Query) -> Reply {
+fn data(ctx: &Context, db: &ReadOnlyDb, path: &str, q: &Query) -> Reply {
     let filters = match q.filters((ctx.now_ms)()) {
         Ok(f) => f,
         Err(message) => return Reply::json(400, &json!({ "error": message })),
     };
     let result = match path {
-        "/api/overview" => api::overview(&ctx.db, &filters).map(Some),
-        "/api/tools" => api::tools(&ctx.db, &filters).map(|t| Some(json!(t))),
-        "/api/gate" => api::gate_report(&ctx.db, &filters).map(Some),
+        "/api/overview" => api::overview(db, &filters).map(Some),
+        "/api/tools" => api::tools(db, &filters).map(|t| Some(json!(t))),
+        "/api/gate" => api::gate_report(db, &filters).map(Some),
         "/api/sessions" => {
-            let limit = q.number("limit").unwrap_or(200).clamp(1, 10_000);
-            let all = q.get("all").is_some_and(|v| v == "1");
-            api::sessions(&ctx.db, &filters, limit, all).map(Some)
+            let (limit, all) = q.listing();
+            api::sessions(db, &filters, limit, all).map(Some)
         }
-        "/api/session" => api::session(&ctx.db, q.get("id").unwrap_or_default()),
+        "/api/session" => api::session(db, q.get("id").unwrap_or_default()),
         "/api/call" => api::call(
-            &ctx.db,
+            db,
             q.get("session").unwrap_or_default(),
             q.get("key").unwrap_or_default(),
         ),
@@ -178,30 +211,98 @@ fn data(ctx: &Context, path: &str, q: &Query) -> Reply {
     }
 }
 
+/// [`data`] on a team store: the same endpoints, with `machine` and `user` as filters too
+/// (within those the dashboard was started with).
+fn team_data(ctx: &Context, team: &TeamDb, path: &str, q: &Query) -> Reply {
+    let common = match q.filters((ctx.now_ms)()) {
+        Ok(f) => f,
+        Err(message) => return Reply::json(400, &json!({ "error": message })),
+    };
+    let filters = team.filters(common, q.get("machine"), q.get("user"));
+    let result = match path {
+        "/api/overview" => team_api::overview(team, &filters).map(Some),
+        "/api/tools" => team_api::tools(team, &filters).map(|t| Some(json!(t))),
+        "/api/gate" => team_api::gate_report(team, &filters).map(Some),
+        "/api/sessions" => {
+            let (limit, all) = q.listing();
+            team_api::sessions(team, &filters, limit, all).map(Some)
+        }
+        "/api/session" => {
+            team_api::session(team, q.get("id").unwrap_or_default(), &filters).map(Some)
+        }
+        "/api/call" => match &filters.machine {
+            Some(machine) => team_api::call(
+                team,
+                machine,
+                q.get("session").unwrap_or_default(),
+                q.get("key").unwrap_or_default(),
+            ),
+            None => return Reply::json(400, &json!({ "error": "a call needs its machine" })),
+        },
+        _ => return Reply::json(404, &json!({ "error": "no such endpoint" })),
+    };
+    match result {
+        Ok(Some(value)) => Reply::json(200, &value),
+        Ok(None) => Reply::json(404, &json!({ "error": "not in the store" })),
+        Err(e) => team_error(&e),
+    }
+}
+
 fn error(e: &QueryError) -> Reply {
     Reply::json(500, &json!({ "error": e.to_string() }))
 }
 
+/// A team store's error: what was asked for is not there (404: no such session, or an id
+/// two sessions share), or the server failed (500) or cannot be reached (503).
+fn team_error(e: &ServerError) -> Reply {
+    let status = match e {
+        ServerError::Settings(_) => 404,
+        ServerError::Refused(_) => 403,
+        ServerError::Postgres { source, .. } if source.as_db_error().is_none() => 503,
+        ServerError::Postgres { .. } => 500,
+    };
+    Reply::json(status, &json!({ "error": e.explained() }))
+}
+
 /// The SQL page: one statement through `cmstore query`'s guard on a connection of its own
-/// with the time limit; JSON for the page, or a CSV/JSON download.
+/// with the time limit (on a team store, as `query --store` runs it: a read-only
+/// transaction); JSON for the page, or a CSV/JSON download.
 fn sql(ctx: &Context, q: &Query) -> Reply {
     let text = q.get("q").unwrap_or_default();
     let max_rows = q
         .number("max_rows")
         .unwrap_or(api::SQL_DEFAULT_ROWS)
         .clamp(1, api::SQL_MAX_ROWS);
-    let result =
-        open_for_sql(&ctx.db_path, ctx.sql_timeout).and_then(|db| api::sql(&db, text, max_rows));
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let status = match e {
-                QueryError::Refused(_) | QueryError::MultipleStatements => 403,
-                QueryError::Database { .. } | QueryError::MissingDatabase(_) => 500,
+    let timeout = Some(ctx.sql_timeout).filter(|t| !t.is_zero());
+    let result = match &ctx.source {
+        Source::Local { path, .. } => ReadOnlyDb::open(path, timeout)
+            .and_then(|db| api::sql(&db, text, max_rows))
+            .map_err(|e| {
+                let status = match e {
+                    QueryError::Refused(_) | QueryError::MultipleStatements => 403,
+                    QueryError::Database { .. } | QueryError::MissingDatabase(_) => 500,
+                    _ => 400,
+                };
+                Reply::json(status, &json!({ "error": e.to_string() }))
+            }),
+        Source::Team(team) => team_api::sql(team, text, max_rows, timeout).map_err(|e| {
+            let status = match &e {
+                // What a read-only transaction refuses: a write.
+                ServerError::Postgres { source, .. }
+                    if source.code() == Some(&SqlState::READ_ONLY_SQL_TRANSACTION) =>
+                {
+                    403
+                }
+                ServerError::Refused(_) => 403,
+                ServerError::Postgres { source, .. } if source.as_db_error().is_none() => 503,
                 _ => 400,
             };
-            return Reply::json(status, &json!({ "error": e.to_string() }));
-        }
+            Reply::json(status, &json!({ "error": e.explained() }))
+        }),
+    };
+    let result = match result {
+        Ok(r) => r,
+        Err(reply) => return reply,
     };
     let (format, content_type, name) = match q.get("format") {
         Some("csv") => (Format::Csv, "text/csv; charset=utf-8", "cmstore-query.csv"),
@@ -215,10 +316,6 @@ fn sql(ctx: &Context, q: &Query) -> Reply {
         },
         Err(e) => Reply::text(500, &format!("rendering: {e}")),
     }
-}
-
-fn open_for_sql(path: &Path, timeout: Duration) -> Result<ReadOnlyDb, QueryError> {
-    ReadOnlyDb::open(path, Some(timeout).filter(|t| !t.is_zero()))
 }
 
 /// The rows through `cmstore query`'s renderers.
@@ -266,6 +363,12 @@ impl Query {
 
     fn number(&self, name: &str) -> Option<u64> {
         self.get(name).and_then(|v| v.parse().ok())
+    }
+
+    /// The session list's `limit` (200 unless given, at most 10,000) and `all`.
+    fn listing(&self) -> (u64, bool) {
+        let limit = self.number("limit").unwrap_or(200).clamp(1, 10_000);
+        (limit, self.get("all").is_some_and(|v| v == "1"))
     }
 
     /// The report filters: `since`/`until` (as `--since`: 7d, 2026-11-30, …), `agent`,
