@@ -118,6 +118,35 @@ summarize() {
     done | sort -n | awk '{a[NR]=$1} END {print a[3]}')
     printf '%-40s %10s ms\n' "cmstore summarize --store --by $1" "$ms"
 }
+# The dashboard on the team store (`cmstore serve --store`): each endpoint's answer over HTTP,
+# median of 5 by curl, each request with an address of its own (the dashboard caches answers
+# by address until a push).
+dashboard() {
+    local out="$WORK/serve.out" port token machine
+    "$BIN" --home "$WORK/base" serve --store "$URL" --port 0 >"$out" 2>&1 &
+    local pid=$!
+    for _ in $(seq 100); do grep -q token= "$out" 2>/dev/null && break; sleep 0.1; done
+    port=$(grep -o '127.0.0.1:[0-9]*' "$out" | head -1 | cut -d: -f2)
+    token=$(grep -o 'token=[0-9a-f]*' "$out" | head -1 | cut -d= -f2)
+    machine=$(psql -tA "$URL" -c "SELECT min(machine_id) FROM machines")
+    local n=0
+    endpoint() {
+        local name=$1 path=$2 ms
+        ms=$(for _ in 1 2 3 4 5; do
+            n=$((n + 1))
+            curl -s -o /dev/null -w '%{time_total}\n' -H "Cookie: cmstore_token_$port=$token" \
+                "http://127.0.0.1:$port$path&n=$n"
+        done | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[3] * 1000}')
+        printf '%-40s %10s ms\n' "serve --store $name" "$ms"
+    }
+    endpoint "/api/overview (all time)" "/api/overview?since="
+    endpoint "/api/tools" "/api/tools?since="
+    endpoint "/api/gate" "/api/gate?since="
+    endpoint "/api/sessions (newest 200)" "/api/sessions?since="
+    endpoint "/api/session (one, its timeline)" "/api/session?id=sess-0042&machine=$machine"
+    endpoint "/api/version" "/api/version?"
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+}
 ask() {
     echo "== the team's questions (median of 5)"
     psql -tA "$URL" -c "SELECT 'rows: events ' || (SELECT count(*) FROM events)
@@ -146,6 +175,7 @@ ask() {
     question "one session's events" \
         "SELECT * FROM events WHERE machine_id = (SELECT min(machine_id) FROM machines) AND session_id = 'sess-0042' ORDER BY seq"
     for by in user machine model day agent tool session; do summarize "$by"; done
+    dashboard
 }
 ask
 psql -tA "$URL" -c "SELECT pg_size_pretty(pg_database_size('$DB'))" | sed 's/^/database size: /'

@@ -160,7 +160,16 @@ fn server_figures(client: &mut postgres::Client, machine: &str) -> Vec<String> {
 
 /// Each rollup the server keeps against the same figures counted from its base tables: they
 /// must agree after any push, whatever happened to it.
-const ROLLUPS: [(&str, &str); 7] = [
+const ROLLUPS: [(&str, &str); 8] = [
+    (
+        "SELECT machine_id, day, agent, cwd, user_label, team_label, risk, decision, calls,
+                first_ts, last_ts FROM rollup_gate",
+        "SELECT machine_id, team_day(ts), coalesce(agent, ''), coalesce(cwd, ''),
+                coalesce(user_label, ''), coalesce(team_label, ''), coalesce(risk, ''),
+                coalesce(decision, ''), count(*), min(ts), max(ts)
+         FROM events WHERE hook_type = 'PreToolUse' AND producer = 'cmstore'
+         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8",
+    ),
     (
         "SELECT machine_id, day, user_label, team_label, agent, hook_type, events
          FROM v_daily_events",
@@ -1011,18 +1020,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (4, '0004_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (6, '0006_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 4"), "{stderr}");
+    assert!(stderr.contains("team schema 6"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        4,
+        6,
         "nothing ran again"
     );
 }
@@ -1100,12 +1109,23 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
         "usage",
         "prices",
     ] {
+        // The columns schema 1 has (later migrations add some).
+        let columns: String = to
+            .query_one(
+                "SELECT string_agg(column_name, ', ' ORDER BY ordinal_position)
+                 FROM information_schema.columns WHERE table_name = $1",
+                &[&table],
+            )
+            .unwrap()
+            .get(0);
         let mut rows = Vec::new();
-        from.copy_out(&format!("COPY {table} TO STDOUT"))
+        from.copy_out(&format!("COPY (SELECT {columns} FROM {table}) TO STDOUT"))
             .unwrap()
             .read_to_end(&mut rows)
             .unwrap();
-        let mut writer = to.copy_in(&format!("COPY {table} FROM STDIN")).unwrap();
+        let mut writer = to
+            .copy_in(&format!("COPY {table} ({columns}) FROM STDIN"))
+            .unwrap();
         writer.write_all(&rows).unwrap();
         writer.finish().unwrap();
     }
@@ -1121,7 +1141,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 3);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 5);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
         3012
@@ -1141,6 +1161,8 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
         "UPDATE tool_calls SET duration_ms = duration_ms + 1, tool_name = 'Renamed'
          WHERE machine_id = $1 AND tool_name = 'Bash'",
         "DELETE FROM usage WHERE machine_id = $1",
+        "UPDATE events SET risk = 'renamed-rule', decision = 'allow'
+         WHERE machine_id = $1 AND hook_type = 'PreToolUse' AND seq % 5 = 1",
     ];
     for sql in changed {
         assert!(to.execute(sql, &[&gone]).unwrap() > 0, "{sql}");
@@ -1153,6 +1175,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     assert_eq!(db.int("SELECT count(*) FROM rollup_usage"), 0);
     assert_eq!(db.int("SELECT count(*) FROM rollup_usage_days"), 0);
     assert_eq!(db.int("SELECT count(*) FROM rollup_session_models"), 0);
+    assert_eq!(db.int("SELECT count(*) FROM rollup_gate"), 0);
 }
 
 /// The server itself stopped mid-push (as a crash: `pg_ctl stop -m immediate`) and started

@@ -62,13 +62,11 @@ fn tools_of(lists: &[&Value]) -> BTreeMap<String, [i64; 5]> {
     out
 }
 
-/// The parts of a story the team store holds as the machine does (who decided a call and a
-/// long input's whole text stay on the machine).
+/// The parts of a story the team store holds as the machine does (a long input's whole text
+/// stays on the machine).
 fn comparable(mut story: Value) -> Value {
     for item in story["items"].as_array_mut().unwrap() {
-        for key in ["decided_by", "input"] {
-            item.as_object_mut().unwrap().remove(key);
-        }
+        item.as_object_mut().unwrap().remove("input");
     }
     for key in ["machine_id", "user_label"] {
         story.as_object_mut().unwrap().remove(key);
@@ -214,10 +212,33 @@ fn the_team_dashboard_adds_up_the_machines_own() {
     ));
     let own_call = local_ana.json(&format!("/api/call?session={session}&key={key}"));
     for field in [
-        "tool", "outcome", "input", "output", "error", "risk", "decision",
+        "tool",
+        "outcome",
+        "input",
+        "output",
+        "error",
+        "risk",
+        "decision",
+        "decided_by",
     ] {
         assert_eq!(call[field], own_call[field], "{field}");
     }
+    // Who decided the call the gate denied, as the machine read it from the call's lines.
+    let gate_session = "gate-51";
+    let story = team.json(&format!("/api/session?id={gate_session}&machine={machine}"));
+    let denied = story["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["outcome"] == "denied")
+        .unwrap_or_else(|| panic!("a denied call: {story}"))["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let theirs = team.json(&format!(
+        "/api/call?session={gate_session}&key={denied}&machine={machine}"
+    ));
+    assert_eq!(theirs["decided_by"], "gate", "{theirs}");
     assert_eq!(
         team.get(&format!("/api/call?session={session}&key={key}"))
             .status,
@@ -297,4 +318,18 @@ fn the_team_dashboard_adds_up_the_machines_own() {
     );
     let o = bo_only.json(&format!("/api/overview?since=&machine={machine}"));
     assert_eq!(o["totals"]["events"], own[1]["totals"]["events"]);
+    // Limited to a user: another's session and calls are not there, and SQL (which would
+    // read them) is not offered.
+    let bo_user = Served::start_on(&ana, &[], &["--store", &db.url, "--user", "bo"]);
+    let theirs = format!("session={session}&key={key}&machine={machine}");
+    assert_eq!(bo_user.get(&format!("/api/call?{theirs}")).status, 404);
+    assert_eq!(
+        bo_user
+            .get(&format!("/api/session?id={session}&machine={machine}"))
+            .status,
+        404
+    );
+    let r = bo_user.get("/api/sql?q=SELECT+1");
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(team.get(&format!("/api/call?{theirs}")).status, 200);
 }

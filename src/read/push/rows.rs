@@ -183,6 +183,13 @@ pub const TOOL_CALLS: Table = Table {
         col("decision", T),
         col("delegated_agent", T),
         col("permission_mode", T),
+        // Read where the call's lines are (team migration 0005): a lookup per call.
+        Column {
+            name: "decided_by",
+            local: "(SELECT d.decided_by FROM v_tool_call_decisions d \
+                     WHERE d.call_rowid = tool_calls.rowid)",
+            kind: T,
+        },
     ],
     labelled: false,
     digest_of: Some(("input", "input_digest")),
@@ -505,7 +512,8 @@ mod tests {
     }
 
     const CALL: &str = "SELECT 's1', 'k1', 'c1', 'Bash', 5, 5, 9, 4, 1, NULL, 'p', 'q', \
-                        'succeeded', 'echo corp-123456', NULL, NULL, NULL, NULL, 'default'";
+                        'succeeded', 'echo corp-123456', NULL, NULL, NULL, NULL, 'default', \
+                        'settings'";
 
     #[test]
     fn a_working_directory_is_its_project_under_none_and_whole_otherwise() {
@@ -577,6 +585,11 @@ mod tests {
                 Values::Text(vec![Some("Bash".into())])
             );
             assert_eq!(rows.columns[at("duration_ms")], Values::Int(vec![Some(4)]));
+            // Who decided the call is a verdict, not content: sent under every profile.
+            assert_eq!(
+                rows.columns[at("decided_by")],
+                Values::Text(vec![Some("settings".into())])
+            );
         }
     }
 

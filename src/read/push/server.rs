@@ -29,6 +29,14 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0003_check_results",
         include_str!("../../../migrations/team/0003_check_results.sql"),
     ),
+    (
+        "0004_rollup_gate",
+        include_str!("../../../migrations/team/0004_rollup_gate.sql"),
+    ),
+    (
+        "0005_call_decided_by",
+        include_str!("../../../migrations/team/0005_call_decided_by.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.

@@ -4,7 +4,8 @@
 //! responses. What the machine's content profile kept off the server is said as such, not
 //! left blank: under `none` a prompt or an answer reads [`NOT_SENT`]. Why a call failed (its
 //! exit code and error) is read from the line that reported it where the machine sent its
-//! lines; who decided a call is not told.
+//! lines; who decided a call as the machine read it from the call's lines (team migration
+//! 0005).
 
 use std::collections::HashMap;
 
@@ -174,8 +175,10 @@ const OWN_LINES: &str = "SELECT ts, hook_type, prompt, \
        AND hook_type IN ('UserPromptSubmit', 'SessionStart', 'SessionEnd', 'PreCompact') \
      ORDER BY ts, seq";
 
+/// Who decided each call (`decided_by`, team migration 0005) as the machine read it from the
+/// call's lines; NULL where an older cmstore pushed the call.
 const TOOL_CALLS: &str = "SELECT coalesce(start_ts, end_ts), coalesce(tool_name, '?'), \
-     duration_ms, outcome, input, risk, decision, delegated_agent, post_event_id \
+     duration_ms, outcome, input, risk, decision, delegated_agent, post_event_id, decided_by \
      FROM tool_calls WHERE machine_id = $1 AND session_id = $2";
 
 /// As the local story's failures: each failed call's reporting line's exit code, error and
@@ -208,7 +211,8 @@ fn call_of(mut r: Vec<Value>, failures: &HashMap<String, story::Failure>) -> Opt
         risk: take_text(&mut r[5]),
         decision: take_text(&mut r[6]),
         delegated_to: take_text(&mut r[7]),
-        decided_by: None,
+        // As locally: a call nothing tells of (`unknown`) says nothing.
+        decided_by: take_text(&mut r[9]).filter(|by| by != "unknown"),
         exit_code,
         error,
     })

@@ -230,15 +230,15 @@ fn team_data(ctx: &Context, team: &TeamDb, path: &str, q: &Query) -> Reply {
         "/api/session" => {
             team_api::session(team, q.get("id").unwrap_or_default(), &filters).map(Some)
         }
-        "/api/call" => match &filters.machine {
-            Some(machine) => team_api::call(
-                team,
-                machine,
-                q.get("session").unwrap_or_default(),
-                q.get("key").unwrap_or_default(),
-            ),
-            None => return Reply::json(400, &json!({ "error": "a call needs its machine" })),
-        },
+        "/api/call" if filters.machine.is_none() => {
+            return Reply::json(400, &json!({ "error": "a call needs its machine" }))
+        }
+        "/api/call" => team_api::call(
+            team,
+            &filters,
+            q.get("session").unwrap_or_default(),
+            q.get("key").unwrap_or_default(),
+        ),
         _ => return Reply::json(404, &json!({ "error": "no such endpoint" })),
     };
     match result {

@@ -234,27 +234,43 @@ pub fn session(db: &TeamDb, given: &str, filters: &TeamFilters) -> Result<Json, 
     Ok(json!({ "story": story, "calls": calls }))
 }
 
-/// One tool call's input and output on `machine`, for the timeline's detail pane; `Ok(None)`
-/// when the session has no call with that key. Who decided it stays on the machine (`null`).
+/// One tool call's input and output, for the timeline's detail pane, on the machine (and of
+/// the user) `filters` choose; `Ok(None)` when the session has no call with that key.
 pub fn call(
     db: &TeamDb,
-    machine: &str,
+    filters: &TeamFilters,
     session: &str,
     key: &str,
 ) -> Result<Option<Json>, ServerError> {
-    let params = [machine.to_string(), session.to_string(), key.to_string()];
+    let Some(machine) = &filters.machine else {
+        return Err(ServerError::Refused("a call needs its machine".into()));
+    };
+    let params = [
+        machine.clone(),
+        session.to_string(),
+        key.to_string(),
+        filters.user.clone().unwrap_or_default(),
+    ];
     let (_, rows) = db.statement(dash::CALL, &params)?;
     Ok(rows.first().map(|r| api::call_detail(r)))
 }
 
 /// One statement of the SQL page, as `cmstore query --store` runs it: a read-only
-/// transaction, the time limit (`None`: none), at most `max_rows` rows.
+/// transaction, the time limit (`None`: none), at most `max_rows` rows. Refused when the
+/// dashboard is limited to a machine or user: SQL reads the whole store.
 pub fn sql(
     db: &TeamDb,
     sql: &str,
     max_rows: u64,
     timeout: Option<Duration>,
 ) -> Result<SqlResult, ServerError> {
+    if db.source.machine.is_some() || db.source.user.is_some() {
+        return Err(ServerError::Refused(
+            "the SQL page reads the whole team store: it is not offered on a dashboard \
+             limited with --machine or --user"
+                .into(),
+        ));
+    }
     let started = std::time::Instant::now();
     let ((columns, rows), cut) = db.with(|c| team_query::run_capped(c, sql, timeout, max_rows))?;
     Ok(SqlResult {
