@@ -204,6 +204,9 @@ if [ "$ROLLUP_SCALE" -gt 1 ]; then
             abandoned FROM rollup_tools, generate_series(2, $ROLLUP_SCALE) AS k;
         INSERT INTO rollup_events SELECT machine_id || '-x' || k, day, agent, hook_type,
             user_label, team_label, events FROM rollup_events, generate_series(2, $ROLLUP_SCALE) AS k;
+        INSERT INTO rollup_gate SELECT machine_id || '-x' || k, day, agent, cwd, user_label,
+            team_label, risk, decision, calls, first_ts, last_ts
+            FROM rollup_gate, generate_series(2, $ROLLUP_SCALE) AS k;
         INSERT INTO sessions SELECT machine_id || '-x' || k, session_id, agent, model, cwd,
             first_seen, last_seen, events, prompts, tool_uses, tool_failures, stops,
             estimated_tokens, ended, ended_at, user_label, team_label
@@ -213,7 +216,7 @@ if [ "$ROLLUP_SCALE" -gt 1 ]; then
             FROM machines, generate_series(2, $ROLLUP_SCALE) AS k;
         COMMIT;
         ANALYZE rollup_usage, rollup_usage_days, rollup_session_models, rollup_session_users,
-            rollup_tools, rollup_events, sessions, machines;"
+            rollup_tools, rollup_events, rollup_gate, sessions, machines;"
     ask
 fi
 echo "work: $WORK"
