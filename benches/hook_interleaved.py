@@ -6,7 +6,8 @@ binary's ratio to the last one given.
 
 The event is HOOK_EVENT (default PostToolUse, a 2 KB payload); also PreToolUse (a command the
 gate reads), UserPromptSubmit (a prompt; context injected when there is any), SessionStart
-and Notification.
+and Notification; and cursor:postToolUse, cursor:preToolUse, Cursor's own payloads of those
+(docs/agents.md, "Cursor"), as its installed hook runs them (`--agent cursor --event …`).
 
 Usage: [HOOK_EVENT=…] hook_interleaved.py ROUNDS BIN... (the last is the baseline)
 """
@@ -26,8 +27,21 @@ fields = {
     "UserPromptSubmit": {"prompt": "refactor the parser so that " + "p" * 400},
     "SessionStart": {"source": "startup"},
     "Notification": {"message": "Claude needs your permission to use Bash"},
-}[event]
+}.get(event, {})
 payload = json.dumps({**common, **fields}).encode()
+extra = []
+if event.startswith("cursor:"):
+    name = event.split(":", 1)[1]
+    cursor = {"conversation_id": "bench-conversation", "generation_id": "g1", "model": "default",
+              "hook_event_name": name, "cursor_version": "3.7.27", "workspace_roots": [root],
+              "tool_name": "Shell", "tool_use_id": "tool_1",
+              "tool_input": {"command": "ls -la " + "x" * 800, "cwd": "", "timeout": 30000}}
+    if name == "postToolUse":
+        cursor["tool_output"] = json.dumps({"output": "y" * 1000, "exitCode": 0})
+        cursor["duration"] = 280.475
+    payload = json.dumps(cursor).encode()
+    extra = ["--agent", "cursor", "--event", name]
+    event = "cursor-" + name
 path = os.path.join(root, f"{event}.json")
 open(path, "wb").write(payload)
 samples = {b: [] for b in bins}
@@ -36,7 +50,7 @@ for r in range(rounds):
         home = os.path.join(root, f"home-{i}")
         with open(path, "rb") as stdin:
             t = time.perf_counter()
-            p = subprocess.Popen([b, "--home", home, "capture"], stdin=stdin,
+            p = subprocess.Popen([b, "--home", home, "capture", *extra], stdin=stdin,
                                  stdout=subprocess.DEVNULL)
             _, status, usage = os.wait4(p.pid, 0)
             samples[b].append((time.perf_counter() - t, usage.ru_minflt))

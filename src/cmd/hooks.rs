@@ -371,8 +371,14 @@ fn uninstall_one(agent: Agent, location: &Location) -> anyhow::Result<String> {
                 format!(", and the folders it left empty: {}", shown.join(", "))
             }
         };
+        // Cursor reloads a changed hooks file but keeps a deleted one's hooks until it
+        // restarts (seen with 3.17.19).
+        let restart = match agent {
+            Agent::Cursor => " (restart Cursor: it keeps a deleted file's hooks until then)",
+            _ => "",
+        };
         return Ok(format!(
-            "removed {removed} hooks; {shown} held nothing else and was deleted{folders}"
+            "removed {removed} hooks; {shown} held nothing else and was deleted{folders}{restart}"
         ));
     }
     write_atomic(&path, &render(Some(&existing), &doc, &style))?;
@@ -740,6 +746,18 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
         (Agent::Qwen, Location::Project(_)) => {
             Some("qwen: Qwen Code runs a project's hooks only in a folder you trust".to_string())
         }
+        (Agent::Cursor, Location::Project(_)) => Some(
+            "cursor: Cursor runs a project's hooks only in a workspace you trust; it also runs \
+             Claude Code's hooks when its third-party hooks setting is on, so with cmstore \
+             installed for Claude too its events are captured twice (docs/agents.md)"
+                .to_string(),
+        ),
+        (Agent::Cursor, Location::User { .. }) => Some(
+            "cursor: Cursor also runs Claude Code's hooks when its third-party hooks setting is \
+             on, so with cmstore installed for Claude too its events are captured twice \
+             (docs/agents.md)"
+                .to_string(),
+        ),
         (Agent::Vscode, Location::User { .. }) => Some(
             "vscode: VS Code reads ~/.copilot/hooks only when its `chat.hookFilesLocations` \
              setting lists it: add \"~/.copilot/hooks\": true there (or install --agent claude \

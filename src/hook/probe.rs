@@ -35,6 +35,13 @@ pub fn probe(agent: Agent, session: &str, cwd: &str, now_ms: i64) -> Probe {
             "sessionStart",
             json!({"sessionId": session, "timestamp": now_ms, "cwd": cwd, "source": "new"}),
         ),
+        // Cursor's own casing and fields (docs/agents.md, "Cursor").
+        Agent::Cursor => (
+            "sessionStart",
+            json!({"hook_event_name": "sessionStart", "conversation_id": session,
+                   "session_id": session, "generation_id": "", "workspace_roots": [cwd],
+                   "is_background_agent": false}),
+        ),
         _ => (
             "SessionStart",
             json!({"hook_event_name": "SessionStart", "session_id": session, "cwd": cwd,

@@ -288,10 +288,28 @@ pub const PROFILES: [Profile; 8] = [
         agent: Agent::Cursor,
         name: "cursor",
         title: "Cursor",
-        aliases: &[],
+        aliases: &["cursor-agent"],
         participant: "cursor",
         origin: UNKNOWN_ORIGIN,
-        hook_file: None,
+        hook_file: Some(HookFile {
+            shape: Shape::Flat,
+            // Cursor reads `command`, `matcher`, `timeout`, `type`, `failClosed` and
+            // `loop_limit` of a handler; third-party hook files carry keys of their own.
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/cursor.json"
+            )),
+            // Its `"version": 1` is cmstore's to take away with its entries: a file holding
+            // nothing else goes (the user's own hooks keep it).
+            owns_file: true,
+            project: &[".cursor", "hooks.json"],
+            user: UserFile {
+                dir_env: None,
+                home_dir: ".cursor",
+                file: &["hooks.json"],
+            },
+        }),
     },
     Profile {
         agent: Agent::Unknown,
@@ -416,6 +434,6 @@ mod tests {
             let doc: Value = serde_json::from_str(file.template).unwrap();
             assert!(doc["hooks"].is_object(), "{agent:?}");
         }
-        assert_eq!(Agent::with_hook_files().count(), 6);
+        assert_eq!(Agent::with_hook_files().count(), 7);
     }
 }

@@ -353,3 +353,145 @@ fn a_copilot_1_0_102_exit_code_is_read_from_its_shell_line() {
     );
     assert_eq!(env.int("SELECT tool_failures FROM sessions"), 1);
 }
+
+/// Cursor (issue 38): its payloads, composed from captures of Cursor 2.5 to 3.7 published in
+/// open projects (docs/agents.md, "Cursor", cites each), as the installed hooks send them: one
+/// session with its prompt, calls paired with their outcomes (the exit code inside the
+/// result's JSON string; a postToolUseFailure with its message) and durations, the answer
+/// (afterAgentResponse), a turn, and the session's end, sent with a byte order mark as Cursor
+/// on Windows sends it, without flags (the payload names its agent and event).
+#[test]
+fn cursor_payloads_are_a_session_with_its_prompt_calls_and_answer() {
+    let env = TestEnv::new();
+    let order = [
+        ("cursor-3.7-session-start.json", "sessionStart"),
+        ("cursor-2.7-before-submit-prompt.json", "beforeSubmitPrompt"),
+        ("cursor-3.7-pre-tool-use-shell.json", "preToolUse"),
+        ("cursor-2.5-post-tool-use-shell.json", "postToolUse"),
+        ("cursor-3.7-pre-tool-use-shell-2.json", "preToolUse"),
+        ("cursor-post-tool-use-shell-exit-3.json", "postToolUse"),
+        ("cursor-3.7-pre-tool-use-grep.json", "preToolUse"),
+        (
+            "cursor-3.7-post-tool-use-failure.json",
+            "postToolUseFailure",
+        ),
+        ("cursor-3.7-subagent-stop.json", "subagentStop"),
+        ("cursor-3.7-after-agent-response.json", "afterAgentResponse"),
+        ("cursor-3.7-stop.json", "stop"),
+    ];
+    for (name, event) in order {
+        let reply = capture(
+            &env,
+            payload(name),
+            &["--agent", "cursor", "--event", event],
+        );
+        assert!(reply.get("hookSpecificOutput").is_none(), "{name}: {reply}");
+    }
+    let mut with_bom = vec![0xEF, 0xBB, 0xBF];
+    with_bom.extend(payload("cursor-2.7-session-end.json").into_bytes());
+    capture(&env, with_bom, &[]);
+    env.ingest_once();
+
+    let conv = "2a409a3e-5b1c-4f7e-9d0a-7c1e2f3a4b5c";
+    assert_eq!(
+        env.int(&format!(
+            "SELECT count(*) FROM events WHERE agent = 'cursor' AND session_id = '{conv}'"
+        )),
+        12
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT prompt FROM events WHERE hook_type = 'UserPromptSubmit'"
+        )
+        .as_deref(),
+        Some("run the test suite and fix what fails")
+    );
+    let calls: Vec<(String, String, i64)> = {
+        let conn = env.conn();
+        let mut stmt = conn
+            .prepare("SELECT tool_name, outcome, duration_ms FROM tool_calls ORDER BY start_ts")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(
+        calls,
+        [
+            ("Shell".to_string(), "succeeded".to_string(), 280),
+            ("Shell".to_string(), "failed".to_string(), 1512),
+            ("Grep".to_string(), "failed".to_string(), 6),
+        ]
+    );
+    assert_eq!(
+        env.int(
+            "SELECT json_extract(entry, '$.exitCode') FROM events \
+             WHERE tool_call_id = 'tool_5d6e7f80-shell' AND hook_type = 'PostToolUse'"
+        ),
+        3
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT json_extract(entry, '$.error.message') FROM events \
+             WHERE hook_type = 'PostToolUseFailure'"
+        )
+        .as_deref(),
+        Some("Path does not exist")
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT response FROM events WHERE hook_type = 'afterAgentResponse'"
+        )
+        .as_deref(),
+        Some("The tests pass now; the linter reports three problems in src/app.ts.")
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM turns WHERE hook_type = 'Stop'"),
+        1
+    );
+
+    assert_eq!(
+        text(
+            &env,
+            "SELECT json_extract(entry, '$.reason') FROM events WHERE hook_type = 'SessionEnd'"
+        )
+        .as_deref(),
+        Some("user_close")
+    );
+}
+
+/// Cursor's deny: in enforce mode a risky Shell call's preToolUse gets `permission: deny`,
+/// with the reason for the user and the agent; a prompt the gate refuses, `continue: false`.
+#[test]
+fn cursor_is_denied_in_its_own_shape() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let mut risky: Value =
+        serde_json::from_str(&payload("cursor-3.7-pre-tool-use-shell.json")).unwrap();
+    risky["tool_input"]["command"] = Value::from("rm -rf /");
+    let reply = capture(
+        &env,
+        risky.to_string(),
+        &["--agent", "cursor", "--event", "preToolUse"],
+    );
+    assert_eq!(reply["permission"], "deny", "{reply}");
+    let reason = reply["user_message"].as_str().unwrap();
+    assert!(
+        !reason.is_empty() && reply["agent_message"] == reason,
+        "{reply}"
+    );
+    env.ingest_once();
+    assert_eq!(
+        text(
+            &env,
+            "SELECT decision FROM events WHERE hook_type = 'PreToolUse'"
+        )
+        .as_deref(),
+        Some("deny")
+    );
+}

@@ -169,7 +169,20 @@ const QWEN: Agent = Agent {
     timeout_key: "timeout",
 };
 
-const AGENTS: [Agent; 6] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN];
+/// Cursor's handlers carry no timeout: its unit is not documented (seconds in Cursor's own
+/// examples, milliseconds in others), so Cursor's default stands.
+const CURSOR: Agent = Agent {
+    name: "cursor",
+    file: ".cursor/hooks.json",
+    events: 11,
+    user_file: "{\n  \"version\": 1,\n  \"hooks\": {\n    \"afterFileEdit\": [\n      {\n        \"command\": \"./format.sh\"\n      }\n    ],\n    \"stop\": [\n      {\n        \"command\": \"./notify.sh\",\n        \"loop_limit\": 3\n      }\n    ]\n  }\n}\n",
+    user_block: "      {\n        \"command\": \"./notify.sh\",\n        \"loop_limit\": 3\n      }",
+    event: "stop",
+    marker: ("cmstore", "hooks-v3"),
+    timeout_key: "",
+};
+
+const AGENTS: [Agent; 7] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR];
 
 /// `cmstore` without `CMSTORE_HOME`, which would otherwise be written into every hook command.
 fn cmd(env: &TestEnv) -> assert_cmd::Command {
@@ -290,9 +303,11 @@ fn install_into_an_empty_project_writes_every_event() {
                     assert!(c.contains(&format!("--event {event}")), "{c}");
                 }
             }
-            assert!(h[agent.timeout_key].as_u64().unwrap() > 0, "{h}");
+            if !agent.timeout_key.is_empty() {
+                assert!(h[agent.timeout_key].as_u64().unwrap() > 0, "{h}");
+            }
         }
-        if agent.name == "copilot" {
+        if ["copilot", "cursor"].contains(&agent.name) {
             assert_eq!(doc["version"], 1);
         }
         let st = status(&env, agent, &dir);
@@ -347,6 +362,7 @@ fn the_docs_name_and_count_the_events_install_writes() {
         ("codex", "### Codex"),
         ("gemini", "### Gemini CLI"),
         ("qwen", "### Qwen Code"),
+        ("cursor", "### Cursor"),
     ];
     for agent in AGENTS {
         let env = TestEnv::new();
@@ -483,7 +499,11 @@ fn a_hand_edited_entry_is_reported_and_only_replaced_with_force() {
             Some(hs) => &mut hs[0],
             None => entry,
         };
-        handler[agent.timeout_key] = Value::from(99);
+        let edited_key = match agent.timeout_key {
+            "" => "matcher",
+            key => key,
+        };
+        handler[edited_key] = Value::from(99);
         let edited = serde_json::to_string_pretty(&doc).unwrap() + "\n";
         write(&path, &edited);
 
@@ -864,7 +884,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("copilot", "installed"),
             ("codex", "missing"),
             ("gemini", "missing"),
-            ("qwen", "missing")
+            ("qwen", "missing"),
+            ("cursor", "missing")
         ]
     );
 }
@@ -921,7 +942,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         .collect();
     assert_eq!(
         agents,
-        ["claude", "vscode", "copilot", "codex", "gemini", "qwen"],
+        ["claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor"],
         "{text}"
     );
     assert!(
@@ -970,7 +991,9 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
         (agent.to_string(), scope.to_string(), state.to_string())
     };
     let mut expected = Vec::new();
-    for agent in ["claude", "vscode", "copilot", "codex", "gemini", "qwen"] {
+    for agent in [
+        "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor",
+    ] {
         let user = if agent == "claude" {
             "installed"
         } else {
@@ -985,10 +1008,10 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
         expected.push(row(agent, "project", project));
     }
     assert_eq!(rows(&dir), expected);
-    // In the home directory, Claude's, Codex's, Gemini's and Qwen's project files are the
-    // user's own.
+    // In the home directory, Claude's, Codex's, Gemini's, Qwen's and Cursor's project files
+    // are the user's own.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 8, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 9, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),
@@ -1515,7 +1538,13 @@ fn hooks_doctor_fires_a_probe_through_each_installed_command_and_names_what_is_b
     let exe = bin().display().to_string();
     hooks(
         &env,
-        &["install", "--agent", "claude,gemini", "--command", &exe],
+        &[
+            "install",
+            "--agent",
+            "claude,gemini,cursor",
+            "--command",
+            &exe,
+        ],
         &dir,
     )
     .success();
@@ -1525,6 +1554,13 @@ fn hooks_doctor_fires_a_probe_through_each_installed_command_and_names_what_is_b
         text.matches("  ok      a probe SessionStart reached the queue in ")
             .count(),
         2,
+        "{text}"
+    );
+    // Cursor's own casing and payload.
+    assert_eq!(
+        text.matches("  ok      a probe sessionStart reached the queue in ")
+            .count(),
+        1,
         "{text}"
     );
     assert!(text.ends_with("nothing broken\n"), "{text}");

@@ -257,6 +257,7 @@ mod tests {
             (Agent::Codex, 3, 1_632_269_557_051_786_733),
             (Agent::Gemini, 3, 556_865_949_638_800_239),
             (Agent::Qwen, 3, 6_113_532_284_470_002_431),
+            (Agent::Cursor, 3, 16157748614473827788u64),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(

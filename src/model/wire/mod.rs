@@ -224,6 +224,9 @@ pub fn normalize(
     e.trigger = p.str_any(&["trigger"]);
     e.error = p.get_any(&["error"]).map(error_object);
     e.duration_ms = p.int_any(&["duration_ms", "durationMs"]);
+    if agent == Agent::Cursor {
+        cursor_fields(p, kind, &mut e, limits);
+    }
     e.turn_id = p.str_any(&["turn_id", "turnId"]);
     e.model = model(p);
     if matches!(
@@ -248,8 +251,14 @@ pub fn normalize(
     e.tool_call_id = p.str_any(&TOOL_CALL_ID_KEYS);
     let input = tool_input(p);
     e.tool_input = input.as_ref().map(|v| compact_json(v, limits.tool_input));
-    if let Some(result) = p.get_any(&["tool_response", "toolResponse", "toolResult", "tool_result"])
-    {
+    if let Some(result) = p.get_any(&[
+        "tool_response",
+        "toolResponse",
+        "toolResult",
+        "tool_result",
+        // Cursor's postToolUse: the result as a JSON string (`{"output", "exitCode"}`).
+        "tool_output",
+    ]) {
         let (text, result_type) = tool_result_text(result);
         e.tool_response = Some(match text {
             Some(t) => cut_text(&t, limits.tool_response),
@@ -291,6 +300,31 @@ pub fn normalize(
         }
     }
     e
+}
+
+/// What Cursor says in fields of its own (docs/agents.md, "Cursor", cites each): a tool call's
+/// `duration` (milliseconds, a fraction), a failed call's `error_message`, the answer of
+/// `afterAgentResponse` (`text`), and how `stop` ended a turn (`status`: `aborted` is a turn
+/// the user stopped, `error` one that failed).
+fn cursor_fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limits: &Limits) {
+    if e.duration_ms.is_none() {
+        e.duration_ms = p.int_any(&["duration"]);
+    }
+    if e.error.is_none() {
+        e.error = p.get_any(&["error_message"]).map(error_object);
+    }
+    if p.str_any(&["hook_event_name", "hookEventName"]).as_deref() == Some("afterAgentResponse")
+        && e.response.is_none()
+    {
+        e.response = p.str_any(&["text"]).map(|t| cut_text(&t, limits.text));
+    }
+    if kind == Some(HookType::Stop) {
+        e.turn_outcome = match p.str_any(&["status"]).as_deref() {
+            Some("aborted") => Some("interrupted".to_string()),
+            Some("error") => Some("failed".to_string()),
+            _ => e.turn_outcome.take(),
+        };
+    }
 }
 
 /// The model name: a string, or Claude's `{id, display_name}` object; Gemini CLI names it
@@ -364,6 +398,38 @@ mod tests {
             json.len() as u64,
             &Limits::default(),
         )
+    }
+
+    #[test]
+    fn cursor_says_how_a_turn_ended_and_a_call_took_in_fields_of_its_own() {
+        let stop = |status: &str| {
+            entry(
+                &format!(
+                    r#"{{"conversation_id":"c","workspace_roots":["/w"],"hook_event_name":"stop","status":"{status}"}}"#
+                ),
+                None,
+            )
+            .turn_outcome
+        };
+        assert_eq!(stop("completed"), None);
+        assert_eq!(stop("aborted").as_deref(), Some("interrupted"));
+        assert_eq!(stop("error").as_deref(), Some("failed"));
+        let failed = entry(
+            r#"{"conversation_id":"c","workspace_roots":["/w"],"hook_event_name":"postToolUseFailure","tool_name":"Grep","error_message":"Path does not exist","duration":6.889}"#,
+            None,
+        );
+        assert_eq!(failed.duration_ms, Some(6));
+        assert_eq!(failed.error.unwrap()["message"], "Path does not exist");
+        // `duration` and `text` are Cursor's: another agent's are not read as these.
+        let other = entry(
+            r#"{"session_id":"s","hook_event_name":"Stop","duration":5,"text":"x"}"#,
+            None,
+        );
+        assert_eq!((other.duration_ms, other.response), (None, None));
+        assert!(
+            Payload::decode(b"\xEF\xBB\xBF{\"a\":1}").is_ok(),
+            "a byte order mark"
+        );
     }
 
     #[test]

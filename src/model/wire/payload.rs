@@ -27,6 +27,8 @@ impl Payload {
     /// Decodes stdin bytes. Invalid UTF-8 is replaced rather than rejected, so one bad byte in
     /// a tool output does not lose the whole event.
     pub fn decode(bytes: &[u8]) -> Result<Payload, DecodeError> {
+        // Cursor on Windows starts its payloads with a UTF-8 byte order mark (seen with 3.7.21).
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let (value, lossy_utf8) = match serde_json::from_slice::<Value>(bytes) {
             Ok(value) => (value, false),
             Err(first) => {

@@ -8,10 +8,12 @@ use super::Agent;
 ///
 /// Claude Code, VS Code, Codex and Gemini read `hookSpecificOutput.additionalContext`, naming
 /// the event they sent (VS Code ignores replies naming another event); Copilot CLI reads a
-/// top-level `additionalContext`.
+/// top-level `additionalContext`; Cursor a top-level `additional_context` (`sessionStart`,
+/// `postToolUse`; docs/agents.md cites where).
 pub fn context_injection(agent: Agent, event: &str, context: &str) -> Value {
     match agent {
         Agent::Copilot => json!({ "additionalContext": context }),
+        Agent::Cursor => json!({ "additional_context": context }),
         _ => json!({
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": context }
         }),
@@ -81,6 +83,7 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
     }
     let slot = match agent {
         Agent::Copilot => reply.get_mut("additionalContext"),
+        Agent::Cursor => reply.get_mut("additional_context"),
         _ => reply.pointer_mut("/hookSpecificOutput/additionalContext"),
     };
     match slot {
@@ -103,12 +106,12 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
 /// (the call has run; the reason goes to the model), with the text also as
 /// `hookSpecificOutput.additionalContext`; Gemini CLI's `AfterTool` reads `decision: "deny"`
 /// and `reason`; Copilot CLI's `postToolUse` (both casings) takes only a top-level
-/// `additionalContext`; Cursor's post-tool hooks take no feedback, so it gets `{}`.
+/// `additionalContext`; Cursor's `postToolUse` a top-level `additional_context`.
 pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
     match agent {
         Agent::Copilot => json!({ "additionalContext": reason }),
         Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
-        Agent::Cursor => empty(),
+        Agent::Cursor => json!({ "additional_context": reason }),
         Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => json!({
             "decision": "block",
             "reason": reason,
@@ -177,7 +180,23 @@ mod tests {
             tool_feedback(Agent::Gemini, "AfterTool", "fix it"),
             json!({"decision": "deny", "reason": "fix it"})
         );
-        assert_eq!(tool_feedback(Agent::Cursor, "postToolUse", "x"), json!({}));
+        assert_eq!(
+            tool_feedback(Agent::Cursor, "postToolUse", "x"),
+            json!({"additional_context": "x"})
+        );
+        assert_eq!(
+            context_injection(Agent::Cursor, "sessionStart", "c"),
+            json!({"additional_context": "c"})
+        );
+        assert_eq!(
+            with_notice(
+                Agent::Cursor,
+                "sessionStart",
+                json!({"additional_context": "c"}),
+                "n"
+            ),
+            json!({"additional_context": "n\n\nc"})
+        );
     }
 
     #[test]
