@@ -85,6 +85,20 @@ const UNANSWERED_PROMPT: &str = "
                       WHERE s.session_id = ?1 AND s.seq > p.seq AND s.seq < c.now
                         AND s.hook_type IN ('Stop', 'Interrupt', 'StopFailure'))
     ON CONFLICT(session_id, turn_key) DO NOTHING";
+/// Cursor's `stop` (event ?2 of session ?1) carries neither its prompt nor its answer, and no
+/// turn id: its prompt is the session's last `beforeSubmitPrompt` (`UserPromptSubmit`)
+/// before it, its answer the last `afterAgentResponse` between the two (docs/agents.md,
+/// "Cursor").
+const CURSOR_TURN_TEXTS: &str = "
+    SELECT p.prompt,
+           (SELECT a.response FROM events a
+            WHERE a.session_id = ?1 AND a.hook_type = 'afterAgentResponse'
+              AND a.seq > coalesce(p.seq, 0) AND a.seq < s.seq
+            ORDER BY a.seq DESC LIMIT 1)
+    FROM (SELECT seq FROM events WHERE id = ?2) s
+    LEFT JOIN events p ON p.seq = (SELECT max(seq) FROM events
+        WHERE session_id = ?1 AND hook_type = 'UserPromptSubmit' AND seq < s.seq)";
+
 /// A prompt that came after its turn's row (Codex: UserPromptSubmit and Stop share a
 /// `turn_id`), into the row that has none.
 const FILL_TURN_PROMPT: &str = "
@@ -672,10 +686,30 @@ impl<'c> Batch<'c> {
     /// A Stop's turn: its own row, unless it continues the turn before it, or its line is
     /// pending (the synthetic Stop that follows records the turn).
     fn end_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
-        if !self.continue_blocked_turn(row, session)? && !row.turn_pending {
-            self.upsert_turn(row, session)?;
+        if self.continue_blocked_turn(row, session)? || row.turn_pending {
+            return Ok(());
         }
-        Ok(())
+        if row.agent.as_deref() == Some("cursor") && row.prompt.is_none() {
+            return self.upsert_cursor_turn(row, session);
+        }
+        self.upsert_turn(row, session)
+    }
+
+    /// A Cursor turn, with the prompt and the answer Cursor sent on lines of their own
+    /// ([`CURSOR_TURN_TEXTS`]).
+    fn upsert_cursor_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+        let (prompt, response): (Option<String>, Option<String>) = self
+            .tx
+            .prepare_cached(CURSOR_TURN_TEXTS)?
+            .query_row(rusqlite::params![session, row.id.as_ref()], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?
+            .unwrap_or_default();
+        let mut row = row.clone();
+        row.prompt = prompt.map(std::borrow::Cow::Owned);
+        row.response = row.response.or(response.map(std::borrow::Cow::Owned));
+        self.upsert_turn(&row, session)
     }
 
     /// A Stop fired again after a Stop hook blocked, of an agent that sent the hook's reason

@@ -453,6 +453,18 @@ fn cursor_payloads_are_a_session_with_its_prompt_calls_and_answer() {
         env.int("SELECT count(*) FROM turns WHERE hook_type = 'Stop'"),
         1
     );
+    // The turn takes its prompt and its answer from the lines Cursor sent them on.
+    assert_eq!(
+        text(
+            &env,
+            "SELECT prompt || ' / ' || response FROM turns WHERE hook_type = 'Stop'"
+        )
+        .as_deref(),
+        Some(
+            "run the test suite and fix what fails / The tests pass now; the linter reports \
+             three problems in src/app.ts."
+        )
+    );
 
     assert_eq!(
         text(
@@ -493,5 +505,59 @@ fn cursor_is_denied_in_its_own_shape() {
         )
         .as_deref(),
         Some("deny")
+    );
+}
+
+/// Each Cursor turn takes its own prompt and only an answer sent after it: a second turn with
+/// no `afterAgentResponse` has its prompt and no answer, not the first turn's.
+#[test]
+fn each_cursor_turn_takes_its_own_prompt_and_answer() {
+    let env = TestEnv::new();
+    let with = |name: &str, key: &str, value: &str| -> String {
+        let mut v: Value = serde_json::from_str(&payload(name)).unwrap();
+        v[key] = Value::from(value);
+        v.to_string()
+    };
+    let flags = |event: &'static str| ["--agent", "cursor", "--event", event];
+    let prompt = "cursor-2.7-before-submit-prompt.json";
+    capture(
+        &env,
+        with(prompt, "prompt", "first"),
+        &flags("beforeSubmitPrompt"),
+    );
+    let answer = "cursor-3.7-after-agent-response.json";
+    capture(
+        &env,
+        with(answer, "text", "first answer"),
+        &flags("afterAgentResponse"),
+    );
+    capture(&env, payload("cursor-3.7-stop.json"), &flags("stop"));
+    capture(
+        &env,
+        with(prompt, "prompt", "second"),
+        &flags("beforeSubmitPrompt"),
+    );
+    capture(
+        &env,
+        with("cursor-3.7-stop.json", "status", "aborted"),
+        &flags("stop"),
+    );
+    env.ingest_once();
+    let turns: Vec<(Option<String>, Option<String>, Option<String>)> = {
+        let conn = env.conn();
+        let mut stmt = conn
+            .prepare("SELECT prompt, response, outcome FROM turns ORDER BY ts, rowid")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(
+        turns,
+        [
+            (Some("first".into()), Some("first answer".into()), None),
+            (Some("second".into()), None, Some("interrupted".into())),
+        ]
     );
 }
