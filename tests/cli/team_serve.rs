@@ -333,3 +333,31 @@ fn the_team_dashboard_adds_up_the_machines_own() {
     assert_eq!(r.status, 403, "{}", r.body);
     assert_eq!(team.get(&format!("/api/call?{theirs}")).status, 200);
 }
+
+/// A database without a team store, or no server: `serve --store` says so and starts nothing.
+#[test]
+fn serve_store_says_what_is_wrong_with_the_store() {
+    let Some(db) = pg_database() else { return };
+    let env = TestEnv::new();
+    for (url, says) in [
+        (
+            db.url.as_str(),
+            "none in this database yet (no `machines` table)",
+        ),
+        (
+            "postgres://nobody@127.0.0.1:1/x?sslmode=disable",
+            "the team store: cannot connect to",
+        ),
+    ] {
+        let out = env
+            .cmd()
+            .args(["serve", "--port", "0", "--store", url])
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{url}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{url}: {stderr}");
+        assert!(out.stdout.is_empty(), "no address printed: {url}");
+    }
+}

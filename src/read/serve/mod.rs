@@ -68,7 +68,7 @@ pub enum ServeError {
     #[error(transparent)]
     Store(#[from] QueryError),
     /// The team store cannot be reached or read.
-    #[error("the team store: {0}")]
+    #[error("the team store: {}", .0.explained())]
     Team(#[from] ServerError),
     /// The address could not be listened on.
     #[error("cannot listen on {addr}: {message}")]
@@ -101,7 +101,18 @@ impl Server {
         match &options.store {
             Store::Local(path) => drop(ReadOnlyDb::open(path, None)?),
             Store::Team(source) => {
-                team_api::version(&TeamDb::connect(Arc::clone(source))?)?;
+                team_api::version(&TeamDb::connect(Arc::clone(source))?).map_err(|e| match &e {
+                    ServerError::Postgres { source: pg, .. }
+                        if pg.code() == Some(&postgres::error::SqlState::UNDEFINED_TABLE) =>
+                    {
+                        ServerError::Settings(
+                            "none in this database yet (no `machines` table): \
+                                 `cmstore push` to it first (docs/teams.md)"
+                                .to_string(),
+                        )
+                    }
+                    _ => e,
+                })?;
             }
         }
         let addr = SocketAddr::new(options.addr, options.port);
