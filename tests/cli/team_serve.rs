@@ -342,7 +342,9 @@ fn serve_store_says_what_is_wrong_with_the_store() {
     for (url, says) in [
         (
             db.url.as_str(),
-            "none in this database yet (no `machines` table)",
+            "this database holds no team store, or one older than this cmstore reads \
+             (relation \"machines\" does not exist): `cmstore push` to it with this cmstore \
+             first",
         ),
         (
             "postgres://nobody@127.0.0.1:1/x?sslmode=disable",

@@ -51,15 +51,33 @@ pub const REPORT_TIMEOUT: Duration = Duration::from_secs(60);
 /// [`run`] for cmstore's own reports, which read rollups by index: stopped after
 /// [`REPORT_TIMEOUT`], and without the server's JIT compilation, which its planner asks for
 /// on large estimates and which cost a list of 40,000 sessions 0.3 s of its 1.2 s.
+///
+/// A table, view or function of the team schema that is not there means a database no
+/// cmstore has pushed to, or one an older cmstore keeps: a push from this one migrates it.
 pub fn run_report(client: &mut Client, sql: &str, params: &[String]) -> Result<Rows, ServerError> {
-    run_with(
+    use postgres::error::SqlState;
+    let ran = run_with(
         client,
         sql,
         params,
         Some(REPORT_TIMEOUT),
         "SET LOCAL jit = off;",
         None,
-    )
+    );
+    match ran {
+        Err(ServerError::Postgres { source, .. })
+            if [SqlState::UNDEFINED_TABLE, SqlState::UNDEFINED_FUNCTION]
+                .iter()
+                .any(|state| source.code() == Some(state)) =>
+        {
+            let missing = source.as_db_error().map_or("", |db| db.message());
+            Err(ServerError::Settings(format!(
+                "this database holds no team store, or one older than this cmstore reads \
+                 ({missing}): `cmstore push` to it with this cmstore first (docs/teams.md)"
+            )))
+        }
+        other => other,
+    }
 }
 
 /// [`run`] for the dashboard's SQL page: at most `max_rows` rows, and whether more were left
