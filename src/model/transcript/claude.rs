@@ -29,8 +29,38 @@ pub(crate) fn parse(kind: &str, line: &Value, options: ParseOptions) -> Vec<Reco
         "system" if line.get("subtype").and_then(Value::as_str) == Some("turn_duration") => {
             vec![Record::TurnEnd]
         }
+        "tool_result" => function_responses(line),
         _ => Vec::new(),
     }
+}
+
+/// Qwen Code's `tool_result` line (seen with 0.14.2): Gemini's `functionResponse` parts, each
+/// the call's id and its `response` (`{"output": …}`, or `{"error": …}` for a call that
+/// failed), as the results of the calls they answer.
+fn function_responses(line: &Value) -> Vec<Record> {
+    let parts = line
+        .get("message")
+        .and_then(|m| m.get("parts"))
+        .and_then(Value::as_array);
+    parts
+        .into_iter()
+        .flatten()
+        .filter_map(|part| {
+            let response = part.get("functionResponse")?;
+            let id = response.get("id")?.as_str()?.to_owned();
+            let output = match response.get("response") {
+                Some(Value::Object(r)) => match r.get("output").or_else(|| r.get("error")) {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(other) => other.to_string(),
+                    None => Value::Object(r.clone()).to_string(),
+                },
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            Some(Record::ToolResult { id, output })
+        })
+        .collect()
 }
 
 fn flag(line: &Value, name: &str) -> bool {
@@ -511,6 +541,28 @@ mod tests {
         assert_eq!(main_chain(end), vec![Record::TurnEnd]);
         let other = r#"{"type":"system","subtype":"stop_hook_summary"}"#;
         assert!(main_chain(other).is_empty());
+    }
+
+    /// Qwen Code's `tool_result` lines (0.14.2): each `functionResponse` is the result of the
+    /// call it names, its output (or its error) the text.
+    #[test]
+    fn qwen_codes_tool_results_are_the_results_of_their_calls() {
+        let line = r#"{"uuid":"e50d","type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"id":"call_1","name":"read_file","response":{"output":"the README"}}},{"functionResponse":{"id":"call_2","name":"run_shell_command","response":{"error":"exit 3"}}}]}}"#;
+        assert_eq!(
+            main_chain(line),
+            vec![
+                Record::ToolResult {
+                    id: "call_1".into(),
+                    output: "the README".into()
+                },
+                Record::ToolResult {
+                    id: "call_2".into(),
+                    output: "exit 3".into()
+                },
+            ]
+        );
+        let sidechain = r#"{"type":"tool_result","isSidechain":true,"message":{"parts":[{"functionResponse":{"id":"c","response":{"output":"x"}}}]}}"#;
+        assert!(main_chain(sidechain).is_empty());
     }
 
     /// Qwen Code's chat lines (0.14.2): Claude Code's envelope, Gemini's `parts`.

@@ -43,7 +43,8 @@ pub fn records_of(value: &Value, options: ParseOptions) -> Vec<Record> {
         return Vec::new();
     };
     match kind {
-        "user" | "assistant" | "system" => claude::parse(kind, value, options),
+        // `tool_result`: Qwen Code's line of a tool's output, in Claude Code's envelope.
+        "user" | "assistant" | "system" | "tool_result" => claude::parse(kind, value, options),
         "user.message"
         | "assistant.message"
         | "tool.execution_start"

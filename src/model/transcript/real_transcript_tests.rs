@@ -406,3 +406,59 @@ fn a_stop_hooks_feedback_is_never_a_turns_prompt() {
     let with_feedback = turns.iter().filter(|t| t.feedback.is_some()).count();
     assert!(with_feedback > 0, "the feedback is kept with its turn");
 }
+
+/// Qwen Code's real chats (0.14.2, `real-more/other/qwen-code`): every tool call of a
+/// one-shot parse carries the output of the `tool_result` line that answers it.
+#[test]
+fn qwen_code_tool_calls_carry_their_results() {
+    let Some(real) = fixtures() else { return };
+    let dir = real.join("../real-more/other/qwen-code/cloudschool/projects");
+    let mut chats = Vec::new();
+    for project in fs::read_dir(&dir).unwrap() {
+        let chats_dir = project.unwrap().path().join("chats");
+        for chat in fs::read_dir(chats_dir).into_iter().flatten() {
+            chats.push(chat.unwrap().path());
+        }
+    }
+    assert!(!chats.is_empty(), "{}", dir.display());
+    let mut checked = 0;
+    for chat in chats {
+        let bytes = fs::read(&chat).unwrap();
+        let answered: HashSet<String> = bytes
+            .split(|&b| b == b'\n')
+            .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+            .filter(|v| v["type"] == "tool_result")
+            .flat_map(|v| {
+                v["message"]["parts"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|p| {
+                p["functionResponse"]["response"]["output"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .collect();
+        let turns = assemble(&bytes, ParseOptions::default());
+        for call in turns.iter().flat_map(|t| &t.tool_calls) {
+            assert!(
+                !call.output.is_empty(),
+                "{}: {} has no output",
+                chat.display(),
+                call.tool_name
+            );
+            assert!(
+                answered
+                    .iter()
+                    .any(|a| a.starts_with(call.output.trim_end_matches('…'))
+                        || call.output.starts_with(a.as_str())),
+                "{}: {:?}",
+                chat.display(),
+                call.output
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 10, "{checked} calls");
+}
