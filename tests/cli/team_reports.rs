@@ -134,6 +134,24 @@ fn the_team_summaries_equal_each_machines_own() {
         );
     }
 
+    // Every session of the team, unfiltered (each session's usage and turns summed once and
+    // joined): the rows of each machine's own list, every column equal.
+    let key = |r: &Value| {
+        (
+            r["machine_id"].as_str().unwrap_or_default().to_string(),
+            r["session_id"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let mut every = team(&["--by", "session"]);
+    let mut per_machine: Vec<Value> = [&ana, &bo]
+        .iter()
+        .flat_map(|env| team(&["--by", "session", "--machine", &machine_of(env)]))
+        .collect();
+    every.sort_by_key(key);
+    per_machine.sort_by_key(key);
+    assert_eq!(every, per_machine);
+    assert!(every.iter().any(|r| r["responses"].as_i64() > Some(0)));
+
     // The day, agent and session filters choose what they say.
     let days = team(&["--by", "day"]);
     let all: i64 = days.iter().map(|d| d["events"].as_i64().unwrap_or(0)).sum();

@@ -273,19 +273,52 @@ pub(super) fn sessions_conditions(q: &mut Query, filters: &TeamFilters) -> Vec<S
 
 fn sessions_sql(q: &mut Query, filters: &TeamFilters) -> String {
     let wheres = sessions_conditions(q, filters);
-    sessions_select(&wheres)
+    match wheres.is_empty() {
+        true => every_session_select(),
+        false => sessions_select(&wheres),
+    }
 }
+
+/// The columns of a session's row in a list, of a row `s` with `turns`, `responses`,
+/// `cost_usd` and `unpriced` (as `v_sessions` has them).
+fn session_columns() -> String {
+    format!(
+        "s.machine_id, s.user_label, s.session_id, s.agent, s.model, s.cwd, \
+         {start} AS start, {end} AS \"end\", s.last_seen - s.first_seen AS duration_ms, \
+         s.events, s.prompts, s.turns, s.tool_uses, s.tool_failures, s.responses, \
+         s.cost_usd, s.unpriced",
+        start = iso("s.first_seen"),
+        end = iso("s.last_seen"),
+    )
+}
+
+const SESSION_ORDER: &str = "ORDER BY s.last_seen DESC, s.machine_id, s.session_id";
 
 fn sessions_select(wheres: &[String]) -> String {
     format!(
-        "SELECT s.machine_id, s.user_label, s.session_id, s.agent, s.model, s.cwd, \
-         {start} AS start, {end} AS \"end\", s.last_seen - s.first_seen AS duration_ms, \
-         s.events, s.prompts, s.turns, s.tool_uses, s.tool_failures, s.responses, \
-         s.cost_usd, s.unpriced\nFROM v_sessions s{}\nORDER BY s.last_seen DESC, s.machine_id, \
-         s.session_id",
+        "SELECT {}\nFROM v_sessions s{}\n{SESSION_ORDER}",
+        session_columns(),
         where_of(wheres),
-        start = iso("s.first_seen"),
-        end = iso("s.last_seen"),
+    )
+}
+
+/// Every session of the team, unfiltered: `v_sessions` looks a session's usage and turns up
+/// one session at a time, which suits a page of the newest; for all of them, each is summed
+/// once per session and joined (at 40,000 sessions 377 ms in the server against 788 ms).
+fn every_session_select() -> String {
+    format!(
+        "WITH u AS (SELECT machine_id, session_id, sum(responses)::bigint AS responses, \
+         round(sum(cost_usd)::numeric, 6) AS cost_usd, \
+         coalesce(sum(responses) FILTER (WHERE cost_usd IS NULL), 0)::bigint AS unpriced\n  \
+         FROM v_usage_rollup GROUP BY machine_id, session_id),\n\
+         t AS (SELECT machine_id, session_id, count(*) AS turns FROM turns\n  \
+         WHERE hook_type IS DISTINCT FROM 'SubagentStop' GROUP BY machine_id, session_id),\n\
+         s AS (SELECT s.*, coalesce(t.turns, 0) AS turns, u.responses, u.cost_usd, u.unpriced\n  \
+         FROM sessions s\n  \
+         LEFT JOIN t ON t.machine_id = s.machine_id AND t.session_id = s.session_id\n  \
+         LEFT JOIN u ON u.machine_id = s.machine_id AND u.session_id = s.session_id)\n\
+         SELECT {}\nFROM s\n{SESSION_ORDER}",
+        session_columns(),
     )
 }
 
