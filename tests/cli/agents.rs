@@ -20,6 +20,21 @@ fn captured(env: &TestEnv, fixtures: &[(&str, Option<&str>)]) {
     env.ingest_once();
 }
 
+/// The rows of `sql`'s three columns.
+fn rows3<A, B, C>(env: &TestEnv, sql: &str) -> Vec<(A, B, C)>
+where
+    A: rusqlite::types::FromSql,
+    B: rusqlite::types::FromSql,
+    C: rusqlite::types::FromSql,
+{
+    let conn = env.conn();
+    let mut stmt = conn.prepare(sql).unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
 fn text(env: &TestEnv, sql: &str) -> Option<String> {
     env.conn().query_row(sql, [], |r| r.get(0)).unwrap()
 }
@@ -407,16 +422,10 @@ fn cursor_payloads_are_a_session_with_its_prompt_calls_and_answer() {
         .as_deref(),
         Some("run the test suite and fix what fails")
     );
-    let calls: Vec<(String, String, i64)> = {
-        let conn = env.conn();
-        let mut stmt = conn
-            .prepare("SELECT tool_name, outcome, duration_ms FROM tool_calls ORDER BY start_ts")
-            .unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let calls: Vec<(String, String, i64)> = rows3(
+        &env,
+        "SELECT tool_name, outcome, duration_ms FROM tool_calls ORDER BY start_ts",
+    );
     assert_eq!(
         calls,
         [
@@ -543,16 +552,10 @@ fn each_cursor_turn_takes_its_own_prompt_and_answer() {
         &flags("stop"),
     );
     env.ingest_once();
-    let turns: Vec<(Option<String>, Option<String>, Option<String>)> = {
-        let conn = env.conn();
-        let mut stmt = conn
-            .prepare("SELECT prompt, response, outcome FROM turns ORDER BY ts, rowid")
-            .unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let turns: Vec<(Option<String>, Option<String>, Option<String>)> = rows3(
+        &env,
+        "SELECT prompt, response, outcome FROM turns ORDER BY ts, rowid",
+    );
     assert_eq!(
         turns,
         [

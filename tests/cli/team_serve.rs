@@ -363,3 +363,27 @@ fn serve_store_says_what_is_wrong_with_the_store() {
         assert!(out.stdout.is_empty(), "no address printed: {url}");
     }
 }
+
+/// The team store's server restarted under a running dashboard (each worker's connection
+/// lost): a request meanwhile says the server cannot be reached (503), and once it is back
+/// the dashboard answers again, each worker connected anew.
+#[cfg(unix)]
+#[test]
+fn the_dashboard_connects_again_after_the_server_restarts() {
+    let Some(cluster) = crate::common::PgCluster::start() else {
+        return;
+    };
+    let env = labelled(53, 300, "ana");
+    push_ok(&env, &cluster.url(), &[]);
+    let served = Served::start_on(&env, &[], &["--store", &cluster.url()]);
+    let before = served.json("/api/overview?since=");
+    cluster.stop_server();
+    let down = served.get("/api/overview?since=&n=1");
+    assert_eq!(down.status, 503, "{}", down.body);
+    cluster.start_server();
+    // Four workers, each with its own connection: every one must come back.
+    for n in 2..12 {
+        let again = served.json(&format!("/api/overview?since=&n={n}"));
+        assert_eq!(again["totals"], before["totals"]);
+    }
+}

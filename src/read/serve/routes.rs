@@ -204,6 +204,11 @@ fn data(ctx: &Context, db: &ReadOnlyDb, path: &str, q: &Query) -> Reply {
         ),
         _ => return Reply::json(404, &json!({ "error": "no such endpoint" })),
     };
+    answered(result, error)
+}
+
+/// A data endpoint's reply: its value, 404 for what is not there, else the error's reply.
+fn answered<E>(result: Result<Option<Json>, E>, error: impl FnOnce(&E) -> Reply) -> Reply {
     match result {
         Ok(Some(value)) => Reply::json(200, &value),
         Ok(None) => Reply::json(404, &json!({ "error": "not in the store" })),
@@ -230,22 +235,19 @@ fn team_data(ctx: &Context, team: &TeamDb, path: &str, q: &Query) -> Reply {
         "/api/session" => {
             team_api::session(team, q.get("id").unwrap_or_default(), &filters).map(Some)
         }
-        "/api/call" if filters.machine.is_none() => {
-            return Reply::json(400, &json!({ "error": "a call needs its machine" }))
-        }
-        "/api/call" => team_api::call(
-            team,
-            &filters,
-            q.get("session").unwrap_or_default(),
-            q.get("key").unwrap_or_default(),
-        ),
+        "/api/call" => match &filters.machine {
+            Some(machine) => team_api::call(
+                team,
+                machine,
+                filters.user.as_deref(),
+                q.get("session").unwrap_or_default(),
+                q.get("key").unwrap_or_default(),
+            ),
+            None => return Reply::json(400, &json!({ "error": "a call needs its machine" })),
+        },
         _ => return Reply::json(404, &json!({ "error": "no such endpoint" })),
     };
-    match result {
-        Ok(Some(value)) => Reply::json(200, &value),
-        Ok(None) => Reply::json(404, &json!({ "error": "not in the store" })),
-        Err(e) => team_error(&e),
-    }
+    answered(result, team_error)
 }
 
 fn error(e: &QueryError) -> Reply {

@@ -56,11 +56,6 @@ impl TeamDb {
         })
     }
 
-    /// What the dashboard is limited to.
-    pub fn source(&self) -> &TeamSource {
-        &self.source
-    }
-
     /// Runs `work` on the connection, connecting again first when the last one was lost.
     fn with<T>(
         &self,
@@ -68,7 +63,6 @@ impl TeamDb {
     ) -> Result<T, ServerError> {
         let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
         if slot.as_ref().is_none_or(Client::is_closed) {
-            *slot = None;
             *slot = Some(team_query::connect_store(
                 &self.source.url,
                 &self.source.config,
@@ -83,7 +77,7 @@ impl TeamDb {
     }
 
     fn report(&self, plan: &TeamPlan) -> Result<Rows, ServerError> {
-        self.with(|c| team_query::run_report(c, &plan.sql, &plan.params))
+        self.statement(&plan.sql, &plan.params)
     }
 
     fn statement(&self, sql: &str, params: &[String]) -> Result<Rows, ServerError> {
@@ -234,22 +228,20 @@ pub fn session(db: &TeamDb, given: &str, filters: &TeamFilters) -> Result<Json, 
     Ok(json!({ "story": story, "calls": calls }))
 }
 
-/// One tool call's input and output, for the timeline's detail pane, on the machine (and of
-/// the user) `filters` choose; `Ok(None)` when the session has no call with that key.
+/// One tool call's input and output, for the timeline's detail pane, on `machine` (of `user`'s
+/// sessions, when given); `Ok(None)` when the session has no call with that key.
 pub fn call(
     db: &TeamDb,
-    filters: &TeamFilters,
+    machine: &str,
+    user: Option<&str>,
     session: &str,
     key: &str,
 ) -> Result<Option<Json>, ServerError> {
-    let Some(machine) = &filters.machine else {
-        return Err(ServerError::Refused("a call needs its machine".into()));
-    };
     let params = [
-        machine.clone(),
+        machine.to_string(),
         session.to_string(),
         key.to_string(),
-        filters.user.clone().unwrap_or_default(),
+        user.unwrap_or_default().to_string(),
     ];
     let (_, rows) = db.statement(dash::CALL, &params)?;
     Ok(rows.first().map(|r| api::call_detail(r)))
