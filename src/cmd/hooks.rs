@@ -19,7 +19,7 @@ use crate::files::paths::Paths;
 use crate::hook::agent_settings::merge::{self, State};
 use crate::hook::agent_settings::style::Style;
 use crate::hook::agent_settings::versions::{self, Version};
-use crate::hook::agent_settings::{splice, switches};
+use crate::hook::agent_settings::{codex_trust, splice, switches};
 use crate::hook::agent_settings::{Agent, Location, Wiring, CURRENT_VERSION};
 use crate::hook::agent_version::{self, Asked};
 use crate::hook::probe;
@@ -582,7 +582,9 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     Err(why) => say("broken", &format!("the probe failed: {why}"))?,
                 }
             }
-            if let Some(note) = before_they_fire(agent, location) {
+            // Codex's review is checked above, hook by hook.
+            let note = before_they_fire(agent, location).filter(|_| agent != Agent::Codex);
+            if let Some(note) = note {
                 let note = note.split_once(": ").map_or(note.as_str(), |(_, n)| n);
                 writeln!(out, "  {:<7} {note}", "note")?;
             }
@@ -726,6 +728,10 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
             row.notes = st.notes;
             if st.state != State::Missing {
                 row.will_not_fire = will_not_fire(agent, &path, &doc);
+                if agent == Agent::Codex {
+                    row.will_not_fire
+                        .extend(codex_review(location, &path, &doc));
+                }
             }
         }
         Err(err) => {
@@ -740,7 +746,9 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
 fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
     match (agent, location) {
         (Agent::Codex, _) => Some(
-            "codex: Codex runs new or changed hooks only once you trust them (its hooks review)"
+            "codex: Codex runs new or changed hooks only once you trust them (its hooks \
+             review): `cmstore hooks doctor --agent codex` says which it will leave out and how \
+             to trust them"
                 .to_string(),
         ),
         (Agent::Qwen, Location::Project(_)) => {
@@ -782,6 +790,42 @@ fn will_not_fire(agent: Agent, path: &Path, doc: &Value) -> Vec<String> {
             .unwrap_or_default(),
         _ => Vec::new(),
     }
+}
+
+/// What Codex's hook review will leave out of its file at `path` (`doc`), by the user's
+/// `config.toml`, where Codex keeps what was trusted.
+fn codex_review(location: &Location, path: &Path, doc: &Value) -> Vec<String> {
+    let user = match location {
+        Location::User { .. } => location.clone(),
+        Location::Project(_) => match user_location() {
+            Ok(user) => user,
+            Err(_) => return Vec::new(),
+        },
+    };
+    let config = Agent::Codex
+        .config_path(&user)
+        .with_file_name("config.toml");
+    let text = fs::read_to_string(&config).ok();
+    let project = match location {
+        Location::Project(dir) => Some(dir.as_path()),
+        Location::User { .. } => None,
+    };
+    // Codex names a file by `CODEX_HOME` made canonical, else as it finds it.
+    let moved = matches!(
+        location,
+        Location::User {
+            codex_home: Some(_),
+            ..
+        }
+    );
+    let named = match path.parent().map(fs::canonicalize) {
+        Some(Ok(dir)) if moved => dir.join(path.file_name().unwrap_or_default()),
+        _ => path.to_path_buf(),
+    };
+    let marker = Agent::Codex.marker();
+    codex_trust::will_not_fire(&named, doc, &config, text.as_deref(), project, |h| {
+        marker.version(h).is_some()
+    })
 }
 
 /// The names cmstore's handlers carry in `agent`'s file, of every token version.

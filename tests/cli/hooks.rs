@@ -931,7 +931,8 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
+    // A row's notes are indented below it (Codex's review: not trusted here).
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
     assert_eq!(
         lines[0], "AGENT    SCOPE    STATE             TOKEN     FILE",
         "{text}"
@@ -1482,10 +1483,19 @@ fn hooks_that_will_not_fire_are_said_so() {
     );
     let row = status(&env, CODEX, &dir);
     assert_eq!(row["state"], "installed", "{row}");
+    let reasons: Vec<&str> = row["will_not_fire"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(reasons.len(), 3, "{row}");
     assert_eq!(
-        row["will_not_fire"],
-        serde_json::json!(["Codex's hooks are off ([features] hooks = false in config.toml)"])
+        reasons[0],
+        "Codex's hooks are off ([features] hooks = false in config.toml)"
     );
+    assert!(reasons[1].starts_with("Codex reads a project's .codex/ only once you trust"));
+    assert!(reasons[2].starts_with("Codex leaves out 12 of cmstore's 12 hooks"));
 
     write(
         &dir.join(GEMINI.file),
@@ -1603,7 +1613,8 @@ fn hooks_doctor_fires_a_probe_through_each_installed_command_and_names_what_is_b
             && l.contains("/gone/cmstore")),
         "{text}"
     );
-    assert!(text.ends_with("2 problems; 1 file to update\n"), "{text}");
+    // And the two of Codex's review: the project is not trusted, the changed hooks are not.
+    assert!(text.ends_with("4 problems; 1 file to update\n"), "{text}");
 
     // Probes leave nothing behind: no line in the queue, no file in the state folder.
     let queue = std::fs::read_to_string(env.user_home().join(".contextmanager/hook-queue.jsonl"))
@@ -1721,6 +1732,114 @@ fn hooks_doctor_says_whether_an_ingest_follows_the_queue() {
     assert!(
         line.starts_with("  ok      an ingest follows the queue into ")
             && line.ends_with(&format!("cmstore.db (pid {})", follower.id())),
+        "{text}"
+    );
+}
+
+/// The `config.toml` lines a doctor's report says would trust what Codex leaves out: its
+/// lines indented under a "will not fire".
+fn codex_trust_lines(report: &str) -> String {
+    report
+        .lines()
+        .filter(|l| l.starts_with("        ") && !l.trim().is_empty())
+        .map(|l| format!("{}\n", l.trim()))
+        .collect()
+}
+
+/// Issue 39: Codex (0.129 and later) runs a project's hooks only in a trusted project, and
+/// each hook only once it is trusted as it is now (`[hooks.state]` in the user's
+/// `config.toml`); `codex exec` never asks. The doctor names each state, and the lines it
+/// gives make Codex's review pass (the hashes themselves are held to a real Codex in
+/// tests/e2e/codex.rs and to one Codex wrote in the unit tests).
+#[test]
+fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let exe = bin().display().to_string();
+    let doctor = || {
+        let out = hooks(&env, &["doctor", "--agent", "codex"], &dir)
+            .get_output()
+            .clone();
+        (out.status.success(), String::from_utf8(out.stdout).unwrap())
+    };
+    hooks(
+        &env,
+        &["install", "--agent", "codex", "--command", &exe],
+        &dir,
+    )
+    .success();
+    let (ok, text) = doctor();
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(
+            "  broken  will not fire: Codex reads a project's .codex/ only once you trust the project"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  broken  will not fire: Codex leaves out 12 of cmstore's 12 hooks (12 not reviewed) \
+             until you trust them"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("2 problems\n"), "{text}");
+    let config = env.user_home().join(".codex/config.toml");
+    let hooks_file = dir.join(".codex/hooks.json").display().to_string();
+    let lines = codex_trust_lines(&text);
+    assert_eq!(
+        lines.matches("trusted_hash = \"sha256:").count(),
+        12,
+        "{lines}"
+    );
+    assert!(
+        lines.contains(&format!("[hooks.state.\"{hooks_file}:pre_tool_use:0:0\"]")),
+        "{lines}"
+    );
+
+    // What the doctor said, added to the user's config.toml: nothing is left out.
+    write(&config, &format!("model = \"gpt-5\"\n\n{lines}"));
+    let (ok, text) = doctor();
+    assert!(ok, "{text}");
+    assert!(!text.contains("will not fire"), "{text}");
+    assert!(text.ends_with("nothing broken\n"), "{text}");
+
+    // A new command line (cmstore moved) changes every hook's hash; one turned off stays off.
+    hooks(
+        &env,
+        &["install", "--agent", "codex", "--command", "/opt/cmstore"],
+        &dir,
+    )
+    .success();
+    let off = format!("[hooks.state.\"{hooks_file}:stop:0:0\"]\nenabled = false\n");
+    let trusted = fs::read_to_string(&config).unwrap();
+    write(
+        &config,
+        &trusted.replace(&format!("[hooks.state.\"{hooks_file}:stop:0:0\"]\n"), &off),
+    );
+    let (ok, text) = doctor();
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("  broken  will not fire: 1 of cmstore's 12 hooks are turned off in "),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Codex leaves out 11 of cmstore's 12 hooks (11 changed since you trusted them)"
+        ),
+        "{text}"
+    );
+
+    // A project the user's config.toml names untrusted.
+    let untrusted = format!(
+        "[projects.\"{}\"]\ntrust_level = \"untrusted\"\n",
+        dir.display()
+    );
+    write(&config, &untrusted);
+    let (_, text) = doctor();
+    assert!(
+        text.contains("Codex reads nothing of this project's .codex/: ")
+            && text.contains("names it untrusted"),
         "{text}"
     );
 }

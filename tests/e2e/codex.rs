@@ -52,11 +52,16 @@ fn write_config(world: &World, mock: &MockServer) {
 /// `codex exec PROMPT` in `world`. Hooks a user has not reviewed do not run, hence
 /// `--dangerously-bypass-hook-trust`; the project is no git repository.
 fn codex_command(world: &World, codex: &Path, prompt: &str) -> Command {
+    let mut cmd = reviewed_codex_command(world, codex);
+    cmd.arg("--dangerously-bypass-hook-trust").arg(prompt);
+    cmd
+}
+
+/// `codex exec` in `world`, its hooks run only as Codex's review allows (the prompt to add).
+fn reviewed_codex_command(world: &World, codex: &Path) -> Command {
     let mut cmd = world.command(Path::new("node"));
     cmd.arg(codex)
         .args(["exec", "--json", "--skip-git-repo-check"])
-        .arg("--dangerously-bypass-hook-trust")
-        .arg(prompt)
         .env("CODEX_HOME", world.home().join(".codex"))
         .env("CMSTORE_E2E_OPENAI_KEY", "sk-e2e-dummy");
     cmd
@@ -483,4 +488,88 @@ fn a_codex_prompt_past_the_budget_is_refused() {
     let cmd = codex_command(&world, &codex, "say hello");
     let run = harness::spawn(&world, "codex", cmd).wait(AGENT_TIMEOUT);
     harness::assert_prompt_refused(&world, &mock, &run, "say hello");
+}
+
+/// Issue 39: without `--dangerously-bypass-hook-trust`, Codex 0.171 runs none of cmstore's
+/// hooks until they are trusted; `cmstore hooks doctor` says so, and the `config.toml` lines
+/// it gives (Codex's own key and hash for each hook) make Codex run them all, which holds the
+/// doctor's hashes to the real Codex.
+#[test]
+fn codex_runs_the_hooks_once_trusted_as_the_doctor_says() {
+    let Some(codex) = codex() else { return };
+    let world = World::new();
+    let mock = MockServer::start(openai::responder(vec![
+        Step::Tool("exec_command", json!({"cmd": "echo hi"})),
+        Step::Text("Done."),
+    ]));
+    write_config(&world, &mock);
+    let doctor = || {
+        let mut cmd = world.cmstore();
+        cmd.args(["hooks", "doctor", "--agent", "codex", "--user"])
+            .env("CODEX_HOME", world.home().join(".codex"));
+        harness::spawn(&world, "doctor", cmd).wait(AGENT_TIMEOUT)
+    };
+    let exec = |prompt: &str| {
+        let mut cmd = reviewed_codex_command(&world, &codex);
+        cmd.arg(prompt);
+        let run = harness::spawn(&world, "codex", cmd).wait(AGENT_TIMEOUT);
+        run.assert_ok();
+        world.ingest();
+        thread_id(&run)
+    };
+    let events_of = |id: &str| {
+        world.query(&format!(
+            "select hook_type, count(*) n from events where session_id = '{id}'
+             group by 1 order by 1"
+        ))
+    };
+
+    let report = doctor();
+    assert!(!report.status.success(), "{}", report.stdout);
+    assert!(
+        report
+            .stdout
+            .contains("Codex leaves out 12 of cmstore's 12 hooks (12 not reviewed)"),
+        "{}",
+        report.stdout
+    );
+    let untrusted = exec("run it");
+    assert_eq!(
+        events_of(&untrusted),
+        Vec::<Value>::new(),
+        "{}",
+        world.queue_text()
+    );
+
+    let lines: String = report
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("        "))
+        .map(|l| format!("{}\n", l.trim()))
+        .collect();
+    let config = world.home().join(".codex/config.toml");
+    let text = std::fs::read_to_string(&config).expect("config.toml");
+    std::fs::write(&config, format!("{text}\n{lines}")).expect("write config.toml");
+    let report = doctor();
+    assert!(report.status.success(), "{}", report.stdout);
+    assert!(
+        !report.stdout.contains("will not fire"),
+        "{}",
+        report.stdout
+    );
+
+    let trusted = exec("run it again");
+    assert_eq!(
+        events_of(&trusted),
+        vec![
+            json!({"hook_type": "PostToolUse", "n": 1}),
+            json!({"hook_type": "PreToolUse", "n": 1}),
+            json!({"hook_type": "SessionEnd", "n": 1}),
+            json!({"hook_type": "SessionStart", "n": 1}),
+            json!({"hook_type": "Stop", "n": 1}),
+            json!({"hook_type": "UserPromptSubmit", "n": 1}),
+        ],
+        "{}",
+        world.queue_text()
+    );
 }

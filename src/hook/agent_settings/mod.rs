@@ -7,6 +7,7 @@
 //! replaces it (ContextManager's installer never did, because its version was not bumped:
 //! seed bug A-B6). A unit test pins each template's hash to its token to enforce the bump.
 
+pub mod codex_trust;
 pub mod merge;
 pub mod otel;
 pub mod quote;

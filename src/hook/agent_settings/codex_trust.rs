@@ -1,0 +1,435 @@
+//! Codex's hook review (Codex 0.129 and later), so that the doctor can say which of
+//! cmstore's hooks Codex will leave out.
+//!
+//! A hook from a user's or a project's files runs only once the user's `config.toml` holds
+//! `[hooks.state."<key>"] trusted_hash = "<hash>"` equal to the hash of what the hook is now.
+//! A new or changed hook is left out without a word by `codex exec`, and waits for the
+//! interactive Codex's "Hooks need review" (or `/hooks`). A project's `.codex/` is not read at
+//! all unless the project is trusted (`[projects."<dir>"] trust_level = "trusted"`).
+//!
+//! The key and the hash are Codex's own, as `codex-rs/hooks/src/engine/discovery.rs`
+//! (`hook_hash`, `normalize_command_hook`) and `codex-rs/config/src/fingerprint.rs`
+//! (`version_for_toml`) compute them (rust-v0.148.0): the key is the file's absolute path, the
+//! event in snake case and the handler's group and place; the hash is SHA-256 over the compact
+//! JSON, keys sorted, of the event, the group's matcher and the one handler, normalised.
+
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+/// What Codex will do with one handler of a hooks file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// Reviewed as it is now: it runs.
+    Trusted,
+    /// Never reviewed: left out.
+    Untrusted,
+    /// Reviewed, then changed (a new cmstore's command, a moved binary): left out.
+    Modified,
+    /// Turned off in its state (`enabled = false`): left out whatever its trust.
+    Disabled,
+}
+
+/// One handler of a hooks file as Codex's review sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Review {
+    /// The handler's key in `hooks.state`.
+    pub key: String,
+    /// The hash Codex computes for it now.
+    pub hash: String,
+    /// Whether it runs.
+    pub trust: Trust,
+}
+
+/// Codex's verdict on each handler of the hooks file `doc`, read from `path`, that `ours`
+/// picks, by the `hooks.state` of the user's `config.toml` (`user_config`).
+pub fn review(
+    path: &Path,
+    doc: &Value,
+    user_config: &toml::Table,
+    ours: impl Fn(&Value) -> bool,
+) -> Vec<Review> {
+    let states = user_config
+        .get("hooks")
+        .and_then(|h| h.get("state"))
+        .and_then(toml::Value::as_table);
+    let mut found = Vec::new();
+    let Some(events) = doc.get("hooks").and_then(Value::as_object) else {
+        return found;
+    };
+    for (event, groups) in events {
+        for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
+            let matcher = group.get("matcher").and_then(Value::as_str);
+            let handlers = group.get("hooks").and_then(Value::as_array);
+            for (h, handler) in handlers.into_iter().flatten().enumerate() {
+                if !ours(handler) {
+                    continue;
+                }
+                let Some(hash) = hook_hash(event, matcher, handler) else {
+                    continue;
+                };
+                let key = format!("{}:{}:{g}:{h}", path.display(), event_label(event));
+                let state = states.and_then(|s| s.get(&key));
+                let trust = trust_of(state, &hash);
+                found.push(Review { key, hash, trust });
+            }
+        }
+    }
+    found
+}
+
+fn trust_of(state: Option<&toml::Value>, hash: &str) -> Trust {
+    let field = |name: &str| state.and_then(|s| s.get(name));
+    if field("enabled").and_then(toml::Value::as_bool) == Some(false) {
+        return Trust::Disabled;
+    }
+    match field("trusted_hash").and_then(toml::Value::as_str) {
+        Some(trusted) if trusted.trim() == hash => Trust::Trusted,
+        Some(_) => Trust::Modified,
+        None => Trust::Untrusted,
+    }
+}
+
+/// Codex's hash of one command handler of `event` in a group with `matcher`; `None` for a
+/// handler that is no command (Codex's `mcp_tool` handlers are none of cmstore's).
+pub fn hook_hash(event: &str, matcher: Option<&str>, handler: &Value) -> Option<String> {
+    if handler.get("type").and_then(Value::as_str) != Some("command") {
+        return None;
+    }
+    let command = if cfg!(windows) {
+        handler
+            .get("commandWindows")
+            .or_else(|| handler.get("command_windows"))
+            .and_then(Value::as_str)
+            .or_else(|| handler.get("command").and_then(Value::as_str))
+    } else {
+        handler.get("command").and_then(Value::as_str)
+    }?;
+    let timeout = handler.get("timeout").and_then(Value::as_u64);
+    let mut normalized = Map::new();
+    normalized.insert("type".into(), json!("command"));
+    normalized.insert("command".into(), json!(command));
+    normalized.insert("timeout".into(), json!(timeout_for(event, timeout)));
+    normalized.insert(
+        "async".into(),
+        json!(handler.get("async").and_then(Value::as_bool) == Some(true)),
+    );
+    if let Some(status) = handler.get("statusMessage").and_then(Value::as_str) {
+        normalized.insert("statusMessage".into(), json!(status));
+    }
+    let context_limit = handler
+        .get("additionalContextLimit")
+        .and_then(Value::as_u64);
+    if let Some(limit) = context_limit.filter(|l| *l != DEFAULT_CONTEXT_LIMIT) {
+        if EVENTS_WITH_CONTEXT.contains(&event) {
+            normalized.insert("additionalContextLimit".into(), json!(limit));
+        }
+    }
+    let mut identity = Map::new();
+    identity.insert("event_name".into(), json!(event_label(event)));
+    if let Some(matcher) = matcher.filter(|_| !matches!(event, "UserPromptSubmit" | "Stop")) {
+        identity.insert("matcher".into(), json!(matcher));
+    }
+    identity.insert(
+        "hooks".into(),
+        Value::Array(vec![Value::Object(normalized)]),
+    );
+    let bytes = serde_json::to_vec(&sorted(&Value::Object(identity))).ok()?;
+    let digest = Sha256::digest(&bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!("sha256:{hex}"))
+}
+
+/// Codex's `additionalContext` spill threshold when a hook names none.
+const DEFAULT_CONTEXT_LIMIT: u64 = 2500;
+
+/// The events whose hooks may return `additionalContext`: only theirs keep a limit.
+const EVENTS_WITH_CONTEXT: [&str; 5] = [
+    "PreToolUse",
+    "PostToolUse",
+    "SessionStart",
+    "UserPromptSubmit",
+    "SubagentStart",
+];
+
+/// The timeout Codex hashes: the handler's, 600 s when it names none; a `SessionEnd` hook's
+/// is 1 s by default and at most 3 s.
+fn timeout_for(event: &str, timeout: Option<u64>) -> u64 {
+    match event {
+        "SessionEnd" => timeout.unwrap_or(1).clamp(1, 3),
+        _ => timeout.unwrap_or(600).max(1),
+    }
+}
+
+/// `PreToolUse` as Codex writes it in a key: `pre_tool_use`.
+fn event_label(event: &str) -> String {
+    let mut label = String::with_capacity(event.len() + 4);
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            label.push('_');
+        }
+        label.push(c.to_ascii_lowercase());
+    }
+    label
+}
+
+/// `value` with every object's keys in order, as Codex hashes it (cmstore's `serde_json`
+/// keeps insertion order).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Whether the user's `config.toml` trusts the project at `dir` (or the git repository it
+/// lies in): `Some(false)` when it names it untrusted, `None` when it does not name it, and
+/// Codex will ask on the project's first interactive run.
+pub fn project_trusted(user_config: &toml::Table, dir: &Path) -> Option<bool> {
+    let projects = user_config
+        .get("projects")
+        .and_then(toml::Value::as_table)?;
+    let canonical = dir.canonicalize().ok();
+    let git_root = dir
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf);
+    let candidates = [Some(dir.to_path_buf()), canonical, git_root];
+    candidates.iter().flatten().find_map(|d| {
+        let level = projects
+            .get(&d.display().to_string())?
+            .get("trust_level")?
+            .as_str()?;
+        Some(level == "trusted")
+    })
+}
+
+/// Why Codex 0.129 or later will leave out cmstore's hooks (those `ours` picks) in the hooks
+/// file `doc` at `path`, by the user's `config.toml` at `config_path` (its text, if any);
+/// `project` is the project's folder when the file is a project's. Each reason says the fix.
+pub fn will_not_fire(
+    path: &Path,
+    doc: &Value,
+    config_path: &Path,
+    config_text: Option<&str>,
+    project: Option<&Path>,
+    ours: impl Fn(&Value) -> bool,
+) -> Vec<String> {
+    let config = match config_text.map(str::parse::<toml::Table>) {
+        Some(Ok(config)) => config,
+        // Codex says itself what is wrong with a config.toml it cannot read.
+        Some(Err(_)) => return Vec::new(),
+        None => toml::Table::new(),
+    };
+    let mut off = Vec::new();
+    if let Some(dir) = project {
+        match project_trusted(&config, dir) {
+            Some(true) => {}
+            Some(false) => off.push(format!(
+                "Codex reads nothing of this project's .codex/: {} names it untrusted \
+                 ([projects.{}]); trust it there, or install with --user",
+                config_path.display(),
+                toml::Value::String(dir.display().to_string())
+            )),
+            None => off.push(format!(
+                "Codex reads a project's .codex/ only once you trust the project: run `codex` \
+                 in it and trust it (`codex exec` cannot ask), or add to {}:\n        \
+                 [projects.{}]\n        trust_level = \"trusted\"",
+                config_path.display(),
+                toml::Value::String(dir.display().to_string())
+            )),
+        }
+    }
+    let reviews = review(path, doc, &config, ours);
+    let left: Vec<&Review> = reviews
+        .iter()
+        .filter(|r| r.trust != Trust::Trusted)
+        .collect();
+    if left.is_empty() {
+        return off;
+    }
+    let count = |t: Trust| left.iter().filter(|r| r.trust == t).count();
+    if count(Trust::Disabled) > 0 {
+        off.push(format!(
+            "{} of cmstore's {} hooks are turned off in {} (enabled = false under \
+             [hooks.state]): remove those lines, or turn them on in Codex's /hooks",
+            count(Trust::Disabled),
+            reviews.len(),
+            config_path.display()
+        ));
+    }
+    let reviewable: Vec<&Review> = left
+        .iter()
+        .copied()
+        .filter(|r| r.trust != Trust::Disabled)
+        .collect();
+    if reviewable.is_empty() {
+        return off;
+    }
+    let mut kinds = Vec::new();
+    for (trust, what) in [
+        (Trust::Untrusted, "not reviewed"),
+        (Trust::Modified, "changed since you trusted them"),
+    ] {
+        if count(trust) > 0 {
+            kinds.push(format!("{} {what}", count(trust)));
+        }
+    }
+    let lines = trust_lines(&reviewable)
+        .into_iter()
+        .map(|l| format!("\n        {l}"))
+        .collect::<String>();
+    off.push(format!(
+        "Codex leaves out {} of cmstore's {} hooks ({}) until you trust them: run `codex` and \
+         answer its \"Hooks need review\" (or /hooks). `codex exec` cannot ask: to trust \
+         them as they are, add to {}:{lines}",
+        reviewable.len(),
+        reviews.len(),
+        kinds.join(", "),
+        config_path.display()
+    ));
+    off
+}
+
+/// The `config.toml` lines that trust `reviews` as they are now, for a machine that runs only
+/// `codex exec`, which has no review to ask in.
+pub fn trust_lines(reviews: &[&Review]) -> Vec<String> {
+    reviews
+        .iter()
+        .flat_map(|r| {
+            let key = toml::Value::String(r.key.clone()).to_string();
+            [
+                format!("[hooks.state.{key}]"),
+                format!("trusted_hash = \"{}\"", r.hash),
+            ]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hash Codex 0.129 wrote when a person trusted a hook in `/hooks`, as recorded in
+    /// stablyai/orca's `config-toml-trust.test.ts`: a `PreToolUse` group without a matcher.
+    #[test]
+    fn the_hash_is_the_one_codex_writes() {
+        let handler = json!({"type": "command",
+            "command": "/bin/sh \"/tmp/orca-case-b-mCmCe6/agent-hooks/codex-hook.sh\""});
+        assert_eq!(
+            hook_hash("PreToolUse", None, &handler).unwrap(),
+            "sha256:bc013489dba495431d3790fda62ee5a7d907a7c491e29ad26238c3a5d6d2b163"
+        );
+        // What Codex leaves out of the hash changes nothing; what it keeps changes it.
+        let marked = json!({"type": "command", "cmstore": "hooks-v3", "timeout": 600,
+            "command": "/bin/sh \"/tmp/orca-case-b-mCmCe6/agent-hooks/codex-hook.sh\""});
+        assert_eq!(
+            hook_hash("PreToolUse", None, &marked),
+            hook_hash("PreToolUse", None, &handler)
+        );
+        assert_ne!(
+            hook_hash("PreToolUse", Some("Bash"), &handler),
+            hook_hash("PreToolUse", None, &handler)
+        );
+        // Stop and UserPromptSubmit have no matcher to hash.
+        assert_eq!(
+            hook_hash("Stop", Some("x"), &handler),
+            hook_hash("Stop", None, &handler)
+        );
+        assert_eq!(hook_hash("Stop", None, &json!({"type": "mcp_tool"})), None);
+    }
+
+    #[test]
+    fn labels_and_timeouts_are_codexs() {
+        assert_eq!(event_label("PreToolUse"), "pre_tool_use");
+        assert_eq!(event_label("UserPromptSubmit"), "user_prompt_submit");
+        assert_eq!(event_label("Stop"), "stop");
+        assert_eq!(timeout_for("SessionEnd", Some(10)), 3);
+        assert_eq!(timeout_for("SessionEnd", None), 1);
+        assert_eq!(timeout_for("Stop", None), 600);
+        assert_eq!(timeout_for("Stop", Some(0)), 1);
+    }
+
+    #[test]
+    fn each_handler_is_trusted_untrusted_modified_or_off() {
+        let doc = json!({"hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "other"},
+                                {"type": "command", "command": "cmstore capture", "cmstore": "v"}]}],
+            "PreToolUse": [{"hooks": [{"type": "command", "command": "cmstore capture", "cmstore": "v"}]}],
+            "PostToolUse": [{"hooks": [{"type": "command", "command": "cmstore capture", "cmstore": "v"}]}],
+            "SessionStart": [{"hooks": [{"type": "command", "command": "cmstore capture", "cmstore": "v"}]}]
+        }});
+        let path = Path::new("/h/.codex/hooks.json");
+        let ours = |h: &Value| h.get("cmstore").is_some();
+        let hash = |event: &str| {
+            hook_hash(
+                event,
+                None,
+                &json!({"type": "command", "command": "cmstore capture"}),
+            )
+            .unwrap()
+        };
+        let config: toml::Table = format!(
+            "[hooks.state.\"/h/.codex/hooks.json:stop:0:1\"]\ntrusted_hash = \"{}\"\n\
+             [hooks.state.\"/h/.codex/hooks.json:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:old\"\n\
+             [hooks.state.\"/h/.codex/hooks.json:session_start:0:0\"]\ntrusted_hash = \"{}\"\nenabled = false\n",
+            hash("Stop"),
+            hash("SessionStart")
+        )
+        .parse()
+        .unwrap();
+        let found = review(path, &doc, &config, ours);
+        let by_key = |k: &str| found.iter().find(|r| r.key.ends_with(k)).unwrap().trust;
+        assert_eq!(found.len(), 4, "{found:?}");
+        assert_eq!(by_key(":stop:0:1"), Trust::Trusted);
+        assert_eq!(by_key(":pre_tool_use:0:0"), Trust::Modified);
+        assert_eq!(by_key(":post_tool_use:0:0"), Trust::Untrusted);
+        assert_eq!(by_key(":session_start:0:0"), Trust::Disabled);
+        // The lines that trust them parse back into the state that trusts them.
+        let untrusted: Vec<&Review> = found.iter().filter(|r| r.trust != Trust::Trusted).collect();
+        let lines = trust_lines(&untrusted[..1]).join("\n");
+        let back: toml::Table = lines.parse().unwrap();
+        assert_eq!(
+            review(path, &doc, &back, ours)
+                .iter()
+                .find(|r| r.key == untrusted[0].key)
+                .unwrap()
+                .trust,
+            Trust::Trusted
+        );
+    }
+
+    #[test]
+    fn a_project_is_trusted_by_its_folder_or_its_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let sub = repo.join("sub");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(&sub).unwrap();
+        let table = |d: &Path, level: &str| -> toml::Table {
+            format!(
+                "[projects.{}]\ntrust_level = \"{level}\"\n",
+                toml::Value::String(d.display().to_string())
+            )
+            .parse()
+            .unwrap()
+        };
+        assert_eq!(project_trusted(&table(&sub, "trusted"), &sub), Some(true));
+        assert_eq!(project_trusted(&table(&repo, "trusted"), &sub), Some(true));
+        assert_eq!(
+            project_trusted(&table(&repo, "untrusted"), &sub),
+            Some(false)
+        );
+        assert_eq!(project_trusted(&toml::Table::new(), &sub), None);
+    }
+}
