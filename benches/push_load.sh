@@ -19,6 +19,10 @@
 # every team question reads (the base tables stay as pushed: 20M events would take ~9 GB of
 # `events` alone). The questions are also asked through `cmstore summarize --store`.
 #
+# WAVES=W (default 1) pushes W waves of MACHINES machines, one after another: the true rows
+# of W times the machines. `WAVES=10 USAGE=10000000 ROLLUP_SCALE=1` is the 20M-event team
+# (~15 GB of database, ~25 minutes on 2 cores).
+#
 # Usage: benches/push_load.sh [MACHINES] [LINES] [CONTENT]   (defaults: 20, 100000, none;
 # WORK=DIR keeps the files there)
 set -euo pipefail
@@ -33,6 +37,7 @@ DB=cmstore_load
 URL="$PGURL/$DB?sslmode=disable"
 USAGE=${USAGE:-1000000}
 ROLLUP_SCALE=${ROLLUP_SCALE:-10}
+WAVES=${WAVES:-1}
 mkdir -p "$WORK"
 
 echo "== build (release)"
@@ -43,9 +48,6 @@ echo "== $MACHINES stores of $LINES events"
 "$ROOT/target/release/examples/gen_queue" "$WORK/queue.jsonl" "$LINES"
 rm -rf "$WORK/base"; mkdir -p "$WORK/base"
 "$BIN" --home "$WORK/base" --queue "$WORK/queue.jsonl" ingest --once 2>/dev/null
-for i in $(seq "$MACHINES"); do
-    rm -rf "$WORK/m$i"; cp -r "$WORK/base" "$WORK/m$i"
-done
 psql -q "$PGURL/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" \
     -c "CREATE DATABASE $DB" >/dev/null 2>&1
 # The schema first (an empty store's push), so that the timed pushes do not queue behind one
@@ -58,24 +60,40 @@ psql -q "$URL" -c "TRUNCATE events, sessions, turns, tool_calls, usage, machines
 busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 hz=$(getconf CLK_TCK)
 
-echo "== push, $MACHINES at once, content $CONTENT"
-b0=$(busy); t0=$(date +%s.%N)
-pids=()
-for i in $(seq "$MACHINES"); do
-    ( /usr/bin/time -f "%U %S" -o "$WORK/time.$i" \
-        "$BIN" --home "$WORK/m$i" --queue "$WORK/queue.jsonl" push --url "$URL" \
-        --content "$CONTENT" --give-up-after 600 2>"$WORK/err.$i" ) &
-    pids+=($!)
-done
-for p in "${pids[@]}"; do wait "$p"; done
-t1=$(date +%s.%N); b1=$(busy)
-wall=$(echo "$t1 - $t0" | bc)
-own=$(cat "$WORK"/time.* | awk '{s += $1 + $2} END {print s}')
-machine=$(echo "($b1 - $b0) / $hz" | bc -l)
-rows=$(psql -tA "$URL" -c "SELECT count(*) FROM events")
-printf 'wall %.2f s; %d events on the server; %.0f events/s; pushes CPU %.1f s; rest of the machine %.1f s\n' \
-    "$wall" "$rows" "$(echo "$rows / $wall" | bc -l)" "$own" "$(echo "$machine - $own" | bc -l)"
-grep -h "cmstore push:" "$WORK"/err.* | head -2
+# One wave: MACHINES fresh copies of the base store (each makes its own machine id on its
+# first push) pushing at once; the copies are removed after, so WAVES=10 reaches 20M events
+# on the server without ten times the local disk.
+push_wave() {
+    local wave=$1 before rows
+    for i in $(seq "$MACHINES"); do
+        rm -rf "$WORK/m$i"; cp -r "$WORK/base" "$WORK/m$i"
+    done
+    rm -f "$WORK"/time.* "$WORK"/err.*
+    echo "== push, wave $wave of $WAVES: $MACHINES at once, content $CONTENT"
+    before=$(psql -tA "$URL" -c "SELECT count(*) FROM events")
+    b0=$(busy); t0=$(date +%s.%N)
+    pids=()
+    for i in $(seq "$MACHINES"); do
+        ( /usr/bin/time -f "%U %S" -o "$WORK/time.$i" \
+            "$BIN" --home "$WORK/m$i" --queue "$WORK/queue.jsonl" push --url "$URL" \
+            --content "$CONTENT" --give-up-after 600 2>"$WORK/err.$i" ) &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+    t1=$(date +%s.%N); b1=$(busy)
+    wall=$(echo "$t1 - $t0" | bc)
+    own=$(cat "$WORK"/time.* | awk '{s += $1 + $2} END {print s}')
+    machine=$(echo "($b1 - $b0) / $hz" | bc -l)
+    rows=$(psql -tA "$URL" -c "SELECT count(*) FROM events")
+    printf 'wall %.2f s; %d events on the server (%d this wave); %.0f events/s; pushes CPU %.1f s; rest of the machine %.1f s\n' \
+        "$wall" "$rows" "$((rows - before))" "$(echo "($rows - $before) / $wall" | bc -l)" \
+        "$own" "$(echo "$machine - $own" | bc -l)"
+    grep -h "cmstore push:" "$WORK"/err.* | head -2
+    if [ "$wave" -lt "$WAVES" ]; then
+        for i in $(seq "$MACHINES"); do rm -rf "$WORK/m$i"; done
+    fi
+}
+for wave in $(seq "$WAVES"); do push_wave "$wave"; done
 
 if [ "$USAGE" -gt 0 ]; then
     echo "== $USAGE usage rows written on the server"

@@ -160,7 +160,24 @@ fn server_figures(client: &mut postgres::Client, machine: &str) -> Vec<String> {
 
 /// Each rollup the server keeps against the same figures counted from its base tables: they
 /// must agree after any push, whatever happened to it.
-const ROLLUPS: [(&str, &str); 8] = [
+const ROLLUPS: [(&str, &str); 10] = [
+    (
+        "SELECT machine_id, session_id, turns FROM rollup_session_turns",
+        "SELECT machine_id, session_id, count(*) FROM turns
+         WHERE hook_type IS DISTINCT FROM 'SubagentStop' GROUP BY 1, 2",
+    ),
+    (
+        "SELECT machine_id, day, tool_name, calls, succeeded, failed, unfinished, total_ms,
+                timed, max_ms, denied, refused, abandoned FROM rollup_tools_days",
+        "SELECT machine_id, coalesce(team_day(ts), ''), coalesce(tool_name, ''), count(*),
+                count(*) FILTER (WHERE outcome = 'succeeded'),
+                count(*) FILTER (WHERE outcome = 'failed'), count(*) FILTER (WHERE outcome IS NULL),
+                sum(duration_ms), count(duration_ms), max(duration_ms),
+                count(*) FILTER (WHERE outcome = 'denied'),
+                count(*) FILTER (WHERE outcome = 'refused'),
+                count(*) FILTER (WHERE outcome = 'abandoned')
+         FROM tool_calls GROUP BY 1, 2, 3",
+    ),
     (
         "SELECT machine_id, day, agent, cwd, user_label, team_label, risk, decision, calls,
                 first_ts, last_ts FROM rollup_gate",
@@ -1020,18 +1037,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (6, '0006_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (7, '0007_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 6"), "{stderr}");
+    assert!(stderr.contains("team schema 7"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        6,
+        7,
         "nothing ran again"
     );
 }
@@ -1141,7 +1158,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 5);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 6);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
         3012

@@ -37,6 +37,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0005_call_decided_by",
         include_str!("../../../migrations/team/0005_call_decided_by.sql"),
     ),
+    (
+        "0006_session_turns_and_tool_days",
+        include_str!("../../../migrations/team/0006_session_turns_and_tool_days.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.

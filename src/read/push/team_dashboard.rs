@@ -6,7 +6,7 @@
 
 use super::team_reports::{
     day_conditions, normalized, project_condition, rollup_conditions, sessions_conditions,
-    where_of, Query, TeamFilters, TeamPlan, USAGE_OR_NONE, USAGE_SUMS,
+    tool_rollup, where_of, Query, TeamFilters, TeamPlan, USAGE_OR_NONE, USAGE_SUMS,
 };
 use crate::read::sessions::project_name;
 
@@ -90,10 +90,10 @@ pub fn days(filters: &TeamFilters) -> TeamPlan {
          GROUP BY day",
         where_of(&event_wheres)
     );
+    let (tools, _, tool_wheres) = tool_rollup(&mut q, filters);
     let failures = format!(
-        "SELECT r.day AS k, sum(r.failed)::bigint AS tool_failures\n  FROM rollup_tools r{}\n  \
-         GROUP BY r.day",
-        rollup_conditions(&mut q, filters, "r", false)
+        "SELECT nullif(r.day, '') AS k, sum(r.failed)::bigint AS tool_failures\n  \
+         FROM {tools} r{tool_wheres}\n  GROUP BY 1"
     );
     let usage = format!(
         "SELECT nullif(r.day, '') AS k, {USAGE_SUMS}\n  FROM v_usage_days r{}\n  GROUP BY 1",
