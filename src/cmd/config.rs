@@ -161,6 +161,13 @@ fn show_budget(out: &mut impl Write, budget: &crate::model::budget::Budget) -> s
     writeln!(out, "\n[budget]")?;
     writeln!(out, "mode = {:?}", budget.mode.as_str())?;
     writeln!(out, "warn_at = {}", budget.warn_at)?;
+    match &budget.notify {
+        crate::model::budget::Notify::Off => writeln!(out, "notify = false")?,
+        crate::model::budget::Notify::Desktop => writeln!(out, "notify = true")?,
+        crate::model::budget::Notify::Command(line) => {
+            writeln!(out, "notify = {}", toml::Value::String(line.clone()))?
+        }
+    }
     for limit in &budget.limits {
         let setting = limit.setting();
         let setting = setting.strip_prefix("budget.").unwrap_or(&setting);

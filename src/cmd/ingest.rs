@@ -212,11 +212,16 @@ fn ingest(paths: &Paths, args: Args, store: &store::Store) -> anyhow::Result<Exi
         if swept || checked {
             stats.add(&ingester.pass(&stop, &mut on_batch)?);
         }
-        if let Err(err) = write_spend(paths, ingester.store()) {
-            eprintln!(
+        match write_spend(paths, ingester.store()) {
+            Ok(problems) => {
+                for problem in problems {
+                    eprintln!("cmstore ingest: warning: {problem}");
+                }
+            }
+            Err(err) => eprintln!(
                 "cmstore ingest: warning: cannot write {} ({err:#})",
                 paths.spend_file().display()
-            );
+            ),
         }
         (stats, started.elapsed())
     } else {

@@ -6,6 +6,8 @@
 //! [budget]
 //! mode = "enforce"          # or "audit" (the default): record only
 //! warn_at = 0.8             # tell the agent once per session past 80 % of a limit
+//! notify = true             # and the person once per window: a desktop notification, or
+//!                           # a command line that reads the text on its stdin
 //! day = 20                  # USD a day, for everything
 //! week = { usd = 100, tokens = 50_000_000 }
 //!
@@ -17,7 +19,7 @@
 //! ```
 
 use crate::model::agents::{Agent, NAMES};
-use crate::model::budget::{Amount, Budget, BudgetMode, Limit, Period, Scope};
+use crate::model::budget::{Amount, Budget, BudgetMode, Limit, Notify, Period, Scope};
 
 /// Reads `[budget]` from its table; every problem goes to `problem`.
 pub fn read(mut table: toml::Table, problem: &mut impl FnMut(String)) -> Budget {
@@ -38,6 +40,19 @@ pub fn read(mut table: toml::Table, problem: &mut impl FnMut(String)) -> Budget 
             None => problem(format!(
                 "budget.warn_at = {v}: expected a share of the limit above 0 and at most 1 \
                  (0.8 is 80 %); using 0.8"
+            )),
+        }
+    }
+    if let Some(v) = table.remove("notify") {
+        match &v {
+            toml::Value::Boolean(true) => budget.notify = Notify::Desktop,
+            toml::Value::Boolean(false) => budget.notify = Notify::Off,
+            toml::Value::String(line) if !line.trim().is_empty() => {
+                budget.notify = Notify::Command(line.trim().to_string())
+            }
+            _ => problem(format!(
+                "budget.notify = {v}: expected true (a desktop notification), false, or a \
+                 command line that reads the text on its stdin; not notifying"
             )),
         }
     }
@@ -80,7 +95,7 @@ pub fn read(mut table: toml::Table, problem: &mut impl FnMut(String)) -> Budget 
     }
     for key in table.keys() {
         problem(format!(
-            "unknown setting budget.{key} (expected mode, warn_at, day, week, month, agents \
+            "unknown setting budget.{key} (expected mode, warn_at, notify, day, week, month, agents \
              or projects); ignored"
         ));
     }

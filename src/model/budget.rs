@@ -191,14 +191,15 @@ fn quoted_key(key: &str) -> String {
     }
 }
 
-/// `[budget]`: the limits, the share past which the agent is warned, and what a crossed
-/// limit does.
+/// `[budget]`: the limits, the share past which the agent is warned, what a crossed limit
+/// does, and how the person is told.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Budget {
     pub mode: BudgetMode,
     /// A share of each limit (0 < warn_at ≤ 1).
     pub warn_at: f64,
     pub limits: Vec<Limit>,
+    pub notify: Notify,
 }
 
 impl Default for Budget {
@@ -207,8 +208,23 @@ impl Default for Budget {
             mode: BudgetMode::Audit,
             warn_at: DEFAULT_WARN_AT,
             limits: Vec::new(),
+            notify: Notify::Off,
         }
     }
+}
+
+/// How a following ingest tells the person that a limit's spend passed `warn_at` or the
+/// limit, once per limit, level and window (`[budget] notify`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Notify {
+    /// Not told (the default): the agent, `status`, `budget` and `statusline` say it.
+    #[default]
+    Off,
+    /// The system's own notification: `notify-send` (Linux and the BSDs), `osascript`
+    /// (macOS), a PowerShell toast (Windows).
+    Desktop,
+    /// A command line of the person's (run by the shell), the text on its stdin.
+    Command(String),
 }
 
 impl Budget {
@@ -364,6 +380,21 @@ impl<'b> Standing<'b> {
         )
     }
 
+    /// What the person is told once the spend passes `warn_at` or the limit, with what the
+    /// limit does in `mode`.
+    pub fn notice(&self, mode: BudgetMode) -> String {
+        let past = match (self.level, mode) {
+            (Level::Over, BudgetMode::Enforce) => {
+                " The limit is reached: new tool calls and prompts are refused."
+            }
+            (Level::Over, BudgetMode::Audit) => {
+                " The limit is reached (audit: nothing is refused)."
+            }
+            _ => "",
+        };
+        format!("{}{past}", self.warning())
+    }
+
     /// Why a tool call or prompt is refused: the budget, its spend, and how to raise it.
     pub fn deny_reason(&self, config_file: &str) -> String {
         format!(
@@ -442,6 +473,7 @@ mod tests {
         let budget = Budget {
             mode: BudgetMode::Enforce,
             warn_at: 0.8,
+            notify: Notify::Off,
             limits: vec![
                 limit(Period::Day, Amount::Usd(20.0), None),
                 limit(Period::Week, Amount::Usd(50.0), None),

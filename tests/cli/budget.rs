@@ -511,3 +511,92 @@ fn the_status_line_says_where_the_budget_stands() {
         "cmstore · today $1.20 · week $1.20 · session $1.20 · OVER budget day $1.20/$1.00\n"
     );
 }
+
+/// Issue 39: the person is told too (`[budget] notify`), once per limit, level and window,
+/// by an ingest: by a command of theirs (the text on its stdin, the level, limit and share in
+/// its environment) or the desktop's notifier (`notify-send` here, a stand-in on the PATH).
+/// A notifier that fails is said once, and changes nothing else.
+#[cfg(unix)]
+#[test]
+fn past_warn_at_and_past_the_limit_the_person_is_notified_once_each() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let env = TestEnv::new();
+    let told = env.dir.path().join("told.txt");
+    set_config(
+        &env,
+        &format!(
+            "[budget]\nday = 1\nwarn_at = 0.5\nnotify = \"(cat; echo \\\" $CMSTORE_BUDGET_LEVEL \
+             $CMSTORE_BUDGET_LIMIT $CMSTORE_BUDGET_SHARE\\\") >> '{}'\"\n",
+            told.display()
+        ),
+    );
+    let spend = |message: &str| {
+        env.append(&[usage_line(
+            "claude",
+            "s0",
+            "/w/app",
+            message,
+            "claude-sonnet-4-5",
+        )]);
+        env.ingest_once();
+    };
+    spend("m1");
+    let text = fs::read_to_string(&told).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "cmstore budget: {ONE_RESPONSE_USD} spent of the daily budget of $1.00 (60 %). \
+             warn day.usd 0.6000\n"
+        )
+    );
+    // Nothing new to say: nothing said.
+    env.ingest_once();
+    assert_eq!(fs::read_to_string(&told).unwrap(), text);
+    spend("m2");
+    let text = fs::read_to_string(&told).unwrap();
+    assert!(
+        text.ends_with(
+            "cmstore budget: $1.20 spent of the daily budget of $1.00 (120 %). The limit is \
+             reached (audit: nothing is refused). over day.usd 1.2000\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 2, "{text}");
+
+    // The desktop's own notifier, for a new limit; one that fails is a warning, once.
+    let notifier = env.agent_bin().join("notify-send");
+    let desktop = env.dir.path().join("desktop.txt");
+    fs::write(
+        &notifier,
+        format!(
+            "#!/bin/sh\nprintf '%s|' \"$@\" >> '{}'\n",
+            desktop.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&notifier, fs::Permissions::from_mode(0o755)).unwrap();
+    set_config(&env, "[budget]\nweek = 1\nnotify = true\n");
+    env.ingest_once();
+    assert_eq!(
+        fs::read_to_string(&desktop).unwrap(),
+        "--app-name=cmstore|cmstore budget|cmstore budget: $1.20 spent of the weekly budget of \
+         $1.00 (120 %). The limit is reached (audit: nothing is refused).|"
+    );
+    fs::write(&notifier, "#!/bin/sh\necho 'no display' >&2\nexit 1\n").unwrap();
+    set_config(&env, "[budget]\nmonth = 1\nnotify = true\n");
+    let out = env.cmd().args(["ingest", "--once"]).assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains(
+            "cmstore ingest: warning: the budget notice was not given: the notifier failed \
+             (exit 1): no display"
+        ),
+        "{stderr}"
+    );
+    let out = env.cmd().args(["ingest", "--once"]).assert().success();
+    assert!(
+        !String::from_utf8_lossy(&out.get_output().stderr).contains("notice"),
+        "said once"
+    );
+}

@@ -87,9 +87,12 @@ pub fn spend_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
                 return;
             }
             match write_spend(paths, ingester.store()) {
-                Ok(()) => {
+                Ok(problems) => {
                     written = Some((rows, std::time::Instant::now()));
                     failed = false;
+                    for problem in problems {
+                        say(&format!("cmstore ingest: warning: {problem}"));
+                    }
                 }
                 Err(err) if !failed => {
                     failed = true;
@@ -109,20 +112,28 @@ pub fn spend_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
 /// each scope the `[budget]` limits count, and replaces the spend file with it (private,
 /// written whole). The configuration is read afresh each time, so a limit just added is
 /// counted at the next write; its problems are `status`'s and `config check`'s to report.
-pub fn write_spend(paths: &Paths, store: &store::Store) -> anyhow::Result<()> {
+/// Then gives the budget notices now due (`[budget] notify`); the problems of those, each a
+/// sentence, are returned.
+pub fn write_spend(paths: &Paths, store: &store::Store) -> anyhow::Result<Vec<String>> {
     let now = crate::support::clock::now_ms();
     let conn = store.conn()?;
-    let scopes = Config::load_for(paths).0.budget.scopes();
+    let budget = Config::load_for(paths).0.budget;
     let starts = crate::model::spend::window_starts(now);
-    let file = store::spend::spend_file(&conn, now, starts, &scopes)?;
+    let file = store::spend::spend_file(&conn, now, starts, &budget.scopes())?;
     crate::files::spend::write(&paths.spend_file(), &file)?;
+
     // The budget warnings' marks of windows that have ended (the oldest window still running
     // starts on the 1st or on this week's Monday, whichever is earlier). A mark left behind
     // costs an empty file and changes nothing: a failure here is not worth a warning.
     let oldest =
         std::time::UNIX_EPOCH + Duration::from_millis(starts.1.min(starts.2).max(0) as u64);
     let _ = crate::files::budget_marks::remove_ended(&paths.state_dir(), oldest);
-    Ok(())
+    Ok(super::budget_notice::notify_crossings(
+        &budget,
+        &file,
+        now,
+        &paths.state_dir(),
+    ))
 }
 
 /// How often a following ingest whose check runner could not start looks again.

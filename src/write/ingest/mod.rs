@@ -5,6 +5,7 @@
 //! `batch_lines` complete lines from the stored offset, insert rows, rejects and counters, then
 //! move the offset with a compare-and-set. A crash anywhere leaves rows and offset consistent.
 
+pub mod budget_notice;
 pub mod chores;
 pub mod follow;
 pub mod lines;
