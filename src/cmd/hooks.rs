@@ -10,6 +10,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use serde::Serialize;
@@ -19,10 +20,11 @@ use crate::files::paths::Paths;
 use crate::hook::agent_settings::merge::{self, State};
 use crate::hook::agent_settings::style::Style;
 use crate::hook::agent_settings::versions::{self, Version};
-use crate::hook::agent_settings::{codex_trust, splice, switches};
+use crate::hook::agent_settings::{codex_trust, splice, switches, vscode_settings};
 use crate::hook::agent_settings::{Agent, Location, Wiring, CURRENT_VERSION};
 use crate::hook::agent_version::{self, Asked};
 use crate::hook::probe;
+use crate::read::status::CatchUp;
 use crate::support::env;
 
 /// Arguments of `cmstore hooks`.
@@ -582,8 +584,16 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     Err(why) => say("broken", &format!("the probe failed: {why}"))?,
                 }
             }
-            // Codex's review is checked above, hook by hook.
-            let note = before_they_fire(agent, location).filter(|_| agent != Agent::Codex);
+            // Codex's review is checked above, hook by hook; VS Code's folder is read when
+            // its settings list it.
+            let checked = match agent {
+                Agent::Codex => true,
+                Agent::Vscode => vscode_settings(location)
+                    .iter()
+                    .any(|files| vscode_settings::lists(files, vscode_folder(location))),
+                _ => false,
+            };
+            let note = before_they_fire(agent, location).filter(|_| !checked);
             if let Some(note) = note {
                 let note = note.split_once(": ").map_or(note.as_str(), |(_, n)| n);
                 writeln!(out, "  {:<7} {note}", "note")?;
@@ -597,7 +607,7 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
         )?;
         return Ok(ExitCode::FAILURE);
     }
-    write_ingest_check(&mut out, paths)?;
+    broken += usize::from(write_ingest_check(&mut out, paths)?);
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut summary = match broken {
@@ -611,20 +621,43 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     Ok(exit(broken > 0))
 }
 
-/// Whether what the hooks write reaches the store: an ingest following the queue (the
-/// doctor's probes never do: they go to a queue of their own). Without one the lines wait in
-/// the queue, and `[budget]` limits are judged on an old spend or none: a note, not a
-/// breakage, as `ingest --once` run later loses nothing.
-fn write_ingest_check(out: &mut impl Write, paths: &Paths) -> io::Result<()> {
+/// How long the doctor waits for a running ingest to take in what the queue holds.
+const CATCH_UP: Duration = Duration::from_secs(10);
+
+/// Whether what the hooks write reaches the store: an ingest following the queue, which has
+/// taken in every line the queue held when asked within [`CATCH_UP`] (the doctor's probes go
+/// to a queue of their own: nothing is written to see). Without one the lines wait in the
+/// queue, and `[budget]` limits are judged on an old spend or none: a note, not a breakage,
+/// as `ingest --once` run later loses nothing. An ingest that runs but does not keep up is
+/// broken: true then.
+fn write_ingest_check(out: &mut impl Write, paths: &Paths) -> io::Result<bool> {
     writeln!(out, "ingest   {}", paths.queue.display())?;
     let text = match crate::files::ingest_lock::probe(&paths.db) {
         Ok(live) if live.running => {
             let pid = live.holder.map(|h| format!(" (pid {})", h.pid));
-            format!(
-                "ok      an ingest follows the queue into {}{}",
-                paths.db.display(),
-                pid.unwrap_or_default()
-            )
+            let pid = pid.unwrap_or_default();
+            let db = paths.db.display();
+            match crate::read::status::catch_up(&paths.db, &paths.queue, CATCH_UP) {
+                Ok(CatchUp::Reached(took)) => format!(
+                    "ok      an ingest follows the queue into {db}{pid}: every line the queue \
+                     held was in the store within {} ms",
+                    took.as_millis()
+                ),
+                Ok(CatchUp::Behind(bytes)) => {
+                    writeln!(
+                        out,
+                        "  broken  an ingest runs{pid}, but is {bytes} bytes of the queue short \
+                         of its end after {} s: `cmstore status` says why (its log: the \
+                         ingest's stderr)",
+                        CATCH_UP.as_secs()
+                    )?;
+                    return Ok(true);
+                }
+                Err(err) => format!(
+                    "note    an ingest follows the queue into {db}{pid}; cannot tell whether \
+                     it keeps up: {err:#}"
+                ),
+            }
         }
         Ok(_) => {
             let budget = match crate::config::Config::load_for(paths).0.budget.is_empty() {
@@ -638,7 +671,8 @@ fn write_ingest_check(out: &mut impl Write, paths: &Paths) -> io::Result<()> {
         }
         Err(err) => format!("note    cannot tell whether an ingest runs: {err}"),
     };
-    writeln!(out, "  {text}")
+    writeln!(out, "  {text}")?;
+    Ok(false)
 }
 
 /// The `hooks install` that brings `agent`'s file at `location` up to date.
@@ -728,9 +762,12 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
             row.notes = st.notes;
             if st.state != State::Missing {
                 row.will_not_fire = will_not_fire(agent, &path, &doc);
-                if agent == Agent::Codex {
-                    row.will_not_fire
-                        .extend(codex_review(location, &path, &doc));
+                match agent {
+                    Agent::Codex => row
+                        .will_not_fire
+                        .extend(codex_review(location, &path, &doc)),
+                    Agent::Vscode => row.will_not_fire.extend(vscode_review(location)),
+                    _ => {}
                 }
             }
         }
@@ -826,6 +863,59 @@ fn codex_review(location: &Location, path: &Path, doc: &Value) -> Vec<String> {
     codex_trust::will_not_fire(&named, doc, &config, text.as_deref(), project, |h| {
         marker.version(h).is_some()
     })
+}
+
+/// The hook folder VS Code knows cmstore's file at `location` by (a key of its
+/// `chat.hookFilesLocations`).
+fn vscode_folder(location: &Location) -> &'static str {
+    match location {
+        Location::Project(_) => ".github/hooks",
+        Location::User { .. } => "~/.copilot/hooks",
+    }
+}
+
+/// The settings files each VS Code build here reads for `location`: per build, its user
+/// settings, then the project's `.vscode/settings.json` (whose keys win).
+fn vscode_settings(location: &Location) -> Vec<Vec<vscode_settings::SettingsFile>> {
+    let read = |path: PathBuf| {
+        let text = fs::read_to_string(&path).ok()?;
+        let doc = vscode_settings::parse(&text)?;
+        Some(vscode_settings::SettingsFile { path, doc })
+    };
+    let home = match location {
+        Location::User { home, .. } => Some(home.clone()),
+        Location::Project(_) => crate::files::paths::user_home(),
+    };
+    let users: Vec<_> = home
+        .map(|home| vscode_settings::user_settings_paths(&home, crate::support::env::path))
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(read)
+        .collect();
+    let workspace = match location {
+        Location::Project(dir) => read(dir.join(".vscode").join("settings.json")),
+        Location::User { .. } => None,
+    };
+    if users.is_empty() {
+        return vec![workspace.into_iter().collect()];
+    }
+    users
+        .into_iter()
+        .map(|user| std::iter::once(user).chain(workspace.clone()).collect())
+        .collect()
+}
+
+/// Why VS Code will not run cmstore's hook file at `location`, by its settings.
+fn vscode_review(location: &Location) -> Vec<String> {
+    let mut off: Vec<String> = Vec::new();
+    for files in vscode_settings(location) {
+        for why in vscode_settings::will_not_fire(&files, vscode_folder(location)) {
+            if !off.contains(&why) {
+                off.push(why);
+            }
+        }
+    }
+    off
 }
 
 /// The names cmstore's handlers carry in `agent`'s file, of every token version.

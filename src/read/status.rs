@@ -159,6 +159,74 @@ fn budget_report(
 /// One result set: column names and rows.
 pub type Section = (Vec<String>, Vec<Vec<Value>>);
 
+/// How long a running ingest took to commit what `queue` held when asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatchUp {
+    /// Every line then in the queue was in the store after this long.
+    Reached(std::time::Duration),
+    /// Still this many bytes short when the time was up.
+    Behind(u64),
+}
+
+/// Waits, at most `limit`, until the ingest following `queue` into `db` has committed every
+/// complete line the queue holds now (its source's offset, read read-only): whether what the
+/// hooks write reaches the store, without writing anything to see.
+pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::Result<CatchUp> {
+    let started = std::time::Instant::now();
+    let target = complete_lines_end(queue)?;
+    let store = ReadOnlyDb::open(db, None)?;
+    loop {
+        let committed = committed_offset(&store, queue)?.unwrap_or(0);
+        if committed >= target {
+            return Ok(CatchUp::Reached(started.elapsed()));
+        }
+        if started.elapsed() >= limit {
+            return Ok(CatchUp::Behind(target - committed));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The bytes `db`'s ingest has committed of `queue`: its active source's offset.
+fn committed_offset(db: &ReadOnlyDb, queue: &Path) -> anyhow::Result<Option<u64>> {
+    let path = queue.display().to_string();
+    let (_, rows) = report::fetch(
+        db,
+        "SELECT offset FROM sources WHERE path = :path AND retired_at IS NULL",
+        &[crate::store::read_only::Param {
+            name: "path".to_string(),
+            value: Value::Text(path),
+        }],
+    )?;
+    Ok(rows.first().and_then(|row| match row.first() {
+        Some(Value::Integer(n)) => u64::try_from(*n).ok(),
+        _ => None,
+    }))
+}
+
+/// Where `queue`'s last complete line ends (0 when it has none, or is missing).
+fn complete_lines_end(queue: &Path) -> std::io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = match std::fs::File::open(queue) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(err) => return Err(err),
+    };
+    let mut end = file.metadata()?.len();
+    let mut chunk = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let len = (end - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk[..len])?;
+        if let Some(i) = memchr::memrchr(b'\n', &chunk[..len]) {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
 const SOURCES_SQL: &str = "SELECT id, path, offset, size, lines, device, inode, fingerprint, \
      strftime('%Y-%m-%dT%H:%M:%SZ', updated_at / 1000, 'unixepoch') AS last_commit \
      FROM sources WHERE retired_at IS NULL ORDER BY path";

@@ -84,6 +84,8 @@ impl TestEnv {
             "CODEX_HOME",
             "QWEN_HOME",
             "QWEN_RUNTIME_DIR",
+            "VSCODE_PORTABLE",
+            "VSCODE_APPDATA",
         ] {
             cmd.env_remove(key);
         }

@@ -1689,53 +1689,6 @@ fn hooks_doctor_names_gemini_switches_that_keep_the_hooks_from_firing() {
     );
 }
 
-/// The doctor says whether what the hooks write reaches the store: an ingest following the
-/// queue, named by its pid.
-#[cfg(unix)]
-#[test]
-fn hooks_doctor_says_whether_an_ingest_follows_the_queue() {
-    use std::process::Stdio;
-    use std::time::{Duration, Instant};
-    let env = TestEnv::new();
-    let dir = project(&env);
-    let exe = bin().display().to_string();
-    hooks(
-        &env,
-        &["install", "--agent", "claude", "--command", &exe],
-        &dir,
-    )
-    .success();
-    let mut follower = env
-        .std_cmd()
-        .env_remove("CMSTORE_HOME")
-        .arg("ingest")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let text = loop {
-        let out = hooks(&env, &["doctor"], &dir).get_output().stdout.clone();
-        let text = String::from_utf8(out).unwrap();
-        if text.contains("an ingest follows") || Instant::now() > deadline {
-            break text;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    crate::common::terminate(&follower);
-    assert!(crate::common::wait_timeout(&mut follower, Duration::from_secs(20)).is_some());
-    let line = text
-        .lines()
-        .find(|l| l.contains("an ingest follows"))
-        .unwrap_or_else(|| panic!("{text}"));
-    assert!(
-        line.starts_with("  ok      an ingest follows the queue into ")
-            && line.ends_with(&format!("cmstore.db (pid {})", follower.id())),
-        "{text}"
-    );
-}
-
 /// The `config.toml` lines a doctor's report says would trust what Codex leaves out: its
 /// lines indented under a "will not fire".
 fn codex_trust_lines(report: &str) -> String {
@@ -1842,4 +1795,196 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
             && text.contains("names it untrusted"),
         "{text}"
     );
+}
+
+/// Where VS Code keeps the user's settings in a test's home (stable build).
+fn vscode_user_settings(env: &TestEnv) -> PathBuf {
+    let root = if cfg!(windows) {
+        env.user_home().join("AppData/Roaming")
+    } else if cfg!(target_os = "macos") {
+        env.user_home().join("Library/Application Support")
+    } else {
+        env.user_home().join(".config")
+    };
+    root.join("Code/User/settings.json")
+}
+
+/// Issue 39: VS Code's settings that keep its hooks from running: `chat.useHooks: false`, and
+/// `chat.hookFilesLocations` turning cmstore's folder off, read from the user's settings (JSONC,
+/// comments and trailing commas) and the workspace's, whose keys win. The user's folder
+/// `~/.copilot/hooks` is noted unless the settings list it.
+#[test]
+fn hooks_doctor_names_vscode_settings_that_keep_its_hooks_from_running() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let exe = bin().display().to_string();
+    let doctor = |args: &[&str]| {
+        let out = cmd(&env)
+            .args(["hooks", "doctor", "--agent", "vscode"])
+            .args(args)
+            .assert()
+            .get_output()
+            .clone();
+        (out.status.success(), String::from_utf8(out.stdout).unwrap())
+    };
+    hooks(
+        &env,
+        &["install", "--agent", "vscode", "--command", &exe],
+        &dir,
+    )
+    .success();
+    let (ok, text) = doctor(&["--project", &dir.display().to_string()]);
+    assert!(ok, "{text}");
+
+    let settings = vscode_user_settings(&env);
+    write(
+        &settings,
+        "{\n  // mine\n  \"chat.hookFilesLocations\": {\".github/hooks\": false,},\n}\n",
+    );
+    let (ok, text) = doctor(&["--project", &dir.display().to_string()]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "  broken  will not fire: VS Code does not read .github/hooks \
+             (\"chat.hookFilesLocations\": {{\".github/hooks\": false}} in {})",
+            settings.display()
+        )),
+        "{text}"
+    );
+    // The workspace's own settings win over the user's.
+    write(
+        &dir.join(".vscode/settings.json"),
+        r#"{"chat.hookFilesLocations": {".github/hooks": true}}"#,
+    );
+    let (ok, text) = doctor(&["--project", &dir.display().to_string()]);
+    assert!(ok, "{text}");
+
+    write(&settings, r#"{"chat.useHooks": false}"#);
+    let (ok, text) = doctor(&["--project", &dir.display().to_string()]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(
+            "  broken  will not fire: VS Code runs no hooks (\"chat.useHooks\": false in "
+        ),
+        "{text}"
+    );
+
+    // The user's folder: a note until the settings list it.
+    cmd(&env)
+        .args([
+            "hooks",
+            "install",
+            "--agent",
+            "vscode",
+            "--user",
+            "--command",
+            &exe,
+        ])
+        .assert()
+        .success();
+    write(&settings, "{}");
+    let (ok, text) = doctor(&["--user"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("  note    VS Code reads ~/.copilot/hooks only when"),
+        "{text}"
+    );
+    write(
+        &settings,
+        r#"{"chat.hookFilesLocations": {"~/.copilot/hooks": true}}"#,
+    );
+    let (ok, text) = doctor(&["--user"]);
+    assert!(ok, "{text}");
+    assert!(!text.contains("~/.copilot/hooks only when"), "{text}");
+}
+
+/// Issue 39: the doctor's check that what the hooks write reaches the store: a following
+/// ingest, named by its pid, must take in every line the queue holds within 10 s (the first
+/// doctor after it starts may not see it yet: it is seen by its lock). One that runs but is stopped
+/// (SIGSTOP: alive, holding its lock, reading nothing) is broken, and said so.
+#[cfg(unix)]
+#[test]
+fn hooks_doctor_proves_a_running_ingest_takes_the_queue_in() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let exe = bin().display().to_string();
+    hooks(
+        &env,
+        &["install", "--agent", "claude", "--command", &exe],
+        &dir,
+    )
+    .success();
+    // The user's own queue and store, as the hooks and the doctor use them.
+    let home = env.user_home().join(".contextmanager");
+    let queue = home.join("hook-queue.jsonl");
+    let line = |n: usize| {
+        serde_json::json!({"hookType": "Notification", "timestamp": 1767225600000u64 + n as u64,
+            "sessionId": "s-doctor", "id": format!("0199a000-0000-7000-8000-{n:012}"), "v": 1})
+        .to_string()
+    };
+    cmstore::files::queue::append_lines(&queue, &[line(1), line(2)]).unwrap();
+    let mut child = env
+        .std_cmd()
+        .env_remove("CMSTORE_HOME")
+        .args(["ingest", "--poll-ms", "20"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let doctor = || {
+        let out = hooks(&env, &["doctor"], &dir).get_output().clone();
+        let text = String::from_utf8(out.stdout).unwrap();
+        (out.status.success(), text)
+    };
+    // The doctor sees the ingest by its lock, taken once it follows.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (ok, text) = loop {
+        cmstore::files::queue::append_lines(&queue, &[line(3)]).unwrap();
+        let (ok, text) = doctor();
+        if text.contains("an ingest follows") || Instant::now() > deadline {
+            break (ok, text);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "  ok      an ingest follows the queue into {} (pid {}): every line the queue held \
+             was in the store within ",
+            home.join("cmstore.db").display(),
+            child.id()
+        )),
+        "{text}"
+    );
+
+    // Stopped: alive and locked, reading nothing.
+    let pid = child.id().to_string();
+    let signal = |sig: &str| {
+        std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+    };
+    signal("-STOP");
+    cmstore::files::queue::append_lines(&queue, &[line(4)]).unwrap();
+    let (ok, text) = doctor();
+    signal("-CONT");
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "  broken  an ingest runs (pid {pid}), but is {} bytes of the queue short of its \
+             end after 10 s",
+            line(4).len() + 1
+        )),
+        "{text}"
+    );
+    assert!(text.ends_with("1 problem\n"), "{text}");
+    // Going again, it takes the line in.
+    let (ok, text) = doctor();
+    assert!(ok, "{text}");
+    crate::common::terminate(&child);
+    assert!(crate::common::wait_timeout(&mut child, Duration::from_secs(20)).is_some());
 }

@@ -15,6 +15,7 @@ pub mod splice;
 pub mod style;
 pub mod switches;
 pub mod versions;
+pub mod vscode_settings;
 
 use std::path::PathBuf;
 
