@@ -231,10 +231,10 @@ pub fn sessions_list(filters: &TeamFilters, limit: Option<u64>, all: bool) -> Te
     if !all {
         wheres.push(WENT_SOMEWHERE.to_string());
     }
-    let mut sql = sessions_select(&wheres);
-    if let Some(limit) = limit {
-        sql.push_str(&format!("\nLIMIT {limit}"));
-    }
+    let sql = match limit {
+        Some(limit) => format!("{}\nLIMIT {limit}", sessions_select(&wheres)),
+        None => every_session_select(&wheres),
+    };
     TeamPlan {
         sql,
         params: q.params,
@@ -274,7 +274,7 @@ pub(super) fn sessions_conditions(q: &mut Query, filters: &TeamFilters) -> Vec<S
 fn sessions_sql(q: &mut Query, filters: &TeamFilters) -> String {
     let wheres = sessions_conditions(q, filters);
     match wheres.is_empty() {
-        true => every_session_select(),
+        true => every_session_select(&[]),
         false => sessions_select(&wheres),
     }
 }
@@ -302,10 +302,11 @@ fn sessions_select(wheres: &[String]) -> String {
     )
 }
 
-/// Every session of the team, unfiltered: `v_sessions` looks a session's usage and turns up
-/// one session at a time, which suits a page of the newest; for all of them, the usage is
-/// summed once per session and joined with the turns' rollup (team migration 0006).
-fn every_session_select() -> String {
+/// Every session of the team that `wheres` keep (of a row `s` with `v_sessions`' columns):
+/// `v_sessions` looks a session's usage and turns up one session at a time, which suits a
+/// page of the newest; for all of them, the usage is summed once per session and joined with
+/// the turns' rollup (team migration 0006).
+fn every_session_select(wheres: &[String]) -> String {
     format!(
         "WITH u AS (SELECT machine_id, session_id, sum(responses)::bigint AS responses, \
          round(sum(cost_usd)::numeric, 6) AS cost_usd, \
@@ -316,8 +317,9 @@ fn every_session_select() -> String {
          LEFT JOIN rollup_session_turns t\n    \
          ON t.machine_id = s.machine_id AND t.session_id = s.session_id\n  \
          LEFT JOIN u ON u.machine_id = s.machine_id AND u.session_id = s.session_id)\n\
-         SELECT {}\nFROM s\n{SESSION_ORDER}",
+         SELECT {}\nFROM s{}\n{SESSION_ORDER}",
         session_columns(),
+        where_of(wheres),
     )
 }
 
