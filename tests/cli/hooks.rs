@@ -1739,6 +1739,8 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
     assert!(text.ends_with("2 problems\n"), "{text}");
     let config = env.user_home().join(".codex/config.toml");
     let hooks_file = dir.join(".codex/hooks.json").display().to_string();
+    // A key as TOML writes it (a Windows path's backslashes escaped).
+    let key = |event: &str| toml::Value::String(format!("{hooks_file}:{event}:0:0")).to_string();
     let lines = codex_trust_lines(&text);
     assert_eq!(
         lines.matches("trusted_hash = \"sha256:").count(),
@@ -1746,7 +1748,7 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
         "{lines}"
     );
     assert!(
-        lines.contains(&format!("[hooks.state.\"{hooks_file}:pre_tool_use:0:0\"]")),
+        lines.contains(&format!("[hooks.state.{}]", key("pre_tool_use"))),
         "{lines}"
     );
 
@@ -1764,11 +1766,12 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
         &dir,
     )
     .success();
-    let off = format!("[hooks.state.\"{hooks_file}:stop:0:0\"]\nenabled = false\n");
+    let stop = format!("[hooks.state.{}]\n", key("stop"));
     let trusted = fs::read_to_string(&config).unwrap();
+    assert!(trusted.contains(&stop), "{trusted}");
     write(
         &config,
-        &trusted.replace(&format!("[hooks.state.\"{hooks_file}:stop:0:0\"]\n"), &off),
+        &trusted.replace(&stop, &format!("{stop}enabled = false\n")),
     );
     let (ok, text) = doctor();
     assert!(!ok, "{text}");
@@ -1785,8 +1788,8 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
 
     // A project the user's config.toml names untrusted.
     let untrusted = format!(
-        "[projects.\"{}\"]\ntrust_level = \"untrusted\"\n",
-        dir.display()
+        "[projects.{}]\ntrust_level = \"untrusted\"\n",
+        toml::Value::String(dir.display().to_string())
     );
     write(&config, &untrusted);
     let (_, text) = doctor();
@@ -1800,13 +1803,13 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
 /// Where VS Code keeps the user's settings in a test's home (stable build).
 fn vscode_user_settings(env: &TestEnv) -> PathBuf {
     let root = if cfg!(windows) {
-        env.user_home().join("AppData/Roaming")
+        env.user_home().join("AppData").join("Roaming")
     } else if cfg!(target_os = "macos") {
-        env.user_home().join("Library/Application Support")
+        env.user_home().join("Library").join("Application Support")
     } else {
         env.user_home().join(".config")
     };
-    root.join("Code/User/settings.json")
+    root.join("Code").join("User").join("settings.json")
 }
 
 /// Issue 39: VS Code's settings that keep its hooks from running: `chat.useHooks: false`, and
