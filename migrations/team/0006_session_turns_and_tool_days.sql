@@ -82,13 +82,23 @@ LANGUAGE plpgsql AS $$
 BEGIN
     DELETE FROM rollup_tools_days d USING unnest(machines, days) AS t(machine_id, day)
     WHERE d.machine_id = t.machine_id AND d.day = t.day;
+    -- Joined by equality, so that `rollup_tools_day` finds each day's rows; the calls with
+    -- no time (day NULL) apart.
     INSERT INTO rollup_tools_days
     SELECT r.machine_id, coalesce(r.day, ''), coalesce(r.tool_name, ''),
            sum(r.calls), sum(r.succeeded), sum(r.failed), sum(r.unfinished), sum(r.total_ms),
            sum(r.timed), max(r.max_ms), sum(r.denied), sum(r.refused), sum(r.abandoned)
     FROM rollup_tools r
     JOIN (SELECT DISTINCT * FROM unnest(machines, days)) AS t(machine_id, day)
-      ON r.machine_id = t.machine_id AND r.day IS NOT DISTINCT FROM nullif(t.day, '')
+      ON r.machine_id = t.machine_id AND r.day = t.day
+    GROUP BY 1, 2, 3;
+    INSERT INTO rollup_tools_days
+    SELECT r.machine_id, '', coalesce(r.tool_name, ''),
+           sum(r.calls), sum(r.succeeded), sum(r.failed), sum(r.unfinished), sum(r.total_ms),
+           sum(r.timed), max(r.max_ms), sum(r.denied), sum(r.refused), sum(r.abandoned)
+    FROM rollup_tools r
+    JOIN (SELECT DISTINCT * FROM unnest(machines, days)) AS t(machine_id, day)
+      ON r.machine_id = t.machine_id AND t.day = '' AND r.day IS NULL
     GROUP BY 1, 2, 3;
 END $$;
 

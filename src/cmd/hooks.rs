@@ -643,12 +643,18 @@ fn write_ingest_check(out: &mut impl Write, paths: &Paths) -> io::Result<bool> {
                      held was in the store within {} ms",
                     took.as_millis()
                 ),
-                Ok(CatchUp::Behind(bytes)) => {
+                // Moving: a backlog being worked through, not a breakage.
+                Ok(CatchUp::Behind { left, moved }) if moved > 0 => format!(
+                    "note    an ingest follows the queue into {db}{pid} and is catching up: \
+                     {left} bytes to go after {} s, {moved} taken in meanwhile",
+                    CATCH_UP.as_secs()
+                ),
+                Ok(CatchUp::Behind { left, .. }) => {
                     writeln!(
                         out,
-                        "  broken  an ingest runs{pid}, but is {bytes} bytes of the queue short \
-                         of its end after {} s: `cmstore status` says why (its log: the \
-                         ingest's stderr)",
+                        "  broken  an ingest runs{pid}, but is {left} bytes of the queue short \
+                         of its end and took in nothing in {} s: `cmstore status` says why \
+                         (its log: the ingest's stderr)",
                         CATCH_UP.as_secs()
                     )?;
                     return Ok(true);

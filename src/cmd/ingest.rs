@@ -212,7 +212,11 @@ fn ingest(paths: &Paths, args: Args, store: &store::Store) -> anyhow::Result<Exi
         if swept || checked {
             stats.add(&ingester.pass(&stop, &mut on_batch)?);
         }
-        match write_spend(paths, ingester.store()) {
+        match write_spend(
+            paths,
+            ingester.store(),
+            crate::write::ingest::budget_notice::Wait::Yes,
+        ) {
             Ok(problems) => {
                 for problem in problems {
                     eprintln!("cmstore ingest: warning: {problem}");

@@ -164,8 +164,9 @@ pub type Section = (Vec<String>, Vec<Vec<Value>>);
 pub enum CatchUp {
     /// Every line then in the queue was in the store after this long.
     Reached(std::time::Duration),
-    /// Still this many bytes short when the time was up.
-    Behind(u64),
+    /// Still `left` bytes short when the time was up, having taken in `moved` meanwhile (a
+    /// large backlog, when not 0).
+    Behind { left: u64, moved: u64 },
 }
 
 /// Waits, at most `limit`, until the ingest following `queue` into `db` has committed every
@@ -175,21 +176,29 @@ pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::
     let started = std::time::Instant::now();
     let target = complete_lines_end(queue)?;
     let store = ReadOnlyDb::open(db, None)?;
+    let first = committed_offset(&store, queue)?.unwrap_or(0);
     loop {
         let committed = committed_offset(&store, queue)?.unwrap_or(0);
         if committed >= target {
             return Ok(CatchUp::Reached(started.elapsed()));
         }
         if started.elapsed() >= limit {
-            return Ok(CatchUp::Behind(target - committed));
+            return Ok(CatchUp::Behind {
+                left: target - committed,
+                moved: committed.saturating_sub(first),
+            });
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 
-/// The bytes `db`'s ingest has committed of `queue`: its active source's offset.
+/// The bytes `db`'s ingest has committed of `queue`: its active source's offset (the source
+/// is named by the queue's absolute path, as ingest names it).
 fn committed_offset(db: &ReadOnlyDb, queue: &Path) -> anyhow::Result<Option<u64>> {
-    let path = queue.display().to_string();
+    let path = std::path::absolute(queue)
+        .unwrap_or_else(|_| queue.to_path_buf())
+        .display()
+        .to_string();
     let (_, rows) = report::fetch(
         db,
         "SELECT offset FROM sources WHERE path = :path AND retired_at IS NULL",

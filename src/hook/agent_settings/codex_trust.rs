@@ -227,8 +227,15 @@ pub fn will_not_fire(
 ) -> Vec<String> {
     let config = match config_text.map(str::parse::<toml::Table>) {
         Some(Ok(config)) => config,
-        // Codex says itself what is wrong with a config.toml it cannot read.
-        Some(Err(_)) => return Vec::new(),
+        Some(Err(err)) => {
+            let why = err.to_string();
+            let first = why.lines().next().unwrap_or_default();
+            return vec![format!(
+                "Codex cannot read {} ({first}): it runs none of its hooks until the file \
+                 parses",
+                config_path.display()
+            )];
+        }
         None => toml::Table::new(),
     };
     let mut off = Vec::new();
@@ -285,18 +292,53 @@ pub fn will_not_fire(
             kinds.push(format!("{} {what}", count(trust)));
         }
     }
-    let lines = trust_lines(&reviewable)
-        .into_iter()
-        .map(|l| format!("\n        {l}"))
-        .collect::<String>();
+    let indented = |lines: Vec<String>| -> String {
+        lines
+            .into_iter()
+            .map(|l| format!("\n        {l}"))
+            .collect()
+    };
+    let of = |trust: Trust| -> Vec<&Review> {
+        reviewable
+            .iter()
+            .copied()
+            .filter(|r| r.trust == trust)
+            .collect()
+    };
+    // A changed hook's table is in the file already: a second one would make it unreadable.
+    let mut fix = Vec::new();
+    if count(Trust::Untrusted) > 0 {
+        fix.push(format!(
+            "add to {}:{}",
+            config_path.display(),
+            indented(trust_lines(&of(Trust::Untrusted)))
+        ));
+    }
+    if count(Trust::Modified) > 0 {
+        let changed = of(Trust::Modified)
+            .iter()
+            .flat_map(|r| {
+                let key = toml::Value::String(r.key.clone()).to_string();
+                [
+                    format!("under [hooks.state.{key}]"),
+                    format!("  trusted_hash = \"{}\"", r.hash),
+                ]
+            })
+            .collect();
+        fix.push(format!(
+            "in {}, set each changed one's trusted_hash:{}",
+            config_path.display(),
+            indented(changed)
+        ));
+    }
     off.push(format!(
         "Codex leaves out {} of cmstore's {} hooks ({}) until you trust them: run `codex` and \
-         answer its \"Hooks need review\" (or /hooks). `codex exec` cannot ask: to trust \
-         them as they are, add to {}:{lines}",
+         answer its \"Hooks need review\" (or /hooks). `codex exec` cannot ask (run it with \
+         --dangerously-bypass-hook-trust, or trust them as they are): {}",
         reviewable.len(),
         reviews.len(),
         kinds.join(", "),
-        config_path.display()
+        fix.join("; and ")
     ));
     off
 }
@@ -406,6 +448,24 @@ mod tests {
                 .unwrap()
                 .trust,
             Trust::Trusted
+        );
+    }
+
+    #[test]
+    fn a_config_toml_codex_cannot_read_is_said() {
+        let doc = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "c", "cmstore": "v"}]}]}});
+        let off = will_not_fire(
+            Path::new("/h/.codex/hooks.json"),
+            &doc,
+            Path::new("/h/.codex/config.toml"),
+            Some("[a]\nx = 1\n[a]\n"),
+            None,
+            |h| h.get("cmstore").is_some(),
+        );
+        assert_eq!(off.len(), 1, "{off:?}");
+        assert!(
+            off[0].starts_with("Codex cannot read /h/.codex/config.toml ("),
+            "{off:?}"
         );
     }
 

@@ -74,7 +74,10 @@ pub fn will_not_fire(files: &[SettingsFile], location: &str) -> Vec<String> {
     }
     let said = last_saying(files, |doc| locations(doc)?.get(location));
     if let Some(file) = said {
-        if locations(&file.doc).and_then(|l| l.get(location)) == Some(&Value::Bool(false)) {
+        if locations(&file.doc)
+            .and_then(|l| l.get(location))
+            .is_some_and(is_false)
+        {
             off.push(format!(
                 "VS Code does not read {location} (\"chat.hookFilesLocations\": {{\"{location}\": \
                  false}} in {})",
@@ -97,7 +100,17 @@ pub fn will_not_fire(files: &[SettingsFile], location: &str) -> Vec<String> {
 pub fn lists(files: &[SettingsFile], location: &str) -> bool {
     last_saying(files, |doc| locations(doc)?.get(location))
         .and_then(|f| locations(&f.doc)?.get(location))
-        .is_some_and(|v| v == &Value::Bool(true) || v.as_str() == Some("true"))
+        .is_some_and(|v| {
+            v == &Value::Bool(true) || v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("true"))
+        })
+}
+
+/// `false`, or the text `"false"` (VS Code takes either).
+fn is_false(value: &Value) -> bool {
+    value == &Value::Bool(false)
+        || value
+            .as_str()
+            .is_some_and(|s| s.eq_ignore_ascii_case("false"))
 }
 
 fn locations(doc: &Value) -> Option<&serde_json::Map<String, Value>> {
@@ -155,6 +168,12 @@ mod tests {
         let both = [user.clone(), workspace];
         assert!(will_not_fire(&both, ".github/hooks").is_empty());
         assert!(lists(&both, "~/.copilot/hooks"));
+
+        let text_false = file(
+            "/u/settings.json",
+            r#"{"chat.hookFilesLocations": {".github/hooks": "False"}}"#,
+        );
+        assert_eq!(will_not_fire(&[text_false], ".github/hooks").len(), 1);
 
         let nothing = file("/u/settings.json", r#"{"chat.hookFilesLocations": null}"#);
         let off = will_not_fire(&[nothing], "~/.copilot/hooks");

@@ -358,6 +358,10 @@ pub(super) fn tool_rollup(
         !chooses_sessions(filters) && filters.user.is_none() && filters.common.agent.is_none();
     if by_day {
         let mut wheres = day_conditions(q, filters, "r.day");
+        if !wheres.is_empty() {
+            // The calls with no time are '' here, NULL in the first level: never in a window.
+            wheres.push("r.day <> ''".to_string());
+        }
         if let Some(machine) = &filters.machine {
             wheres.push(format!("r.machine_id = {}", q.bind(machine.clone())));
         }

@@ -20,14 +20,25 @@ use crate::model::spend::SpendFile;
 /// How long a notifier may take.
 const LIMIT: Duration = Duration::from_secs(10);
 
+/// How a notifier runs beside the ingest.
+#[derive(Debug, Clone, Copy)]
+pub enum Wait {
+    /// To its end, its problem returned (`ingest --once`, which ends after).
+    Yes,
+    /// On a thread of its own, its problem said by this: a following ingest does not wait for
+    /// a notifier that hangs.
+    No(fn(&str)),
+}
+
 /// Tells the person of each limit in `budget` whose spend in `file` passed `warn_at` or the
 /// limit at `now_ms`, once per limit, level and window (marks in `state_dir`); the problems
-/// met, each a sentence.
+/// met, each a sentence (with [`Wait::No`], those before a notifier runs).
 pub fn notify_crossings(
     budget: &Budget,
     file: &SpendFile,
     now_ms: i64,
     state_dir: &Path,
+    wait: Wait,
 ) -> Vec<String> {
     if budget.notify == Notify::Off {
         return Vec::new();
@@ -46,8 +57,29 @@ pub fn notify_crossings(
             }
         }
         let text = standing.notice(budget.mode);
-        if let Err(why) = send(&budget.notify, &text, &standing) {
-            problems.push(format!("the budget notice was not given: {why}"));
+        let cmd = match command(&budget.notify, &text, &standing) {
+            Ok(cmd) => cmd,
+            Err(why) => {
+                problems.push(format!("the budget notice was not given: {why}"));
+                continue;
+            }
+        };
+        let stdin = matches!(budget.notify, Notify::Command(_)).then(|| text.into_bytes());
+        match wait {
+            Wait::Yes => {
+                if let Err(why) = run(cmd, stdin) {
+                    problems.push(format!("the budget notice was not given: {why}"));
+                }
+            }
+            Wait::No(say) => {
+                std::thread::spawn(move || {
+                    if let Err(why) = run(cmd, stdin) {
+                        say(&format!(
+                            "cmstore ingest: warning: the budget notice was not given: {why}"
+                        ));
+                    }
+                });
+            }
         }
     }
     problems
@@ -56,11 +88,13 @@ pub fn notify_crossings(
 /// Whether `standing`'s notice is still to be given in its window: marks it given. A limit
 /// that went past its limit at once is also marked warned, so no warning follows it.
 fn due(standing: &Standing<'_>, state_dir: &Path) -> std::io::Result<bool> {
+    // The amount too: a limit raised in its window is a new limit, told again.
     let mark = |level: Level| {
         format!(
-            "notice:{}:{}:{}",
+            "notice:{}:{}:{}:{}",
             level.as_str(),
             standing.limit.key(),
+            standing.limit.amount.value(),
             standing.from
         )
     };
@@ -71,20 +105,24 @@ fn due(standing: &Standing<'_>, state_dir: &Path) -> std::io::Result<bool> {
     Ok(first)
 }
 
-/// Gives `text` by `notify`.
-fn send(notify: &Notify, text: &str, standing: &Standing<'_>) -> Result<(), String> {
-    let (cmd, stdin) = match notify {
-        Notify::Off => return Ok(()),
-        Notify::Desktop => (desktop(text).ok_or_else(no_desktop)?, None),
+/// The command that gives `text` by `notify`.
+fn command(notify: &Notify, text: &str, standing: &Standing<'_>) -> Result<Command, String> {
+    match notify {
+        Notify::Off => Err("no notifier is set".into()),
+        Notify::Desktop => desktop(text).ok_or_else(no_desktop),
         Notify::Command(line) => {
             let mut cmd = shell(line);
             cmd.env("CMSTORE_BUDGET_LEVEL", standing.level.as_str())
                 .env("CMSTORE_BUDGET_LIMIT", standing.limit.key())
                 .env("CMSTORE_BUDGET_SHARE", format!("{:.4}", standing.share()));
-            (cmd, Some(text.as_bytes()))
+            Ok(cmd)
         }
-    };
-    let ran = process::run_piped(cmd, stdin, LIMIT, 4096);
+    }
+}
+
+/// Runs a notifier, `stdin` on its input, within [`LIMIT`].
+fn run(cmd: Command, stdin: Option<Vec<u8>>) -> Result<(), String> {
+    let ran = process::run_piped(cmd, stdin.as_deref(), LIMIT, 4096);
     match ran.ending {
         Ending::Exited(Some(0)) => Ok(()),
         Ending::Exited(code) => Err(format!(
@@ -100,6 +138,21 @@ fn send(notify: &Notify, text: &str, standing: &Standing<'_>) -> Result<(), Stri
 fn no_desktop() -> String {
     "no desktop notifier here (notify-send on Linux); set budget.notify to a command".into()
 }
+
+/// The application user model id of Windows PowerShell, registered by Windows itself.
+const POWERSHELL_APP_ID: &str =
+    r"{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\WindowsPowerShell\v1.0\powershell.exe";
+
+/// Keeps a console program from opening a window of its own (Windows).
+#[cfg(windows)]
+fn no_window(cmd: &mut Command) {
+    use std::os::windows::process::CommandExt;
+    const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+    cmd.creation_flags(CREATE_NO_WINDOW);
+}
+
+#[cfg(not(windows))]
+fn no_window(_: &mut Command) {}
 
 /// `line` run by the shell (`sh -c`, `cmd /C` on Windows).
 fn shell(line: &str) -> Command {
@@ -138,11 +191,14 @@ fn desktop(text: &str) -> Option<Command> {
             $t.Item(0).AppendChild($x.CreateTextNode($env:CMSTORE_NOTICE_TITLE)) > $null; \
             $t.Item(1).AppendChild($x.CreateTextNode($env:CMSTORE_NOTICE)) > $null; \
             [Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier(\
-            'cmstore').Show([Windows.UI.Notifications.ToastNotification]::new($x))";
+            $env:CMSTORE_NOTICE_APP).Show([Windows.UI.Notifications.ToastNotification]::new($x))";
         let mut cmd = Command::new("powershell");
         cmd.args(["-NoProfile", "-NonInteractive", "-Command", script])
             .env("CMSTORE_NOTICE_TITLE", TITLE)
-            .env("CMSTORE_NOTICE", text);
+            .env("CMSTORE_NOTICE", text)
+            // A toast shows only under an application id Windows knows: Windows PowerShell's.
+            .env("CMSTORE_NOTICE_APP", POWERSHELL_APP_ID);
+        no_window(&mut cmd);
         Some(cmd)
     } else {
         crate::support::env::find_on_path("notify-send")?;

@@ -86,7 +86,7 @@ pub fn spend_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
             if !due {
                 return;
             }
-            match write_spend(paths, ingester.store()) {
+            match write_spend(paths, ingester.store(), super::budget_notice::Wait::No(say)) {
                 Ok(problems) => {
                     written = Some((rows, std::time::Instant::now()));
                     failed = false;
@@ -114,7 +114,11 @@ pub fn spend_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
 /// counted at the next write; its problems are `status`'s and `config check`'s to report.
 /// Then gives the budget notices now due (`[budget] notify`); the problems of those, each a
 /// sentence, are returned.
-pub fn write_spend(paths: &Paths, store: &store::Store) -> anyhow::Result<Vec<String>> {
+pub fn write_spend(
+    paths: &Paths,
+    store: &store::Store,
+    wait: super::budget_notice::Wait,
+) -> anyhow::Result<Vec<String>> {
     let now = crate::support::clock::now_ms();
     let conn = store.conn()?;
     let budget = Config::load_for(paths).0.budget;
@@ -133,6 +137,7 @@ pub fn write_spend(paths: &Paths, store: &store::Store) -> anyhow::Result<Vec<St
         &file,
         now,
         &paths.state_dir(),
+        wait,
     ))
 }
 
