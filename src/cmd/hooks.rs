@@ -865,9 +865,14 @@ fn codex_review(location: &Location, path: &Path, doc: &Value) -> Vec<String> {
         Some(Ok(dir)) if moved => dir.join(path.file_name().unwrap_or_default()),
         _ => path.to_path_buf(),
     };
+    // Codex before 0.129 runs hooks unreviewed: only its project trust applies then.
+    let reviews = match agent_version::ask(Agent::Codex) {
+        Asked::Version(v) => v >= Version(0, 129, 0),
+        Asked::Unknown(_) => true,
+    };
     let marker = Agent::Codex.marker();
     codex_trust::will_not_fire(&named, doc, &config, text.as_deref(), project, |h| {
-        marker.version(h).is_some()
+        reviews && marker.version(h).is_some()
     })
 }
 

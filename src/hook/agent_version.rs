@@ -23,9 +23,14 @@ pub enum Asked {
 }
 
 /// The command that prints `agent`'s version, for the agents whose versions differ in the
-/// events they accept.
+/// events they accept (Claude Code) or in what keeps their hooks from running (Codex, whose
+/// hooks review began in 0.129).
 pub fn version_command(agent: Agent) -> Option<&'static str> {
-    (agent == Agent::Claude).then_some("claude")
+    match agent {
+        Agent::Claude => Some("claude"),
+        Agent::Codex => Some("codex"),
+        _ => None,
+    }
 }
 
 /// Runs `agent`'s CLI (found on the PATH) with `--version`.

@@ -175,10 +175,17 @@ pub enum CatchUp {
 pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::Result<CatchUp> {
     let started = std::time::Instant::now();
     let target = complete_lines_end(queue)?;
-    let store = ReadOnlyDb::open(db, None)?;
-    let first = committed_offset(&store, queue)?.unwrap_or(0);
+    // An ingest just started may not have made its store yet: nothing committed till then.
+    let committed_now = || -> anyhow::Result<u64> {
+        if !db.exists() {
+            return Ok(0);
+        }
+        let store = ReadOnlyDb::open(db, None)?;
+        Ok(committed_offset(&store, queue)?.unwrap_or(0))
+    };
+    let first = committed_now()?;
     loop {
-        let committed = committed_offset(&store, queue)?.unwrap_or(0);
+        let committed = committed_now()?;
         if committed >= target {
             return Ok(CatchUp::Reached(started.elapsed()));
         }
@@ -195,6 +202,16 @@ pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::
 /// The bytes `db`'s ingest has committed of `queue`: its active source's offset (the source
 /// is named by the queue's absolute path, as ingest names it).
 fn committed_offset(db: &ReadOnlyDb, queue: &Path) -> anyhow::Result<Option<u64>> {
+    let has_sources = !report::fetch(
+        db,
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sources'",
+        &[],
+    )?
+    .1
+    .is_empty();
+    if !has_sources {
+        return Ok(None);
+    }
     let path = std::path::absolute(queue)
         .unwrap_or_else(|_| queue.to_path_buf())
         .display()

@@ -1821,6 +1821,22 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
     );
     assert!(text.ends_with("2 problems; 1 file to update\n"), "{text}");
 
+    // Codex before 0.129 has no hooks review: only the hook turned off is said no more
+    // either, and nothing of the hashes.
+    let fake = env.agent_bin().join("codex");
+    fs::write(&fake, "#!/bin/sh\necho 'codex-cli 0.128.0'\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (_, text) = doctor();
+    if cfg!(unix) {
+        assert!(!text.contains("turned off"), "{text}");
+        assert!(!text.contains("Codex leaves out"), "{text}");
+    }
+    fs::remove_file(&fake).unwrap();
+
     // A project the user's config.toml names untrusted.
     let untrusted = format!(
         "[projects.{}]\ntrust_level = \"untrusted\"\n",
