@@ -176,12 +176,16 @@ pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::
     let started = std::time::Instant::now();
     let target = complete_lines_end(queue)?;
     // An ingest just started may not have made its store yet: nothing committed till then.
-    let committed_now = || -> anyhow::Result<u64> {
-        if !db.exists() {
-            return Ok(0);
+    // Opened once there (a read-only connection holds back no writer).
+    let mut store: Option<ReadOnlyDb> = None;
+    let mut committed_now = || -> anyhow::Result<u64> {
+        if store.is_none() && db.exists() {
+            store = Some(ReadOnlyDb::open(db, None)?);
         }
-        let store = ReadOnlyDb::open(db, None)?;
-        Ok(committed_offset(&store, queue)?.unwrap_or(0))
+        match &store {
+            Some(store) => Ok(committed_offset(store, queue)?.unwrap_or(0)),
+            None => Ok(0),
+        }
     };
     let first = committed_now()?;
     loop {

@@ -225,102 +225,105 @@ pub fn will_not_fire(
     project: Option<&Path>,
     ours: impl Fn(&Value) -> bool,
 ) -> Vec<String> {
-    let config = match config_text.map(str::parse::<toml::Table>) {
-        Some(Ok(config)) => config,
-        Some(Err(err)) => {
-            let why = err.to_string();
-            let first = why.lines().next().unwrap_or_default();
-            return vec![format!(
-                "Codex cannot read {} ({first}): it runs none of its hooks until the file \
-                 parses",
-                config_path.display()
-            )];
-        }
-        None => toml::Table::new(),
+    let config = match parse_config(config_path, config_text) {
+        Ok(config) => config,
+        Err(why) => return vec![why],
     };
-    let mut off = Vec::new();
-    if let Some(dir) = project {
-        match project_trusted(&config, dir) {
-            Some(true) => {}
-            Some(false) => off.push(format!(
-                "Codex reads nothing of this project's .codex/: {} names it untrusted \
-                 ([projects.{}]); trust it there, or install with --user",
-                config_path.display(),
-                toml::Value::String(dir.display().to_string())
-            )),
-            None => off.push(format!(
-                "Codex reads a project's .codex/ only once you trust the project: run `codex` \
-                 in it and trust it (`codex exec` cannot ask), or add to {}:\n        \
-                 [projects.{}]\n        trust_level = \"trusted\"",
-                config_path.display(),
-                toml::Value::String(dir.display().to_string())
-            )),
-        }
-    }
-    let reviews = review(path, doc, &config, ours);
-    let left: Vec<&Review> = reviews
-        .iter()
-        .filter(|r| r.trust != Trust::Trusted)
+    let mut off: Vec<String> = project
+        .and_then(|dir| project_reason(&config, config_path, dir))
+        .into_iter()
         .collect();
-    if left.is_empty() {
-        return off;
-    }
-    let count = |t: Trust| left.iter().filter(|r| r.trust == t).count();
-    if count(Trust::Disabled) > 0 {
+    let reviews = review(path, doc, &config, ours);
+    let of =
+        |trust: Trust| -> Vec<&Review> { reviews.iter().filter(|r| r.trust == trust).collect() };
+    let disabled = of(Trust::Disabled);
+    if !disabled.is_empty() {
         off.push(format!(
             "{} of cmstore's {} hooks are turned off in {} (enabled = false under \
              [hooks.state]): remove those lines, or turn them on in Codex's /hooks",
-            count(Trust::Disabled),
+            disabled.len(),
             reviews.len(),
             config_path.display()
         ));
     }
-    let reviewable: Vec<&Review> = left
-        .iter()
-        .copied()
-        .filter(|r| r.trust != Trust::Disabled)
-        .collect();
-    if reviewable.is_empty() {
-        return off;
+    let (untrusted, modified) = (of(Trust::Untrusted), of(Trust::Modified));
+    if !untrusted.is_empty() || !modified.is_empty() {
+        off.push(left_out_reason(
+            &untrusted,
+            &modified,
+            reviews.len(),
+            config_path,
+        ));
     }
-    let mut kinds = Vec::new();
-    for (trust, what) in [
-        (Trust::Untrusted, "not reviewed"),
-        (Trust::Modified, "changed since you trusted them"),
-    ] {
-        if count(trust) > 0 {
-            kinds.push(format!("{} {what}", count(trust)));
+    off
+}
+
+/// The user's `config.toml` as a table (none: empty); a text Codex cannot read either is a
+/// reason the hooks will not fire.
+fn parse_config(config_path: &Path, text: Option<&str>) -> Result<toml::Table, String> {
+    match text.map(str::parse::<toml::Table>) {
+        Some(Ok(config)) => Ok(config),
+        Some(Err(err)) => {
+            let why = err.to_string();
+            let first = why.lines().next().unwrap_or_default();
+            Err(format!(
+                "Codex cannot read {} ({first}): it runs none of its hooks until the file \
+                 parses",
+                config_path.display()
+            ))
         }
+        None => Ok(toml::Table::new()),
     }
-    let indented = |lines: Vec<String>| -> String {
-        lines
-            .into_iter()
-            .map(|l| format!("\n        {l}"))
-            .collect()
-    };
-    let of = |trust: Trust| -> Vec<&Review> {
-        reviewable
-            .iter()
-            .copied()
-            .filter(|r| r.trust == trust)
-            .collect()
-    };
-    // A changed hook's table is in the file already: a second one would make it unreadable.
+}
+
+/// Why Codex reads nothing of the project at `dir`'s `.codex/`, if it does not.
+fn project_reason(config: &toml::Table, config_path: &Path, dir: &Path) -> Option<String> {
+    let key = toml::Value::String(dir.display().to_string());
+    match project_trusted(config, dir) {
+        Some(true) => None,
+        Some(false) => Some(format!(
+            "Codex reads nothing of this project's .codex/: {} names it untrusted \
+             ([projects.{key}]); trust it there, or install with --user",
+            config_path.display()
+        )),
+        None => Some(format!(
+            "Codex reads a project's .codex/ only once you trust the project: in `codex`, or \
+             for `codex exec` add to {}:{}",
+            config_path.display(),
+            indented(&[
+                format!("[projects.{key}]"),
+                "trust_level = \"trusted\"".into()
+            ])
+        )),
+    }
+}
+
+/// The reason for the hooks never reviewed and those changed since, with the lines that trust
+/// them as they are: a table to add for each new one, the hash to set in the table a changed
+/// one has already (a second table would make the file unreadable).
+fn left_out_reason(
+    untrusted: &[&Review],
+    modified: &[&Review],
+    of_all: usize,
+    config_path: &Path,
+) -> String {
+    let mut kinds = Vec::new();
     let mut fix = Vec::new();
-    if count(Trust::Untrusted) > 0 {
+    if !untrusted.is_empty() {
+        kinds.push(format!("{} not reviewed", untrusted.len()));
         fix.push(format!(
             "add to {}:{}",
             config_path.display(),
-            indented(trust_lines(&of(Trust::Untrusted)))
+            indented(&trust_lines(untrusted))
         ));
     }
-    if count(Trust::Modified) > 0 {
-        let changed = of(Trust::Modified)
+    if !modified.is_empty() {
+        kinds.push(format!("{} changed since you trusted them", modified.len()));
+        let lines: Vec<String> = modified
             .iter()
             .flat_map(|r| {
-                let key = toml::Value::String(r.key.clone()).to_string();
                 [
-                    format!("under [hooks.state.{key}]"),
+                    format!("under [hooks.state.{}]", key_of(r)),
                     format!("  trusted_hash = \"{}\"", r.hash),
                 ]
             })
@@ -328,19 +331,27 @@ pub fn will_not_fire(
         fix.push(format!(
             "in {}, set each changed one's trusted_hash:{}",
             config_path.display(),
-            indented(changed)
+            indented(&lines)
         ));
     }
-    off.push(format!(
-        "Codex leaves out {} of cmstore's {} hooks ({}) until you trust them: run `codex` and \
-         answer its \"Hooks need review\" (or /hooks). `codex exec` cannot ask (run it with \
-         --dangerously-bypass-hook-trust, or trust them as they are): {}",
-        reviewable.len(),
-        reviews.len(),
+    format!(
+        "Codex leaves out {} of cmstore's {of_all} hooks ({}) until you trust them in `codex` \
+         (\"Hooks need review\", or /hooks); for `codex exec`, pass it \
+         --dangerously-bypass-hook-trust, or {}",
+        untrusted.len() + modified.len(),
         kinds.join(", "),
         fix.join("; and ")
-    ));
-    off
+    )
+}
+
+/// `lines`, each on a line of its own under the reason that gives them.
+fn indented(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("\n        {l}")).collect()
+}
+
+/// A review's key as TOML writes it in a table's name.
+fn key_of(review: &Review) -> String {
+    toml::Value::String(review.key.clone()).to_string()
 }
 
 /// The `config.toml` lines that trust `reviews` as they are now, for a machine that runs only
@@ -349,9 +360,8 @@ pub fn trust_lines(reviews: &[&Review]) -> Vec<String> {
     reviews
         .iter()
         .flat_map(|r| {
-            let key = toml::Value::String(r.key.clone()).to_string();
             [
-                format!("[hooks.state.{key}]"),
+                format!("[hooks.state.{}]", key_of(r)),
                 format!("trusted_hash = \"{}\"", r.hash),
             ]
         })
