@@ -83,8 +83,8 @@ pub struct ScopeArgs {
     /// Project directory whose configuration to use [default: the current directory]
     #[arg(long, value_name = "DIR", conflicts_with = "user")]
     pub project: Option<PathBuf>,
-    /// Use the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini) instead
-    /// of a project's
+    /// Use the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini, ~/.qwen,
+    /// ~/.cursor, ~/.factory) instead of a project's
     #[arg(long)]
     pub user: bool,
 }
@@ -148,7 +148,8 @@ pub struct StatusScope {
     /// directory's]
     #[arg(long, value_name = "DIR", conflicts_with = "user")]
     pub project: Option<PathBuf>,
-    /// Check only the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini)
+    /// Check only the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini,
+    /// ~/.qwen, ~/.cursor, ~/.factory)
     #[arg(long)]
     pub user: bool,
 }
@@ -247,8 +248,9 @@ fn install_one(
 ) -> anyhow::Result<String> {
     let (force, otel) = (how.force, how.otel);
     let path = agent.config_path(location);
-    let existing = read_existing(&path)?;
-    let (mut doc, style) = parse(existing.as_deref(), &path)?;
+    let earlier = earlier_file(agent, &path);
+    let existing = read_existing(earlier.as_deref().unwrap_or(&path))?;
+    let (mut doc, style) = parse(agent, existing.as_deref(), &path)?;
     let mut expected = agent.expected_command(how.program);
     if let Some(said) = agent_version::fit(&mut expected, how.asked) {
         notes.push(format!("{}: {said}", agent.as_str()));
@@ -275,7 +277,7 @@ fn install_one(
     };
     match before.state {
         State::Installed if telemetry => {
-            write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
+            write_atomic(&path, &render(agent, existing.as_deref(), &doc, &style))?;
             return Ok(format!(
                 "already installed (hooks-v{CURRENT_VERSION}) in {shown}{telemetry_note}"
             ));
@@ -293,7 +295,10 @@ fn install_one(
         _ => {}
     }
     merge::install(&mut doc, &expected).with_context(|| format!("{shown}"))?;
-    write_atomic(&path, &render(existing.as_deref(), &doc, &style))?;
+    write_atomic(&path, &render(agent, existing.as_deref(), &doc, &style))?;
+    if let Some(earlier) = &earlier {
+        notes.push(move_aside(earlier));
+    }
     notes.extend(before_they_fire(agent, location));
     let message = match before.state {
         State::Missing => format!(
@@ -325,13 +330,50 @@ fn install_one(
     Ok(message + &telemetry_note)
 }
 
-/// The new file text: over an existing file, its unchanged parts keep their exact text.
-fn render(existing: Option<&str>, doc: &Value, style: &Style) -> String {
+/// Droid's `hooks/hooks.json`, its hooks file before 0.136, when it is there and the
+/// `hooks.json` at `path` is not: Droid reads it only while no `hooks.json` exists, so an
+/// install starts from its hooks, and then moves it aside as Droid itself does on its next
+/// save ([`move_aside`]).
+fn earlier_file(agent: Agent, path: &Path) -> Option<PathBuf> {
+    if agent != Agent::Droid || path.exists() {
+        return None;
+    }
+    let earlier = path.parent()?.join("hooks").join("hooks.json");
+    earlier.is_file().then_some(earlier)
+}
+
+/// Renames Droid's earlier `hooks/hooks.json`, whose hooks the new `hooks.json` now holds,
+/// to `hooks.migrated.json` beside it (Droid's own name for it); says what was done.
+fn move_aside(earlier: &Path) -> String {
+    let shown = earlier.display();
+    let aside = earlier.with_file_name("hooks.migrated.json");
+    let carried = format!("droid: the hooks of {shown} are carried over into hooks.json");
+    if aside.exists() {
+        return format!(
+            "{carried}; {shown} stays (Droid no longer reads it), as {} exists",
+            aside.display()
+        );
+    }
+    match fs::rename(earlier, &aside) {
+        Ok(()) => format!(
+            "{carried}, and it is now {}, as Droid would",
+            aside.display()
+        ),
+        Err(err) => {
+            format!("{carried}; {shown} could not be renamed ({err}); Droid no longer reads it")
+        }
+    }
+}
+
+/// The new file text of `doc` (as the merge reads it): over an existing file, its unchanged
+/// parts keep their exact text.
+fn render(agent: Agent, existing: Option<&str>, doc: &Value, style: &Style) -> String {
+    let doc = agent.unnest_events(doc.clone());
     match existing {
         Some(text) if !text.trim_start_matches('\u{feff}').trim().is_empty() => {
-            splice::rewrite(text, doc)
+            splice::rewrite(text, &doc)
         }
-        _ => style.render(doc),
+        _ => style.render(&doc),
     }
 }
 
@@ -356,7 +398,7 @@ fn uninstall_one(agent: Agent, location: &Location) -> anyhow::Result<String> {
     let Some(existing) = read_existing(&path)? else {
         return Ok(format!("not installed ({shown} does not exist)"));
     };
-    let (mut doc, style) = parse(Some(&existing), &path)?;
+    let (mut doc, style) = parse(agent, Some(&existing), &path)?;
     let removed = merge::uninstall(&mut doc, agent).with_context(|| format!("{shown}"))?;
     if removed == 0 {
         return Ok(format!("not installed in {shown}"));
@@ -383,7 +425,7 @@ fn uninstall_one(agent: Agent, location: &Location) -> anyhow::Result<String> {
             "removed {removed} hooks; {shown} held nothing else and was deleted{folders}{restart}"
         ));
     }
-    write_atomic(&path, &render(Some(&existing), &doc, &style))?;
+    write_atomic(&path, &render(agent, Some(&existing), &doc, &style))?;
     Ok(format!("removed {removed} hooks from {shown}"))
 }
 
@@ -700,7 +742,7 @@ fn probe_file(
     path: &Path,
 ) -> Result<String, String> {
     let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
-    let (doc, _) = parse(Some(&text), path).map_err(|e| format!("{e:#}"))?;
+    let (doc, _) = parse(agent, Some(&text), path).map_err(|e| format!("{e:#}"))?;
     let session = format!("cmstore-doctor-{}", uuid::Uuid::new_v4());
     let cwd = match location {
         Location::Project(dir) => dir.display().to_string(),
@@ -757,7 +799,7 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
     row.agent_version = expected.for_version.map(|v| v.to_string());
     row.events = expected.events.len();
     let checked = read_existing(&path).and_then(|text| {
-        let (doc, _) = parse(text.as_deref(), &path)?;
+        let (doc, _) = parse(agent, text.as_deref(), &path)?;
         Ok((merge::status(&doc, &expected)?, doc))
     });
     match checked {
@@ -820,11 +862,24 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
 }
 
 /// Why the hooks in `doc`, `agent`'s file at `path`, will not run although installed: a
-/// switch in the same settings (Gemini CLI) or in the `config.toml` beside it (Codex).
+/// switch in the same settings (Gemini CLI, Qwen Code), in the `config.toml` beside it
+/// (Codex), or in the `settings.json` beside it and the organisation's (Droid).
 fn will_not_fire(agent: Agent, path: &Path, doc: &Value) -> Vec<String> {
     match agent {
         Agent::Gemini => switches::gemini(doc, &handler_names(agent)),
         Agent::Qwen => switches::qwen(doc, &handler_names(agent)),
+        Agent::Droid => {
+            let read = |file: &Path| {
+                fs::read_to_string(file)
+                    .ok()
+                    .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            };
+            let settings = path
+                .parent()
+                .and_then(|dir| read(&dir.join("settings.json")));
+            let managed = read(Path::new(switches::DROID_MANAGED));
+            switches::droid(doc, settings.as_ref(), managed.as_ref())
+        }
         Agent::Codex => path
             .parent()
             .map(|dir| dir.join("config.toml"))
@@ -1106,10 +1161,14 @@ fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
     }
 }
 
-/// The parsed document and its layout; a missing or blank file is an empty object.
-fn parse(text: Option<&str>, path: &Path) -> anyhow::Result<(Value, Style)> {
+/// The parsed document, as the merge reads it ([`Wiring::nest_events`]), and its layout; a
+/// missing or blank file is an empty object.
+fn parse(agent: Agent, text: Option<&str>, path: &Path) -> anyhow::Result<(Value, Style)> {
     let Some(text) = text.filter(|t| !t.trim_start_matches('\u{feff}').trim().is_empty()) else {
-        return Ok((Value::Object(Default::default()), Style::default()));
+        return Ok((
+            agent.nest_events(Value::Object(Default::default())),
+            Style::default(),
+        ));
     };
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let doc = serde_json::from_str(body).with_context(|| {
@@ -1119,7 +1178,7 @@ fn parse(text: Option<&str>, path: &Path) -> anyhow::Result<(Value, Style)> {
             path.display()
         )
     })?;
-    Ok((doc, Style::detect(text)))
+    Ok((agent.nest_events(doc), Style::detect(text)))
 }
 
 /// [`crate::files::paths::replace_file`] with `text`, and the path in the error.

@@ -26,6 +26,9 @@ pub enum Agent {
     Qwen,
     /// Cursor.
     Cursor,
+    /// Factory's Droid (`droid`): Claude Code's payloads and replies, nine of its events, its own
+    /// tool names (`Execute`) and no tool call ids.
+    Droid,
     /// A payload no dialect recognised.
     Unknown,
 }
@@ -62,6 +65,9 @@ pub struct HookFile {
     pub template: &'static str,
     /// True when cmstore owns the whole file (and may delete it once it is empty).
     pub owns_file: bool,
+    /// True when the file is the bare event map (Droid's `hooks.json`), not an object holding
+    /// it under `hooks` as the template does.
+    pub bare: bool,
     /// The file, relative to a project directory.
     pub project: &'static [&'static str],
     /// The user's own file: a directory an environment variable may move, else one under
@@ -128,7 +134,7 @@ const CMSTORE_KEY: Marker = Marker {
 };
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 8] = [
+pub const PROFILES: [Profile; 9] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -144,6 +150,7 @@ pub const PROFILES: [Profile; 8] = [
                 "/resources/hooks/claude.json"
             )),
             owns_file: false,
+            bare: false,
             project: &[".claude", "settings.json"],
             user: UserFile {
                 dir_env: Some("CLAUDE_CONFIG_DIR"),
@@ -167,6 +174,7 @@ pub const PROFILES: [Profile; 8] = [
                 "/resources/hooks/vscode.json"
             )),
             owns_file: true,
+            bare: false,
             // VS Code reads the hook files of `.github/hooks`, as Copilot CLI does.
             project: &[".github", "hooks", "cmstore-vscode.json"],
             user: UserFile {
@@ -195,6 +203,7 @@ pub const PROFILES: [Profile; 8] = [
                 "/resources/hooks/copilot.json"
             )),
             owns_file: true,
+            bare: false,
             project: &[".github", "hooks", "cmstore.json"],
             user: UserFile {
                 dir_env: Some("COPILOT_HOME"),
@@ -219,6 +228,7 @@ pub const PROFILES: [Profile; 8] = [
             )),
             // `hooks.json` is shared with the user's own hooks.
             owns_file: false,
+            bare: false,
             project: &[".codex", "hooks.json"],
             user: UserFile {
                 dir_env: Some("CODEX_HOME"),
@@ -247,6 +257,7 @@ pub const PROFILES: [Profile; 8] = [
             )),
             // `settings.json` holds all of Gemini CLI's settings.
             owns_file: false,
+            bare: false,
             project: &[".gemini", "settings.json"],
             user: UserFile {
                 dir_env: None,
@@ -276,6 +287,7 @@ pub const PROFILES: [Profile; 8] = [
             )),
             // `settings.json` holds all of Qwen Code's settings.
             owns_file: false,
+            bare: false,
             project: &[".qwen", "settings.json"],
             user: UserFile {
                 dir_env: Some("QWEN_HOME"),
@@ -303,10 +315,39 @@ pub const PROFILES: [Profile; 8] = [
             // Its `"version": 1` is cmstore's to take away with its entries: a file holding
             // nothing else goes (the user's own hooks keep it).
             owns_file: true,
+            bare: false,
             project: &[".cursor", "hooks.json"],
             user: UserFile {
                 dir_env: None,
                 home_dir: ".cursor",
+                file: &["hooks.json"],
+            },
+        }),
+    },
+    Profile {
+        agent: Agent::Droid,
+        name: "droid",
+        title: "Factory Droid",
+        aliases: &["factory", "factory-droid"],
+        participant: "droid",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: Some(HookFile {
+            shape: Shape::Grouped,
+            // Droid strips handler keys it does not know when its `/hooks` editor saves the
+            // file, and keeps them otherwise (docs/agents.md, "Factory Droid").
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/droid.json"
+            )),
+            // A `hooks.json` holding nothing but cmstore's goes: while one exists, Droid does
+            // not read the older `hooks/hooks.json` beside it.
+            owns_file: true,
+            bare: true,
+            project: &[".factory", "hooks.json"],
+            user: UserFile {
+                dir_env: None,
+                home_dir: ".factory",
                 file: &["hooks.json"],
             },
         }),
@@ -324,7 +365,7 @@ pub const PROFILES: [Profile; 8] = [
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 8] = [
+    pub const ALL: [Agent; 9] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -332,6 +373,7 @@ impl Agent {
         Agent::Gemini,
         Agent::Qwen,
         Agent::Cursor,
+        Agent::Droid,
         Agent::Unknown,
     ];
 
@@ -382,7 +424,7 @@ impl Agent {
 /// The agents' names in the table's order (not `unknown`), as the `--agent` help texts list
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
-pub const NAMES: &str = "claude, vscode, copilot, codex, gemini, qwen, cursor";
+pub const NAMES: &str = "claude, vscode, copilot, codex, gemini, qwen, cursor, droid";
 
 #[cfg(test)]
 mod tests {
@@ -434,6 +476,6 @@ mod tests {
             let doc: Value = serde_json::from_str(file.template).unwrap();
             assert!(doc["hooks"].is_object(), "{agent:?}");
         }
-        assert_eq!(Agent::with_hook_files().count(), 7);
+        assert_eq!(Agent::with_hook_files().count(), 8);
     }
 }

@@ -54,8 +54,8 @@ pub const UNREADABLE: &str = "unreadable";
 
 /// Tools that run a shell command, by agent: Claude `Bash`, VS Code `run_in_terminal`,
 /// Copilot CLI `bash`/`shell`/`powershell`, Codex `shell`/`local_shell`/`exec_command`,
-/// Gemini `run_shell_command`.
-pub const SHELL_TOOLS: [&str; 11] = [
+/// Gemini `run_shell_command`, Droid `Execute`.
+pub const SHELL_TOOLS: [&str; 12] = [
     "bash",
     "shell",
     "powershell",
@@ -66,13 +66,15 @@ pub const SHELL_TOOLS: [&str; 11] = [
     "exec_command",
     "shell_command",
     "execute_command",
+    "execute",
     "terminal",
 ];
 
 /// The file-editing tools of every agent, lower-cased: Claude Code (`Edit`, `Write`,
 /// `MultiEdit`, `NotebookEdit`), Copilot CLI (`edit`, `create`, `str_replace_editor`,
 /// `apply_patch`), VS Code (`create_file`, `replace_string_in_file`, …, `editFiles`), Codex
-/// (`apply_patch`) and Gemini CLI (`write_file`, `replace`). Their text is a file's content,
+/// (`apply_patch`), Gemini CLI (`write_file`, `replace`) and Droid (`Create`, `Edit`,
+/// `ApplyPatch`). Their text is a file's content,
 /// not a statement run: the built-in SQL rules do not look at it.
 pub const EDIT_TOOLS: &[&str] = &[
     "edit",
@@ -92,6 +94,7 @@ pub const EDIT_TOOLS: &[&str] = &[
     "edit_notebook_file",
     "write_file",
     "replace",
+    "applypatch",
 ];
 
 /// True when `tool` edits files, in any agent's naming.

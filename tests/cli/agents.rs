@@ -564,3 +564,81 @@ fn each_cursor_turn_takes_its_own_prompt_and_answer() {
         ]
     );
 }
+
+/// Droid (issue 38): its payloads as the installed hooks send them (`--agent droid`), the
+/// first three as captured from Droid 0.208 (delaanthonio/firstmate,
+/// `docs/verification/droid-primary.md`, paths replaced). Claude Code's dialect with Droid's
+/// tool names and no call id: the session, its `Execute` call paired in order with its
+/// PostToolUse, the permission mode, and a turn at Stop; without the flag the transcript
+/// under `~/.factory/` names the agent.
+#[test]
+fn droid_payloads_are_a_session_with_its_calls_paired_in_order() {
+    let env = TestEnv::new();
+    let session = "8d9dc6ac-89f0-4fee-99a2-08484dfb3355";
+    let pre = payload("droid-0.208-pre-tool-use-execute.json");
+    let mut post: Value = serde_json::from_str(&pre).unwrap();
+    post["hook_event_name"] = Value::from("PostToolUse");
+    post["tool_response"] = Value::from("");
+    let flags = ["--agent", "droid"];
+    for stdin in [
+        payload("droid-0.208-session-start.json"),
+        pre.clone(),
+        post.to_string(),
+    ] {
+        let reply = capture(&env, stdin, &flags);
+        assert!(reply.get("decision").is_none(), "{reply}");
+    }
+    capture(&env, payload("droid-0.208-stop.json"), &[]);
+    env.ingest_once();
+
+    assert_eq!(
+        env.int(&format!(
+            "SELECT count(*) FROM events WHERE agent = 'droid' AND session_id = '{session}'"
+        )),
+        4
+    );
+    let calls: Vec<(String, String, Option<String>)> = rows3(
+        &env,
+        "SELECT tool_calls.tool_name, outcome, json_extract(entry, '$.permissionMode') \
+         FROM tool_calls JOIN events ON events.id = tool_calls.pre_event_id",
+    );
+    assert_eq!(
+        calls,
+        [(
+            "Execute".to_string(),
+            "succeeded".to_string(),
+            Some("auto-medium".to_string())
+        )]
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM turns WHERE hook_type = 'Stop'"),
+        1
+    );
+}
+
+/// Droid's deny: a risky `Execute` (its shell tool) is denied in Claude Code's shape, which
+/// Droid 0.186 to 0.225 honour (`hookSpecificOutput.permissionDecision`).
+#[test]
+fn droid_is_denied_in_claude_codes_shape() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let mut risky: Value =
+        serde_json::from_str(&payload("droid-0.208-pre-tool-use-execute.json")).unwrap();
+    risky["tool_input"]["command"] = Value::from("rm -rf /");
+    let reply = capture(&env, risky.to_string(), &["--agent", "droid"]);
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
+    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    env.ingest_once();
+    assert_eq!(
+        text(
+            &env,
+            "SELECT decision FROM events WHERE hook_type = 'PreToolUse'"
+        )
+        .as_deref(),
+        Some("deny")
+    );
+}

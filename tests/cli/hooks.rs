@@ -26,6 +26,8 @@ struct Agent {
     /// The token key and the text it holds at hooks-v3.
     marker: (&'static str, &'static str),
     timeout_key: &'static str,
+    /// The file is the bare event map (Droid's `hooks.json`), with no `hooks` key around it.
+    bare: bool,
 }
 
 const CLAUDE: Agent = Agent {
@@ -76,6 +78,7 @@ const CLAUDE: Agent = Agent {
     event: "Stop",
     marker: ("cmstore", "hooks-v3"),
     timeout_key: "timeout",
+    bare: false,
 };
 
 const VSCODE: Agent = Agent {
@@ -87,6 +90,7 @@ const VSCODE: Agent = Agent {
     event: "Stop",
     marker: ("cmstore", "hooks-v3"),
     timeout_key: "timeout",
+    bare: false,
 };
 
 const COPILOT: Agent = Agent {
@@ -98,6 +102,7 @@ const COPILOT: Agent = Agent {
     event: "sessionStart",
     marker: ("comment", "cmstore hooks-v3"),
     timeout_key: "timeoutSec",
+    bare: false,
 };
 
 const CODEX: Agent = Agent {
@@ -145,6 +150,7 @@ const CODEX: Agent = Agent {
     event: "Stop",
     marker: ("cmstore", "hooks-v3"),
     timeout_key: "timeout",
+    bare: false,
 };
 
 const GEMINI: Agent = Agent {
@@ -156,6 +162,7 @@ const GEMINI: Agent = Agent {
     event: "BeforeTool",
     marker: ("name", "cmstore-hooks-v3"),
     timeout_key: "timeout",
+    bare: false,
 };
 
 const QWEN: Agent = Agent {
@@ -167,6 +174,7 @@ const QWEN: Agent = Agent {
     event: "PreToolUse",
     marker: ("name", "cmstore-hooks-v3"),
     timeout_key: "timeout",
+    bare: false,
 };
 
 /// Cursor's handlers carry no timeout: its unit is not documented (seconds in Cursor's own
@@ -180,9 +188,43 @@ const CURSOR: Agent = Agent {
     event: "stop",
     marker: ("cmstore", "hooks-v3"),
     timeout_key: "",
+    bare: false,
 };
 
-const AGENTS: [Agent; 7] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR];
+/// Droid's `hooks.json` is the bare event map: no `hooks` key around the events.
+const DROID: Agent = Agent {
+    name: "droid",
+    file: ".factory/hooks.json",
+    events: 9,
+    user_file: "{\n  \"PreToolUse\": [\n    {\n      \"matcher\": \"Execute\",\n      \"hooks\": [\n        {\n          \"type\": \"command\",\n          \"command\": \"./guard.sh\",\n          \"timeout\": 5\n        }\n      ]\n    }\n  ],\n  \"showHookOutput\": true\n}\n",
+    user_block: "    {\n      \"matcher\": \"Execute\",\n      \"hooks\": [\n        {\n          \"type\": \"command\",\n          \"command\": \"./guard.sh\",\n          \"timeout\": 5\n        }\n      ]\n    }",
+    event: "PreToolUse",
+    marker: ("cmstore", "hooks-v3"),
+    timeout_key: "timeout",
+    bare: true,
+};
+
+const AGENTS: [Agent; 8] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR, DROID];
+
+/// `agent`'s file `text` parsed, with its events under `hooks` even where the file holds
+/// them bare.
+fn parsed(agent: Agent, text: &str) -> Value {
+    let doc: Value = serde_json::from_str(text).unwrap();
+    if agent.bare {
+        serde_json::json!({ "hooks": doc })
+    } else {
+        doc
+    }
+}
+
+/// [`parsed`] undone: `doc` as `agent`'s file holds it.
+fn unparsed(agent: Agent, doc: Value) -> Value {
+    if agent.bare {
+        doc["hooks"].clone()
+    } else {
+        doc
+    }
+}
 
 /// `cmstore` without `CMSTORE_HOME`, which would otherwise be written into every hook command.
 fn cmd(env: &TestEnv) -> assert_cmd::Command {
@@ -257,7 +299,8 @@ fn write(path: &Path, text: &str) {
 fn our_handlers(agent: Agent, doc: &Value) -> Vec<(String, Value)> {
     let mut found = Vec::new();
     for (event, entries) in doc["hooks"].as_object().unwrap() {
-        for entry in entries.as_array().unwrap() {
+        // Droid keeps `showHookOutput` and `hooksDisabled` among its events.
+        for entry in entries.as_array().into_iter().flatten() {
             let handlers = match entry.get("hooks") {
                 Some(Value::Array(hs)) => hs.clone(),
                 _ => vec![entry.clone()],
@@ -283,7 +326,7 @@ fn install_into_an_empty_project_writes_every_event() {
         let text = read(&dir.join(agent.file));
         assert!(text.starts_with("{\n  \""), "{text}");
         assert!(text.ends_with("}\n"));
-        let doc: Value = serde_json::from_str(&text).unwrap();
+        let doc = parsed(agent, &text);
         let ours = our_handlers(agent, &doc);
         assert_eq!(ours.len(), agent.events, "{}", agent.name);
         for (event, h) in &ours {
@@ -363,12 +406,13 @@ fn the_docs_name_and_count_the_events_install_writes() {
         ("gemini", "### Gemini CLI"),
         ("qwen", "### Qwen Code"),
         ("cursor", "### Cursor"),
+        ("droid", "### Factory Droid"),
     ];
     for agent in AGENTS {
         let env = TestEnv::new();
         let dir = project(&env);
         install(&env, agent, &dir).success();
-        let doc: Value = serde_json::from_str(&read(&dir.join(agent.file))).unwrap();
+        let doc = parsed(agent, &read(&dir.join(agent.file)));
         let events: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
         let title = titles.iter().find(|(n, _)| *n == agent.name).unwrap().1;
         let section = docs_section(&docs, title);
@@ -424,7 +468,7 @@ fn user_hooks_and_layout_are_kept_and_uninstall_restores_the_file() {
         let dir = project(&env);
         let path = dir.join(agent.file);
         write(&path, agent.user_file);
-        let before: Value = serde_json::from_str(agent.user_file).unwrap();
+        let before = parsed(agent, agent.user_file);
 
         install(&env, agent, &dir).success();
         let text = read(&path);
@@ -441,13 +485,17 @@ fn user_hooks_and_layout_are_kept_and_uninstall_restores_the_file() {
         );
         let second_line = agent.user_file.lines().nth(1).unwrap();
         assert_eq!(text.lines().nth(1).unwrap(), second_line, "{}", agent.name);
-        let doc: Value = serde_json::from_str(&text).unwrap();
+        let doc = parsed(agent, &text);
         let top: Vec<&String> = doc.as_object().unwrap().keys().collect();
         let top_before: Vec<&String> = before.as_object().unwrap().keys().collect();
         assert_eq!(top, top_before, "{}: top-level key order", agent.name);
         for (event, entries) in before["hooks"].as_object().unwrap() {
-            let now = doc["hooks"][event].as_array().unwrap();
-            assert_eq!(now[0], entries[0], "{}: {event}", agent.name);
+            // Droid's `showHookOutput` sits among the events.
+            let now = &doc["hooks"][event];
+            match entries.as_array() {
+                Some(entries) => assert_eq!(now[0], entries[0], "{}: {event}", agent.name),
+                None => assert_eq!(now, entries, "{}: {event}", agent.name),
+            }
         }
         let event_entries = doc["hooks"][agent.event].as_array().unwrap();
         assert_eq!(event_entries.len(), 2, "{}: user's + ours", agent.name);
@@ -493,7 +541,7 @@ fn a_hand_edited_entry_is_reported_and_only_replaced_with_force() {
         let path = dir.join(agent.file);
         install(&env, agent, &dir).success();
         let fresh = read(&path);
-        let mut doc: Value = serde_json::from_str(&fresh).unwrap();
+        let mut doc = parsed(agent, &fresh);
         let entry = &mut doc["hooks"][agent.event][0];
         let handler = match entry.get_mut("hooks") {
             Some(hs) => &mut hs[0],
@@ -504,7 +552,7 @@ fn a_hand_edited_entry_is_reported_and_only_replaced_with_force() {
             key => key,
         };
         handler[edited_key] = Value::from(99);
-        let edited = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+        let edited = serde_json::to_string_pretty(&unparsed(agent, doc)).unwrap() + "\n";
         write(&path, &edited);
 
         let st = status(&env, agent, &dir);
@@ -708,11 +756,19 @@ fn malformed_files_are_never_touched() {
         } else {
             "Stop"
         };
-        let not_an_array = format!("{{\"hooks\": {{\"{stop}\": {{}}, \"sessionStart\": 3}}}}");
+        let not_an_array = match agent.bare {
+            false => format!("{{\"hooks\": {{\"{stop}\": {{}}, \"sessionStart\": 3}}}}"),
+            true => format!("{{\"{stop}\": {{}}, \"sessionStart\": 3}}"),
+        };
+        // A bare event map has no `hooks` to be of the wrong kind: the top is.
+        let hooks_not_an_object = match agent.bare {
+            false => "{\"hooks\": []}",
+            true => "\"hooks\"",
+        };
         for bad in [
             "{\"hooks\": {\"Stop\": [}",
             "[1, 2]",
-            "{\"hooks\": []}",
+            hooks_not_an_object,
             not_an_array.as_str(),
         ] {
             let env = TestEnv::new();
@@ -885,7 +941,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("codex", "missing"),
             ("gemini", "missing"),
             ("qwen", "missing"),
-            ("cursor", "missing")
+            ("cursor", "missing"),
+            ("droid", "missing")
         ]
     );
 }
@@ -943,7 +1000,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         .collect();
     assert_eq!(
         agents,
-        ["claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor"],
+        ["claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid"],
         "{text}"
     );
     assert!(
@@ -993,7 +1050,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     };
     let mut expected = Vec::new();
     for agent in [
-        "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor",
+        "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1009,10 +1066,10 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
         expected.push(row(agent, "project", project));
     }
     assert_eq!(rows(&dir), expected);
-    // In the home directory, Claude's, Codex's, Gemini's, Qwen's and Cursor's project files
-    // are the user's own.
+    // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
+    // project files are the user's own.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 9, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 10, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),
@@ -1529,6 +1586,77 @@ fn hooks_that_will_not_fire_are_said_so() {
     hooks(&env, &["install", "--agent", "vscode"], &dir)
         .success()
         .stderr(predicates::str::contains("chat.hookFilesLocations").not());
+}
+
+/// Droid (issue 38): its hooks before 0.136 in `hooks/hooks.json`, which it stops reading once
+/// a `hooks.json` exists, are carried into the new file, and the old one is moved aside as
+/// Droid moves it; the switches and files that keep its hooks from running are said; the
+/// user's own file is `~/.factory/hooks.json`.
+#[test]
+fn droid_hooks_carry_its_earlier_file_over_and_say_what_turns_them_off() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let earlier = dir.join(".factory/hooks/hooks.json");
+    let theirs = "{\n  \"Stop\": [\n    {\n      \"hooks\": [\n        {\n          \"type\": \"command\",\n          \"command\": \"./notify.sh\"\n        }\n      ]\n    }\n  ]\n}\n";
+    write(&earlier, theirs);
+    install(&env, DROID, &dir)
+        .success()
+        .stderr(predicates::str::contains(
+            "are carried over into hooks.json, and it is now",
+        ));
+    assert!(!earlier.exists());
+    assert_eq!(
+        read(&dir.join(".factory/hooks/hooks.migrated.json")),
+        theirs
+    );
+    let doc = parsed(DROID, &read(&dir.join(DROID.file)));
+    assert_eq!(
+        doc["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "./notify.sh"
+    );
+    assert_eq!(doc["hooks"]["Stop"].as_array().unwrap().len(), 2);
+    assert_eq!(our_handlers(DROID, &doc).len(), DROID.events);
+    assert_eq!(state(&env, DROID, &dir), "installed");
+
+    let reasons = |env: &TestEnv| -> Vec<String> {
+        status(env, DROID, &dir)["will_not_fire"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(reasons(&env).is_empty());
+    write(
+        &dir.join(".factory/settings.json"),
+        r#"{"model": "claude-sonnet-4-5", "hooks": {"hooksDisabled": true}}"#,
+    );
+    let mut doc = read(&dir.join(DROID.file));
+    doc = doc.replacen(
+        "\"type\": \"command\",\n          \"command\": \"./notify.sh\"",
+        "\"type\": \"prompt\",\n          \"command\": \"./notify.sh\"",
+        1,
+    );
+    write(&dir.join(DROID.file), &doc);
+    assert_eq!(
+        reasons(&env),
+        [
+            "Droid's hooks are off (\"hooksDisabled\": true in settings.json)",
+            "Droid ignores the whole file: a hook of Stop is not of \"type\": \"command\"",
+        ]
+    );
+
+    cmd(&env)
+        .args(["hooks", "install", "--agent", "droid", "--user"])
+        .assert()
+        .success();
+    let user_file = env.user_home().join(".factory/hooks.json");
+    let user_doc: Value = serde_json::from_str(&read(&user_file)).unwrap();
+    assert!(user_doc.get("hooks").is_none(), "bare: {user_doc}");
+    assert!(user_doc["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with("capture --agent droid"));
 }
 
 /// Issue 39's hooks doctor, with the common breakages staged: a file whose command names a

@@ -101,6 +101,29 @@ pub trait Wiring: Copy {
         self.file().owns_file
     }
 
+    /// The file's document as the merge reads it: events under `hooks`, as in the template.
+    /// A bare event map (Droid's `hooks.json`) is put under `hooks`; any other document is
+    /// left as it is.
+    fn nest_events(self, doc: Value) -> Value {
+        match doc {
+            Value::Object(events) if self.file().bare => Value::Object(Map::from_iter([(
+                "hooks".to_string(),
+                Value::Object(events),
+            )])),
+            other => other,
+        }
+    }
+
+    /// [`Wiring::nest_events`] undone: the document as the file holds it.
+    fn unnest_events(self, doc: Value) -> Value {
+        match doc {
+            Value::Object(mut top) if self.file().bare => top
+                .shift_remove("hooks")
+                .unwrap_or_else(|| Value::Object(Map::new())),
+            other => other,
+        }
+    }
+
     /// The file this agent reads at `location`.
     fn config_path(self, location: &Location) -> PathBuf {
         let file = self.file();
@@ -260,6 +283,7 @@ mod tests {
             (Agent::Gemini, 3, 556_865_949_638_800_239),
             (Agent::Qwen, 3, 6_113_532_284_470_002_431),
             (Agent::Cursor, 3, 16157748614473827788u64),
+            (Agent::Droid, 3, 12383244396802804392u64),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(
@@ -268,6 +292,27 @@ mod tests {
             );
             assert_eq!(fnv(agent.template()), hash, "{agent:?}: template edited");
         }
+    }
+
+    /// Droid's `hooks.json` is the bare event map: read with its events under `hooks`, as the
+    /// template holds them, and written back bare; another agent's document is left alone.
+    #[test]
+    fn a_bare_event_map_is_read_under_hooks_and_written_bare() {
+        let bare = serde_json::json!({"Stop": [], "showHookOutput": true});
+        let read = Agent::Droid.nest_events(bare.clone());
+        assert_eq!(read, serde_json::json!({"hooks": bare}));
+        assert_eq!(Agent::Droid.unnest_events(read), bare);
+        assert_eq!(
+            Agent::Droid.unnest_events(serde_json::json!({})),
+            serde_json::json!({})
+        );
+        let settings = serde_json::json!({"hooks": {"Stop": []}, "model": "opus"});
+        assert_eq!(Agent::Claude.nest_events(settings.clone()), settings);
+        assert_eq!(Agent::Claude.unnest_events(settings.clone()), settings);
+        assert_eq!(
+            Agent::Droid.nest_events(serde_json::json!([1])),
+            serde_json::json!([1])
+        );
     }
 
     #[test]

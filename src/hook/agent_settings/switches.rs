@@ -2,7 +2,8 @@
 //! `hooks install` can say why hooks that are installed will not fire: Gemini CLI's
 //! `hooksConfig` (`enabled: false`, or cmstore's handler name in `disabled`) and Codex's
 //! `[features] hooks = false` in the `config.toml` beside its `hooks.json`; Qwen Code's
-//! `disableAllHooks` and `hooks.enabled`/`hooks.disabled`.
+//! `disableAllHooks` and `hooks.enabled`/`hooks.disabled`; Droid's `hooksDisabled`, its
+//! organisation's `allowManagedHooksOnly`, and a hook of the same file it rejects.
 
 use serde_json::Value;
 
@@ -57,6 +58,91 @@ pub fn qwen(doc: &Value, names: &[String]) -> Vec<String> {
         "Qwen Code skips cmstore's hooks: \"hooks.disabled\"",
     ));
     off
+}
+
+/// Where Droid reads the settings an organisation manages (Factory's enterprise docs).
+pub const DROID_MANAGED: &str = if cfg!(windows) {
+    r"C:\Program Files\Factory\settings.json"
+} else if cfg!(target_os = "macos") {
+    "/Library/Application Support/Factory/settings.json"
+} else {
+    "/etc/factory/settings.json"
+};
+
+/// Why Droid will not run the hooks of its `hooks.json` (`hooks`, as the merge reads it: the
+/// events under `hooks`), given the `settings.json` beside it and the organisation's managed
+/// settings, when there are: `hooksDisabled` in either (Droid 0.225 reads it among the hooks;
+/// its docs put it at the top of `settings.json`), `allowManagedHooksOnly`, or a hook in the
+/// file that Droid's schema rejects, for which it ignores the whole file.
+pub fn droid(hooks: &Value, settings: Option<&Value>, managed: Option<&Value>) -> Vec<String> {
+    let mut off = Vec::new();
+    let on = |doc: Option<&Value>, pointer: &str| {
+        doc.and_then(|d| d.pointer(pointer))
+            .and_then(Value::as_bool)
+            == Some(true)
+    };
+    if on(Some(hooks), "/hooks/hooksDisabled") {
+        off.push("Droid's hooks are off (\"hooksDisabled\": true in hooks.json)".to_string());
+    }
+    if on(settings, "/hooks/hooksDisabled") || on(settings, "/hooksDisabled") {
+        off.push("Droid's hooks are off (\"hooksDisabled\": true in settings.json)".to_string());
+    }
+    if on(managed, "/allowManagedHooksOnly") || on(managed, "/hooks/allowManagedHooksOnly") {
+        off.push(format!(
+            "your organisation lets Droid run only its own hooks (\"allowManagedHooksOnly\": \
+             true in {DROID_MANAGED})"
+        ));
+    }
+    if let Some(why) = hooks.get("hooks").and_then(droid_rejects) {
+        off.push(format!("Droid ignores the whole file: {why}"));
+    }
+    off
+}
+
+/// The first hook of a Droid event map that its schema rejects (it then ignores the file):
+/// a handler whose `type` is not `command`, whose `command` is no text or whose `timeout`
+/// no number, or a group that is no object with a `hooks` list.
+fn droid_rejects(events: &Value) -> Option<String> {
+    const EVENTS: [&str; 9] = [
+        "PreToolUse",
+        "PostToolUse",
+        "Notification",
+        "UserPromptSubmit",
+        "Stop",
+        "SubagentStop",
+        "PreCompact",
+        "SessionStart",
+        "SessionEnd",
+    ];
+    for (event, groups) in events.as_object()?.iter() {
+        if !EVENTS.contains(&event.as_str()) {
+            continue;
+        }
+        let Some(groups) = groups.as_array() else {
+            return Some(format!("{event} is not a list"));
+        };
+        for group in groups {
+            let handlers = group.get("hooks").and_then(Value::as_array);
+            let text_or_absent = |key: &str| group.get(key).is_none_or(Value::is_string);
+            let Some(handlers) = handlers.filter(|_| text_or_absent("matcher")) else {
+                return Some(format!("a group of {event} has no \"hooks\" list"));
+            };
+            for h in handlers {
+                if h.get("type").and_then(Value::as_str) != Some("command") {
+                    return Some(format!("a hook of {event} is not of \"type\": \"command\""));
+                }
+                if !h.get("command").is_some_and(Value::is_string) {
+                    return Some(format!("a hook of {event} has no \"command\" text"));
+                }
+                if !h.get("timeout").is_none_or(Value::is_number) {
+                    return Some(format!(
+                        "a hook of {event} has a \"timeout\" that is no number"
+                    ));
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Why Codex will not run hooks, from the text of its `config.toml`; nothing when it does
@@ -122,6 +208,52 @@ mod tests {
                 "Qwen Code skips cmstore's hooks: \"hooks.disabled\" lists \"cmstore-hooks-v3\"",
             ]
         );
+    }
+
+    #[test]
+    fn droid_switches_and_files_it_rejects() {
+        let ours = json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "c",
+            "timeout": 30, "cmstore": "hooks-v3"}]}], "showHookOutput": true}});
+        assert!(droid(&ours, None, None).is_empty());
+        assert!(droid(
+            &ours,
+            Some(&json!({"hooksDisabled": false})),
+            Some(&json!({"hooks": {}}))
+        )
+        .is_empty());
+        let mut off = ours.clone();
+        off["hooks"]["hooksDisabled"] = json!(true);
+        off["hooks"]["PreToolUse"] = json!([{"matcher": "Execute",
+            "hooks": [{"type": "prompt", "prompt": "is it safe?"}]}]);
+        let said = droid(
+            &off,
+            Some(&json!({"hooks": {"hooksDisabled": true}})),
+            Some(&json!({"allowManagedHooksOnly": true})),
+        );
+        assert_eq!(said.len(), 4, "{said:?}");
+        assert_eq!(
+            said[0],
+            "Droid's hooks are off (\"hooksDisabled\": true in hooks.json)"
+        );
+        assert_eq!(
+            said[1],
+            "Droid's hooks are off (\"hooksDisabled\": true in settings.json)"
+        );
+        assert!(said[2].contains("allowManagedHooksOnly"), "{}", said[2]);
+        assert_eq!(
+            said[3],
+            "Droid ignores the whole file: a hook of PreToolUse is not of \"type\": \"command\""
+        );
+        let bad = |events: Value| droid_rejects(&events);
+        assert!(bad(json!({"Stop": {}})).unwrap().contains("not a list"));
+        assert!(bad(json!({"Stop": [{"matcher": 1, "hooks": []}]})).is_some());
+        assert!(bad(
+            json!({"Stop": [{"hooks": [{"type": "command", "command": "c",
+            "timeout": "30"}]}]})
+        )
+        .unwrap()
+        .contains("timeout"));
+        assert_eq!(bad(json!({"Custom": 1, "hooksDisabled": false})), None);
     }
 
     #[test]

@@ -58,6 +58,10 @@ pub fn sniff_agent(p: &Payload) -> Agent {
     if transcript.contains("/.qwen/") {
         return Agent::Qwen;
     }
+    // Droid's payloads are Claude Code's; its sessions live under `~/.factory/`.
+    if transcript.contains("/.factory/") {
+        return Agent::Droid;
+    }
     if transcript.contains("GitHub.copilot-chat") || p.has_any(&["hookEventName"]) {
         return Agent::Vscode;
     }
@@ -474,6 +478,10 @@ mod tests {
             (
                 r#"{"session_id":"s","hook_event_name":"PreToolUse","timestamp":"2026-04-12T10:00:00.000Z","transcript_path":"/home/u/.qwen/projects/-w/chats/s.jsonl","cwd":"/w","permission_mode":"default","tool_name":"run_shell_command"}"#,
                 Agent::Qwen,
+            ),
+            (
+                r#"{"session_id":"s","transcript_path":"/Users/u/.factory/sessions/-Users-u-w/s.jsonl","cwd":"/Users/u/w","permission_mode":"auto-medium","hook_event_name":"PreToolUse","tool_name":"Execute","tool_input":{"command":"ls"}}"#,
+                Agent::Droid,
             ),
             (r#"{"foo":1}"#, Agent::Unknown),
         ];

@@ -39,7 +39,12 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Cursor => {
             json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
         }
-        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => json!({
+        Agent::Claude
+        | Agent::Vscode
+        | Agent::Codex
+        | Agent::Qwen
+        | Agent::Droid
+        | Agent::Unknown => json!({
             "hookSpecificOutput": {
                 "hookEventName": event,
                 "permissionDecision": "deny",
@@ -55,12 +60,20 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
 ///
 /// Claude Code, VS Code, Codex and Qwen Code read a top-level `decision: "block"` with its
 /// `reason` (UserPromptSubmit); Gemini CLI's `BeforeAgent` reads `decision: "deny"`; Cursor's
-/// `beforeSubmitPrompt` reads `continue: false` with a `user_message`.
+/// `beforeSubmitPrompt` reads `continue: false` with a `user_message`. Droid documents
+/// Claude Code's `decision`, but 0.225 reads only `continue: false` (and its `stopReason`)
+/// there: both are sent.
 pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
     match agent {
         Agent::Copilot => None,
         Agent::Gemini => Some(json!({ "decision": "deny", "reason": reason })),
         Agent::Cursor => Some(json!({ "continue": false, "user_message": reason })),
+        Agent::Droid => Some(json!({
+            "decision": "block",
+            "reason": reason,
+            "continue": false,
+            "stopReason": reason,
+        })),
         Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => {
             Some(json!({ "decision": "block", "reason": reason }))
         }
@@ -68,8 +81,8 @@ pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
 }
 
 /// `reply` with `notice` told to the agent as context ahead of any it already injects, and,
-/// where the agent shows one (Claude Code, VS Code, Gemini CLI), shown to the user as its
-/// `systemMessage`. A reply that denies or blocks something is left as it is: its reason says
+/// where the agent shows one (Claude Code, VS Code, Gemini CLI, Qwen Code, Droid), shown to
+/// the user as its `systemMessage`. A reply that denies or blocks something is left as it is: its reason says
 /// more than the notice.
 pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) -> Value {
     if reply.get("decision").is_some()
@@ -92,7 +105,7 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
     }
     if matches!(
         agent,
-        Agent::Claude | Agent::Vscode | Agent::Gemini | Agent::Qwen
+        Agent::Claude | Agent::Vscode | Agent::Gemini | Agent::Qwen | Agent::Droid
     ) {
         reply["systemMessage"] = Value::String(notice.to_string());
     }
@@ -106,13 +119,19 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
 /// (the call has run; the reason goes to the model), with the text also as
 /// `hookSpecificOutput.additionalContext`; Gemini CLI's `AfterTool` reads `decision: "deny"`
 /// and `reason`; Copilot CLI's `postToolUse` (both casings) takes only a top-level
-/// `additionalContext`; Cursor's `postToolUse` a top-level `additional_context`.
+/// `additionalContext`; Cursor's `postToolUse` a top-level `additional_context`. Droid 0.225
+/// reads only the `additionalContext` of Claude Code's shape there.
 pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
     match agent {
         Agent::Copilot => json!({ "additionalContext": reason }),
         Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
         Agent::Cursor => json!({ "additional_context": reason }),
-        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => json!({
+        Agent::Claude
+        | Agent::Vscode
+        | Agent::Codex
+        | Agent::Qwen
+        | Agent::Droid
+        | Agent::Unknown => json!({
             "decision": "block",
             "reason": reason,
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": reason },
@@ -149,6 +168,25 @@ mod tests {
             deny(Agent::Cursor, "preToolUse", "no")["permission"],
             "deny"
         );
+    }
+
+    #[test]
+    fn droid_refuses_a_prompt_with_continue_false_beside_claude_codes_decision() {
+        let refused = refuse_prompt(Agent::Droid, "over budget").unwrap();
+        assert_eq!(refused["continue"], false);
+        assert_eq!(refused["stopReason"], "over budget");
+        assert_eq!(refused["decision"], "block");
+        assert_eq!(
+            deny(Agent::Droid, "PreToolUse", "no")["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+        let told = with_notice(
+            Agent::Droid,
+            "SessionStart",
+            empty(),
+            "80 % of today's budget",
+        );
+        assert_eq!(told["systemMessage"], "80 % of today's budget");
     }
 
     #[test]
