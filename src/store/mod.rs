@@ -259,6 +259,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0033_transcript_items",
         include_str!("../../migrations/0033_transcript_items.sql"),
     ),
+    (
+        "0034_premium_requests",
+        include_str!("../../migrations/0034_premium_requests.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -21,8 +21,9 @@ const UPSERT_USAGE: &str = "
     INSERT INTO usage(message_id, request_id, session_id, agent, turn_id, subagent_id,
       sidechain, model, ts, input_tokens, output_tokens, cache_write_tokens,
       cache_write_1h_tokens, cache_read_tokens, service_tier, line_offset, origin,
-      reasoning_tokens)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+      reasoning_tokens, premium_requests)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+      ?19)
     ON CONFLICT(message_id, request_id) DO UPDATE SET
       session_id = coalesce(session_id, excluded.session_id),
       agent = coalesce(agent, excluded.agent),
@@ -42,6 +43,8 @@ const UPSERT_USAGE: &str = "
       cache_read_tokens = max(cache_read_tokens, excluded.cache_read_tokens),
       reasoning_tokens = max(coalesce(reasoning_tokens, excluded.reasoning_tokens),
         coalesce(excluded.reasoning_tokens, reasoning_tokens)),
+      premium_requests = max(coalesce(premium_requests, excluded.premium_requests),
+        coalesce(excluded.premium_requests, premium_requests)),
       service_tier = CASE WHEN excluded.line_offset >= line_offset
         THEN coalesce(excluded.service_tier, service_tier) ELSE service_tier END,
       line_offset = max(line_offset, excluded.line_offset)";
@@ -106,6 +109,7 @@ pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::
         saturate(r.offset),
         cx.origin,
         r.reasoning.map(saturate),
+        r.premium_requests,
     ])?;
     Ok(())
 }

@@ -1026,6 +1026,55 @@ fn query_on_the_team_store_reads_and_never_writes() {
     assert!(stderr.contains("parameters are $1, $2"), "{stderr}");
 }
 
+/// Copilot CLI's premium requests (issue 36) reach the team store with each response: the
+/// server's sum and its `v_premium_requests` equal the local ones, and a push again adds
+/// nothing. The event log is the 1.0.102 fixture, each response made to cost 0.33 (a light
+/// model's multiplier) instead of the 0 of the key the e2e run used.
+#[test]
+fn premium_requests_reach_the_team_store_with_their_responses() {
+    let Some(db) = pg_database() else { return };
+    let env = TestEnv::new();
+    let log = env.dir.path().join("c/session-state/93aa0f57/events.jsonl");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let events = include_str!("../fixtures/payloads/copilot-1.0.102-events.jsonl");
+    std::fs::write(&log, events.replace("\"cost\":0.0,", "\"cost\":0.33,")).unwrap();
+    env.cmd()
+        .arg("import")
+        .arg(log.parent().unwrap())
+        .assert()
+        .success();
+    let local = env.text(
+        "SELECT count(*) || ':' || CAST(round(total(premium_requests) * 100) AS INTEGER) \
+         FROM usage WHERE premium_requests > 0",
+    );
+    let responses = events
+        .lines()
+        .filter(|l| l.contains("\"type\":\"session.usage_record\""))
+        .count();
+    assert_eq!(
+        local,
+        format!("{responses}:{}", responses * 33),
+        "each at 0.33"
+    );
+    push_ok(&env, &db.url, &[]);
+    let server = |sql: &str| -> String { db.client().query_one(sql, &[]).unwrap().get(0) };
+    let figures = "SELECT (count(*) || ':' || round(sum(premium_requests) * 100)::bigint)::text \
+                   FROM usage WHERE premium_requests > 0";
+    assert_eq!(server(figures), local);
+    assert_eq!(
+        server(
+            "SELECT (round(sum(premium_requests) * 100)::bigint || '/' || sum(responses))::text \
+             FROM v_premium_requests"
+        ),
+        env.text(
+            "SELECT CAST(round(sum(premium_requests) * 100) AS INTEGER) || '/' || sum(responses) \
+             FROM v_premium_requests"
+        )
+    );
+    push_ok(&env, &db.url, &[]);
+    assert_eq!(server(figures), local, "again: nothing added");
+}
+
 /// A newer cmstore may have moved the team schema on (its migrations only add): this one
 /// keeps pushing into it, and says the schema's version.
 #[test]
@@ -1037,18 +1086,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (7, '0007_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (8, '0008_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 7"), "{stderr}");
+    assert!(stderr.contains("team schema 8"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        7,
+        8,
         "nothing ran again"
     );
 }
@@ -1158,7 +1207,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 6);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 7);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
         3012

@@ -888,7 +888,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 33);
+    assert_eq!(env.int("PRAGMA user_version"), 34);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1161,8 +1161,20 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0033 left: no premium requests (0034).
+pub(crate) fn back_to_0033(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP VIEW v_premium_requests;
+         DROP INDEX usage_premium;
+         ALTER TABLE usage DROP COLUMN premium_requests;
+         PRAGMA user_version = 33;",
+    )
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0032 left: no transcript items (0033).
 pub(crate) fn back_to_0032(conn: &rusqlite::Connection) {
+    back_to_0033(conn);
     conn.execute_batch(
         "DROP VIEW v_coverage;
          DROP TABLE transcript_items;

@@ -411,10 +411,13 @@ fn every_claude_code_session_counts_each_response_once_at_its_final_count() {
 
 /// Copilot CLI's totals by hand: each session's `session.shutdown` lines' `modelMetrics`, the
 /// largest value per field over its shutdowns (a resumed session shuts down again), input
-/// without the cached parts, per session (its folder); and Copilot's own charge where the
-/// line gives one (`totalNanoAiu`).
-fn copilot_by_hand(dir: &Path) -> (Counts, BTreeMap<String, f64>) {
+/// without the cached parts, per session (its folder); Copilot's own charge where the line
+/// gives one (`totalNanoAiu`); and the premium requests: per model the largest
+/// `requests.cost`, summed per session, which must equal the line's own
+/// `totalPremiumRequests` (the largest of the session's).
+fn copilot_by_hand(dir: &Path) -> (Counts, BTreeMap<String, f64>, BTreeMap<String, f64>) {
     let (mut counts, mut charged) = (Counts::new(), BTreeMap::new());
+    let mut premium: BTreeMap<String, f64> = BTreeMap::new();
     for log in files_under(dir, &|p| p.ends_with("events.jsonl")) {
         let session = log
             .parent()
@@ -424,6 +427,8 @@ fn copilot_by_hand(dir: &Path) -> (Counts, BTreeMap<String, f64>) {
             .to_string_lossy()
             .into_owned();
         let mut per_model: BTreeMap<String, [i64; 4]> = BTreeMap::new();
+        let mut premium_per_model: BTreeMap<String, f64> = BTreeMap::new();
+        let mut total_premium: Option<f64> = None;
         for line in std::fs::read_to_string(&log).unwrap().lines() {
             let v: Value = serde_json::from_str(line).unwrap();
             if v["type"] != "session.shutdown" {
@@ -432,7 +437,14 @@ fn copilot_by_hand(dir: &Path) -> (Counts, BTreeMap<String, f64>) {
             if let Some(nano) = v["data"]["totalNanoAiu"].as_f64() {
                 charged.insert(session.clone(), nano);
             }
+            if let Some(total) = v["data"]["totalPremiumRequests"].as_f64() {
+                total_premium = Some(total_premium.unwrap_or(0.0).max(total));
+            }
             for (model, m) in v["data"]["modelMetrics"].as_object().unwrap() {
+                if let Some(cost) = m["requests"]["cost"].as_f64() {
+                    let held = premium_per_model.entry(model.clone()).or_insert(0.0);
+                    *held = held.max(cost);
+                }
                 let n = |k: &str| m["usage"][k].as_i64().unwrap_or(0);
                 let (read, write) = (n("cacheReadTokens"), n("cacheWriteTokens"));
                 let fields = [1, n("inputTokens") - read - write, n("outputTokens"), read];
@@ -448,8 +460,18 @@ fn copilot_by_hand(dir: &Path) -> (Counts, BTreeMap<String, f64>) {
                 *slot += f;
             }
         }
+        if !premium_per_model.is_empty() && per_model.values().any(|h| h[1] + h[2] > 0) {
+            let sum: f64 = premium_per_model.values().sum();
+            if let Some(total) = total_premium {
+                assert!(
+                    (sum - total).abs() < 1e-9,
+                    "{session}: {sum} against {total}"
+                );
+            }
+            premium.insert(session.clone(), sum);
+        }
     }
-    (counts, charged)
+    (counts, charged, premium)
 }
 
 #[test]
@@ -459,7 +481,7 @@ fn copilot_sessions_without_a_response_line_are_counted_by_their_shutdown_totals
     };
     let env = TestEnv::new();
     import(&env, &[&dir]);
-    let (expected, charged) = copilot_by_hand(&dir);
+    let (expected, charged, premium) = copilot_by_hand(&dir);
     // Four sessions that used a model (a fifth, resumed, never did), one row per model each.
     assert_eq!(expected.len(), 4, "{expected:?}");
     assert_eq!(stored(&env, "copilot"), expected);
@@ -474,6 +496,22 @@ fn copilot_sessions_without_a_response_line_are_counted_by_their_shutdown_totals
             "{session}: {cost} against {nano} nAIU"
         );
     }
+    // Copilot's premium requests, per session as its shutdowns say (0.33 for a light model).
+    let stored_premium: BTreeMap<String, f64> = {
+        let conn = env.conn();
+        let mut stmt = conn
+            .prepare(
+                "SELECT session_id, total(premium_requests) FROM usage \
+                 WHERE premium_requests IS NOT NULL GROUP BY session_id",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(stored_premium, premium);
+    assert!(premium.values().any(|p| p.fract() != 0.0), "{premium:?}");
     let before = env.int("SELECT count(*) FROM usage");
     import(&env, &[&dir]);
     assert_eq!(

@@ -58,7 +58,7 @@ struct Fingerprint {
 }
 
 /// The cursor file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 struct State {
     v: u32,
     transcript: String,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// One response may be written as several transcript lines (one per content block, streamed
 /// counts growing): the dedup key is [`UsageRecord::key`], and of the lines sharing it the one
 /// with the greatest `offset` (the last written) holds the final counts.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageRecord {
     /// The API message id (`message.id`).
@@ -46,6 +46,11 @@ pub struct UsageRecord {
     /// Input tokens read from the cache.
     #[serde(default)]
     pub cache_read: u64,
+    /// The GitHub Copilot premium requests the response cost (its model's multiplier; 0 for
+    /// an included model or your own key), as Copilot CLI reports them: a response's
+    /// `usage.cost`, or a session's `requests.cost` per model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub premium_requests: Option<f64>,
     /// `usage.service_tier` (`standard`, `priority`, `batch`), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_tier: Option<String>,

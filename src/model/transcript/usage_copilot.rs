@@ -17,7 +17,7 @@
 //! Earlier versions (the real event logs of 2026-03 to 2026-06) write no per-response line:
 //! their only usage is the `session.shutdown` line's per-model totals (`data.modelMetrics`;
 //! `data.accountingSnapshot.modelMetrics` in 1.0.102), with the requests and the premium
-//! requests they cost. [`totals_from_shutdown`] makes one record per model of those, keyed
+//! requests they cost (`requests.cost`; a response's own is its `usage.cost`). [`totals_from_shutdown`] makes one record per model of those, keyed
 //! by the model and the session's start time (the same on every shutdown of a resumed
 //! session), named by [`SESSION_TOTAL`]: the store keeps them only for a session without a
 //! per-response record (docs/usage.md).
@@ -65,6 +65,8 @@ struct Usage<'a> {
     cache_read_tokens: Option<u64>,
     cache_write_tokens: Option<u64>,
     reasoning_tokens: Option<u64>,
+    /// The premium requests the response cost.
+    cost: Option<f64>,
     #[serde(borrow)]
     api_call_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -107,6 +109,7 @@ pub(super) fn from_line(bytes: &[u8], offset: u64) -> Option<UsageRecord> {
         reasoning: usage.reasoning_tokens.map(|r| r.min(output)),
         cache_write,
         cache_read,
+        premium_requests: usage.cost.filter(|c| c.is_finite() && *c >= 0.0),
         ts: line
             .timestamp
             .as_deref()
@@ -166,6 +169,7 @@ pub fn totals_from_shutdown(value: &serde_json::Value, offset: u64) -> Vec<Usage
                     .map(|r| r.min(output)),
                 cache_write,
                 cache_read,
+                premium_requests: m["requests"]["cost"].as_f64().filter(|c| *c >= 0.0),
                 ts,
                 offset,
                 ..UsageRecord::default()
@@ -266,6 +270,7 @@ mod tests {
             (914, 400_526, 40_074, 4199)
         );
         assert_eq!((r.reasoning, r.offset), (Some(499), 7));
+        assert_eq!(r.premium_requests, Some(1.0), "requests.cost");
         // 1.0.102 puts them under `accountingSnapshot`, its start time as text.
         let snapshot = r#"{"type":"session.shutdown","data":{"accountingSnapshot":{"sessionStartTime":"2026-12-02T08:09:05.333Z","modelMetrics":{"gpt-5.4":{"requests":{"count":4,"cost":0.0},"usage":{"inputTokens":4860,"outputTokens":126,"cacheReadTokens":4006,"cacheWriteTokens":0,"reasoningTokens":28}}}}},"id":"x"}"#;
         let value: serde_json::Value = serde_json::from_str(snapshot).unwrap();
@@ -302,9 +307,21 @@ mod tests {
                 cache_read: 1001,
                 ts: Some(crate::support::clock::rfc3339_ms("2026-12-02T08:04:04.194Z").unwrap()),
                 session_id: Some("53bd3dd4".into()),
+                premium_requests: Some(0.0),
                 offset: 9,
                 ..UsageRecord::default()
             }
+        );
+        // A premium model's multiplier (0.33 for a light one), and none when not said.
+        let light = LINE.replace(r#""cost":0.0"#, r#""cost":0.33"#);
+        assert_eq!(
+            from_line(light.as_bytes(), 0).unwrap().premium_requests,
+            Some(0.33)
+        );
+        let unsaid = LINE.replace(r#""cost":0.0,"#, "");
+        assert_eq!(
+            from_line(unsaid.as_bytes(), 0).unwrap().premium_requests,
+            None
         );
         // The three columns sum to the API's total (input + output).
         assert_eq!(got.input + got.cache_read + got.output, 1210 + 31);

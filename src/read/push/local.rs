@@ -121,21 +121,24 @@ pub fn check_results_between(
 /// anything the push sends of it changes (a session's turns and tool calls change only with
 /// its events, which change its row). A session that has usage and no row (an import of
 /// history whose session was pruned, or a response no session named: `''`) has one too.
-/// `{only}` limits it to some sessions (empty: all).
+/// `{only}` limits it to some sessions (empty: all). A session without premium requests has
+/// none in its digest (`concat_ws` passes over a NULL), so the digests stores pushed before
+/// migration 0034 stay what they were.
 const DIGEST_SQL: &str = "
 WITH u AS (
   SELECT coalesce(session_id, '') AS session_id, count(*) AS n, total(input_tokens) AS i,
          total(output_tokens) AS o, total(cache_write_tokens) AS cw,
          total(cache_write_1h_tokens) AS cw1, total(cache_read_tokens) AS cr,
          total(reasoning_tokens) AS r, count(reasoning_tokens) AS rn, count(model) AS m,
-         count(turn_id) AS t, total(line_offset) AS off, total(sidechain) AS sc
+         count(turn_id) AS t, total(line_offset) AS off, total(sidechain) AS sc,
+         CASE WHEN count(premium_requests) > 0 THEN total(premium_requests) END AS pr
   FROM usage {only} GROUP BY 1
 ),
 k AS (SELECT session_id FROM sessions {only} UNION SELECT session_id FROM u)
 SELECT k.session_id,
        concat_ws('|', s.agent, s.model, s.cwd, s.first_seen, s.last_seen, s.events, s.prompts,
                  s.tool_uses, s.tool_failures, s.stops, s.estimated_tokens, s.ended, s.ended_at,
-                 u.n, u.i, u.o, u.cw, u.cw1, u.cr, u.r, u.rn, u.m, u.t, u.off, u.sc)
+                 u.n, u.i, u.o, u.cw, u.cw1, u.cr, u.r, u.rn, u.m, u.t, u.off, u.sc, u.pr)
 FROM k
 LEFT JOIN sessions s ON s.session_id = k.session_id
 LEFT JOIN u ON u.session_id = k.session_id";

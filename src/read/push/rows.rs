@@ -16,6 +16,8 @@ use crate::model::redact::Redactor;
 pub enum Kind {
     /// A whole number (`bigint` on the server).
     Int,
+    /// A number with a fraction (`double precision` on the server).
+    Real,
     /// Text that is never a prompt, an answer or a tool's input or output.
     Text,
     /// Text the content profile decides about: dropped under `none`, redacted again under
@@ -65,7 +67,7 @@ pub struct Table {
     pub on_conflict: OnConflict,
 }
 
-use Kind::{Content as C, Int as I, Path as P, Text as T};
+use Kind::{Content as C, Int as I, Path as P, Real as R, Text as T};
 
 pub const EVENTS: Table = Table {
     name: "events",
@@ -219,6 +221,7 @@ pub const USAGE: Table = Table {
         col("cache_write_1h_tokens", I),
         col("cache_read_tokens", I),
         col("reasoning_tokens", I),
+        col("premium_requests", R),
         col("service_tier", T),
         col("origin", T),
     ],
@@ -282,6 +285,7 @@ pub const CHECK_RESULTS: Table = Table {
 #[derive(Debug, Clone, PartialEq)]
 enum Values {
     Int(Vec<Option<i64>>),
+    Real(Vec<Option<f64>>),
     Text(Vec<Option<String>>),
 }
 
@@ -324,6 +328,7 @@ impl Rows {
             .iter()
             .map(|c| match c.kind {
                 Kind::Int => Values::Int(Vec::new()),
+                Kind::Real => Values::Real(Vec::new()),
                 Kind::Text | Kind::Content | Kind::Path => Values::Text(Vec::new()),
             })
             .collect();
@@ -390,6 +395,7 @@ impl Rows {
                 let value = row.get_ref(i)?;
                 match (&mut self.columns[i], column.kind) {
                     (Values::Int(v), _) => v.push(int_of(value)),
+                    (Values::Real(v), _) => v.push(real_of(value)),
                     (Values::Text(v), Kind::Content) => {
                         let text = text_of(value);
                         if self
@@ -437,6 +443,7 @@ impl Rows {
             names.push(column.name);
             let (param, kind): (&(dyn ToSql + Sync), &str) = match values {
                 Values::Int(v) => (v, "bigint[]"),
+                Values::Real(v) => (v, "double precision[]"),
                 Values::Text(v) => (v, "text[]"),
             };
             params.push(param);
@@ -471,6 +478,15 @@ fn int_of(value: ValueRef<'_>) -> Option<i64> {
     match value {
         ValueRef::Integer(i) => Some(i),
         ValueRef::Real(f) => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        ValueRef::Null | ValueRef::Blob(_) => None,
+    }
+}
+
+fn real_of(value: ValueRef<'_>) -> Option<f64> {
+    match value {
+        ValueRef::Integer(i) => Some(i as f64),
+        ValueRef::Real(f) => Some(f),
         ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
         ValueRef::Null | ValueRef::Blob(_) => None,
     }

@@ -41,6 +41,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0006_session_turns_and_tool_days",
         include_str!("../../../migrations/team/0006_session_turns_and_tool_days.sql"),
     ),
+    (
+        "0007_premium_requests",
+        include_str!("../../../migrations/team/0007_premium_requests.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.
