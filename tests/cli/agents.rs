@@ -576,9 +576,12 @@ fn droid_payloads_are_a_session_with_its_calls_paired_in_order() {
     let env = TestEnv::new();
     let session = "8d9dc6ac-89f0-4fee-99a2-08484dfb3355";
     let pre = payload("droid-0.208-pre-tool-use-execute.json");
+    // The call's PostToolUse as Droid 0.225 sent one, in this session.
     let mut post: Value = serde_json::from_str(&pre).unwrap();
-    post["hook_event_name"] = Value::from("PostToolUse");
-    post["tool_response"] = Value::from("");
+    let real: Value =
+        serde_json::from_str(&payload("droid-0.225-post-tool-use-execute.json")).unwrap();
+    post["hook_event_name"] = real["hook_event_name"].clone();
+    post["tool_response"] = real["tool_response"].clone();
     let flags = ["--agent", "droid"];
     for stdin in [
         payload("droid-0.208-session-start.json"),
@@ -613,6 +616,56 @@ fn droid_payloads_are_a_session_with_its_calls_paired_in_order() {
     assert_eq!(
         env.int("SELECT count(*) FROM turns WHERE hook_type = 'Stop'"),
         1
+    );
+    assert_eq!(
+        env.int(
+            "SELECT json_extract(entry, '$.exitCode') FROM events WHERE hook_type = 'PostToolUse'"
+        ),
+        0
+    );
+}
+
+/// Droid's other events, as Droid 0.225.2 sent them in runs against a mock (its JSON-RPC mode
+/// for the prompt, the compaction and the permission prompt; a `Task` call for the subagent),
+/// captured without flags: each is Droid's, of its type, with its own fields.
+#[test]
+fn droid_prompt_subagent_compaction_and_notification_are_read() {
+    let env = TestEnv::new();
+    for name in [
+        "droid-0.225-user-prompt-submit.json",
+        "droid-0.225-subagent-stop.json",
+        "droid-0.225-pre-compact.json",
+        "droid-0.225-notification.json",
+        "droid-0.225-session-end.json",
+    ] {
+        capture(&env, payload(name), &[]);
+    }
+    env.ingest_once();
+    let rows: Vec<(String, String, Option<String>)> = rows3(
+        &env,
+        "SELECT agent, hook_type, coalesce(prompt, json_extract(entry, '$.message'), \
+                json_extract(entry, '$.trigger'), json_extract(entry, '$.reason')) \
+         FROM events ORDER BY seq",
+    );
+    let droid = |kind: &str, said: &str| {
+        (
+            "droid".to_string(),
+            kind.to_string(),
+            Some(said.to_string()),
+        )
+    };
+    assert_eq!(
+        rows,
+        [
+            droid("UserPromptSubmit", "run echo hi"),
+            ("droid".to_string(), "SubagentStop".to_string(), None),
+            droid("PreCompact", "manual"),
+            droid(
+                "Notification",
+                "Factory CLI needs permission to execute 1 tool(s)"
+            ),
+            droid("SessionEnd", "other"),
+        ]
     );
 }
 

@@ -7,6 +7,7 @@ mod anthropic;
 mod claude;
 mod codex;
 mod copilot;
+mod droid;
 mod gemini;
 mod google;
 mod harness;

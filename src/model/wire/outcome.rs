@@ -24,6 +24,7 @@ pub fn read(agent: Agent, result: &Value) -> ToolOutcome {
         Agent::Copilot => copilot_text(result).and_then(copilot_exit_code),
         Agent::Gemini => gemini_exit_code(result),
         Agent::Codex => codex_text(result).and_then(|t| codex_exit_code(&t)),
+        Agent::Droid => result.as_str().and_then(droid_exit_code),
         _ => None,
     });
     let errored = agent == Agent::Gemini && result.get("error").is_some_and(|e| !e.is_null());
@@ -117,6 +118,17 @@ fn unwrap_untrusted_context(text: &str) -> &str {
         .unwrap_or(text)
 }
 
+/// Droid ends its shell tool's (`Execute`) result with a line of its own, `[Process exited
+/// with code N]` (seen with Droid 0.225 in the end-to-end suite): only that last line
+/// counts, never the same words earlier in the output.
+fn droid_exit_code(text: &str) -> Option<i64> {
+    let last = text.trim_end().lines().next_back()?.trim();
+    let code = last
+        .strip_prefix("[Process exited with code ")?
+        .strip_suffix(']')?;
+    code.trim().parse().ok()
+}
+
 /// Codex's shell result text: the result as a string, or its `output` field.
 fn codex_text(result: &Value) -> Option<String> {
     match result {
@@ -150,6 +162,26 @@ fn codex_exit_code(text: &str) -> Option<i64> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn droid_reads_only_its_own_last_line() {
+        // Droid 0.225, as a run against the mock recorded it.
+        let ok = json!("hi\n\n\n[Process exited with code 0]");
+        assert_eq!(
+            read(Agent::Droid, &ok),
+            ToolOutcome {
+                exit_code: Some(0),
+                failed: false
+            }
+        );
+        let failed = json!("boom\n[Process exited with code 3]\n");
+        assert_eq!(read(Agent::Droid, &failed).exit_code, Some(3));
+        assert!(read(Agent::Droid, &failed).failed);
+        let printed = json!("[Process exited with code 3]\nand more output");
+        assert_eq!(read(Agent::Droid, &printed), ToolOutcome::default());
+        // Another agent's text in Droid's words is output, not a signal.
+        assert_eq!(read(Agent::Claude, &failed), ToolOutcome::default());
+    }
 
     #[test]
     fn copilot_reads_only_its_own_last_line() {

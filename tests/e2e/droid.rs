@@ -1,0 +1,178 @@
+//! Factory's Droid (`@factory/cli-linux-x64`, pinned in `.ci/install-agents`) in headless mode
+//! (`droid exec`), wired with `cmstore hooks install --agent droid --user`, against the mock
+//! Messages API: a custom model of Droid's own (`customModels`, its `anthropic` provider, the
+//! mock's URL), run air-gapped (`FACTORY_AIRGAP_ENABLED`: no call to Factory's servers, no
+//! login, no telemetry).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::anthropic::{self, Step, Usage, MODEL};
+use crate::harness::{self, Session, World, AGENT_TIMEOUT};
+use crate::mock::MockServer;
+
+/// The platform binary.
+fn droid() -> Option<PathBuf> {
+    harness::agent("droid", "node_modules/@factory/cli-linux-x64/bin/droid")
+}
+
+/// The custom model's id as `droid exec -m` takes it: `custom:<displayName>-<index>`.
+const MODEL_ID: &str = "custom:Mock-0";
+
+/// The user's settings (the mock as Droid's one custom model), then cmstore's hooks, written
+/// into `~/.factory/hooks.json` as a user wires them.
+fn write_settings(world: &World, mock: &MockServer) {
+    let settings = json!({
+        "customModels": [{
+            "model": MODEL,
+            "displayName": "Mock",
+            "baseUrl": mock.url(),
+            "apiKey": "e2e-dummy-key",
+            "provider": "anthropic",
+            "maxOutputTokens": 4096,
+        }]
+    });
+    let dir = world.home().join(".factory");
+    std::fs::create_dir_all(&dir).expect("create ~/.factory");
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+    world.cmstore_ok(&["hooks", "install", "--agent", "droid", "--user"]);
+}
+
+/// `droid exec PROMPT` in `world`, its tools run without asking (`--auto high`; the gate's
+/// deny still applies, on PreToolUse).
+fn droid_command(world: &World, droid: &Path, prompt: &str) -> Command {
+    let mut cmd = world.command(droid);
+    cmd.args(["exec", "--auto", "high", "-m", MODEL_ID, prompt])
+        .env("FACTORY_AIRGAP_ENABLED", "1")
+        .env("FACTORY_DROID_AUTO_UPDATE_ENABLED", "false");
+    cmd
+}
+
+const PROMPT: &str = "run the two steps";
+
+/// An `Execute` call's input as Droid's tool schema requires it: a summary of three to eight
+/// words starting with a capital, and a declared risk.
+fn execute(command: &str, summary: &str) -> serde_json::Value {
+    json!({
+        "command": command,
+        "summary": summary,
+        "riskLevelReason": "It prints a line and touches nothing else",
+        "riskLevel": "low",
+    })
+}
+
+/// A command that works, one the gate denies (it would create the marker), then the answer;
+/// each reply reports counts of its own (`Usage::of_step`).
+fn main_session() -> Option<Session> {
+    let droid = droid()?;
+    let world = World::new();
+    world.enforce();
+    let denied = format!(
+        "touch {} && echo 'drop table users'",
+        world.marker().display()
+    );
+    let script = vec![
+        Step::Tool("Execute", execute("echo hi", "Print a short greeting")),
+        Step::Tool("Execute", execute(&denied, "Create the marker file")),
+        Step::Text("Both steps are done."),
+    ];
+    let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
+    write_settings(&world, &mock);
+    let cmd = droid_command(&world, &droid, PROMPT);
+    let run = harness::spawn(&world, "droid", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    world.ingest();
+    let id = world.query("SELECT session_id FROM sessions WHERE agent = 'droid'");
+    let id = id
+        .first()
+        .and_then(|r| r["session_id"].as_str())
+        .unwrap_or_else(|| {
+            panic!(
+                "no droid session in the store\nqueue:\n{}\nstdout: {}\nstderr: {}",
+                world.queue_text(),
+                run.stdout,
+                run.stderr
+            )
+        })
+        .to_string();
+    Some(Session {
+        world,
+        mock,
+        run,
+        id,
+    })
+}
+
+/// What `droid exec` fires (its session's start and end, each tool call's two halves, the
+/// turn's Stop; no prompt event in this mode), the calls paired without ids with their
+/// outcomes (the exit code Droid writes after the output), the permission mode, and the
+/// gate's deny obeyed: the denied command never ran.
+#[test]
+fn droid_events_and_tool_calls_are_what_it_did() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    let kinds: Vec<String> = s
+        .query(
+            "SELECT hook_type FROM events WHERE session_id = :sid AND agent = 'droid' \
+             ORDER BY seq",
+        )
+        .iter()
+        .map(|r| r["hook_type"].as_str().unwrap_or("").to_string())
+        .collect();
+    for kind in [
+        "SessionStart",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(
+            kinds.iter().any(|k| k == kind),
+            "{kind} in {kinds:?}\n{ctx}"
+        );
+    }
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "PreToolUse").count(),
+        2,
+        "{kinds:?}\n{ctx}"
+    );
+    let calls = s.query(
+        "SELECT tool_name, outcome, input, permission_mode FROM tool_calls \
+         WHERE session_id = :sid ORDER BY rowid",
+    );
+    assert_eq!(calls.len(), 2, "{calls:?}\n{ctx}");
+    assert_eq!(calls[0]["tool_name"], "Execute", "{ctx}");
+    assert_eq!(calls[0]["input"], "echo hi", "{calls:?}\n{ctx}");
+    assert_eq!(calls[0]["outcome"], "succeeded", "{calls:?}\n{ctx}");
+    assert_eq!(calls[0]["permission_mode"], "auto-high", "{calls:?}\n{ctx}");
+    assert_eq!(calls[1]["outcome"], "denied", "{calls:?}\n{ctx}");
+    assert!(!s.world.marker().exists(), "the denied command ran\n{ctx}");
+    let exit = s.query(
+        "SELECT json_extract(entry, '$.exitCode') AS code FROM events \
+         WHERE session_id = :sid AND hook_type = 'PostToolUse'",
+    );
+    assert_eq!(exit.len(), 1, "{exit:?}\n{ctx}");
+    assert_eq!(exit[0]["code"], 0, "{ctx}");
+    // The deny's reason reached the model, as the denied call's result.
+    let results: Vec<String> = s
+        .mock
+        .requests()
+        .iter()
+        .filter_map(|r| r.body["messages"].as_array().cloned())
+        .flatten()
+        .filter_map(|m| m["content"].as_array().cloned())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].to_string())
+        .collect();
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("Blocked by cmstore safety gate")),
+        "{results:?}\n{ctx}"
+    );
+    let turns = s.query("SELECT count(*) AS n FROM turns WHERE session_id = :sid");
+    assert_eq!(turns[0]["n"], 1, "{ctx}");
+}
