@@ -84,19 +84,7 @@ fn main_session() -> Option<Session> {
     let run = harness::spawn(&world, "droid", cmd).wait(AGENT_TIMEOUT);
     run.assert_ok();
     world.ingest();
-    let id = world.query("SELECT session_id FROM sessions WHERE agent = 'droid'");
-    let id = id
-        .first()
-        .and_then(|r| r["session_id"].as_str())
-        .unwrap_or_else(|| {
-            panic!(
-                "no droid session in the store\nqueue:\n{}\nstdout: {}\nstderr: {}",
-                world.queue_text(),
-                run.stdout,
-                run.stderr
-            )
-        })
-        .to_string();
+    let id = harness::only_session(&world, "droid", &run);
     Some(Session {
         world,
         mock,

@@ -433,6 +433,25 @@ pub struct Session {
     pub id: String,
 }
 
+/// The id of the one session of `agent` in `world`'s store after `run`; fails the test with
+/// the queue and what the agent printed when there is none.
+pub fn only_session(world: &World, agent: &str, run: &Run) -> String {
+    let rows = world.query(&format!(
+        "SELECT session_id FROM sessions WHERE agent = '{agent}'"
+    ));
+    rows.first()
+        .and_then(|r| r["session_id"].as_str())
+        .unwrap_or_else(|| {
+            panic!(
+                "no {agent} session in the store\nqueue:\n{}\nstdout: {}\nstderr: {}",
+                world.queue_text(),
+                run.stdout,
+                run.stderr
+            )
+        })
+        .to_string()
+}
+
 impl Session {
     /// Rows of `sql` over the session's store, `:sid` standing for the session id.
     pub fn query(&self, sql: &str) -> Vec<Value> {

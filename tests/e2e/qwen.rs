@@ -76,19 +76,7 @@ fn main_session() -> Option<Session> {
     let run = harness::spawn(&world, "qwen", cmd).wait(AGENT_TIMEOUT);
     run.assert_ok();
     world.ingest();
-    let id = world.query("SELECT session_id FROM sessions WHERE agent = 'qwen'");
-    let id = id
-        .first()
-        .and_then(|r| r["session_id"].as_str())
-        .unwrap_or_else(|| {
-            panic!(
-                "no qwen session in the store\nqueue:\n{}\nstdout: {}\nstderr: {}",
-                world.queue_text(),
-                run.stdout,
-                run.stderr
-            )
-        })
-        .to_string();
+    let id = harness::only_session(&world, "qwen", &run);
     Some(Session {
         world,
         mock,
