@@ -695,3 +695,73 @@ fn droid_is_denied_in_claude_codes_shape() {
         Some("deny")
     );
 }
+
+/// Droid's usage (issue 36): no transcript line carries any; the session's totals are in the
+/// `<session>.settings.json` Droid keeps beside the transcript, read by the hooks that read the
+/// transcript. One row per session, its counts those of the file's latest state; a custom
+/// model named by the user's `customModels`; the same totals are not carried twice.
+#[test]
+fn droid_usage_is_the_sessions_totals_from_the_file_beside_its_transcript() {
+    let env = TestEnv::new();
+    let factory = env.user_home().join(".factory");
+    let dir = factory.join("sessions/-home-me-src-webapp");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        factory.join("settings.json"),
+        r#"{"customModels": [{"model": "claude-sonnet-4-5", "displayName": "Mock",
+            "provider": "anthropic"}]}"#,
+    )
+    .unwrap();
+    let session = "8d9dc6ac-89f0-4fee-99a2-08484dfb3355";
+    let transcript = dir.join(format!("{session}.jsonl"));
+    std::fs::write(
+        &transcript,
+        format!("{{\"type\":\"session_start\",\"id\":\"{session}\",\"version\":2}}\n"),
+    )
+    .unwrap();
+    let totals = |input: u64, output: u64| {
+        let text = format!(
+            r#"{{"model": "custom:Mock-0", "tokenUsage": {{"inputTokens": {input},
+                "outputTokens": {output}, "cacheCreationTokens": 6120,
+                "cacheReadTokens": 30014, "thinkingTokens": 0, "factoryCredits": 0}}}}"#
+        );
+        std::fs::write(dir.join(format!("{session}.settings.json")), text).unwrap();
+    };
+    let event = |name: &str| -> String {
+        let mut v: Value = serde_json::from_str(&payload(name)).unwrap();
+        v["transcript_path"] = Value::from(transcript.to_string_lossy().into_owned());
+        v.to_string()
+    };
+    totals(6, 90);
+    capture(&env, event("droid-0.208-stop.json"), &["--agent", "droid"]);
+    // A second Stop with the file unchanged carries nothing again.
+    capture(&env, event("droid-0.208-stop.json"), &["--agent", "droid"]);
+    totals(9, 135);
+    let mut end: Value = serde_json::from_str(&event("droid-0.225-session-end.json")).unwrap();
+    end["session_id"] = Value::from(session);
+    capture(&env, end.to_string(), &["--agent", "droid"]);
+    let carried: Vec<usize> = env
+        .queue_lines()
+        .iter()
+        .map(|l| l["usage"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(carried, [1, 0, 1]);
+    env.ingest_once();
+    let rows: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT message_id, model, input_tokens || '/' || output_tokens || '/' || \
+                cache_write_tokens || '/' || cache_read_tokens FROM usage",
+    );
+    assert_eq!(
+        rows,
+        [(
+            format!("droid-session:{session}"),
+            "claude-sonnet-4-5".to_string(),
+            "9/135/6120/30014".to_string()
+        )]
+    );
+    assert!(
+        text(&env, "SELECT CAST(cost_usd AS TEXT) FROM v_usage").is_some(),
+        "priced as its model"
+    );
+}

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::anthropic::{self, Step, Usage, MODEL};
+use crate::anthropic::{self, Step, Usage};
 use crate::harness::{self, Session, World, AGENT_TIMEOUT};
 use crate::mock::MockServer;
 
@@ -21,12 +21,17 @@ fn droid() -> Option<PathBuf> {
 /// The custom model's id as `droid exec -m` takes it: `custom:<displayName>-<index>`.
 const MODEL_ID: &str = "custom:Mock-0";
 
+/// The model the custom model sends. Not a Claude model's name: for one, Droid asks for
+/// extended thinking, and against the mock's replies (which have no thinking block) it then
+/// keeps no token totals at all.
+const DROID_MODEL: &str = "mock-model";
+
 /// The user's settings (the mock as Droid's one custom model), then cmstore's hooks, written
 /// into `~/.factory/hooks.json` as a user wires them.
 fn write_settings(world: &World, mock: &MockServer) {
     let settings = json!({
         "customModels": [{
-            "model": MODEL,
+            "model": DROID_MODEL,
             "displayName": "Mock",
             "baseUrl": mock.url(),
             "apiKey": "e2e-dummy-key",
@@ -163,4 +168,30 @@ fn droid_events_and_tool_calls_are_what_it_did() {
     );
     let turns = s.query("SELECT count(*) AS n FROM turns WHERE session_id = :sid");
     assert_eq!(turns[0]["n"], 1, "{ctx}");
+}
+
+/// Droid's usage: the session's totals Droid keeps beside its transcript, read by the hooks
+/// that read the transcript, one row for the session with the sums of the mock's counts over
+/// its three replies, under the custom model's own name.
+#[test]
+fn droid_usage_is_the_sessions_sums_of_the_mocks_numbers() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    let sum = |field: fn(&Usage) -> u64| (0..3).map(|n| field(&Usage::of_step(n))).sum::<u64>();
+    let rows = s.query(
+        "SELECT message_id, model, input_tokens, output_tokens, cache_write_tokens, \
+         cache_read_tokens FROM usage",
+    );
+    assert_eq!(
+        rows,
+        [json!({
+            "message_id": format!("droid-session:{}", s.id),
+            "model": DROID_MODEL,
+            "input_tokens": sum(|u| u.input),
+            "output_tokens": sum(|u| u.output),
+            "cache_write_tokens": sum(Usage::cache_write),
+            "cache_read_tokens": sum(|u| u.cache_read),
+        })],
+        "{ctx}"
+    );
 }

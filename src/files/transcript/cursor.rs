@@ -24,6 +24,7 @@ use crate::files::tail::{Line, LineReader};
 use crate::model::transcript::parse::{line_time, parse_value, records_of};
 use crate::model::transcript::turns::{Assembler, OpenTurn};
 use crate::model::transcript::usage::{self, CodexReader, UsageRecord};
+use crate::model::transcript::usage_droid;
 use crate::model::transcript::{Error, FinalTurn, ParseOptions, ReadStats, Turn};
 
 /// How long [`Tracker::open`] waits for a cursor held by a concurrent hook.
@@ -79,6 +80,14 @@ struct State {
     /// totals (Copilot CLI's `session.shutdown`) stand for nothing and are not taken.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     responses: bool,
+    /// A Droid session's totals as last read from its settings file (all its counts summed):
+    /// the same totals are not carried again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    droid_counted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A locked, loaded cursor for one session (or one subagent) and its transcript.
@@ -319,7 +328,41 @@ impl Tracker {
         let (completed, open) = assembler.finish();
         self.state.open = open;
         self.state.offset = end;
+        if let Some(factory) = droid_home(&self.transcript) {
+            self.read_droid_totals(&factory);
+        }
         Ok(completed)
+    }
+
+    /// A Droid session's totals, from the settings file beside its transcript, when they
+    /// changed since the last hook read them ([`usage_droid`]); dated by the file.
+    fn read_droid_totals(&mut self, factory: &Path) {
+        let file = self.transcript.with_extension("settings.json");
+        let Ok(text) = fs::read_to_string(&file) else {
+            return;
+        };
+        let session = self
+            .transcript
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let modified = fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let user = fs::read_to_string(factory.join("settings.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let Some(record) =
+            usage_droid::from_session_settings(session, &text, user.as_ref(), modified)
+        else {
+            return;
+        };
+        if record.offset != self.state.droid_counted {
+            self.state.droid_counted = record.offset;
+            self.usage.push(record);
+        }
     }
 
     /// The transcript and its size; `None` (nothing read) when it does not exist (yet).
@@ -380,6 +423,7 @@ impl Tracker {
                 usage: std::mem::take(&mut self.state.usage),
                 codex: None,
                 responses: false,
+                droid_counted: 0,
             };
         }
         let wanted = size.min(FINGERPRINT_BYTES);
@@ -513,6 +557,16 @@ fn is_subagent_transcript(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("agent-"))
+}
+
+/// Droid's folder (`.factory`) when `path` is a Droid session's transcript:
+/// `.factory/sessions/<folder>/<session>.jsonl`, or directly in `sessions/` (older Droids).
+fn droid_home(path: &Path) -> Option<PathBuf> {
+    path.ancestors().skip(1).take(2).find_map(|dir| {
+        let factory = dir.parent()?;
+        let named = |d: &Path, name: &str| d.file_name().is_some_and(|n| n == name);
+        (named(dir, "sessions") && named(factory, ".factory")).then(|| factory.to_path_buf())
+    })
 }
 
 /// True for a Codex rollout (`rollout-*.jsonl`), as `cmstore import` recognizes one.

@@ -24,6 +24,7 @@ pub mod turns;
 pub mod usage;
 mod usage_codex;
 mod usage_copilot;
+pub mod usage_droid;
 mod usage_gemini;
 mod usage_qwen;
 mod vscode;
