@@ -35,6 +35,12 @@ HOME_DIR="$WORK/home"
 rm -rf "$HOME_DIR"; mkdir -p "$HOME_DIR"
 "$BIN" --home "$HOME_DIR" --queue "$QUEUE" ingest --once 2>/dev/null
 EVENTS=$(sqlite3 "$HOME_DIR/cmstore.db" "SELECT count(*) FROM events")
+# The baseline pushes a store of its own making: an older cmstore refuses a store a newer one
+# has migrated past its schema.
+if [ -n "${BASE:-}" ]; then
+    rm -rf "$WORK/home-base"; mkdir -p "$WORK/home-base"
+    "$BASE" --home "$WORK/home-base" --queue "$QUEUE" ingest --once 2>/dev/null
+fi
 
 # An autovacuum worker on the database, which this role may not end, fails the DROP now and
 # then: tried again.
@@ -50,11 +56,11 @@ now() { date +%s.%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 URL="$PGURL/cmstore_bench?sslmode=disable"
 
-# push_run PROFILE [BINARY]: a fresh server database and a fresh copy of the store (no
+# push_run PROFILE [BINARY HOME]: a fresh server database and a fresh copy of the store (no
 # cursor); seconds.
 push_run() {
     fresh_db
-    rm -rf "$WORK/copy"; cp -r "$HOME_DIR" "$WORK/copy"
+    rm -rf "$WORK/copy"; cp -r "${3:-$HOME_DIR}" "$WORK/copy"
     local t0 t1
     t0=$(now)
     "${2:-$BIN}" --home "$WORK/copy" --queue "$QUEUE" push --url "$URL" --content "$1" \
@@ -97,8 +103,8 @@ for run in $(seq "$RUNS"); do
             copy) copy_run ;;
             push-none) push_run none ;;
             push-full) push_run full ;;
-            base-push-none) push_run none "$BASE" ;;
-            base-push-full) push_run full "$BASE" ;;
+            base-push-none) push_run none "$BASE" "$WORK/home-base" ;;
+            base-push-full) push_run full "$BASE" "$WORK/home-base" ;;
         esac >>"$WORK/times.$row"
     done
 done
