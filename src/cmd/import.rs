@@ -23,8 +23,9 @@ pub struct Args {
     /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`,
     /// Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), Copilot CLI's
     /// `session-state` (`$COPILOT_HOME` or `~/.copilot`), VS Code Copilot Chat's
-    /// `workspaceStorage/*/GitHub.copilot-chat/transcripts` and Qwen Code's `projects`
-    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), those that exist]
+    /// `workspaceStorage/*/GitHub.copilot-chat/transcripts`, Qwen Code's `projects`
+    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`) and Droid's `~/.factory/sessions`,
+    /// those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -35,7 +36,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let roots = default_roots();
         if roots.is_empty() {
             eprintln!(
-                "cmstore import: no Claude Code, Gemini CLI, Codex or Copilot history found: nothing to import"
+                "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code or Droid history \
+                 found: nothing to import"
             );
             return Ok(ExitCode::SUCCESS);
         }
@@ -135,6 +137,9 @@ fn default_roots() -> Vec<PathBuf> {
         env.home.as_ref().map(|h| h.join(".gemini").join("tmp")),
         codex.map(|dir| dir.join("sessions")),
         qwen_runtime_dir().map(|dir| dir.join("projects")),
+        env.home
+            .as_ref()
+            .map(|h| h.join(".factory").join("sessions")),
     ]
     .into_iter()
     .flatten()

@@ -764,4 +764,68 @@ fn droid_usage_is_the_sessions_totals_from_the_file_beside_its_transcript() {
         text(&env, "SELECT CAST(cost_usd AS TEXT) FROM v_usage").is_some(),
         "priced as its model"
     );
+    // `cmstore import` of Droid's sessions finds the same totals: nothing added or changed.
+    env.cmd()
+        .arg("import")
+        .arg(factory.join("sessions"))
+        .assert()
+        .success();
+    let again: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT message_id, model, input_tokens || '/' || output_tokens || '/' || \
+                cache_write_tokens || '/' || cache_read_tokens FROM usage",
+    );
+    assert_eq!(again, rows);
+}
+
+/// `cmstore import` of Droid's history, with no hook ever run: each session with totals is a
+/// row of usage and a session of Droid's in its working directory (the transcript's
+/// `session_start`); a session whose settings file counts nothing, or is missing, adds none.
+#[test]
+fn droid_history_is_imported_from_the_sessions_folder() {
+    let env = TestEnv::new();
+    let dir = env
+        .user_home()
+        .join(".factory/sessions/-home-me-src-webapp");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (session, usage) in [
+        (
+            "a1",
+            Some(r#"{"inputTokens": 5, "outputTokens": 7, "cacheReadTokens": 11}"#),
+        ),
+        ("b2", Some("{}")),
+        ("c3", None),
+    ] {
+        std::fs::write(
+            dir.join(format!("{session}.jsonl")),
+            format!(
+                "{{\"type\":\"session_start\",\"id\":\"{session}\",\"version\":2,\
+                 \"cwd\":\"/home/me/src/webapp\"}}\n"
+            ),
+        )
+        .unwrap();
+        if let Some(usage) = usage {
+            let settings = format!(r#"{{"model": "gpt-5-codex", "tokenUsage": {usage}}}"#);
+            std::fs::write(dir.join(format!("{session}.settings.json")), settings).unwrap();
+        }
+    }
+    env.cmd()
+        .arg("import")
+        .arg(env.user_home().join(".factory/sessions"))
+        .assert()
+        .success();
+    let rows: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT u.session_id, s.agent || ' ' || s.cwd, \
+                input_tokens || '/' || output_tokens || '/' || cache_read_tokens \
+         FROM usage u JOIN sessions s USING (session_id)",
+    );
+    assert_eq!(
+        rows,
+        [(
+            "a1".to_string(),
+            "droid /home/me/src/webapp".to_string(),
+            "5/7/11".to_string()
+        )]
+    );
 }

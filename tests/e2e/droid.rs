@@ -172,26 +172,25 @@ fn droid_events_and_tool_calls_are_what_it_did() {
 
 /// Droid's usage: the session's totals Droid keeps beside its transcript, read by the hooks
 /// that read the transcript, one row for the session with the sums of the mock's counts over
-/// its three replies, under the custom model's own name.
+/// its three replies, under the custom model's own name; a later `cmstore import` of Droid's
+/// sessions adds nothing and changes nothing.
 #[test]
 fn droid_usage_is_the_sessions_sums_of_the_mocks_numbers() {
     let Some(s) = main_session() else { return };
     let ctx = s.context();
     let sum = |field: fn(&Usage) -> u64| (0..3).map(|n| field(&Usage::of_step(n))).sum::<u64>();
-    let rows = s.query(
-        "SELECT message_id, model, input_tokens, output_tokens, cache_write_tokens, \
-         cache_read_tokens FROM usage",
-    );
-    assert_eq!(
-        rows,
-        [json!({
-            "message_id": format!("droid-session:{}", s.id),
-            "model": DROID_MODEL,
-            "input_tokens": sum(|u| u.input),
-            "output_tokens": sum(|u| u.output),
-            "cache_write_tokens": sum(Usage::cache_write),
-            "cache_read_tokens": sum(|u| u.cache_read),
-        })],
-        "{ctx}"
-    );
+    let sql = "SELECT message_id, model, input_tokens, output_tokens, cache_write_tokens, \
+               cache_read_tokens FROM usage";
+    let expected = [json!({
+        "message_id": format!("droid-session:{}", s.id),
+        "model": DROID_MODEL,
+        "input_tokens": sum(|u| u.input),
+        "output_tokens": sum(|u| u.output),
+        "cache_write_tokens": sum(Usage::cache_write),
+        "cache_read_tokens": sum(|u| u.cache_read),
+    })];
+    assert_eq!(s.query(sql), expected, "{ctx}");
+    let sessions = s.world.home().join(".factory").join("sessions");
+    s.world.cmstore_ok(&["import", sessions.to_str().unwrap()]);
+    assert_eq!(s.query(sql), expected, "after import\n{ctx}");
 }

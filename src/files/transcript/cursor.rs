@@ -24,7 +24,6 @@ use crate::files::tail::{Line, LineReader};
 use crate::model::transcript::parse::{line_time, parse_value, records_of};
 use crate::model::transcript::turns::{Assembler, OpenTurn};
 use crate::model::transcript::usage::{self, CodexReader, UsageRecord};
-use crate::model::transcript::usage_droid;
 use crate::model::transcript::{Error, FinalTurn, ParseOptions, ReadStats, Turn};
 
 /// How long [`Tracker::open`] waits for a cursor held by a concurrent hook.
@@ -328,41 +327,14 @@ impl Tracker {
         let (completed, open) = assembler.finish();
         self.state.open = open;
         self.state.offset = end;
-        if let Some(factory) = droid_home(&self.transcript) {
-            self.read_droid_totals(&factory);
+        if let Some(totals) = super::droid::session_totals(&self.transcript) {
+            // The same totals are not carried again.
+            if totals.offset != self.state.droid_counted {
+                self.state.droid_counted = totals.offset;
+                self.usage.push(totals);
+            }
         }
         Ok(completed)
-    }
-
-    /// A Droid session's totals, from the settings file beside its transcript, when they
-    /// changed since the last hook read them ([`usage_droid`]); dated by the file.
-    fn read_droid_totals(&mut self, factory: &Path) {
-        let file = self.transcript.with_extension("settings.json");
-        let Ok(text) = fs::read_to_string(&file) else {
-            return;
-        };
-        let session = self
-            .transcript
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default();
-        let modified = fs::metadata(&file)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let user = fs::read_to_string(factory.join("settings.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        let Some(record) =
-            usage_droid::from_session_settings(session, &text, user.as_ref(), modified)
-        else {
-            return;
-        };
-        if record.offset != self.state.droid_counted {
-            self.state.droid_counted = record.offset;
-            self.usage.push(record);
-        }
     }
 
     /// The transcript and its size; `None` (nothing read) when it does not exist (yet).
@@ -557,16 +529,6 @@ fn is_subagent_transcript(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("agent-"))
-}
-
-/// Droid's folder (`.factory`) when `path` is a Droid session's transcript:
-/// `.factory/sessions/<folder>/<session>.jsonl`, or directly in `sessions/` (older Droids).
-fn droid_home(path: &Path) -> Option<PathBuf> {
-    path.ancestors().skip(1).take(2).find_map(|dir| {
-        let factory = dir.parent()?;
-        let named = |d: &Path, name: &str| d.file_name().is_some_and(|n| n == name);
-        (named(dir, "sessions") && named(factory, ".factory")).then(|| factory.to_path_buf())
-    })
 }
 
 /// True for a Codex rollout (`rollout-*.jsonl`), as `cmstore import` recognizes one.

@@ -12,12 +12,32 @@
 //! (`custom:<name>-<index>`) is the `model` of the `customModels` entry it names in Droid's
 //! own `settings.json`, when given.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 use crate::model::queue_line::usage::UsageRecord;
 
 /// The message id prefix of a Droid session's totals.
 pub const SESSION_TOTAL: &str = "droid-session:";
+
+/// Droid's folder (`.factory`) when `path` is a Droid session's transcript:
+/// `.factory/sessions/<folder>/<session>.jsonl`, or directly in `sessions/` (older Droids).
+pub fn factory_of(path: &Path) -> Option<PathBuf> {
+    if path.extension().is_none_or(|e| e != "jsonl") {
+        return None;
+    }
+    path.ancestors().skip(1).take(2).find_map(|dir| {
+        let factory = dir.parent()?;
+        let named = |d: &Path, name: &str| d.file_name().is_some_and(|n| n == name);
+        (named(dir, "sessions") && named(factory, ".factory")).then(|| factory.to_path_buf())
+    })
+}
+
+/// The settings file Droid keeps beside the transcript at `path`.
+pub fn settings_of(path: &Path) -> PathBuf {
+    path.with_extension("settings.json")
+}
 
 /// The totals of `session` in the text of its `<session>.settings.json`, dated `ts`, with the
 /// user's `settings` (Droid's `settings.json`) to name a custom model; `None` when the file
@@ -114,6 +134,27 @@ mod tests {
         let other = json!({"customModels": [{"model": "m", "displayName": "Other"}]});
         let renamed = from_session_settings("s1", SETTINGS, Some(&other), 7).unwrap();
         assert_eq!(renamed.model.as_deref(), Some("custom:MockAnthropic-0"));
+    }
+
+    #[test]
+    fn a_droid_transcript_is_told_by_its_folders() {
+        let factory = Path::new("/home/me/.factory");
+        let at = |p: &str| factory_of(Path::new(p));
+        assert_eq!(
+            at("/home/me/.factory/sessions/-home-me-app/s1.jsonl").as_deref(),
+            Some(factory)
+        );
+        assert_eq!(
+            at("/home/me/.factory/sessions/s1.jsonl").as_deref(),
+            Some(factory)
+        );
+        assert_eq!(at("/home/me/.claude/projects/-app/s1.jsonl"), None);
+        assert_eq!(at("/home/me/.factory/sessions/-app/s1.settings.json"), None);
+        assert_eq!(at("/home/me/sessions/-app/s1.jsonl"), None);
+        assert_eq!(
+            settings_of(Path::new("/x/s1.jsonl")),
+            Path::new("/x/s1.settings.json")
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::model::transcript::usage::{
     is_qwen_chat_file, json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader,
     UsageRecord,
 };
+use crate::model::transcript::usage_droid;
 use crate::model::transcript::{parse_line, ParseOptions, Record};
 use crate::store::{self, usage, Store};
 
@@ -55,6 +56,9 @@ enum Format {
     VscodeCopilot,
     /// Qwen Code's `projects/<project>/chats/<session>.jsonl`.
     Qwen,
+    /// Droid's `.factory/sessions/<folder>/<session>.jsonl`, whose usage is the session's
+    /// totals in the settings file beside it.
+    Droid,
 }
 
 impl Format {
@@ -82,6 +86,8 @@ impl Format {
             && named(parent.and_then(Path::parent), "GitHub.copilot-chat")
         {
             Format::VscodeCopilot
+        } else if usage_droid::factory_of(path).is_some() {
+            Format::Droid
         } else {
             Format::Claude
         }
@@ -93,7 +99,7 @@ impl Format {
     fn session_of_path(self, path: &Path) -> Option<String> {
         let name = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
         match self {
-            Format::Claude | Format::VscodeCopilot | Format::Qwen => {
+            Format::Claude | Format::VscodeCopilot | Format::Qwen | Format::Droid => {
                 name(path.file_stem().map(Path::new))
             }
             Format::Codex => CodexReader::session_of_path(path),
@@ -111,6 +117,7 @@ impl Format {
             Format::CopilotCli => "copilot",
             Format::VscodeCopilot => "vscode",
             Format::Qwen => "qwen",
+            Format::Droid => "droid",
         }
     }
 }
@@ -306,6 +313,9 @@ fn import_file(
     if format == Format::GeminiJson {
         return import_json_chat(conn, path, stats, progress);
     }
+    if format == Format::Droid {
+        return import_droid_session(conn, path, stats, progress);
+    }
     let file = File::open(path).map_err(read_error)?;
     let options = ParseOptions {
         sidechain: path
@@ -404,7 +414,7 @@ fn import_file(
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
     write_items(conn, items, (format, &fallback))?;
     let file_cwd = match format {
-        Format::Claude | Format::Qwen => None,
+        Format::Claude | Format::Qwen | Format::Droid => None,
         Format::Codex => codex.cwd().map(str::to_owned),
         Format::Gemini | Format::GeminiJson => gemini_project(path),
         Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
@@ -449,22 +459,66 @@ fn import_json_chat(
     let Some(records) = from_json_chat(&bytes, json_chat_parent(path).as_deref()) else {
         return Ok(Kind::NotAChat { len });
     };
-    let mut sessions = HashMap::new();
-    write_batch(
-        conn,
-        records,
-        (Format::GeminiJson, &None),
-        &mut sessions,
-        stats,
-    )?;
     let cwd = gemini_project(path);
-    for seen in sessions.values_mut() {
-        seen.cwd.clone_from(&cwd);
-    }
-    write_sessions(conn, Format::GeminiJson.agent(), sessions)?;
+    write_whole_file(conn, records, (Format::GeminiJson, &None), cwd, stats)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
+}
+
+/// One Droid session: no line of its transcript carries usage, so its totals come from the
+/// settings file Droid keeps beside it ([`crate::files::transcript::droid`]), and its working
+/// directory from the transcript's first line (`session_start`). The transcript is not read
+/// further: it counts as read whole.
+fn import_droid_session(
+    conn: &mut Connection,
+    path: &Path,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<Kind, Error> {
+    let len = std::fs::metadata(path)
+        .map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    let totals = crate::files::transcript::droid::session_totals(path);
+    let file = (Format::Droid, &Format::Droid.session_of_path(path));
+    let cwd = droid_start_cwd(path);
+    write_whole_file(conn, totals.into_iter().collect(), file, cwd, stats)?;
+    stats.bytes += len;
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// The records of a file read whole (a JSON chat, a Droid session), and the sessions they
+/// name with the file's working directory.
+fn write_whole_file(
+    conn: &mut Connection,
+    records: Vec<UsageRecord>,
+    (format, fallback): (Format, &Option<String>),
+    cwd: Option<String>,
+    stats: &mut Stats,
+) -> Result<(), Error> {
+    let mut sessions = HashMap::new();
+    write_batch(conn, records, (format, fallback), &mut sessions, stats)?;
+    for seen in sessions.values_mut() {
+        seen.cwd.clone_from(&cwd);
+    }
+    write_sessions(conn, format.agent(), sessions)
+}
+
+/// The `cwd` of a Droid transcript's first line (`{"type": "session_start", …, "cwd": …}`).
+fn droid_start_cwd(path: &Path) -> Option<String> {
+    let file = File::open(path).ok()?;
+    let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
+    let Ok(Some(Line::Complete { bytes, .. })) = reader.next_line() else {
+        return None;
+    };
+    let first: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    (first["type"] == "session_start")
+        .then(|| first["cwd"].as_str().map(str::to_owned))
+        .flatten()
 }
 
 /// A line of only white space (the end of the file is not blank: it ends the looking).
