@@ -627,7 +627,8 @@ fn droid_payloads_are_a_session_with_its_calls_paired_in_order() {
 
 /// Droid's other events, as Droid 0.225.2 sent them in runs against a mock (its JSON-RPC mode
 /// for the prompt, the compaction and the permission prompt; a `Task` call for the subagent),
-/// captured without flags: each is Droid's, of its type, with its own fields.
+/// captured without flags: each is Droid's, of its type, with its own fields; a subagent's
+/// answer is its SubagentStop's.
 #[test]
 fn droid_prompt_subagent_compaction_and_notification_are_read() {
     let env = TestEnv::new();
@@ -666,6 +667,15 @@ fn droid_prompt_subagent_compaction_and_notification_are_read() {
             ),
             droid("SessionEnd", "other"),
         ]
+    );
+    // The subagent's answer (`task_result`) is its turn's.
+    assert_eq!(
+        text(
+            &env,
+            "SELECT response FROM turns WHERE hook_type = 'SubagentStop'"
+        )
+        .as_deref(),
+        Some("done")
     );
 }
 

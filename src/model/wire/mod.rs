@@ -231,6 +231,16 @@ pub fn normalize(
     if agent == Agent::Cursor {
         cursor_fields(p, kind, &mut e, limits);
     }
+    if agent == Agent::Droid && kind == Some(HookType::SubagentStop) {
+        // Droid's SubagentStop says what the subagent answered, or why it failed, in fields
+        // of its own (seen with Droid 0.225.2).
+        e.response = e.response.take().or_else(|| text(&["task_result"]));
+        e.error = e.error.take().or_else(|| {
+            p.get_any(&["task_error"])
+                .filter(|v| !v.is_null())
+                .map(error_object)
+        });
+    }
     e.turn_id = p.str_any(&["turn_id", "turnId"]);
     e.model = model(p);
     if matches!(
@@ -434,6 +444,29 @@ mod tests {
             Payload::decode(b"\xEF\xBB\xBF{\"a\":1}").is_ok(),
             "a byte order mark"
         );
+    }
+
+    #[test]
+    fn droids_subagent_stop_carries_its_answer_or_its_error() {
+        let stop = |extra: &str| {
+            entry(
+                &format!(
+                    r#"{{"session_id":"s","transcript_path":"/h/.factory/sessions/-w/s.jsonl","hook_event_name":"SubagentStop","task_name":"Run echo hi","stop_hook_active":false{extra}}}"#
+                ),
+                None,
+            )
+        };
+        let done = stop(r#","task_result":"done""#);
+        assert_eq!((done.response.as_deref(), done.error), (Some("done"), None));
+        let failed = stop(r#","task_error":"the shell is gone","task_result":null"#);
+        assert_eq!(failed.error.unwrap()["message"], "the shell is gone");
+        assert_eq!(failed.response, None);
+        // Another agent's `task_result` is not read as an answer.
+        let other = entry(
+            r#"{"session_id":"s","hook_event_name":"SubagentStop","task_result":"x"}"#,
+            None,
+        );
+        assert_eq!(other.response, None);
     }
 
     #[test]
