@@ -100,8 +100,8 @@ fn main_session() -> Option<Session> {
 
 /// What `droid exec` fires (its session's start and end, each tool call's two halves, the
 /// turn's Stop; no prompt event in this mode), the calls paired without ids with their
-/// outcomes (the exit code Droid writes after the output), the permission mode, and the
-/// gate's deny obeyed: the denied command never ran.
+/// outcomes (the exit code Droid writes after the output), the permission mode, the gate's
+/// deny obeyed (the denied command never ran), and the turn with its prompt and answer.
 #[test]
 fn droid_events_and_tool_calls_are_what_it_did() {
     let Some(s) = main_session() else { return };
@@ -166,8 +166,30 @@ fn droid_events_and_tool_calls_are_what_it_did() {
             .any(|r| r.contains("Blocked by cmstore safety gate")),
         "{results:?}\n{ctx}"
     );
-    let turns = s.query("SELECT count(*) AS n FROM turns WHERE session_id = :sid");
-    assert_eq!(turns[0]["n"], 1, "{ctx}");
+    // The turn, its prompt and answer read from Droid's transcript at its Stop (neither is in
+    // a payload of `droid exec`); its id is the prompt's line's.
+    let turns = s.query("SELECT prompt, response, turn_id FROM turns WHERE session_id = :sid");
+    assert_eq!(turns.len(), 1, "{turns:?}\n{ctx}");
+    assert_eq!(turns[0]["prompt"], PROMPT, "{turns:?}\n{ctx}");
+    assert_eq!(
+        turns[0]["response"], "Both steps are done.",
+        "{turns:?}\n{ctx}"
+    );
+    let transcript = s.query(
+        "SELECT json_extract(entry, '$.transcriptPath') AS transcript_path FROM events \
+         WHERE session_id = :sid AND hook_type = 'Stop'",
+    );
+    let transcript = transcript[0]["transcript_path"]
+        .as_str()
+        .expect("a transcript path");
+    let prompt_id = std::fs::read_to_string(transcript)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["message"]["content"][0]["text"] == PROMPT)
+        .and_then(|l| l["id"].as_str().map(str::to_owned))
+        .expect("the prompt's line");
+    assert_eq!(turns[0]["turn_id"], prompt_id.as_str(), "{turns:?}\n{ctx}");
 }
 
 /// Droid's usage: the session's totals Droid keeps beside its transcript, read by the hooks

@@ -15,6 +15,7 @@
 
 mod claude;
 mod codex;
+mod droid;
 pub mod items;
 pub mod parse;
 #[cfg(test)]

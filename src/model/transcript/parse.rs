@@ -1,14 +1,15 @@
 //! One transcript line to zero or more [`Record`]s, whichever agent wrote it.
 //!
 //! The format is detected per line from its `type`: Claude Code uses bare words (`user`,
-//! `assistant`, `system`), VS Code Copilot and Copilot CLI use dotted names (`user.message`).
+//! `assistant`, `system`), VS Code Copilot and Copilot CLI use dotted names (`user.message`),
+//! Droid `message` with the role inside.
 //! Both formats are internal to their agents and change between versions, so anything
 //! unknown or unparseable yields no record instead of an error.
 
 use serde_json::Value;
 
 use super::record::{ParseOptions, Record};
-use super::{claude, vscode};
+use super::{claude, droid, vscode};
 
 /// Parses one transcript line (without its newline). Never fails: unknown or broken lines
 /// give an empty list.
@@ -45,6 +46,9 @@ pub fn records_of(value: &Value, options: ParseOptions) -> Vec<Record> {
     match kind {
         // `tool_result`: Qwen Code's line of a tool's output, in Claude Code's envelope.
         "user" | "assistant" | "system" | "tool_result" => claude::parse(kind, value, options),
+        // Droid: Anthropic's blocks in an envelope of its own; a turn's end.
+        "message" => droid::parse(value, options),
+        "agent_turn_outcome" => vec![Record::TurnEnd],
         "user.message"
         | "assistant.message"
         | "tool.execution_start"
