@@ -249,8 +249,9 @@ fn install_one(
     let (force, otel) = (how.force, how.otel);
     let path = agent.config_path(location);
     let earlier = earlier_file(agent, &path);
-    let existing = read_existing(earlier.as_deref().unwrap_or(&path))?;
-    let (mut doc, style) = parse(agent, existing.as_deref(), &path)?;
+    let read_from = earlier.as_deref().unwrap_or(&path);
+    let existing = read_existing(read_from)?;
+    let (mut doc, style) = parse(agent, existing.as_deref(), read_from)?;
     let mut expected = agent.expected_command(how.program);
     if let Some(said) = agent_version::fit(&mut expected, how.asked) {
         notes.push(format!("{}: {said}", agent.as_str()));
@@ -294,6 +295,9 @@ fn install_one(
         ),
         _ => {}
     }
+    if agent == Agent::Droid {
+        notes.extend(droid_before_install(&path, &mut doc, &expected));
+    }
     merge::install(&mut doc, &expected).with_context(|| format!("{shown}"))?;
     write_atomic(&path, &render(agent, existing.as_deref(), &doc, &style))?;
     if let Some(earlier) = &earlier {
@@ -328,6 +332,92 @@ fn install_one(
         _ => format!("replaced hand-edited hooks with hooks-v{CURRENT_VERSION} in {shown}"),
     };
     Ok(message + &telemetry_note)
+}
+
+/// What an install into Droid's `hooks.json` at `path` (`doc`, as the merge reads it) must do
+/// first, and says. Droid runs one list of hooks per event: `hooks.json`'s, when it has the
+/// event, else the `hooks` of the `settings.json` beside it (seen with Droid 0.225.2; its docs
+/// say `settings.json` is read only without a `hooks.json`). So the user's `settings.json`
+/// hooks of an event cmstore is about to add to `hooks.json` are carried into it, or they would
+/// stop running without a word. And handlers that already run `capture --agent droid` without
+/// cmstore's token (Droid's `/hooks` editor drops unknown keys when it saves) are named: with
+/// them, every event would be captured twice.
+fn droid_before_install(
+    path: &Path,
+    doc: &mut Value,
+    expected: &crate::hook::agent_settings::Expected,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let settings = path
+        .parent()
+        .map(|dir| dir.join("settings.json"))
+        .and_then(|file| fs::read_to_string(&file).ok().map(|text| (file, text)));
+    if let Some((file, text)) = settings {
+        let theirs: Option<Value> = serde_json::from_str(&text).ok();
+        let carried = carry_settings_hooks(doc, theirs.as_ref(), expected);
+        if !carried.is_empty() {
+            notes.push(format!(
+                "droid: Droid runs hooks.json's hooks of an event instead of {}'s: your hooks \
+                 there for {} are carried into hooks.json, so they keep running (change them \
+                 in hooks.json from now on)",
+                file.display(),
+                carried.join(", ")
+            ));
+        }
+    }
+    let unmarked = merge::unmarked_commands(doc, Agent::Droid, "capture --agent droid");
+    if !unmarked.is_empty() {
+        notes.push(format!(
+            "droid: {} already run `capture --agent droid` without cmstore's token (Droid's \
+             /hooks editor drops it when it saves): remove those handlers, or each event is \
+             captured twice",
+            unmarked.join(", ")
+        ));
+    }
+    notes
+}
+
+/// Copies into `doc` (Droid's `hooks.json`, events under `hooks`) the `settings.json` hooks
+/// (`settings`) of each event cmstore writes that `doc` has none of; returns those events.
+fn carry_settings_hooks(
+    doc: &mut Value,
+    settings: Option<&Value>,
+    expected: &crate::hook::agent_settings::Expected,
+) -> Vec<String> {
+    let Some(theirs) = settings
+        .and_then(|s| s.get("hooks"))
+        .and_then(Value::as_object)
+    else {
+        return Vec::new();
+    };
+    let mut carried = Vec::new();
+    for (event, _) in &expected.events {
+        let Some(entries) = theirs
+            .get(event)
+            .filter(|e| e.as_array().is_some_and(|a| !a.is_empty()))
+        else {
+            continue;
+        };
+        let Some(hooks) = doc
+            .as_object_mut()
+            .map(|top| {
+                top.entry("hooks")
+                    .or_insert_with(|| Value::Object(Default::default()))
+            })
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        let held = hooks
+            .get(event)
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        if !held {
+            hooks.insert(event.clone(), entries.clone());
+            carried.push(event.clone());
+        }
+    }
+    carried
 }
 
 /// Droid's `hooks/hooks.json`, its hooks file before 0.136, when it is there and the

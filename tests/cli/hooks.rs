@@ -1659,6 +1659,52 @@ fn droid_hooks_carry_its_earlier_file_over_and_say_what_turns_them_off() {
         .ends_with("capture --agent droid"));
 }
 
+/// Droid runs one list of hooks per event, `hooks.json`'s where it has the event, else the
+/// `settings.json` beside it (seen with Droid 0.225.2): an install carries the user's
+/// `settings.json` hooks of the events it writes into `hooks.json`, so they keep running, and
+/// names handlers that already run cmstore without its token (Droid's `/hooks` editor drops
+/// it), which would capture every event twice.
+#[test]
+fn droid_install_keeps_the_settings_hooks_running_and_names_unmarked_cmstore_handlers() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let guard = serde_json::json!([{"matcher": "Execute",
+        "hooks": [{"type": "command", "command": "./guard.sh"}]}]);
+    write(
+        &dir.join(".factory/settings.json"),
+        &serde_json::json!({"model": "gpt-5-codex", "hooks": {
+            "PreToolUse": guard, "Custom": [{"hooks": []}]}})
+        .to_string(),
+    );
+    write(
+        &dir.join(DROID.file),
+        r#"{"Stop": [{"hooks": [{"type": "command", "command": "/usr/bin/cmstore capture --agent droid"}]}]}"#,
+    );
+    install(&env, DROID, &dir)
+        .success()
+        .stderr(predicates::str::contains(
+            "your hooks there for PreToolUse are carried into hooks.json",
+        ))
+        .stderr(predicates::str::contains(
+            "droid: Stop already run `capture --agent droid` without cmstore's token",
+        ));
+    let doc = parsed(DROID, &read(&dir.join(DROID.file)));
+    assert_eq!(doc["hooks"]["PreToolUse"][0], guard[0], "theirs first");
+    assert_eq!(doc["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
+    assert!(
+        doc["hooks"].get("Custom").is_none(),
+        "only the events cmstore writes"
+    );
+    assert!(
+        read(&dir.join(".factory/settings.json")).contains("guard.sh"),
+        "settings.json is left as it was"
+    );
+    // Installed again: nothing more to carry, nothing said twice.
+    install(&env, DROID, &dir)
+        .success()
+        .stderr(predicates::str::contains("carried").not());
+}
+
 /// Issue 39's hooks doctor, with the common breakages staged: a file whose command names a
 /// binary that is gone, Codex's hooks switched off, nothing installed at all. A working file
 /// passes with a probe fired through its own command line, and no probe reaches the store.

@@ -1071,7 +1071,8 @@ fn premium_requests_reach_the_team_store_with_their_responses() {
              FROM v_premium_requests"
         )
     );
-    push_ok(&env, &db.url, &[]);
+    let again = push_ok(&env, &db.url, &[]);
+    assert!(again.contains("0 events and 0 sessions"), "{again}");
     assert_eq!(server(figures), local, "again: nothing added");
 }
 

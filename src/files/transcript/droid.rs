@@ -16,11 +16,12 @@ pub fn session_totals(transcript: &Path) -> Option<UsageRecord> {
     let file = usage_droid::settings_of(transcript);
     let text = fs::read_to_string(&file).ok()?;
     let session = transcript.file_stem()?.to_str()?;
+    // A file whose time cannot be read is dated by the queue line that carries it.
     let modified = fs::metadata(&file)
         .and_then(|m| m.modified())
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        .and_then(|d| i64::try_from(d.as_millis()).ok());
     let user = fs::read_to_string(factory.join("settings.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());

@@ -323,6 +323,38 @@ fn entry_version(entry: &Value, agent: Agent) -> Option<u32> {
     }
 }
 
+/// The events of `doc` with a handler whose command line ends with `tail` but carries no
+/// marker of `agent`'s: cmstore's own, once an editor dropped the marker (Droid's `/hooks`).
+pub fn unmarked_commands(doc: &Value, agent: Agent, tail: &str) -> Vec<String> {
+    let Some(events) = doc.get("hooks").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let marker = agent.marker();
+    let runs_it = |h: &Value| {
+        marker.version(h).is_none()
+            && h.get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|c| c.trim_end().ends_with(tail))
+    };
+    events
+        .iter()
+        .filter(|(_, entries)| {
+            entries
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|entry| match agent.shape() {
+                    Shape::Flat => runs_it(entry),
+                    Shape::Grouped => entry
+                        .get("hooks")
+                        .and_then(Value::as_array)
+                        .is_some_and(|hs| hs.iter().any(runs_it)),
+                })
+        })
+        .map(|(event, _)| event.clone())
+        .collect()
+}
+
 /// cmstore's handler for `event` in `doc` (the one carrying its marker), if installed.
 pub fn installed_handler<'a>(doc: &'a Value, agent: Agent, event: &str) -> Option<&'a Value> {
     let entries = doc.get("hooks")?.get(event)?.as_array()?;

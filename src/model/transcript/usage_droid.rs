@@ -39,14 +39,15 @@ pub fn settings_of(path: &Path) -> PathBuf {
     path.with_extension("settings.json")
 }
 
-/// The totals of `session` in the text of its `<session>.settings.json`, dated `ts`, with the
+/// The totals of `session` in the text of its `<session>.settings.json`, dated `ts` (when the
+/// file's time is known: else the queue line's), with the
 /// user's `settings` (Droid's `settings.json`) to name a custom model; `None` when the file
 /// does not parse or counts nothing.
 pub fn from_session_settings(
     session: &str,
     text: &str,
     settings: Option<&Value>,
-    ts: i64,
+    ts: Option<i64>,
 ) -> Option<UsageRecord> {
     let file: Value = serde_json::from_str(text).ok()?;
     let usage = file.get("tokenUsage")?;
@@ -71,7 +72,7 @@ pub fn from_session_settings(
         reasoning: (thinking > 0).then_some(thinking.min(output)),
         cache_write,
         cache_read,
-        ts: Some(ts),
+        ts,
         session_id: Some(session.to_string()),
         // Counts only grow: the later state of the file is the larger one.
         offset: counted,
@@ -112,7 +113,7 @@ mod tests {
     fn a_sessions_totals_are_one_record_of_the_sums_droid_kept() {
         let user = json!({"customModels": [{"model": "claude-sonnet-4-5",
             "displayName": "MockAnthropic", "provider": "anthropic"}]});
-        let got = from_session_settings("s1", SETTINGS, Some(&user), 7).unwrap();
+        let got = from_session_settings("s1", SETTINGS, Some(&user), Some(7)).unwrap();
         assert_eq!(
             got,
             UsageRecord {
@@ -129,10 +130,10 @@ mod tests {
             }
         );
         // Without the user's settings, or another name at that index, the id as Droid says it.
-        let unnamed = from_session_settings("s1", SETTINGS, None, 7).unwrap();
+        let unnamed = from_session_settings("s1", SETTINGS, None, Some(7)).unwrap();
         assert_eq!(unnamed.model.as_deref(), Some("custom:MockAnthropic-0"));
         let other = json!({"customModels": [{"model": "m", "displayName": "Other"}]});
-        let renamed = from_session_settings("s1", SETTINGS, Some(&other), 7).unwrap();
+        let renamed = from_session_settings("s1", SETTINGS, Some(&other), Some(7)).unwrap();
         assert_eq!(renamed.model.as_deref(), Some("custom:MockAnthropic-0"));
     }
 
@@ -160,12 +161,12 @@ mod tests {
     #[test]
     fn an_empty_or_unreadable_file_counts_nothing_and_thinking_is_of_the_output() {
         let empty = r#"{"model": "custom:M-0", "tokenUsage": {}}"#;
-        assert_eq!(from_session_settings("s", empty, None, 0), None);
-        assert_eq!(from_session_settings("s", "{", None, 0), None);
-        assert_eq!(from_session_settings("", SETTINGS, None, 0), None);
+        assert_eq!(from_session_settings("s", empty, None, None), None);
+        assert_eq!(from_session_settings("s", "{", None, None), None);
+        assert_eq!(from_session_settings("", SETTINGS, None, None), None);
         let thinking = r#"{"model": "claude-opus-4-1", "tokenUsage": {"inputTokens": 1,
             "outputTokens": 10, "thinkingTokens": 4}}"#;
-        let got = from_session_settings("s", thinking, None, 0).unwrap();
+        let got = from_session_settings("s", thinking, None, None).unwrap();
         assert_eq!(
             (got.reasoning, got.model.as_deref()),
             (Some(4), Some("claude-opus-4-1"))

@@ -292,4 +292,44 @@ mod tests {
         let (rows, last) = events_after(&conn, 9, 10, &profile).unwrap();
         assert_eq!((rows.len(), last), (0, None));
     }
+
+    /// Migration 0034 added premium requests to a session's digest: a session without any has
+    /// the digest it had before (what the statement without them computes), so upgrading
+    /// re-sends nothing; one with some has another.
+    #[test]
+    fn premium_requests_change_only_the_digests_of_sessions_that_have_some() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut conn = Connection::open(&path).unwrap();
+        crate::store::migrate(&mut conn, &path, crate::store::MIGRATIONS.len()).unwrap();
+        conn.execute_batch(
+            "INSERT INTO usage (message_id, session_id, agent, model, ts, input_tokens,
+               output_tokens, origin) VALUES ('m1', 'plain', 'claude', 'x', 1, 5, 7, 'hook');
+             INSERT INTO usage (message_id, session_id, agent, model, ts, input_tokens,
+               output_tokens, origin, premium_requests)
+               VALUES ('m2', 'copilot', 'copilot', 'y', 1, 5, 7, 'hook', 0.33);",
+        )
+        .unwrap();
+        let digests = |sql: &str| -> HashMap<String, String> {
+            let mut stmt = conn.prepare(&sql.replace("{only}", "")).unwrap();
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        let now = digests(DIGEST_SQL);
+        let before_0034 = DIGEST_SQL
+            .replace(
+                ",\n         CASE WHEN count(premium_requests) > 0 THEN total(premium_requests) END AS pr",
+                "",
+            )
+            .replace(", u.sc, u.pr)", ", u.sc)");
+        assert_ne!(
+            before_0034, DIGEST_SQL,
+            "the statement before 0034 is rebuilt"
+        );
+        let before = digests(&before_0034);
+        assert_eq!(now["plain"], before["plain"]);
+        assert_ne!(now["copilot"], before["copilot"]);
+    }
 }
