@@ -1705,6 +1705,36 @@ fn droid_install_keeps_the_settings_hooks_running_and_names_unmarked_cmstore_han
         .stderr(predicates::str::contains("carried").not());
 }
 
+/// The trap Droid's users fall into (Factory-AI/factory#3): hooks written into `hooks.json` in
+/// the settings shape, under a `hooks` key, load as nothing. Install adds cmstore's at the top
+/// (they run) and says the user's never do; the doctor says so too.
+#[test]
+fn droid_hooks_in_the_settings_shape_are_said_to_never_run() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    write(
+        &dir.join(DROID.file),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}}"#,
+    );
+    install(&env, DROID, &dir)
+        .success()
+        .stderr(predicates::str::contains(
+            "not cmstore's: the Stop hooks under a \"hooks\" key in hooks.json never run",
+        ));
+    let doc: Value = serde_json::from_str(&read(&dir.join(DROID.file))).unwrap();
+    assert!(
+        doc["SessionStart"].is_array(),
+        "cmstore's at the top: {doc}"
+    );
+    assert_eq!(
+        doc["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "./notify.sh"
+    );
+    hooks(&env, &["doctor", "--agent", "droid"], &dir)
+        .failure()
+        .stdout(predicates::str::contains("never run"));
+}
+
 /// Issue 39's hooks doctor, with the common breakages staged: a file whose command names a
 /// binary that is gone, Codex's hooks switched off, nothing installed at all. A working file
 /// passes with a probe fired through its own command line, and no probe reaches the store.

@@ -3,7 +3,8 @@
 //! `hooksConfig` (`enabled: false`, or cmstore's handler name in `disabled`) and Codex's
 //! `[features] hooks = false` in the `config.toml` beside its `hooks.json`; Qwen Code's
 //! `disableAllHooks` and `hooks.enabled`/`hooks.disabled`; Droid's `hooksDisabled`, its
-//! organisation's `allowManagedHooksOnly`, and a hook of the same file it rejects.
+//! organisation's `allowManagedHooksOnly`, a hook of the same file it rejects, and the user's
+//! hooks a `hooks.json` holds in the settings shape, which Droid never runs.
 
 use serde_json::Value;
 
@@ -73,7 +74,9 @@ pub const DROID_MANAGED: &str = if cfg!(windows) {
 /// events under `hooks`), given the `settings.json` beside it and the organisation's managed
 /// settings, when there are: `hooksDisabled` in either (Droid 0.225 reads it among the hooks;
 /// its docs put it at the top of `settings.json`), `allowManagedHooksOnly`, or a hook in the
-/// file that Droid's schema rejects, for which it ignores the whole file.
+/// file that Droid's schema rejects, for which it ignores the whole file; and, not cmstore's
+/// but as silent, the user's hooks held under a `hooks` key in `hooks.json` (the settings
+/// shape), which Droid never runs.
 pub fn droid(hooks: &Value, settings: Option<&Value>, managed: Option<&Value>) -> Vec<String> {
     let mut off = Vec::new();
     let on = |doc: Option<&Value>, pointer: &str| {
@@ -96,26 +99,42 @@ pub fn droid(hooks: &Value, settings: Option<&Value>, managed: Option<&Value>) -
     if let Some(why) = hooks.get("hooks").and_then(droid_rejects) {
         off.push(format!("Droid ignores the whole file: {why}"));
     }
+    let wrapped = hooks.pointer("/hooks/hooks").and_then(Value::as_object);
+    let dead: Vec<&str> = wrapped
+        .into_iter()
+        .flatten()
+        .filter(|(event, entries)| DROID_EVENTS.contains(&event.as_str()) && entries.is_array())
+        .map(|(event, _)| event.as_str())
+        .collect();
+    if !dead.is_empty() {
+        off.push(format!(
+            "not cmstore's: the {} hooks under a \"hooks\" key in hooks.json never run (Droid \
+             reads a hooks.json's events at its top, as cmstore writes them; move them up)",
+            dead.join(", ")
+        ));
+    }
     off
 }
+
+/// Droid's nine events, as its hook files name them.
+const DROID_EVENTS: [&str; 9] = [
+    "PreToolUse",
+    "PostToolUse",
+    "Notification",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+    "SessionEnd",
+];
 
 /// The first hook of a Droid event map that its schema rejects (it then ignores the file):
 /// a handler whose `type` is not `command`, whose `command` is no text or whose `timeout`
 /// no number, or a group that is no object with a `hooks` list.
 fn droid_rejects(events: &Value) -> Option<String> {
-    const EVENTS: [&str; 9] = [
-        "PreToolUse",
-        "PostToolUse",
-        "Notification",
-        "UserPromptSubmit",
-        "Stop",
-        "SubagentStop",
-        "PreCompact",
-        "SessionStart",
-        "SessionEnd",
-    ];
     for (event, groups) in events.as_object()?.iter() {
-        if !EVENTS.contains(&event.as_str()) {
+        if !DROID_EVENTS.contains(&event.as_str()) {
             continue;
         }
         let Some(groups) = groups.as_array() else {
@@ -254,6 +273,17 @@ mod tests {
         .unwrap()
         .contains("timeout"));
         assert_eq!(bad(json!({"Custom": 1, "hooksDisabled": false})), None);
+        // Hooks written in the settings shape into hooks.json: the user's, never run.
+        let mut wrapped = ours.clone();
+        wrapped["hooks"]["hooks"] = json!({"Stop": [{"hooks": [{"type": "command",
+            "command": "./notify.sh"}]}], "hooksDisabled": false});
+        assert_eq!(
+            droid(&wrapped, None, None),
+            [
+                "not cmstore's: the Stop hooks under a \"hooks\" key in hooks.json never run \
+              (Droid reads a hooks.json's events at its top, as cmstore writes them; move them up)"
+            ]
+        );
     }
 
     #[test]
