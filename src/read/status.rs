@@ -175,6 +175,9 @@ pub enum CatchUp {
 pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::Result<CatchUp> {
     let started = std::time::Instant::now();
     let target = complete_lines_end(queue)?;
+    let now = std::fs::metadata(queue).ok();
+    let file = now.as_ref().map(FileId::of).unwrap_or_default();
+    let size = now.map_or(0, |m| m.len());
     // An ingest just started may not have made its store yet: nothing committed till then.
     // Opened once there (a read-only connection holds back no writer).
     let mut store: Option<ReadOnlyDb> = None;
@@ -182,10 +185,15 @@ pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::
         if store.is_none() && db.exists() {
             store = Some(ReadOnlyDb::open(db, None)?);
         }
-        match &store {
-            Some(store) => Ok(committed_offset(store, queue)?.unwrap_or(0)),
-            None => Ok(0),
-        }
+        let Some(store) = &store else { return Ok(0) };
+        // The offset of another file at the queue's path (replaced, or cut shorter, since), which
+        // ingest has not noticed yet, is none of this file's.
+        Ok(match committed_offset(store, queue)? {
+            Some((_, of)) if file.is_known() && of.is_known() && of != file => 0,
+            Some((offset, _)) if offset > size => 0,
+            Some((offset, _)) => offset,
+            None => 0,
+        })
     };
     let first = committed_now()?;
     loop {
@@ -204,8 +212,8 @@ pub fn catch_up(db: &Path, queue: &Path, limit: std::time::Duration) -> anyhow::
 }
 
 /// The bytes `db`'s ingest has committed of `queue`: its active source's offset (the source
-/// is named by the queue's absolute path, as ingest names it).
-fn committed_offset(db: &ReadOnlyDb, queue: &Path) -> anyhow::Result<Option<u64>> {
+/// is named by the queue's absolute path, as ingest names it), and the file it was of.
+fn committed_offset(db: &ReadOnlyDb, queue: &Path) -> anyhow::Result<Option<(u64, FileId)>> {
     let has_sources = !report::fetch(
         db,
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sources'",
@@ -222,15 +230,23 @@ fn committed_offset(db: &ReadOnlyDb, queue: &Path) -> anyhow::Result<Option<u64>
         .to_string();
     let (_, rows) = report::fetch(
         db,
-        "SELECT offset FROM sources WHERE path = :path AND retired_at IS NULL",
+        "SELECT offset, device, inode FROM sources WHERE path = :path AND retired_at IS NULL",
         &[crate::store::read_only::Param {
             name: "path".to_string(),
             value: Value::Text(path),
         }],
     )?;
-    Ok(rows.first().and_then(|row| match row.first() {
-        Some(Value::Integer(n)) => u64::try_from(*n).ok(),
+    let int = |v: Option<&Value>| match v {
+        Some(Value::Integer(n)) => Some(*n),
         _ => None,
+    };
+    Ok(rows.first().and_then(|row| {
+        let offset = u64::try_from(int(row.first())?).ok()?;
+        let of = FileId {
+            device: int(row.get(1)),
+            inode: int(row.get(2)),
+        };
+        Some((offset, of))
     }))
 }
 

@@ -2243,6 +2243,24 @@ fn hooks_doctor_proves_a_running_ingest_takes_the_queue_in() {
     // Going again, it takes the line in.
     let (ok, text) = doctor();
     assert!(ok, "{text}");
+    // The queue replaced by a shorter file while the ingest is stopped: the store's offset is
+    // the old file's, past this one's end, and counts for none of it.
+    signal("-STOP");
+    let replaced = home.join("hook-queue.jsonl.new");
+    std::fs::write(&replaced, format!("{}\n", line(5))).unwrap();
+    std::fs::rename(&replaced, &queue).unwrap();
+    let (ok, text) = doctor();
+    signal("-CONT");
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "but is {} bytes of the queue short of its end",
+            line(5).len() + 1
+        )),
+        "{text}"
+    );
+    let (ok, text) = doctor();
+    assert!(ok, "once it noticed the new file: {text}");
     crate::common::terminate(&child);
     assert!(crate::common::wait_timeout(&mut child, Duration::from_secs(20)).is_some());
 }
