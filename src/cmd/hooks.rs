@@ -354,7 +354,7 @@ fn droid_before_install(
         .and_then(|file| fs::read_to_string(&file).ok().map(|text| (file, text)));
     if let Some((file, text)) = settings {
         let theirs: Option<Value> = serde_json::from_str(&text).ok();
-        let carried = carry_settings_hooks(doc, theirs.as_ref(), expected);
+        let carried = merge::carry_events(doc, theirs.as_ref(), expected);
         if !carried.is_empty() {
             notes.push(format!(
                 "droid: Droid runs hooks.json's hooks of an event instead of {}'s: your hooks \
@@ -365,6 +365,11 @@ fn droid_before_install(
             ));
         }
     }
+    notes.extend(
+        droid_never_run(doc)
+            .into_iter()
+            .map(|why| format!("droid: {why}; cmstore's hooks are written at its top, and run")),
+    );
     let unmarked = merge::unmarked_commands(doc, Agent::Droid, "capture --agent droid");
     if !unmarked.is_empty() {
         notes.push(format!(
@@ -377,47 +382,16 @@ fn droid_before_install(
     notes
 }
 
-/// Copies into `doc` (Droid's `hooks.json`, events under `hooks`) the `settings.json` hooks
-/// (`settings`) of each event cmstore writes that `doc` has none of; returns those events.
-fn carry_settings_hooks(
-    doc: &mut Value,
-    settings: Option<&Value>,
-    expected: &crate::hook::agent_settings::Expected,
-) -> Vec<String> {
-    let Some(theirs) = settings
-        .and_then(|s| s.get("hooks"))
-        .and_then(Value::as_object)
-    else {
-        return Vec::new();
-    };
-    let mut carried = Vec::new();
-    for (event, _) in &expected.events {
-        let Some(entries) = theirs
-            .get(event)
-            .filter(|e| e.as_array().is_some_and(|a| !a.is_empty()))
-        else {
-            continue;
-        };
-        let Some(hooks) = doc
-            .as_object_mut()
-            .map(|top| {
-                top.entry("hooks")
-                    .or_insert_with(|| Value::Object(Default::default()))
-            })
-            .and_then(Value::as_object_mut)
-        else {
-            continue;
-        };
-        let held = hooks
-            .get(event)
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        if !held {
-            hooks.insert(event.clone(), entries.clone());
-            carried.push(event.clone());
-        }
-    }
-    carried
+/// The user's own hooks in Droid's `hooks.json` (`doc`) that never run, said as a reason.
+fn droid_never_run(doc: &Value) -> Option<String> {
+    let events = switches::droid_hooks_never_run(doc);
+    (!events.is_empty()).then(|| {
+        format!(
+            "your {} hooks under a \"hooks\" key in hooks.json (Droid reads only the events at \
+             its top: move them up)",
+            events.join(", ")
+        )
+    })
 }
 
 /// Droid's `hooks/hooks.json`, its hooks file before 0.136, when it is there and the
@@ -905,6 +879,7 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
                         .will_not_fire
                         .extend(codex_review(location, &path, &doc)),
                     Agent::Vscode => row.will_not_fire.extend(vscode_review(location)),
+                    Agent::Droid => row.will_not_fire.extend(droid_never_run(&doc)),
                     _ => {}
                 }
             }

@@ -1,5 +1,5 @@
 //! A Droid session's totals on disk: the `<session>.settings.json` Droid keeps beside its
-//! transcript, read with the user's own `settings.json` (for a custom model's name) and dated
+//! transcript, read with the user's own `settings.json` (only for a custom model's name) and dated
 //! by the file ([`crate::model::transcript::usage_droid`] reads the text). Capture's cursor and
 //! `cmstore import` both read them here, so both find the same row.
 
@@ -22,8 +22,10 @@ pub fn session_totals(transcript: &Path) -> Option<UsageRecord> {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .and_then(|d| i64::try_from(d.as_millis()).ok());
-    let user = fs::read_to_string(factory.join("settings.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    usage_droid::from_session_settings(session, &text, user.as_ref(), modified)
+    let user = || {
+        fs::read_to_string(factory.join("settings.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+    };
+    usage_droid::from_session_settings(session, &text, user, modified)
 }

@@ -323,6 +323,35 @@ fn entry_version(entry: &Value, agent: Agent) -> Option<u32> {
     }
 }
 
+/// Copies into `doc` the hooks `from` (another configuration: Droid's `settings.json`) holds for
+/// each event cmstore writes that `doc` has none of; returns those events. Droid runs one list
+/// per event, `hooks.json`'s first: without the copy, adding cmstore's entry to `hooks.json`
+/// would silence the user's hooks of that event in `settings.json`.
+pub fn carry_events(doc: &mut Value, from: Option<&Value>, expected: &Expected) -> Vec<String> {
+    let Some(theirs) = from.and_then(|f| f.get("hooks")).and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let hooks = doc
+        .as_object_mut()
+        .map(|top| {
+            top.entry("hooks")
+                .or_insert_with(|| Value::Object(Map::new()))
+        })
+        .and_then(Value::as_object_mut);
+    let Some(hooks) = hooks else {
+        return Vec::new();
+    };
+    let non_empty = |v: Option<&Value>| v.and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+    let mut carried = Vec::new();
+    for (event, _) in &expected.events {
+        if non_empty(theirs.get(event)) && !non_empty(hooks.get(event)) {
+            hooks.insert(event.clone(), theirs[event].clone());
+            carried.push(event.clone());
+        }
+    }
+    carried
+}
+
 /// The events of `doc` with a handler whose command line ends with `tail` but carries no
 /// marker of `agent`'s: cmstore's own, once an editor dropped the marker (Droid's `/hooks`).
 pub fn unmarked_commands(doc: &Value, agent: Agent, tail: &str) -> Vec<String> {

@@ -74,9 +74,7 @@ pub const DROID_MANAGED: &str = if cfg!(windows) {
 /// events under `hooks`), given the `settings.json` beside it and the organisation's managed
 /// settings, when there are: `hooksDisabled` in either (Droid 0.225 reads it among the hooks;
 /// its docs put it at the top of `settings.json`), `allowManagedHooksOnly`, or a hook in the
-/// file that Droid's schema rejects, for which it ignores the whole file; and, not cmstore's
-/// but as silent, the user's hooks held under a `hooks` key in `hooks.json` (the settings
-/// shape), which Droid never runs.
+/// file that Droid's schema rejects, for which it ignores the whole file.
 pub fn droid(hooks: &Value, settings: Option<&Value>, managed: Option<&Value>) -> Vec<String> {
     let mut off = Vec::new();
     let on = |doc: Option<&Value>, pointer: &str| {
@@ -99,21 +97,20 @@ pub fn droid(hooks: &Value, settings: Option<&Value>, managed: Option<&Value>) -
     if let Some(why) = hooks.get("hooks").and_then(droid_rejects) {
         off.push(format!("Droid ignores the whole file: {why}"));
     }
+    off
+}
+
+/// The events whose hooks the user wrote into Droid's `hooks.json` (`hooks`, as the merge
+/// reads it) in the settings shape, under a `hooks` key: Droid never runs them
+/// (Factory-AI/factory#3). Not cmstore's, which it writes at the file's top, but as silent.
+pub fn droid_hooks_never_run(hooks: &Value) -> Vec<String> {
     let wrapped = hooks.pointer("/hooks/hooks").and_then(Value::as_object);
-    let dead: Vec<&str> = wrapped
+    wrapped
         .into_iter()
         .flatten()
         .filter(|(event, entries)| DROID_EVENTS.contains(&event.as_str()) && entries.is_array())
-        .map(|(event, _)| event.as_str())
-        .collect();
-    if !dead.is_empty() {
-        off.push(format!(
-            "not cmstore's: the {} hooks under a \"hooks\" key in hooks.json never run (Droid \
-             reads a hooks.json's events at its top, as cmstore writes them; move them up)",
-            dead.join(", ")
-        ));
-    }
-    off
+        .map(|(event, _)| event.clone())
+        .collect()
 }
 
 /// Droid's nine events, as its hook files name them.
@@ -277,13 +274,9 @@ mod tests {
         let mut wrapped = ours.clone();
         wrapped["hooks"]["hooks"] = json!({"Stop": [{"hooks": [{"type": "command",
             "command": "./notify.sh"}]}], "hooksDisabled": false});
-        assert_eq!(
-            droid(&wrapped, None, None),
-            [
-                "not cmstore's: the Stop hooks under a \"hooks\" key in hooks.json never run \
-              (Droid reads a hooks.json's events at its top, as cmstore writes them; move them up)"
-            ]
-        );
+        assert!(droid(&wrapped, None, None).is_empty(), "cmstore's own run");
+        assert_eq!(droid_hooks_never_run(&wrapped), ["Stop"]);
+        assert!(droid_hooks_never_run(&ours).is_empty());
     }
 
     #[test]

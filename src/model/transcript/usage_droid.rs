@@ -40,13 +40,13 @@ pub fn settings_of(path: &Path) -> PathBuf {
 }
 
 /// The totals of `session` in the text of its `<session>.settings.json`, dated `ts` (when the
-/// file's time is known: else the queue line's), with the
-/// user's `settings` (Droid's `settings.json`) to name a custom model; `None` when the file
-/// does not parse or counts nothing.
+/// file's time is known: else the queue line's); `settings` gives the user's own settings
+/// (Droid's `settings.json`), asked for only to name a custom model. `None` when the file does
+/// not parse or counts nothing.
 pub fn from_session_settings(
     session: &str,
     text: &str,
-    settings: Option<&Value>,
+    settings: impl FnOnce() -> Option<Value>,
     ts: Option<i64>,
 ) -> Option<UsageRecord> {
     let file: Value = serde_json::from_str(text).ok()?;
@@ -63,7 +63,7 @@ pub fn from_session_settings(
         .get("model")
         .and_then(Value::as_str)
         .filter(|m| !m.is_empty())
-        .map(|m| custom_model(m, settings).unwrap_or(m).to_string());
+        .map(|m| custom_model(m, settings).unwrap_or_else(|| m.to_string()));
     Some(UsageRecord {
         message_id: format!("{SESSION_TOTAL}{session}"),
         model,
@@ -81,16 +81,20 @@ pub fn from_session_settings(
 }
 
 /// The model a custom model id (`custom:<displayName>-<index>`) stands for: the `model` of
-/// the user's `customModels` entry at that index, when its display name matches.
-fn custom_model<'a>(id: &str, settings: Option<&'a Value>) -> Option<&'a str> {
+/// the user's `customModels` entry at that index, when its display name matches. The user's
+/// settings are read only for such an id.
+fn custom_model(id: &str, settings: impl FnOnce() -> Option<Value>) -> Option<String> {
     let (name, index) = id.strip_prefix("custom:")?.rsplit_once('-')?;
-    let entry = settings?
-        .get("customModels")?
-        .get(index.parse::<usize>().ok()?)?;
+    let index = index.parse::<usize>().ok()?;
+    let settings = settings()?;
+    let entry = settings.get("customModels")?.get(index)?;
     if entry.get("displayName").and_then(Value::as_str) != Some(name) {
         return None;
     }
-    entry.get("model").and_then(Value::as_str)
+    entry
+        .get("model")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 #[cfg(test)]
@@ -113,7 +117,7 @@ mod tests {
     fn a_sessions_totals_are_one_record_of_the_sums_droid_kept() {
         let user = json!({"customModels": [{"model": "claude-sonnet-4-5",
             "displayName": "MockAnthropic", "provider": "anthropic"}]});
-        let got = from_session_settings("s1", SETTINGS, Some(&user), Some(7)).unwrap();
+        let got = from_session_settings("s1", SETTINGS, || Some(user.clone()), Some(7)).unwrap();
         assert_eq!(
             got,
             UsageRecord {
@@ -130,10 +134,11 @@ mod tests {
             }
         );
         // Without the user's settings, or another name at that index, the id as Droid says it.
-        let unnamed = from_session_settings("s1", SETTINGS, None, Some(7)).unwrap();
+        let unnamed = from_session_settings("s1", SETTINGS, || None, Some(7)).unwrap();
         assert_eq!(unnamed.model.as_deref(), Some("custom:MockAnthropic-0"));
         let other = json!({"customModels": [{"model": "m", "displayName": "Other"}]});
-        let renamed = from_session_settings("s1", SETTINGS, Some(&other), Some(7)).unwrap();
+        let renamed =
+            from_session_settings("s1", SETTINGS, || Some(other.clone()), Some(7)).unwrap();
         assert_eq!(renamed.model.as_deref(), Some("custom:MockAnthropic-0"));
     }
 
@@ -161,12 +166,18 @@ mod tests {
     #[test]
     fn an_empty_or_unreadable_file_counts_nothing_and_thinking_is_of_the_output() {
         let empty = r#"{"model": "custom:M-0", "tokenUsage": {}}"#;
-        assert_eq!(from_session_settings("s", empty, None, None), None);
-        assert_eq!(from_session_settings("s", "{", None, None), None);
-        assert_eq!(from_session_settings("", SETTINGS, None, None), None);
+        assert_eq!(from_session_settings("s", empty, || None, None), None);
+        assert_eq!(from_session_settings("s", "{", || None, None), None);
+        assert_eq!(from_session_settings("", SETTINGS, || None, None), None);
         let thinking = r#"{"model": "claude-opus-4-1", "tokenUsage": {"inputTokens": 1,
             "outputTokens": 10, "thinkingTokens": 4}}"#;
-        let got = from_session_settings("s", thinking, None, None).unwrap();
+        let got = from_session_settings(
+            "s",
+            thinking,
+            || panic!("no custom model: no settings read"),
+            None,
+        )
+        .unwrap();
         assert_eq!(
             (got.reasoning, got.model.as_deref()),
             (Some(4), Some("claude-opus-4-1"))
