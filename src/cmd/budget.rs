@@ -51,7 +51,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}\n", budget::summary(&limits, hooks.as_ref(), now)).context("writing")?;
     }
     let rows = budget::rows(&limits, &counted, hooks.as_ref(), now, readable);
-    let columns = budget::COLUMNS.iter().map(|c| c.to_string()).collect();
+    let columns = budget::columns(readable);
     report::render(&mut out, sink, columns, &rows)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -164,6 +164,7 @@ mod tests {
             tokens: 0,
             responses: 3,
             unpriced,
+            premium_requests: Some(0.0),
         }
     }
 

@@ -257,6 +257,7 @@ fn print(
     let mut sink = Sink::for_stdout(args.format);
     let (columns, rows) = if wants_readable(args) {
         let (spec, cuttable, right) = shape.readable;
+        let spec = &report::present(spec, &columns, &all_rows)[..];
         sink.table.plain = true;
         sink.table.cuttable = cuttable;
         sink.table.right = right;

@@ -14,6 +14,9 @@
 //! [budget.agents.codex]
 //! day = 5
 //!
+//! [budget.agents.copilot]
+//! month = { premium_requests = 300 }
+//!
 //! [budget.projects.web]     # a working directory's last component, or its path
 //! month = 200
 //! ```
@@ -125,7 +128,7 @@ fn scoped(
 }
 
 /// The `day`, `week` and `month` limits of `table`, for `scope`: a number is USD, a table
-/// gives `usd` and `tokens`.
+/// gives `usd`, `tokens` and `premium_requests`.
 fn limits(
     table: &mut toml::Table,
     section: &str,
@@ -144,14 +147,18 @@ fn limits(
                 let tokens = units
                     .remove("tokens")
                     .and_then(|v| tokens(&v, &name, problem));
+                let premium = units
+                    .remove("premium_requests")
+                    .and_then(|v| premium_requests(&v, &name, problem));
                 for key in units.keys() {
                     problem(format!(
-                        "unknown setting {name}.{key} (expected usd or tokens); ignored"
+                        "unknown setting {name}.{key} (expected usd, tokens or \
+                         premium_requests); ignored"
                     ));
                 }
-                [usd, tokens]
+                [usd, tokens, premium]
             }
-            other => [usd(&other, &name, problem), None],
+            other => [usd(&other, &name, problem), None, None],
         };
         out.extend(amounts.into_iter().flatten().map(|amount| Limit {
             period,
@@ -183,6 +190,25 @@ fn tokens(v: &toml::Value, name: &str, problem: &mut impl FnMut(String)) -> Opti
         None => {
             problem(format!(
                 "{name}.tokens = {v}: expected a positive whole number of tokens; ignored"
+            ));
+            None
+        }
+    }
+}
+
+/// A number of premium requests: a positive number (a model's multiplier may be a fraction).
+fn premium_requests(
+    v: &toml::Value,
+    name: &str,
+    problem: &mut impl FnMut(String),
+) -> Option<Amount> {
+    let n = v.as_float().or_else(|| v.as_integer().map(|n| n as f64));
+    match n.filter(|n| n.is_finite() && *n > 0.0) {
+        Some(n) => Some(Amount::PremiumRequests(n)),
+        None => {
+            problem(format!(
+                "{name}.premium_requests = {v}: expected a positive number of premium \
+                 requests; ignored"
             ));
             None
         }
@@ -231,6 +257,8 @@ mod tests {
             day = 5
             [projects."web/"]
             month = { tokens = 1000 }
+            [agents.copilot]
+            month = { premium_requests = 300, usd = 10 }
             "#,
         );
         assert_eq!(problems, Vec::<String>::new());
@@ -244,10 +272,13 @@ mod tests {
                 "week.usd",
                 "week.tokens",
                 "day.usd.agent=codex",
+                "month.usd.agent=copilot",
+                "month.premium_requests.agent=copilot",
                 "month.tokens.project=web"
             ]
         );
         assert_eq!(budget.limits[1].amount, Amount::Usd(100.5));
+        assert_eq!(budget.limits[5].amount, Amount::PremiumRequests(300.0));
     }
 
     #[test]
@@ -257,7 +288,7 @@ mod tests {
             mode = "block"
             warn_at = 80
             day = -1
-            week = { usd = 10, dollars = 3, tokens = 1.5 }
+            week = { usd = 10, dollars = 3, tokens = 1.5, premium_requests = 0 }
             monthly = 5
             agents = 3
             [projects.""]
@@ -268,7 +299,7 @@ mod tests {
         assert_eq!(budget.warn_at, 0.8);
         assert_eq!(budget.limits.len(), 1, "{:?}", budget.limits);
         assert_eq!(budget.limits[0].key(), "week.usd");
-        assert_eq!(problems.len(), 8, "{problems:#?}");
+        assert_eq!(problems.len(), 9, "{problems:#?}");
         assert!(problems[0].starts_with("budget.mode = \"block\""));
         assert!(problems.iter().any(|p| p.contains("budget.week.dollars")));
         assert!(problems

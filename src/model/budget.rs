@@ -1,5 +1,5 @@
-//! Budgets: limits on what the agents spend per day, week and month (local time), in USD or
-//! tokens, for everything or for one agent or project, and where the spend stands against
+//! Budgets: limits on what the agents spend per day, week and month (local time), in USD,
+//! tokens or Copilot's premium requests, for everything or for one agent or project, and where the spend stands against
 //! each. Pure: the figures come from the spend file ([`crate::model::spend`]) a running ingest
 //! keeps; `capture` reads it to warn and deny, `cmstore budget`, `status` and `statusline` to
 //! show it.
@@ -89,6 +89,8 @@ pub enum Amount {
     Usd(f64),
     /// Every token of the responses (input, output, cache reads and writes).
     Tokens(i64),
+    /// GitHub Copilot's premium requests (the responses of other agents cost none).
+    PremiumRequests(f64),
 }
 
 impl Amount {
@@ -97,6 +99,8 @@ impl Amount {
         match self {
             Amount::Usd(usd) => human::cost(usd),
             Amount::Tokens(n) => format!("{} tokens", human::whole(n)),
+            Amount::PremiumRequests(1.0) => "1 premium request".to_string(),
+            Amount::PremiumRequests(n) => format!("{} premium requests", human::decimal(n)),
         }
     }
 
@@ -105,14 +109,16 @@ impl Amount {
         match self {
             Amount::Usd(usd) => human::cost(usd),
             Amount::Tokens(n) => format!("{} tok", human::count(n)),
+            Amount::PremiumRequests(n) => format!("{} req", human::decimal(n)),
         }
     }
 
-    /// The unit's key in `cmstore.toml` (`usd`, `tokens`).
+    /// The unit's key in `cmstore.toml` (`usd`, `tokens`, `premium_requests`).
     pub fn unit(self) -> &'static str {
         match self {
             Amount::Usd(_) => "usd",
             Amount::Tokens(_) => "tokens",
+            Amount::PremiumRequests(_) => "premium_requests",
         }
     }
 
@@ -121,14 +127,17 @@ impl Amount {
         match self {
             Amount::Usd(usd) => usd,
             Amount::Tokens(n) => n as f64,
+            Amount::PremiumRequests(n) => n,
         }
     }
 
-    /// The same unit's spend in `spent`.
-    fn spent_in(self, spent: &Spent) -> Amount {
+    /// The same unit's spend in `spent`; `None` when `spent` did not count it (premium
+    /// requests in a file an earlier cmstore wrote).
+    fn spent_in(self, spent: &Spent) -> Option<Amount> {
         match self {
-            Amount::Usd(_) => Amount::Usd(spent.usd.unwrap_or(0.0)),
-            Amount::Tokens(_) => Amount::Tokens(spent.tokens),
+            Amount::Usd(_) => Some(Amount::Usd(spent.usd.unwrap_or(0.0))),
+            Amount::Tokens(_) => Some(Amount::Tokens(spent.tokens)),
+            Amount::PremiumRequests(_) => spent.premium_requests.map(Amount::PremiumRequests),
         }
     }
 }
@@ -317,8 +326,9 @@ impl<'b> Standing<'b> {
         let figures = file.and_then(|file| file.figures(&limit.scope));
         let spent = figures
             .map(|f| limit.period.of(f))
-            .filter(|spent| spent.from == from);
-        let Some(spent) = spent else {
+            .filter(|spent| spent.from == from)
+            .and_then(|spent| Some((spent, limit.amount.spent_in(spent)?)));
+        let Some((spent, amount)) = spent else {
             return Standing {
                 limit,
                 spent: None,
@@ -327,7 +337,6 @@ impl<'b> Standing<'b> {
                 level: Level::Unknown,
             };
         };
-        let amount = limit.amount.spent_in(spent);
         let (used, allowed) = (amount.value(), limit.amount.value());
         let level = if used >= allowed {
             Level::Over
@@ -341,7 +350,7 @@ impl<'b> Standing<'b> {
             spent: Some(amount),
             unpriced: match limit.amount {
                 Amount::Usd(_) => spent.unpriced,
-                Amount::Tokens(_) => 0,
+                Amount::Tokens(_) | Amount::PremiumRequests(_) => 0,
             },
             from,
             level,
@@ -429,6 +438,7 @@ mod tests {
             tokens,
             responses: 10,
             unpriced: 0,
+            premium_requests: Some(0.0),
         }
     }
 
@@ -531,6 +541,37 @@ mod tests {
             "cmstore budget: $6.50 spent of the daily budget of $5.00 (codex) (130 %)."
         );
         assert_eq!(standing.limit.key(), "day.usd.agent=codex");
+    }
+
+    #[test]
+    fn premium_requests_stand_by_their_own_count_and_are_unknown_in_an_older_file() {
+        let now = crate::support::clock::now_ms();
+        let budget = Budget {
+            limits: vec![limit(
+                Period::Month,
+                Amount::PremiumRequests(300.0),
+                Some("copilot"),
+            )],
+            ..Budget::default()
+        };
+        let mut file = file(now, 1.0, 1.0);
+        file.scopes[0].scope.agent = Some("copilot".into());
+        file.scopes[0].windows.month.premium_requests = Some(250.33);
+        let standing = &budget.standings(Some(&file), now)[0];
+        assert_eq!(standing.level, Level::Warn, "250.33 of 300 is 83 %");
+        assert_eq!(
+            standing.warning(),
+            "cmstore budget: 250.33 premium requests spent of the monthly budget of 300 \
+             premium requests (copilot) (83 %)."
+        );
+        assert_eq!(standing.limit.key(), "month.premium_requests.agent=copilot");
+        assert_eq!(
+            standing.spent.map(Amount::show_short).unwrap(),
+            "250.33 req"
+        );
+        // A file written before premium requests were counted says nothing of them.
+        file.scopes[0].windows.month.premium_requests = None;
+        assert_eq!(budget.standings(Some(&file), now)[0].level, Level::Unknown);
     }
 
     #[test]

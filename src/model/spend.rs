@@ -74,6 +74,10 @@ pub struct Spent {
     pub responses: i64,
     /// Those with no price: `usd` leaves them out.
     pub unpriced: i64,
+    /// The premium requests its responses cost (GitHub Copilot's; no other agent reports
+    /// them); `None` in a file an earlier cmstore wrote, which did not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub premium_requests: Option<f64>,
 }
 
 /// Whose spend a limit counts: everything, one agent's, or one project's.
@@ -192,6 +196,7 @@ mod tests {
                     tokens: 10,
                     responses: 2,
                     unpriced: 1,
+                    premium_requests: Some(0.33),
                 },
                 ..Windows::default()
             },

@@ -23,20 +23,29 @@ pub fn spend_now(db: &Path, budget: &Budget, now_ms: i64) -> anyhow::Result<Spen
         .context("counting the spend")
 }
 
-/// The columns of [`rows`].
-pub const COLUMNS: [&str; 7] = [
-    "period",
-    "scope",
-    "limit",
-    "spent",
-    "share",
-    "state",
-    "hooks_see",
-];
+/// The columns of [`rows`]: `unit` (`usd`, `tokens`, `premium_requests`) only in the raw
+/// rows, whose numbers do not say it.
+pub fn columns(readable: bool) -> Vec<String> {
+    [
+        "period",
+        "scope",
+        "unit",
+        "limit",
+        "spent",
+        "share",
+        "state",
+        "hooks_see",
+    ]
+    .into_iter()
+    .filter(|c| !readable || *c != "unit")
+    .map(str::to_string)
+    .collect()
+}
 
-/// One row per limit: its period, scope, amount, the spend now, its share of the limit, its
-/// state (`ok`, `warn`, `over`), and the spend the hooks see in the spend file (`NULL` when
-/// the file does not count it). Readable (`$20.00`, `85 %`) when `readable`, else raw numbers.
+/// One row per limit: its period, scope, (raw) unit, amount, the spend now, its share of the
+/// limit, its state (`ok`, `warn`, `over`), and the spend the hooks see in the spend file
+/// (`NULL` when the file does not count it). Readable (`$20.00`, `85 %`) when `readable`,
+/// else raw numbers.
 pub fn rows(
     budget: &Budget,
     now: &SpendFile,
@@ -68,15 +77,21 @@ fn row(s: &Standing<'_>, hooks: &Standing<'_>, readable: bool) -> Vec<Value> {
         (Level::Over, true) => "OVER".to_string(),
         (level, _) => level.as_str().to_string(),
     };
-    vec![
+    let mut row = vec![
         Value::Text(limit.period.as_str().to_string()),
         Value::Text(limit.scope.show()),
+    ];
+    if !readable {
+        row.push(Value::Text(limit.amount.unit().to_string()));
+    }
+    row.extend([
         amount(Some(limit.amount)),
         amount(s.spent),
         share,
         Value::Text(state),
         amount(hooks.spent),
-    ]
+    ]);
+    row
 }
 
 /// What a crossed limit does in `mode`, as the summaries say it.
@@ -150,6 +165,7 @@ mod tests {
             tokens: 0,
             responses: 1,
             unpriced: 0,
+            premium_requests: Some(0.0),
         };
         let file = |usd| SpendFile {
             v: 1,
@@ -183,8 +199,11 @@ mod tests {
             ]]
         );
         let raw = super::rows(&budget, &file(8.5), None, now_ms, false);
-        assert_eq!(raw[0][4], Value::Real(0.85));
-        assert_eq!(raw[0][5], Value::Text("warn".into()));
-        assert_eq!(raw[0][6], Value::Null);
+        assert_eq!(raw[0][2], Value::Text("usd".into()));
+        assert_eq!(raw[0][5], Value::Real(0.85));
+        assert_eq!(raw[0][6], Value::Text("warn".into()));
+        assert_eq!(raw[0][7], Value::Null);
+        assert_eq!(columns(false).len(), raw[0].len());
+        assert_eq!(columns(true).len(), rows[0].len());
     }
 }

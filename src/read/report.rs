@@ -153,6 +153,8 @@ pub enum Shown {
     Duration(&'static str),
     /// A count as `1.8M`.
     Count(&'static str),
+    /// A fractional quantity as `1,234.5` (two decimals at most).
+    Decimal(&'static str),
     /// The sum of these counts, as `1.8M`.
     Sum(&'static [&'static str]),
     /// A share (0.25) as a percentage (`25.0%`); empty when there is none.
@@ -170,11 +172,47 @@ pub struct Column {
     pub header: &'static str,
     /// The cells.
     pub shown: Shown,
+    /// Left out of a table where no row has a value for it ([`present`]): a figure only some
+    /// agents report.
+    pub optional: bool,
 }
 
 /// A column `header` shown as `shown`.
 pub const fn col(header: &'static str, shown: Shown) -> Column {
-    Column { header, shown }
+    Column {
+        header,
+        shown,
+        optional: false,
+    }
+}
+
+/// A column `header` shown as `shown`, left out where no row has a value for it.
+pub const fn optional_col(header: &'static str, shown: Shown) -> Column {
+    Column {
+        header,
+        shown,
+        optional: true,
+    }
+}
+
+/// The columns of `spec` a table of `rows` shows: each but an optional one whose raw value
+/// is NULL (or missing) in every row.
+pub fn present(spec: &[Column], columns: &[String], rows: &[Vec<Value>]) -> Vec<Column> {
+    let has_value = |name: &str| {
+        let index = columns.iter().position(|c| c == name);
+        index.is_some_and(|i| {
+            rows.iter()
+                .any(|row| !matches!(row.get(i), None | Some(Value::Null)))
+        })
+    };
+    spec.iter()
+        .filter(|c| match (c.optional, c.shown) {
+            (false, _) => true,
+            (true, Shown::Raw(n) | Shown::Count(n) | Shown::Decimal(n)) => has_value(n),
+            (true, _) => true,
+        })
+        .copied()
+        .collect()
 }
 
 /// What the readable cells need besides the row.
@@ -225,7 +263,9 @@ pub fn total_row(
     let mut names: Vec<&str> = vec!["cost_usd", "unpriced", "responses"];
     for column in spec {
         match column.shown {
-            Shown::Raw(n) | Shown::Count(n) | Shown::Duration(n) if summed.contains(&n) => {
+            Shown::Raw(n) | Shown::Count(n) | Shown::Duration(n) | Shown::Decimal(n)
+                if summed.contains(&n) =>
+            {
                 names.push(n)
             }
             Shown::Sum(parts) => names.extend(parts),
@@ -256,7 +296,9 @@ pub fn total_row(
     let mut row: Vec<Value> = spec
         .iter()
         .map(|c| match c.shown {
-            Shown::Raw(n) | Shown::Count(n) | Shown::Duration(n) if !summed.contains(&n) => {
+            Shown::Raw(n) | Shown::Count(n) | Shown::Duration(n) | Shown::Decimal(n)
+                if !summed.contains(&n) =>
+            {
                 Value::Text(String::new())
             }
             Shown::Session(_) | Shown::Project(_) | Shown::Ago(_) | Shown::Percent(_) => {
@@ -316,6 +358,11 @@ fn cell(columns: &[String], row: &[Value], shown: Shown, cx: Glance<'_>) -> Valu
             int(name).map_or(txt(String::new()), |ms| txt(human::duration(ms)))
         }
         Shown::Count(name) => int(name).map_or(txt(String::new()), |n| txt(human::count(n))),
+        Shown::Decimal(name) => match get(name) {
+            Value::Real(r) => txt(human::decimal(r)),
+            Value::Integer(i) => txt(human::decimal(i as f64)),
+            _ => txt(String::new()),
+        },
         Shown::Percent(name) => match get(name) {
             Value::Real(r) => txt(format!("{:.1}%", 100.0 * r)),
             Value::Integer(i) => txt(format!("{:.1}%", 100.0 * i as f64)),

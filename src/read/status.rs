@@ -142,10 +142,7 @@ fn budget_report(
     let Some(counted) = counted else {
         return Ok(None);
     };
-    let columns: Vec<String> = super::budget::COLUMNS
-        .iter()
-        .map(|c| c.to_string())
-        .collect();
+    let columns = super::budget::columns(false);
     let (fields, row) = super::budget::fields(budget, &counted, now);
     Ok(Some(BudgetReport {
         readable: (fields, vec![row]),

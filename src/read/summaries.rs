@@ -12,7 +12,7 @@ pub use super::plan::Plan;
 use super::plan::{
     in_sessions, int_param, merge_params, session_conditions, where_of, JOINED_USAGE, ROLLUP_SUMS,
 };
-use crate::read::report::{self, col, Column, Shown};
+use crate::read::report::{self, col, optional_col, Column, Shown};
 use crate::read::sessions::{self, Filters};
 use crate::store::read_only::{Param, ReadOnlyDb};
 
@@ -193,16 +193,46 @@ fn model_plan(filters: &Filters) -> Plan {
     if filters.since.is_none() && filters.until.is_none() {
         return model_rollup_plan(filters);
     }
-    let (parts, params) = window_parts(filters);
-    Plan {
-        sql: format!(
+    let (parts, mut params) = window_parts(filters);
+    let (mut wheres, _) = chosen_usage(filters);
+    for (bound, op) in [(filters.since, ">="), (filters.until, "<")] {
+        let name = if op == ">=" { "since" } else { "until" };
+        if let Some(ms) = bound {
+            wheres.push(format!("ts {op} :{name}"));
+            if !params.iter().any(|p| p.name == name) {
+                params.push(int_param(name, ms));
+            }
+        }
+    }
+    with_premium(
+        format!(
             "{parts}\n\
              SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
              {ROLLUP_SUMS}, \
              strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
              strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
-             FROM parts\nGROUP BY coalesce(model, '?')\n\
-             ORDER BY cost_usd IS NULL, cost_usd DESC, model"
+             FROM parts\nGROUP BY coalesce(model, '?')"
+        ),
+        &wheres,
+        params,
+    )
+}
+
+/// `models`, a query of one row per model (its column `model`), with the premium requests
+/// of each beside (`premium_requests`, NULL for a model with none reported), summed over the
+/// responses that `wheres` choose. Few responses report any (only Copilot's), and the
+/// partial index `usage_premium` (0034) reads only those; the rollups do not carry them.
+fn with_premium(models: String, wheres: &[String], params: Vec<Param>) -> Plan {
+    let mut conditions = vec!["premium_requests IS NOT NULL".to_string()];
+    conditions.extend(wheres.iter().cloned());
+    Plan {
+        sql: format!(
+            "SELECT m.*, p.premium_requests\nFROM ({models}) m\n\
+             LEFT JOIN (SELECT coalesce(model, '?') AS model, \
+             round(total(premium_requests), 4) AS premium_requests FROM usage{} \
+             GROUP BY coalesce(model, '?')) p ON p.model = m.model\n\
+             ORDER BY m.cost_usd IS NULL, m.cost_usd DESC, m.model",
+            where_of(&conditions)
         ),
         params,
     }
@@ -395,36 +425,20 @@ impl Window {
 
 /// `--by model` without a time: v_usage_models (the rollup) over the chosen sessions.
 fn model_rollup_plan(filters: &Filters) -> Plan {
-    let (wheres, mut params) = Filters {
-        session: filters.session.clone(),
-        agent: filters.agent.clone(),
-        ..Filters::default()
-    }
-    .conditions();
-    let mut wheres: Vec<String> = wheres.into_iter().map(str::to_string).collect();
-    let (in_project, more) = in_sessions(
-        "session_id",
-        &Filters {
-            project: filters.project.clone(),
-            ..Filters::default()
-        },
-    );
-    wheres.extend(in_project);
-    params.extend(more);
-    let sql = if wheres.is_empty() {
-        "SELECT *\nFROM v_usage_models\nORDER BY cost_usd IS NULL, cost_usd DESC, model".into()
+    let (wheres, params) = chosen_usage(filters);
+    let models = if wheres.is_empty() {
+        "SELECT * FROM v_usage_models".to_string()
     } else {
         format!(
             "SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
              {ROLLUP_SUMS}, \
              strftime('%Y-%m-%dT%H:%M:%SZ', min(first_ts) / 1000, 'unixepoch') AS first_seen, \
              strftime('%Y-%m-%dT%H:%M:%SZ', max(last_ts) / 1000, 'unixepoch') AS last_seen\n\
-             FROM v_usage_rollup{}\nGROUP BY coalesce(model, '?')\n\
-             ORDER BY cost_usd IS NULL, cost_usd DESC, model",
+             FROM v_usage_rollup{}\nGROUP BY coalesce(model, '?')",
             where_of(&wheres)
         )
     };
-    Plan { sql, params }
+    with_premium(models, &wheres, params)
 }
 
 /// The raw columns of each summary whose values add up to a total (its `total` row also adds
@@ -470,6 +484,7 @@ pub fn summed_columns(by: By) -> &'static [&'static str] {
             "output_tokens",
             "cache_write_tokens",
             "cache_read_tokens",
+            "premium_requests",
         ],
     }
 }
@@ -597,12 +612,13 @@ pub fn readable_spec(
                     col("cache w", Count("cache_write_tokens")),
                     col("cache r", Count("cache_read_tokens")),
                     col("cost", Cost),
+                    optional_col("premium", Decimal("premium_requests")),
                     col("last", Ago("last_seen")),
                 ];
                 COLUMNS
             },
             &["model"],
-            &["input", "output", "cache w", "cache r", "cost"],
+            &["input", "output", "cache w", "cache r", "cost", "premium"],
         ),
     }
 }
@@ -729,7 +745,16 @@ mod tests {
         ] {
             assert_eq!(p.sql.matches(from).count(), count, "{from}: {}", p.sql);
         }
-        assert_eq!(p.sql.matches(chosen).count(), 5, "{}", p.sql);
+        // The premium requests: the window's responses that report any, of the same sessions.
+        assert_eq!(p.sql.matches(chosen).count(), 6, "{}", p.sql);
+        assert!(
+            p.sql.contains(
+                "FROM usage\nWHERE premium_requests IS NOT NULL AND agent = :agent AND \
+                 session_id = :session AND session_id IN"
+            ) && p.sql.contains("AND ts >= :since AND ts < :until GROUP BY"),
+            "{}",
+            p.sql
+        );
         for name in [
             "first_day",
             "first_hour_1",

@@ -1,4 +1,5 @@
-//! What the responses the store holds cost in a time window, for the spend file
+//! What the responses the store holds cost in a time window (in USD, tokens and Copilot's
+//! premium requests), for the spend file
 //! ([`crate::model::spend`]): one pass over the window's responses on `usage_ts`, each priced
 //! as `v_usage` prices it; for the scopes a `[budget]` limit counts (an agent, a project), one
 //! more pass that groups them by agent and working directory, each group then matched to the
@@ -9,12 +10,13 @@ use rusqlite::{params, Connection};
 use crate::model::budget::Scope;
 use crate::model::spend::{ScopeSpend, SpendFile, Spent, Windows};
 
-/// The window's figures: cost of the priced responses, every token, responses, unpriced.
+/// The window's figures: cost of the priced responses, every token, responses, unpriced,
+/// premium requests.
 const SPENT: &str = "
     SELECT round(sum(cost_usd), 6),
            CAST(total(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens)
                 AS INTEGER),
-           count(*), sum(cost_usd IS NULL)
+           count(*), sum(cost_usd IS NULL), round(total(premium_requests), 4)
     FROM v_usage WHERE ts >= ?1 AND ts <= ?2";
 
 /// The same figures per agent and working directory (the session's).
@@ -22,7 +24,7 @@ const SPENT_BY_AGENT_AND_CWD: &str = "
     SELECT coalesce(u.agent, ''), s.cwd, sum(u.cost_usd),
            CAST(total(u.input_tokens + u.output_tokens + u.cache_read_tokens
                       + u.cache_write_tokens) AS INTEGER),
-           count(*), sum(u.cost_usd IS NULL)
+           count(*), sum(u.cost_usd IS NULL), total(u.premium_requests)
     FROM v_usage u LEFT JOIN sessions s ON s.session_id = u.session_id
     WHERE u.ts >= ?1 AND u.ts <= ?2
     GROUP BY 1, 2";
@@ -37,6 +39,7 @@ pub fn spent(conn: &Connection, from_ms: i64, to_ms: i64) -> rusqlite::Result<Sp
                 tokens: r.get(1)?,
                 responses: r.get(2)?,
                 unpriced: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
+                premium_requests: Some(r.get(4)?),
             })
         })
 }
@@ -52,6 +55,7 @@ pub fn spent_by_scope(
         .iter()
         .map(|_| Spent {
             from: from_ms,
+            premium_requests: Some(0.0),
             ..Spent::default()
         })
         .collect();
@@ -66,6 +70,7 @@ pub fn spent_by_scope(
         let usd: Option<f64> = row.get(2)?;
         let (tokens, responses): (i64, i64) = (row.get(3)?, row.get(4)?);
         let unpriced = row.get::<_, Option<i64>>(5)?.unwrap_or(0);
+        let premium: f64 = row.get(6)?;
         for (scope, spent) in scopes.iter().zip(&mut figures) {
             if scope.holds(&agent, cwd.as_deref()) {
                 spent.usd = match (spent.usd, usd) {
@@ -75,11 +80,13 @@ pub fn spent_by_scope(
                 spent.tokens = spent.tokens.saturating_add(tokens);
                 spent.responses += responses;
                 spent.unpriced += unpriced;
+                spent.premium_requests = Some(spent.premium_requests.unwrap_or(0.0) + premium);
             }
         }
     }
     for spent in &mut figures {
         spent.usd = spent.usd.map(|usd| (usd * 1e6).round() / 1e6);
+        spent.premium_requests = spent.premium_requests.map(|n| (n * 1e4).round() / 1e4);
     }
     Ok(figures)
 }

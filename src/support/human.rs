@@ -86,6 +86,24 @@ pub fn cost(usd: f64) -> String {
     format!("{sign}${usd:.2}")
 }
 
+/// A fractional quantity such as premium requests: at most two decimals, trailing zeros
+/// dropped, thousands grouped: `3`, `0.33`, `1,234.5`.
+pub fn decimal(n: f64) -> String {
+    let hundredths = (n * 100.0).round() as i64;
+    let (whole_part, cents) = (hundredths / 100, (hundredths % 100).unsigned_abs());
+    let sign = if hundredths < 0 && whole_part == 0 {
+        "-"
+    } else {
+        ""
+    };
+    let fraction = match cents {
+        0 => String::new(),
+        c if c % 10 == 0 => format!(".{}", c / 10),
+        c => format!(".{c:02}"),
+    };
+    format!("{sign}{}{fraction}", whole(whole_part))
+}
+
 /// A size in bytes as a person reads it: `708 B`, `1.3 MB`, `14.8 GB` (powers of 1,000, as
 /// `ls --si` and the file managers count).
 pub fn bytes(n: i64) -> String {
@@ -293,6 +311,16 @@ mod tests {
         assert_eq!(count(1_899_999), "1.8M");
         assert_eq!(count(2_100_000_000), "2.1B");
         assert_eq!(count(-1_500), "-1.5k");
+    }
+
+    #[test]
+    fn decimals_keep_two_places_at_most() {
+        assert_eq!(decimal(3.0), "3");
+        assert_eq!(decimal(0.33), "0.33");
+        assert_eq!(decimal(12.5), "12.5");
+        assert_eq!(decimal(1234.567), "1,234.57");
+        assert_eq!(decimal(0.001), "0");
+        assert_eq!(decimal(-0.5), "-0.5");
     }
 
     #[test]

@@ -362,6 +362,67 @@ fn a_limit_counts_only_its_agent_or_project() {
     assert!(!env.db().exists());
 }
 
+/// A Copilot CLI response of `model` that cost `premium` premium requests (its own
+/// `usage.cost`), on a Stop line of session `session`.
+fn premium_line(session: &str, message: &str, model: &str, premium: f64) -> String {
+    let mut line: Value =
+        serde_json::from_str(&usage_line("copilot", session, "/w/app", message, model)).unwrap();
+    line["usage"][0]["premiumRequests"] = json!(premium);
+    line.to_string()
+}
+
+#[test]
+fn a_limit_in_premium_requests_counts_copilots_and_denies_past_it() {
+    let env = TestEnv::new();
+    set_config(
+        &env,
+        "[budget]\nmode = \"enforce\"\n\
+         [budget.agents.copilot]\nmonth = { premium_requests = 2 }\n",
+    );
+    env.append(&[
+        premium_line("s1", "m1", "claude-sonnet-4-5", 1.0),
+        premium_line("s1", "m2", "gpt-5-mini", 0.0),
+        premium_line("s2", "m3", "claude-haiku-4-5", 0.33),
+        usage_line("claude", "s3", "/w/app", "m4", "claude-sonnet-4-5"),
+    ]);
+    env.ingest_once();
+    let spend: Value =
+        serde_json::from_slice(&fs::read(env.home().join("spend.json")).unwrap()).unwrap();
+    // Everything's figures count the premium requests too, Claude's response none.
+    assert_eq!(spend["month"]["premium_requests"], 1.33, "{spend}");
+    let copilot = &spend["scopes"][0];
+    assert_eq!(copilot["agent"], "copilot");
+    assert_eq!(copilot["month"]["premium_requests"], 1.33);
+    assert_eq!(
+        run(&env, tool_call("copilot", "s1", "/w/app")),
+        json!({}),
+        "1.33 of 2 is under warn_at"
+    );
+
+    env.append(&[premium_line("s2", "m5", "claude-sonnet-4-5", 1.0)]);
+    env.ingest_once();
+    let reply = run(&env, tool_call("copilot", "s2", "/w/app"));
+    let reason = deny_reason("copilot", &reply);
+    assert!(
+        reason.starts_with(
+            "Blocked by cmstore budget: 2.33 premium requests spent of the monthly budget of \
+             2 premium requests (copilot) — raise budget.agents.copilot.month in "
+        ),
+        "{reason}"
+    );
+    assert_eq!(
+        last_line_of(&env, "s2")["risk"],
+        "budget:month.premium_requests.agent=copilot"
+    );
+    // Another agent's calls count toward no premium limit.
+    assert_eq!(run(&env, tool_call("claude", "s3", "/w/app")), json!({}));
+    let rows = json_rows(&env, &["budget"]);
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["unit"], "premium_requests");
+    assert_eq!(rows[0]["spent"], 2.33);
+    assert_eq!(rows[0]["state"], "over");
+}
+
 #[test]
 fn without_a_spend_file_nothing_is_refused() {
     let env = TestEnv::new();

@@ -155,7 +155,9 @@ fn summarize_and_query_agree_for_every_grouping() {
         ),
         (
             "model",
-            "select * from v_usage_models order by cost_usd is null, cost_usd desc, model"
+            "select m.*, (select round(sum(premium_requests), 4) from usage u \
+             where coalesce(u.model, '?') = m.model) as premium_requests \
+             from v_usage_models m order by cost_usd is null, cost_usd desc, model"
                 .to_string(),
         ),
     ];
@@ -554,6 +556,56 @@ fn every_summary_reads_at_a_glance_in_100_columns() {
         let table = at_100(&env, &["summarize", "--by", by, "--format", "table"]);
         insta::assert_snapshot!(format!("summarize_{by}_table"), table);
     }
+}
+
+/// Copilot's premium requests get a column of the model table where some model has them,
+/// summed in the total row; a table of other agents' models has none (the snapshots above).
+#[test]
+fn the_model_table_shows_premium_requests_where_an_agent_reports_them() {
+    let env = fixed();
+    let ts = 1_764_590_400_000; // 2025-12-01T12:00:00Z
+    let lines: Vec<String> = [
+        ("p1", "claude-sonnet-4-5", Some(1.0)),
+        ("p2", "claude-sonnet-4-5", Some(1.0)),
+        ("p3", "claude-haiku-4-5", Some(0.33)),
+        ("p4", "gpt-5-mini", Some(0.0)),
+        ("p5", "gpt-5-mini", None),
+    ]
+    .into_iter()
+    .map(|(id, model, premium)| {
+        at("Stop", "s-copilot", ts, |e| {
+            e.agent = Some("copilot".into());
+            let mut u = usage(id, model, 10);
+            u.ts = Some(ts);
+            u.premium_requests = premium;
+            e.usage = Some(vec![u]);
+        })
+    })
+    .collect();
+    env.append(&lines);
+    env.ingest_once();
+    let table = at_100(&env, &["summarize", "--by", "model", "--format", "table"]);
+    insta::assert_snapshot!(table);
+    let rows = json(&env, &["summarize", "--by", "model", "--agent", "copilot"]);
+    let premium: Vec<(String, Value)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["model"].as_str().unwrap().to_string(),
+                r["premium_requests"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        premium,
+        [
+            ("claude-sonnet-4-5".to_string(), serde_json::json!(2.0)),
+            ("claude-haiku-4-5".to_string(), serde_json::json!(0.33)),
+            ("gpt-5-mini".to_string(), serde_json::json!(0.0)),
+        ]
+    );
 }
 
 /// The total row adds up what adds up, over every row even when `--limit` shows fewer, and
@@ -1420,6 +1472,14 @@ fn a_store_migrated_from_0019_reports_what_one_built_at_0020_reports() {
 #[test]
 fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
     let env = responses_at_day_edges();
+    // Premium requests (Copilot's) on some responses, as a fraction: not in any rollup.
+    env.rw()
+        .execute(
+            "UPDATE usage SET premium_requests = 0.33 * (CAST(substr(message_id, 2) AS INTEGER) % 4) \
+             WHERE CAST(substr(message_id, 2) AS INTEGER) % 5 IN (0, 2)",
+            [],
+        )
+        .unwrap();
     let ms = |iso: &str| cmstore::support::timespec::parse_point(iso, 0).unwrap();
     // Each figure of `--by model`, as a line per model.
     let lines = |rows: &Value| -> Vec<String> {
@@ -1428,7 +1488,7 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
             .map(|r| {
                 let cost = r["cost_usd"].as_f64().map(|c| format!("{c:.6}"));
                 format!(
-                    "{} {} {} {} {} {} {} {:?} {} {} {}",
+                    "{} {} {} {} {} {} {} {:?} {} {} {} {}",
                     r["model"],
                     r["sessions"],
                     r["responses"],
@@ -1439,7 +1499,8 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
                     cost,
                     r["unpriced"],
                     r["first_seen"],
-                    r["last_seen"]
+                    r["last_seen"],
+                    r["premium_requests"]
                 )
             })
             .collect()
@@ -1455,7 +1516,8 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
              'responses', responses, 'input_tokens', input_tokens, \
              'output_tokens', output_tokens, 'cache_write_tokens', cache_write_tokens, \
              'cache_read_tokens', cache_read_tokens, 'cost_usd', cost_usd, \
-             'unpriced', unpriced, 'first_seen', first_seen, 'last_seen', last_seen)) \
+             'unpriced', unpriced, 'first_seen', first_seen, 'last_seen', last_seen, \
+             'premium_requests', premium_requests)) \
              FROM (SELECT coalesce(model, '?') AS model, count(DISTINCT session_id) AS sessions, \
              count(*) AS responses, CAST(total(input_tokens) AS INTEGER) AS input_tokens, \
              CAST(total(output_tokens) AS INTEGER) AS output_tokens, \
@@ -1463,7 +1525,8 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
              CAST(total(cache_read_tokens) AS INTEGER) AS cache_read_tokens, \
              round(sum(cost_usd), 6) AS cost_usd, sum(cost_usd IS NULL) AS unpriced, \
              strftime('%Y-%m-%dT%H:%M:%SZ', min(ts) / 1000, 'unixepoch') AS first_seen, \
-             strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_seen \
+             strftime('%Y-%m-%dT%H:%M:%SZ', max(ts) / 1000, 'unixepoch') AS last_seen, \
+             round(sum(premium_requests), 4) AS premium_requests \
              FROM v_usage WHERE {} GROUP BY coalesce(model, '?') \
              ORDER BY cost_usd IS NULL, cost_usd DESC, model)",
             wheres.join(" AND ")
@@ -1484,6 +1547,15 @@ fn the_model_summary_of_a_window_equals_a_group_by_over_its_responses() {
         }
     }
     assert!(compared > 40, "the windows hold responses: {compared}");
+    // Without a window: every response, premium requests by model.
+    let all = json(&env, &["summarize", "--by", "model"]);
+    assert_eq!(lines(&all), lines(&direct(None, None, None)));
+    assert!(
+        all.as_array().unwrap().iter().any(|r| r["premium_requests"]
+            .as_f64()
+            .is_some_and(|p| p.fract() != 0.0)),
+        "{all:#}"
+    );
 }
 
 /// With `--since`/`--until`, a session's (and an agent's) usage is that of its responses in
