@@ -330,14 +330,17 @@ impl CrateMap {
             .collect()
     }
 
-    /// A subcommand's file imports no other subcommand's: what two share lives below `cmd/`
-    /// (or in `cli/` for options), so each file reads alone.
+    /// A subcommand's files import no other subcommand's: what two share lives below `cmd/`
+    /// (or in `cli/` for options), so each subcommand reads alone. A subcommand grown into a
+    /// folder (`cmd/hooks/`) is one subcommand: its files may import each other.
     fn subcommands_importing_each_other(&self) -> Vec<String> {
+        let subcommand = |m: &str| m.split("::").take(2).collect::<Vec<_>>().join("::");
         let mut found = Vec::new();
         for (module, file) in self.files.iter().filter(|(m, _)| within(m, "cmd")) {
             for target in &file.imports {
                 let shared = CMD_SHARED.iter().any(|s| within(target, s));
-                if within(target, "cmd") && target != "cmd" && !shared && target != module {
+                let same = subcommand(target) == subcommand(module);
+                if within(target, "cmd") && target != "cmd" && !shared && !same {
                     found.push(format!(
                         "{} imports {}: one subcommand imports no other",
                         self.name(module),

@@ -12,7 +12,8 @@ pub struct ReportFilters {
     /// Only sessions that started before then (same forms as --since)
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
-    /// Only sessions of this agent (claude, vscode, copilot, codex, gemini, qwen, cursor, droid)
+    /// Only sessions of this agent (claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
+    /// opencode)
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
     /// Only sessions in this project: the working directory's last component, or its path

@@ -39,8 +39,8 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 /// Arguments of `cmstore capture`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
-    /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, droid or
-    /// auto (sniffed from the payload)
+    /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
+    /// opencode or auto (sniffed from the payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none

@@ -42,6 +42,12 @@ pub fn probe(agent: Agent, session: &str, cwd: &str, now_ms: i64) -> Probe {
                    "session_id": session, "generation_id": "", "workspace_roots": [cwd],
                    "is_background_agent": false}),
         ),
+        // What cmstore's OpenCode plugin sends at a session's start.
+        Agent::Opencode => (
+            "session.created",
+            json!({"hook_event_name": "session.created", "session_id": session, "cwd": cwd,
+                   "source": "startup"}),
+        ),
         _ => (
             "SessionStart",
             json!({"hook_event_name": "SessionStart", "session_id": session, "cwd": cwd,
@@ -101,6 +107,15 @@ pub fn fire(shell: Shell, line: &str, probe: &Probe, queue: &Path) -> Piped {
             c
         }
     };
+    cmd.env("CMSTORE_QUEUE", queue);
+    process::run_piped(cmd, Some(probe.payload.as_bytes()), LIMIT, 64 * 1024)
+}
+
+/// Runs `words` as a plugin runs its capture command (the program itself, no shell), with the
+/// probe's payload on stdin, its queue line sent to `queue`.
+pub fn fire_words(words: &[String], probe: &Probe, queue: &Path) -> Piped {
+    let mut cmd = Command::new(words.first().map_or("", String::as_str));
+    cmd.args(words.iter().skip(1));
     cmd.env("CMSTORE_QUEUE", queue);
     process::run_piped(cmd, Some(probe.payload.as_bytes()), LIMIT, 64 * 1024)
 }

@@ -29,6 +29,9 @@ pub enum Agent {
     /// Factory's Droid (`droid`): Claude Code's payloads and replies, nine of its events, its own
     /// tool names (`Execute`) and no tool call ids.
     Droid,
+    /// OpenCode (`opencode-ai`): no hook commands but in-process plugins; cmstore's plugin
+    /// hands each event to `capture` under OpenCode's own event names.
+    Opencode,
     /// A payload no dialect recognised.
     Unknown,
 }
@@ -52,6 +55,27 @@ pub struct Profile {
     pub origin: &'static str,
     /// Where and how `cmstore hooks` writes the agent's hooks; `None` while cmstore cannot.
     pub hook_file: Option<HookFile>,
+    /// The plugin file `cmstore hooks` writes instead, for an agent that runs no hook
+    /// commands (OpenCode).
+    pub plugin: Option<PluginFile>,
+}
+
+/// A plugin cmstore ships for an agent that loads code rather than running hook commands:
+/// one file cmstore owns whole, written from a template with the capture command in it.
+#[derive(Debug)]
+pub struct PluginFile {
+    /// The plugin's text, `{{command}}` standing for the capture command line as a JSON
+    /// array of words (`resources/<agent>/…`, embedded at build time).
+    pub template: &'static str,
+    /// The comment that carries cmstore's version token in the file: `// cmstore: hooks-vN`.
+    pub marker: &'static str,
+    /// The file, relative to a project directory.
+    pub project: &'static [&'static str],
+    /// The file, relative to the user's configuration directory (`XDG_CONFIG_HOME`, else
+    /// `~/.config`).
+    pub user: &'static [&'static str],
+    /// The agent's events the plugin hands to `capture`, by the agent's names.
+    pub events: &'static [&'static str],
 }
 
 /// An agent's hook configuration file, as `cmstore hooks install|status|uninstall` edits it.
@@ -134,7 +158,7 @@ const CMSTORE_KEY: Marker = Marker {
 };
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 9] = [
+pub const PROFILES: [Profile; 10] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -158,6 +182,7 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["settings.json"],
             },
         }),
+        plugin: None,
     },
     Profile {
         agent: Agent::Vscode,
@@ -183,6 +208,7 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["hooks", "cmstore-vscode.json"],
             },
         }),
+        plugin: None,
     },
     Profile {
         agent: Agent::Copilot,
@@ -211,6 +237,7 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["hooks", "cmstore.json"],
             },
         }),
+        plugin: None,
     },
     Profile {
         agent: Agent::Codex,
@@ -236,6 +263,7 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["hooks.json"],
             },
         }),
+        plugin: None,
     },
     Profile {
         agent: Agent::Gemini,
@@ -265,6 +293,7 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["settings.json"],
             },
         }),
+        plugin: None,
     },
     Profile {
         agent: Agent::Qwen,
@@ -295,6 +324,7 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["settings.json"],
             },
         }),
+        plugin: None,
     },
     Profile {
         agent: Agent::Cursor,
@@ -323,6 +353,7 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["hooks.json"],
             },
         }),
+        plugin: None,
     },
     Profile {
         agent: Agent::Droid,
@@ -351,6 +382,40 @@ pub const PROFILES: [Profile; 9] = [
                 file: &["hooks.json"],
             },
         }),
+        plugin: None,
+    },
+    Profile {
+        agent: Agent::Opencode,
+        name: "opencode",
+        title: "OpenCode",
+        aliases: &["opencode-ai", "open-code"],
+        participant: "opencode",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: None,
+        plugin: Some(PluginFile {
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/opencode/cmstore.js"
+            )),
+            marker: "// cmstore: ",
+            // OpenCode loads `{plugin,plugins}/*.{js,ts}` of each configuration directory.
+            project: &[".opencode", "plugin", "cmstore.js"],
+            user: &["opencode", "plugin", "cmstore.js"],
+            events: &[
+                "chat.message",
+                "tool.execute.before",
+                "tool.execute.after",
+                "experimental.session.compacting",
+                "session.created",
+                "session.idle",
+                "session.error",
+                "session.compacted",
+                "message.updated",
+                "message.part.updated",
+                "permission.asked",
+                "permission.replied",
+            ],
+        }),
     },
     Profile {
         agent: Agent::Unknown,
@@ -360,12 +425,13 @@ pub const PROFILES: [Profile; 9] = [
         participant: "unknown",
         origin: UNKNOWN_ORIGIN,
         hook_file: None,
+        plugin: None,
     },
 ];
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 10] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -374,6 +440,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Cursor,
         Agent::Droid,
+        Agent::Opencode,
         Agent::Unknown,
     ];
 
@@ -409,6 +476,13 @@ impl Agent {
         Agent::ALL.into_iter().filter(|a| a.hook_file().is_some())
     }
 
+    /// The agents `cmstore hooks` can wire, by a hook file or a plugin, in the table's order.
+    pub fn wired() -> impl Iterator<Item = Agent> {
+        Agent::ALL
+            .into_iter()
+            .filter(|a| a.hook_file().is_some() || a.profile().plugin.is_some())
+    }
+
     /// Parses an `--agent` value by name or alias, any case; `None` for `auto`, `unknown`
     /// and anything unrecognised (which means "sniff").
     pub fn from_flag(flag: &str) -> Option<Agent> {
@@ -424,7 +498,7 @@ impl Agent {
 /// The agents' names in the table's order (not `unknown`), as the `--agent` help texts list
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
-pub const NAMES: &str = "claude, vscode, copilot, codex, gemini, qwen, cursor, droid";
+pub const NAMES: &str = "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode";
 
 #[cfg(test)]
 mod tests {

@@ -839,3 +839,173 @@ fn droid_history_is_imported_from_the_sessions_folder() {
         )]
     );
 }
+
+/// The events cmstore's OpenCode plugin sent from a run of OpenCode 1.18.33 against a mock
+/// (a prompt, a `bash` call, its answer), captured without flags: one OpenCode session with
+/// its prompt, the call paired by its id, the model call's usage, the turn's answer.
+#[test]
+fn opencode_events_are_a_session_with_its_prompt_call_usage_and_answer() {
+    let env = TestEnv::new();
+    for name in [
+        "opencode-1.18-session-created.json",
+        "opencode-1.18-chat-message.json",
+        "opencode-1.18-tool-execute-before-bash.json",
+        "opencode-1.18-tool-execute-after-bash.json",
+        "opencode-1.18-message-updated.json",
+        "opencode-1.18-session-idle.json",
+    ] {
+        assert_eq!(
+            capture(&env, payload(name), &[]),
+            serde_json::json!({}),
+            "{name}"
+        );
+    }
+    env.ingest_once();
+    let session = "ses_db06e7f42ffeEUxX3PuVlMo6WB";
+    let rows: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT agent, hook_type, event FROM events ORDER BY seq",
+    );
+    let opencode =
+        |kind: &str, event: &str| ("opencode".to_string(), kind.to_string(), event.to_string());
+    assert_eq!(
+        rows,
+        [
+            opencode("SessionStart", "session.created"),
+            opencode("UserPromptSubmit", "chat.message"),
+            opencode("PreToolUse", "tool.execute.before"),
+            opencode("PostToolUse", "tool.execute.after"),
+            opencode("ModelResponse", "message.updated"),
+            opencode("Stop", "session.idle"),
+        ]
+    );
+    let calls: Vec<(String, String, Option<i64>)> = rows3(
+        &env,
+        "SELECT tool_calls.tool_name, outcome, json_extract(entry, '$.exitCode') \
+         FROM tool_calls JOIN events ON events.id = tool_calls.post_event_id",
+    );
+    assert_eq!(
+        calls,
+        [("bash".to_string(), "succeeded".to_string(), Some(0))]
+    );
+    assert_eq!(
+        text(&env, "SELECT json_extract(entry, '$.toolResponse') FROM events WHERE hook_type = 'PostToolUse'").as_deref(),
+        Some("hi\n"),
+        "the output the model was given, not OpenCode's result object"
+    );
+    let turn: (Option<String>, Option<String>, Option<String>) = rows3(
+        &env,
+        &format!("SELECT prompt, response, model FROM turns WHERE session_id = '{session}'"),
+    )
+    .remove(0);
+    assert_eq!(
+        turn,
+        (
+            Some("Run it.\n@@bash echo hi\n".to_string()),
+            Some("FINAL ANSWER: done. last tool output: hi | ".to_string()),
+            Some("mock-model".to_string())
+        )
+    );
+    let usage: Vec<(String, i64, i64)> = rows3(
+        &env,
+        "SELECT message_id, input_tokens + cache_read_tokens, output_tokens FROM usage",
+    );
+    assert_eq!(
+        usage,
+        [("msg_24f918b3f001r8gZJYulPtvtNA".to_string(), 100, 23)]
+    );
+}
+
+/// What else OpenCode 1.18.33 reported through the plugin: a call that exited 3 (`failed`,
+/// its exit code from the result's metadata), a file write, a permission the run refused
+/// (asked, denied, the call failed with OpenCode's words), and a turn an API error ended.
+#[test]
+fn opencode_failures_permissions_and_errors_are_read() {
+    let env = TestEnv::new();
+    for name in [
+        "opencode-1.18-tool-execute-before-bash-exit3.json",
+        "opencode-1.18-tool-execute-after-bash-exit3.json",
+        "opencode-1.18-tool-execute-after-write.json",
+        "opencode-1.18-permission-asked.json",
+        "opencode-1.18-permission-replied.json",
+        "opencode-1.18-message-part-updated-tool-error.json",
+        "opencode-1.18-session-error.json",
+    ] {
+        capture(&env, payload(name), &[]);
+    }
+    env.ingest_once();
+    let calls: Vec<(String, String, Option<i64>)> = rows3(
+        &env,
+        "SELECT tool_calls.tool_name, outcome, json_extract(entry, '$.exitCode') \
+         FROM tool_calls LEFT JOIN events ON events.id = tool_calls.post_event_id \
+         ORDER BY tool_calls.tool_call_id",
+    );
+    assert_eq!(
+        calls,
+        [
+            ("bash".to_string(), "failed".to_string(), Some(3)),
+            ("write".to_string(), "succeeded".to_string(), None),
+            ("read".to_string(), "failed".to_string(), None),
+        ]
+    );
+    let kinds: Vec<(String, Option<String>, Option<String>)> = rows3(
+        &env,
+        "SELECT hook_type, tool_name, json_extract(entry, '$.error.message') FROM events \
+         WHERE hook_type NOT IN ('PreToolUse', 'PostToolUse') ORDER BY seq",
+    );
+    let row = |kind: &str, tool: Option<&str>, error: Option<&str>| {
+        (
+            kind.to_string(),
+            tool.map(str::to_string),
+            error.map(str::to_string),
+        )
+    };
+    assert_eq!(
+        kinds,
+        [
+            row("PermissionRequest", Some("external_directory"), None),
+            row("PermissionDenied", None, None),
+            row(
+                "PostToolUseFailure",
+                Some("read"),
+                Some("The user rejected permission to use this specific tool call.")
+            ),
+            row("StopFailure", None, Some("mock bad request")),
+        ]
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT outcome FROM turns WHERE hook_type = 'StopFailure'"
+        )
+        .as_deref(),
+        Some("failed")
+    );
+}
+
+/// In enforce mode a risky `bash` call's `tool.execute.before` gets Claude Code's deny, which
+/// the plugin turns into the error it throws; the call is recorded as denied.
+#[test]
+fn opencode_is_denied_in_the_shape_its_plugin_reads() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let reply = capture(
+        &env,
+        payload("opencode-1.18-tool-execute-before-bash-risky.json"),
+        &["--agent", "opencode"],
+    );
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
+    let reason = reply["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("curl"), "{reason}");
+    env.ingest_once();
+    assert_eq!(
+        text(&env, "SELECT outcome FROM tool_calls").as_deref(),
+        Some("denied")
+    );
+}

@@ -942,7 +942,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("gemini", "missing"),
             ("qwen", "missing"),
             ("cursor", "missing"),
-            ("droid", "missing")
+            ("droid", "missing"),
+            ("opencode", "missing")
         ]
     );
 }
@@ -1000,7 +1001,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         .collect();
     assert_eq!(
         agents,
-        ["claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid"],
+        ["claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode"],
         "{text}"
     );
     assert!(
@@ -1050,7 +1051,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     };
     let mut expected = Vec::new();
     for agent in [
-        "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid",
+        "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1067,9 +1068,10 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     }
     assert_eq!(rows(&dir), expected);
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
-    // project files are the user's own.
+    // project files are the user's own; OpenCode's user plugin is under ~/.config, its
+    // project one under ~/.opencode: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 10, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 12, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),
@@ -2266,4 +2268,154 @@ fn hooks_doctor_proves_a_running_ingest_takes_the_queue_in() {
     assert!(ok, "once it noticed the new file: {text}");
     crate::common::terminate(&child);
     assert!(crate::common::wait_timeout(&mut child, Duration::from_secs(20)).is_some());
+}
+
+/// OpenCode runs no hook commands: `hooks install --agent opencode` writes cmstore's plugin,
+/// a file cmstore owns whole, into the project's `.opencode/plugin/` or the user's
+/// `$XDG_CONFIG_HOME/opencode/plugin/`; status tells it installed, outdated (another
+/// binary) or edited; uninstall deletes only cmstore's file and the folders it leaves empty.
+#[test]
+fn opencode_gets_a_plugin_file_that_install_status_and_uninstall_own() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let file = dir.join(".opencode/plugin/cmstore.js");
+    hooks(
+        &env,
+        &["install", "--agent", "opencode", "--command", PROGRAM],
+        &dir,
+    )
+    .success()
+    .stdout(predicates::str::contains(
+        "opencode: installed hooks-v3 (a plugin for 12 events) into",
+    ));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with("// cmstore: hooks-v3\n"), "{text}");
+    assert!(
+        text.contains(&format!("const COMMAND = [{PROGRAM:?}]\n")),
+        "the plugin runs the program itself, no shell"
+    );
+    hooks(
+        &env,
+        &["install", "--agent", "opencode", "--command", PROGRAM],
+        &dir,
+    )
+    .success()
+    .stdout(predicates::str::contains("already installed (hooks-v3)"));
+    let state = |env: &TestEnv, command: &str| -> (String, Vec<String>) {
+        let out = hooks(
+            env,
+            &[
+                "status",
+                "--agent",
+                "opencode",
+                "--format",
+                "json",
+                "--command",
+                command,
+            ],
+            &dir,
+        )
+        .get_output()
+        .stdout
+        .clone();
+        let rows: Value = serde_json::from_slice(&out).unwrap();
+        let row = &rows[0];
+        let notes = row["notes"].as_array().unwrap();
+        (
+            row["state"].as_str().unwrap().to_string(),
+            notes
+                .iter()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect(),
+        )
+    };
+    assert_eq!(state(&env, PROGRAM), ("installed".to_string(), vec![]));
+    assert_eq!(
+        state(&env, "/new/cmstore"),
+        (
+            "outdated".to_string(),
+            vec![format!("runs another command ({PROGRAM})")]
+        )
+    );
+
+    // Edited by hand: kept unless forced.
+    std::fs::write(&file, text.clone() + "// mine\n").unwrap();
+    assert_eq!(state(&env, PROGRAM).0, "modified-by-hand");
+    hooks(
+        &env,
+        &["install", "--agent", "opencode", "--command", PROGRAM],
+        &dir,
+    )
+    .failure()
+    .stderr(predicates::str::contains("changed by hand"));
+    hooks(
+        &env,
+        &[
+            "install",
+            "--agent",
+            "opencode",
+            "--command",
+            PROGRAM,
+            "--force",
+        ],
+        &dir,
+    )
+    .success();
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+
+    // OpenCode keeps files of its own in `.opencode`: only the emptied `plugin/` goes.
+    std::fs::write(dir.join(".opencode/package.json"), "{}").unwrap();
+    hooks(&env, &["uninstall", "--agent", "opencode"], &dir)
+        .success()
+        .stdout(predicates::str::contains("removed the plugin"));
+    assert!(!file.exists() && !dir.join(".opencode/plugin").exists());
+    assert!(dir.join(".opencode/package.json").exists());
+
+    // A plugin of the user's own at that path is theirs: neither replaced nor removed.
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "export const Mine = async () => ({})\n").unwrap();
+    hooks(
+        &env,
+        &["install", "--agent", "opencode", "--command", PROGRAM],
+        &dir,
+    )
+    .failure()
+    .stderr(predicates::str::contains("is not cmstore's plugin"));
+    hooks(&env, &["uninstall", "--agent", "opencode"], &dir)
+        .success()
+        .stdout(predicates::str::contains("left as it is"));
+    assert!(file.exists());
+}
+
+#[test]
+fn opencodes_user_plugin_follows_xdg_config_home_and_the_doctor_probes_it() {
+    let env = TestEnv::new();
+    let config = env.dir.path().join("xdg");
+    cmd(&env)
+        .env("XDG_CONFIG_HOME", &config)
+        .args(["hooks", "install", "--user", "--agent", "opencode"])
+        .assert()
+        .success();
+    let file = config.join("opencode/plugin/cmstore.js");
+    assert!(file.exists());
+    let out = cmd(&env)
+        .env("XDG_CONFIG_HOME", &config)
+        .args(["hooks", "doctor", "--user", "--agent", "opencode"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("ok      installed: hooks-v3, 12 events")
+            && text.contains("ok      a probe session.created reached the queue in"),
+        "{text}"
+    );
+    // Without the variable, ~/.config.
+    cmd(&env)
+        .args(["hooks", "install", "--user", "--agent", "opencode"])
+        .assert()
+        .success();
+    assert!(env
+        .user_home()
+        .join(".config/opencode/plugin/cmstore.js")
+        .exists());
 }

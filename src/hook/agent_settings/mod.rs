@@ -10,6 +10,7 @@
 pub mod codex_trust;
 pub mod merge;
 pub mod otel;
+pub mod plugin;
 pub mod quote;
 pub mod splice;
 pub mod style;
@@ -61,6 +62,8 @@ pub enum Location {
         copilot_home: Option<PathBuf>,
         /// `CODEX_HOME`, which moves Codex's `~/.codex`.
         codex_home: Option<PathBuf>,
+        /// `XDG_CONFIG_HOME`, which moves `~/.config` (OpenCode's `~/.config/opencode`).
+        xdg_config_home: Option<PathBuf>,
     },
 }
 
@@ -148,6 +151,7 @@ pub trait Wiring: Copy {
                 claude_config_dir,
                 copilot_home,
                 codex_home,
+                ..
             } => {
                 let moved = match file.user.dir_env {
                     Some("CLAUDE_CONFIG_DIR") => claude_config_dir,
@@ -407,6 +411,7 @@ mod tests {
             claude_config_dir: None,
             copilot_home: None,
             codex_home: None,
+            xdg_config_home: None,
         };
         assert_eq!(
             Agent::Claude.config_path(&u),
@@ -421,6 +426,7 @@ mod tests {
             claude_config_dir: Some(PathBuf::from("/c")),
             copilot_home: Some(PathBuf::from("/g")),
             codex_home: Some(PathBuf::from("/x")),
+            xdg_config_home: None,
         };
         assert_eq!(
             Agent::Claude.config_path(&moved),

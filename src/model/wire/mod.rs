@@ -6,6 +6,7 @@
 //! PascalCase hooks, and Codex. Every field is read in every spelling, so the dialect only
 //! matters for naming the agent and for the shape of the reply.
 
+pub mod opencode;
 pub mod outcome;
 pub mod payload;
 pub mod reply;
@@ -43,6 +44,10 @@ pub fn sniff_agent(p: &Payload) -> Agent {
     let event = p.str_any(&["hook_event_name", "hookEventName"]);
     if event.as_deref().is_some_and(|e| GEMINI_EVENTS.contains(&e)) {
         return Agent::Gemini;
+    }
+    // cmstore's OpenCode plugin sends OpenCode's own dotted event names.
+    if event.as_deref().is_some_and(opencode::is_event) {
+        return Agent::Opencode;
     }
     let transcript = p
         .str_any(&["transcript_path", "transcriptPath"])
@@ -158,6 +163,9 @@ pub fn tool_input(p: &Payload) -> Option<Value> {
 /// a request to the model ([`HookType::ModelRequest`]), not a prompt (seen with Qwen Code
 /// 0.24.4 in the end-to-end suite).
 pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
+    if agent == Agent::Opencode && opencode::is_event(event) {
+        return opencode::hook_type(event, p);
+    }
     let kind = HookType::from_event_name(event)?;
     let no_prompt = || {
         p.str_any(&["prompt"])
@@ -313,6 +321,9 @@ pub fn normalize(
             );
         }
     }
+    if agent == Agent::Opencode {
+        opencode_fields(p, kind, &mut e, limits);
+    }
     e
 }
 
@@ -338,6 +349,27 @@ fn cursor_fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limits
             Some("error") => Some("failed".to_string()),
             _ => e.turn_outcome.take(),
         };
+    }
+}
+
+/// What OpenCode's events carry in shapes of their own ([`opencode`]): a tool result's text
+/// (its `output`; the whole `{title, output, metadata}` is what the plugin sends), an error
+/// object's readable message, and a completed model call's usage.
+fn opencode_fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limits: &Limits) {
+    if let Some(error) = p.get_any(&["error"]).and_then(opencode::error) {
+        e.error = Some(error);
+    }
+    if kind == Some(HookType::ModelResponse) {
+        e.usage = opencode::usage(p).map(|record| vec![record]);
+        if e.model.is_none() {
+            e.model = e.usage.as_ref().and_then(|u| u[0].model.clone());
+        }
+    }
+    if let Some(text) = p
+        .get_any(&["tool_response"])
+        .and_then(opencode::tool_result_text)
+    {
+        e.tool_response = Some(cut_text(&text, limits.tool_response));
     }
 }
 

@@ -1,4 +1,8 @@
 //! The JSON reply each agent expects on stdout: exactly one object (or nothing).
+//!
+//! OpenCode runs no hook commands: cmstore's own plugin (`resources/opencode/cmstore.js`)
+//! reads Claude Code's shapes and does what they say in OpenCode's terms (a deny or a refused
+//! prompt is an error thrown, context a text part added to the prompt or the tool's output).
 
 use serde_json::{json, Value};
 
@@ -44,6 +48,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
         | Agent::Codex
         | Agent::Qwen
         | Agent::Droid
+        | Agent::Opencode
         | Agent::Unknown => json!({
             "hookSpecificOutput": {
                 "hookEventName": event,
@@ -74,9 +79,12 @@ pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
             "continue": false,
             "stopReason": reason,
         })),
-        Agent::Claude | Agent::Vscode | Agent::Codex | Agent::Qwen | Agent::Unknown => {
-            Some(json!({ "decision": "block", "reason": reason }))
-        }
+        Agent::Claude
+        | Agent::Vscode
+        | Agent::Codex
+        | Agent::Qwen
+        | Agent::Opencode
+        | Agent::Unknown => Some(json!({ "decision": "block", "reason": reason })),
     }
 }
 
@@ -131,6 +139,7 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         | Agent::Codex
         | Agent::Qwen
         | Agent::Droid
+        | Agent::Opencode
         | Agent::Unknown => json!({
             "decision": "block",
             "reason": reason,

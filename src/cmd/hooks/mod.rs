@@ -17,7 +17,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::files::paths::Paths;
+mod plugin;
+
 use crate::hook::agent_settings::merge::{self, State};
+use crate::hook::agent_settings::plugin::of as plugin_of;
 use crate::hook::agent_settings::style::Style;
 use crate::hook::agent_settings::versions::{self, Version};
 use crate::hook::agent_settings::{codex_trust, splice, switches, vscode_settings};
@@ -65,12 +68,12 @@ pub struct DoctorArgs {
 /// project file as help.
 fn agent_value() -> impl clap::builder::TypedValueParser<Value = Agent> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let values = Agent::with_hook_files().map(|agent| {
-        let help = format!(
-            "{} (`{}`)",
-            agent.profile().title,
-            agent.file().project.join("/")
-        );
+    let values = Agent::wired().map(|agent| {
+        let project = match plugin_of(agent) {
+            Some(plugin) => plugin.project,
+            None => agent.file().project,
+        };
+        let help = format!("{} (`{}`)", agent.profile().title, project.join("/"));
         PossibleValue::new(agent.as_str()).help(help)
     });
     PossibleValuesParser::new(values)
@@ -84,7 +87,7 @@ pub struct ScopeArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "user")]
     pub project: Option<PathBuf>,
     /// Use the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini, ~/.qwen,
-    /// ~/.cursor, ~/.factory) instead of a project's
+    /// ~/.cursor, ~/.factory, ~/.config/opencode) instead of a project's
     #[arg(long)]
     pub user: bool,
 }
@@ -204,6 +207,16 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     }
     let mut notes: Vec<String> = program_note.into_iter().collect();
     for agent in agents(&args.agent) {
+        if let Some(file) = plugin_of(agent) {
+            match plugin::install(file, &location, &program, args.force) {
+                Ok(message) => println!("{}: {message}", agent.as_str()),
+                Err(err) => {
+                    eprintln!("cmstore: {}: {err:#}", agent.as_str());
+                    failed = true;
+                }
+            }
+            continue;
+        }
         let asked = agent_version::resolve(agent, args.agent_version);
         let installing = Installing {
             program: &program,
@@ -445,7 +458,11 @@ fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
     let mut failed = false;
     for agent in agents(&args.agent) {
-        match uninstall_one(agent, &location) {
+        let removed = match plugin_of(agent) {
+            Some(file) => plugin::uninstall(file, &location),
+            None => uninstall_one(agent, &location),
+        };
+        match removed {
             Ok(message) => println!("{}: {message}", agent.as_str()),
             Err(err) => {
                 eprintln!("cmstore: {}: {err:#}", agent.as_str());
@@ -543,13 +560,22 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let chosen = if args.agent.is_empty() {
-        Agent::with_hook_files().collect()
+        Agent::wired().collect()
     } else {
         agents(&args.agent)
     };
     let mut rows: Vec<Row> = Vec::new();
     let mut said = Vec::new();
     for agent in chosen {
+        if let Some(file) = plugin_of(agent) {
+            for (location, program) in locations.iter().zip(&programs) {
+                let row = plugin::status_row(agent, file, location, program);
+                if !rows.iter().any(|r| r.file == row.file) {
+                    rows.push(row);
+                }
+            }
+            continue;
+        }
         // Asked only of an agent with a hook file here: nothing to check otherwise.
         let has_file = locations.iter().any(|l| agent.config_path(l).exists());
         let asked = has_file
@@ -620,7 +646,7 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
 fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let locations = status_locations(&args.scope)?;
     let chosen = if args.agent.is_empty() {
-        Agent::with_hook_files().collect()
+        Agent::wired().collect()
     } else {
         agents(&args.agent)
     };
@@ -630,20 +656,23 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     for agent in chosen {
         let files: Vec<&Location> = locations
             .iter()
-            .filter(|l| agent.config_path(l).exists())
+            .filter(|l| wired_path(agent, l).exists())
             .collect();
-        let asked = (!files.is_empty())
+        let asked = (!files.is_empty() && plugin_of(agent).is_none())
             .then(|| agent_version::resolve(agent, None))
             .flatten();
         for location in files {
-            let path = agent.config_path(location);
+            let path = wired_path(agent, location);
             if seen_files.contains(&path) {
                 continue;
             }
             seen_files.push(path.clone());
             let (program, _) = program_for(None, location)?;
             let program = command_words(paths, program)?;
-            let row = status_row(agent, location, &program, asked.as_ref());
+            let row = match plugin_of(agent) {
+                Some(file) => plugin::status_row(agent, file, location, &program),
+                None => status_row(agent, location, &program, asked.as_ref()),
+            };
             if row.state == "missing" {
                 continue;
             }
@@ -685,7 +714,11 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
                 say("broken", &format!("will not fire: {why}"))?;
             }
             if row.state != "invalid" {
-                match probe_file(paths, agent, location, &path) {
+                let probed = match plugin_of(agent) {
+                    Some(_) => plugin::probe_file(paths, agent, location, &path),
+                    None => probe_file(paths, agent, location, &path),
+                };
+                match probed {
                     Ok(text) => say("ok", &text)?,
                     Err(why) => say("broken", &format!("the probe failed: {why}"))?,
                 }
@@ -787,6 +820,14 @@ fn write_ingest_check(out: &mut impl Write, paths: &Paths) -> io::Result<bool> {
     Ok(false)
 }
 
+/// The file that wires `agent` at `location`: its hook file, or the plugin cmstore writes.
+fn wired_path(agent: Agent, location: &Location) -> PathBuf {
+    match plugin_of(agent) {
+        Some(file) => crate::hook::agent_settings::plugin::path(file, location),
+        None => agent.config_path(location),
+    }
+}
+
 /// The `hooks install` that brings `agent`'s file at `location` up to date.
 fn install_command(agent: Agent, location: &Location) -> String {
     let scope = match location {
@@ -843,21 +884,28 @@ fn version_note(agent: Agent, asked: Option<&Asked>) -> Option<String> {
     Some(format!("{}: {said}", agent.as_str()))
 }
 
+impl Row {
+    /// The row of `agent`'s file at `path` in `location` before it is read: missing.
+    fn missing(agent: Agent, location: &Location, path: &Path) -> Row {
+        Row {
+            agent: agent.as_str(),
+            scope: location.scope(),
+            file: path.display().to_string(),
+            state: "missing",
+            tokens: Vec::new(),
+            current_token: format!("hooks-v{CURRENT_VERSION}"),
+            agent_version: None,
+            will_not_fire: Vec::new(),
+            events: 0,
+            events_current: 0,
+            notes: Vec::new(),
+        }
+    }
+}
+
 fn status_row(agent: Agent, location: &Location, program: &[String], asked: Option<&Asked>) -> Row {
     let path = agent.config_path(location);
-    let mut row = Row {
-        agent: agent.as_str(),
-        scope: location.scope(),
-        file: path.display().to_string(),
-        state: "missing",
-        tokens: Vec::new(),
-        current_token: format!("hooks-v{CURRENT_VERSION}"),
-        agent_version: None,
-        will_not_fire: Vec::new(),
-        events: 0,
-        events_current: 0,
-        notes: Vec::new(),
-    };
+    let mut row = Row::missing(agent, location, &path);
     let mut expected = agent.expected_command(program);
     agent_version::fit(&mut expected, asked);
     row.agent_version = expected.for_version.map(|v| v.to_string());
@@ -1130,6 +1178,7 @@ fn user_location() -> anyhow::Result<Location> {
         claude_config_dir: crate::support::env::path("CLAUDE_CONFIG_DIR"),
         copilot_home: crate::support::env::path("COPILOT_HOME"),
         codex_home: crate::support::env::path("CODEX_HOME"),
+        xdg_config_home: crate::support::env::path("XDG_CONFIG_HOME"),
     })
 }
 
