@@ -104,6 +104,20 @@ pub fn responder_counting(
     }
 }
 
+/// The content of every `tool_result` block the mock was sent (as JSON text), over all its
+/// requests: what the agent gave the model as its calls' results.
+pub fn sent_tool_results(mock: &crate::mock::MockServer) -> Vec<String> {
+    mock.requests()
+        .iter()
+        .filter_map(|r| r.body["messages"].as_array().cloned())
+        .flatten()
+        .filter_map(|m| m["content"].as_array().cloned())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].to_string())
+        .collect()
+}
+
 /// How many `tool_result` blocks the conversation in a request body holds.
 pub fn tool_results(body: &Value) -> usize {
     let messages = body["messages"]

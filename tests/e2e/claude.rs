@@ -669,13 +669,7 @@ fn a_claude_prompt_near_the_budget_is_warned_and_past_it_refused() {
     let cmd = claude_command(&world, &claude, &mock, "say hello");
     let run = harness::spawn(&world, "claude", cmd).wait(AGENT_TIMEOUT);
     run.assert_ok();
-    let warning = "cmstore budget: $0.60 spent of the daily budget of $1.00 (60 %).";
-    let sent: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
-    assert!(
-        sent.contains(warning),
-        "the warning reached the model\n{}",
-        world.queue_text()
-    );
+    harness::assert_budget_warned(&world, &mock);
 
     world.spend("day = 1\nwarn_at = 0.5\n", 1);
     let refused = MockServer::start(anthropic::responder(vec![Step::Text("Hello.")]));

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::anthropic::{self, Step, Usage};
-use crate::harness::{self, Session, World, AGENT_TIMEOUT};
+use crate::harness::{self, Session, World};
 use crate::mock::MockServer;
 
 /// The platform binary.
@@ -86,16 +86,7 @@ fn main_session() -> Option<Session> {
     let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
     write_settings(&world, &mock);
     let cmd = droid_command(&world, &droid, PROMPT);
-    let run = harness::spawn(&world, "droid", cmd).wait(AGENT_TIMEOUT);
-    run.assert_ok();
-    world.ingest();
-    let id = harness::only_session(&world, "droid", &run);
-    Some(Session {
-        world,
-        mock,
-        run,
-        id,
-    })
+    Some(Session::run(world, mock, "droid", cmd))
 }
 
 /// What `droid exec` fires (its session's start and end, each tool call's two halves, the
@@ -106,14 +97,7 @@ fn main_session() -> Option<Session> {
 fn droid_events_and_tool_calls_are_what_it_did() {
     let Some(s) = main_session() else { return };
     let ctx = s.context();
-    let kinds: Vec<String> = s
-        .query(
-            "SELECT hook_type FROM events WHERE session_id = :sid AND agent = 'droid' \
-             ORDER BY seq",
-        )
-        .iter()
-        .map(|r| r["hook_type"].as_str().unwrap_or("").to_string())
-        .collect();
+    let kinds = s.hook_types("droid");
     for kind in [
         "SessionStart",
         "PreToolUse",
@@ -149,17 +133,7 @@ fn droid_events_and_tool_calls_are_what_it_did() {
     assert_eq!(exit.len(), 1, "{exit:?}\n{ctx}");
     assert_eq!(exit[0]["code"], 0, "{ctx}");
     // The deny's reason reached the model, as the denied call's result.
-    let results: Vec<String> = s
-        .mock
-        .requests()
-        .iter()
-        .filter_map(|r| r.body["messages"].as_array().cloned())
-        .flatten()
-        .filter_map(|m| m["content"].as_array().cloned())
-        .flatten()
-        .filter(|block| block["type"] == "tool_result")
-        .map(|block| block["content"].to_string())
-        .collect();
+    let results = anthropic::sent_tool_results(&s.mock);
     assert!(
         results
             .iter()

@@ -453,6 +453,32 @@ pub fn only_session(world: &World, agent: &str, run: &Run) -> String {
 }
 
 impl Session {
+    /// Runs `cmd` (the agent `agent`) in `world` against `mock` to its end, which must be a
+    /// success, and ingests: the one session of the agent it leaves.
+    pub fn run(world: World, mock: MockServer, agent: &str, cmd: Command) -> Session {
+        let run = spawn(&world, agent, cmd).wait(AGENT_TIMEOUT);
+        run.assert_ok();
+        world.ingest();
+        let id = only_session(&world, agent, &run);
+        Session {
+            world,
+            mock,
+            run,
+            id,
+        }
+    }
+
+    /// The hook types of the session's events of `agent`, in their order.
+    pub fn hook_types(&self, agent: &str) -> Vec<String> {
+        self.query(&format!(
+            "SELECT hook_type FROM events WHERE session_id = :sid AND agent = '{agent}' \
+             ORDER BY seq"
+        ))
+        .iter()
+        .map(|r| r["hook_type"].as_str().unwrap_or("").to_string())
+        .collect()
+    }
+
     /// Rows of `sql` over the session's store, `:sid` standing for the session id.
     pub fn query(&self, sql: &str) -> Vec<Value> {
         let sql = sql.replace(":sid", &format!("'{}'", self.id));
@@ -468,6 +494,18 @@ impl Session {
             self.run.stderr
         )
     }
+}
+
+/// Asserts that the model behind `mock` was told where the budget [`World::spend`] set
+/// (`day = 1`, `warn_at = 0.5`, one response) stands: the agent passed the hook's context on.
+pub fn assert_budget_warned(world: &World, mock: &MockServer) {
+    let warning = "cmstore budget: $0.60 spent of the daily budget of $1.00 (60 %).";
+    let sent: String = mock.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        sent.contains(warning),
+        "the warning reached the model\n{}",
+        world.queue_text()
+    );
 }
 
 /// Asserts that the agent's `run` in `world` refused `prompt` on a `[budget]` limit: the

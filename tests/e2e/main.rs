@@ -13,4 +13,5 @@ mod google;
 mod harness;
 mod mock;
 mod openai;
+mod opencode;
 mod qwen;

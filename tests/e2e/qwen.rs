@@ -8,7 +8,7 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::anthropic::{self, Step, Usage, MODEL};
-use crate::harness::{self, Session, World, AGENT_TIMEOUT};
+use crate::harness::{self, Session, World};
 use crate::mock::MockServer;
 
 /// The CLI's bundled entry point, run with node.
@@ -73,30 +73,14 @@ fn main_session() -> Option<Session> {
     let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
     write_settings(&world, &mock);
     let cmd = qwen_command(&world, &qwen, PROMPT);
-    let run = harness::spawn(&world, "qwen", cmd).wait(AGENT_TIMEOUT);
-    run.assert_ok();
-    world.ingest();
-    let id = harness::only_session(&world, "qwen", &run);
-    Some(Session {
-        world,
-        mock,
-        run,
-        id,
-    })
+    Some(Session::run(world, mock, "qwen", cmd))
 }
 
 #[test]
 fn qwen_events_prompt_and_tool_calls_are_what_it_did() {
     let Some(s) = main_session() else { return };
     let ctx = s.context();
-    let kinds: Vec<String> = s
-        .query(
-            "SELECT hook_type FROM events WHERE session_id = :sid AND agent = 'qwen' \
-             ORDER BY seq",
-        )
-        .iter()
-        .map(|r| r["hook_type"].as_str().unwrap_or("").to_string())
-        .collect();
+    let kinds = s.hook_types("qwen");
     for kind in [
         "SessionStart",
         "UserPromptSubmit",

@@ -1,0 +1,227 @@
+//! OpenCode (`opencode-ai`, pinned in `.ci/install-agents`; its platform binary run itself) in
+//! `opencode run`, wired with `cmstore hooks install --agent opencode --user` (cmstore's plugin
+//! in `~/.config/opencode/plugin/`), against the mock Messages API as a provider of the user's
+//! config (`@ai-sdk/anthropic`, bundled in OpenCode, its `baseURL` the mock's). Offline:
+//! models.dev, the auto-update and the share service are turned off by OpenCode's own
+//! variables, and the npm install OpenCode starts in each configuration folder (of its plugin
+//! SDK) finds the folder already provided for (docs/dev/e2e.md).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::anthropic::{self, Step, Usage};
+use crate::harness::{self, Session, World, AGENT_TIMEOUT};
+use crate::mock::MockServer;
+
+/// The platform binary the wrapper package installs.
+fn opencode() -> Option<PathBuf> {
+    harness::agent("opencode", "node_modules/opencode-linux-x64/bin/opencode")
+}
+
+/// OpenCode's version, which its configuration folders' package files name.
+const VERSION: &str = "1.18.33";
+
+/// The user's `opencode.json`: the mock as a provider with one model, then cmstore's plugin
+/// installed as a user installs it. OpenCode installs its plugin SDK (`@opencode-ai/plugin`)
+/// into each configuration folder with npm before it loads a plugin, and waits over a minute
+/// for a registry it cannot reach; a folder whose lock file already lists the SDK is left
+/// alone (OpenCode 1.18.33).
+fn write_config(world: &World, mock: &MockServer) {
+    let dir = world.home().join(".config").join("opencode");
+    std::fs::create_dir_all(dir.join("node_modules")).expect("create ~/.config/opencode");
+    let config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": false,
+        "share": "disabled",
+        "model": format!("mock/{}", anthropic::MODEL),
+        "small_model": format!("mock/{}", anthropic::MODEL),
+        "provider": {"mock": {
+            "npm": "@ai-sdk/anthropic",
+            "name": "Mock",
+            "options": {"baseURL": format!("{}/v1", mock.url()), "apiKey": "e2e-dummy-key"},
+            "models": {anthropic::MODEL: {
+                "name": "Mock",
+                "tool_call": true,
+                "limit": {"context": 200000, "output": 8192},
+            }},
+        }},
+    });
+    std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
+    let sdk = json!({"@opencode-ai/plugin": VERSION});
+    std::fs::write(
+        dir.join("package.json"),
+        json!({"dependencies": sdk}).to_string(),
+    )
+    .expect("write package.json");
+    std::fs::write(
+        dir.join("package-lock.json"),
+        json!({"lockfileVersion": 3, "packages": {"": {"dependencies": sdk}}}).to_string(),
+    )
+    .expect("write package-lock.json");
+    world.cmstore_ok(&["hooks", "install", "--agent", "opencode", "--user"]);
+}
+
+/// `opencode run PROMPT` in `world`, offline.
+fn opencode_command(world: &World, opencode: &Path, prompt: &str) -> Command {
+    let mut cmd = world.command(opencode);
+    cmd.args(["run", prompt])
+        .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+        .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+        .env("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
+        .env("OPENCODE_DISABLE_SHARE", "1");
+    cmd
+}
+
+/// One word: `opencode run` quotes an argument that holds a space before it sends it.
+const PROMPT: &str = "steps";
+
+/// A `bash` call's input as OpenCode's tool schema asks for it.
+fn bash(command: &str) -> serde_json::Value {
+    json!({"command": command, "description": "Runs a step"})
+}
+
+/// A command that works, one that exits 3, one the gate denies (it would create the marker),
+/// then the answer; each reply reports counts of its own (`Usage::of_step`).
+fn main_session() -> Option<Session> {
+    let opencode = opencode()?;
+    let world = World::new();
+    world.enforce();
+    let denied = format!(
+        "touch {} && echo 'drop table users'",
+        world.marker().display()
+    );
+    let script = vec![
+        Step::Tool("bash", bash("echo hi")),
+        Step::Tool("bash", bash("echo failing; exit 3")),
+        Step::Tool("bash", bash(&denied)),
+        Step::Text("All three steps are done."),
+    ];
+    let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
+    write_config(&world, &mock);
+    let cmd = opencode_command(&world, &opencode, PROMPT);
+    Some(Session::run(world, mock, "opencode", cmd))
+}
+
+/// Every event the plugin hands on is one row (the session's start, the prompt, each call's
+/// two halves, each model call, the turn's end), the calls paired by their ids with their
+/// true outcomes (the exit code OpenCode keeps from the model), the gate's deny obeyed (the
+/// denied command never ran; its reason was the call's result), and the turn with its
+/// prompt, answer and model.
+#[test]
+fn opencode_events_and_tool_calls_are_what_it_did() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    let kinds = s.hook_types("opencode");
+    let count = |kind: &str| kinds.iter().filter(|k| *k == kind).count();
+    assert_eq!(
+        [
+            count("SessionStart"),
+            count("UserPromptSubmit"),
+            count("PreToolUse"),
+            count("PostToolUse"),
+            count("ModelResponse"),
+            count("Stop"),
+        ],
+        [1, 1, 3, 2, 4, 1],
+        "{kinds:?}\n{ctx}"
+    );
+    let calls = s.query(
+        "SELECT tool_name, outcome, input FROM tool_calls WHERE session_id = :sid \
+         ORDER BY start_ts",
+    );
+    let outcomes: Vec<(String, String)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c["input"].as_str().unwrap_or("").to_string(),
+                c["outcome"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes[..2],
+        [
+            ("echo hi".to_string(), "succeeded".to_string()),
+            ("echo failing; exit 3".to_string(), "failed".to_string()),
+        ],
+        "{calls:?}\n{ctx}"
+    );
+    assert_eq!(outcomes.len(), 3, "{calls:?}\n{ctx}");
+    assert_eq!(outcomes[2].1, "denied", "{calls:?}\n{ctx}");
+    assert!(!s.world.marker().exists(), "the denied command ran\n{ctx}");
+    let exits = s.query(
+        "SELECT json_extract(entry, '$.exitCode') AS code FROM events \
+         WHERE session_id = :sid AND hook_type = 'PostToolUse' ORDER BY seq",
+    );
+    assert_eq!(exits, [json!({"code": 0}), json!({"code": 3})], "{ctx}");
+    // The deny's reason reached the model, as the denied call's result.
+    let results = anthropic::sent_tool_results(&s.mock);
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("Blocked by cmstore safety gate")),
+        "{results:?}\n{ctx}"
+    );
+    let turns = s.query("SELECT prompt, response, model FROM turns WHERE session_id = :sid");
+    assert_eq!(
+        turns,
+        [
+            json!({"prompt": PROMPT, "response": "All three steps are done.",
+                "model": anthropic::MODEL})
+        ],
+        "{ctx}"
+    );
+}
+
+/// OpenCode's usage: one row per model call, the mock's own counts in each column (OpenCode
+/// splits the input as the Messages API does), under the model's name, priced.
+#[test]
+fn opencode_usage_is_the_mocks_numbers_per_response() {
+    let Some(s) = main_session() else { return };
+    let ctx = s.context();
+    let rows = s.query(
+        "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, model, \
+         cost_usd IS NOT NULL AS priced FROM v_usage WHERE session_id = :sid \
+         ORDER BY cache_read_tokens",
+    );
+    let expected: Vec<serde_json::Value> = (0..4)
+        .map(Usage::of_step)
+        .map(|u| {
+            json!({
+                "input_tokens": u.input,
+                "output_tokens": u.output,
+                "cache_write_tokens": u.cache_write(),
+                "cache_read_tokens": u.cache_read,
+                "model": anthropic::MODEL,
+                "priced": 1,
+            })
+        })
+        .collect();
+    assert_eq!(rows, expected, "{ctx}");
+}
+
+/// Issue 39's budget with a real OpenCode: near the day's limit the prompt goes on and the
+/// model is told where the budget stands (the plugin adds the reply's context to the prompt);
+/// past it the plugin refuses the prompt before any request is made (OpenCode's `run` then
+/// ends with an error of its own).
+#[test]
+fn an_opencode_prompt_near_the_budget_is_warned_and_past_it_refused() {
+    let Some(opencode) = opencode() else { return };
+    let world = World::new();
+    world.spend("day = 1\nwarn_at = 0.5\n", 1);
+    let mock = MockServer::start(anthropic::responder(vec![Step::Text("Hello.")]));
+    write_config(&world, &mock);
+    let cmd = opencode_command(&world, &opencode, "hello");
+    let run = harness::spawn(&world, "opencode", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    harness::assert_budget_warned(&world, &mock);
+
+    world.spend("day = 1\nwarn_at = 0.5\n", 1);
+    let refused = MockServer::start(anthropic::responder(vec![Step::Text("Hello.")]));
+    write_config(&world, &refused);
+    let cmd = opencode_command(&world, &opencode, "greetings");
+    let run = harness::spawn(&world, "opencode", cmd).wait(AGENT_TIMEOUT);
+    harness::assert_prompt_refused(&world, &refused, &run, "greetings");
+}
