@@ -7,7 +7,10 @@ binary's ratio to the last one given.
 The event is HOOK_EVENT (default PostToolUse, a 2 KB payload); also PreToolUse (a command the
 gate reads), UserPromptSubmit (a prompt; context injected when there is any), SessionStart
 and Notification; and cursor:postToolUse, cursor:preToolUse, Cursor's own payloads of those
-(docs/agents.md, "Cursor"), as its installed hook runs them (`--agent cursor --event …`).
+(docs/agents.md, "Cursor"), as its installed hook runs them (`--agent cursor --event …`); and
+opencode:NAME, the payload cmstore's OpenCode plugin sent in a real run
+(tests/fixtures/payloads/opencode-1.18-NAME.json: tool-execute-before-bash,
+tool-execute-after-bash, message-updated, …), as the plugin runs it (`--agent opencode`).
 
 Usage: [HOOK_EVENT=…] hook_interleaved.py ROUNDS BIN... (the last is the baseline)
 """
@@ -42,6 +45,13 @@ if event.startswith("cursor:"):
     payload = json.dumps(cursor).encode()
     extra = ["--agent", "cursor", "--event", name]
     event = "cursor-" + name
+if event.startswith("opencode:"):
+    name = event.split(":", 1)[1]
+    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                            "fixtures", "payloads")
+    payload = open(os.path.join(fixtures, f"opencode-1.18-{name}.json"), "rb").read()
+    extra = ["--agent", "opencode"]
+    event = "opencode-" + name
 path = os.path.join(root, f"{event}.json")
 open(path, "wb").write(payload)
 samples = {b: [] for b in bins}
