@@ -24,8 +24,8 @@ pub struct Args {
     /// Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), Copilot CLI's
     /// `session-state` (`$COPILOT_HOME` or `~/.copilot`), VS Code Copilot Chat's
     /// `workspaceStorage/*/GitHub.copilot-chat/transcripts`, Qwen Code's `projects`
-    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`) and Droid's `~/.factory/sessions`,
-    /// those that exist]
+    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), Droid's `~/.factory/sessions` and
+    /// OpenCode's store (`~/.local/share/opencode/opencode.db`), those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -36,8 +36,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let roots = default_roots();
         if roots.is_empty() {
             eprintln!(
-                "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code or Droid history \
-                 found: nothing to import"
+                "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code, Droid or OpenCode \
+                 history found: nothing to import"
             );
             return Ok(ExitCode::SUCCESS);
         }
@@ -127,7 +127,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 /// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
 /// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state, VS Code Copilot
-/// Chat's transcripts and Qwen Code's chats (under its `projects`).
+/// Chat's transcripts, Qwen Code's chats (under its `projects`), Droid's sessions and
+/// OpenCode's store.
 fn default_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
     let codex = crate::support::env::path("CODEX_HOME")
@@ -144,8 +145,18 @@ fn default_roots() -> Vec<PathBuf> {
     .into_iter()
     .flatten()
     .filter(|dir| dir.is_dir())
+    .chain(opencode_store(env.home.as_deref()).filter(|file| file.is_file()))
     .chain(env.copilot_log_dirs())
     .collect()
+}
+
+/// OpenCode's store: `opencode.db` in `$XDG_DATA_HOME/opencode`, else in
+/// `~/.local/share/opencode` (the file itself: the folder beside it holds OpenCode's snapshot
+/// repositories, not to be walked).
+fn opencode_store(home: Option<&std::path::Path>) -> Option<PathBuf> {
+    let data = crate::support::env::path("XDG_DATA_HOME")
+        .or_else(|| home.map(|h| h.join(".local").join("share")))?;
+    Some(data.join("opencode").join("opencode.db"))
 }
 
 /// Where Qwen Code keeps its chats, as it chooses: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`,

@@ -1009,3 +1009,116 @@ fn opencode_is_denied_in_the_shape_its_plugin_reads() {
         Some("denied")
     );
 }
+
+/// OpenCode's store, as OpenCode 1.18.33 lays it out (the tables and columns `cmstore import`
+/// reads: `session.directory`, `message.data` without the ids it has as columns), holding the
+/// assistant message of `opencode-1.18-message-updated.json`, a second model call, a user
+/// message and a call an error ended before any token.
+fn opencode_store(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.dir.path().join("share").join("opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("opencode.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE `session` (`id` text PRIMARY KEY, `project_id` text NOT NULL,
+           `parent_id` text, `slug` text NOT NULL, `directory` text NOT NULL,
+           `title` text NOT NULL, `version` text NOT NULL, `time_created` integer NOT NULL,
+           `time_updated` integer NOT NULL);
+         CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL,
+           `time_created` integer NOT NULL, `time_updated` integer NOT NULL,
+           `data` text NOT NULL);",
+    )
+    .unwrap();
+    let sent: Value = serde_json::from_str(&payload("opencode-1.18-message-updated.json")).unwrap();
+    let info = &sent["assistant_message"];
+    let session = info["sessionID"].as_str().unwrap();
+    conn.execute(
+        "INSERT INTO session VALUES (?1, 'p', NULL, 's', '/w/app', 't', '1.18.33', 1, 2)",
+        [session],
+    )
+    .unwrap();
+    let mut data = info.clone();
+    let object = data.as_object_mut().unwrap();
+    object.remove("id");
+    object.remove("sessionID");
+    let mut earlier = data.clone();
+    earlier["tokens"] = serde_json::json!({"total": 150, "input": 100, "output": 30,
+        "reasoning": 5, "cache": {"write": 10, "read": 5}});
+    let user = serde_json::json!({"role": "user", "time": {"created": 1},
+        "model": {"providerID": "mock", "modelID": "mock-model"}});
+    let mut failed = data.clone();
+    failed["tokens"] = serde_json::json!({"total": 0, "input": 0, "output": 0,
+        "reasoning": 0, "cache": {"write": 0, "read": 0}});
+    failed["error"] = serde_json::json!({"name": "APIError", "data": {"message": "bad"}});
+    for (id, at, message) in [
+        ("msg_0user", 1, user),
+        ("msg_1earlier", 2, earlier),
+        (info["id"].as_str().unwrap(), 3, data),
+        ("msg_3failed", 4, failed),
+    ] {
+        conn.execute(
+            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![id, session, at, message.to_string()],
+        )
+        .unwrap();
+    }
+    path
+}
+
+/// `cmstore import` reads OpenCode's store: each model call's usage once, keyed as the plugin's
+/// event keys it, so a call the hook recorded is not counted again (and one imported first is
+/// not counted again by the hook); the session gets its folder.
+#[test]
+fn opencodes_store_is_imported_once_with_what_the_hooks_recorded() {
+    let env = TestEnv::new();
+    capture(&env, payload("opencode-1.18-message-updated.json"), &[]);
+    env.ingest_once();
+    let store = opencode_store(&env);
+    let out = env.cmd().arg("import").arg(&store).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("2 usage record(s) read, 1 new response row(s), 2 in all"),
+        "{stderr}"
+    );
+    let rows: Vec<(String, i64, String)> = rows3(
+        &env,
+        "SELECT message_id, input_tokens + output_tokens + cache_read_tokens \
+         + cache_write_tokens, origin FROM usage ORDER BY message_id",
+    );
+    assert_eq!(
+        rows,
+        [
+            ("msg_1earlier".to_string(), 150, "import".to_string()),
+            (
+                "msg_24f918b3f001r8gZJYulPtvtNA".to_string(),
+                123,
+                "hook".to_string()
+            ),
+        ]
+    );
+    assert_eq!(
+        env.int("SELECT reasoning_tokens FROM usage WHERE message_id = 'msg_1earlier'"),
+        5
+    );
+    // Again: nothing new.
+    let again = env.cmd().arg("import").arg(&store).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 new response row(s)"));
+
+    // The other order: imported first (the session gets the store's folder), then the hook.
+    let first = TestEnv::new();
+    let store = opencode_store(&first);
+    first.cmd().arg("import").arg(&store).assert().success();
+    assert_eq!(
+        text(&first, "SELECT cwd FROM sessions").as_deref(),
+        Some("/w/app")
+    );
+    capture(&first, payload("opencode-1.18-message-updated.json"), &[]);
+    first.ingest_once();
+    assert_eq!(first.int("SELECT count(*) FROM usage"), 2);
+}

@@ -176,7 +176,9 @@ fn opencode_events_and_tool_calls_are_what_it_did() {
 }
 
 /// OpenCode's usage: one row per model call, the mock's own counts in each column (OpenCode
-/// splits the input as the Messages API does), under the model's name, priced.
+/// splits the input as the Messages API does), under the model's name, priced; a later
+/// `cmstore import` of OpenCode's own store (its SQLite database, read as OpenCode left it)
+/// finds the same calls and adds nothing.
 #[test]
 fn opencode_usage_is_the_mocks_numbers_per_response() {
     let Some(s) = main_session() else { return };
@@ -200,6 +202,40 @@ fn opencode_usage_is_the_mocks_numbers_per_response() {
         })
         .collect();
     assert_eq!(rows, expected, "{ctx}");
+    let store = s.world.home().join(".local/share/opencode/opencode.db");
+    let imported = s.world.cmstore_ok(&["import", store.to_str().unwrap()]);
+    let after = s.query(
+        "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, model, \
+         cost_usd IS NOT NULL AS priced FROM v_usage WHERE session_id = :sid \
+         ORDER BY cache_read_tokens",
+    );
+    assert_eq!(after, expected, "after import: {imported}\n{ctx}");
+    assert_eq!(
+        s.world
+            .scalar("SELECT count(*) FROM usage WHERE origin = 'import'"),
+        0,
+        "{ctx}"
+    );
+    // The store alone, into a store of its own: the same calls.
+    let alone = s.world.dir.path().join("imported-alone");
+    let cmstore = |args: &[&str]| {
+        let out = s
+            .world
+            .command(Path::new(env!("CARGO_BIN_EXE_cmstore")))
+            .arg("--home")
+            .arg(&alone)
+            .args(args)
+            .output()
+            .expect("run cmstore");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    cmstore(&["import", store.to_str().unwrap()]);
+    let sql = "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, model, \
+               cost_usd IS NOT NULL AS priced FROM v_usage ORDER BY cache_read_tokens";
+    let rows: serde_json::Value =
+        serde_json::from_str(&cmstore(&["query", "--format", "json", sql])).expect("JSON");
+    assert_eq!(rows, serde_json::Value::from(expected), "{ctx}");
 }
 
 /// Issue 39's budget with a real OpenCode: near the day's limit the prompt goes on and the

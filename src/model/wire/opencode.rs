@@ -86,13 +86,18 @@ pub fn error(error: &Value) -> Option<Value> {
     }
 }
 
-/// The usage of one model call: a completed assistant message (`message.updated`'s `info`,
-/// sent as `assistant_message`), keyed by its id. OpenCode stores the input without its
-/// cached parts (`input`, `cache.read`, `cache.write`), as cmstore does, and the output
-/// without the reasoning (`output`, `reasoning`), which cmstore counts inside the output.
-/// `None` for a message without counts (an error before any token).
+/// The usage of one model call the plugin sent: a completed assistant message
+/// (`message.updated`'s `info`, sent as `assistant_message`); see [`usage_of_message`].
 pub fn usage(p: &Payload) -> Option<UsageRecord> {
-    let info = p.get_any(&["assistant_message"])?;
+    usage_of_message(p.get_any(&["assistant_message"])?)
+}
+
+/// The usage of an assistant message (`info`, as OpenCode's events and its store hold one),
+/// keyed by its id: the same record from the hook and from `cmstore import`. OpenCode stores
+/// the input without its cached parts (`input`, `cache.read`, `cache.write`), as cmstore does,
+/// and the output without the reasoning (`output`, `reasoning`), which cmstore counts inside
+/// the output. `None` for a message without counts (an error before any token).
+pub fn usage_of_message(info: &Value) -> Option<UsageRecord> {
     if info.get("role").and_then(Value::as_str) != Some("assistant") {
         return None;
     }

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::files::tail::{Line, LineReader};
+use crate::files::transcript::opencode as opencode_store;
 use crate::model::transcript::items::{claude_tool_calls, ToolCallItem};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
@@ -59,6 +60,8 @@ enum Format {
     /// Droid's `.factory/sessions/<folder>/<session>.jsonl`, whose usage is the session's
     /// totals in the settings file beside it.
     Droid,
+    /// OpenCode's SQLite store, `opencode/opencode.db`: its assistant messages.
+    Opencode,
 }
 
 impl Format {
@@ -88,6 +91,8 @@ impl Format {
             Format::VscodeCopilot
         } else if usage_droid::factory_of(path).is_some() {
             Format::Droid
+        } else if opencode_store::is_store(path) {
+            Format::Opencode
         } else {
             Format::Claude
         }
@@ -104,7 +109,7 @@ impl Format {
             }
             Format::Codex => CodexReader::session_of_path(path),
             Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
-            Format::Gemini | Format::GeminiJson => None,
+            Format::Gemini | Format::GeminiJson | Format::Opencode => None,
         }
     }
 
@@ -118,6 +123,7 @@ impl Format {
             Format::VscodeCopilot => "vscode",
             Format::Qwen => "qwen",
             Format::Droid => "droid",
+            Format::Opencode => "opencode",
         }
     }
 }
@@ -197,7 +203,9 @@ fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
             walk(&entry, found)?;
         }
     } else if meta.is_file()
-        && (path.extension().is_some_and(|e| e == "jsonl") || is_json_chat_file(path))
+        && (path.extension().is_some_and(|e| e == "jsonl")
+            || is_json_chat_file(path)
+            || opencode_store::is_store(path))
     {
         found.push((path.to_path_buf(), meta.len()));
     }
@@ -316,6 +324,9 @@ fn import_file(
     if format == Format::Droid {
         return import_droid_session(conn, path, stats, progress);
     }
+    if format == Format::Opencode {
+        return import_opencode_store(conn, path, stats, progress);
+    }
     let file = File::open(path).map_err(read_error)?;
     let options = ParseOptions {
         sidechain: path
@@ -414,7 +425,7 @@ fn import_file(
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
     write_items(conn, items, (format, &fallback))?;
     let file_cwd = match format {
-        Format::Claude | Format::Qwen | Format::Droid => None,
+        Format::Claude | Format::Qwen | Format::Droid | Format::Opencode => None,
         Format::Codex => codex.cwd().map(str::to_owned),
         Format::Gemini | Format::GeminiJson => gemini_project(path),
         Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
@@ -486,6 +497,51 @@ fn import_droid_session(
     let file = (Format::Droid, &Format::Droid.session_of_path(path));
     let cwd = droid_start_cwd(path);
     write_whole_file(conn, totals.into_iter().collect(), file, cwd, stats)?;
+    stats.bytes += len;
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// The usage of OpenCode's store at `path`: each assistant message's, keyed as the hook keys
+/// it (capture and import in any order store each model call once), each session with its
+/// folder. The store is SQLite, read read-only; one that cannot be read is an error of the
+/// file, as a transcript that cannot be.
+fn import_opencode_store(
+    conn: &mut Connection,
+    path: &Path,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<Kind, Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(read_error)?.len();
+    let messages =
+        opencode_store::assistant_messages(path).map_err(|e| read_error(io::Error::other(e)))?;
+    let mut cwds: HashMap<String, String> = HashMap::new();
+    let mut records = Vec::new();
+    for message in messages {
+        let Some(record) = crate::model::wire::opencode::usage_of_message(&message.info) else {
+            continue;
+        };
+        if let (Some(session), Some(cwd)) = (record.session_id.clone(), message.cwd) {
+            cwds.entry(session).or_insert(cwd);
+        }
+        records.push(record);
+    }
+    let mut sessions = HashMap::new();
+    write_batch(
+        conn,
+        records,
+        (Format::Opencode, &None),
+        &mut sessions,
+        stats,
+    )?;
+    for (session, seen) in sessions.iter_mut() {
+        seen.cwd = cwds.get(session).cloned();
+    }
+    write_sessions(conn, Format::Opencode.agent(), sessions)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)

@@ -1,0 +1,88 @@
+//! OpenCode's own history: its SQLite store (`~/.local/share/opencode/opencode.db`, or
+//! `$XDG_DATA_HOME/opencode/`; `opencode-<channel>.db` for its other release channels), read
+//! read-only for `cmstore import`. OpenCode 1.18 keeps each message's fields as JSON in
+//! `message.data`, without the message's and session's ids, which are columns; a session's
+//! folder is `session.directory`. Written in WAL mode: what OpenCode wrote last may be in
+//! `opencode.db-wal` beside it, which SQLite reads too.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+
+/// One assistant message (one model call) of OpenCode's store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The message as OpenCode's `message.updated` event carries it: its `data` with `id` and
+    /// `sessionID` put back.
+    pub info: Value,
+    /// The session's folder.
+    pub cwd: Option<String>,
+}
+
+/// True when `path` is named as OpenCode's store: `opencode.db`, or `opencode-<channel>.db`,
+/// in a folder named `opencode`.
+pub fn is_store(path: &Path) -> bool {
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == "opencode.db" || (n.starts_with("opencode-") && n.ends_with(".db")));
+    let in_folder = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "opencode");
+    named && in_folder
+}
+
+/// Every assistant message of the store at `path`, oldest first. The store is opened
+/// read-only (nothing of OpenCode's is written; a running OpenCode is not waited for longer
+/// than a second).
+pub fn assistant_messages(path: &Path) -> rusqlite::Result<Vec<Message>> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(1))?;
+    let mut statement = conn.prepare(
+        "SELECT m.id, m.session_id, m.data, s.directory FROM message m \
+         LEFT JOIN session s ON s.id = m.session_id \
+         WHERE json_valid(m.data) AND json_extract(m.data, '$.role') = 'assistant' \
+         ORDER BY m.time_created, m.id",
+    )?;
+    let rows = statement.query_map([], |row| {
+        let (id, session, data): (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        Ok((id, session, data, row.get::<_, Option<String>>(3)?))
+    })?;
+    let mut messages = Vec::new();
+    for row in rows {
+        let (id, session, data, cwd) = row?;
+        let Ok(Value::Object(mut info)) = serde_json::from_str::<Value>(&data) else {
+            continue;
+        };
+        info.insert("id".into(), Value::String(id));
+        info.insert("sessionID".into(), Value::String(session));
+        messages.push(Message {
+            info: Value::Object(info),
+            cwd,
+        });
+    }
+    Ok(messages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_is_known_by_its_name_and_folder() {
+        assert!(is_store(Path::new("/h/.local/share/opencode/opencode.db")));
+        assert!(is_store(Path::new(
+            "/h/.local/share/opencode/opencode-beta.db"
+        )));
+        assert!(!is_store(Path::new(
+            "/h/.local/share/opencode/opencode.db-wal"
+        )));
+        assert!(!is_store(Path::new("/h/elsewhere/opencode.db")));
+        assert!(!is_store(Path::new("/h/.local/share/opencode/other.db")));
+    }
+}
