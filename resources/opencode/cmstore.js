@@ -16,24 +16,48 @@ import { spawnSync } from "node:child_process"
 
 const COMMAND = {{command}}
 
+// How long capture may take: a tool's end runs the checks cmstore.toml enforces.
+const TIMEOUT_MS = 10000
+const CHECKS_TIMEOUT_MS = 120000
+
 // Only the plugin function is exported: OpenCode refuses a plugin file with other exports.
 export const CmstorePlugin = async ({ directory }) => {
-  // Each session's turn so far (its prompt, model and answer: OpenCode's idle event names
-  // none), the context of a session start for its first prompt, the calls cmstore denied
-  // (OpenCode then reports them failed too), the model calls and permission requests sent.
-  const turns = new Map()
+  // The same plugin in the user's folder and a project's: OpenCode loads both, and every
+  // event would be recorded twice. The first one loaded in the process records.
+  const loaded = Symbol.for("cmstore.opencode")
+  if (globalThis[loaded]) return {}
+  globalThis[loaded] = true
+
+  // Per session: its prompts since it was last idle, in order, each with its model, answer
+  // and how it ended (OpenCode's idle event names none of these), and which prompt each
+  // model call answers. Also the sessions seen started, the context of a session start for
+  // its first prompt, the calls that will fail with no `tool.execute.after` (denied by
+  // cmstore, refused by OpenCode's permission: their error part is no new call), the model
+  // calls and permission requests sent.
+  const sessions = new Map()
+  const started = new Set()
   const startContext = new Map()
-  const denied = new Set()
+  const settled = new Set()
   const sentResponses = new Set()
   const permissionCalls = new Map()
 
-  const capture = (event, fields) => {
-    const payload = JSON.stringify({ hook_event_name: event, cwd: directory, ...fields })
+  const session = (id) => {
+    if (!sessions.has(id)) sessions.set(id, { prompts: [], byId: new Map(), answers: new Map() })
+    return sessions.get(id)
+  }
+  const current = (id) => {
+    const s = sessions.get(id)
+    return s && s.prompts[s.prompts.length - 1]
+  }
+  const promptOf = (s, assistantId) => s.byId.get(s.answers.get(assistantId)) || s.prompts[s.prompts.length - 1]
+
+  const capture = (event, fields, timeout = TIMEOUT_MS) => {
     try {
+      const payload = JSON.stringify({ hook_event_name: event, cwd: directory, ...fields })
       const run = spawnSync(COMMAND[0], [...COMMAND.slice(1), "capture", "--agent", "opencode"], {
         input: payload,
         encoding: "utf8",
-        timeout: 10000,
+        timeout,
         windowsHide: true,
       })
       const reply = JSON.parse((run.stdout || "").trim() || "{}")
@@ -60,34 +84,43 @@ export const CmstorePlugin = async ({ directory }) => {
     synthetic: true,
   })
 
+  const start = (session_id, source, cwd) => {
+    started.add(session_id)
+    const reply = capture("session.created", { session_id, source, cwd: cwd || directory })
+    if (context(reply)) startContext.set(session_id, context(reply))
+  }
+
+  // The session's prompts since it was last idle each end a turn: answered, failed on an
+  // error it did not recover from, or stopped by the person.
+  const idle = (session_id) => {
+    const s = sessions.get(session_id)
+    sessions.delete(session_id)
+    for (const p of (s && s.prompts) || []) {
+      const fields = { session_id, prompt: p.prompt, model: p.model }
+      if (p.error) capture("session.error", { ...fields, error: p.error })
+      else capture("session.idle", { ...fields, response: p.answer, outcome: p.aborted ? "interrupted" : undefined })
+    }
+  }
+
   const onEvent = (event) => {
     const props = event.properties || {}
     const session_id = props.sessionID
     switch (event.type) {
       case "session.created": {
         const info = props.info || {}
-        const reply = capture(event.type, {
-          session_id,
-          source: "startup",
-          cwd: info.directory || directory,
-        })
-        if (context(reply)) startContext.set(session_id, context(reply))
+        start(session_id, "startup", info.directory)
         break
       }
-      case "session.idle": {
-        // An idle with no turn since the last (OpenCode goes idle again after an error) ends
-        // nothing.
-        const ended = turns.get(session_id)
-        turns.delete(session_id)
-        if (!ended || ended.failed) break
-        const { prompt, model, answer } = ended
-        capture(event.type, { session_id, prompt, model, response: answer })
+      case "session.idle":
+        idle(session_id)
         break
-      }
       case "session.error": {
-        const { prompt, model } = turns.get(session_id) || {}
-        capture(event.type, { session_id, prompt, model, error: props.error })
-        turns.set(session_id, { failed: true })
+        // An error outside a turn (no session, no prompt yet) ends none.
+        const p = session_id && current(session_id)
+        if (!p) break
+        const error = props.error || {}
+        if (error.name === "MessageAbortedError") p.aborted = true
+        else p.error = error
         break
       }
       case "session.compacted":
@@ -95,11 +128,18 @@ export const CmstorePlugin = async ({ directory }) => {
         break
       case "message.updated": {
         const info = props.info || {}
-        if (info.role !== "assistant" || !(info.time || {}).completed) break
-        if (sentResponses.has(info.id)) break
+        if (info.role !== "assistant") break
+        const s = session(session_id)
+        if (info.parentID) s.answers.set(info.id, info.parentID)
+        if (!(info.time || {}).completed || sentResponses.has(info.id)) break
         sentResponses.add(info.id)
-        const current = turns.get(session_id)
-        if (current) current.model = info.modelID
+        const p = promptOf(s, info.id)
+        if (p) {
+          p.model = info.modelID
+          // A model call that completed after an error (OpenCode compacts a context that
+          // overflowed, then goes on): the turn recovered.
+          if (!info.error) p.error = undefined
+        }
         capture(event.type, { session_id, model: info.modelID, assistant_message: info })
         break
       }
@@ -107,7 +147,7 @@ export const CmstorePlugin = async ({ directory }) => {
         const part = props.part || {}
         const state = part.state || {}
         if (part.type !== "tool" || state.status !== "error") break
-        if (denied.delete(part.sessionID + "\u0000" + part.callID)) break
+        if (settled.delete(part.sessionID + "\u0000" + part.callID)) break
         capture(event.type, {
           session_id: part.sessionID,
           tool_name: part.tool,
@@ -128,14 +168,13 @@ export const CmstorePlugin = async ({ directory }) => {
         })
         break
       }
-      case "permission.replied":
-        capture(event.type, {
-          session_id,
-          reply: props.reply,
-          tool_use_id: permissionCalls.get(props.requestID),
-        })
+      case "permission.replied": {
+        const call = permissionCalls.get(props.requestID)
         permissionCalls.delete(props.requestID)
+        if (props.reply === "reject" && call) settled.add(session_id + "\u0000" + call)
+        capture(event.type, { session_id, reply: props.reply, tool_use_id: call })
         break
+      }
     }
   }
 
@@ -143,21 +182,24 @@ export const CmstorePlugin = async ({ directory }) => {
     "chat.message": async (input, output) => {
       const message = output.message || {}
       const parts = output.parts || []
+      const sid = input.sessionID
+      // A session this process did not see start (`opencode run --continue`, a session
+      // opened again) starts here.
+      if (!started.has(sid)) start(sid, "resume")
       const prompt = parts
         .filter((p) => p.type === "text" && !p.synthetic)
         .map((p) => p.text)
         .join("\n")
-      const reply = capture("chat.message", {
-        session_id: input.sessionID,
-        prompt,
-        model: (message.model || {}).modelID,
-        message_id: message.id,
-      })
+      const model = (message.model || {}).modelID
+      const reply = capture("chat.message", { session_id: sid, prompt, model, message_id: message.id })
       const refused = denial(reply)
       if (refused) throw new Error(refused)
-      turns.set(input.sessionID, { prompt, model: (message.model || {}).modelID })
-      const told = [startContext.get(input.sessionID), context(reply)].filter(Boolean)
-      startContext.delete(input.sessionID)
+      const turn = { prompt, model }
+      const s = session(sid)
+      s.prompts.push(turn)
+      if (message.id) s.byId.set(message.id, turn)
+      const told = [startContext.get(sid), context(reply)].filter(Boolean)
+      startContext.delete(sid)
       if (told.length) parts.push(textPart(message, told.join("\n\n")))
     },
     "tool.execute.before": async (input, output) => {
@@ -169,24 +211,31 @@ export const CmstorePlugin = async ({ directory }) => {
       })
       const reason = denial(reply)
       if (reason) {
-        denied.add(input.sessionID + "\u0000" + input.callID)
+        settled.add(input.sessionID + "\u0000" + input.callID)
         throw new Error(reason)
       }
     },
     "tool.execute.after": async (input, output) => {
-      const reply = capture("tool.execute.after", {
-        session_id: input.sessionID,
-        tool_name: input.tool,
-        tool_use_id: input.callID,
-        tool_input: input.args,
-        tool_response: output,
-      })
+      // What the model read and how the tool ended; not its attachments (images, files).
+      const { attachments, ...result } = output || {}
+      const reply = capture(
+        "tool.execute.after",
+        {
+          session_id: input.sessionID,
+          tool_name: input.tool,
+          tool_use_id: input.callID,
+          tool_input: input.args,
+          tool_response: result,
+        },
+        CHECKS_TIMEOUT_MS,
+      )
       const said = reply.decision === "block" ? reply.reason : context(reply)
       if (said && typeof output.output === "string") output.output += "\n\n" + said
     },
     "experimental.text.complete": async (input, output) => {
-      const current = turns.get(input.sessionID)
-      if (current && output.text) current.answer = output.text
+      const s = sessions.get(input.sessionID)
+      const p = s && promptOf(s, input.messageID)
+      if (p && output.text) p.answer = output.text
     },
     "experimental.session.compacting": async (input) => {
       capture("experimental.session.compacting", { session_id: input.sessionID })

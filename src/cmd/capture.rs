@@ -40,7 +40,7 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
     /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
-    /// opencode or auto (sniffed from the payload)
+    /// opencode, cline or auto (sniffed from the payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none
@@ -126,6 +126,7 @@ fn capture(
         return reply::empty();
     };
     read_rollout_exit_code(&mut plan, log);
+    read_cline_run(&mut plan, log);
     if plan.budget_due() {
         apply_budget(paths, &mut plan, hook.now_ms, log);
     }
@@ -303,6 +304,25 @@ fn read_rollout_exit_code(plan: &mut capture::Plan, log: &mut DebugLog) {
         Ok(Some(code)) => plan.set_exit_code(code),
         Ok(None) => log.note(|| format!("no exit code for {call_id} in the rollout")),
         Err(err) => log.note(|| format!("rollout unreadable: {err}")),
+    }
+}
+
+/// At the end of a Cline run, what its session's files say of it: the prompt, the model and
+/// the model calls' usage (Cline runs these hooks without waiting for them).
+fn read_cline_run(plan: &mut capture::Plan, log: &mut DebugLog) {
+    let Some((session, since)) = plan.cline_run_lookup() else {
+        return;
+    };
+    let env = crate::support::env::path;
+    let data = crate::files::transcript::cline::data_dir(
+        env("CLINE_DATA_DIR"),
+        env("CLINE_DIR"),
+        crate::files::paths::user_home(),
+    );
+    let run = data.and_then(|data| crate::files::transcript::cline::run(&data, session, since));
+    match run {
+        Some(run) => plan.set_cline_run(run.prompt, run.model, run.usage),
+        None => log.note(|| format!("no files of Cline session {session}")),
     }
 }
 

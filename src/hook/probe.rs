@@ -42,6 +42,13 @@ pub fn probe(agent: Agent, session: &str, cwd: &str, now_ms: i64) -> Probe {
                    "session_id": session, "generation_id": "", "workspace_roots": [cwd],
                    "is_background_agent": false}),
         ),
+        // Cline's own payload of a run's start (docs/agents.md, "Cline").
+        Agent::Cline => (
+            "TaskStart",
+            json!({"hookName": "agent_start", "taskId": format!("conv_{now_ms}_doctor"),
+                   "sessionContext": {"rootSessionId": session}, "workspaceRoots": [cwd],
+                   "clineVersion": "", "taskStart": {"taskMetadata": {}}}),
+        ),
         // What cmstore's OpenCode plugin sends at a session's start.
         Agent::Opencode => (
             "session.created",

@@ -32,6 +32,9 @@ pub enum Agent {
     /// OpenCode (`opencode-ai`): no hook commands but in-process plugins; cmstore's plugin
     /// hands each event to `capture` under OpenCode's own event names.
     Opencode,
+    /// Cline's CLI (npm `cline`, 3.x): a hook script per event in a hooks folder, payloads of
+    /// its own (`hookName`, `sessionContext`, `tool_call`, `tool_result`).
+    Cline,
     /// A payload no dialect recognised.
     Unknown,
 }
@@ -60,22 +63,52 @@ pub struct Profile {
     pub plugin: Option<PluginFile>,
 }
 
-/// A plugin cmstore ships for an agent that loads code rather than running hook commands:
-/// one file cmstore owns whole, written from a template with the capture command in it.
+/// Files cmstore owns whole in a folder the agent reads, for an agent that runs no hook
+/// commands from a configuration file: OpenCode's plugin (code it loads), Cline's hook scripts
+/// (a file per event). Each is written from one template with the capture command in it.
 #[derive(Debug)]
 pub struct PluginFile {
-    /// The plugin's text, `{{command}}` standing for the capture command line as a JSON
-    /// array of words (`resources/<agent>/…`, embedded at build time).
+    /// The files' text (`resources/<agent>/…`, embedded at build time): `{{command}}` stands
+    /// for the capture command as a JSON array of words, `{{sh}}` for it as a shell line.
     pub template: &'static str,
-    /// The comment that carries cmstore's version token in the file: `// cmstore: hooks-vN`.
+    /// What precedes cmstore's version token on a line near the top: `// cmstore: `.
     pub marker: &'static str,
-    /// The file, relative to a project directory.
+    /// How the agent runs a file, and so how the doctor's probe does.
+    pub runner: Runner,
+    /// The folder, relative to a project directory.
     pub project: &'static [&'static str],
-    /// The file, relative to the user's configuration directory (`XDG_CONFIG_HOME`, else
-    /// `~/.config`).
-    pub user: &'static [&'static str],
-    /// The agent's events the plugin hands to `capture`, by the agent's names.
+    /// The user's own folder.
+    pub user: UserFolder,
+    /// The files cmstore writes there.
+    pub files: &'static [&'static str],
+    /// The agent's events the files hand to `capture`, by the agent's names.
     pub events: &'static [&'static str],
+}
+
+/// How an agent runs one of cmstore's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    /// It loads the code, which runs the command its `const COMMAND` line names (OpenCode).
+    Command,
+    /// It runs the file with a shell, the event's payload on stdin (Cline).
+    Shell,
+}
+
+/// Where the user's own folder of an agent's files is.
+#[derive(Debug)]
+pub enum UserFolder {
+    /// Under the user's configuration directory (`XDG_CONFIG_HOME`, else `~/.config`).
+    UnderConfig(&'static [&'static str]),
+    /// Under the agent's own directory: the one an environment variable names, else one
+    /// under the home directory.
+    Home {
+        /// The variable that moves the agent's directory (`CLINE_DIR`).
+        dir_env: &'static str,
+        /// The directory under the home directory otherwise (`.cline`).
+        home_dir: &'static str,
+        /// The folder inside it (`hooks`).
+        sub: &'static [&'static str],
+    },
 }
 
 /// An agent's hook configuration file, as `cmstore hooks install|status|uninstall` edits it.
@@ -157,8 +190,22 @@ const CMSTORE_KEY: Marker = Marker {
     prefix: "",
 };
 
+/// Cline's hook events, each a hook file of its name.
+const CLINE_EVENTS: &[&str] = &[
+    "TaskStart",
+    "TaskResume",
+    "TaskCancel",
+    "TaskComplete",
+    "TaskError",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PreCompact",
+    "SessionShutdown",
+];
+
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 10] = [
+pub const PROFILES: [Profile; 11] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -398,9 +445,11 @@ pub const PROFILES: [Profile; 10] = [
                 "/resources/opencode/cmstore.js"
             )),
             marker: "// cmstore: ",
+            runner: Runner::Command,
             // OpenCode loads `{plugin,plugins}/*.{js,ts}` of each configuration directory.
-            project: &[".opencode", "plugin", "cmstore.js"],
-            user: &["opencode", "plugin", "cmstore.js"],
+            project: &[".opencode", "plugin"],
+            user: UserFolder::UnderConfig(&["opencode", "plugin"]),
+            files: &["cmstore.js"],
             events: &[
                 "chat.message",
                 "tool.execute.before",
@@ -418,6 +467,34 @@ pub const PROFILES: [Profile; 10] = [
         }),
     },
     Profile {
+        agent: Agent::Cline,
+        name: "cline",
+        title: "Cline",
+        aliases: &["cline-cli"],
+        participant: "cline",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: None,
+        plugin: Some(PluginFile {
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/cline/hook.sh"
+            )),
+            marker: "# cmstore: ",
+            runner: Runner::Shell,
+            // Cline runs every file named after an event (any case, an optional extension)
+            // in each of its hooks folders; it runs one with a `sh` shebang through bash.
+            project: &[".clinerules", "hooks"],
+            user: UserFolder::Home {
+                dir_env: "CLINE_DIR",
+                home_dir: ".cline",
+                sub: &["hooks"],
+            },
+            // A file per event, named after it.
+            files: CLINE_EVENTS,
+            events: CLINE_EVENTS,
+        }),
+    },
+    Profile {
         agent: Agent::Unknown,
         name: "unknown",
         title: "an agent no payload dialect recognised",
@@ -431,7 +508,7 @@ pub const PROFILES: [Profile; 10] = [
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 10] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -441,6 +518,7 @@ impl Agent {
         Agent::Cursor,
         Agent::Droid,
         Agent::Opencode,
+        Agent::Cline,
         Agent::Unknown,
     ];
 
@@ -498,7 +576,8 @@ impl Agent {
 /// The agents' names in the table's order (not `unknown`), as the `--agent` help texts list
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
-pub const NAMES: &str = "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode";
+pub const NAMES: &str =
+    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, cline";
 
 #[cfg(test)]
 mod tests {

@@ -54,8 +54,8 @@ pub const UNREADABLE: &str = "unreadable";
 
 /// Tools that run a shell command, by agent: Claude `Bash`, VS Code `run_in_terminal`,
 /// Copilot CLI `bash`/`shell`/`powershell`, Codex `shell`/`local_shell`/`exec_command`,
-/// Gemini `run_shell_command`, Droid `Execute`.
-pub const SHELL_TOOLS: [&str; 12] = [
+/// Gemini `run_shell_command`, Droid `Execute`, Cline `run_commands`.
+pub const SHELL_TOOLS: [&str; 13] = [
     "bash",
     "shell",
     "powershell",
@@ -68,13 +68,14 @@ pub const SHELL_TOOLS: [&str; 12] = [
     "execute_command",
     "execute",
     "terminal",
+    "run_commands",
 ];
 
 /// The file-editing tools of every agent, lower-cased: Claude Code (`Edit`, `Write`,
 /// `MultiEdit`, `NotebookEdit`), Copilot CLI (`edit`, `create`, `str_replace_editor`,
 /// `apply_patch`), VS Code (`create_file`, `replace_string_in_file`, …, `editFiles`), Codex
 /// (`apply_patch`), Gemini CLI (`write_file`, `replace`) and Droid (`Create`, `Edit`,
-/// `ApplyPatch`). Their text is a file's content,
+/// `ApplyPatch`), OpenCode (`edit`, `write`) and Cline (`editor`). Their text is a file's content,
 /// not a statement run: the built-in SQL rules do not look at it.
 pub const EDIT_TOOLS: &[&str] = &[
     "edit",
@@ -95,6 +96,7 @@ pub const EDIT_TOOLS: &[&str] = &[
     "write_file",
     "replace",
     "applypatch",
+    "editor",
 ];
 
 /// True when `tool` edits files, in any agent's naming.
@@ -540,6 +542,16 @@ pub fn is_shell_tool(tool: &str) -> bool {
 pub fn shell_command(input: &Value) -> Option<String> {
     match input {
         Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        // Cline's `run_commands`: several command lines, one after another.
+        Value::Object(map) if map.get("commands").is_some_and(Value::is_array) => {
+            let lines: Vec<&str> = map["commands"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            (!lines.is_empty()).then(|| lines.join("\n"))
+        }
         Value::Object(map) => COMMAND_KEYS.iter().find_map(|k| match map.get(*k)? {
             Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
             Value::Array(argv) => {

@@ -24,17 +24,18 @@ pub fn spend_now(db: &Path, budget: &Budget, now_ms: i64) -> anyhow::Result<Spen
 }
 
 /// The columns of [`rows`]: `unit` (`usd`, `tokens`, `premium_requests`) only in the raw
-/// rows, whose numbers do not say it.
+/// rows, whose numbers do not say it, and last, where it moves no column a script reads by
+/// its place.
 pub fn columns(readable: bool) -> Vec<String> {
     [
         "period",
         "scope",
-        "unit",
         "limit",
         "spent",
         "share",
         "state",
         "hooks_see",
+        "unit",
     ]
     .into_iter()
     .filter(|c| !readable || *c != "unit")
@@ -80,17 +81,15 @@ fn row(s: &Standing<'_>, hooks: &Standing<'_>, readable: bool) -> Vec<Value> {
     let mut row = vec![
         Value::Text(limit.period.as_str().to_string()),
         Value::Text(limit.scope.show()),
-    ];
-    if !readable {
-        row.push(Value::Text(limit.amount.unit().to_string()));
-    }
-    row.extend([
         amount(Some(limit.amount)),
         amount(s.spent),
         share,
         Value::Text(state),
         amount(hooks.spent),
-    ]);
+    ];
+    if !readable {
+        row.push(Value::Text(limit.amount.unit().to_string()));
+    }
     row
 }
 
@@ -113,7 +112,14 @@ pub fn fields(budget: &Budget, now: &SpendFile, now_ms: i64) -> (Vec<String>, Ve
             true => String::new(),
             false => format!(" {}", s.limit.scope.show()),
         };
-        columns.push(format!("{}{scope}", s.limit.period.as_str()));
+        // A limit in tokens or premium requests beside one in USD of the same period and
+        // scope: a field of its own.
+        let unit = match s.limit.amount {
+            crate::model::budget::Amount::Usd(_) => "",
+            crate::model::budget::Amount::Tokens(_) => " tokens",
+            crate::model::budget::Amount::PremiumRequests(_) => " premium requests",
+        };
+        columns.push(format!("{}{scope}{unit}", s.limit.period.as_str()));
         let state = match s.level {
             Level::Over => ": OVER",
             Level::Warn => ": past warn_at",
@@ -199,10 +205,10 @@ mod tests {
             ]]
         );
         let raw = super::rows(&budget, &file(8.5), None, now_ms, false);
-        assert_eq!(raw[0][2], Value::Text("usd".into()));
-        assert_eq!(raw[0][5], Value::Real(0.85));
-        assert_eq!(raw[0][6], Value::Text("warn".into()));
-        assert_eq!(raw[0][7], Value::Null);
+        assert_eq!(raw[0][4], Value::Real(0.85));
+        assert_eq!(raw[0][5], Value::Text("warn".into()));
+        assert_eq!(raw[0][6], Value::Null);
+        assert_eq!(raw[0][7], Value::Text("usd".into()));
         assert_eq!(columns(false).len(), raw[0].len());
         assert_eq!(columns(true).len(), rows[0].len());
     }

@@ -917,8 +917,10 @@ fn opencode_events_are_a_session_with_its_prompt_call_usage_and_answer() {
 }
 
 /// What else OpenCode 1.18.33 reported through the plugin: a call that exited 3 (`failed`,
-/// its exit code from the result's metadata), a file write, a permission the run refused
-/// (asked, denied, the call failed with OpenCode's words), and a turn an API error ended.
+/// its exit code from the result's metadata), a file write, a call OpenCode's permission
+/// refused (asked, denied: one call, `refused`; the plugin sends no error part for it), a
+/// tool that failed by itself (its error part closes its call as failed), and a turn an API
+/// error ended.
 #[test]
 fn opencode_failures_permissions_and_errors_are_read() {
     let env = TestEnv::new();
@@ -926,13 +928,22 @@ fn opencode_failures_permissions_and_errors_are_read() {
         "opencode-1.18-tool-execute-before-bash-exit3.json",
         "opencode-1.18-tool-execute-after-bash-exit3.json",
         "opencode-1.18-tool-execute-after-write.json",
+        "opencode-1.18-tool-execute-before-read.json",
         "opencode-1.18-permission-asked.json",
         "opencode-1.18-permission-replied.json",
-        "opencode-1.18-message-part-updated-tool-error.json",
-        "opencode-1.18-session-error.json",
     ] {
         capture(&env, payload(name), &[]);
     }
+    // A read that failed by itself: its call, then its error part.
+    for name in [
+        "opencode-1.18-tool-execute-before-read.json",
+        "opencode-1.18-message-part-updated-tool-error.json",
+    ] {
+        let mut sent: Value = serde_json::from_str(&payload(name)).unwrap();
+        sent["tool_use_id"] = Value::from("call_0012");
+        capture(&env, sent.to_string(), &[]);
+    }
+    capture(&env, payload("opencode-1.18-session-error.json"), &[]);
     env.ingest_once();
     let calls: Vec<(String, String, Option<i64>)> = rows3(
         &env,
@@ -945,6 +956,7 @@ fn opencode_failures_permissions_and_errors_are_read() {
         [
             ("bash".to_string(), "failed".to_string(), Some(3)),
             ("write".to_string(), "succeeded".to_string(), None),
+            ("read".to_string(), "refused".to_string(), None),
             ("read".to_string(), "failed".to_string(), None),
         ]
     );
@@ -980,6 +992,23 @@ fn opencode_failures_permissions_and_errors_are_read() {
         )
         .as_deref(),
         Some("failed")
+    );
+}
+
+/// A turn the person stopped: the plugin says so at the session's idle, and the turn is
+/// `interrupted`.
+#[test]
+fn an_opencode_turn_the_person_stopped_is_interrupted() {
+    let env = TestEnv::new();
+    let mut idle: Value =
+        serde_json::from_str(&payload("opencode-1.18-session-idle.json")).unwrap();
+    idle["outcome"] = Value::from("interrupted");
+    capture(&env, payload("opencode-1.18-chat-message.json"), &[]);
+    capture(&env, idle.to_string(), &[]);
+    env.ingest_once();
+    assert_eq!(
+        text(&env, "SELECT outcome FROM turns").as_deref(),
+        Some("interrupted")
     );
 }
 
@@ -1121,4 +1150,110 @@ fn opencodes_store_is_imported_once_with_what_the_hooks_recorded() {
     capture(&first, payload("opencode-1.18-message-updated.json"), &[]);
     first.ingest_once();
     assert_eq!(first.int("SELECT count(*) FROM usage"), 2);
+}
+
+/// A headless Cline 3.0.65 run's payloads (a run's start, a `run_commands` call and its
+/// result, the run's end), captured without flags: one Cline session (its root session id,
+/// not the run's task id), the call paired by the model's call id, the run's answer. A call
+/// whose command exited 3 is `failed` with that exit code, though Cline calls the tool a
+/// success; a run an API error ended is `failed`; a reminder Cline adds to a run is a prompt.
+#[test]
+fn cline_payloads_are_a_session_with_its_calls_answer_and_failures() {
+    let env = TestEnv::new();
+    for name in [
+        "cline-3.0.65-task-start.json",
+        "cline-3.0.65-pre-tool-use.json",
+        "cline-3.0.65-post-tool-use.json",
+        "cline-3.0.65-task-complete.json",
+        "cline-3.0.65-pre-tool-use-exit-3.json",
+        "cline-3.0.65-post-tool-use-exit-3.json",
+        "cline-3.0.65-task-error.json",
+        "cline-3.0.65-session-shutdown.json",
+    ] {
+        assert_eq!(
+            capture(&env, payload(name), &[]),
+            serde_json::json!({}),
+            "{name}"
+        );
+    }
+    env.ingest_once();
+    let events: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT agent, hook_type, session_id FROM events ORDER BY seq",
+    );
+    let cline =
+        |kind: &str, session: &str| ("cline".to_string(), kind.to_string(), session.to_string());
+    assert_eq!(
+        events,
+        [
+            cline("SessionStart", "1796630663644_6y40d"),
+            cline("PreToolUse", "1796630663644_6y40d"),
+            cline("PostToolUse", "1796630663644_6y40d"),
+            cline("Stop", "1796630663644_6y40d"),
+            cline("PreToolUse", "1796630738917_wsw3e"),
+            cline("PostToolUse", "1796630738917_wsw3e"),
+            cline("StopFailure", "1796630807429_sxf6o"),
+            cline("SessionEnd", "1796630746517_glsaw"),
+        ]
+    );
+    let calls: Vec<(String, String, Option<i64>)> = rows3(
+        &env,
+        "SELECT tool_calls.tool_name, outcome, json_extract(entry, '$.exitCode') \
+         FROM tool_calls JOIN events ON events.id = tool_calls.post_event_id ORDER BY seq",
+    );
+    assert_eq!(
+        calls,
+        [
+            ("run_commands".to_string(), "succeeded".to_string(), None),
+            ("run_commands".to_string(), "failed".to_string(), Some(3)),
+        ]
+    );
+    assert_eq!(
+        text(&env, "SELECT response FROM turns WHERE hook_type = 'Stop'").as_deref(),
+        Some("Done: ran echo.")
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT outcome FROM turns WHERE hook_type = 'StopFailure'"
+        )
+        .as_deref(),
+        Some("failed")
+    );
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE json_extract(entry, '$.actorType') = 'main'"),
+        8
+    );
+    capture(&env, payload("cline-3.0.65-user-prompt-submit.json"), &[]);
+    env.ingest_once();
+    assert!(text(
+        &env,
+        "SELECT prompt FROM events WHERE hook_type = 'UserPromptSubmit'"
+    )
+    .is_some_and(|p| p.starts_with("[SYSTEM]")));
+}
+
+/// In enforce mode a risky command of `run_commands` (each of its command lines read) gets
+/// Cline's `cancel` with the reason; Cline has no reply that refuses a prompt.
+#[test]
+fn cline_is_denied_by_cancelling_the_task() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let mut risky: Value =
+        serde_json::from_str(&payload("cline-3.0.65-pre-tool-use.json")).unwrap();
+    risky["tool_call"]["input"]["commands"] = serde_json::json!(["echo first", "rm -rf /"]);
+    let reply = capture(&env, risky.to_string(), &["--agent", "cline"]);
+    assert_eq!(reply["cancel"], true, "{reply}");
+    assert!(
+        reply["errorMessage"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("Blocked by cmstore safety gate")),
+        "{reply}"
+    );
+    env.ingest_once();
+    assert_eq!(
+        text(&env, "SELECT outcome FROM tool_calls").as_deref(),
+        Some("denied")
+    );
 }

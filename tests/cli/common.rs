@@ -86,6 +86,9 @@ impl TestEnv {
             "QWEN_RUNTIME_DIR",
             "VSCODE_PORTABLE",
             "VSCODE_APPDATA",
+            "XDG_DATA_HOME",
+            "CLINE_DIR",
+            "CLINE_DATA_DIR",
         ] {
             cmd.env_remove(key);
         }

@@ -943,7 +943,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("qwen", "missing"),
             ("cursor", "missing"),
             ("droid", "missing"),
-            ("opencode", "missing")
+            ("opencode", "missing"),
+            ("cline", "missing")
         ]
     );
 }
@@ -1001,7 +1002,10 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         .collect();
     assert_eq!(
         agents,
-        ["claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode"],
+        [
+            "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid",
+            "opencode", "cline"
+        ],
         "{text}"
     );
     assert!(
@@ -1052,6 +1056,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     let mut expected = Vec::new();
     for agent in [
         "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode",
+        "cline",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1069,9 +1074,10 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     assert_eq!(rows(&dir), expected);
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
     // project files are the user's own; OpenCode's user plugin is under ~/.config, its
-    // project one under ~/.opencode: two.
+    // project one under ~/.opencode, and Cline's user hooks under ~/.cline, its project ones
+    // under ~/.clinerules: two each.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 12, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 14, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),
@@ -2380,10 +2386,24 @@ fn opencode_gets_a_plugin_file_that_install_status_and_uninstall_own() {
         &dir,
     )
     .failure()
-    .stderr(predicates::str::contains("is not cmstore's plugin"));
+    .stderr(predicates::str::contains(
+        "cmstore.js is not cmstore's; move it away",
+    ));
     hooks(&env, &["uninstall", "--agent", "opencode"], &dir)
         .success()
-        .stdout(predicates::str::contains("left as it is"));
+        .stdout(predicates::str::contains("(not cmstore's)"));
+    assert!(file.exists());
+
+    // cmstore's plugin changed by hand is left too; one whose line ends a Windows checkout
+    // turned into CRLF is still cmstore's own.
+    std::fs::write(&file, text.replace('\n', "\r\n")).unwrap();
+    assert_eq!(state(&env, PROGRAM).0, "installed");
+    std::fs::write(&file, text.clone() + "// mine\n").unwrap();
+    hooks(&env, &["uninstall", "--agent", "opencode"], &dir)
+        .success()
+        .stdout(predicates::str::contains(
+            "(changed by hand: remove it yourself)",
+        ));
     assert!(file.exists());
 }
 
@@ -2418,4 +2438,124 @@ fn opencodes_user_plugin_follows_xdg_config_home_and_the_doctor_probes_it() {
         .user_home()
         .join(".config/opencode/plugin/cmstore.js")
         .exists());
+}
+
+/// Cline runs a hook script per event from its hooks folders: `hooks install --agent cline`
+/// writes one per event into the project's `.clinerules/hooks/` or the user's
+/// `$CLINE_DIR/hooks/` (`~/.cline/hooks/`), each a shell script that runs capture; status
+/// tells a folder missing some, uninstall removes cmstore's and leaves the user's own; both
+/// folders at once would capture every event twice, which install and status say; the
+/// doctor runs one as Cline does.
+#[test]
+fn cline_gets_a_hook_script_per_event_that_install_status_and_uninstall_own() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let folder = dir.join(".clinerules/hooks");
+    hooks(
+        &env,
+        &["install", "--agent", "cline", "--command", PROGRAM],
+        &dir,
+    )
+    .success()
+    .stdout(predicates::str::contains(
+        "cline: installed hooks-v3 (10 hook scripts for 10 events) into",
+    ));
+    let script = std::fs::read_to_string(folder.join("PreToolUse")).unwrap();
+    assert!(
+        script.starts_with("#!/bin/sh\n# cmstore: hooks-v3\n")
+            && script.ends_with("\nexec '/opt/cm tools/cmstore' capture --agent cline\n"),
+        "{script}"
+    );
+    let names: std::collections::BTreeSet<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 10, "{names:?}");
+    // One gone, one of the user's own beside them.
+    std::fs::remove_file(folder.join("TaskCancel")).unwrap();
+    std::fs::write(folder.join("TaskStart.py"), "print('mine')\n").unwrap();
+    let out = hooks(
+        &env,
+        &[
+            "status",
+            "--agent",
+            "cline",
+            "--format",
+            "json",
+            "--command",
+            PROGRAM,
+        ],
+        &dir,
+    )
+    .get_output()
+    .stdout
+    .clone();
+    let rows: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(rows[0]["state"], "outdated", "{rows}");
+    assert_eq!(rows[0]["notes"], serde_json::json!(["TaskCancel: missing"]));
+    hooks(
+        &env,
+        &["install", "--agent", "cline", "--command", PROGRAM],
+        &dir,
+    )
+    .success()
+    .stdout(predicates::str::contains(
+        "updated 10 hook scripts to hooks-v3",
+    ));
+    assert!(folder.join("TaskCancel").exists());
+
+    // The user's folder too: said, as Cline would run both.
+    let user = env.dir.path().join("cline-dir");
+    let out = cmd(&env)
+        .env("CLINE_DIR", &user)
+        .current_dir(&dir)
+        .args(["hooks", "install", "--agent", "cline", "--user"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(user.join("hooks/SessionShutdown").exists());
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty());
+    cmd(&env)
+        .env("CLINE_DIR", &user)
+        .args(["hooks", "status", "--agent", "cline", "--project"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "Cline runs the hooks of {} and of {} alike: every event is captured twice"
+                .replacen("{}", &user.join("hooks").display().to_string(), 1)
+                .replacen("{}", &folder.display().to_string(), 1),
+        ));
+
+    hooks(&env, &["uninstall", "--agent", "cline"], &dir)
+        .success()
+        .stdout(predicates::str::contains("removed 10 hook scripts from"));
+    assert_eq!(
+        std::fs::read_dir(&folder).unwrap().count(),
+        1,
+        "the user's own TaskStart.py stays"
+    );
+}
+
+#[test]
+fn the_doctor_runs_a_cline_hook_script_as_cline_does() {
+    let env = TestEnv::new();
+    let user = env.dir.path().join("cline-dir");
+    cmd(&env)
+        .env("CLINE_DIR", &user)
+        .args(["hooks", "install", "--user", "--agent", "cline"])
+        .assert()
+        .success();
+    let out = cmd(&env)
+        .env("CLINE_DIR", &user)
+        .args(["hooks", "doctor", "--user", "--agent", "cline"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("ok      installed: hooks-v3, 10 events")
+            && text.contains("ok      a probe TaskStart reached the queue in"),
+        "{text}"
+    );
 }

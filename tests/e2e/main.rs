@@ -5,6 +5,7 @@
 
 mod anthropic;
 mod claude;
+mod cline;
 mod codex;
 mod copilot;
 mod droid;

@@ -29,8 +29,12 @@ const VERSION: &str = "1.18.33";
 /// for a registry it cannot reach; a folder whose lock file already lists the SDK is left
 /// alone (OpenCode 1.18.33).
 fn write_config(world: &World, mock: &MockServer) {
+    write_config_with(world, mock, json!({}));
+}
+
+/// [`write_config`] with `extra` settings in `opencode.json` beside the provider's.
+fn write_config_with(world: &World, mock: &MockServer, extra: serde_json::Value) {
     let dir = world.home().join(".config").join("opencode");
-    std::fs::create_dir_all(dir.join("node_modules")).expect("create ~/.config/opencode");
     let config = json!({
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": false,
@@ -48,7 +52,20 @@ fn write_config(world: &World, mock: &MockServer) {
             }},
         }},
     });
+    let mut config = config;
+    if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
+        config.extend(extra.clone());
+    }
+    provide_sdk(&dir);
     std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
+    world.cmstore_ok(&["hooks", "install", "--agent", "opencode", "--user"]);
+}
+
+/// A configuration folder `dir` of OpenCode's, its plugin SDK installed as far as OpenCode
+/// checks (`node_modules/`, and a lock file that lists the SDK): OpenCode then runs no npm
+/// install there.
+fn provide_sdk(dir: &Path) {
+    std::fs::create_dir_all(dir.join("node_modules")).expect("create node_modules");
     let sdk = json!({"@opencode-ai/plugin": VERSION});
     std::fs::write(
         dir.join("package.json"),
@@ -60,7 +77,6 @@ fn write_config(world: &World, mock: &MockServer) {
         json!({"lockfileVersion": 3, "packages": {"": {"dependencies": sdk}}}).to_string(),
     )
     .expect("write package-lock.json");
-    world.cmstore_ok(&["hooks", "install", "--agent", "opencode", "--user"]);
 }
 
 /// `opencode run PROMPT` in `world`, offline.
@@ -260,4 +276,46 @@ fn an_opencode_prompt_near_the_budget_is_warned_and_past_it_refused() {
     let cmd = opencode_command(&world, &opencode, "greetings");
     let run = harness::spawn(&world, "opencode", cmd).wait(AGENT_TIMEOUT);
     harness::assert_prompt_refused(&world, &refused, &run, "greetings");
+}
+
+/// A call OpenCode's own permission refuses (`"bash": "ask"`, with nobody to answer in `run`
+/// mode) is one call, `refused`, not also a failed one; and cmstore's plugin in both the
+/// user's folder and the project's (OpenCode loads both) records each event once.
+#[test]
+fn an_opencode_call_its_permission_refuses_is_one_refused_call_and_two_plugins_record_once() {
+    let Some(opencode) = opencode() else { return };
+    let world = World::new();
+    let script = vec![
+        Step::Tool("bash", bash("echo asked")),
+        Step::Text("It was refused."),
+    ];
+    let mock = MockServer::start(anthropic::responder(script));
+    write_config_with(&world, &mock, json!({"permission": {"bash": "ask"}}));
+    let project = world.project().join(".opencode");
+    provide_sdk(&project);
+    world.cmstore_ok(&["hooks", "install", "--agent", "opencode"]);
+    assert!(project.join("plugin/cmstore.js").exists());
+    let cmd = opencode_command(&world, &opencode, PROMPT);
+    let s = Session::run(world, mock, "opencode", cmd);
+    let ctx = s.context();
+    let calls = s.query("SELECT tool_name, outcome FROM tool_calls WHERE session_id = :sid");
+    assert_eq!(
+        calls,
+        [json!({"tool_name": "bash", "outcome": "refused"})],
+        "{ctx}"
+    );
+    let kinds = s.hook_types("opencode");
+    let count = |kind: &str| kinds.iter().filter(|k| *k == kind).count();
+    assert_eq!(
+        [
+            count("SessionStart"),
+            count("UserPromptSubmit"),
+            count("PreToolUse"),
+            count("PermissionRequest"),
+            count("PermissionDenied"),
+            count("PostToolUseFailure"),
+        ],
+        [1, 1, 1, 1, 1, 0],
+        "{kinds:?}\n{ctx}"
+    );
 }

@@ -70,10 +70,16 @@ fn agent_value() -> impl clap::builder::TypedValueParser<Value = Agent> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
     let values = Agent::wired().map(|agent| {
         let project = match plugin_of(agent) {
-            Some(plugin) => plugin.project,
-            None => agent.file().project,
+            Some(plugin) => {
+                let folder = plugin.project.join("/");
+                match plugin.files {
+                    [one] => format!("{folder}/{one}"),
+                    _ => format!("{folder}/"),
+                }
+            }
+            None => agent.file().project.join("/"),
         };
-        let help = format!("{} (`{}`)", agent.profile().title, project.join("/"));
+        let help = format!("{} (`{project}`)", agent.profile().title);
         PossibleValue::new(agent.as_str()).help(help)
     });
     PossibleValuesParser::new(values)
@@ -87,7 +93,7 @@ pub struct ScopeArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "user")]
     pub project: Option<PathBuf>,
     /// Use the user's own configuration (~/.claude, ~/.copilot, ~/.codex, ~/.gemini, ~/.qwen,
-    /// ~/.cursor, ~/.factory, ~/.config/opencode) instead of a project's
+    /// ~/.cursor, ~/.factory, ~/.config/opencode, ~/.cline) instead of a project's
     #[arg(long)]
     pub user: bool,
 }
@@ -185,7 +191,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         Action::Install(a) => install(paths, a),
         Action::Status(a) => status(paths, a),
         Action::Doctor(a) => doctor(paths, a),
-        Action::Uninstall(a) => uninstall(a),
+        Action::Uninstall(a) => uninstall(paths, a),
     }
 }
 
@@ -215,6 +221,7 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
                     failed = true;
                 }
             }
+            notes.extend(plugin::twice(agent, file, &location, user_location().ok()));
             continue;
         }
         let asked = agent_version::resolve(agent, args.agent_version);
@@ -454,12 +461,15 @@ fn render(agent: Agent, existing: Option<&str>, doc: &Value, style: &Style) -> S
     }
 }
 
-fn uninstall(args: UninstallArgs) -> anyhow::Result<ExitCode> {
+fn uninstall(paths: &Paths, args: UninstallArgs) -> anyhow::Result<ExitCode> {
     let location = location(&args.scope)?;
     let mut failed = false;
     for agent in agents(&args.agent) {
         let removed = match plugin_of(agent) {
-            Some(file) => plugin::uninstall(file, &location),
+            Some(file) => {
+                let (program, _) = program_for(None, &location)?;
+                plugin::uninstall(file, &location, &command_words(paths, program)?)
+            }
             None => uninstall_one(agent, &location),
         };
         match removed {
@@ -573,6 +583,7 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
                 if !rows.iter().any(|r| r.file == row.file) {
                     rows.push(row);
                 }
+                said.extend(plugin::twice(agent, file, location, user_location().ok()));
             }
             continue;
         }
@@ -654,10 +665,7 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let (mut checked, mut broken, mut updates) = (0, 0, 0);
     let mut seen_files = Vec::new();
     for agent in chosen {
-        let files: Vec<&Location> = locations
-            .iter()
-            .filter(|l| wired_path(agent, l).exists())
-            .collect();
+        let files: Vec<&Location> = locations.iter().filter(|l| is_wired_at(agent, l)).collect();
         let asked = (!files.is_empty() && plugin_of(agent).is_none())
             .then(|| agent_version::resolve(agent, None))
             .flatten();
@@ -715,7 +723,7 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             }
             if row.state != "invalid" {
                 let probed = match plugin_of(agent) {
-                    Some(_) => plugin::probe_file(paths, agent, location, &path),
+                    Some(file) => plugin::probe_file(paths, agent, file, location),
                     None => probe_file(paths, agent, location, &path),
                 };
                 match probed {
@@ -820,11 +828,22 @@ fn write_ingest_check(out: &mut impl Write, paths: &Paths) -> io::Result<bool> {
     Ok(false)
 }
 
-/// The file that wires `agent` at `location`: its hook file, or the plugin cmstore writes.
+/// The file that wires `agent` at `location`: its hook file, or the file (or folder of files)
+/// cmstore writes for it.
 fn wired_path(agent: Agent, location: &Location) -> PathBuf {
     match plugin_of(agent) {
-        Some(file) => crate::hook::agent_settings::plugin::path(file, location),
+        Some(file) => crate::hook::agent_settings::plugin::shown(file, location),
         None => agent.config_path(location),
+    }
+}
+
+/// True when a file that may wire `agent` exists at `location`.
+fn is_wired_at(agent: Agent, location: &Location) -> bool {
+    match plugin_of(agent) {
+        Some(file) => crate::hook::agent_settings::plugin::paths(file, location)
+            .iter()
+            .any(|p| p.exists()),
+        None => agent.config_path(location).exists(),
     }
 }
 
@@ -1179,6 +1198,7 @@ fn user_location() -> anyhow::Result<Location> {
         copilot_home: crate::support::env::path("COPILOT_HOME"),
         codex_home: crate::support::env::path("CODEX_HOME"),
         xdg_config_home: crate::support::env::path("XDG_CONFIG_HOME"),
+        cline_dir: crate::support::env::path("CLINE_DIR"),
     })
 }
 

@@ -1,100 +1,207 @@
-//! `cmstore hooks` for an agent wired by a plugin file cmstore owns whole (OpenCode's
-//! `.opencode/plugin/cmstore.js`, [`plugin`]): install writes it, status compares it with
-//! what this cmstore writes, uninstall deletes it, the doctor runs its capture command.
+//! `cmstore hooks` for an agent wired by files cmstore owns whole ([`plugin`]): OpenCode's
+//! plugin (`.opencode/plugin/cmstore.js`), Cline's hook scripts (`.clinerules/hooks/<Event>`).
+//! Install writes them, status compares them with what this cmstore writes, uninstall deletes
+//! them, the doctor runs one as the agent does.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
 use super::{read_existing, remove_empty_folders, write_atomic, Row};
 use crate::files::paths::Paths;
 use crate::hook::agent_settings::merge::State;
-use crate::hook::agent_settings::plugin::{self, PluginFile};
+use crate::hook::agent_settings::plugin::{self, PluginFile, Runner};
 use crate::hook::agent_settings::{Agent, Location, CURRENT_VERSION};
 use crate::hook::probe;
 
-/// Writes the plugin at `location`, running `program` (the words before `capture`); replaces
-/// one edited by hand only when `force`.
+/// Each file's path and text (`None`: missing) at `location`.
+fn read_all(
+    plugin: &PluginFile,
+    location: &Location,
+) -> anyhow::Result<Vec<(PathBuf, Option<String>)>> {
+    plugin::paths(plugin, location)
+        .into_iter()
+        .map(|path| Ok((path.clone(), read_existing(&path)?)))
+        .collect()
+}
+
+/// What the files are, in words: `a plugin`, `10 hook scripts`, after `article`.
+fn what(plugin: &PluginFile, article: &str) -> String {
+    match plugin.files.len() {
+        1 => format!("{article} plugin"),
+        n => format!("{n} hook scripts"),
+    }
+}
+
+/// Writes the files at `location`, running `program` (the words before `capture`); replaces
+/// ones edited by hand only when `force`, and never a file at one of their paths that is not
+/// cmstore's.
 pub fn install(
     plugin: &PluginFile,
     location: &Location,
     program: &[String],
     force: bool,
 ) -> anyhow::Result<String> {
-    let path = plugin::path(plugin, location);
-    let shown = path.display();
-    let existing = read_existing(&path)?;
-    let (state, found, notes) = plugin::status(plugin, existing.as_deref(), program);
+    let shown = plugin::shown(plugin, location);
+    let shown = shown.display();
+    let files = read_all(plugin, location)?;
+    let texts: Vec<Option<String>> = files.iter().map(|(_, t)| t.clone()).collect();
+    let (state, _, notes) = plugin::status_all(plugin, &texts, program);
+    let foreign: Vec<String> = files
+        .iter()
+        .filter(|(_, text)| {
+            text.as_deref()
+                .is_some_and(|t| plugin::version(plugin, t).is_none())
+        })
+        .map(|(path, _)| path.display().to_string())
+        .collect();
     match state {
         State::Installed => {
             return Ok(format!(
                 "already installed (hooks-v{CURRENT_VERSION}) in {shown}"
             ))
         }
-        State::ModifiedByHand if found.is_none() && !force => bail!(
-            "{shown} is not cmstore's plugin ({}); move it away, or re-run with --force to \
-             replace it",
-            notes.join("; ")
+        _ if !foreign.is_empty() && !force => bail!(
+            "{} {} not cmstore's; move {} away, or re-run with --force to replace {}",
+            foreign.join(", "),
+            if foreign.len() == 1 { "is" } else { "are" },
+            if foreign.len() == 1 { "it" } else { "them" },
+            if foreign.len() == 1 { "it" } else { "them" },
         ),
         State::ModifiedByHand if !force => bail!(
-            "{shown}: cmstore's plugin was changed by hand ({}); re-run with --force to \
-             replace it, or uninstall first",
+            "{shown}: cmstore's files were changed by hand ({}); re-run with --force to \
+             replace them, or uninstall first",
             notes.join("; ")
         ),
         _ => {}
     }
-    write_atomic(&path, &plugin::render(plugin, program))?;
+    let text = plugin::render(plugin, program);
+    for (path, existing) in &files {
+        if existing.as_deref() != Some(text.as_str()) {
+            write_atomic(path, &text)?;
+        }
+    }
+    let events = plugin.events.len();
     Ok(match state {
         State::Missing => format!(
-            "installed hooks-v{CURRENT_VERSION} (a plugin for {} events) into {shown}",
-            plugin.events.len()
+            "installed hooks-v{CURRENT_VERSION} ({} for {events} events) into {shown}",
+            what(plugin, "a")
         ),
-        State::Outdated => format!("updated the plugin to hooks-v{CURRENT_VERSION} in {shown}"),
-        _ => format!("replaced the plugin with hooks-v{CURRENT_VERSION} in {shown}"),
+        State::Outdated => format!(
+            "updated {} to hooks-v{CURRENT_VERSION} in {shown}",
+            what(plugin, "the")
+        ),
+        _ => format!(
+            "replaced {} with hooks-v{CURRENT_VERSION} in {shown}",
+            what(plugin, "the")
+        ),
     })
 }
 
-/// Deletes cmstore's plugin at `location` (a file there without cmstore's marker is left),
-/// and the folders it leaves empty.
-pub fn uninstall(plugin: &PluginFile, location: &Location) -> anyhow::Result<String> {
-    let path = plugin::path(plugin, location);
-    let shown = path.display();
-    let Some(existing) = read_existing(&path)? else {
-        return Ok(format!("not installed ({shown} does not exist)"));
-    };
-    if plugin::version(plugin, &existing).is_none() {
-        return Ok(format!(
-            "not installed: {shown} is not cmstore's plugin; left as it is"
-        ));
+/// Deletes cmstore's files at `location` as this or an older cmstore wrote them, and the
+/// folders they leave empty. A file at one of their paths that is not cmstore's, or that was
+/// changed by hand, is left, and said.
+pub fn uninstall(
+    plugin: &PluginFile,
+    location: &Location,
+    program: &[String],
+) -> anyhow::Result<String> {
+    let shown = plugin::shown(plugin, location);
+    let shown = shown.display();
+    let files = read_all(plugin, location)?;
+    let (mut removed, mut kept) = (Vec::new(), Vec::new());
+    for (path, text) in &files {
+        let Some(text) = text.as_deref() else {
+            continue;
+        };
+        match plugin::status(plugin, Some(text), program) {
+            (State::Installed | State::Outdated, _, _) => {
+                fs::remove_file(path)
+                    .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
+                removed.push(path);
+            }
+            (_, None, _) => kept.push(format!("{} (not cmstore's)", path.display())),
+            _ => kept.push(format!(
+                "{} (changed by hand: remove it yourself)",
+                path.display()
+            )),
+        }
     }
-    fs::remove_file(&path).map_err(|e| anyhow::anyhow!("cannot remove {shown}: {e}"))?;
-    let folders = remove_empty_folders(&path, &plugin::root(location));
+    let left = match kept.as_slice() {
+        [] => String::new(),
+        some => format!(
+            "; left as {}: {}",
+            if some.len() == 1 { "it is" } else { "they are" },
+            some.join(", ")
+        ),
+    };
+    let Some(last) = removed.last() else {
+        return Ok(match kept.is_empty() {
+            true => format!("not installed in {shown}"),
+            false => format!("not installed{left}"),
+        });
+    };
+    let folders = remove_empty_folders(last, &plugin::root(plugin, location));
     let folders = match folders.as_slice() {
         [] => String::new(),
         some => {
             let shown: Vec<String> = some.iter().map(|f| f.display().to_string()).collect();
-            format!(", and the folders it left empty: {}", shown.join(", "))
+            format!(", and the folders they left empty: {}", shown.join(", "))
         }
     };
-    Ok(format!("removed the plugin {shown}{folders}"))
+    let whole = match plugin.files.len() {
+        1 => format!("removed the plugin {shown}"),
+        _ => format!("removed {} hook scripts from {shown}", removed.len()),
+    };
+    Ok(format!("{whole}{folders}{left}"))
 }
 
-/// `hooks status`'s row of `agent`'s plugin at `location`.
+/// When `agent` runs the files of the user's folder (`user`) and of a project's (`location`)
+/// alike, as Cline does with its hooks folders (OpenCode loads cmstore's plugin once however
+/// many copies it finds): every event would be captured twice. What to say then.
+pub fn twice(
+    agent: Agent,
+    plugin: &PluginFile,
+    location: &Location,
+    user: Option<Location>,
+) -> Option<String> {
+    let (Location::Project(_), Runner::Shell, Some(user)) = (location, plugin.runner, user) else {
+        return None;
+    };
+    let (mine, theirs) = (
+        plugin::folder(plugin, location),
+        plugin::folder(plugin, &user),
+    );
+    let any = |l: &Location| plugin::paths(plugin, l).iter().any(|p| p.exists());
+    (mine != theirs && any(location) && any(&user)).then(|| {
+        format!(
+            "{0}: {1} runs the hooks of {2} and of {3} alike: every event is captured twice; \
+             keep one (`cmstore hooks uninstall --agent {0} --user`, or without --user in the \
+             project)",
+            agent.as_str(),
+            agent.profile().title,
+            theirs.display(),
+            mine.display()
+        )
+    })
+}
+
+/// `hooks status`'s row of `agent`'s files at `location`.
 pub fn status_row(
     agent: Agent,
     plugin: &PluginFile,
     location: &Location,
     program: &[String],
 ) -> Row {
-    let path = plugin::path(plugin, location);
-    let mut row = Row::missing(agent, location, &path);
+    let mut row = Row::missing(agent, location, &plugin::shown(plugin, location));
     row.events = plugin.events.len();
-    match read_existing(&path) {
-        Ok(text) => {
-            let (state, found, notes) = plugin::status(plugin, text.as_deref(), program);
+    match read_all(plugin, location) {
+        Ok(files) => {
+            let texts: Vec<Option<String>> = files.into_iter().map(|(_, t)| t).collect();
+            let (state, versions, notes) = plugin::status_all(plugin, &texts, program);
             row.state = state.name();
-            row.tokens = found.map(|v| format!("hooks-v{v}")).into_iter().collect();
+            row.tokens = versions.iter().map(|v| format!("hooks-v{v}")).collect();
             row.events_current = match state {
                 State::Installed => plugin.events.len(),
                 _ => 0,
@@ -109,20 +216,21 @@ pub fn status_row(
     row
 }
 
-/// Fires the doctor's probe through the capture command the plugin at `path` names, as the
-/// plugin runs it (the program itself, no shell), its line sent to a queue of its own under
-/// cmstore's state directory (removed after).
+/// Fires the doctor's probe through the agent's first file at `location`, as the agent runs
+/// it: the command a plugin's `const COMMAND` line names (the program itself, no shell), or
+/// the script through `sh`; its line sent to a queue of its own under cmstore's state
+/// directory (removed after).
 pub fn probe_file(
     paths: &Paths,
     agent: Agent,
+    plugin: &PluginFile,
     location: &Location,
-    path: &Path,
 ) -> Result<String, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
-    let mut words = plugin::command(&text)
-        .filter(|w| !w.is_empty())
-        .ok_or("the plugin names no capture command (`const COMMAND = [...]`)")?;
-    words.extend(["capture", "--agent", agent.as_str()].map(str::to_string));
+    let path = plugin::paths(plugin, location)
+        .into_iter()
+        .find(|p| p.exists())
+        .ok_or("none of the files exists")?;
+    let words = words_to_run(agent, plugin, &path)?;
     let session = format!("cmstore-doctor-{}", uuid::Uuid::new_v4());
     let cwd = match location {
         Location::Project(dir) => dir.display().to_string(),
@@ -136,4 +244,20 @@ pub fn probe_file(
     let written = fs::read_to_string(&queue).unwrap_or_default();
     let _ = fs::remove_dir_all(&dir);
     probe::verdict(&ran, &written, &probe)
+}
+
+/// The command line that runs the file at `path` as `agent` runs it.
+fn words_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Vec<String>, String> {
+    match plugin.runner {
+        Runner::Command => {
+            let text =
+                fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+            let mut words = plugin::command(&text)
+                .filter(|w| !w.is_empty())
+                .ok_or("the plugin names no capture command (`const COMMAND = [...]`)")?;
+            words.extend(["capture", "--agent", agent.as_str()].map(str::to_string));
+            Ok(words)
+        }
+        Runner::Shell => Ok(vec!["sh".to_string(), path.display().to_string()]),
+    }
 }

@@ -7,11 +7,13 @@
 //!
 //! - [`Tracker`]: the cursor file, its lock, and reading complete lines from the transcript;
 //! - [`discover`]: where a session's transcript lives when the payload does not say;
+//! - [`cline`]: a Cline run's prompt, model and usage, from its session's files;
 //! - [`droid`]: a Droid session's totals, kept beside its transcript;
 //! - [`opencode`]: OpenCode's own store, read for `cmstore import`;
 //! - [`Workspace`]: the sessions seen lately in a workspace, so that a later session's hook
 //!   closes an earlier one whose last turn no Stop or SessionEnd recorded.
 
+pub mod cline;
 mod cursor;
 mod discover;
 pub mod droid;

@@ -64,6 +64,8 @@ pub enum Location {
         codex_home: Option<PathBuf>,
         /// `XDG_CONFIG_HOME`, which moves `~/.config` (OpenCode's `~/.config/opencode`).
         xdg_config_home: Option<PathBuf>,
+        /// `CLINE_DIR`, which moves Cline's `~/.cline`.
+        cline_dir: Option<PathBuf>,
     },
 }
 
@@ -412,6 +414,7 @@ mod tests {
             copilot_home: None,
             codex_home: None,
             xdg_config_home: None,
+            cline_dir: None,
         };
         assert_eq!(
             Agent::Claude.config_path(&u),
@@ -427,6 +430,7 @@ mod tests {
             copilot_home: Some(PathBuf::from("/g")),
             codex_home: Some(PathBuf::from("/x")),
             xdg_config_home: None,
+            cline_dir: None,
         };
         assert_eq!(
             Agent::Claude.config_path(&moved),

@@ -1,72 +1,104 @@
-//! The plugin file cmstore writes for an agent that loads code instead of running hook
-//! commands (OpenCode, [`PluginFile`]): cmstore owns the file whole, so installing writes it,
-//! checking compares it with what this cmstore would write, and removing deletes it. Pure: the
-//! text in, the text or a verdict out.
+//! The files cmstore writes for an agent that runs no hook commands from a configuration
+//! file ([`PluginFile`]): OpenCode's plugin, Cline's hook scripts. cmstore owns each file
+//! whole, so installing writes them, checking compares them with what this cmstore would
+//! write, and removing deletes them. Pure: the text in, the text or a verdict out.
 //!
-//! The file's first line carries the version token (`// cmstore: hooks-v3`) and a line of its
-//! own the capture command (`const COMMAND = ["…", …]`), so `status` tells a file of an older
-//! cmstore, or one that runs another binary, from one edited by hand.
+//! A line near the top of each carries the version token (`// cmstore: hooks-v3`), and the
+//! capture command is in it (`const COMMAND = ["…", …]`, or a shell line), so `status` tells a
+//! file of an older cmstore, or one that runs another binary, from one edited by hand.
 
 use std::path::PathBuf;
 
 use super::merge::State;
+use super::quote;
 use super::{Location, CURRENT_VERSION};
-pub use crate::model::agents::{Agent, PluginFile};
+pub use crate::model::agents::{Agent, PluginFile, Runner, UserFolder};
 
 /// The line that names the capture command, before its JSON array of words.
 const COMMAND_LINE: &str = "const COMMAND = ";
 
-/// The agent's plugin, or `None` for an agent cmstore wires by a hook file.
+/// How many lines from the top the version token may be on (after a shebang and the like).
+const MARKER_LINES: usize = 3;
+
+/// The agent's files, or `None` for an agent cmstore wires by a hook file.
 pub fn of(agent: Agent) -> Option<&'static PluginFile> {
     agent.profile().plugin.as_ref()
 }
 
-/// Where the plugin goes at `location`: under the project, or under the user's configuration
-/// directory (`XDG_CONFIG_HOME`, else `~/.config`).
-pub fn path(plugin: &PluginFile, location: &Location) -> PathBuf {
-    let (root, segments) = match location {
-        Location::Project(dir) => (dir.clone(), plugin.project),
-        Location::User { .. } => (root(location), plugin.user),
+/// The folder the files go in at `location`.
+pub fn folder(plugin: &PluginFile, location: &Location) -> PathBuf {
+    let sub = match (location, &plugin.user) {
+        (Location::Project(_), _) => plugin.project,
+        (Location::User { .. }, UserFolder::UnderConfig(sub)) => sub,
+        (Location::User { .. }, UserFolder::Home { sub, .. }) => sub,
     };
-    segments.iter().fold(root, |p, s| p.join(s))
+    sub.iter().fold(root(plugin, location), |p, s| p.join(s))
 }
 
-/// The folder an install may create folders under: the project, or the user's configuration
-/// directory.
-pub fn root(location: &Location) -> PathBuf {
-    match location {
-        Location::Project(dir) => dir.clone(),
-        Location::User {
-            home,
-            xdg_config_home,
-            ..
-        } => xdg_config_home
-            .clone()
-            .unwrap_or_else(|| home.join(".config")),
+/// Each file's path at `location`, in [`PluginFile::files`]' order.
+pub fn paths(plugin: &PluginFile, location: &Location) -> Vec<PathBuf> {
+    let folder = folder(plugin, location);
+    plugin.files.iter().map(|f| folder.join(f)).collect()
+}
+
+/// What `status` names as the place: the file, or the folder of several.
+pub fn shown(plugin: &PluginFile, location: &Location) -> PathBuf {
+    match plugin.files {
+        [one] => folder(plugin, location).join(one),
+        _ => folder(plugin, location),
     }
 }
 
-/// The plugin's text, running `words` (the cmstore binary and any global options) as its
-/// capture command.
+/// The folder an install may create folders under: the project, the user's configuration
+/// directory (`XDG_CONFIG_HOME`, else `~/.config`), or the agent's own (`$CLINE_DIR`, else
+/// `~/.cline`).
+pub fn root(plugin: &PluginFile, location: &Location) -> PathBuf {
+    match (location, &plugin.user) {
+        (Location::Project(dir), _) => dir.clone(),
+        (
+            Location::User {
+                home,
+                xdg_config_home,
+                ..
+            },
+            UserFolder::UnderConfig(_),
+        ) => xdg_config_home
+            .clone()
+            .unwrap_or_else(|| home.join(".config")),
+        (
+            Location::User {
+                home, cline_dir, ..
+            },
+            UserFolder::Home { home_dir, .. },
+        ) => cline_dir.clone().unwrap_or_else(|| home.join(home_dir)),
+    }
+}
+
+/// A file's text, running `words` (the cmstore binary and any global options) as its capture
+/// command.
 pub fn render<S: AsRef<str>>(plugin: &PluginFile, words: &[S]) -> String {
     let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     let array = serde_json::to_string(&words).expect("strings serialize");
-    plugin.template.replace("{{command}}", &array)
+    plugin
+        .template
+        .replace("{{command}}", &array)
+        .replace("{{sh}}", &quote::sh_line(&words))
 }
 
-/// The version token of a plugin's `text`, if its first line carries cmstore's marker.
+/// The version token of a file's `text`, if one of its first lines carries cmstore's marker.
 pub fn version(plugin: &PluginFile, text: &str) -> Option<u32> {
-    text.lines()
-        .next()?
-        .trim_start_matches('\u{feff}')
-        .strip_prefix(plugin.marker)?
-        .trim()
-        .strip_prefix("hooks-v")?
-        .parse()
-        .ok()
+    text.lines().take(MARKER_LINES).find_map(|line| {
+        line.trim_start_matches('\u{feff}')
+            .strip_prefix(plugin.marker)?
+            .trim()
+            .strip_prefix("hooks-v")?
+            .parse()
+            .ok()
+    })
 }
 
-/// The capture command's words in a plugin's `text`, if it names one.
+/// The capture command's words in a plugin's `text`, if it names them on a `const COMMAND`
+/// line (OpenCode's).
 pub fn command(text: &str) -> Option<Vec<String>> {
     let line = text
         .lines()
@@ -74,8 +106,8 @@ pub fn command(text: &str) -> Option<Vec<String>> {
     serde_json::from_str(line.trim().trim_end_matches(';')).ok()
 }
 
-/// How the plugin file's `text` (`None`: no file) compares with what this cmstore writes with
-/// `words`, and what tells so.
+/// How one file's `text` (`None`: no file) compares with what this cmstore writes with
+/// `words`, its token, and what tells so.
 pub fn status<S: AsRef<str>>(
     plugin: &PluginFile,
     text: Option<&str>,
@@ -84,39 +116,91 @@ pub fn status<S: AsRef<str>>(
     let Some(text) = text else {
         return (State::Missing, None, Vec::new());
     };
+    // A checkout that turned the line ends into CRLF (git's `autocrlf` on Windows) changed
+    // nothing that matters.
+    let text = &text.replace("\r\n", "\n");
     let Some(found) = version(plugin, text) else {
         return (
             State::ModifiedByHand,
             None,
-            vec!["the file does not start with cmstore's marker line".to_string()],
+            vec!["the file does not carry cmstore's marker line".to_string()],
         );
     };
-    let expected = render(plugin, words);
-    if text == expected {
+    if *text == render(plugin, words) {
         return (State::Installed, Some(found), Vec::new());
     }
-    let older = found < CURRENT_VERSION;
-    let other_command = command(text).is_some_and(|said| {
-        let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
-        said != words && render(plugin, &said) == text
-    });
-    if older {
+    if found < CURRENT_VERSION {
         let note = format!("written by an older cmstore (hooks-v{found})");
         return (State::Outdated, Some(found), vec![note]);
     }
-    if other_command {
-        let said = command(text).unwrap_or_default().join(" ");
-        return (
-            State::Outdated,
-            Some(found),
-            vec![format!("runs another command ({said})")],
-        );
+    if let Some(said) = written_for(plugin, text) {
+        let note = format!("runs another command ({said})");
+        return (State::Outdated, Some(found), vec![note]);
     }
     (
         State::ModifiedByHand,
         Some(found),
-        vec!["the plugin differs from what cmstore writes".to_string()],
+        vec!["the file differs from what cmstore writes".to_string()],
     )
+}
+
+/// The capture command `text` runs, when `text` is this cmstore's file written for another
+/// command: the template with something else where the command goes.
+fn written_for(plugin: &PluginFile, text: &str) -> Option<String> {
+    let placeholder = ["{{command}}", "{{sh}}"]
+        .into_iter()
+        .find(|p| plugin.template.contains(p))?;
+    let line = plugin.template.lines().find(|l| l.contains(placeholder))?;
+    let (before, after) = line.split_once(placeholder)?;
+    let said = text
+        .lines()
+        .find_map(|l| l.strip_prefix(before)?.strip_suffix(after))?;
+    if plugin.template.replace(placeholder, said) != text {
+        return None;
+    }
+    Some(match serde_json::from_str::<Vec<String>>(said) {
+        Ok(words) => words.join(" "),
+        Err(_) => said.to_string(),
+    })
+}
+
+/// The state of a folder of files (`texts`, each file's text in [`PluginFile::files`]' order)
+/// as a whole: missing when none exists, installed when each is, modified by hand when any
+/// is (or is not cmstore's), else outdated; the tokens found, and the notes, each naming its
+/// file when there are several.
+pub fn status_all<S: AsRef<str>>(
+    plugin: &PluginFile,
+    texts: &[Option<String>],
+    words: &[S],
+) -> (State, Vec<u32>, Vec<String>) {
+    let mut states = Vec::new();
+    let (mut versions, mut notes) = (Vec::new(), Vec::new());
+    for (name, text) in plugin.files.iter().zip(texts) {
+        let (state, found, said) = status(plugin, text.as_deref(), words);
+        versions.extend(found);
+        let prefix = match plugin.files.len() {
+            1 => String::new(),
+            _ => format!("{name}: "),
+        };
+        match (state, text) {
+            (State::Missing, _) => notes.push(format!("{prefix}missing")),
+            _ => notes.extend(said.into_iter().map(|n| format!("{prefix}{n}"))),
+        }
+        states.push(state);
+    }
+    versions.sort_unstable();
+    versions.dedup();
+    let state = if states.iter().all(|s| *s == State::Missing) {
+        notes.clear();
+        State::Missing
+    } else if states.iter().all(|s| *s == State::Installed) {
+        State::Installed
+    } else if states.contains(&State::ModifiedByHand) {
+        State::ModifiedByHand
+    } else {
+        State::Outdated
+    };
+    (state, versions, notes)
 }
 
 #[cfg(test)]
@@ -127,61 +211,90 @@ mod tests {
         of(Agent::Opencode).unwrap()
     }
 
+    fn cline() -> &'static PluginFile {
+        of(Agent::Cline).unwrap()
+    }
+
     #[test]
-    fn the_plugin_runs_the_words_it_is_given_and_carries_the_current_token() {
-        let text = render(opencode(), &["/opt/cmstore", "--home", "/h/x \"y\""]);
+    fn the_files_run_the_words_they_are_given_and_carry_the_current_token() {
+        let words = ["/opt/cmstore", "--home", "/h/x \"y\""];
+        let text = render(opencode(), &words);
         assert_eq!(version(opencode(), &text), Some(CURRENT_VERSION));
-        assert_eq!(
-            command(&text).unwrap(),
-            ["/opt/cmstore", "--home", "/h/x \"y\""]
-        );
+        assert_eq!(command(&text).unwrap(), words);
         assert!(!text.contains("{{"), "every placeholder filled");
-        assert_eq!(
-            status(
-                opencode(),
-                Some(&text),
-                &["/opt/cmstore", "--home", "/h/x \"y\""]
-            )
-            .0,
-            State::Installed
+        assert_eq!(status(opencode(), Some(&text), &words).0, State::Installed);
+        let script = render(cline(), &words);
+        assert!(
+            script.starts_with("#!/bin/sh\n# cmstore: hooks-v3\n"),
+            "{script}"
         );
+        assert!(
+            script.contains("\nexec /opt/cmstore --home '/h/x \"y\"' capture --agent cline\n"),
+            "{script}"
+        );
+        assert_eq!(version(cline(), &script), Some(CURRENT_VERSION));
+        assert_eq!(status(cline(), Some(&script), &words).0, State::Installed);
     }
 
     #[test]
     fn a_file_of_another_binary_or_an_older_token_is_outdated_an_edit_is_by_hand() {
         let words = ["cmstore"];
-        let other = render(opencode(), &["/old/cmstore"]);
-        let (state, _, notes) = status(opencode(), Some(&other), &words);
-        assert_eq!(state, State::Outdated);
-        assert_eq!(notes, ["runs another command (/old/cmstore)"]);
-        let older = render(opencode(), &words).replacen(
-            &format!("hooks-v{CURRENT_VERSION}"),
-            "hooks-v1",
-            1,
-        );
-        assert_eq!(status(opencode(), Some(&older), &words).0, State::Outdated);
-        let edited = render(opencode(), &words) + "// mine\n";
-        assert_eq!(
-            status(opencode(), Some(&edited), &words).0,
-            State::ModifiedByHand
-        );
+        for plugin in [opencode(), cline()] {
+            let other = render(plugin, &["/old/cmstore"]);
+            let (state, _, notes) = status(plugin, Some(&other), &words);
+            assert_eq!(state, State::Outdated);
+            assert_eq!(notes, ["runs another command (/old/cmstore)"]);
+            let older = render(plugin, &words).replacen(
+                &format!("hooks-v{CURRENT_VERSION}"),
+                "hooks-v1",
+                1,
+            );
+            assert_eq!(status(plugin, Some(&older), &words).0, State::Outdated);
+            let edited = render(plugin, &words) + "# mine\n";
+            assert_eq!(
+                status(plugin, Some(&edited), &words).0,
+                State::ModifiedByHand
+            );
+            let crlf = render(plugin, &words).replace('\n', "\r\n");
+            assert_eq!(status(plugin, Some(&crlf), &words).0, State::Installed);
+            assert_eq!(status(plugin, None, &words).0, State::Missing);
+        }
         let foreign = "export const Mine = async () => ({})\n";
         assert_eq!(
             status(opencode(), Some(foreign), &words),
             (
                 State::ModifiedByHand,
                 None,
-                vec!["the file does not start with cmstore's marker line".to_string()]
+                vec!["the file does not carry cmstore's marker line".to_string()]
             )
         );
-        assert_eq!(status(opencode(), None, &words).0, State::Missing);
     }
 
-    /// Every event the row lists is one the plugin sends, and one capture gives a type; the
-    /// template is pinned to its token as the hook files are (`templates_changed_without_
-    /// bumping_the_token`): edit it, bump `CURRENT_VERSION`, update the hash.
     #[test]
-    fn the_plugin_sends_the_events_it_lists_and_its_text_is_pinned_to_its_token() {
+    fn a_folder_is_installed_when_each_file_is() {
+        let words = ["cmstore"];
+        let text = render(cline(), &words);
+        let mut texts: Vec<Option<String>> =
+            cline().files.iter().map(|_| Some(text.clone())).collect();
+        assert_eq!(status_all(cline(), &texts, &words).0, State::Installed);
+        texts[2] = None;
+        let (state, versions, notes) = status_all(cline(), &texts, &words);
+        assert_eq!((state, versions), (State::Outdated, vec![CURRENT_VERSION]));
+        assert_eq!(notes, ["TaskCancel: missing"]);
+        texts[3] = Some(text.clone() + "# mine\n");
+        assert_eq!(status_all(cline(), &texts, &words).0, State::ModifiedByHand);
+        let none: Vec<Option<String>> = cline().files.iter().map(|_| None).collect();
+        assert_eq!(
+            status_all(cline(), &none, &words),
+            (State::Missing, vec![], vec![])
+        );
+    }
+
+    /// Every event the row lists is one the plugin sends, and one capture gives a type; each
+    /// template is pinned to its token as the hook files are (`templates_changed_without_
+    /// bumping_the_token`): edit one, bump `CURRENT_VERSION`, update the hash.
+    #[test]
+    fn the_files_send_the_events_they_list_and_their_text_is_pinned_to_its_token() {
         let template = opencode().template;
         let reject = crate::model::wire::Payload::decode(br#"{"reply":"reject"}"#).unwrap();
         for event in opencode().events {
@@ -191,36 +304,59 @@ mod tests {
                 "{event}"
             );
         }
-        assert_eq!(version(opencode(), template), Some(CURRENT_VERSION));
-        let fnv = template.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        assert_eq!(
-            fnv, 16_463_739_433_406_781_453,
-            "resources/opencode/cmstore.js edited"
-        );
+        for event in cline().events {
+            assert!(
+                crate::model::wire::cline::hook_type(event).is_some(),
+                "{event}"
+            );
+        }
+        let fnv = |text: &str| {
+            text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+        };
+        for (plugin, hash) in [
+            (opencode(), 7_684_498_266_008_290_215),
+            (cline(), 12_984_748_622_243_828_019),
+        ] {
+            assert_eq!(version(plugin, plugin.template), Some(CURRENT_VERSION));
+            assert_eq!(fnv(plugin.template), hash, "{:?} edited", plugin.files);
+        }
     }
 
     #[test]
-    fn the_user_plugin_lives_under_the_xdg_config_directory() {
-        let user = |xdg: Option<&str>| Location::User {
+    fn the_user_folders_follow_their_variables() {
+        let user = |xdg: Option<&str>, cline_dir: Option<&str>| Location::User {
             home: PathBuf::from("/home/me"),
             claude_config_dir: None,
             copilot_home: None,
             codex_home: None,
             xdg_config_home: xdg.map(PathBuf::from),
+            cline_dir: cline_dir.map(PathBuf::from),
         };
         assert_eq!(
-            path(opencode(), &user(None)),
-            PathBuf::from("/home/me/.config/opencode/plugin/cmstore.js")
+            paths(opencode(), &user(None, None)),
+            [PathBuf::from("/home/me/.config/opencode/plugin/cmstore.js")]
         );
         assert_eq!(
-            path(opencode(), &user(Some("/cfg"))),
-            PathBuf::from("/cfg/opencode/plugin/cmstore.js")
+            paths(opencode(), &user(Some("/cfg"), None)),
+            [PathBuf::from("/cfg/opencode/plugin/cmstore.js")]
         );
         assert_eq!(
-            path(opencode(), &Location::Project(PathBuf::from("/w"))),
-            PathBuf::from("/w/.opencode/plugin/cmstore.js")
+            paths(opencode(), &Location::Project(PathBuf::from("/w"))),
+            [PathBuf::from("/w/.opencode/plugin/cmstore.js")]
+        );
+        assert_eq!(
+            shown(cline(), &user(None, None)),
+            PathBuf::from("/home/me/.cline/hooks")
+        );
+        assert_eq!(
+            shown(cline(), &user(None, Some("/c"))),
+            PathBuf::from("/c/hooks")
+        );
+        assert_eq!(
+            paths(cline(), &Location::Project(PathBuf::from("/w")))[6],
+            PathBuf::from("/w/.clinerules/hooks/PreToolUse")
         );
     }
 }

@@ -26,7 +26,7 @@ pub(super) fn check(
         allow_unread(entry);
         return None;
     };
-    let input = wire::tool_input(payload);
+    let input = wire::tool_input_of(agent, payload);
     let verdict = safety::check(entry.tool_name.as_deref(), input.as_ref(), &config.safety);
     let ruling = Ruling::of(verdict, config.mode == Mode::Enforce);
     record(entry, &ruling);

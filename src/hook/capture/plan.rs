@@ -9,6 +9,7 @@ use crate::config::{Config, LogLevel};
 use crate::files::debug_log::DebugLog;
 use crate::files::transcript::SeenSession;
 use crate::hook::checks::{self, Job};
+use crate::model::queue_line::usage::UsageRecord;
 use crate::model::queue_line::{HookType, QueueEntry};
 use crate::model::redact::Redactor;
 use crate::model::transcript::Turn;
@@ -66,6 +67,8 @@ pub struct Plan<'c> {
     pub(super) check_input: Option<Value>,
     /// A budget warning the reply tells the agent ([`Plan::warn`]).
     pub(super) notice: Option<super::reply::Notice>,
+    /// When a Cline run began (its `taskId` says), for [`Plan::cline_run_lookup`].
+    pub(super) cline_run_start: Option<i64>,
 }
 
 /// The checks an event asks for, with what their feedback reply needs.
@@ -139,6 +142,44 @@ impl Plan<'_> {
         }
         let path = e.transcript_path.as_deref().filter(|p| !p.is_empty())?;
         Some((path, e.tool_call_id.as_deref()?))
+    }
+
+    /// For the end of a Cline run (its `TaskComplete`, `TaskError`, `TaskCancel` or
+    /// `SessionShutdown`): the session and when the run began (from its `taskId`), whose
+    /// files the shell reads ([`crate::files::transcript::cline::run`]) and passes to
+    /// [`Plan::set_cline_run`]. Cline's payloads name neither the prompt nor the model.
+    pub fn cline_run_lookup(&self) -> Option<(&str, Option<i64>)> {
+        let ends = matches!(
+            self.hook_type,
+            Some(
+                HookType::Stop | HookType::StopFailure | HookType::Interrupt | HookType::SessionEnd
+            )
+        );
+        if self.agent != Agent::Cline || !ends {
+            return None;
+        }
+        let session = self.entry.session_id.as_deref()?;
+        Some((session, self.cline_run_start))
+    }
+
+    /// What the shell read of a Cline run: its prompt (on a turn's end, when the payload had
+    /// none; redacted as the payload is), its model, and its model calls' usage.
+    pub fn set_cline_run(
+        &mut self,
+        prompt: Option<String>,
+        model: Option<String>,
+        usage: Vec<UsageRecord>,
+    ) {
+        let e = &mut self.entry;
+        if e.prompt.is_none() && self.hook_type != Some(HookType::SessionEnd) {
+            e.prompt = prompt.map(|p| self.redactor.redact(&p).into_owned());
+        }
+        if e.model.is_none() {
+            e.model = model;
+        }
+        if !usage.is_empty() {
+            e.usage = Some(usage);
+        }
     }
 
     /// The tool call's exit code, read by the shell: a code other than 0 makes it failed.
@@ -215,7 +256,7 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
     };
     let check_input = match config.checks.is_empty() {
         true => None,
-        false => readable.and_then(wire::tool_input),
+        false => readable.and_then(|p| wire::tool_input_of(agent, p)),
     };
     let transcript = reading::locate(hook_type, &payload, &entry);
     let workspace = reading::workspace_mark(agent, hook_type, &entry);
@@ -233,6 +274,12 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         config_error: hook.config_error.map(str::to_string),
         check_input,
         notice: None,
+        cline_run_start: match agent {
+            Agent::Cline => payload
+                .str_any(&["taskId"])
+                .and_then(|task| wire::cline::run_started(&task)),
+            _ => None,
+        },
     })
 }
 

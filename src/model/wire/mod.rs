@@ -6,6 +6,7 @@
 //! PascalCase hooks, and Codex. Every field is read in every spelling, so the dialect only
 //! matters for naming the agent and for the shape of the reply.
 
+pub mod cline;
 pub mod opencode;
 pub mod outcome;
 pub mod payload;
@@ -33,6 +34,9 @@ const GEMINI_EVENTS: [&str; 8] = [
 pub fn sniff_agent(p: &Payload) -> Agent {
     if p.has_any(&["conversation_id"]) && p.has_any(&["workspace_roots"]) {
         return Agent::Cursor;
+    }
+    if cline::is_payload(p) {
+        return Agent::Cline;
     }
     let numeric_time = p.get_any(&["timestamp"]).is_some_and(Value::is_number);
     if numeric_time || p.has_any(&["toolArgs", "toolResult"]) {
@@ -127,11 +131,12 @@ const TOOL_CALL_ID_KEYS: [&str; 6] = [
     "call_id",
 ];
 
-/// The event name: the `--event` flag, else `hook_event_name`, else `hookEventName`.
+/// The event name: the `--event` flag, else `hook_event_name`, else `hookEventName`, else
+/// Cline's `hookName`.
 pub fn event_name(flag: Option<&str>, p: &Payload) -> Option<String> {
     flag.map(str::to_string)
         .filter(|e| !e.trim().is_empty())
-        .or_else(|| p.str_any(&["hook_event_name", "hookEventName"]))
+        .or_else(|| p.str_any(&["hook_event_name", "hookEventName", "hookName"]))
 }
 
 /// The session id in any spelling.
@@ -153,6 +158,14 @@ pub fn tool_input(p: &Payload) -> Option<Value> {
     })
 }
 
+/// [`tool_input`] as `agent` sends it: Cline's in its `tool_call` or `tool_result`.
+pub fn tool_input_of(agent: Agent, p: &Payload) -> Option<Value> {
+    match agent {
+        Agent::Cline => cline::tool_input(p),
+        _ => tool_input(p),
+    }
+}
+
 /// The canonical hook type of `agent`'s `event` with this payload, or `None` when it has none.
 ///
 /// The event name decides, except for Gemini CLI's `PreCompress`: it fires before Gemini checks
@@ -165,6 +178,9 @@ pub fn tool_input(p: &Payload) -> Option<Value> {
 pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
     if agent == Agent::Opencode && opencode::is_event(event) {
         return opencode::hook_type(event, p);
+    }
+    if agent == Agent::Cline {
+        return cline::hook_type(event);
     }
     let kind = HookType::from_event_name(event)?;
     let no_prompt = || {
@@ -324,7 +340,27 @@ pub fn normalize(
     if agent == Agent::Opencode {
         opencode_fields(p, kind, &mut e, limits);
     }
+    if agent == Agent::Cline {
+        cline_fields(p, kind, &mut e, limits);
+    }
     e
+}
+
+/// What Cline's payloads say in shapes of their own ([`cline`]): the session, folder, tool
+/// call and its outcome, the run's answer.
+fn cline_fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limits: &Limits) {
+    cline::fields(p, kind, e, limits.text);
+    if let Some(input) = cline::tool_input(p) {
+        e.tool_input = Some(compact_json(&input, limits.tool_input));
+    }
+    if let Some(result) = cline::tool_result(p, limits.tool_response) {
+        e.tool_response = result.text;
+        e.duration_ms = result.duration_ms;
+        if kind == Some(HookType::PostToolUse) {
+            e.exit_code = result.exit_code;
+            e.tool_failed = result.failed.then_some(true);
+        }
+    }
 }
 
 /// What Cursor says in fields of its own (docs/agents.md, "Cursor", cites each): a tool call's
@@ -359,17 +395,23 @@ fn opencode_fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limi
     if let Some(error) = p.get_any(&["error"]).and_then(opencode::error) {
         e.error = Some(error);
     }
+    // A turn the person stopped: the plugin says so at the session's idle.
+    if kind == Some(HookType::Stop) && p.str_any(&["outcome"]).as_deref() == Some("interrupted") {
+        e.turn_outcome = Some("interrupted".to_string());
+    }
     if kind == Some(HookType::ModelResponse) {
         e.usage = opencode::usage(p).map(|record| vec![record]);
         if e.model.is_none() {
             e.model = e.usage.as_ref().and_then(|u| u[0].model.clone());
         }
     }
-    if let Some(text) = p
-        .get_any(&["tool_response"])
-        .and_then(opencode::tool_result_text)
-    {
-        e.tool_response = Some(cut_text(&text, limits.tool_response));
+    if let Some(result) = p.get_any(&["tool_response"]) {
+        if let Some(text) = opencode::tool_result_text(result) {
+            e.tool_response = Some(cut_text(&text, limits.tool_response));
+        }
+        if kind == Some(HookType::PostToolUse) && opencode::ended_without_exit(result) {
+            e.tool_failed = Some(true);
+        }
     }
 }
 

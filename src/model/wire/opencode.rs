@@ -64,6 +64,15 @@ pub fn exit_code(result: &Value) -> Option<i64> {
     result.pointer("/metadata/exit")?.as_i64()
 }
 
+/// True when a shell tool's result says it ended with no exit code (`metadata.exit: null`:
+/// the call was aborted, seen with OpenCode 1.18.33): not a success.
+pub fn ended_without_exit(result: &Value) -> bool {
+    result
+        .get("metadata")
+        .and_then(|m| m.as_object())
+        .is_some_and(|m| m.get("exit") == Some(&Value::Null))
+}
+
 /// The error of `session.error` (`{name, data: {message, statusCode, …}}`) or of a tool part
 /// (a string), as the line's error object: `message` the readable text, `name` kept.
 pub fn error(error: &Value) -> Option<Value> {
@@ -208,5 +217,12 @@ mod tests {
         assert_eq!(exit_code(&result), Some(3));
         assert_eq!(tool_result_text(&result).as_deref(), Some("x\n"));
         assert_eq!(exit_code(&serde_json::json!({"output": "x"})), None);
+        assert!(ended_without_exit(
+            &serde_json::json!({"metadata": {"exit": null}})
+        ));
+        assert!(!ended_without_exit(&result));
+        assert!(!ended_without_exit(
+            &serde_json::json!({"metadata": {"diff": "x"}})
+        ));
     }
 }

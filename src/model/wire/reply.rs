@@ -3,6 +3,8 @@
 //! OpenCode runs no hook commands: cmstore's own plugin (`resources/opencode/cmstore.js`)
 //! reads Claude Code's shapes and does what they say in OpenCode's terms (a deny or a refused
 //! prompt is an error thrown, context a text part added to the prompt or the tool's output).
+//! Cline 3 reads `cancel` (with `errorMessage`: it stops the whole task, and the model is not
+//! told) and `contextModification` (a message the model reads next), from its tool hooks only.
 
 use serde_json::{json, Value};
 
@@ -18,6 +20,7 @@ pub fn context_injection(agent: Agent, event: &str, context: &str) -> Value {
     match agent {
         Agent::Copilot => json!({ "additionalContext": context }),
         Agent::Cursor => json!({ "additional_context": context }),
+        Agent::Cline => json!({ "contextModification": context }),
         _ => json!({
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": context }
         }),
@@ -43,6 +46,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Cursor => {
             json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
         }
+        Agent::Cline => json!({ "cancel": true, "errorMessage": reason }),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
@@ -70,7 +74,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
 /// there: both are sent.
 pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
     match agent {
-        Agent::Copilot => None,
+        Agent::Copilot | Agent::Cline => None,
         Agent::Gemini => Some(json!({ "decision": "deny", "reason": reason })),
         Agent::Cursor => Some(json!({ "continue": false, "user_message": reason })),
         Agent::Droid => Some(json!({
@@ -96,6 +100,7 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
     if reply.get("decision").is_some()
         || reply.get("permissionDecision").is_some()
         || reply.get("permission").is_some()
+        || reply.get("cancel").is_some()
         || reply
             .pointer("/hookSpecificOutput/permissionDecision")
             .is_some()
@@ -105,6 +110,7 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
     let slot = match agent {
         Agent::Copilot => reply.get_mut("additionalContext"),
         Agent::Cursor => reply.get_mut("additional_context"),
+        Agent::Cline => reply.get_mut("contextModification"),
         _ => reply.pointer_mut("/hookSpecificOutput/additionalContext"),
     };
     match slot {
@@ -134,6 +140,7 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Copilot => json!({ "additionalContext": reason }),
         Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
         Agent::Cursor => json!({ "additional_context": reason }),
+        Agent::Cline => json!({ "contextModification": reason }),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
