@@ -24,8 +24,9 @@ pub struct Args {
     /// Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), Copilot CLI's
     /// `session-state` (`$COPILOT_HOME` or `~/.copilot`), VS Code Copilot Chat's
     /// `workspaceStorage/*/GitHub.copilot-chat/transcripts`, Qwen Code's `projects`
-    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), Droid's `~/.factory/sessions` and
-    /// OpenCode's store (`~/.local/share/opencode/opencode.db`), those that exist]
+    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), Droid's `~/.factory/sessions`,
+    /// OpenCode's store (`~/.local/share/opencode/opencode.db`) and Cline's
+    /// `~/.cline/data/sessions`, those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
@@ -36,8 +37,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let roots = default_roots();
         if roots.is_empty() {
             eprintln!(
-                "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code, Droid or OpenCode \
-                 history found: nothing to import"
+                "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code, Droid, \
+                 OpenCode or Cline history found: nothing to import"
             );
             return Ok(ExitCode::SUCCESS);
         }
@@ -144,10 +145,23 @@ fn default_roots() -> Vec<PathBuf> {
     ]
     .into_iter()
     .flatten()
+    .chain(cline_sessions(env.home.as_deref()))
     .filter(|dir| dir.is_dir())
     .chain(opencode_store(env.home.as_deref()).filter(|file| file.is_file()))
     .chain(env.copilot_log_dirs())
     .collect()
+}
+
+/// Cline's sessions: `$CLINE_DATA_DIR/sessions`, else `$CLINE_DIR/data/sessions` or
+/// `~/.cline/data/sessions`.
+fn cline_sessions(home: Option<&std::path::Path>) -> Option<PathBuf> {
+    let env = crate::support::env::path;
+    crate::files::transcript::cline::data_dir(
+        env("CLINE_DATA_DIR"),
+        env("CLINE_DIR"),
+        home.map(std::path::Path::to_path_buf),
+    )
+    .map(|data| data.join("sessions"))
 }
 
 /// OpenCode's store: `opencode.db` in `$XDG_DATA_HOME/opencode`, else in

@@ -1257,3 +1257,42 @@ fn cline_is_denied_by_cancelling_the_task() {
         Some("denied")
     );
 }
+
+/// `cmstore import` reads a Cline session's transcript (a real one of Cline 3.0.65, from a
+/// run against the mock): each model call's usage from its `metrics`, the input without its
+/// cached parts, keyed by the message id as capture keys it; the session with its folder; a
+/// second import adds nothing.
+#[test]
+fn a_cline_sessions_usage_is_imported_from_its_transcript() {
+    let env = TestEnv::new();
+    let sessions = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cline-3.0.65/sessions");
+    let out = env.cmd().arg("import").arg(&sessions).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<(String, i64, i64)> = rows3(
+        &env,
+        "SELECT message_id, input_tokens, cache_read_tokens + cache_write_tokens FROM usage \
+         ORDER BY ts",
+    );
+    assert_eq!(
+        rows,
+        [
+            ("msg_IZ00Rss5".to_string(), 1234, 107),
+            ("msg_t_00t3Jy".to_string(), 1234, 107),
+        ]
+    );
+    assert_eq!(
+        rows3::<String, String, String>(&env, "SELECT session_id, agent, cwd FROM sessions"),
+        [(
+            "1796632098181_05clx".to_string(),
+            "cline".to_string(),
+            "/tmp/cline-probe/runs/anth-basic/ws".to_string()
+        )]
+    );
+    let again = env.cmd().arg("import").arg(&sessions).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 new response row(s)"));
+}

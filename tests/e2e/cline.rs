@@ -154,6 +154,20 @@ fn cline_events_tool_calls_turn_and_usage_are_what_it_did() {
         })
         .collect();
     assert_eq!(usage, expected, "{ctx}");
+    // `cmstore import` of Cline's sessions finds the same calls under the same keys.
+    let sessions = s.world.home().join(".cline/data/sessions");
+    s.world.cmstore_ok(&["import", sessions.to_str().unwrap()]);
+    let again = s.query(
+        "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens \
+         FROM usage WHERE session_id = :sid ORDER BY cache_read_tokens",
+    );
+    assert_eq!(again, expected, "after import\n{ctx}");
+    assert_eq!(
+        s.world
+            .scalar("SELECT count(*) FROM usage WHERE origin = 'import'"),
+        0,
+        "{ctx}"
+    );
 }
 
 /// In enforce mode the gate's deny is Cline's `cancel`: the command never ran, and Cline

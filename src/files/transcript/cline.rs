@@ -23,6 +23,24 @@ pub struct Run {
     pub model: Option<String>,
     /// The usage of the run's model calls.
     pub usage: Vec<UsageRecord>,
+    /// The session's working directory.
+    pub cwd: Option<String>,
+}
+
+/// The data folder and session of a session's transcript at `path`
+/// (`<data>/sessions/<id>/<id>.messages.json`), if it is one.
+pub fn transcript_of(path: &Path) -> Option<(PathBuf, String)> {
+    let name = path.file_name()?.to_str()?;
+    let session = name.strip_suffix(".messages.json")?;
+    let folder = path.parent()?;
+    let sessions = folder.parent()?;
+    let named = folder.file_name()? == session && sessions.file_name()? == "sessions";
+    named.then(|| {
+        (
+            sessions.parent().unwrap_or(sessions).to_path_buf(),
+            session.to_string(),
+        )
+    })
 }
 
 /// Cline's data folder: `data_dir` (`$CLINE_DATA_DIR`), else `cline_dir` (`$CLINE_DIR`) or
@@ -81,6 +99,7 @@ pub fn run(data: &Path, session: &str, since_ms: Option<i64>) -> Option<Run> {
             .find_map(|m| prompt_of_message(m))
             .or_else(|| text("prompt")),
         model: text("model"),
+        cwd: text("cwd"),
         usage: messages
             .iter()
             .filter_map(|m| usage_of_message(m, session))
@@ -149,6 +168,11 @@ mod tests {
         );
         assert_eq!(run(dir.path(), "s1", None).unwrap().usage.len(), 2);
         assert_eq!(run(dir.path(), "../s1", None), None);
+        assert_eq!(
+            transcript_of(&folder.join("s1.messages.json")),
+            Some((dir.path().to_path_buf(), "s1".to_string()))
+        );
+        assert_eq!(transcript_of(&folder.join("s2.messages.json")), None);
         assert_eq!(run(dir.path(), "none", None), None);
     }
 }

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::files::tail::{Line, LineReader};
+use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::transcript::items::{claude_tool_calls, ToolCallItem};
 use crate::model::transcript::usage::{
@@ -62,6 +63,8 @@ enum Format {
     Droid,
     /// OpenCode's SQLite store, `opencode/opencode.db`: its assistant messages.
     Opencode,
+    /// Cline's `sessions/<id>/<id>.messages.json`: a session's transcript, one document.
+    Cline,
 }
 
 impl Format {
@@ -93,6 +96,8 @@ impl Format {
             Format::Droid
         } else if opencode_store::is_store(path) {
             Format::Opencode
+        } else if cline_session::transcript_of(path).is_some() {
+            Format::Cline
         } else {
             Format::Claude
         }
@@ -109,7 +114,7 @@ impl Format {
             }
             Format::Codex => CodexReader::session_of_path(path),
             Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
-            Format::Gemini | Format::GeminiJson | Format::Opencode => None,
+            Format::Gemini | Format::GeminiJson | Format::Opencode | Format::Cline => None,
         }
     }
 
@@ -124,6 +129,7 @@ impl Format {
             Format::Qwen => "qwen",
             Format::Droid => "droid",
             Format::Opencode => "opencode",
+            Format::Cline => "cline",
         }
     }
 }
@@ -205,7 +211,8 @@ fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
     } else if meta.is_file()
         && (path.extension().is_some_and(|e| e == "jsonl")
             || is_json_chat_file(path)
-            || opencode_store::is_store(path))
+            || opencode_store::is_store(path)
+            || cline_session::transcript_of(path).is_some())
     {
         found.push((path.to_path_buf(), meta.len()));
     }
@@ -327,6 +334,9 @@ fn import_file(
     if format == Format::Opencode {
         return import_opencode_store(conn, path, stats, progress);
     }
+    if format == Format::Cline {
+        return import_cline_session(conn, path, stats, progress);
+    }
     let file = File::open(path).map_err(read_error)?;
     let options = ParseOptions {
         sidechain: path
@@ -425,7 +435,7 @@ fn import_file(
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
     write_items(conn, items, (format, &fallback))?;
     let file_cwd = match format {
-        Format::Claude | Format::Qwen | Format::Droid | Format::Opencode => None,
+        Format::Claude | Format::Qwen | Format::Droid | Format::Opencode | Format::Cline => None,
         Format::Codex => codex.cwd().map(str::to_owned),
         Format::Gemini | Format::GeminiJson => gemini_project(path),
         Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
@@ -542,6 +552,30 @@ fn import_opencode_store(
         seen.cwd = cwds.get(session).cloned();
     }
     write_sessions(conn, Format::Opencode.agent(), sessions)?;
+    stats.bytes += len;
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// The usage of a Cline session's transcript at `path`: each assistant message's, keyed as
+/// capture keys it at a run's end (hook and import in any order store each model call once),
+/// the session with its folder from the session's file beside it.
+fn import_cline_session(
+    conn: &mut Connection,
+    path: &Path,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<Kind, Error> {
+    let len = std::fs::metadata(path)
+        .map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    let (data, session) = cline_session::transcript_of(path).expect("Format::of checked it");
+    let run = cline_session::run(&data, &session, None).unwrap_or_default();
+    let file = (Format::Cline, &Some(session));
+    write_whole_file(conn, run.usage, file, run.cwd, stats)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
