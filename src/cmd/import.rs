@@ -82,18 +82,21 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             stats.not_chats
         );
     }
-    if stats.checked > 0 {
+    if !stats.checked.is_empty() {
+        let sessions: u64 = stats.checked.values().sum();
+        let agents: Vec<String> = stats
+            .checked
+            .iter()
+            .map(|(agent, n)| format!("{agent} {n}"))
+            .collect();
+        let checked = format!(
+            "cmstore import: {sessions} session(s) checked against the agent's own totals ({})",
+            agents.join(", ")
+        );
         match stats.differing.as_slice() {
-            [] => eprintln!(
-                "cmstore import: {} Copilot CLI session(s) checked against their own totals: equal",
-                stats.checked
-            ),
+            [] => eprintln!("{checked}: equal"),
             differing => {
-                eprintln!(
-                    "cmstore import: {} Copilot CLI session(s) checked against their own totals; \
-                     these differ (the responses are what is stored):",
-                    stats.checked
-                );
+                eprintln!("{checked}; these differ (the responses are what is stored):");
                 for line in differing {
                     eprintln!("  {line}");
                 }

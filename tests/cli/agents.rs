@@ -1293,6 +1293,44 @@ fn a_cline_sessions_usage_is_imported_from_its_transcript() {
             "/tmp/cline-probe/runs/anth-basic/ws".to_string()
         )]
     );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("1 session(s) checked against the agent's own totals (Cline 1): equal"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let again = env.cmd().arg("import").arg(&sessions).output().unwrap();
     assert!(String::from_utf8_lossy(&again.stderr).contains("0 new response row(s)"));
+
+    // A session whose own totals say otherwise is named, with both sums.
+    let copy = env.dir.path().join("data/sessions/1796632098181_05clx");
+    std::fs::create_dir_all(&copy).unwrap();
+    for name in [
+        "1796632098181_05clx.json",
+        "1796632098181_05clx.messages.json",
+    ] {
+        let mut text =
+            std::fs::read_to_string(sessions.join("1796632098181_05clx").join(name)).unwrap();
+        if name == "1796632098181_05clx.json" {
+            let mut manifest: Value = serde_json::from_str(&text).unwrap();
+            manifest["metadata"]["usage"]["outputTokens"] = Value::from(1);
+            text = manifest.to_string();
+        }
+        std::fs::write(copy.join(name), text).unwrap();
+    }
+    let other = TestEnv::new();
+    let out = other
+        .cmd()
+        .arg("import")
+        .arg(env.dir.path().join("data/sessions"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "  Cline 1796632098181_05clx every model: counted 2468/112/200/14, the agent says \
+             2468/1/200/14 (input/output/cache read/cache write)"
+        ),
+        "{stderr}"
+    );
 }

@@ -586,7 +586,8 @@ fn import_checks_copilot_responses_against_the_sessions_own_totals() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("1 Copilot CLI session(s) checked against their own totals: equal"),
+        stderr
+            .contains("1 session(s) checked against the agent's own totals (Copilot CLI 1): equal"),
         "{stderr}"
     );
     // Only the responses are stored: the totals stand in for none.

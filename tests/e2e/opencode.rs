@@ -244,13 +244,20 @@ fn opencode_usage_is_the_mocks_numbers_per_response() {
             .output()
             .expect("run cmstore");
         assert!(out.status.success(), "{args:?}: {out:?}");
-        String::from_utf8(out.stdout).expect("UTF-8")
+        (
+            String::from_utf8(out.stdout).expect("UTF-8"),
+            String::from_utf8(out.stderr).expect("UTF-8"),
+        )
     };
-    cmstore(&["import", store.to_str().unwrap()]);
+    let (_, said) = cmstore(&["import", store.to_str().unwrap()]);
+    assert!(
+        said.contains("1 session(s) checked against the agent's own totals (OpenCode 1): equal"),
+        "{said}"
+    );
     let sql = "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, model, \
                cost_usd IS NOT NULL AS priced FROM v_usage ORDER BY cache_read_tokens";
     let rows: serde_json::Value =
-        serde_json::from_str(&cmstore(&["query", "--format", "json", sql])).expect("JSON");
+        serde_json::from_str(&cmstore(&["query", "--format", "json", sql]).0).expect("JSON");
     assert_eq!(rows, serde_json::Value::from(expected), "{ctx}");
 }
 

@@ -25,6 +25,8 @@ pub struct Run {
     pub usage: Vec<UsageRecord>,
     /// The session's working directory.
     pub cwd: Option<String>,
+    /// The session's own totals (its file's `metadata.usage`), stored the way usage is.
+    pub totals: Option<UsageRecord>,
 }
 
 /// The data folder and session of a session's transcript at `path`
@@ -100,11 +102,37 @@ pub fn run(data: &Path, session: &str, since_ms: Option<i64>) -> Option<Run> {
             .or_else(|| text("prompt")),
         model: text("model"),
         cwd: text("cwd"),
+        totals: manifest
+            .as_ref()
+            .and_then(|m| m.pointer("/metadata/usage"))
+            .and_then(totals_of),
         usage: messages
             .iter()
             .filter_map(|m| usage_of_message(m, session))
             .collect(),
     })
+}
+
+/// A session's `metadata.usage` (`inputTokens`, with the cached tokens inside, `outputTokens`,
+/// `cacheReadTokens`, `cacheWriteTokens`) as a record without a model.
+fn totals_of(usage: &Value) -> Option<UsageRecord> {
+    let n = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let (input, read, write) = (
+        n("inputTokens"),
+        n("cacheReadTokens"),
+        n("cacheWriteTokens"),
+    );
+    let read = read.min(input);
+    let write = write.min(input - read);
+    Some(UsageRecord {
+        message_id: String::new(),
+        input: input - read - write,
+        output: n("outputTokens"),
+        cache_read: read,
+        cache_write: write,
+        ..UsageRecord::default()
+    })
+    .filter(|t| t.input + t.output + t.cache_read + t.cache_write > 0)
 }
 
 fn read_json(path: &Path) -> Option<Value> {

@@ -10,6 +10,8 @@ use std::path::Path;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
+use crate::model::queue_line::usage::UsageRecord;
+
 /// One assistant message (one model call) of OpenCode's store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
@@ -67,6 +69,36 @@ pub fn assistant_messages(path: &Path) -> rusqlite::Result<Vec<Message>> {
         });
     }
     Ok(messages)
+}
+
+/// Each session's own totals in the store at `path` (its `tokens_*` columns), as a record
+/// without a model stored the way usage is (the reasoning inside the output); an error when
+/// the store keeps none (an OpenCode without those columns).
+pub fn session_totals(path: &Path) -> rusqlite::Result<Vec<(String, UsageRecord)>> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(1))?;
+    let mut statement = conn.prepare(
+        "SELECT id, tokens_input, tokens_output, tokens_reasoning, tokens_cache_read, \
+         tokens_cache_write FROM session",
+    )?;
+    let rows = statement.query_map([], |row| {
+        let n = |i: usize| row.get::<_, i64>(i).map(|v| v.max(0) as u64);
+        Ok((
+            row.get::<_, String>(0)?,
+            UsageRecord {
+                message_id: String::new(),
+                input: n(1)?,
+                output: n(2)?.saturating_add(n(3)?),
+                cache_read: n(4)?,
+                cache_write: n(5)?,
+                ..UsageRecord::default()
+            },
+        ))
+    })?;
+    rows.collect()
 }
 
 #[cfg(test)]

@@ -179,9 +179,10 @@ pub fn totals_from_shutdown(value: &serde_json::Value, offset: u64) -> Vec<Usage
 }
 
 /// Where a session's counted responses and its own totals disagree, model by model: `model:
-/// counted <sums>, Copilot says <sums>` per model, the sums `input/output/cache read/cache
+/// counted <sums>, the agent says <sums>` per model, the sums `input/output/cache read/cache
 /// write` as stored. Empty when they agree (or there is nothing to compare: no response or
-/// no total).
+/// no total). A total without a model (a session's, over every model) is compared with the
+/// sums over every model.
 pub fn totals_differ(responses: &[UsageRecord], totals: &[UsageRecord]) -> Vec<String> {
     use std::collections::BTreeMap;
     if responses.is_empty() || totals.is_empty() {
@@ -202,6 +203,21 @@ pub fn totals_differ(responses: &[UsageRecord], totals: &[UsageRecord]) -> Vec<S
         }
         by_model
     };
+    let whole = totals.iter().all(|t| t.model.is_none());
+    let unnamed: Vec<UsageRecord>;
+    let responses = match whole {
+        true => {
+            unnamed = responses
+                .iter()
+                .map(|r| UsageRecord {
+                    model: None,
+                    ..r.clone()
+                })
+                .collect();
+            &unnamed[..]
+        }
+        false => responses,
+    };
     let (counted, reported) = (sums(responses), sums(totals));
     let models: std::collections::BTreeSet<&String> =
         counted.keys().chain(reported.keys()).collect();
@@ -214,7 +230,12 @@ pub fn totals_differ(responses: &[UsageRecord], totals: &[UsageRecord]) -> Vec<S
         .filter(|m| counted.get(*m) != reported.get(*m))
         .map(|m| {
             format!(
-                "{m}: counted {}, Copilot says {} (input/output/cache read/cache write)",
+                "{}: counted {}, the agent says {} (input/output/cache read/cache write)",
+                if m.is_empty() {
+                    "every model"
+                } else {
+                    m.as_str()
+                },
                 show(counted.get(m)),
                 show(reported.get(m))
             )
@@ -245,7 +266,7 @@ mod tests {
         assert_eq!(totals_differ(&responses, &[agreeing]), Vec::<String>::new());
         assert_eq!(
             totals_differ(&responses, &total),
-            ["gpt-5.4: counted 20/12/0/0, Copilot says 10/0/0/0 (input/output/cache read/cache write)"]
+            ["gpt-5.4: counted 20/12/0/0, the agent says 10/0/0/0 (input/output/cache read/cache write)"]
         );
         assert_eq!(
             totals_differ(&[], &total),

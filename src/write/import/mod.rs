@@ -159,9 +159,10 @@ impl From<rusqlite::Error> for Error {
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Copilot CLI sessions whose responses were checked against their own totals.
-    pub checked: u64,
-    /// Of those, where they differ: `<session> <model>: counted …, Copilot says …`.
+    /// Sessions whose responses were checked against the agent's own totals, per agent
+    /// (Copilot CLI's shutdown totals, OpenCode's and Cline's session totals).
+    pub checked: std::collections::BTreeMap<&'static str, u64>,
+    /// Of those, where they differ: `<agent> <session> <model>: counted …, the agent says …`.
     pub differing: Vec<String>,
     /// Transcripts read.
     pub files: u64,
@@ -179,6 +180,25 @@ pub struct Stats {
     pub rows_before: i64,
     /// See `rows_before`.
     pub rows_after: i64,
+}
+
+impl Stats {
+    /// Checks a session's counted `responses` against the agent's own `totals`.
+    fn check(
+        &mut self,
+        agent: &'static str,
+        session: &str,
+        responses: &[UsageRecord],
+        totals: &[UsageRecord],
+    ) {
+        *self.checked.entry(agent).or_default() += 1;
+        let differing = totals_differ(responses, totals);
+        self.differing.extend(
+            differing
+                .into_iter()
+                .map(|d| format!("{agent} {session} {d}")),
+        );
+    }
 }
 
 /// Every `*.jsonl` file and Gemini CLI JSON chat at or under `roots` (folders are walked,
@@ -445,12 +465,8 @@ fn import_file(
     }
     write_sessions(conn, format.agent(), sessions)?;
     if !check.0.is_empty() && !check.1.is_empty() {
-        stats.checked += 1;
         let session = fallback.as_deref().unwrap_or("?");
-        let differing = totals_differ(&dedup(check.0), &check.1);
-        stats
-            .differing
-            .extend(differing.into_iter().map(|d| format!("{session} {d}")));
+        stats.check("Copilot CLI", session, &dedup(check.0), &check.1);
     }
     stats.bytes = start + reader.offset();
     progress(stats.bytes);
@@ -540,6 +556,20 @@ fn import_opencode_store(
         }
         records.push(record);
     }
+    // OpenCode's own totals of each session, where its store keeps them.
+    if let Ok(totals) = opencode_store::session_totals(path) {
+        let mut by_session: HashMap<&str, Vec<UsageRecord>> = HashMap::new();
+        for r in &records {
+            if let Some(session) = r.session_id.as_deref() {
+                by_session.entry(session).or_default().push(r.clone());
+            }
+        }
+        for (session, total) in totals {
+            if let Some(counted) = by_session.get(session.as_str()) {
+                stats.check("OpenCode", &session, counted, &[total]);
+            }
+        }
+    }
     let mut sessions = HashMap::new();
     write_batch(
         conn,
@@ -574,6 +604,9 @@ fn import_cline_session(
         .len();
     let (data, session) = cline_session::transcript_of(path).expect("Format::of checked it");
     let run = cline_session::run(&data, &session, None).unwrap_or_default();
+    if let Some(total) = run.totals.clone() {
+        stats.check("Cline", &session, &run.usage, &[total]);
+    }
     let file = (Format::Cline, &Some(session));
     write_whole_file(conn, run.usage, file, run.cwd, stats)?;
     stats.bytes += len;
