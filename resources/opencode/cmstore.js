@@ -21,12 +21,15 @@ const TIMEOUT_MS = 10000
 const CHECKS_TIMEOUT_MS = 120000
 
 // Only the plugin function is exported: OpenCode refuses a plugin file with other exports.
-export const CmstorePlugin = async ({ directory }) => {
-  // The same plugin in the user's folder and a project's: OpenCode loads both, and every
-  // event would be recorded twice. The first one loaded in the process records.
+export const CmstorePlugin = async (input) => {
+  // The same plugin in the user's folder and a project's: OpenCode loads both for one
+  // project (one `input` object), and every event would be recorded twice. The first one
+  // records; another project of the same process (`opencode serve`) has its own `input`.
   const loaded = Symbol.for("cmstore.opencode")
-  if (globalThis[loaded]) return {}
-  globalThis[loaded] = true
+  const seen = (globalThis[loaded] ||= new WeakSet())
+  if (seen.has(input)) return {}
+  seen.add(input)
+  const { directory } = input
 
   // Per session: its prompts since it was last idle, in order, each with its model, answer
   // and how it ended (OpenCode's idle event names none of these), and which prompt each

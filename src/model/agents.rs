@@ -482,8 +482,10 @@ pub const PROFILES: [Profile; 11] = [
             marker: "# cmstore: ",
             runner: Runner::Shell,
             // Cline runs every file named after an event (any case, an optional extension)
-            // in each of its hooks folders; it runs one with a `sh` shebang through bash.
-            project: &[".clinerules", "hooks"],
+            // in each of its hooks folders; it runs one with a `sh` shebang through bash. Of
+            // a workspace's two (`.clinerules/hooks/`, `.cline/hooks/`), `.clinerules` may be
+            // a file of rules instead of a folder.
+            project: &[".cline", "hooks"],
             user: UserFolder::Home {
                 dir_env: "CLINE_DIR",
                 home_dir: ".cline",

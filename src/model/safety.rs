@@ -538,19 +538,24 @@ pub fn is_shell_tool(tool: &str) -> bool {
 }
 
 /// The command line of a shell tool call: a string under one of the usual keys, or Codex's
-/// argv array joined with spaces.
+/// argv array joined with spaces. Cline's `run_commands` takes several commands, in every
+/// shape Cline 3.0.65 accepts: a command line, or a list of command lines or of
+/// `{command, args}`, under `commands` or bare; each is a line of the text.
 pub fn shell_command(input: &Value) -> Option<String> {
     match input {
         Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        // Cline's `run_commands`: several command lines, one after another.
-        Value::Object(map) if map.get("commands").is_some_and(Value::is_array) => {
-            let lines: Vec<&str> = map["commands"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
+        Value::Array(items) => lines_of(items),
+        Value::Object(map) if map.contains_key("commands") => match &map["commands"] {
+            Value::Array(items) => lines_of(items),
+            other => shell_command(other),
+        },
+        Value::Object(map) if map.get("args").is_some_and(Value::is_array) => {
+            let program = map.get("command").or_else(|| map.get("cmd"))?.as_str()?;
+            let args = map["args"].as_array().into_iter().flatten();
+            let words: Vec<&str> = std::iter::once(program)
+                .chain(args.filter_map(Value::as_str))
                 .collect();
-            (!lines.is_empty()).then(|| lines.join("\n"))
+            Some(words.join(" "))
         }
         Value::Object(map) => COMMAND_KEYS.iter().find_map(|k| match map.get(*k)? {
             Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
@@ -562,6 +567,12 @@ pub fn shell_command(input: &Value) -> Option<String> {
         }),
         _ => None,
     }
+}
+
+/// Each of `items`' commands, a line each; `None` when none is readable.
+fn lines_of(items: &[Value]) -> Option<String> {
+    let lines: Vec<String> = items.iter().filter_map(shell_command).collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 fn collect_strings(value: &Value, out: &mut Vec<String>) {
@@ -591,6 +602,33 @@ mod tests {
             Verdict::Risky { rules, .. } => rules,
             other => panic!("{cmd:?} should be risky, got {other:?}"),
         }
+    }
+
+    /// Every shape of input Cline 3.0.65's `run_commands` accepts is read, each command a line
+    /// of the text: none runs past the gate unread (a reviewer ran each against the real
+    /// Cline).
+    #[test]
+    fn every_shape_of_clines_run_commands_is_read() {
+        let rm = "echo ok; rm -rf /";
+        for input in [
+            json!({"commands": [rm]}),
+            json!({"commands": rm}),
+            json!({"commands": [{"command": "sh", "args": ["-c", rm]}]}),
+            json!({"commands": {"command": "sh", "args": ["-c", rm]}}),
+            json!([rm]),
+            json!([{"command": "sh", "args": ["-c", rm]}]),
+            json!({"command": "sh", "args": ["-c", rm]}),
+        ] {
+            let verdict = check(Some("run_commands"), Some(&input), &Rules::default());
+            assert!(
+                matches!(&verdict, Verdict::Risky { rules, .. } if rules == &["rm-rf-root"]),
+                "{input}: {verdict:?}"
+            );
+        }
+        assert_eq!(
+            shell_command(&json!({"commands": ["a", "b"]})).as_deref(),
+            Some("a\nb")
+        );
     }
 
     #[test]

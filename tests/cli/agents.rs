@@ -1156,7 +1156,7 @@ fn opencodes_store_is_imported_once_with_what_the_hooks_recorded() {
 /// result, the run's end), captured without flags: one Cline session (its root session id,
 /// not the run's task id), the call paired by the model's call id, the run's answer. A call
 /// whose command exited 3 is `failed` with that exit code, though Cline calls the tool a
-/// success; a run an API error ended is `failed`; a reminder Cline adds to a run is a prompt.
+/// success; a run an API error ended is `failed`; a reminder Cline adds to a run is no prompt.
 #[test]
 fn cline_payloads_are_a_session_with_its_calls_answer_and_failures() {
     let env = TestEnv::new();
@@ -1224,13 +1224,15 @@ fn cline_payloads_are_a_session_with_its_calls_answer_and_failures() {
         env.int("SELECT count(*) FROM events WHERE json_extract(entry, '$.actorType') = 'main'"),
         8
     );
+    // A reminder Cline adds to a run is no person's prompt.
     capture(&env, payload("cline-3.0.65-user-prompt-submit.json"), &[]);
     env.ingest_once();
     assert!(text(
         &env,
-        "SELECT prompt FROM events WHERE hook_type = 'UserPromptSubmit'"
+        "SELECT prompt FROM events WHERE hook_type = 'ModelRequest'"
     )
     .is_some_and(|p| p.starts_with("[SYSTEM]")));
+    assert_eq!(env.int("SELECT coalesce(sum(prompts), 0) FROM sessions"), 0);
 }
 
 /// In enforce mode a risky command of `run_commands` (each of its command lines read) gets

@@ -1075,7 +1075,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
     // project files are the user's own; OpenCode's user plugin is under ~/.config, its
     // project one under ~/.opencode, and Cline's user hooks under ~/.cline, its project ones
-    // under ~/.clinerules: two each.
+    // under ~/.cline too (another folder of it): two each.
     let home_rows = rows(&env.user_home());
     assert_eq!(home_rows.len(), 14, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
@@ -2441,7 +2441,7 @@ fn opencodes_user_plugin_follows_xdg_config_home_and_the_doctor_probes_it() {
 }
 
 /// Cline runs a hook script per event from its hooks folders: `hooks install --agent cline`
-/// writes one per event into the project's `.clinerules/hooks/` or the user's
+/// writes one per event into the project's `.cline/hooks/` or the user's
 /// `$CLINE_DIR/hooks/` (`~/.cline/hooks/`), each a shell script that runs capture; status
 /// tells a folder missing some, uninstall removes cmstore's and leaves the user's own; both
 /// folders at once would capture every event twice, which install and status say; the
@@ -2450,7 +2450,9 @@ fn opencodes_user_plugin_follows_xdg_config_home_and_the_doctor_probes_it() {
 fn cline_gets_a_hook_script_per_event_that_install_status_and_uninstall_own() {
     let env = TestEnv::new();
     let dir = project(&env);
-    let folder = dir.join(".clinerules/hooks");
+    // A project's `.clinerules` may be a file of rules: not in the way.
+    std::fs::write(dir.join(".clinerules"), "Use tabs.\n").unwrap();
+    let folder = dir.join(".cline/hooks");
     hooks(
         &env,
         &["install", "--agent", "cline", "--command", PROGRAM],

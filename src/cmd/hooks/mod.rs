@@ -1290,7 +1290,15 @@ fn read_existing(path: &Path) -> anyhow::Result<Option<String>> {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
             .with_context(|| format!("{} is not UTF-8; not touching it", path.display())),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        // A folder on the way that is a file (a project's `.clinerules` of rules): no file.
+        Err(err)
+            if matches!(
+                err.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
         Err(err) => Err(err).with_context(|| format!("cannot read {}", path.display())),
     }
 }

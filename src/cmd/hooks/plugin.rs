@@ -1,5 +1,5 @@
 //! `cmstore hooks` for an agent wired by files cmstore owns whole ([`plugin`]): OpenCode's
-//! plugin (`.opencode/plugin/cmstore.js`), Cline's hook scripts (`.clinerules/hooks/<Event>`).
+//! plugin (`.opencode/plugin/cmstore.js`), Cline's hook scripts (`.cline/hooks/<Event>`).
 //! Install writes them, status compares them with what this cmstore writes, uninstall deletes
 //! them, the doctor runs one as the agent does.
 

@@ -94,8 +94,16 @@ pub fn run(data: &Path, session: &str, since_ms: Option<i64>) -> Option<Run> {
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     };
+    // The run's prompt is the session's last (a resumed run's prompt may be written before
+    // the run's id was made).
+    let every: Vec<&Value> = transcript
+        .as_ref()
+        .and_then(|t| t.get("messages"))
+        .and_then(Value::as_array)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
     Some(Run {
-        prompt: messages
+        prompt: every
             .iter()
             .rev()
             .find_map(|m| prompt_of_message(m))

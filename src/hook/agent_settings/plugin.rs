@@ -306,7 +306,7 @@ mod tests {
         }
         for event in cline().events {
             assert!(
-                crate::model::wire::cline::hook_type(event).is_some(),
+                crate::model::wire::cline::hook_type(event, &reject).is_some(),
                 "{event}"
             );
         }
@@ -316,7 +316,7 @@ mod tests {
             })
         };
         for (plugin, hash) in [
-            (opencode(), 7_684_498_266_008_290_215),
+            (opencode(), 14_774_868_767_514_898_370),
             (cline(), 12_984_748_622_243_828_019),
         ] {
             assert_eq!(version(plugin, plugin.template), Some(CURRENT_VERSION));
@@ -356,7 +356,7 @@ mod tests {
         );
         assert_eq!(
             paths(cline(), &Location::Project(PathBuf::from("/w")))[6],
-            PathBuf::from("/w/.clinerules/hooks/PreToolUse")
+            PathBuf::from("/w/.cline/hooks/PreToolUse")
         );
     }
 }

@@ -21,16 +21,24 @@ pub fn is_payload(p: &Payload) -> bool {
 }
 
 /// The canonical hook type of Cline's event, by the payload's `hookName` (3.x) or the hook
-/// file's event name (the VS Code extension's).
-pub fn hook_type(event: &str) -> Option<HookType> {
+/// file's event name (the VS Code extension's). A subagent's end (its `parent_agent_id` set)
+/// is a `SubagentStop`. Cline 3 fires `prompt_submit` only for messages added during a run
+/// (its own reminders, never the person's prompt): a `ModelRequest`, as Qwen Code's prompt
+/// events without a prompt are, no prompt counted.
+pub fn hook_type(event: &str, p: &Payload) -> Option<HookType> {
+    let subagent = p
+        .get_any(&["parent_agent_id"])
+        .is_some_and(|v| !v.is_null());
     Some(match event.trim() {
         "tool_call" | "PreToolUse" => HookType::PreToolUse,
         "tool_result" | "PostToolUse" => HookType::PostToolUse,
         "agent_start" | "TaskStart" | "agent_resume" | "TaskResume" => HookType::SessionStart,
+        "agent_end" | "TaskComplete" if subagent => HookType::SubagentStop,
         "agent_end" | "TaskComplete" => HookType::Stop,
         "agent_error" | "TaskError" => HookType::StopFailure,
         "agent_abort" | "TaskCancel" => HookType::Interrupt,
-        "prompt_submit" | "UserPromptSubmit" => HookType::UserPromptSubmit,
+        "prompt_submit" => HookType::ModelRequest,
+        "UserPromptSubmit" => HookType::UserPromptSubmit,
         "session_shutdown" | "SessionShutdown" => HookType::SessionEnd,
         "pre_compact" | "PreCompact" => HookType::PreCompact,
         _ => return None,
@@ -85,6 +93,8 @@ pub fn fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, text_limi
     if let Some(call) = get("tool_call").or_else(|| get("tool_result")) {
         e.tool_name = call.get("name").and_then(scalar_text);
         e.tool_call_id = call.get("id").and_then(scalar_text);
+    } else if let Some(named) = get("preToolUse").or_else(|| get("postToolUse")) {
+        e.tool_name = named.get("toolName").and_then(scalar_text);
     }
 }
 
@@ -236,8 +246,12 @@ mod tests {
         );
         assert_eq!(run_started("1796630739000"), None);
         assert!(is_payload(&p));
-        assert_eq!(hook_type("tool_result"), Some(HookType::PostToolUse));
-        assert_eq!(hook_type("TaskResume"), Some(HookType::SessionStart));
-        assert_eq!(hook_type("tool_calls"), None);
+        assert_eq!(hook_type("tool_result", &p), Some(HookType::PostToolUse));
+        assert_eq!(hook_type("TaskResume", &p), Some(HookType::SessionStart));
+        assert_eq!(hook_type("tool_calls", &p), None);
+        let sub = payload(r#"{"hookName":"agent_end","taskId":"t","parent_agent_id":"agent_1"}"#);
+        assert_eq!(hook_type("agent_end", &sub), Some(HookType::SubagentStop));
+        assert_eq!(hook_type("agent_end", &p), Some(HookType::Stop));
+        assert_eq!(hook_type("prompt_submit", &p), Some(HookType::ModelRequest));
     }
 }

@@ -180,7 +180,7 @@ pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
         return opencode::hook_type(event, p);
     }
     if agent == Agent::Cline {
-        return cline::hook_type(event);
+        return cline::hook_type(event, p);
     }
     let kind = HookType::from_event_name(event)?;
     let no_prompt = || {
