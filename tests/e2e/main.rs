@@ -15,4 +15,5 @@ mod harness;
 mod mock;
 mod openai;
 mod opencode;
+mod opencode_plugin;
 mod qwen;
