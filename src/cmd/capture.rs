@@ -321,7 +321,7 @@ fn read_cline_run(plan: &mut capture::Plan, log: &mut DebugLog) {
     );
     let run = data.and_then(|data| crate::files::transcript::cline::run(&data, session, since));
     match run {
-        Some(run) => plan.set_cline_run(run.prompt, run.model, run.usage),
+        Some(run) => plan.set_cline_run(run),
         None => log.note(|| format!("no files of Cline session {session}")),
     }
 }

@@ -1336,3 +1336,48 @@ fn a_cline_sessions_usage_is_imported_from_its_transcript() {
         "{stderr}"
     );
 }
+
+/// Cline shuts a session down only after a run it stopped (the gate's cancel, Ctrl-C), which
+/// fires no end of its own: the run is an `interrupted` turn of its prompt, read from the
+/// session's files; a run whose file says it completed has its own end and gets none here.
+#[test]
+fn a_cline_run_stopped_before_its_end_is_an_interrupted_turn() {
+    let shutdown = payload("cline-3.0.65-session-shutdown.json");
+    let session = "1796630746517_glsaw";
+    for (status, turns) in [("running", 1), ("cancelled", 1), ("completed", 0)] {
+        let env = TestEnv::new();
+        let folder = env.user_home().join(".cline/data/sessions").join(session);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join(format!("{session}.json")),
+            serde_json::json!({"session_id": session, "status": status,
+                               "model": "claude-sonnet-4-5"})
+            .to_string(),
+        )
+        .unwrap();
+        let prompt = serde_json::json!({"id": "u1", "role": "user", "ts": 1,
+            "content": [{"type": "text", "text": "<user_input mode=\"act\">clean up</user_input>"}]});
+        std::fs::write(
+            folder.join(format!("{session}.messages.json")),
+            serde_json::json!({"messages": [prompt]}).to_string(),
+        )
+        .unwrap();
+        capture(&env, shutdown.clone(), &[]);
+        capture(&env, shutdown.clone(), &[]);
+        env.ingest_once();
+        assert_eq!(env.int("SELECT count(*) FROM turns"), turns, "{status}");
+        if turns == 1 {
+            let turn: Vec<(String, String, String)> =
+                rows3(&env, "SELECT prompt, outcome, model FROM turns");
+            assert_eq!(
+                turn,
+                [(
+                    "clean up".to_string(),
+                    "interrupted".to_string(),
+                    "claude-sonnet-4-5".to_string()
+                )],
+                "{status}: one turn, however many times it is told"
+            );
+        }
+    }
+}

@@ -1073,11 +1073,10 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     }
     assert_eq!(rows(&dir), expected);
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
-    // project files are the user's own; OpenCode's user plugin is under ~/.config, its
-    // project one under ~/.opencode, and Cline's user hooks under ~/.cline, its project ones
-    // under ~/.cline too (another folder of it): two each.
+    // project files are the user's own, and so are Cline's (`~/.cline/hooks` both);
+    // OpenCode's user plugin is under ~/.config, its project one under ~/.opencode: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 14, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 13, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),

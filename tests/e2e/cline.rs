@@ -171,7 +171,9 @@ fn cline_events_tool_calls_turn_and_usage_are_what_it_did() {
 }
 
 /// In enforce mode the gate's deny is Cline's `cancel`: the command never ran, and Cline
-/// stopped the whole task there (it tells the model nothing); the call is `denied`.
+/// stopped the whole task there (it tells the model nothing); the call is `denied`, and the
+/// run (which fires no end of its own, only the session's shutdown) is an `interrupted`
+/// turn of its prompt.
 #[test]
 fn a_cline_call_the_gate_denies_never_runs() {
     let Some(cline) = cline() else { return };
@@ -204,4 +206,10 @@ fn a_cline_call_the_gate_denies_never_runs() {
     let calls = world.query("SELECT outcome FROM tool_calls");
     assert_eq!(calls, [json!({"outcome": "denied"})], "{context}");
     assert_eq!(mock.requests().len(), 1, "Cline stops the task\n{context}");
+    let turns = world.query("SELECT prompt, outcome FROM turns");
+    assert_eq!(
+        turns,
+        [json!({"prompt": "one step", "outcome": "interrupted"})],
+        "{context}"
+    );
 }

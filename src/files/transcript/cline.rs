@@ -27,6 +27,11 @@ pub struct Run {
     pub cwd: Option<String>,
     /// The session's own totals (its file's `metadata.usage`), stored the way usage is.
     pub totals: Option<UsageRecord>,
+    /// How the session's last run ended, as its file says (`completed`, `cancelled`,
+    /// `failed`, `running`).
+    pub status: Option<String>,
+    /// The session's transcript.
+    pub transcript: PathBuf,
 }
 
 /// The data folder and session of a session's transcript at `path`
@@ -110,6 +115,8 @@ pub fn run(data: &Path, session: &str, since_ms: Option<i64>) -> Option<Run> {
             .or_else(|| text("prompt")),
         model: text("model"),
         cwd: text("cwd"),
+        status: text("status"),
+        transcript: folder.join(format!("{session}.messages.json")),
         totals: manifest
             .as_ref()
             .and_then(|m| m.pointer("/metadata/usage"))

@@ -9,7 +9,6 @@ use crate::config::{Config, LogLevel};
 use crate::files::debug_log::DebugLog;
 use crate::files::transcript::SeenSession;
 use crate::hook::checks::{self, Job};
-use crate::model::queue_line::usage::UsageRecord;
 use crate::model::queue_line::{HookType, QueueEntry};
 use crate::model::redact::Redactor;
 use crate::model::transcript::Turn;
@@ -69,6 +68,8 @@ pub struct Plan<'c> {
     pub(super) notice: Option<super::reply::Notice>,
     /// When a Cline run began (its `taskId` says), for [`Plan::cline_run_lookup`].
     pub(super) cline_run_start: Option<i64>,
+    /// A Cline run's id (`taskId`).
+    pub(super) cline_task: Option<String>,
 }
 
 /// The checks an event asks for, with what their feedback reply needs.
@@ -163,23 +164,52 @@ impl Plan<'_> {
     }
 
     /// What the shell read of a Cline run: its prompt (on a turn's end, when the payload had
-    /// none; redacted as the payload is), its model, and its model calls' usage.
-    pub fn set_cline_run(
-        &mut self,
-        prompt: Option<String>,
-        model: Option<String>,
-        usage: Vec<UsageRecord>,
-    ) {
+    /// none; redacted as the payload is), its model, and its model calls' usage. Cline shuts a
+    /// session down only after a run it stopped (the gate's cancel, Ctrl-C), which fires no
+    /// end of its own: such a run is recorded as an `interrupted` turn of its prompt, keyed by
+    /// the run, unless the session's file says it completed or failed (those fire their own).
+    /// The file may still say `running` then: Cline does not wait for the hook.
+    pub fn set_cline_run(&mut self, run: crate::files::transcript::cline::Run) {
+        let prompt = run.prompt.map(|p| self.redactor.redact(&p).into_owned());
         let e = &mut self.entry;
-        if e.prompt.is_none() && self.hook_type != Some(HookType::SessionEnd) {
-            e.prompt = prompt.map(|p| self.redactor.redact(&p).into_owned());
-        }
         if e.model.is_none() {
-            e.model = model;
+            e.model.clone_from(&run.model);
         }
-        if !usage.is_empty() {
-            e.usage = Some(usage);
+        if !run.usage.is_empty() {
+            e.usage = Some(run.usage);
         }
+        let ended = self.hook_type == Some(HookType::SessionEnd);
+        if !ended {
+            if e.prompt.is_none() {
+                e.prompt = prompt;
+            }
+            return;
+        }
+        let (Some(session), Some(prompt), Some(task)) =
+            (e.session_id.clone(), prompt, self.cline_task.clone())
+        else {
+            return;
+        };
+        if matches!(run.status.as_deref(), Some("completed" | "failed")) {
+            return;
+        }
+        let seen = SeenSession {
+            session,
+            transcript: run.transcript.display().to_string(),
+            agent: Some(Agent::Cline.as_str().to_string()),
+            participant: Some(Agent::Cline.participant().to_string()),
+            ..SeenSession::default()
+        };
+        let turn = Turn {
+            turn_id: Some(task),
+            user: prompt,
+            complete: true,
+            interrupted: true,
+            model: run.model,
+            ts: Some(e.timestamp),
+            ..Turn::default()
+        };
+        self.add_closed(seen, vec![turn]);
     }
 
     /// The tool call's exit code, read by the shell: a code other than 0 makes it failed.
@@ -278,6 +308,10 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
             Agent::Cline => payload
                 .str_any(&["taskId"])
                 .and_then(|task| wire::cline::run_started(&task)),
+            _ => None,
+        },
+        cline_task: match agent {
+            Agent::Cline => payload.str_any(&["taskId"]),
             _ => None,
         },
     })
