@@ -2529,6 +2529,19 @@ fn cline_gets_a_hook_script_per_event_that_install_status_and_uninstall_own() {
                 .replacen("{}", &folder.display().to_string(), 1),
         ));
 
+    // The doctor calls it a problem.
+    let out = cmd(&env)
+        .env("CLINE_DIR", &user)
+        .args(["hooks", "doctor", "--agent", "cline", "--project"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.contains("  broken  Cline runs the hooks of ") && !out.status.success(),
+        "{said}"
+    );
+
     hooks(&env, &["uninstall", "--agent", "cline"], &dir)
         .success()
         .stdout(predicates::str::contains("removed 10 hook scripts from"));

@@ -721,6 +721,12 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             for why in &row.will_not_fire {
                 say("broken", &format!("will not fire: {why}"))?;
             }
+            let twice = plugin_of(agent)
+                .and_then(|file| plugin::twice(agent, file, location, user_location().ok()));
+            if let Some(twice) = twice {
+                let said = twice.split_once(": ").map_or(twice.as_str(), |(_, t)| t);
+                say("broken", said)?;
+            }
             if row.state != "invalid" {
                 let probed = match plugin_of(agent) {
                     Some(file) => plugin::probe_file(paths, agent, file, location),
