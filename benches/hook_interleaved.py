@@ -10,7 +10,9 @@ and Notification; and cursor:postToolUse, cursor:preToolUse, Cursor's own payloa
 (docs/agents.md, "Cursor"), as its installed hook runs them (`--agent cursor --event …`); and
 opencode:NAME, the payload cmstore's OpenCode plugin sent in a real run
 (tests/fixtures/payloads/opencode-1.18-NAME.json: tool-execute-before-bash,
-tool-execute-after-bash, message-updated, …), as the plugin runs it (`--agent opencode`).
+tool-execute-after-bash, message-updated, …), as the plugin runs it (`--agent opencode`);
+and cline:NAME, a payload of Cline 3.0.65 (tests/fixtures/payloads/cline-3.0.65-NAME.json:
+pre-tool-use, post-tool-use, …), as cmstore's hook script runs it (`--agent cline`).
 
 Usage: [HOOK_EVENT=…] hook_interleaved.py ROUNDS BIN... (the last is the baseline)
 """
@@ -45,13 +47,14 @@ if event.startswith("cursor:"):
     payload = json.dumps(cursor).encode()
     extra = ["--agent", "cursor", "--event", name]
     event = "cursor-" + name
-if event.startswith("opencode:"):
-    name = event.split(":", 1)[1]
-    fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
-                            "fixtures", "payloads")
-    payload = open(os.path.join(fixtures, f"opencode-1.18-{name}.json"), "rb").read()
-    extra = ["--agent", "opencode"]
-    event = "opencode-" + name
+fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
+                        "payloads")
+for agent, version in [("opencode", "1.18"), ("cline", "3.0.65")]:
+    if event.startswith(agent + ":"):
+        name = event.split(":", 1)[1]
+        payload = open(os.path.join(fixtures, f"{agent}-{version}-{name}.json"), "rb").read()
+        extra = ["--agent", agent]
+        event = f"{agent}-{name}"
 path = os.path.join(root, f"{event}.json")
 open(path, "wb").write(payload)
 samples = {b: [] for b in bins}
