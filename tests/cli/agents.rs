@@ -1381,3 +1381,40 @@ fn a_cline_run_stopped_before_its_end_is_an_interrupted_turn() {
         }
     }
 }
+
+/// The other order of Cline's two roads: a session imported first, then its run's end told
+/// by the hook, which reads the same files: each model call is still one row, and the hook
+/// gives the run its turn.
+#[test]
+fn a_cline_session_imported_before_its_hook_is_counted_once() {
+    let env = TestEnv::new();
+    let session = "1796632098181_05clx";
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cline-3.0.65/sessions")
+        .join(session);
+    let sessions = env.user_home().join(".cline/data/sessions");
+    std::fs::create_dir_all(sessions.join(session)).unwrap();
+    for entry in std::fs::read_dir(&fixture).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), sessions.join(session).join(entry.file_name())).unwrap();
+    }
+    env.cmd().arg("import").arg(&sessions).assert().success();
+    assert_eq!(env.int("SELECT count(*) FROM usage"), 2);
+    let mut end: Value = serde_json::from_str(&payload("cline-3.0.65-task-complete.json")).unwrap();
+    end["sessionContext"]["rootSessionId"] = Value::from(session);
+    // The run began before its first message.
+    end["taskId"] = Value::from("conv_1796632098100_abcdefg");
+    capture(&env, end.to_string(), &[]);
+    env.ingest_once();
+    assert_eq!(env.int("SELECT count(*) FROM usage"), 2, "each call once");
+    assert_eq!(
+        text(&env, "SELECT prompt FROM turns").as_deref(),
+        Some("SCENARIO:basic t-anth")
+    );
+    let line = env
+        .queue_lines()
+        .into_iter()
+        .find(|l| l["hookType"] == "Stop")
+        .unwrap();
+    assert_eq!(line["usage"].as_array().map(Vec::len), Some(2), "{line}");
+}

@@ -66,9 +66,7 @@ pub struct Plan<'c> {
     pub(super) check_input: Option<Value>,
     /// A budget warning the reply tells the agent ([`Plan::warn`]).
     pub(super) notice: Option<super::reply::Notice>,
-    /// When a Cline run began (its `taskId` says), for [`Plan::cline_run_lookup`].
-    pub(super) cline_run_start: Option<i64>,
-    /// A Cline run's id (`taskId`).
+    /// A Cline run's id (`taskId`, which says when the run began).
     pub(super) cline_task: Option<String>,
 }
 
@@ -160,7 +158,11 @@ impl Plan<'_> {
             return None;
         }
         let session = self.entry.session_id.as_deref()?;
-        Some((session, self.cline_run_start))
+        let started = self
+            .cline_task
+            .as_deref()
+            .and_then(wire::cline::run_started);
+        Some((session, started))
     }
 
     /// What the shell read of a Cline run: its prompt (on a turn's end, when the payload had
@@ -304,12 +306,6 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         config_error: hook.config_error.map(str::to_string),
         check_input,
         notice: None,
-        cline_run_start: match agent {
-            Agent::Cline => payload
-                .str_any(&["taskId"])
-                .and_then(|task| wire::cline::run_started(&task)),
-            _ => None,
-        },
         cline_task: match agent {
             Agent::Cline => payload.str_any(&["taskId"]),
             _ => None,

@@ -513,12 +513,7 @@ fn import_droid_session(
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
-    let len = std::fs::metadata(path)
-        .map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .len();
+    let len = file_len(path)?;
     let totals = crate::files::transcript::droid::session_totals(path);
     let file = (Format::Droid, &Format::Droid.session_of_path(path));
     let cwd = droid_start_cwd(path);
@@ -538,13 +533,11 @@ fn import_opencode_store(
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
-    let read_error = |source| Error::Read {
+    let len = file_len(path)?;
+    let messages = opencode_store::assistant_messages(path).map_err(|e| Error::Read {
         path: path.to_path_buf(),
-        source,
-    };
-    let len = std::fs::metadata(path).map_err(read_error)?.len();
-    let messages =
-        opencode_store::assistant_messages(path).map_err(|e| read_error(io::Error::other(e)))?;
+        source: io::Error::other(e),
+    })?;
     let mut cwds: HashMap<String, String> = HashMap::new();
     let mut records = Vec::new();
     for message in messages {
@@ -596,12 +589,7 @@ fn import_cline_session(
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
-    let len = std::fs::metadata(path)
-        .map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .len();
+    let len = file_len(path)?;
     let (data, session) = cline_session::transcript_of(path).expect("Format::of checked it");
     let run = cline_session::run(&data, &session, None).unwrap_or_default();
     if let Some(total) = run.totals.clone() {
@@ -612,6 +600,16 @@ fn import_cline_session(
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
+}
+
+/// The length of a file read whole, or why it cannot be read.
+fn file_len(path: &Path) -> Result<u64, Error> {
+    std::fs::metadata(path)
+        .map(|m| m.len())
+        .map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// The records of a file read whole (a JSON chat, a Droid session), and the sessions they
