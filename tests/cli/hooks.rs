@@ -2065,6 +2065,73 @@ fn hooks_doctor_names_codex_hooks_its_review_leaves_out() {
     );
 }
 
+/// Issue 39: in a linked git worktree Codex takes the project hooks from the main checkout's
+/// same folder, and trusts the project by the main checkout's entry. The doctor says so
+/// when only the worktree has cmstore's hooks, and checks the main checkout's file's review
+/// when it has them. (The layout is staged as `git worktree add` leaves it: Codex reads the
+/// files, not git.)
+#[test]
+fn hooks_doctor_follows_codex_into_the_main_checkout_of_a_worktree() {
+    let env = TestEnv::new();
+    let main = env.dir.path().join("main");
+    let tree = env.dir.path().join("feature");
+    fs::create_dir_all(main.join(".git/worktrees/feature")).unwrap();
+    fs::create_dir_all(&tree).unwrap();
+    write(
+        &tree.join(".git"),
+        &format!(
+            "gitdir: {}\n",
+            main.join(".git/worktrees/feature").display()
+        ),
+    );
+    let exe = bin().display().to_string();
+    let doctor = || {
+        let out = hooks(&env, &["doctor", "--agent", "codex"], &tree)
+            .get_output()
+            .clone();
+        (out.status.success(), String::from_utf8(out.stdout).unwrap())
+    };
+    let install = |dir: &Path| {
+        hooks(
+            &env,
+            &["install", "--agent", "codex", "--command", &exe],
+            dir,
+        )
+        .success();
+    };
+    install(&tree);
+    let (ok, text) = doctor();
+    assert!(!ok, "{text}");
+    let main_file = main.join(".codex").join("hooks.json");
+    assert!(
+        text.contains(&format!(
+            "  broken  will not fire: this folder is in a linked git worktree: Codex runs the \
+             project hooks of the main checkout's {} here, not this file's; `cmstore hooks \
+             install --agent codex --project {}` puts them there",
+            main_file.display(),
+            main.display()
+        )),
+        "{text}"
+    );
+
+    // Installed in the main checkout, and trusted there as the doctor says: the worktree's
+    // hooks fire, its project trusted by the main checkout's entry.
+    install(&main);
+    let (ok, text) = doctor();
+    assert!(!ok, "{text}");
+    assert!(!text.contains("linked git worktree"), "{text}");
+    let key = toml::Value::String(format!("{}:pre_tool_use:0:0", main_file.display())).to_string();
+    let lines = codex_trust_lines(&text);
+    assert!(lines.contains(&format!("[hooks.state.{key}]")), "{lines}");
+    // The project is to be trusted by its main checkout's entry, as Codex asks.
+    let main_key = toml::Value::String(main.canonicalize().unwrap().display().to_string());
+    assert!(lines.contains(&format!("[projects.{main_key}]")), "{lines}");
+    write(&env.user_home().join(".codex/config.toml"), &lines);
+    let (ok, text) = doctor();
+    assert!(ok, "{text}");
+    assert!(text.ends_with("nothing broken\n"), "{text}");
+}
+
 /// Where VS Code keeps the user's settings in a test's home (stable build).
 fn vscode_user_settings(env: &TestEnv) -> PathBuf {
     let root = if cfg!(windows) {
@@ -2136,6 +2203,37 @@ fn hooks_doctor_names_vscode_settings_that_keep_its_hooks_from_running() {
         ),
         "{text}"
     );
+
+    // With Stable and Insiders both set up, a setting of one of them is that build's only:
+    // a note naming it, not a broken install for a user of the other one.
+    let insiders = settings
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .unwrap()
+        .join("Code - Insiders/User/settings.json");
+    write(&insiders, r#"{"chat.useHooks": false}"#);
+    write(&settings, "{}");
+    let (ok, text) = doctor(&["--project", &dir.display().to_string()]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains(&format!(
+            "  note    may not fire: VS Code Insiders only: VS Code runs no hooks (\"chat.useHooks\": false in {})",
+            insiders.display()
+        )),
+        "{text}"
+    );
+    // Both builds off: broken, each said with its file.
+    write(&settings, r#"{"chat.useHooks": false}"#);
+    let (ok, text) = doctor(&["--project", &dir.display().to_string()]);
+    assert!(!ok, "{text}");
+    for file in [&settings, &insiders] {
+        assert!(
+            text.contains(&format!("(\"chat.useHooks\": false in {})", file.display())),
+            "{text}"
+        );
+    }
+    fs::remove_file(&insiders).unwrap();
 
     // The user's folder: a note until the settings list it.
     cmd(&env)

@@ -554,6 +554,10 @@ struct Row {
     /// Why the hooks will not run although installed (a switch that turns them off).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     will_not_fire: Vec<String>,
+    /// What keeps some of the agent's builds here from running them, not all (VS Code
+    /// Insiders' settings beside Stable's): the person may use either.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    may_not_fire: Vec<String>,
     events: usize,
     events_current: usize,
     notes: Vec<String>,
@@ -638,6 +642,9 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
                 for why in &row.will_not_fire {
                     writeln!(out, "    will not fire: {why}")?;
                 }
+                for why in &row.may_not_fire {
+                    writeln!(out, "    may not fire: {why}")?;
+                }
             }
             for note in &said {
                 writeln!(out, "note: {note}")?;
@@ -720,6 +727,9 @@ fn doctor(paths: &Paths, args: DoctorArgs) -> anyhow::Result<ExitCode> {
             }
             for why in &row.will_not_fire {
                 say("broken", &format!("will not fire: {why}"))?;
+            }
+            for why in &row.may_not_fire {
+                say("note", &format!("may not fire: {why}"))?;
             }
             let twice = plugin_of(agent)
                 .and_then(|file| plugin::twice(agent, file, location, user_location().ok()));
@@ -921,6 +931,7 @@ impl Row {
             current_token: format!("hooks-v{CURRENT_VERSION}"),
             agent_version: None,
             will_not_fire: Vec::new(),
+            may_not_fire: Vec::new(),
             events: 0,
             events_current: 0,
             notes: Vec::new(),
@@ -951,7 +962,11 @@ fn status_row(agent: Agent, location: &Location, program: &[String], asked: Opti
                     Agent::Codex => row
                         .will_not_fire
                         .extend(codex_review(location, &path, &doc)),
-                    Agent::Vscode => row.will_not_fire.extend(vscode_review(location)),
+                    Agent::Vscode => {
+                        let (off, notes) = vscode_review(location);
+                        row.will_not_fire.extend(off);
+                        row.may_not_fire.extend(notes);
+                    }
                     Agent::Droid => row.will_not_fire.extend(droid_never_run(&doc)),
                     _ => {}
                 }
@@ -1046,6 +1061,44 @@ fn codex_review(location: &Location, path: &Path, doc: &Value) -> Vec<String> {
         Location::Project(dir) => Some(dir.as_path()),
         Location::User { .. } => None,
     };
+    let marker = Agent::Codex.marker();
+    // In a linked worktree Codex runs the project hooks of the main checkout's same folder.
+    let in_worktree = project
+        .and_then(codex_trust::worktree_hooks_folder)
+        .map(|folder| folder.join(path.file_name().unwrap_or_default()))
+        .filter(|main_file| main_file != path);
+    let main_doc;
+    let (path, doc) = match &in_worktree {
+        None => (path, doc),
+        Some(main_file) => {
+            let ours = read_existing(main_file)
+                .ok()
+                .flatten()
+                .and_then(|text| parse(Agent::Codex, Some(&text), main_file).ok())
+                .map(|(doc, _)| doc)
+                .filter(|doc| {
+                    let events = doc.get("hooks").and_then(Value::as_object);
+                    events.into_iter().flatten().any(|(event, _)| {
+                        merge::installed_handler(doc, Agent::Codex, event).is_some()
+                    })
+                });
+            match ours {
+                Some(doc) => {
+                    main_doc = doc;
+                    (main_file.as_path(), &main_doc)
+                }
+                None => {
+                    let folder = main_file.parent().and_then(Path::parent).unwrap_or(path);
+                    return vec![format!(
+                        "this folder is in a linked git worktree: Codex runs the project hooks \
+                         of the main checkout's {} here, not this file's; `{}` puts them there",
+                        main_file.display(),
+                        install_command(Agent::Codex, &Location::Project(folder.to_path_buf()))
+                    )];
+                }
+            }
+        }
+    };
     // Codex names a file by `CODEX_HOME` made canonical, else as it finds it.
     let moved = matches!(
         location,
@@ -1063,7 +1116,6 @@ fn codex_review(location: &Location, path: &Path, doc: &Value) -> Vec<String> {
         Asked::Version(v) => v >= Version(0, 129, 0),
         Asked::Unknown(_) => true,
     };
-    let marker = Agent::Codex.marker();
     codex_trust::will_not_fire(&named, doc, &config, text.as_deref(), project, |h| {
         reviews && marker.version(h).is_some()
     })
@@ -1109,17 +1161,39 @@ fn vscode_settings(location: &Location) -> Vec<Vec<vscode_settings::SettingsFile
         .collect()
 }
 
-/// Why VS Code will not run cmstore's hook file at `location`, by its settings.
-fn vscode_review(location: &Location) -> Vec<String> {
+/// Why VS Code will not run cmstore's hook file at `location`, by its settings: what keeps
+/// every build here from running it (the first list), and what keeps only some of them,
+/// naming the build (the second). A user with Stable and Insiders may use either; a
+/// setting of the one they do not use breaks nothing.
+fn vscode_review(location: &Location) -> (Vec<String>, Vec<String>) {
+    let verdicts: Vec<(String, Vec<String>)> = vscode_settings(location)
+        .into_iter()
+        .map(|files| {
+            let build = files
+                .first()
+                .and_then(|f| vscode_settings::build_of(&f.path))
+                .unwrap_or_else(|| "VS Code".into());
+            (
+                build,
+                vscode_settings::will_not_fire(&files, vscode_folder(location)),
+            )
+        })
+        .collect();
     let mut off: Vec<String> = Vec::new();
-    for files in vscode_settings(location) {
-        for why in vscode_settings::will_not_fire(&files, vscode_folder(location)) {
-            if !off.contains(&why) {
-                off.push(why);
+    let mut notes: Vec<String> = Vec::new();
+    let every_build = verdicts.iter().all(|(_, why)| !why.is_empty());
+    for (build, reasons) in &verdicts {
+        for why in reasons {
+            if every_build {
+                if !off.contains(why) {
+                    off.push(why.clone());
+                }
+            } else {
+                notes.push(format!("{build} only: {why}"));
             }
         }
     }
-    off
+    (off, notes)
 }
 
 /// The names cmstore's handlers carry in `agent`'s file, of every token version.

@@ -13,7 +13,7 @@
 //! event in snake case and the handler's group and place; the hash is SHA-256 over the compact
 //! JSON, keys sorted, of the event, the group's matcher and the one handler, normalised.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -192,26 +192,81 @@ fn sorted(value: &Value) -> Value {
     }
 }
 
-/// Whether the user's `config.toml` trusts the project at `dir` (or the git repository it
-/// lies in): `Some(false)` when it names it untrusted, `None` when it does not name it, and
-/// Codex will ask on the project's first interactive run.
+/// Whether the user's `config.toml` trusts the project at `dir`: `Some(false)` when it names
+/// it untrusted, `None` when it does not name it, and Codex will ask on the project's first
+/// interactive run. Codex looks for the folder itself, then the git checkout it lies in, then
+/// that repository's main checkout (for a linked worktree), each as written and made
+/// canonical; on Windows it compares keys case-blind (`project_trust_for_lookup_key` in
+/// `codex-rs/config/src/loader/mod.rs`).
 pub fn project_trusted(user_config: &toml::Table, dir: &Path) -> Option<bool> {
+    trusted_among(user_config, dir, cfg!(windows))
+}
+
+fn trusted_among(user_config: &toml::Table, dir: &Path, case_blind: bool) -> Option<bool> {
     let projects = user_config
         .get("projects")
         .and_then(toml::Value::as_table)?;
-    let canonical = dir.canonicalize().ok();
-    let git_root = dir
-        .ancestors()
+    let checkout = checkout_root(dir);
+    let main = checkout.as_deref().and_then(main_checkout);
+    let folders = [Some(dir.to_path_buf()), checkout, main];
+    let keys = folders.into_iter().flatten().flat_map(|d| {
+        let canonical = d.canonicalize().ok();
+        [canonical, Some(d)].into_iter().flatten()
+    });
+    let level_of = |key: &str| -> Option<bool> {
+        let entry = projects.get(key).or_else(|| {
+            // Case-blind, the first of the keys that match in sorted order, as Codex picks.
+            let mut matching: Vec<_> = projects
+                .iter()
+                .filter(|(k, _)| case_blind && k.eq_ignore_ascii_case(key))
+                .collect();
+            matching.sort_by(|a, b| a.0.cmp(b.0));
+            matching.first().map(|(_, v)| *v)
+        })?;
+        Some(entry.get("trust_level")?.as_str()? == "trusted")
+    };
+    keys.map(|d| d.display().to_string())
+        .find_map(|key| level_of(&key))
+}
+
+/// The root of the git checkout `dir` lies in (the nearest folder with a `.git`, a folder or
+/// a linked worktree's file).
+pub fn checkout_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
         .find(|d| d.join(".git").exists())
-        .map(Path::to_path_buf);
-    let candidates = [Some(dir.to_path_buf()), canonical, git_root];
-    candidates.iter().flatten().find_map(|d| {
-        let level = projects
-            .get(&d.display().to_string())?
-            .get("trust_level")?
-            .as_str()?;
-        Some(level == "trusted")
-    })
+        .map(Path::to_path_buf)
+}
+
+/// The main checkout of the linked worktree whose root is `checkout`; `None` for a main
+/// checkout or no worktree. Read as Codex reads it, from the files: the worktree's `.git`
+/// file says `gitdir: <main>/.git/worktrees/<name>` (`resolve_root_git_project_for_trust`
+/// in `codex-rs/git-utils/src/info.rs`).
+pub fn main_checkout(checkout: &Path) -> Option<PathBuf> {
+    let dot_git = checkout.join(".git");
+    if dot_git.is_dir() {
+        return None;
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let git_dir = text.trim().strip_prefix("gitdir:")?.trim();
+    if git_dir.is_empty() {
+        return None;
+    }
+    let git_dir = checkout.join(git_dir);
+    let worktrees = git_dir.parent()?;
+    if worktrees.file_name()? != "worktrees" {
+        return None;
+    }
+    Some(worktrees.parent()?.parent()?.to_path_buf())
+}
+
+/// Where Codex takes the project hooks of `dir` from when `dir` lies in a linked worktree:
+/// the same folder in the main checkout (`root_checkout_hooks_folder_for_dir`); `None`
+/// outside a linked worktree.
+pub fn worktree_hooks_folder(dir: &Path) -> Option<PathBuf> {
+    let checkout = checkout_root(dir)?;
+    let main = main_checkout(&checkout)?;
+    let within = dir.strip_prefix(&checkout).ok()?;
+    Some(main.join(within).join(".codex"))
 }
 
 /// Why Codex 0.129 or later will leave out cmstore's hooks (those `ours` picks) in the hooks
@@ -276,9 +331,21 @@ fn parse_config(config_path: &Path, text: Option<&str>) -> Result<toml::Table, S
     }
 }
 
+/// The key Codex asks to trust the project at `dir` by: its repository's main checkout,
+/// else the checkout it lies in, else the folder itself, made canonical (`decision_for_dir`).
+pub fn trust_key(dir: &Path) -> PathBuf {
+    let checkout = checkout_root(dir);
+    let root = checkout
+        .as_deref()
+        .and_then(main_checkout)
+        .or(checkout)
+        .unwrap_or_else(|| dir.to_path_buf());
+    root.canonicalize().unwrap_or(root)
+}
+
 /// Why Codex reads nothing of the project at `dir`'s `.codex/`, if it does not.
 fn project_reason(config: &toml::Table, config_path: &Path, dir: &Path) -> Option<String> {
-    let key = toml::Value::String(dir.display().to_string());
+    let key = toml::Value::String(trust_key(dir).display().to_string());
     match project_trusted(config, dir) {
         Some(true) => None,
         Some(false) => Some(format!(
@@ -501,5 +568,64 @@ mod tests {
             Some(false)
         );
         assert_eq!(project_trusted(&toml::Table::new(), &sub), None);
+    }
+
+    /// A linked worktree (`git worktree add`) is trusted by its main checkout's entry, and
+    /// takes its project hooks from the main checkout's same folder.
+    #[test]
+    fn a_linked_worktree_is_its_main_checkouts() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        let tree = dir.path().join("feature");
+        std::fs::create_dir_all(main.join(".git/worktrees/feature")).unwrap();
+        std::fs::create_dir_all(tree.join("sub")).unwrap();
+        std::fs::write(
+            tree.join(".git"),
+            format!(
+                "gitdir: {}\n",
+                main.join(".git/worktrees/feature").display()
+            ),
+        )
+        .unwrap();
+        assert_eq!(main_checkout(&tree), Some(main.clone()));
+        assert_eq!(main_checkout(&main), None);
+        assert_eq!(
+            worktree_hooks_folder(&tree.join("sub")),
+            Some(main.join("sub").join(".codex"))
+        );
+        assert_eq!(worktree_hooks_folder(&main), None);
+        let trusted: toml::Table = format!(
+            "[projects.{}]\ntrust_level = \"trusted\"\n",
+            toml::Value::String(main.display().to_string())
+        )
+        .parse()
+        .unwrap();
+        assert_eq!(project_trusted(&trusted, &tree.join("sub")), Some(true));
+        // A relative gitdir is read against the worktree.
+        std::fs::write(tree.join(".git"), "gitdir: ../main/.git/worktrees/feature").unwrap();
+        assert_eq!(
+            main_checkout(&tree).map(|m| m.canonicalize().unwrap()),
+            Some(main.canonicalize().unwrap())
+        );
+        // A submodule's `.git` file points elsewhere: no worktree.
+        std::fs::write(tree.join(".git"), "gitdir: ../main/.git/modules/feature").unwrap();
+        assert_eq!(main_checkout(&tree), None);
+    }
+
+    /// On Windows Codex matches project keys case-blind; elsewhere exactly.
+    #[test]
+    fn windows_keys_match_case_blind() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("Proj");
+        std::fs::create_dir_all(&project).unwrap();
+        let shouted = project.display().to_string().to_uppercase();
+        let config: toml::Table = format!(
+            "[projects.{}]\ntrust_level = \"trusted\"\n",
+            toml::Value::String(shouted)
+        )
+        .parse()
+        .unwrap();
+        assert_eq!(trusted_among(&config, &project, true), Some(true));
+        assert_eq!(trusted_among(&config, &project, false), None);
     }
 }

@@ -59,6 +59,21 @@ pub fn user_settings_paths(home: &Path, var: impl Fn(&str) -> Option<PathBuf>) -
         .collect()
 }
 
+/// The VS Code build whose user settings file is at `path` (`Code`, `Code - Insiders`, as
+/// [`user_settings_paths`] names it); `None` for a workspace's or a portable one's.
+pub fn build_of(path: &Path) -> Option<String> {
+    let user = path.parent()?;
+    if user.file_name()? != "User" {
+        return None;
+    }
+    let build = user.parent()?.file_name()?.to_str()?;
+    match build {
+        "Code" => Some("VS Code".into()),
+        "Code - Insiders" => Some("VS Code Insiders".into()),
+        _ => None,
+    }
+}
+
 /// Why VS Code will not run the hooks in the folder VS Code names `location` (`.github/hooks`,
 /// `~/.copilot/hooks`), by `files`: the user's settings first, then the workspace's, whose
 /// keys win.
@@ -195,6 +210,9 @@ mod tests {
             user_settings_paths(home, portable),
             [Path::new("/port/user-data/User/settings.json")]
         );
+        assert_eq!(build_of(&paths[0]).as_deref(), Some("VS Code"));
+        assert_eq!(build_of(&paths[1]).as_deref(), Some("VS Code Insiders"));
+        assert_eq!(build_of(Path::new("/p/.vscode/settings.json")), None);
         if cfg!(target_os = "linux") {
             assert_eq!(paths[0], Path::new("/h/.config/Code/User/settings.json"));
             let xdg = |k: &str| (k == "XDG_CONFIG_HOME").then(|| PathBuf::from("/x"));
