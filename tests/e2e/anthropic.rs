@@ -245,3 +245,59 @@ fn empty_of(block: &Value) -> Value {
     }
     empty
 }
+
+/// [`responder`] as the API answers in Claude Code's auto mode, its classifier on the server:
+/// a request asking for it (`safeguards: [{"type": "dangerous_tool_use", …}]`) and answered
+/// with tool calls gets, in its closing `message_delta`, a `safeguard_results` that flags
+/// each of those calls with `reason` (docs/dev/research/claude-auto-mode.md). Claude Code
+/// 2.1.332 then refuses the call and fires `PermissionDenied` with `reason`.
+pub fn responder_flagging(
+    script: Vec<Step>,
+    reason: &'static str,
+) -> impl Fn(&Request) -> Reply + Send + Sync {
+    let respond = responder(script);
+    move |req| {
+        let reply = respond(req);
+        let asked = req.body["safeguards"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|s| s["type"] == "dangerous_tool_use"));
+        if asked {
+            flag_tool_calls(reply, reason)
+        } else {
+            reply
+        }
+    }
+}
+
+/// `reply` (a stream) with every tool call it holds flagged in its `message_delta`.
+fn flag_tool_calls(reply: Reply, reason: &str) -> Reply {
+    match reply {
+        Reply::WithHeaders(headers, inner) => {
+            Reply::WithHeaders(headers, Box::new(flag_tool_calls(*inner, reason)))
+        }
+        Reply::Sse(mut events) => {
+            let verdicts: serde_json::Map<String, Value> = events
+                .iter()
+                .map(|(_, e)| &e["content_block"])
+                .filter(|block| block["type"] == "tool_use")
+                .filter_map(|block| block["id"].as_str())
+                .map(|id| {
+                    let verdict = json!({"type": "evaluated", "outcome": "flagged",
+                                          "explanation": reason});
+                    (id.to_string(), verdict)
+                })
+                .collect();
+            if verdicts.is_empty() {
+                return Reply::Sse(events);
+            }
+            for (_, event) in events.iter_mut() {
+                if event["type"] == "message_delta" {
+                    event["delta"]["safeguard_results"] = json!([{"type": "dangerous_tool_use",
+                        "status": {"type": "available", "tool_uses": verdicts}}]);
+                }
+            }
+            Reply::Sse(events)
+        }
+        reply => reply,
+    }
+}

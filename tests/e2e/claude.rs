@@ -747,3 +747,106 @@ fn the_hooks_saw_every_tool_call_the_claude_transcript_shows() {
     assert_eq!(rows[0]["missed_tool_calls"], 0, "{rows:?}");
     assert_eq!(rows[0]["hook_only_tool_calls"], 0, "{rows:?}");
 }
+
+/// A model Claude Code 2.1.332 runs auto mode with. It leaves auto mode for `default` with a
+/// model listed before `claude-opus-4-6` (`claude-sonnet-4-5`, [`MODEL`], among them).
+const AUTO_MODEL: &str = "claude-sonnet-4-6";
+
+/// What the mock's classifier says of the call it flags.
+const CLASSIFIER_REASON: &str = "Deleting a directory outside the project is destructive.";
+
+/// Auto mode's classifier refuses a call, end to end: in `--permission-mode auto` Claude Code
+/// asks the API to classify the response's tool calls (`safeguards`), the mock flags the
+/// `rm -rf` (`safeguard_results`, docs/dev/research/claude-auto-mode.md), and Claude Code
+/// does not run it, tells the model so and fires `PermissionDenied` with the call's id and the
+/// classifier's reason. The store pairs it with the call's PreToolUse: one call, `refused`,
+/// in mode `auto`, decided by the `classifier`.
+#[test]
+fn claudes_auto_mode_classifier_refuses_a_call_and_the_store_says_who() {
+    let Some(claude) = claude() else { return };
+    let world = World::new();
+    install_hooks(&world);
+    let kept = world.home().join("keep-me");
+    std::fs::create_dir_all(&kept).unwrap();
+    let rm = format!("rm -rf {}", kept.display());
+    let mock = MockServer::start(anthropic::responder_flagging(
+        vec![
+            Step::Tool("Bash", json!({"command": rm, "description": "remove it"})),
+            Step::Text("The classifier refused."),
+        ],
+        CLASSIFIER_REASON,
+    ));
+    let mut cmd = world.command(&claude);
+    cmd.args(["-p", "remove keep-me", "--output-format", "json"])
+        .args(["--model", AUTO_MODEL, "--permission-mode", "auto"])
+        .env("ANTHROPIC_BASE_URL", mock.url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-e2e-dummy")
+        .env("CLAUDE_CONFIG_DIR", world.home().join(".claude"))
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_ERROR_REPORTING", "1");
+    let s = Session::run(world, mock, "claude", cmd);
+    let ctx = s.context();
+    assert!(kept.is_dir(), "the refused command ran\n{ctx}");
+
+    // Auto mode was on (a model it leaves sends no `safeguards`), and Claude Code reports the
+    // refusal.
+    let asked = s
+        .mock
+        .requests()
+        .iter()
+        .any(|r| r.body["safeguards"][0]["classifier_context"]["permission_mode"] == "auto");
+    assert!(asked, "no request asked for the classifier\n{ctx}");
+    assert_eq!(
+        s.run.json()["permission_denials"][0]["tool_use_id"],
+        "toolu_mock_0",
+        "{ctx}"
+    );
+    // What the model was told: the classifier's refusal, with its reason.
+    let result = s
+        .mock
+        .requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .filter_map(|m| m["content"].as_array().cloned())
+        .flatten()
+        .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == "toolu_mock_0")
+        .expect("a tool_result for the refused call");
+    let text = result["content"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("denied by the Claude Code auto mode classifier")
+            && text.contains(CLASSIFIER_REASON),
+        "{result}"
+    );
+
+    // The hook fired, for that call, with the classifier's reason. (Its `permission_mode`,
+    // `auto`, is not kept: capture keeps the mode of PreToolUse and PermissionRequest only.)
+    let denied = s.query(
+        "select tool_call_id, tool_name, json_extract(entry, '$.reason') reason
+         from events where session_id = :sid and hook_type = 'PermissionDenied'",
+    );
+    assert_eq!(
+        denied,
+        vec![json!({"tool_call_id": "toolu_mock_0", "tool_name": "Bash",
+                    "reason": CLASSIFIER_REASON})],
+        "{ctx}"
+    );
+    // One call, its two halves paired, and the classifier as the one who decided it.
+    let calls = s.query(
+        "select c.tool_call_id, c.tool_name, c.outcome, c.success, d.permission_mode,
+         d.decided_by, (select hook_type from events where id = c.pre_event_id) pre,
+         (select hook_type from events where id = c.post_event_id) post
+         from tool_calls c join v_tool_call_decisions d on d.call_rowid = c.rowid
+         where c.session_id = :sid",
+    );
+    assert_eq!(
+        calls,
+        vec![
+            json!({"tool_call_id": "toolu_mock_0", "tool_name": "Bash", "outcome": "refused",
+                    "success": null, "permission_mode": "auto", "decided_by": "classifier",
+                    "pre": "PreToolUse", "post": "PermissionDenied"})
+        ],
+        "{ctx}"
+    );
+}
