@@ -8,7 +8,8 @@
 # UserPromptSubmit, SessionStart, Notification: benches/hook_interleaved.py; Stop and
 # StopFailure reading a new turn from their transcript: benches/stop_interleaved.py), and
 # `ingest --once` of a 1M-line queue of 684-byte lines (benches/gen_queue.rs) and of 200k
-# small lines with random UUIDv4 ids (benches/small_random_ids.py), each into a fresh store,
+# small lines with random UUIDv4 ids (benches/small_random_ids.py), and of the same lines
+# with usage on each Stop (three responses a Stop, one an update), each into a fresh store,
 # and the reports (sessions, summarize, show, gate report, status) on each build's 1M store
 # (benches/reports_interleaved.py), and `cmstore import` of a generated Claude Code transcript
 # of IMPORT_MB (benches/gen_transcript.py, benches/import_interleaved.py).
@@ -95,6 +96,10 @@ if ! skipped ingest; then
     done
     python3 "$ROOT/benches/reports_interleaved.py" "$REPORT_ROUNDS" "${stores[@]}"
     python3 "$ROOT/benches/ingest_interleaved.py" "$small" "$INGEST_ROUNDS" "${bins[@]}"
+    # The same lines, each Stop carrying the usage of its responses (upserted, and chained).
+    usage="$WORK/small-usage-$SMALL_LINES.jsonl"
+    [ -s "$usage" ] || python3 "$ROOT/benches/small_random_ids.py" "$usage" "$SMALL_LINES" usage
+    python3 "$ROOT/benches/ingest_interleaved.py" "$usage" "$INGEST_ROUNDS" "${bins[@]}"
 fi
 
 if ! skipped import; then

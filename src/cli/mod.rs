@@ -215,7 +215,8 @@ pub enum Command {
     Serve(cmd::serve::Args),
     /// Where ingest stands: sources, offsets, backlog, totals, database size, config problems
     Status(cmd::status::Args),
-    /// Prove that no stored event was altered, removed or inserted since ingest stored it
+    /// Prove that no stored event, usage or OTLP row was altered, removed or inserted since
+    /// cmstore stored it
     Verify(cmd::verify::Args),
     /// Where each budget limit of cmstore.toml stands: the spend of its day, week or month
     Budget(cmd::budget::Args),

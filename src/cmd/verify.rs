@@ -1,5 +1,5 @@
-//! `cmstore verify`: proves that no stored event was altered, removed or inserted since ingest
-//! stored it, by the record's chain ([`crate::store::chain`], docs/verify.md); `--head` prints
+//! `cmstore verify`: proves that no stored event, usage or OTLP row was altered, removed or
+//! inserted since cmstore stored it, by the record's chain ([`crate::store::chain`], docs/verify.md); `--head` prints
 //! the chain's last hash to keep elsewhere, `--expect HASH` checks that one kept earlier is
 //! still in the chain. Exit 1 when something was changed.
 
@@ -60,6 +60,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             "rows": verified.rows,
             "pruned": verified.pruned,
             "before_chain": verified.before_chain,
+            "by_table": verified.by_table,
             "head": verified.head.as_ref().map(|h| chain::hex(h)),
             "problems": verified.problem_count,
             "first_problems": verified.problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -76,6 +77,22 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// ` (16 events, 4 usage)`: the rows verified of each table that has some, when another
+/// table than `events` has some.
+fn by_table(v: &Verified) -> String {
+    let some: Vec<String> = v
+        .by_table
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(table, n)| format!("{} {table}", human::whole(*n as i64)))
+        .collect();
+    match some.as_slice() {
+        [] => String::new(),
+        [only] if only.ends_with(" events") => String::new(),
+        _ => format!(" ({})", some.join(", ")),
+    }
+}
+
 fn write_report(
     out: &mut impl Write,
     v: &Verified,
@@ -90,17 +107,19 @@ fn write_report(
         )?,
         0 => writeln!(
             out,
-            "Verified {} rows in {} chain records: none altered, removed or inserted.",
+            "Verified {} rows{} in {} chain records: none altered, removed or inserted.",
             count(v.rows),
+            by_table(v),
             count(v.records)
         )?,
         n => {
             writeln!(
                 out,
-                "{} {} found ({} rows verified in {} chain records):",
+                "{} {} found ({} rows{} verified in {} chain records):",
                 count(n),
                 if n == 1 { "change" } else { "changes" },
                 count(v.rows),
+                by_table(v),
                 count(v.records)
             )?;
             for problem in &v.problems {

@@ -263,6 +263,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0034_premium_requests",
         include_str!("../../migrations/0034_premium_requests.sql"),
     ),
+    (
+        "0035_chain_by_key",
+        include_str!("../../migrations/0035_chain_by_key.sql"),
+    ),
 ];
 
 /// Errors callers branch on.
@@ -373,6 +377,9 @@ pub fn open(path: &Path) -> Result<Store, Error> {
     {
         let mut conn = pool.get()?;
         migrate(&mut conn, path, MIGRATIONS.len())?;
+        chain::keyed::adopt(&mut conn)?;
+        // Set up before the tables existed (a new store): watched from now on.
+        chain::keyed::watch(&conn)?;
     }
     restrict_sidecars(path);
     Ok(Store {
@@ -393,7 +400,9 @@ fn apply_pragmas(conn: &mut Connection) -> rusqlite::Result<()> {
          PRAGMA foreign_keys = ON;
          PRAGMA cache_size = -16000;",
     )?;
-    set_wal_limits(conn, WAL_LIMITS)
+    set_wal_limits(conn, WAL_LIMITS)?;
+    // Every change this connection makes to a table chained by key is noted for the chain.
+    chain::keyed::watch(conn)
 }
 
 /// Bytes of the database's pages in use (free pages, which `prune` leaves until its vacuum

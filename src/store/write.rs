@@ -870,6 +870,7 @@ impl<'c> Batch<'c> {
     pub fn commit(mut self, source: &SourceRow, to: &Advance) -> Result<BatchCounts, Error> {
         self.flush_aggregates()?;
         self.links.append(&self.tx)?;
+        super::chain::keyed::flush(&self.tx)?;
         let n = self.tx.execute(
             "UPDATE sources SET offset = ?1, marker = ?2,
                fingerprint = coalesce(fingerprint, ?3), size = ?4, lines = lines + ?5,

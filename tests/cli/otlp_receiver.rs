@@ -258,6 +258,16 @@ fn claude_code_logs_and_metrics_are_stored_once_and_join_sessions_and_prompts() 
     let receiver = listen(&env);
     assert_eq!(post(receiver.port, "/v1/logs", PROTOBUF, &logs, false), 200);
     assert_eq!(env.int("SELECT count(*) FROM otel_logs"), 2);
+    // Each row is chained as the receiver stored it (issue 39).
+    let report = crate::common::assert_chain_whole(&env);
+    assert_eq!(
+        (
+            report["by_table"]["otel_logs"].as_i64(),
+            report["by_table"]["otel_metrics"].as_i64()
+        ),
+        (Some(2), Some(4)),
+        "{report}"
+    );
 }
 
 #[cfg(unix)]

@@ -940,7 +940,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 34);
+    assert_eq!(env.int("PRAGMA user_version"), 35);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1213,8 +1213,20 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0034 left: the chain over `events` only
+/// (no records of the tables chained by key, nothing asked or noted of them in `meta`).
+pub(crate) fn back_to_0034(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DELETE FROM chain WHERE kind IN ('usage', 'otel_logs', 'otel_metrics');
+         DELETE FROM meta WHERE key IN ('chain_keyed_adopt', 'chain_keyed_since');
+         PRAGMA user_version = 34;",
+    )
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0033 left: no premium requests (0034).
 pub(crate) fn back_to_0033(conn: &rusqlite::Connection) {
+    back_to_0034(conn);
     conn.execute_batch(
         "DROP VIEW v_premium_requests;
          DROP INDEX usage_premium;

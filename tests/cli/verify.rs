@@ -273,3 +273,105 @@ fn the_newest_row_deleted_and_its_seq_given_again_is_found() {
     assert!(text.contains("  row 3 (of "), "{text}");
     assert!(text.contains(") was removed, and not by prune"), "{text}");
 }
+
+/// `usage` is chained by key (migration 0035): what `cmstore import` read from an agent's own
+/// files, and a response's row updated as its counts grow, check; an edit of a count, a
+/// deleted response and a forged one made with the sqlite3 CLI are each named. A second
+/// import of the same files changes nothing and the chain stays whole.
+#[test]
+fn usage_rows_imported_and_edited_are_chained_by_key() {
+    let env = TestEnv::new();
+    let chats = env.user_home().join(".gemini/tmp/app/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let message = |id: &str, output: u64| {
+        format!(
+            r#"{{"id":"{id}","type":"gemini","timestamp":"2026-04-16T22:39:17.604Z","model":"gemini-2.5-pro",
+               "tokens":{{"input":100,"output":{output},"cached":0,"thoughts":0,"tool":0}}}}"#
+        )
+    };
+    let chat = |output: u64| {
+        format!(
+            r#"{{"sessionId":"s-gemini","projectHash":"h","messages":[{},{},{}]}}"#,
+            message("g1", output),
+            message("g2", 20),
+            message("g3", 30),
+        )
+    };
+    let file = chats.join("session-2026-04-16T22-38-aaaa.json");
+    std::fs::write(&file, chat(10)).unwrap();
+    env.cmd().arg("import").assert().success();
+    // The session went on: g1's count grew, and its row is updated in place.
+    std::fs::write(&file, chat(15)).unwrap();
+    env.cmd().arg("import").assert().success();
+    env.cmd().arg("import").assert().success();
+    assert_eq!(
+        env.int("SELECT output_tokens FROM usage WHERE message_id = 'g1'"),
+        15
+    );
+    let whole = assert_chain_whole(&env);
+    assert_eq!(whole["by_table"]["usage"], 3, "{whole}");
+    let (code, text) = verify(&env, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.starts_with("Verified 3 rows (3 usage) in "), "{text}");
+
+    as_admin(
+        &env,
+        "UPDATE usage SET output_tokens = 1 WHERE message_id = 'g1';
+         DELETE FROM usage WHERE message_id = 'g2';
+         INSERT INTO usage(message_id, output_tokens, origin) VALUES ('forged', 5, 'import');",
+    );
+    let (code, text) = verify(&env, &[]);
+    assert_eq!(code, 1, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("3 changes found (1 rows (1 usage) verified in "),
+        "{text}"
+    );
+    assert!(lines.contains(&"  usage row g1 was altered"), "{text}");
+    assert!(
+        lines.contains(&"  usage row forged was inserted, not by cmstore"),
+        "{text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  a usage row (key ") && l.ends_with(") was removed")),
+        "{text}"
+    );
+}
+
+/// A store from before usage was chained (0034): its usage rows are taken into the chain as
+/// they are when a cmstore that chains them first opens it, once, and check from then on.
+#[test]
+fn usage_stored_before_it_was_chained_is_taken_in_once() {
+    let env = TestEnv::new();
+    env.append(&prompts(1, 2, crate::common::now_ms() - 1000));
+    env.ingest_once();
+    crate::summarize::back_to_0034(&env.rw());
+    env.rw()
+        .execute_batch(
+            "INSERT INTO usage(message_id, output_tokens, origin) VALUES ('m1', 7, 'import'),
+               ('m2', 8, 'import');",
+        )
+        .unwrap();
+    env.ingest_once();
+    let report = assert_chain_whole(&env);
+    assert_eq!(report["by_table"]["usage"], 2, "{report}");
+    assert_eq!(
+        env.int("SELECT count(*) FROM chain WHERE kind = 'usage'"),
+        1,
+        "taken in by one record"
+    );
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM chain WHERE kind = 'usage'"),
+        1
+    );
+    as_admin(
+        &env,
+        "UPDATE usage SET output_tokens = 70 WHERE message_id = 'm1';",
+    );
+    let (code, text) = verify(&env, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("  usage row m1 was altered\n"), "{text}");
+}

@@ -758,6 +758,7 @@ fn write_batch(
             seen.model.clone_from(&r.model);
         }
     }
+    crate::store::chain::keyed::flush(&tx)?;
     tx.commit()?;
     stats.records += records.len() as u64;
     Ok(())

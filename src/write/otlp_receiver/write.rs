@@ -67,6 +67,7 @@ pub fn rows(store: &Store, decoded: &Decoded) -> Result<(), crate::store::Error>
             ])?;
         }
     }
+    crate::store::chain::keyed::flush(&tx)?;
     tx.commit()?;
     Ok(())
 }

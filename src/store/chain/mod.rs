@@ -15,6 +15,11 @@
 //! whole chain up to it: rewriting it, even consistently, changes the head.
 //!
 //! Rows stored before the chain began (migration 0029) are not covered, and are counted so.
+//!
+//! The tables not derived from the lines (`usage`, the OTLP receiver's) are chained by key, as
+//! [`keyed`] says.
+
+pub mod keyed;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
@@ -86,6 +91,17 @@ impl Links {
             None => Ok(()),
         }
     }
+}
+
+/// Appends a record of `kind` (a [`keyed`] table's) listing `body`, in the caller's transaction.
+fn append_listings(conn: &Connection, kind: &str, body: &[u8]) -> rusqlite::Result<()> {
+    let record = Record {
+        kind,
+        body,
+        seqs: None,
+        ts_max: None,
+    };
+    append(conn, record, None)
 }
 
 /// The chain's last record: its id and hash.
@@ -171,8 +187,10 @@ pub fn note_prune(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<()> {
         [oldest_kept.unwrap_or(i64::MAX)],
         |r| r.get(0),
     )?;
+    let mut carried = Vec::new();
     let anchor = match last_gone {
         Some(id) => {
+            carried = keyed::to_carry(conn, id)?;
             let hash: Vec<u8> =
                 conn.query_row("SELECT hash FROM chain WHERE id = ?1", [id], |r| r.get(0))?;
             conn.execute("DELETE FROM chain WHERE id <= ?1", [id])?;
@@ -192,7 +210,8 @@ pub fn note_prune(conn: &Connection, cutoff_ms: i64) -> rusqlite::Result<()> {
         seqs: None,
         ts_max: None,
     };
-    append(conn, record, anchor)
+    append(conn, record, anchor)?;
+    keyed::carry(conn, &carried)
 }
 
 /// The first row the chain covers: the latest prune record's (`prune`), else the first
@@ -266,6 +285,8 @@ pub struct Verified {
     pub pruned: u64,
     /// Rows stored before the chain began: not covered.
     pub before_chain: u64,
+    /// Rows whose digest matched, per table (`events`, and each of [`keyed::TABLES`]).
+    pub by_table: std::collections::BTreeMap<&'static str, u64>,
     /// The chain's last hash.
     pub head: Option<Hash>,
     /// The problems, in the order found (the first is the earliest), at most [`MAX_PROBLEMS`].
@@ -298,6 +319,13 @@ pub enum Problem {
     Removed { seq: i64, ts: i64 },
     /// The row `seq` was never stored by ingest.
     Inserted { seq: i64, id: String },
+    /// A row of a table chained by key is not what cmstore left it.
+    KeyedAltered { table: &'static str, key: String },
+    /// A row of a table chained by key is gone, and cmstore did not delete it (its key's
+    /// digest, in hex: the key itself is gone with it).
+    KeyedRemoved { table: &'static str, key: String },
+    /// A row of a table chained by key that cmstore never stored.
+    KeyedInserted { table: &'static str, key: String },
 }
 
 impl std::fmt::Display for Problem {
@@ -319,6 +347,13 @@ impl std::fmt::Display for Problem {
             ),
             Problem::Inserted { seq, id } => {
                 write!(f, "row {seq} ({id}) was inserted, not by ingest")
+            }
+            Problem::KeyedAltered { table, key } => write!(f, "{table} row {key} was altered"),
+            Problem::KeyedRemoved { table, key } => {
+                write!(f, "a {table} row (key {key}) was removed")
+            }
+            Problem::KeyedInserted { table, key } => {
+                write!(f, "{table} row {key} was inserted, not by cmstore")
             }
         }
     }
@@ -390,7 +425,8 @@ const ROW_RECORDS: &str = "SELECT body FROM chain WHERE kind = 'rows' ORDER BY i
 /// the latest prune), and each stored row's digest; a row a record lists that is gone is
 /// pruned when older than the latest prune's cutoff, else removed; a row no record lists,
 /// newer than the chain's start, was inserted. Two passes over the chain (its links, then its
-/// rows beside the stored ones), one over `events`.
+/// rows beside the stored ones), one over `events`; then the tables chained by key
+/// ([`keyed`]).
 pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
     let mut out = Verified::default();
     let prune = latest_prune(conn)?;
@@ -448,6 +484,8 @@ pub fn verify(conn: &Connection) -> rusqlite::Result<Verified> {
     while let Some((seq, ts, _)) = listed.take()? {
         gone(&mut out, seq, ts);
     }
+    out.by_table.insert("events", out.rows);
+    keyed::verify(conn, &mut out)?;
     Ok(out)
 }
 

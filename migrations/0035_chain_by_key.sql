@@ -1,0 +1,14 @@
+-- 0035: the chain covers `usage` and the OTLP receiver's `otel_logs` and `otel_metrics` too
+-- (docs/verify.md, store/chain/keyed.rs).
+--
+-- Why: `verify` proved the `events` rows only, and said the other tables are derived from
+-- them. `usage` is not, for what `cmstore import` reads from the agents' own files, and the
+-- OTLP rows come from the agents' telemetry: an edit of a cost or a token count went unseen
+-- (issue 39). These rows are found by key and change in place (a response's counts grow), so
+-- they are chained by what cmstore did to each: every writer's connection notes the keys it
+-- changes (TEMP triggers, which a connection of the sqlite3 CLI does not have), and its
+-- transaction chains each key's row as it left it, or its deletion.
+--
+-- The rows already stored are taken into the chain as they are, once, by the first cmstore
+-- that opens the store after this migration (in Rust: SHA-256); this asks for it.
+INSERT OR REPLACE INTO meta(key, value) VALUES ('chain_keyed_adopt', 0);
