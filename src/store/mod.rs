@@ -493,8 +493,13 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
             // A migration may rely on any index: bring back those a bulk load set aside.
             indexes::restore_in(&tx)?;
         }
+        // What a migration changes of the tables chained by key is chained with it: noted by
+        // the triggers from the migration that brought them on.
+        chain::keyed::watch(&tx)?;
         tx.execute_batch(MIGRATIONS[next].1)?;
         tx.pragma_update(None, "user_version", next as i64 + 1)?;
+        chain::keyed::watch(&tx)?;
+        chain::keyed::flush(&tx)?;
         tx.commit()?;
     }
 }

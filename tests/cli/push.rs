@@ -1087,18 +1087,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (8, '0008_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (9, '0009_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 8"), "{stderr}");
+    assert!(stderr.contains("team schema 9"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        8,
+        9,
         "nothing ran again"
     );
 }
@@ -1208,7 +1208,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 7);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 8);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
         3012
@@ -1303,4 +1303,121 @@ fn a_server_stopped_and_started_again_mid_push_loses_and_doubles_nothing() {
         local_figures(&env)
     );
     assert_rollups_agree(&mut cluster.client());
+}
+
+/// `cmstore verify --store URL ARGS`: its exit code and stdout.
+fn verify_team(env: &TestEnv, url: &str, args: &[&str]) -> (i32, String) {
+    let out = env
+        .cmd()
+        .args(["verify", "--store", url])
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// Issue 39: each machine's chain goes to the team store with its events (team schema 0008),
+/// and `verify --store` checks the server's rows against it: every row of a `full` machine by
+/// its digest, of a `none` one by its presence and time; an edit, a delete and an insert made
+/// on the server are named; a machine's local head is found in its chain there.
+#[test]
+fn verify_on_the_team_store_checks_each_machines_rows_against_its_chain() {
+    let Some(db) = pg_database() else { return };
+    let full = filled(11, 600);
+    let none = filled(12, 400);
+    push_ok(&full, &db.url, &["--content", "full"]);
+    push_ok(&none, &db.url, &["--content", "none"]);
+    let (a, b) = (machine_of(&full), machine_of(&none));
+    let local_rows = full.int("SELECT count(*) FROM events");
+    assert_eq!(
+        db.int(&format!(
+            "SELECT count(*) FROM chain WHERE machine_id = '{a}'"
+        )),
+        full.int("SELECT count(*) FROM chain"),
+        "every record pushed"
+    );
+    let (code, text) = verify_team(&full, &db.url, &["--json"]);
+    assert_eq!(code, 0, "{text}");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let of = |m: &str| {
+        report["machines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["machine"] == m)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(of(&a)["rows"], local_rows, "{report}");
+    assert_eq!(
+        (of(&a)["by_presence"].as_i64(), of(&a)["problems"].as_i64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(of(&b)["rows"], 0, "{report}");
+    assert_eq!(
+        of(&b)["by_presence"],
+        none.int("SELECT count(*) FROM events")
+    );
+    // The machine's head, kept on the machine, is in its chain on the server.
+    let head = full
+        .cmd()
+        .args(["verify", "--head"])
+        .output()
+        .unwrap()
+        .stdout;
+    let head = String::from_utf8(head).unwrap().trim().to_string();
+    let (code, text) = verify_team(&full, &db.url, &["--machine", &a, "--expect", &head]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!("The head {head} is in the chain of machine {a}.")),
+        "{text}"
+    );
+    assert!(
+        text.contains("  verified ")
+            && text.contains(" chain records: none altered, removed or inserted"),
+        "{text}"
+    );
+
+    // On the server: a prompt edited, a row deleted, a row forged.
+    let mut client = db.client();
+    client
+        .batch_execute(&format!(
+            "UPDATE events SET entry = replace(entry, '\"hookType\"', '\"hookType\" ')
+               WHERE machine_id = '{a}' AND seq = 5;
+             DELETE FROM events WHERE machine_id = '{a}' AND seq = 9;
+             INSERT INTO events (machine_id, id, seq, ts) VALUES ('{a}', 'forged', 999999, 1);"
+        ))
+        .unwrap();
+    let (code, text) = verify_team(&full, &db.url, &["--machine", &a]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("  3 changes found ("), "{text}");
+    assert!(
+        text.contains("    row 5 (") && text.contains(") was altered"),
+        "{text}"
+    );
+    assert!(text.contains("    row 9 (of "), "{text}");
+    assert!(
+        text.contains("    row 999999 (forged) was inserted"),
+        "{text}"
+    );
+    // The machine that was not touched still checks.
+    let (code, text) = verify_team(&none, &db.url, &["--machine", &b]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("by their presence and time only"), "{text}");
+    // A chain record edited on the server: its link breaks.
+    client
+        .batch_execute(&format!(
+            "UPDATE chain SET body = md5(body) WHERE machine_id = '{b}' AND id = 1"
+        ))
+        .unwrap();
+    let (code, text) = verify_team(&none, &db.url, &["--machine", &b]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("chain record 1 does not follow from the one before it"),
+        "{text}"
+    );
 }

@@ -99,6 +99,32 @@ pub fn events_after(
     Ok((rows, last))
 }
 
+/// At most `limit` chain records after the record `after`, in order, up to the first that
+/// lists an event after `pushed` (the events cursor): a record goes to the server only once
+/// the rows it lists are there.
+pub fn chain_after(
+    conn: &Connection,
+    after: i64,
+    pushed: i64,
+    limit: usize,
+) -> rusqlite::Result<Rows> {
+    let sql = format!(
+        "SELECT {} FROM chain WHERE id > ?1
+           AND id < coalesce((SELECT min(id) FROM chain
+                              WHERE id > ?1 AND kind = 'rows' AND seq_to > ?2), 9e18)
+         ORDER BY id LIMIT ?3",
+        Rows::select_list(&rows::CHAIN)
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = Rows::new(&rows::CHAIN);
+    let profile = Profile {
+        content: crate::config::push::Content::Full,
+        redactor: &crate::model::redact::Redactor::new(&[]),
+    };
+    rows.read(&mut stmt, params![after, pushed, limit as i64], &profile)?;
+    Ok(rows)
+}
+
 /// The check results among the events after `after` up to `last`, shaped by `profile`: what
 /// goes beside those events.
 pub fn check_results_between(

@@ -20,6 +20,7 @@ pub mod team_dashboard;
 pub mod team_query;
 pub mod team_reports;
 pub mod team_story;
+pub mod team_verify;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -270,6 +271,10 @@ fn session(
                 stats.events += events.len() as u64;
             }
         }
+        push_chain(conn, &mut client, machine, destination).map_err(|e| match e {
+            ChainError::Server(source) => on_server(source),
+            ChainError::Sql(e) => Error::Sql(e),
+        })?;
         // Everything is looked at on the first pass, every FULL_LOOK, and when the store
         // changed without new events (an import, a prune); else only the touched sessions.
         let full = looked_at.is_none() || !pushed_events || last_full.elapsed() >= FULL_LOOK;
@@ -293,6 +298,36 @@ fn session(
         if !options.follow || !sleep_unless_stopped(options.poll, stop) {
             return Ok(());
         }
+    }
+}
+
+/// Chain records per server transaction.
+const CHAIN_RECORDS_PER_BATCH: usize = 200;
+
+enum ChainError {
+    Server(ServerError),
+    Sql(rusqlite::Error),
+}
+
+/// Sends the chain records the server lacks (after its last one for this machine), up to the
+/// first that lists an event not pushed yet. Each is written once (`DO NOTHING` on its id):
+/// a machine whose chain was rewritten since keeps its first one on the server.
+fn push_chain(
+    conn: &rusqlite::Connection,
+    client: &mut postgres::Client,
+    machine: &server::Machine,
+    destination: &str,
+) -> Result<(), ChainError> {
+    let mut after = server::chain_head_id(client, &machine.id).map_err(ChainError::Server)?;
+    loop {
+        let pushed = local::cursor(conn, destination).map_err(ChainError::Sql)?;
+        let records = local::chain_after(conn, after, pushed, CHAIN_RECORDS_PER_BATCH)
+            .map_err(ChainError::Sql)?;
+        let Some(last) = records.ints("id").max() else {
+            return Ok(());
+        };
+        server::write(client, machine, &[&records], &[]).map_err(ChainError::Server)?;
+        after = last;
     }
 }
 

@@ -281,6 +281,34 @@ pub const CHECK_RESULTS: Table = Table {
     on_conflict: OnConflict::Keep,
 };
 
+/// The machine's chain records (team migration 0008), body and hash in lowercase hex: pushed
+/// in their order and never replaced, so that `verify --store` checks the server's rows
+/// against the chain as the machine wrote it.
+pub const CHAIN: Table = Table {
+    name: "chain",
+    key: &["id"],
+    columns: &[
+        col("id", I),
+        col("kind", T),
+        col("seq_from", I),
+        col("seq_to", I),
+        col("ts_max", I),
+        Column {
+            name: "body",
+            local: "lower(hex(body))",
+            kind: T,
+        },
+        Column {
+            name: "hash",
+            local: "lower(hex(hash))",
+            kind: T,
+        },
+    ],
+    labelled: false,
+    digest_of: None,
+    on_conflict: OnConflict::Keep,
+};
+
 /// The values of one column, in row order.
 #[derive(Debug, Clone, PartialEq)]
 enum Values {

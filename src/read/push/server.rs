@@ -45,6 +45,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0007_premium_requests",
         include_str!("../../../migrations/team/0007_premium_requests.sql"),
     ),
+    (
+        "0008_chain",
+        include_str!("../../../migrations/team/0008_chain.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.
@@ -90,7 +94,7 @@ impl ServerError {
         }
     }
 
-    fn pg(context: &str) -> impl FnOnce(postgres::Error) -> ServerError + '_ {
+    pub(crate) fn pg(context: &str) -> impl FnOnce(postgres::Error) -> ServerError + '_ {
         move |source| ServerError::Postgres {
             context: context.to_string(),
             source,
@@ -469,6 +473,17 @@ pub fn write(
     tx.commit()
         .map_err(ServerError::pg("cannot commit the batch"))?;
     Ok(())
+}
+
+/// The id of the machine's last chain record on the server (0: none).
+pub fn chain_head_id(client: &mut Client, machine: &str) -> Result<i64, ServerError> {
+    Ok(client
+        .query_one(
+            "SELECT coalesce(max(id), 0) FROM chain WHERE machine_id = $1",
+            &[&machine],
+        )
+        .map_err(ServerError::pg("cannot read the chain"))?
+        .get(0))
 }
 
 /// Writes the machine's price table in one statement (a model two machines price

@@ -27,8 +27,8 @@ use super::{Problem, Verified, DIGEST_LEN};
 /// a row's digest covers, in this order.
 ///
 /// A migration that adds a column to one of these tables must not change a list: rows listed
-/// before would no longer match. It adds a table of its own (a new kind, `usage/2`) with the
-/// longer list, and verify reads each row by the kind that listed it last.
+/// before would no longer match. It must add a kind of its own (`usage/2`) with the longer
+/// list, and teach verify to read each row by the kind that listed it last.
 pub struct Table {
     /// The table, and the kind of its records.
     pub name: &'static str,
@@ -182,37 +182,46 @@ struct Listed {
 }
 
 /// Gives `conn` the `TEMP` triggers that note each key of a chained table it changes, once
-/// the tables exist (a new database's first connection is set up before its migrations).
+/// the store is migrated that far (a new database's first connection is set up before its
+/// migrations). Again on a watched connection: nothing.
 pub fn watch(conn: &Connection) -> rusqlite::Result<()> {
-    let migrated: bool = conn.query_row(
-        "SELECT count(*) = ?1 FROM sqlite_master WHERE type = 'table' AND name IN
-           ('usage', 'otel_logs', 'otel_metrics', 'chain')",
-        [TABLES.len() as i64 + 1],
-        |r| r.get(0),
-    )?;
-    if !migrated {
+    if !is_migrated(conn)? {
         return Ok(());
     }
-    let mut sql =
-        String::from("CREATE TEMP TABLE IF NOT EXISTS chain_pending (tbl TEXT NOT NULL, k1, k2);");
+    // One row per key: a key changed twice in a transaction is read once at the flush.
+    let mut sql = String::from(
+        "CREATE TEMP TABLE IF NOT EXISTS chain_pending (tbl TEXT NOT NULL, k1, k2,
+           PRIMARY KEY (tbl, k1, k2)) WITHOUT ROWID;",
+    );
     for t in TABLES {
         let keys = |row: &str| {
             let mut k: Vec<String> = t.key.iter().map(|c| format!("{row}.{c}")).collect();
-            k.resize(2, "NULL".into());
+            // A table of one key column: '' (a key column of the table of notes is never NULL).
+            k.resize(2, "''".into());
             k.join(", ")
         };
+        // Not `OR IGNORE`: an upsert's own conflict clause would override it in a trigger.
         let note = |row: &str| {
+            let key = keys(row);
             format!(
-                "INSERT INTO chain_pending VALUES ('{}', {});",
-                t.name,
-                keys(row)
+                "INSERT INTO chain_pending SELECT '{t}', {key}
+                   WHERE NOT EXISTS (SELECT 1 FROM chain_pending
+                                     WHERE (tbl, k1, k2) = ('{t}', {key}));",
+                t = t.name,
             )
         };
+        // An upsert that changes nothing (an import read again) is no change to chain.
+        let changed = t
+            .columns
+            .iter()
+            .map(|c| format!("old.{c} IS NOT new.{c}"))
+            .collect::<Vec<_>>()
+            .join(" OR ");
         sql.push_str(&format!(
             "CREATE TEMP TRIGGER IF NOT EXISTS chain_{t}_insert AFTER INSERT ON {t}
                BEGIN {new} END;
              CREATE TEMP TRIGGER IF NOT EXISTS chain_{t}_update AFTER UPDATE ON {t}
-               BEGIN {old} {new} END;
+               WHEN {changed} BEGIN {old} {new} END;
              CREATE TEMP TRIGGER IF NOT EXISTS chain_{t}_delete AFTER DELETE ON {t}
                BEGIN {old} END;",
             t = t.name,
@@ -225,52 +234,77 @@ pub fn watch(conn: &Connection) -> rusqlite::Result<()> {
 
 /// Chains what this connection changed in the chained tables since the last flush: one
 /// record per table, in the caller's transaction (before its commit). Nothing when it
-/// changed nothing, or was never [`watch`]ed.
+/// changed nothing. A connection of a migrated store that was never [`watch`]ed is an error:
+/// what it changed would be named as an intruder's.
 pub fn flush(conn: &Connection) -> rusqlite::Result<()> {
     let pending = conn
-        .prepare_cached("SELECT EXISTS (SELECT 1 FROM temp.chain_pending)")
-        .and_then(|mut s| s.query_row([], |r| r.get::<_, bool>(0)));
-    match pending {
-        Ok(true) => {}
-        Ok(false) => return Ok(()),
-        // Not watched: a connection of a test, or of a store before its migrations.
-        Err(rusqlite::Error::SqliteFailure(_, Some(why))) if why.contains("no such table") => {
-            return Ok(())
+        .prepare_cached("SELECT DISTINCT tbl FROM temp.chain_pending")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        });
+    let pending = match pending {
+        Ok(tables) => tables,
+        Err(rusqlite::Error::SqliteFailure(_, Some(why)))
+            if why.contains("no such table") && !is_migrated(conn)? =>
+        {
+            // A store before migration 0035 (a test's, or one being migrated): nothing chained.
+            return Ok(());
         }
         Err(err) => return Err(err),
+    };
+    for t in TABLES
+        .iter()
+        .filter(|t| pending.iter().any(|p| p == t.name))
+    {
+        flush_table(conn, t)?;
     }
-    for t in TABLES {
-        let mut body = Vec::new();
-        let mut keys = conn.prepare_cached(
-            "SELECT DISTINCT k1, k2 FROM temp.chain_pending WHERE tbl = ?1 ORDER BY k1, k2",
-        )?;
-        let filter = t
-            .key
-            .iter()
-            .enumerate()
-            .map(|(i, c)| format!("{c} = ?{}", i + 1))
-            .collect::<Vec<_>>()
-            .join(" AND ");
-        let mut row = conn.prepare_cached(&t.select(&format!("WHERE {filter}")))?;
-        let mut noted = keys.query([t.name])?;
-        while let Some(k) = noted.next()? {
-            let key: Vec<Value> = (0..t.key.len())
-                .map(|i| k.get(i))
-                .collect::<rusqlite::Result<_>>()?;
-            let now = row
-                .query_row(rusqlite::params_from_iter(key.iter()), |r| t.digests(r))
-                .optional()?;
-            let key_refs: Vec<ValueRef<'_>> = key.iter().map(ValueRef::from).collect();
-            body.extend_from_slice(&digest_values(&key_refs));
-            body.extend_from_slice(&now.map_or(DELETED, |l| l.row));
-        }
-        if !body.is_empty() {
-            super::append_listings(conn, t.name, &body)?;
-        }
+    if !pending.is_empty() {
+        conn.prepare_cached("DELETE FROM temp.chain_pending")?
+            .execute([])?;
     }
-    conn.prepare_cached("DELETE FROM temp.chain_pending")?
-        .execute([])?;
     Ok(())
+}
+
+/// The migration from which the tables are chained by key (0035), their columns as
+/// [`TABLES`] lists them.
+const SINCE_VERSION: i64 = 35;
+
+/// Whether the store is at [`SINCE_VERSION`] or later (and no newer than this cmstore knows:
+/// such a store is refused before anything is written).
+fn is_migrated(conn: &Connection) -> rusqlite::Result<bool> {
+    let version = crate::store::schema_version(conn)?;
+    Ok((SINCE_VERSION..=crate::store::MIGRATIONS.len() as i64).contains(&version))
+}
+
+/// One record of what this connection changed of `t`.
+fn flush_table(conn: &Connection, t: &Table) -> rusqlite::Result<()> {
+    let mut body = Vec::new();
+    let mut keys = conn.prepare_cached("SELECT k1, k2 FROM temp.chain_pending WHERE tbl = ?1")?;
+    let filter = t
+        .key
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{c} = ?{}", i + 1))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let mut row = conn.prepare_cached(&t.select(&format!("WHERE {filter}")))?;
+    let mut noted = keys.query([t.name])?;
+    while let Some(k) = noted.next()? {
+        let key: Vec<Value> = (0..t.key.len())
+            .map(|i| k.get(i))
+            .collect::<rusqlite::Result<_>>()?;
+        let now = row
+            .query_row(rusqlite::params_from_iter(key.iter()), |r| t.digests(r))
+            .optional()?;
+        let key_refs: Vec<ValueRef<'_>> = key.iter().map(ValueRef::from).collect();
+        body.extend_from_slice(&digest_values(&key_refs));
+        body.extend_from_slice(&now.map_or(DELETED, |l| l.row));
+    }
+    if body.is_empty() {
+        return Ok(());
+    }
+    super::append_listings(conn, t.name, &body)
 }
 
 /// Once, when migration 0035 asked for it (`meta.chain_keyed_adopt`): lists every row the
@@ -332,18 +366,25 @@ fn replay(
     Ok(latest)
 }
 
-/// Before a prune deletes the records up to `last_gone`: what they list of each chained table
-/// that no later record lists again and that is no deletion, to list again once they are gone
-/// ([`carry`]): such a row is still what they said.
+/// Before a prune deletes the records up to `last_gone`: every key they list that no later
+/// record lists again, as they list it, but deletions, to list again once they are gone
+/// ([`carry`]): such a row must still be what they said.
 pub(super) fn to_carry(conn: &Connection, last_gone: i64) -> rusqlite::Result<Vec<Carried>> {
     let mut carried = Vec::new();
     for t in TABLES {
         let mut latest = replay(conn, t.name, (i64::MIN, last_gone))?;
+        // What a later record lists again is not carried: read them until none is left.
+        let mut later =
+            conn.prepare("SELECT body FROM chain WHERE kind = ?1 AND id > ?2 ORDER BY id")?;
+        let mut bodies = later.query(params![t.name, last_gone])?;
+        while !latest.is_empty() {
+            let Some(r) = bodies.next()? else { break };
+            for (key, _) in listings(&r.get::<_, Vec<u8>>(0)?) {
+                latest.remove(&key);
+            }
+        }
         if latest.is_empty() {
             continue;
-        }
-        for key in replay(conn, t.name, (last_gone + 1, i64::MAX))?.keys() {
-            latest.remove(key);
         }
         let mut body: Vec<u8> = Vec::with_capacity(latest.len() * LISTING_LEN);
         let mut kept: Vec<_> = latest.into_iter().filter(|(_, r)| *r != DELETED).collect();
@@ -374,7 +415,7 @@ pub(super) fn carry(conn: &Connection, carried: &[Carried]) -> rusqlite::Result<
 /// Checks every row of the chained tables against its latest listing: a row listed as
 /// something else was altered, a listed row that is gone (and no deletion was listed) was
 /// removed, a row no listing names (or listed as deleted) was inserted. In memory: the
-/// latest listing of each key (about 80 bytes a row).
+/// latest listing of each key ever listed, deletions included (about 80 bytes a key).
 pub(super) fn verify(conn: &Connection, out: &mut Verified) -> rusqlite::Result<()> {
     for t in TABLES {
         let mut latest = replay(conn, t.name, (i64::MIN, i64::MAX))?;

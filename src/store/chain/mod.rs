@@ -36,10 +36,10 @@ const ROW_LEN: usize = 8 + 8 + DIGEST_LEN;
 pub type Hash = [u8; 32];
 
 /// The hash before the first record.
-const GENESIS: Hash = [0; 32];
+pub const GENESIS: Hash = [0; 32];
 
 /// A record's kind, as stored and as hashed.
-const ROWS: &str = "rows";
+pub const ROWS: &str = "rows";
 const PRUNE: &str = "prune";
 
 /// The digest of a stored row: SHA-256 over its `id`, `ts` and `entry`, each length-prefixed.
@@ -149,7 +149,7 @@ fn append(
 }
 
 /// A record's hash: SHA-256 over the previous hash, the kind and the body.
-fn link(prev: &Hash, kind: &str, body: &[u8]) -> Hash {
+pub fn link(prev: &Hash, kind: &str, body: &[u8]) -> Hash {
     let mut h = Sha256::new();
     h.update(prev);
     h.update((kind.len() as u64).to_le_bytes());
@@ -158,7 +158,8 @@ fn link(prev: &Hash, kind: &str, body: &[u8]) -> Hash {
     h.finalize().into()
 }
 
-fn to_hash(bytes: &[u8]) -> Hash {
+/// `bytes` as a hash (zeros when they are not 32 bytes).
+pub fn to_hash(bytes: &[u8]) -> Hash {
     let mut out = GENESIS;
     if bytes.len() == out.len() {
         out.copy_from_slice(bytes);
@@ -297,7 +298,7 @@ pub struct Verified {
 
 impl Verified {
     /// Counts `p`, and keeps it when fewer than [`MAX_PROBLEMS`] are kept.
-    fn problem(&mut self, p: Problem) {
+    pub fn problem(&mut self, p: Problem) {
         self.problem_count += 1;
         if self.problems.len() < MAX_PROBLEMS {
             self.problems.push(p);
@@ -360,9 +361,10 @@ impl std::fmt::Display for Problem {
 }
 
 /// A row a `rows` record lists: its `seq`, `ts` and digest.
-type Listed = (i64, i64, [u8; DIGEST_LEN]);
+pub type Listed = (i64, i64, [u8; DIGEST_LEN]);
 
-fn listed_rows(body: &[u8]) -> impl Iterator<Item = Listed> + '_ {
+/// The rows a `rows` record's body lists.
+pub fn listed_rows(body: &[u8]) -> impl Iterator<Item = Listed> + '_ {
     body.chunks_exact(ROW_LEN).map(|c| {
         let seq = i64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
         let ts = i64::from_le_bytes(c[8..16].try_into().expect("8 bytes"));

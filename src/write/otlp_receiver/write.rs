@@ -22,7 +22,8 @@ pub struct Reject<'a> {
 /// Stores the rows of one request in one transaction.
 pub fn rows(store: &Store, decoded: &Decoded) -> Result<(), crate::store::Error> {
     let mut conn = store.conn()?;
-    let tx = conn.transaction()?;
+    // Immediate: the chain's record reads the head under the write lock.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let now = crate::support::clock::now_ms();
     {
         let mut logs = tx.prepare_cached(
