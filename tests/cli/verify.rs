@@ -367,6 +367,16 @@ fn usage_stored_before_it_was_chained_is_taken_in_once() {
         env.int("SELECT count(*) FROM chain WHERE kind = 'usage'"),
         1
     );
+    // A process that migrated a store and stopped before taking its rows in: verify, the
+    // first to open it after, takes them in, and does not name them inserted.
+    env.rw()
+        .execute_batch(
+            "DELETE FROM chain WHERE kind = 'usage';
+             INSERT INTO meta(key, value) VALUES ('chain_keyed_adopt', 0);",
+        )
+        .unwrap();
+    let report = assert_chain_whole(&env);
+    assert_eq!(report["by_table"]["usage"], 2, "{report}");
     as_admin(
         &env,
         "UPDATE usage SET output_tokens = 70 WHERE message_id = 'm1';",
