@@ -387,3 +387,27 @@ fn the_dashboard_connects_again_after_the_server_restarts() {
         assert_eq!(again["totals"], before["totals"]);
     }
 }
+
+/// The server gone between the dashboard's start and its first request: each worker connects
+/// at its first request, so the dashboard answers 503 and stays up (it exited when a worker
+/// could not connect as it started: a flake of the test above), then serves once the server
+/// is back.
+#[test]
+fn the_dashboard_outlives_a_server_gone_before_its_first_request() {
+    let Some(cluster) = crate::common::PgCluster::start() else {
+        return;
+    };
+    let env = labelled(54, 200, "bo");
+    push_ok(&env, &cluster.url(), &[]);
+    let served = Served::start_on(&env, &[], &["--store", &cluster.url()]);
+    cluster.stop_server();
+    for n in 0..6 {
+        let down = served.get(&format!("/api/overview?since=&n={n}"));
+        assert_eq!(down.status, 503, "{}", down.body);
+    }
+    cluster.start_server();
+    for n in 6..14 {
+        let again = served.json(&format!("/api/overview?since=&n={n}"));
+        assert!(again["totals"]["events"].as_i64() > Some(0), "{again}");
+    }
+}

@@ -149,7 +149,7 @@ impl Server {
                     db: ReadOnlyDb::open(path, None)?,
                     path: path.clone(),
                 },
-                Store::Team(source) => Source::Team(TeamDb::connect(Arc::clone(source))?),
+                Store::Team(source) => Source::Team(TeamDb::lazy(Arc::clone(source))),
             };
             let ctx = Context {
                 source,

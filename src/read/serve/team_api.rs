@@ -56,6 +56,16 @@ impl TeamDb {
         })
     }
 
+    /// A worker's: it connects at its first request. The server has read the store once
+    /// before it gave its address; a worker must not stop it because the store went away
+    /// since (it answers 503 until the store is back).
+    pub fn lazy(source: Arc<TeamSource>) -> TeamDb {
+        TeamDb {
+            source,
+            client: Mutex::new(None),
+        }
+    }
+
     /// Runs `work` on the connection, connecting again first when the last one was lost.
     fn with<T>(
         &self,
