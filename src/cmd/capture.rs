@@ -177,9 +177,15 @@ fn capture(
     if let Some(notice) = notice {
         reply = notice.told(reply);
     }
+    let elapsed = started.elapsed().as_millis() as u64;
+    let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
+    append(paths, &lines, tracker, workspace, &redactor, log);
+    // After the append: the event's own line is in the queue before any check runs, so an
+    // agent that kills its hook at its own time limit (Claude Code's PostToolUse has 15 s, a
+    // security scan may take 30) loses the checks' results and feedback, never the event.
     let detached = match checks {
         Some(checks) => {
-            let (feedback, detached) = enforce_checks(checks, &mut entries, log);
+            let (feedback, detached) = enforce_checks(paths, checks, started, log);
             if let Some(feedback) = feedback {
                 reply = feedback;
             }
@@ -187,10 +193,6 @@ fn capture(
         }
         None => Vec::new(),
     };
-    let elapsed = started.elapsed().as_millis() as u64;
-    let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
-    append(paths, &lines, tracker, workspace, &redactor, log);
-    // After the append: the event's own line comes before its checks' results.
     detach_checks(paths, detached, log);
     reply
 }
@@ -216,16 +218,18 @@ fn apply_budget(paths: &Paths, plan: &mut capture::Plan, now_ms: i64, log: &mut 
     }
 }
 
-/// Runs the enforce-mode checks here, each within its time limit, adding their results to
-/// `entries`; returns the feedback reply when one failed, and the audit-mode jobs left to
+/// Runs the enforce-mode checks here, each within its time limit, and appends their results
+/// to the queue; returns the feedback reply when one failed, and the audit-mode jobs left to
 /// run detached.
 fn enforce_checks(
+    paths: &Paths,
     pending: capture::PendingChecks,
-    entries: &mut Vec<crate::model::queue_line::QueueEntry>,
+    started: Instant,
     log: &mut DebugLog,
 ) -> (Option<Value>, Vec<checks::Job>) {
     let (enforced, detached): (Vec<_>, Vec<_>) =
         pending.jobs.into_iter().partition(checks::Job::enforced);
+    let mut entries = Vec::new();
     let mut records = Vec::new();
     for job in &enforced {
         let mut record = checks::run(job);
@@ -242,6 +246,14 @@ fn enforce_checks(
         records.push(record.clone());
         let now = chrono::Utc::now().timestamp_millis();
         entries.push(checks::result_entry(job, record, now));
+    }
+    if !entries.is_empty() {
+        let elapsed = started.elapsed().as_millis() as u64;
+        let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
+        match crate::files::queue::append_batch(&paths.queue, &lines) {
+            Ok(_) => log.note(|| format!("appended {} check result line(s)", lines.len())),
+            Err(err) => log.note(|| format!("queue append of the check results failed: {err}")),
+        }
     }
     let feedback = checks::feedback(&records)
         .map(|reason| reply::tool_feedback(pending.agent, &pending.event, &reason));

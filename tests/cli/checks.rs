@@ -313,6 +313,60 @@ fn a_check_past_its_limit_is_killed_recorded_and_never_blocks() {
     assert!(!marker.exists(), "the script was killed, not left running");
 }
 
+/// An agent that kills its hook at its own time limit while an enforce-mode check still runs
+/// (Claude Code's PostToolUse has 15 s; a scan may take longer) loses the check's result, not
+/// the event: its line is in the queue before any check runs.
+#[cfg(unix)]
+#[test]
+fn a_hook_killed_while_its_enforced_check_runs_has_already_queued_the_event() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let env = TestEnv::new();
+    let repo = repo(&env);
+    let started_check = env.dir.path().join("check-started");
+    let script = env.dir.path().join("slow.sh");
+    fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch {}\nsleep 30\n", started_check.display()),
+    )
+    .unwrap();
+    configure(
+        &env,
+        &format!(
+            "[checks.format]\nmode = \"enforce\"\ntimeout_secs = 60\ncommands = [{{ pattern = \"*.rs\", command = \"sh {}\" }}]\n",
+            script.display()
+        ),
+    );
+    let payload = claude_post(&repo, "Write", json!({"file_path": "a.rs"}));
+    let mut hook = env
+        .std_cmd()
+        .args(["capture", "--agent", "claude"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !started_check.exists() {
+        assert!(Instant::now() < deadline, "the check never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // As the agent does at its limit: SIGKILL, the check still running.
+    hook.kill().unwrap();
+    hook.wait().unwrap();
+    let queue = fs::read_to_string(env.queue()).unwrap_or_default();
+    let lines: Vec<Value> = queue
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{queue}");
+    assert_eq!(lines[0]["hookType"], "PostToolUse", "{queue}");
+}
+
 #[test]
 fn a_missing_command_is_recorded_as_an_error_and_never_blocks() {
     let env = TestEnv::new();
