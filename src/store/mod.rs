@@ -476,6 +476,9 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
     // A migration's backfill may call them (0022), whoever opened the connection.
     functions::register(conn)?;
     loop {
+        // What a migration changes of the tables chained by key is chained with it: the
+        // triggers are there from the migration that brought them on.
+        chain::keyed::watch(conn)?;
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let version = schema_version(&tx)?;
         if version > MIGRATIONS.len() as i64 {
@@ -493,13 +496,11 @@ pub fn migrate(conn: &mut Connection, path: &Path, target: usize) -> Result<(), 
             // A migration may rely on any index: bring back those a bulk load set aside.
             indexes::restore_in(&tx)?;
         }
-        // What a migration changes of the tables chained by key is chained with it: noted by
-        // the triggers from the migration that brought them on.
-        chain::keyed::watch(&tx)?;
         tx.execute_batch(MIGRATIONS[next].1)?;
         tx.pragma_update(None, "user_version", next as i64 + 1)?;
-        chain::keyed::watch(&tx)?;
-        chain::keyed::flush(&tx)?;
+        if chain::keyed::is_watched(&tx)? {
+            chain::keyed::flush(&tx)?;
+        }
         tx.commit()?;
     }
 }

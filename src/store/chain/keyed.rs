@@ -188,45 +188,50 @@ pub fn watch(conn: &Connection) -> rusqlite::Result<()> {
     if !is_migrated(conn)? {
         return Ok(());
     }
-    // One row per key: a key changed twice in a transaction is read once at the flush.
-    let mut sql = String::from(
-        "CREATE TEMP TABLE IF NOT EXISTS chain_pending (tbl TEXT NOT NULL, k1, k2,
-           PRIMARY KEY (tbl, k1, k2)) WITHOUT ROWID;",
-    );
+    // A plain table, noted into as cheaply as a row can be: a key noted twice is read once at
+    // the flush (DISTINCT). No key constraint: in a trigger an upsert's own conflict clause
+    // would override an `OR IGNORE`.
+    if is_watched(conn)? {
+        return Ok(());
+    }
+    let mut sql = String::from("CREATE TEMP TABLE chain_pending (tbl TEXT NOT NULL, k1, k2);");
     for t in TABLES {
         let keys = |row: &str| {
             let mut k: Vec<String> = t.key.iter().map(|c| format!("{row}.{c}")).collect();
-            // A table of one key column: '' (a key column of the table of notes is never NULL).
             k.resize(2, "''".into());
             k.join(", ")
         };
-        // Not `OR IGNORE`: an upsert's own conflict clause would override it in a trigger.
         let note = |row: &str| {
-            let key = keys(row);
             format!(
-                "INSERT INTO chain_pending SELECT '{t}', {key}
-                   WHERE NOT EXISTS (SELECT 1 FROM chain_pending
-                                     WHERE (tbl, k1, k2) = ('{t}', {key}));",
-                t = t.name,
+                "INSERT INTO chain_pending VALUES ('{}', {});",
+                t.name,
+                keys(row)
             )
         };
-        // An upsert that changes nothing (an import read again) is no change to chain.
-        let changed = t
-            .columns
-            .iter()
-            .map(|c| format!("old.{c} IS NOT new.{c}"))
-            .collect::<Vec<_>>()
-            .join(" OR ");
+        let differ = |columns: &[&str]| {
+            columns
+                .iter()
+                .map(|c| format!("old.{c} IS NOT new.{c}"))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        };
+        // An upsert that changes nothing (an import read again) is no change to chain; a
+        // changed key (cmstore changes none) is the old key's deletion too.
         sql.push_str(&format!(
-            "CREATE TEMP TRIGGER IF NOT EXISTS chain_{t}_insert AFTER INSERT ON {t}
+            "CREATE TEMP TRIGGER chain_{t}_insert AFTER INSERT ON {t}
                BEGIN {new} END;
-             CREATE TEMP TRIGGER IF NOT EXISTS chain_{t}_update AFTER UPDATE ON {t}
-               WHEN {changed} BEGIN {old} {new} END;
-             CREATE TEMP TRIGGER IF NOT EXISTS chain_{t}_delete AFTER DELETE ON {t}
+             CREATE TEMP TRIGGER chain_{t}_update AFTER UPDATE ON {t}
+               WHEN {changed} BEGIN {new} END;
+             CREATE TEMP TRIGGER chain_{t}_rekey AFTER UPDATE OF {key_list} ON {t}
+               WHEN {rekeyed} BEGIN {old} END;
+             CREATE TEMP TRIGGER chain_{t}_delete AFTER DELETE ON {t}
                BEGIN {old} END;",
             t = t.name,
             new = note("new"),
             old = note("old"),
+            changed = differ(t.columns),
+            rekeyed = differ(t.key),
+            key_list = t.key.join(", "),
         ));
     }
     conn.execute_batch(&sql)
@@ -270,6 +275,12 @@ pub fn flush(conn: &Connection) -> rusqlite::Result<()> {
 /// [`TABLES`] lists them.
 const SINCE_VERSION: i64 = 35;
 
+/// Whether `conn` is [`watch`]ed: it has its table of notes.
+pub fn is_watched(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM temp.sqlite_master WHERE name = 'chain_pending'")?
+        .exists([])
+}
+
 /// Whether the store is at [`SINCE_VERSION`] or later (and no newer than this cmstore knows:
 /// such a store is refused before anything is written).
 fn is_migrated(conn: &Connection) -> rusqlite::Result<bool> {
@@ -280,7 +291,8 @@ fn is_migrated(conn: &Connection) -> rusqlite::Result<bool> {
 /// One record of what this connection changed of `t`.
 fn flush_table(conn: &Connection, t: &Table) -> rusqlite::Result<()> {
     let mut body = Vec::new();
-    let mut keys = conn.prepare_cached("SELECT k1, k2 FROM temp.chain_pending WHERE tbl = ?1")?;
+    let mut keys =
+        conn.prepare_cached("SELECT DISTINCT k1, k2 FROM temp.chain_pending WHERE tbl = ?1")?;
     let filter = t
         .key
         .iter()
