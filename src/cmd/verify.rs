@@ -45,8 +45,16 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     // Opened the reports' way first: a missing store, or one behind the schema, says so there.
     drop(report::open_read_only(&paths.db)?);
-    let conn = read_only::connection(&paths.db, read_only::MAX_BUSY_WAIT)
+    let mut conn = read_only::connection(&paths.db, read_only::MAX_BUSY_WAIT)
         .with_context(|| format!("opening {}", paths.db.display()))?;
+    // A store whose rows from before the chain covered them by key are not taken in yet (the
+    // process that migrated it stopped first): opening it for writing takes them in, rather
+    // than naming them inserted. Checked here, not by every report: it costs a schema read.
+    if chain::keyed::adoption_pending(&conn).context("reading the chain")? {
+        drop(crate::store::open(&paths.db)?);
+        conn = read_only::connection(&paths.db, read_only::MAX_BUSY_WAIT)
+            .with_context(|| format!("opening {}", paths.db.display()))?;
+    }
     let mut out = io::stdout().lock();
     if args.head {
         let head = chain::head(&conn).context("reading the chain")?;

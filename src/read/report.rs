@@ -48,17 +48,9 @@ pub fn table_options(on_terminal: bool) -> TableOptions {
 /// cmstore lacks the newer views, and migrations only add (views, indexes).
 pub fn open_read_only(db: &Path) -> Result<ReadOnlyDb, QueryError> {
     if db.exists() {
-        // Behind too: a store whose rows from before the chain covered them by key are not
-        // taken in yet (a process that migrated it stopped first).
         let behind = read_only::connection(db, read_only::MAX_BUSY_WAIT)
-            .and_then(|c| {
-                let version = store::schema_version(&c)?;
-                let adopt = c
-                    .prepare("SELECT 1 FROM meta WHERE key = 'chain_keyed_adopt'")?
-                    .exists([])?;
-                Ok(version < store::MIGRATIONS.len() as i64 || adopt)
-            })
-            .unwrap_or(false);
+            .and_then(|c| store::schema_version(&c))
+            .is_ok_and(|v| v < store::MIGRATIONS.len() as i64);
         if behind {
             // Migrating needs a write; a failure here shows again, clearer, below.
             let _ = store::open(db);

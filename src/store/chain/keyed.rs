@@ -323,12 +323,11 @@ fn flush_table(conn: &Connection, t: &Table) -> rusqlite::Result<()> {
 /// chained tables hold as it is, in one transaction of its own, and notes when
 /// (`meta.chain_keyed_since`). Two processes opening the store at once adopt once.
 pub fn adopt(conn: &mut Connection) -> rusqlite::Result<()> {
-    let asked = "SELECT 1 FROM meta WHERE key = 'chain_keyed_adopt'";
-    if !conn.prepare(asked)?.exists([])? {
+    if !adoption_pending(conn)? {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    if !tx.prepare(asked)?.exists([])? {
+    if !adoption_pending(&tx)? {
         return Ok(());
     }
     for t in TABLES {
@@ -350,6 +349,13 @@ pub fn adopt(conn: &mut Connection) -> rusqlite::Result<()> {
         [crate::support::clock::now_ms()],
     )?;
     tx.commit()
+}
+
+/// Whether migration 0035's adoption is still to be done (a process that migrated the store
+/// stopped before it).
+pub fn adoption_pending(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare("SELECT 1 FROM meta WHERE key = 'chain_keyed_adopt'")?
+        .exists([])
 }
 
 /// The listings of a record's body: key digest, row digest.
