@@ -1327,7 +1327,8 @@ fn verify_team(env: &TestEnv, url: &str, args: &[&str]) -> (i32, String) {
 #[test]
 fn verify_on_the_team_store_checks_each_machines_rows_against_its_chain() {
     let Some(db) = pg_database() else { return };
-    let full = filled(11, 600);
+    // More events than a chunk of the portal the rows are read through (2000).
+    let full = filled(11, 2600);
     let none = filled(12, 400);
     push_ok(&full, &db.url, &["--content", "full"]);
     push_ok(&none, &db.url, &["--content", "none"]);

@@ -4,7 +4,9 @@
 //! profile, or a `redacted` line redaction left as it was), by its presence and time otherwise.
 //!
 //! The server keeps what the machines' own retention deletes, so a listed row that is gone was
-//! removed on the server. Records of the tables chained by key (usage, OTLP) count for the
+//! removed on the server. The records and the rows are read side by side through two portals,
+//! a chunk at a time: constant memory, whatever a machine pushed (unless its records' seqs do
+//! not only grow: then what they list is gathered and sorted, 32 bytes a row). Records of the tables chained by key (usage, OTLP) count for the
 //! links only: the server's usage is rewritten per session by each push.
 
 use postgres::fallible_iterator::FallibleIterator;
@@ -58,18 +60,20 @@ pub fn verify(
             content: m.get(3),
             ..MachineVerified::default()
         };
-        let listed = check_links(&mut tx, &mut one)?;
-        check_rows(&mut tx, &mut one, listed)?;
+        let order = check_links(&mut tx, &mut one)?;
+        check_rows(&mut tx, &mut one, order)?;
         found.push(one);
     }
     Ok(found)
 }
 
-/// The links of the machine's records, in id order; what its `rows` records list, by `seq`.
+/// The links of the machine's records, in id order: whether the seqs its `rows` records list
+/// only grow (then [`check_rows`] reads them as they come, else gathers and sorts them), and
+/// the first of them.
 fn check_links(
     tx: &mut postgres::Transaction<'_>,
     one: &mut MachineVerified,
-) -> Result<Vec<Listed>, ServerError> {
+) -> Result<(bool, Option<i64>), ServerError> {
     let mut records = tx
         .query_raw(
             "SELECT id, kind, decode(body, 'hex'), decode(hash, 'hex') FROM chain
@@ -77,7 +81,7 @@ fn check_links(
             [&one.machine],
         )
         .map_err(ServerError::pg("cannot read the chain"))?;
-    let mut listed: Vec<Listed> = Vec::new();
+    let (mut in_order, mut last_seq, mut first_seq) = (true, i64::MIN, None);
     let mut prev: Option<(i64, Hash)> = None;
     while let Some(r) = records
         .next()
@@ -106,50 +110,155 @@ fn check_links(
             v.problem(Problem::Chain { record: id });
         }
         if kind == chain::ROWS {
-            listed.extend(chain::listed_rows(&body));
+            for (seq, _, _) in chain::listed_rows(&body) {
+                first_seq = Some(first_seq.map_or(seq, |f: i64| f.min(seq)));
+                in_order &= seq > last_seq;
+                last_seq = seq;
+            }
         }
         prev = Some((id, hash));
     }
     one.verified.head = prev.map(|(_, h)| h);
-    listed.sort_by_key(|l| l.0);
-    Ok(listed)
+    Ok((in_order, first_seq))
 }
 
-/// The machine's event rows beside what its records list, both by `seq`.
+/// Rows a statement returns, read through a portal a chunk at a time: two can be read side by
+/// side in one transaction, each in constant memory.
+struct Paged {
+    portal: postgres::Portal,
+    chunk: std::collections::VecDeque<postgres::Row>,
+    done: bool,
+}
+
+/// Rows fetched from a portal at a time.
+const CHUNK: i32 = 2000;
+
+impl Paged {
+    fn open(
+        tx: &mut postgres::Transaction<'_>,
+        sql: &str,
+        machine: &str,
+    ) -> Result<Paged, ServerError> {
+        let portal = tx
+            .bind(sql, &[&machine])
+            .map_err(ServerError::pg("cannot read the team store"))?;
+        Ok(Paged {
+            portal,
+            chunk: Default::default(),
+            done: false,
+        })
+    }
+
+    fn next(
+        &mut self,
+        tx: &mut postgres::Transaction<'_>,
+    ) -> Result<Option<postgres::Row>, ServerError> {
+        if self.chunk.is_empty() && !self.done {
+            let rows = tx
+                .query_portal(&self.portal, CHUNK)
+                .map_err(ServerError::pg("cannot read the team store"))?;
+            self.done = rows.len() < CHUNK as usize;
+            self.chunk.extend(rows);
+        }
+        Ok(self.chunk.pop_front())
+    }
+}
+
+/// What the machine's `rows` records list, by `seq`: read from them as they come when their
+/// seqs only grow, else gathered and sorted (32 bytes a row).
+enum ListedRows {
+    Streamed {
+        records: Paged,
+        body: std::collections::VecDeque<Listed>,
+    },
+    Sorted(std::iter::Peekable<std::vec::IntoIter<Listed>>),
+}
+
+const ROW_RECORDS: &str = "SELECT decode(body, 'hex') FROM chain
+    WHERE machine_id = $1 AND kind = 'rows' ORDER BY id";
+
+impl ListedRows {
+    fn open(
+        tx: &mut postgres::Transaction<'_>,
+        machine: &str,
+        in_order: bool,
+    ) -> Result<ListedRows, ServerError> {
+        let mut records = Paged::open(tx, ROW_RECORDS, machine)?;
+        if in_order {
+            return Ok(ListedRows::Streamed {
+                records,
+                body: Default::default(),
+            });
+        }
+        let mut all = Vec::new();
+        while let Some(r) = records.next(tx)? {
+            all.extend(chain::listed_rows(&r.get::<_, Vec<u8>>(0)));
+        }
+        all.sort_by_key(|l| l.0);
+        Ok(ListedRows::Sorted(all.into_iter().peekable()))
+    }
+
+    fn peek(&mut self, tx: &mut postgres::Transaction<'_>) -> Result<Option<Listed>, ServerError> {
+        match self {
+            ListedRows::Sorted(rows) => Ok(rows.peek().copied()),
+            ListedRows::Streamed { records, body } => {
+                while body.is_empty() {
+                    match records.next(tx)? {
+                        Some(r) => body.extend(chain::listed_rows(&r.get::<_, Vec<u8>>(0))),
+                        None => return Ok(None),
+                    }
+                }
+                Ok(body.front().copied())
+            }
+        }
+    }
+
+    fn take(&mut self, tx: &mut postgres::Transaction<'_>) -> Result<Option<Listed>, ServerError> {
+        let next = self.peek(tx)?;
+        match self {
+            ListedRows::Sorted(rows) => {
+                rows.next();
+            }
+            ListedRows::Streamed { body, .. } => {
+                body.pop_front();
+            }
+        }
+        Ok(next)
+    }
+}
+
+/// The machine's event rows beside what its records list, both by `seq`, each read a chunk at
+/// a time.
 fn check_rows(
     tx: &mut postgres::Transaction<'_>,
     one: &mut MachineVerified,
-    listed: Vec<Listed>,
+    (in_order, first_seq): (bool, Option<i64>),
 ) -> Result<(), ServerError> {
-    let start = listed.first().map_or(i64::MAX, |l| l.0);
-    let mut listed = listed.into_iter().peekable();
-    let mut rows = tx
-        .query_raw(
-            "SELECT seq, id, ts, entry FROM events WHERE machine_id = $1 ORDER BY seq",
-            [&one.machine],
-        )
-        .map_err(ServerError::pg("cannot read the events"))?;
+    let start = first_seq.unwrap_or(i64::MAX);
+    let mut listed = ListedRows::open(tx, &one.machine, in_order)?;
+    let mut rows = Paged::open(
+        tx,
+        "SELECT seq, id, ts, entry FROM events WHERE machine_id = $1 ORDER BY seq",
+        &one.machine,
+    )?;
     let full = one.content == "full";
-    let v = &mut one.verified;
-    while let Some(r) = rows
-        .next()
-        .map_err(ServerError::pg("cannot read the events"))?
-    {
+    while let Some(r) = rows.next(tx)? {
         let (seq, id, ts, entry): (i64, String, i64, Option<String>) =
             (r.get(0), r.get(1), r.get(2), r.get(3));
-        while let Some(&(l_seq, l_ts, _)) = listed.peek() {
+        while let Some((l_seq, l_ts, _)) = listed.peek(tx)? {
             if l_seq >= seq {
                 break;
             }
-            listed.next();
-            v.problem(Problem::Removed {
+            listed.take(tx)?;
+            one.verified.problem(Problem::Removed {
                 seq: l_seq,
                 ts: l_ts,
             });
         }
-        match listed.peek().copied() {
+        let v = &mut one.verified;
+        match listed.peek(tx)? {
             Some((l_seq, l_ts, digest)) if l_seq == seq => {
-                listed.next();
+                listed.take(tx)?;
                 let matches = entry
                     .as_deref()
                     .map(|e| chain::row_digest(&id, ts, e) == digest);
@@ -165,9 +274,10 @@ fn check_rows(
             _ => v.problem(Problem::Inserted { seq, id }),
         }
     }
-    for (seq, ts, _) in listed {
-        v.problem(Problem::Removed { seq, ts });
+    while let Some((seq, ts, _)) = listed.take(tx)? {
+        one.verified.problem(Problem::Removed { seq, ts });
     }
+    let v = &mut one.verified;
     v.by_table.insert("events", v.rows + one.by_presence);
     Ok(())
 }
