@@ -1074,6 +1074,41 @@ fn premium_requests_reach_the_team_store_with_their_responses() {
     let again = push_ok(&env, &db.url, &[]);
     assert!(again.contains("0 events and 0 sessions"), "{again}");
     assert_eq!(server(figures), local, "again: nothing added");
+
+    // `summarize --by model --store` has each model's premium requests, as the local one does,
+    // in every window (the team's are whole UTC days), and shows the column on a table.
+    let by_model = |args: &[&str]| -> Vec<(String, String)> {
+        let mut rows: Vec<(String, String)> = crate::common::json_rows(&env, args)
+            .iter()
+            .map(|r| (r["model"].to_string(), r["premium_requests"].to_string()))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let local_models = by_model(&["summarize", "--by", "model"]);
+    assert!(
+        local_models.iter().any(|(_, p)| p != "null"),
+        "{local_models:?}"
+    );
+    assert_eq!(
+        by_model(&["summarize", "--by", "model", "--store", &db.url]),
+        local_models
+    );
+    let machine = machine_of(&env);
+    for window in [
+        vec!["--since", "2020-01-01", "--until", "2100-01-01"],
+        vec!["--machine", machine.as_str(), "--agent", "copilot"],
+    ] {
+        let mut args = vec!["summarize", "--by", "model", "--store", db.url.as_str()];
+        args.extend(window.iter().copied());
+        assert_eq!(by_model(&args), local_models, "{window:?}");
+    }
+    let mut args = vec!["summarize", "--by", "model", "--store", db.url.as_str()];
+    args.extend(["--since", "2100-01-01"]);
+    assert!(by_model(&args).is_empty());
+    let table =
+        crate::common::run_at_100(&env, &["summarize", "--by", "model", "--store", &db.url]);
+    assert!(table.lines().next().unwrap().contains("premium"), "{table}");
 }
 
 /// A newer cmstore may have moved the team schema on (its migrations only add): this one
@@ -1087,18 +1122,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (9, '0009_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (10, '0010_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 9"), "{stderr}");
+    assert!(stderr.contains("team schema 10"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        9,
+        10,
         "nothing ran again"
     );
 }
@@ -1208,7 +1243,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 8);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 9);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
         3012

@@ -49,6 +49,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0008_chain",
         include_str!("../../../migrations/team/0008_chain.sql"),
     ),
+    (
+        "0009_premium_index",
+        include_str!("../../../migrations/team/0009_premium_index.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.

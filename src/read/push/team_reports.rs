@@ -10,7 +10,7 @@
 //! and for `--by session` the sessions active in that time, as locally. `--machine` and
 //! `--user` choose machines and user labels; `--agent`, `--project` and `--session` sessions.
 
-use crate::read::report::{col, Column, Shown};
+use crate::read::report::{col, optional_col, Column, Shown};
 use crate::read::sessions::{project_name, Filters};
 
 /// What one row of a team summary stands for.
@@ -163,7 +163,40 @@ pub(super) fn rollup_conditions(
     r: &str,
     labelled: bool,
 ) -> String {
-    let mut wheres = day_conditions(q, filters, &format!("{r}.day"));
+    let days = day_conditions(q, filters, &format!("{r}.day"));
+    where_of(&row_conditions(q, filters, r, labelled, days))
+}
+
+/// The conditions on a `usage` row `u` (by its time, not a day column): the window's whole UTC
+/// days, as every team report counts them, as a range of `ts` an index can read; then those
+/// of [`rollup_conditions`].
+fn usage_conditions(q: &mut Query, filters: &TeamFilters, u: &str) -> Vec<String> {
+    const DAY: i64 = 86_400_000;
+    let mut times = Vec::new();
+    if let Some(since) = filters.common.since {
+        times.push(format!(
+            "{u}.ts >= {}",
+            q.bind((since.div_euclid(DAY) * DAY).to_string())
+        ));
+    }
+    if let Some(until) = filters.common.until {
+        // `--until` is exclusive: up to the end of the day of its last millisecond.
+        let end = ((until - 1).div_euclid(DAY) + 1) * DAY;
+        times.push(format!("{u}.ts < {}", q.bind(end.to_string())));
+    }
+    row_conditions(q, filters, u, true, times)
+}
+
+/// `wheres` (the time's conditions) and the others of `filters` on a row `r` with
+/// `machine_id` and `session_id` (and, `labelled`, `user_label` and `agent`), the session's
+/// through its row in `sessions`.
+fn row_conditions(
+    q: &mut Query,
+    filters: &TeamFilters,
+    r: &str,
+    labelled: bool,
+    mut wheres: Vec<String>,
+) -> Vec<String> {
     let mut by_session = TeamFilters {
         common: Filters {
             since: None,
@@ -195,7 +228,7 @@ pub(super) fn rollup_conditions(
             through.join(" AND ")
         ));
     }
-    where_of(&wheres)
+    wheres
 }
 
 pub(super) fn where_of(wheres: &[String]) -> String {
@@ -396,7 +429,25 @@ fn chooses_sessions(filters: &TeamFilters) -> bool {
     filters.common.session.is_some() || filters.common.project.is_some()
 }
 
+/// One row per model, with the premium requests of each beside (`premium_requests`, NULL for
+/// a model with none reported), summed over the responses that report them under the same
+/// filters: through the partial index `usage_premium` (team migration 0009), as locally; the
+/// rollups do not carry them.
 fn models_sql(q: &mut Query, filters: &TeamFilters) -> String {
+    let models = models_only_sql(q, filters);
+    let mut conditions = vec!["u.premium_requests IS NOT NULL".to_string()];
+    conditions.extend(usage_conditions(q, filters, "u"));
+    format!(
+        "SELECT m.*, p.premium_requests\nFROM ({models}) m\n\
+         LEFT JOIN (SELECT coalesce(u.model, '?') AS model, \
+         round(sum(u.premium_requests)::numeric, 4) AS premium_requests FROM usage u{} \
+         GROUP BY coalesce(u.model, '?')) p ON p.model = m.model\n\
+         ORDER BY m.cost_usd DESC NULLS LAST, m.model",
+        where_of(&conditions)
+    )
+}
+
+fn models_only_sql(q: &mut Query, filters: &TeamFilters) -> String {
     let only_machine = !chooses_sessions(filters)
         && filters.user.is_none()
         && filters.common.agent.is_none()
@@ -594,12 +645,13 @@ pub fn readable_spec(
                 col("cache w", Count("cache_write_tokens")),
                 col("cache r", Count("cache_read_tokens")),
                 col("cost", Cost),
+                optional_col("premium", Decimal("premium_requests")),
                 col("last day", Raw("last_day")),
             ];
             (
                 COLUMNS,
                 &["model"],
-                &["input", "output", "cache w", "cache r", "cost"],
+                &["input", "output", "cache w", "cache r", "cost", "premium"],
             )
         }
         TeamBy::Day => {
