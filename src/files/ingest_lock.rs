@@ -30,6 +30,11 @@ pub struct Holder {
     pub command: String,
     /// The queue it reads (absolute, as `sources.path` holds it).
     pub queue: String,
+    /// The schema version its cmstore knows (its count of migrations); none from a cmstore
+    /// older than this field. An ingest of a cmstore older than the store writes what a newer
+    /// one chains by key without a note (docs/verify.md): `status` says to restart it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<i64>,
 }
 
 /// Whether an ingest (or `prune --compact-queue`) holds the ingest lock of a database.

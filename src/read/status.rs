@@ -452,6 +452,14 @@ impl IngestReport {
             Ok(l) if l.running && l.holder.is_none() => {
                 "the ingest lock is held, by a process that did not say which".into()
             }
+            Ok(Liveness {
+                running: true,
+                holder: Some(h),
+            }) if h.schema.unwrap_or(0) < crate::store::MIGRATIONS.len() as i64 => format!(
+                "the running ingest (pid {}) is of an older cmstore than this one: restart it \
+                 (until then what it writes of usage is not chained, and `verify` names it)",
+                h.pid
+            ),
             Ok(l) if l.running => String::new(),
             Ok(_) => match stale {
                 None => "no ingest running: `cmstore ingest` follows the queue".into(),

@@ -130,7 +130,24 @@ fn status_says_whether_an_ingest_runs_and_which() {
     );
     assert_eq!(ingest["lines_behind"], 0, "{doc}");
     assert_eq!(ingest["stale_pid"], Value::Null, "{doc}");
+    assert_eq!(ingest["note"], "", "{doc}");
     assert_eq!(doc["sources"][0]["state"], "following", "{doc}");
+    // As an ingest of a cmstore from before the chain by key (its pid file names no schema)
+    // leaves it: restart it, says status.
+    let pid_file = format!("{}.ingest.pid", env.db().display());
+    let holder: Value = serde_json::from_str(&std::fs::read_to_string(&pid_file).unwrap()).unwrap();
+    let mut older = holder.clone();
+    older.as_object_mut().unwrap().remove("schema");
+    std::fs::write(&pid_file, older.to_string()).unwrap();
+    let note = status_json(&env)["ingest"]["note"].clone();
+    assert!(
+        note.as_str().unwrap().starts_with(&format!(
+            "the running ingest (pid {}) is of an older cmstore than this one: restart it",
+            child.id()
+        )),
+        "{note}"
+    );
+    std::fs::write(&pid_file, holder.to_string()).unwrap();
     env.cmd()
         .args(["status", "--format", "table"])
         .assert()

@@ -205,6 +205,7 @@ pub fn lock(db: &Path, queue: &Path) -> Result<IngestLock, Error> {
             .unwrap_or_else(|_| queue.to_path_buf())
             .to_string_lossy()
             .into_owned(),
+        schema: Some(crate::store::MIGRATIONS.len() as i64),
     };
     let path = holder_path(db);
     // Written in place, not renamed over: on Windows a rename over a file someone reads fails.
