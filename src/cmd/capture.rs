@@ -179,13 +179,13 @@ fn capture(
     }
     let elapsed = started.elapsed().as_millis() as u64;
     let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
-    append(paths, &lines, tracker, workspace, &redactor, log);
+    let appended = append(paths, &lines, tracker, workspace, &redactor, log);
     // After the append: the event's own line is in the queue before any check runs, so an
     // agent that kills its hook at its own time limit (Claude Code's PostToolUse has 15 s, a
     // security scan may take 30) loses the checks' results and feedback, never the event.
     let detached = match checks {
         Some(checks) => {
-            let (feedback, detached) = enforce_checks(paths, checks, started, log);
+            let (feedback, detached) = enforce_checks(paths, checks, (started, appended), log);
             if let Some(feedback) = feedback {
                 reply = feedback;
             }
@@ -224,7 +224,7 @@ fn apply_budget(paths: &Paths, plan: &mut capture::Plan, now_ms: i64, log: &mut 
 fn enforce_checks(
     paths: &Paths,
     pending: capture::PendingChecks,
-    started: Instant,
+    (started, event_appended): (Instant, bool),
     log: &mut DebugLog,
 ) -> (Option<Value>, Vec<checks::Job>) {
     let (enforced, detached): (Vec<_>, Vec<_>) =
@@ -247,7 +247,9 @@ fn enforce_checks(
         let now = chrono::Utc::now().timestamp_millis();
         entries.push(checks::result_entry(job, record, now));
     }
-    if !entries.is_empty() {
+    // Results without their event's line (its append failed) would be orphans: the agent
+    // still gets the feedback.
+    if !entries.is_empty() && event_appended {
         let elapsed = started.elapsed().as_millis() as u64;
         let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
         match crate::files::queue::append_batch(&paths.queue, &lines) {
@@ -469,7 +471,7 @@ fn read_stdin(log: &mut DebugLog) -> StdinPayload {
 }
 
 /// Appends the lines in one locked write; only then saves the transcript cursor, its open
-/// turn scrubbed of secrets first.
+/// turn scrubbed of secrets first. Whether the lines were written.
 fn append(
     paths: &Paths,
     lines: &crate::files::queue::Batch,
@@ -477,7 +479,7 @@ fn append(
     closing: Option<Closing>,
     redactor: &Redactor,
     log: &mut DebugLog,
-) {
+) -> bool {
     match crate::files::queue::append_batch(&paths.queue, lines) {
         Ok(report) => {
             let closing = closing.map_or((Vec::new(), None), |c| {
@@ -509,10 +511,14 @@ fn append(
                         " WITHOUT the lock"
                     }
                 )
-            })
+            });
+            true
         }
         // The cursor is dropped unsaved: the next hook reads the same turns again.
-        Err(err) => log.note(|| format!("queue append failed: {err}")),
+        Err(err) => {
+            log.note(|| format!("queue append failed: {err}"));
+            false
+        }
     }
 }
 

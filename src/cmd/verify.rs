@@ -169,7 +169,8 @@ fn write_report(
 fn on_team_store(paths: &Paths, url: &str, args: &Args) -> anyhow::Result<ExitCode> {
     let (config, _) = crate::config::Config::load_for(paths);
     let mut client = team_query::connect_store(url, &config)?;
-    let machines = team_verify::verify(&mut client, args.machine.as_deref())?;
+    let machines =
+        team_verify::verify(&mut client, args.machine.as_deref(), args.expect.as_deref())?;
     if machines.is_empty() {
         anyhow::bail!(
             "{}",
@@ -179,14 +180,12 @@ fn on_team_store(paths: &Paths, url: &str, args: &Args) -> anyhow::Result<ExitCo
             }
         );
     }
-    let expected = match &args.expect {
-        Some(hex) => Some(team_verify::holds(
-            &mut client,
-            args.machine.as_deref(),
-            hex,
-        )?),
-        None => None,
-    };
+    let expected = args.expect.as_ref().map(|_| {
+        machines
+            .iter()
+            .find(|m| m.holds_expected)
+            .map(|m| m.machine.clone())
+    });
     let failed =
         machines.iter().any(|m| m.verified.problem_count > 0) || matches!(expected, Some(None));
     let mut out = io::stdout().lock();
@@ -234,6 +233,7 @@ fn machine_json(m: &team_verify::MachineVerified) -> serde_json::Value {
         "records": v.records,
         "rows": v.rows,
         "by_presence": m.by_presence,
+        "pruned": v.pruned,
         "before_chain": v.before_chain,
         "begins_at": m.begins_at,
         "head": v.head.as_ref().map(|h| chain::hex(h)),
@@ -311,8 +311,15 @@ fn write_machine(out: &mut impl Write, m: &team_verify::MachineVerified) -> io::
     if let Some(id) = m.begins_at {
         writeln!(
             out,
-            "  the chain on the server begins at record {id}: the records before it were pruned \
-             before they were pushed"
+            "  the chain on the server begins at record {id}, after the anchor of a pushed \
+             prune: the records before it were pruned before they were pushed"
+        )?;
+    }
+    if v.pruned > 0 {
+        writeln!(
+            out,
+            "  {} rows the machine pruned before it pushed them, as its chain says",
+            count(v.pruned)
         )?;
     }
     if v.before_chain > 0 {

@@ -1122,18 +1122,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (10, '0010_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (11, '0011_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 10"), "{stderr}");
+    assert!(stderr.contains("team schema 11"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        10,
+        11,
         "nothing ran again"
     );
 }
@@ -1243,7 +1243,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 9);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 10);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
         3012
@@ -1437,13 +1437,28 @@ fn verify_on_the_team_store_checks_each_machines_rows_against_its_chain() {
     );
     assert!(text.contains("    row 9 (of "), "{text}");
     assert!(
-        text.contains("    row 999999 (forged) was inserted"),
+        text.contains(
+            "    row 999999 (forged) is listed by no record on the server: inserted there"
+        ),
         "{text}"
     );
     // The machine that was not touched still checks.
     let (code, text) = verify_team(&none, &db.url, &["--machine", &b]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("by their presence and time only"), "{text}");
+    // The machine's first records deleted on the server (no prune of its anchors them): the
+    // chain no longer starts where a chain starts.
+    client
+        .batch_execute(&format!(
+            "DELETE FROM chain WHERE machine_id = '{a}' AND id = 1"
+        ))
+        .unwrap();
+    let (code, text) = verify_team(&full, &db.url, &["--machine", &a]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("chain record 2 does not follow from the one before it"),
+        "{text}"
+    );
     // A chain record edited on the server: its link breaks.
     client
         .batch_execute(&format!(
@@ -1454,6 +1469,74 @@ fn verify_on_the_team_store_checks_each_machines_rows_against_its_chain() {
     assert_eq!(code, 1, "{text}");
     assert!(
         text.contains("chain record 1 does not follow from the one before it"),
+        "{text}"
+    );
+}
+
+/// `n` prompts of one session dated from `ts` on, for the tests of verify on the team store.
+fn prompts_at(first: usize, n: usize, ts: i64) -> Vec<String> {
+    (first..first + n)
+        .map(|i| {
+            let mut e = crate::common::entry("UserPromptSubmit", "s-verify");
+            e.timestamp = ts + i as i64;
+            e.prompt = Some(format!(
+                "prompt {i} with key sk-ant-api03-{}",
+                "x".repeat(40)
+            ));
+            e.to_line()
+        })
+        .collect()
+}
+
+/// Issue 39: a machine's prune on its side does not read as tampering on the server. Rows it
+/// pruned before it pushed them are counted pruned (its pushed prune says the cutoff); its
+/// chain records deleted before they were pushed leave a gap the prune's anchor bridges. And
+/// each row is judged by the profile it was pushed under: the rows of a `redacted` push stay
+/// checked as such after the machine pushes `full`.
+#[test]
+fn verify_on_the_team_store_follows_the_machines_prunes_and_each_rows_profile() {
+    let Some(db) = pg_database() else { return };
+    let env = TestEnv::new();
+    let (now, day) = (crate::common::now_ms(), 86_400_000);
+    env.append(&prompts_at(0, 4, now - 30 * day));
+    env.ingest_once();
+    push_ok(&env, &db.url, &["--content", "redacted"]);
+    // Pushed nothing of these before the prune takes them away: a record of old rows only
+    // (deleted with them), then one of two old rows and five new ones (kept, listing all).
+    env.append(&prompts_at(4, 3, now - 29 * day));
+    env.ingest_once();
+    let mut mixed = prompts_at(7, 2, now - 28 * day);
+    mixed.extend(prompts_at(9, 5, now - 60_000));
+    env.append(&mixed);
+    env.ingest_once();
+    env.cmd().args(["prune", "--days", "7"]).assert().success();
+    assert_eq!(env.int("SELECT count(*) FROM events"), 5);
+    push_ok(&env, &db.url, &["--content", "full"]);
+    let machine = machine_of(&env);
+    let (code, text) = verify_team(&env, &db.url, &["--machine", &machine, "--json"]);
+    assert_eq!(code, 0, "{text}");
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let m = &report["machines"][0];
+    assert_eq!(m["pruned"], 2, "{m}");
+    assert_eq!(m["problems"], 0, "{m}");
+    // The four rows of the redacted push (their keys marked) by presence; the five full ones
+    // by their digest.
+    assert_eq!(
+        (m["by_presence"].as_i64(), m["rows"].as_i64()),
+        (Some(4), Some(5)),
+        "{m}"
+    );
+    // A redacted row rewritten without redaction's mark is an edit.
+    db.client()
+        .batch_execute(&format!(
+            "UPDATE events SET entry = '{{\"prompt\":\"something else\"}}'
+             WHERE machine_id = '{machine}' AND seq = 2"
+        ))
+        .unwrap();
+    let (code, text) = verify_team(&env, &db.url, &["--machine", &machine]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("    row 2 (") && text.contains(") was altered"),
         "{text}"
     );
 }

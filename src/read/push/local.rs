@@ -99,20 +99,26 @@ pub fn events_after(
     Ok((rows, last))
 }
 
-/// At most `limit` chain records after the record `after`, in order, up to the first that
-/// lists an event after `pushed` (the events cursor): a record goes to the server only once
-/// the rows it lists are there.
+/// The first chain record after the record `after` that lists an event after `pushed` (the
+/// events cursor): a record goes to the server only once the rows it lists are there, so the
+/// push stops before it. `None`: every record after `after` may go.
+pub fn chain_block(conn: &Connection, after: i64, pushed: i64) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(
+        "SELECT min(id) FROM chain WHERE id > ?1 AND kind = 'rows' AND seq_to > ?2",
+    )?
+    .query_row(params![after, pushed], |r| r.get(0))
+}
+
+/// At most `limit` chain records after the record `after` and before `block`
+/// ([`chain_block`]), in order.
 pub fn chain_after(
     conn: &Connection,
     after: i64,
-    pushed: i64,
+    block: Option<i64>,
     limit: usize,
 ) -> rusqlite::Result<Rows> {
     let sql = format!(
-        "SELECT {} FROM chain WHERE id > ?1
-           AND id < coalesce((SELECT min(id) FROM chain
-                              WHERE id > ?1 AND kind = 'rows' AND seq_to > ?2), 9e18)
-         ORDER BY id LIMIT ?3",
+        "SELECT {} FROM chain WHERE id > ?1 AND id < ?2 ORDER BY id LIMIT ?3",
         Rows::select_list(&rows::CHAIN)
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -121,7 +127,8 @@ pub fn chain_after(
         content: crate::config::push::Content::Full,
         redactor: &crate::model::redact::Redactor::new(&[]),
     };
-    rows.read(&mut stmt, params![after, pushed, limit as i64], &profile)?;
+    let before = block.unwrap_or(i64::MAX);
+    rows.read(&mut stmt, params![after, before, limit as i64], &profile)?;
     Ok(rows)
 }
 

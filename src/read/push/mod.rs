@@ -270,6 +270,12 @@ fn session(
             if local::advance(conn, destination, (after, last), events.len(), now)? {
                 stats.events += events.len() as u64;
             }
+            // The records of what went, right after it: a verify of the server in between
+            // sees few rows whose records have not come yet.
+            push_chain(conn, &mut client, machine, destination).map_err(|e| match e {
+                ChainError::Server(source) => on_server(source),
+                ChainError::Sql(e) => Error::Sql(e),
+            })?;
         }
         push_chain(conn, &mut client, machine, destination).map_err(|e| match e {
             ChainError::Server(source) => on_server(source),
@@ -319,9 +325,11 @@ fn push_chain(
     destination: &str,
 ) -> Result<(), ChainError> {
     let mut after = server::chain_head_id(client, &machine.id).map_err(ChainError::Server)?;
+    let pushed = local::cursor(conn, destination).map_err(ChainError::Sql)?;
+    // Found once: read again for every batch, it scanned to the chain's end each time.
+    let block = local::chain_block(conn, after, pushed).map_err(ChainError::Sql)?;
     loop {
-        let pushed = local::cursor(conn, destination).map_err(ChainError::Sql)?;
-        let records = local::chain_after(conn, after, pushed, CHAIN_RECORDS_PER_BATCH)
+        let records = local::chain_after(conn, after, block, CHAIN_RECORDS_PER_BATCH)
             .map_err(ChainError::Sql)?;
         let Some(last) = records.ints("id").max() else {
             return Ok(());

@@ -62,6 +62,9 @@ pub struct Table {
     pub columns: &'static [Column],
     /// Whether each row carries the machine's user and team labels.
     pub labelled: bool,
+    /// Whether each row carries the content profile it was pushed under (`content`, team
+    /// migration 0010): `verify --store` checks a row by it.
+    pub profiled: bool,
     /// A column filled with the SHA-256 (hex) of another's text, before the profile applies.
     pub digest_of: Option<(&'static str, &'static str)>,
     pub on_conflict: OnConflict,
@@ -102,6 +105,7 @@ pub const EVENTS: Table = Table {
         col("entry", C),
     ],
     labelled: true,
+    profiled: true,
     digest_of: None,
     on_conflict: OnConflict::Keep,
 };
@@ -126,6 +130,7 @@ pub const SESSIONS: Table = Table {
         col("ended_at", I),
     ],
     labelled: true,
+    profiled: false,
     digest_of: None,
     on_conflict: OnConflict::Replace,
 };
@@ -150,6 +155,7 @@ pub const TURNS: Table = Table {
         col("feedback", C),
     ],
     labelled: false,
+    profiled: false,
     digest_of: None,
     on_conflict: OnConflict::Replace,
 };
@@ -194,6 +200,7 @@ pub const TOOL_CALLS: Table = Table {
         },
     ],
     labelled: false,
+    profiled: false,
     digest_of: Some(("input", "input_digest")),
     on_conflict: OnConflict::Replace,
 };
@@ -226,6 +233,7 @@ pub const USAGE: Table = Table {
         col("origin", T),
     ],
     labelled: true,
+    profiled: false,
     digest_of: None,
     on_conflict: OnConflict::Replace,
 };
@@ -277,6 +285,7 @@ pub const CHECK_RESULTS: Table = Table {
         },
     ],
     labelled: true,
+    profiled: false,
     digest_of: None,
     on_conflict: OnConflict::Keep,
 };
@@ -305,6 +314,7 @@ pub const CHAIN: Table = Table {
         },
     ],
     labelled: false,
+    profiled: false,
     digest_of: None,
     on_conflict: OnConflict::Keep,
 };
@@ -456,6 +466,7 @@ impl Rows {
         &'a self,
         machine: &'a (dyn ToSql + Sync),
         labels: [&'a (dyn ToSql + Sync); 2],
+        content: &'a (dyn ToSql + Sync),
     ) -> (String, Vec<&'a (dyn ToSql + Sync)>) {
         let table = self.table;
         let mut params: Vec<&(dyn ToSql + Sync)> = vec![machine];
@@ -465,6 +476,11 @@ impl Rows {
             params.extend(labels);
             names.extend(["user_label", "team_label"]);
             select.extend(["$2".to_string(), "$3".to_string()]);
+        }
+        if table.profiled {
+            params.push(content);
+            names.push("content");
+            select.push(format!("${}", params.len()));
         }
         let mut arrays = Vec::new();
         for (column, values) in table.columns.iter().zip(&self.columns) {
@@ -642,11 +658,15 @@ mod tests {
         let rows = Rows::new(&EVENTS);
         let machine = "m".to_string();
         let label: Option<String> = None;
-        let (sql, params) = rows.insert(&machine, [&label, &label]);
-        assert_eq!(params.len(), 3 + EVENTS.columns.len());
-        assert!(sql.starts_with("INSERT INTO events (machine_id, user_label, team_label, id, seq"));
+        let (sql, params) = rows.insert(&machine, [&label, &label], &label);
+        // The machine, its two labels and the row's content profile, then a column each.
+        assert_eq!(params.len(), 4 + EVENTS.columns.len());
+        assert!(sql.starts_with(
+            "INSERT INTO events (machine_id, user_label, team_label, content, id, seq"
+        ));
+        assert!(sql.contains("SELECT $1, $2, $3, $4, u.*"), "{sql}");
         assert!(
-            sql.contains("FROM unnest($4::text[], $5::bigint[]"),
+            sql.contains("FROM unnest($5::text[], $6::bigint[]"),
             "{sql}"
         );
         assert!(
@@ -654,7 +674,7 @@ mod tests {
             "{sql}"
         );
         let rows = Rows::new(&TURNS);
-        let (sql, params) = rows.insert(&machine, [&label, &label]);
+        let (sql, params) = rows.insert(&machine, [&label, &label], &label);
         assert_eq!(params.len(), 1 + TURNS.columns.len());
         assert!(sql.contains("ON CONFLICT (machine_id, session_id, turn_key) DO UPDATE SET turn_id = EXCLUDED.turn_id"), "{sql}");
         assert!(!sql.contains("session_id = EXCLUDED"), "{sql}");

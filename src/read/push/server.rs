@@ -53,6 +53,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0009_premium_index",
         include_str!("../../../migrations/team/0009_premium_index.sql"),
     ),
+    (
+        "0010_event_content",
+        include_str!("../../../migrations/team/0010_event_content.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.
@@ -467,7 +471,11 @@ pub fn write(
         .map_err(ServerError::pg("cannot replace usage"))?;
     }
     for rows in tables.iter().filter(|r| !r.is_empty()) {
-        let (sql, params) = rows.insert(&machine.id, [&machine.user, &machine.team]);
+        let (sql, params) = rows.insert(
+            &machine.id,
+            [&machine.user, &machine.team],
+            &machine.content,
+        );
         tx.execute(sql.as_str(), &params)
             .map_err(|source| ServerError::Postgres {
                 context: format!("cannot write {}", rows.table_name()),

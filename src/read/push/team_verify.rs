@@ -28,20 +28,34 @@ pub struct MachineVerified {
     pub verified: Verified,
     /// Rows checked by their presence and time only (the server has not their whole line).
     pub by_presence: u64,
-    /// The first record the server holds, when it is not the machine's first: its link to
-    /// the one before cannot be checked (the records before never reached the server).
+    /// The first record the server holds, when it is not the machine's first: it follows
+    /// from the anchor a pushed prune named (the records before were pruned before they were
+    /// pushed).
     pub begins_at: Option<i64>,
+    /// Whether a head kept earlier (`--expect`) is a record's hash in this machine's chain.
+    pub holds_expected: bool,
+}
+
+/// What the machine's `prune` records on the server say: the latest cutoff, and each anchor
+/// (the id and hash of the last record a prune deleted).
+#[derive(Default)]
+struct Prunes {
+    cutoff: Option<i64>,
+    anchors: std::collections::HashMap<i64, Hash>,
 }
 
 /// Checks each machine's chain on the server (only `machine` when given), in one read-only
-/// transaction.
+/// transaction that sees one snapshot (repeatable read: a push meanwhile is not half seen);
+/// `expect`, a head kept earlier, is looked for in each machine's chain.
 pub fn verify(
     client: &mut Client,
     machine: Option<&str>,
+    expect: Option<&str>,
 ) -> Result<Vec<MachineVerified>, ServerError> {
     let mut tx = client
         .build_transaction()
         .read_only(true)
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
         .start()
         .map_err(ServerError::pg("cannot start a read-only transaction"))?;
     let machines = tx
@@ -51,6 +65,7 @@ pub fn verify(
             &[&machine],
         )
         .map_err(ServerError::pg("cannot read the machines"))?;
+    let expect = expect.map(|h| h.trim().to_ascii_lowercase());
     let mut found = Vec::new();
     for m in machines {
         let mut one = MachineVerified {
@@ -60,20 +75,46 @@ pub fn verify(
             content: m.get(3),
             ..MachineVerified::default()
         };
-        let order = check_links(&mut tx, &mut one)?;
-        check_rows(&mut tx, &mut one, order)?;
+        let prunes = prunes(&mut tx, &one.machine)?;
+        let order = check_links(&mut tx, &mut one, &prunes, expect.as_deref())?;
+        check_rows(&mut tx, &mut one, order, prunes.cutoff)?;
         found.push(one);
     }
     Ok(found)
 }
 
-/// The links of the machine's records, in id order: whether the seqs its `rows` records list
-/// only grow (then [`check_rows`] reads them as they come, else gathers and sorts them), and
-/// the first of them.
+/// The machine's `prune` records: few, read first, so that a record after a gap (the records a
+/// prune deleted before they were pushed) is checked against the anchor it follows from.
+fn prunes(tx: &mut postgres::Transaction<'_>, machine: &str) -> Result<Prunes, ServerError> {
+    let rows = tx
+        .query(
+            "SELECT decode(body, 'hex') FROM chain WHERE machine_id = $1 AND kind = $2",
+            &[&machine, &chain::PRUNE],
+        )
+        .map_err(ServerError::pg("cannot read the chain"))?;
+    let mut found = Prunes::default();
+    for r in rows {
+        if let Some((cutoff, anchor)) = chain::prune_parts(&r.get::<_, Vec<u8>>(0)) {
+            found.cutoff = found.cutoff.max(Some(cutoff));
+            if let Some((id, hash)) = anchor {
+                found.anchors.insert(id, hash);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The links of the machine's records, in id order. A record follows from the one before,
+/// or, with none just before it (the first, or after a gap), from the anchor of a pushed prune
+/// that deleted those before it; the first record is the chain's first (id 1) or so anchored.
+/// Returns whether the seqs its `rows` records list only grow (then [`check_rows`] reads them
+/// as they come, else gathers and sorts them), the first and the last of them.
 fn check_links(
     tx: &mut postgres::Transaction<'_>,
     one: &mut MachineVerified,
-) -> Result<(bool, Option<i64>), ServerError> {
+    prunes: &Prunes,
+    expect: Option<&str>,
+) -> Result<Order, ServerError> {
     let mut records = tx
         .query_raw(
             "SELECT id, kind, decode(body, 'hex'), decode(hash, 'hex') FROM chain
@@ -81,7 +122,11 @@ fn check_links(
             [&one.machine],
         )
         .map_err(ServerError::pg("cannot read the chain"))?;
-    let (mut in_order, mut last_seq, mut first_seq) = (true, i64::MIN, None);
+    let mut order = Order {
+        in_order: true,
+        first: None,
+        last: None,
+    };
     let mut prev: Option<(i64, Hash)> = None;
     while let Some(r) = records
         .next()
@@ -94,32 +139,39 @@ fn check_links(
         v.records += 1;
         let before = match prev {
             Some((last, h)) if last + 1 == id => Some(h),
-            // Records missing between two the server holds: this one follows from nothing.
-            Some(_) => {
-                v.problem(Problem::Chain { record: id });
-                None
-            }
             None if id == 1 => Some(chain::GENESIS),
-            // The machine's earlier records were pruned before they reached the server.
-            None => {
-                one.begins_at = Some(id);
-                None
+            _ => {
+                let anchored = prunes.anchors.get(&(id - 1)).copied();
+                if prev.is_none() && anchored.is_some() {
+                    one.begins_at = Some(id);
+                }
+                anchored
             }
         };
-        if before.is_some_and(|h| chain::link(&h, &kind, &body) != hash) {
+        if before.is_none_or(|h| chain::link(&h, &kind, &body) != hash) {
             v.problem(Problem::Chain { record: id });
+        }
+        if expect.is_some_and(|e| chain::hex(&hash) == e) {
+            one.holds_expected = true;
         }
         if kind == chain::ROWS {
             for (seq, _, _) in chain::listed_rows(&body) {
-                first_seq = Some(first_seq.map_or(seq, |f: i64| f.min(seq)));
-                in_order &= seq > last_seq;
-                last_seq = seq;
+                order.first = Some(order.first.map_or(seq, |f: i64| f.min(seq)));
+                order.in_order &= order.last.is_none_or(|l| seq > l);
+                order.last = Some(order.last.map_or(seq, |l: i64| l.max(seq)));
             }
         }
         prev = Some((id, hash));
     }
     one.verified.head = prev.map(|(_, h)| h);
-    Ok((in_order, first_seq))
+    Ok(order)
+}
+
+/// Whether the seqs the `rows` records list only grow, and the first and last of them.
+struct Order {
+    in_order: bool,
+    first: Option<i64>,
+    last: Option<i64>,
 }
 
 /// Rows a statement returns, read through a portal a chunk at a time: two can be read side by
@@ -228,79 +280,137 @@ impl ListedRows {
 }
 
 /// The machine's event rows beside what its records list, both by `seq`, each read a chunk at
-/// a time.
+/// a time. A listed row that is gone was removed on the server, unless it is older than the
+/// cutoff of a prune the machine pushed (it was pruned before it was pushed); a row after the
+/// last listed one was inserted on the server, or pushed by a push that stopped before its
+/// record (which goes right after each batch of events).
 fn check_rows(
     tx: &mut postgres::Transaction<'_>,
     one: &mut MachineVerified,
-    (in_order, first_seq): (bool, Option<i64>),
+    order: Order,
+    cutoff: Option<i64>,
 ) -> Result<(), ServerError> {
-    let start = first_seq.unwrap_or(i64::MAX);
-    let mut listed = ListedRows::open(tx, &one.machine, in_order)?;
+    let (start, last) = (
+        order.first.unwrap_or(i64::MAX),
+        order.last.unwrap_or(i64::MIN),
+    );
+    let mut listed = ListedRows::open(tx, &one.machine, order.in_order)?;
     let mut rows = Paged::open(
         tx,
-        "SELECT seq, id, ts, entry FROM events WHERE machine_id = $1 ORDER BY seq",
+        "SELECT seq, id, ts, entry, content FROM events WHERE machine_id = $1 ORDER BY seq",
         &one.machine,
     )?;
-    let full = one.content == "full";
+    let profile_now = one.content.clone();
+    let gone = |v: &mut Verified, seq: i64, ts: i64| match cutoff.is_some_and(|c| ts < c) {
+        true => v.pruned += 1,
+        false => v.problem(Problem::Removed { seq, ts }),
+    };
     while let Some(r) = rows.next(tx)? {
         let (seq, id, ts, entry): (i64, String, i64, Option<String>) =
             (r.get(0), r.get(1), r.get(2), r.get(3));
+        let pushed_as: Option<String> = r.get(4);
         while let Some((l_seq, l_ts, _)) = listed.peek(tx)? {
             if l_seq >= seq {
                 break;
             }
             listed.take(tx)?;
-            one.verified.problem(Problem::Removed {
-                seq: l_seq,
-                ts: l_ts,
-            });
+            gone(&mut one.verified, l_seq, l_ts);
         }
         let v = &mut one.verified;
         match listed.peek(tx)? {
             Some((l_seq, l_ts, digest)) if l_seq == seq => {
                 listed.take(tx)?;
+                // A row an older cmstore pushed says nothing of its profile: without a line it
+                // is judged as `none`'s, with one by the machine's profile now.
+                let profile = match (&pushed_as, &entry) {
+                    (Some(p), _) => p.as_str(),
+                    (None, None) => "none",
+                    (None, Some(_)) => profile_now.as_str(),
+                };
                 let matches = entry
                     .as_deref()
                     .map(|e| chain::row_digest(&id, ts, e) == digest);
-                match (l_ts == ts, matches) {
-                    (true, Some(true)) => v.rows += 1,
-                    // The line is not on the server, or it is redacted: as far as can be told.
-                    (true, None) => one.by_presence += 1,
-                    (true, Some(false)) if !full => one.by_presence += 1,
-                    _ => v.problem(Problem::Altered { seq, id }),
+                match judge(profile, l_ts == ts, matches, entry.as_deref()) {
+                    Judged::Verified => v.rows += 1,
+                    Judged::ByPresence => one.by_presence += 1,
+                    Judged::Altered => v.problem(Problem::Altered { seq, id }),
                 }
             }
             _ if seq < start => v.before_chain += 1,
+            _ if seq > last => v.problem(Problem::NotChained { seq, id }),
             _ => v.problem(Problem::Inserted { seq, id }),
         }
     }
     while let Some((seq, ts, _)) = listed.take(tx)? {
-        one.verified.problem(Problem::Removed { seq, ts });
+        gone(&mut one.verified, seq, ts);
     }
     let v = &mut one.verified;
     v.by_table.insert("events", v.rows + one.by_presence);
     Ok(())
 }
 
-/// Whether `hex` (a head kept earlier) is a record's hash in the chain of `machine` on the
-/// server; the machine whose chain holds it, with `machine` `None`.
-pub fn holds(
-    client: &mut Client,
-    machine: Option<&str>,
-    hex: &str,
-) -> Result<Option<String>, ServerError> {
-    let wanted = hex.trim().to_ascii_lowercase();
-    let mut tx = client
-        .build_transaction()
-        .read_only(true)
-        .start()
-        .map_err(ServerError::pg("cannot start a read-only transaction"))?;
-    let row = tx
-        .query_opt(
-            "SELECT machine_id FROM chain WHERE hash = $1
-               AND ($2::text IS NULL OR machine_id = $2) LIMIT 1",
-            &[&wanted, &machine],
-        )
-        .map_err(ServerError::pg("cannot read the chain"))?;
-    Ok(row.map(|r| r.get(0)))
+/// What a listed row on the server is found to be.
+#[derive(Debug, PartialEq, Eq)]
+enum Judged {
+    Verified,
+    ByPresence,
+    Altered,
+}
+
+/// A listed row pushed under `profile`, its time as listed or not, its line's digest as
+/// listed or not (`None`: no line), judged: under `full` its line must be there and match;
+/// under `none` it must not be there (only its presence and time are checked); a `redacted`
+/// line that does not match must show redaction's mark, or it was changed after.
+fn judge(profile: &str, same_time: bool, matches: Option<bool>, entry: Option<&str>) -> Judged {
+    if !same_time {
+        return Judged::Altered;
+    }
+    match (profile, matches) {
+        (_, Some(true)) => Judged::Verified,
+        ("none", None) => Judged::ByPresence,
+        ("redacted", Some(false)) if entry.is_some_and(|e| e.contains("[REDACTED")) => {
+            Judged::ByPresence
+        }
+        _ => Judged::Altered,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each profile's rows: `full` must carry their line unchanged, `none` none, a `redacted`
+    /// line may differ only where redaction marked it; a time changed is always an edit.
+    #[test]
+    fn each_profile_judges_its_rows() {
+        use Judged::*;
+        let marked = Some("{\"prompt\":\"key [REDACTED:api-key]\"}");
+        let cases = [
+            (("full", true, Some(true), Some("{}")), Verified),
+            (("full", true, None, None), Altered),
+            (("full", true, Some(false), marked), Altered),
+            (("none", true, None, None), ByPresence),
+            (("none", true, Some(false), Some("{}")), Altered),
+            (("redacted", true, Some(true), Some("{}")), Verified),
+            (("redacted", true, Some(false), marked), ByPresence),
+            (
+                (
+                    "redacted",
+                    true,
+                    Some(false),
+                    Some("{\"prompt\":\"other\"}"),
+                ),
+                Altered,
+            ),
+            (("redacted", true, None, None), Altered),
+            (("full", false, Some(true), Some("{}")), Altered),
+        ];
+        for ((profile, same_time, matches, entry), want) in cases {
+            assert_eq!(
+                judge(profile, same_time, matches, entry),
+                want,
+                "{profile} {same_time} {matches:?} {entry:?}"
+            );
+        }
+    }
 }

@@ -40,7 +40,8 @@ pub const GENESIS: Hash = [0; 32];
 
 /// A record's kind, as stored and as hashed.
 pub const ROWS: &str = "rows";
-const PRUNE: &str = "prune";
+/// The kind of a prune's record.
+pub const PRUNE: &str = "prune";
 
 /// The digest of a stored row: SHA-256 over its `id`, `ts` and `entry`, each length-prefixed.
 pub fn row_digest(id: &str, ts: i64, entry: &str) -> [u8; DIGEST_LEN] {
@@ -241,6 +242,12 @@ fn latest_prune(conn: &Connection) -> rusqlite::Result<Option<Prune>> {
     Ok(body.and_then(|b| Prune::read(&b)))
 }
 
+/// A `prune` record's cutoff (epoch ms: rows older were pruned) and its anchor (the id and
+/// hash of the last record it deleted, which the next record left links to), from its body.
+pub fn prune_parts(body: &[u8]) -> Option<(i64, Option<(i64, Hash)>)> {
+    Prune::read(body).map(|p| (p.cutoff, p.anchor))
+}
+
 /// A `prune` record's body: the cutoff, where the chain began, and the anchor.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Prune {
@@ -320,6 +327,9 @@ pub enum Problem {
     Removed { seq: i64, ts: i64 },
     /// The row `seq` was never stored by ingest.
     Inserted { seq: i64, id: String },
+    /// On the team store: a row after the last one the machine's records there list. Inserted
+    /// on the server, or pushed without its record (a push stopped between the two).
+    NotChained { seq: i64, id: String },
     /// A row of a table chained by key is not what cmstore left it.
     KeyedAltered { table: &'static str, key: String },
     /// A row of a table chained by key is gone, and cmstore did not delete it (its key's
@@ -349,6 +359,11 @@ impl std::fmt::Display for Problem {
             Problem::Inserted { seq, id } => {
                 write!(f, "row {seq} ({id}) was inserted, not by ingest")
             }
+            Problem::NotChained { seq, id } => write!(
+                f,
+                "row {seq} ({id}) is listed by no record on the server: inserted there, or \
+                 pushed without its record by a push that stopped (push again, then verify)"
+            ),
             Problem::KeyedAltered { table, key } => write!(f, "{table} row {key} was altered"),
             Problem::KeyedRemoved { table, key } => {
                 write!(f, "a {table} row (key {key}) was removed")
