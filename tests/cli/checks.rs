@@ -327,7 +327,10 @@ fn a_hook_killed_while_its_enforced_check_runs_has_already_queued_the_event() {
     let script = env.dir.path().join("slow.sh");
     fs::write(
         &script,
-        format!("#!/bin/sh\ntouch {}\nsleep 30\n", started_check.display()),
+        format!(
+            "#!/bin/sh\necho $$ > {}\nexec sleep 30\n",
+            started_check.display()
+        ),
     )
     .unwrap();
     configure(
@@ -351,13 +354,16 @@ fn a_hook_killed_while_its_enforced_check_runs_has_already_queued_the_event() {
         .write_all(payload.to_string().as_bytes())
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !started_check.exists() {
+    while fs::read_to_string(&started_check).map_or(true, |t| !t.ends_with('\n')) {
         assert!(Instant::now() < deadline, "the check never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     // As the agent does at its limit: SIGKILL, the check still running.
     hook.kill().unwrap();
     hook.wait().unwrap();
+    // The check outlives the hook (the agent's kill reaches only the hook): end it here.
+    let pid = fs::read_to_string(&started_check).unwrap_or_default();
+    let _ = Command::new("kill").arg(pid.trim()).status();
     let queue = fs::read_to_string(env.queue()).unwrap_or_default();
     let lines: Vec<Value> = queue
         .lines()
