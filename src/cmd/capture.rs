@@ -185,7 +185,14 @@ fn capture(
     // security scan may take 30) loses the checks' results and feedback, never the event.
     let detached = match checks {
         Some(checks) => {
-            let (feedback, detached) = enforce_checks(paths, checks, (started, appended), log);
+            let (feedback, detached, mut results) = enforce_checks(checks, log);
+            // Results without their event's line (its append failed) would be orphans; the
+            // agent still gets the feedback.
+            if appended && !results.is_empty() {
+                let elapsed = started.elapsed().as_millis() as u64;
+                let lines = capture::queue_lines(&mut results, elapsed, MAX_LINE_BYTES, log);
+                append(paths, &lines, None, None, &redactor, log);
+            }
             if let Some(feedback) = feedback {
                 reply = feedback;
             }
@@ -218,15 +225,16 @@ fn apply_budget(paths: &Paths, plan: &mut capture::Plan, now_ms: i64, log: &mut 
     }
 }
 
-/// Runs the enforce-mode checks here, each within its time limit, and appends their results
-/// to the queue; returns the feedback reply when one failed, and the audit-mode jobs left to
-/// run detached.
+/// Runs the enforce-mode checks here, each within its time limit; returns the feedback reply
+/// when one failed, the audit-mode jobs left to run detached, and the results' entries.
 fn enforce_checks(
-    paths: &Paths,
     pending: capture::PendingChecks,
-    (started, event_appended): (Instant, bool),
     log: &mut DebugLog,
-) -> (Option<Value>, Vec<checks::Job>) {
+) -> (
+    Option<Value>,
+    Vec<checks::Job>,
+    Vec<crate::model::queue_line::QueueEntry>,
+) {
     let (enforced, detached): (Vec<_>, Vec<_>) =
         pending.jobs.into_iter().partition(checks::Job::enforced);
     let mut entries = Vec::new();
@@ -247,19 +255,9 @@ fn enforce_checks(
         let now = chrono::Utc::now().timestamp_millis();
         entries.push(checks::result_entry(job, record, now));
     }
-    // Results without their event's line (its append failed) would be orphans: the agent
-    // still gets the feedback.
-    if !entries.is_empty() && event_appended {
-        let elapsed = started.elapsed().as_millis() as u64;
-        let lines = capture::queue_lines(&mut entries, elapsed, MAX_LINE_BYTES, log);
-        match crate::files::queue::append_batch(&paths.queue, &lines) {
-            Ok(_) => log.note(|| format!("appended {} check result line(s)", lines.len())),
-            Err(err) => log.note(|| format!("queue append of the check results failed: {err}")),
-        }
-    }
     let feedback = checks::feedback(&records)
         .map(|reason| reply::tool_feedback(pending.agent, &pending.event, &reason));
-    (feedback, detached)
+    (feedback, detached, entries)
 }
 
 /// Hands each audit-mode job off: to the check runner of a following `cmstore ingest` when

@@ -206,8 +206,7 @@ fn on_team_store(paths: &Paths, url: &str, args: &Args) -> anyhow::Result<ExitCo
             }
             (Some(hash), Some(None)) => writeln!(
                 out,
-                "The head {hash} is NOT in {}: that chain was not pushed yet, or was rewritten \
-                 on the server.",
+                "The head {hash} is NOT in {}: not pushed yet, or rewritten on the server.",
                 match &args.machine {
                     Some(m) => format!("the chain of machine {m}"),
                     None => "any machine's chain".to_string(),
@@ -302,10 +301,9 @@ fn write_machine(out: &mut impl Write, m: &team_verify::MachineVerified) -> io::
     if m.by_presence > 0 {
         writeln!(
             out,
-            "  {} of them by their presence and time only: the server has not their whole \
-             lines (content {})",
-            count(m.by_presence),
-            m.content
+            "  {} of them by their presence and time only: pushed as `none` or `redacted`, the \
+             server has not their lines as written",
+            count(m.by_presence)
         )?;
     }
     if let Some(id) = m.begins_at {

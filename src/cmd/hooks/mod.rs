@@ -1062,42 +1062,14 @@ fn codex_review(location: &Location, path: &Path, doc: &Value) -> Vec<String> {
         Location::User { .. } => None,
     };
     let marker = Agent::Codex.marker();
-    // In a linked worktree Codex runs the project hooks of the main checkout's same folder.
-    let in_worktree = project
-        .and_then(codex_trust::worktree_hooks_folder)
-        .map(|folder| folder.join(path.file_name().unwrap_or_default()))
-        .filter(|main_file| main_file != path);
-    let main_doc;
-    let (path, doc) = match &in_worktree {
+    let main_file;
+    let (path, doc) = match codex_worktree_file(project, path) {
         None => (path, doc),
-        Some(main_file) => {
-            let ours = read_existing(main_file)
-                .ok()
-                .flatten()
-                .and_then(|text| parse(Agent::Codex, Some(&text), main_file).ok())
-                .map(|(doc, _)| doc)
-                .filter(|doc| {
-                    let events = doc.get("hooks").and_then(Value::as_object);
-                    events.into_iter().flatten().any(|(event, _)| {
-                        merge::installed_handler(doc, Agent::Codex, event).is_some()
-                    })
-                });
-            match ours {
-                Some(doc) => {
-                    main_doc = doc;
-                    (main_file.as_path(), &main_doc)
-                }
-                None => {
-                    let folder = main_file.parent().and_then(Path::parent).unwrap_or(path);
-                    return vec![format!(
-                        "this folder is in a linked git worktree: Codex runs the project hooks \
-                         of the main checkout's {} here, not this file's; `{}` puts them there",
-                        main_file.display(),
-                        install_command(Agent::Codex, &Location::Project(folder.to_path_buf()))
-                    )];
-                }
-            }
+        Some(Ok(found)) => {
+            main_file = found;
+            (main_file.0.as_path(), &main_file.1)
         }
+        Some(Err(why)) => return vec![why],
     };
     // Codex names a file by `CODEX_HOME` made canonical, else as it finds it.
     let moved = matches!(
@@ -1118,6 +1090,43 @@ fn codex_review(location: &Location, path: &Path, doc: &Value) -> Vec<String> {
     };
     codex_trust::will_not_fire(&named, doc, &config, text.as_deref(), project, |h| {
         reviews && marker.version(h).is_some()
+    })
+}
+
+/// In a linked worktree Codex runs the project hooks of the main checkout's same folder: that
+/// file and its hooks when they are cmstore's, else why the hooks at `path` will not fire;
+/// `None` outside a linked worktree.
+fn codex_worktree_file(
+    project: Option<&Path>,
+    path: &Path,
+) -> Option<Result<(PathBuf, Value), String>> {
+    let main_file = project
+        .and_then(codex_trust::worktree_hooks_folder)
+        .map(|folder| folder.join(path.file_name().unwrap_or_default()))
+        .filter(|main_file| main_file != path)?;
+    let ours = read_existing(&main_file)
+        .ok()
+        .flatten()
+        .and_then(|text| parse(Agent::Codex, Some(&text), &main_file).ok())
+        .map(|(doc, _)| doc)
+        .filter(|doc| {
+            let events = doc.get("hooks").and_then(Value::as_object);
+            events
+                .into_iter()
+                .flatten()
+                .any(|(event, _)| merge::installed_handler(doc, Agent::Codex, event).is_some())
+        });
+    Some(match ours {
+        Some(doc) => Ok((main_file, doc)),
+        None => {
+            let folder = main_file.parent().and_then(Path::parent).unwrap_or(path);
+            Err(format!(
+                "this folder is in a linked git worktree: Codex runs the project hooks of the \
+                 main checkout's {} here, not this file's; `{}` puts them there",
+                main_file.display(),
+                install_command(Agent::Codex, &Location::Project(folder.to_path_buf()))
+            ))
+        }
     })
 }
 

@@ -272,15 +272,9 @@ fn session(
             }
             // The records of what went, right after it: a verify of the server in between
             // sees few rows whose records have not come yet.
-            push_chain(conn, &mut client, machine, destination).map_err(|e| match e {
-                ChainError::Server(source) => on_server(source),
-                ChainError::Sql(e) => Error::Sql(e),
-            })?;
+            push_chain(conn, &mut client, machine, destination)?;
         }
-        push_chain(conn, &mut client, machine, destination).map_err(|e| match e {
-            ChainError::Server(source) => on_server(source),
-            ChainError::Sql(e) => Error::Sql(e),
-        })?;
+        push_chain(conn, &mut client, machine, destination)?;
         // Everything is looked at on the first pass, every FULL_LOOK, and when the store
         // changed without new events (an import, a prune); else only the touched sessions.
         let full = looked_at.is_none() || !pushed_events || last_full.elapsed() >= FULL_LOOK;
@@ -310,11 +304,6 @@ fn session(
 /// Chain records per server transaction.
 const CHAIN_RECORDS_PER_BATCH: usize = 200;
 
-enum ChainError {
-    Server(ServerError),
-    Sql(rusqlite::Error),
-}
-
 /// Sends the chain records the server lacks (after its last one for this machine), up to the
 /// first that lists an event not pushed yet. Each is written once (`DO NOTHING` on its id):
 /// a machine whose chain was rewritten since keeps its first one on the server.
@@ -323,18 +312,21 @@ fn push_chain(
     client: &mut postgres::Client,
     machine: &server::Machine,
     destination: &str,
-) -> Result<(), ChainError> {
-    let mut after = server::chain_head_id(client, &machine.id).map_err(ChainError::Server)?;
-    let pushed = local::cursor(conn, destination).map_err(ChainError::Sql)?;
+) -> Result<(), Error> {
+    let on_server = |source| Error::Server {
+        destination: destination.to_string(),
+        source,
+    };
+    let mut after = server::chain_head_id(client, &machine.id).map_err(on_server)?;
+    let pushed = local::cursor(conn, destination)?;
     // Found once: read again for every batch, it scanned to the chain's end each time.
-    let block = local::chain_block(conn, after, pushed).map_err(ChainError::Sql)?;
+    let block = local::chain_block(conn, after, pushed)?;
     loop {
-        let records = local::chain_after(conn, after, block, CHAIN_RECORDS_PER_BATCH)
-            .map_err(ChainError::Sql)?;
+        let records = local::chain_after(conn, after, block, CHAIN_RECORDS_PER_BATCH)?;
         let Some(last) = records.ints("id").max() else {
             return Ok(());
         };
-        server::write(client, machine, &[&records], &[]).map_err(ChainError::Server)?;
+        server::write(client, machine, &[&records], &[]).map_err(on_server)?;
         after = last;
     }
 }

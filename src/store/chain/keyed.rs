@@ -149,36 +149,39 @@ impl Table {
         )
     }
 
-    /// The key's and the row's digests of a row read by [`Table::select`], and its key as
-    /// text for a person.
+    /// The key's and the row's digests of a row read by [`Table::select`].
     fn digests(&self, r: &rusqlite::Row<'_>) -> rusqlite::Result<Listed> {
         let n = self.key.len();
         let values = (0..n + self.columns.len())
             .map(|i| r.get_ref(i))
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let shown = values[..n]
-            .iter()
-            .map(|v| match v {
-                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                ValueRef::Integer(i) => i.to_string(),
-                _ => String::new(),
-            })
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ");
         Ok(Listed {
             key: digest_values(&values[..n]),
             row: digest_values(&values[n..]),
-            shown,
         })
+    }
+
+    /// The key of a row read by [`Table::select`], as text for a person (only a problem's row
+    /// needs it).
+    fn shown_key(&self, r: &rusqlite::Row<'_>) -> rusqlite::Result<String> {
+        let mut parts = Vec::new();
+        for i in 0..self.key.len() {
+            match r.get_ref(i)? {
+                ValueRef::Text(t) if !t.is_empty() => {
+                    parts.push(String::from_utf8_lossy(t).into_owned())
+                }
+                ValueRef::Integer(i) => parts.push(i.to_string()),
+                _ => {}
+            }
+        }
+        Ok(parts.join(" "))
     }
 }
 
-/// One row as listed or as stored.
+/// One row's digests, as listed or as stored.
 struct Listed {
     key: [u8; DIGEST_LEN],
     row: [u8; DIGEST_LEN],
-    shown: String,
 }
 
 /// Gives `conn` the `TEMP` triggers that note each key of a chained table it changes, once
@@ -188,12 +191,12 @@ pub fn watch(conn: &Connection) -> rusqlite::Result<()> {
     if !is_migrated(conn)? {
         return Ok(());
     }
-    // A plain table, noted into as cheaply as a row can be: a key noted twice is read once at
-    // the flush (DISTINCT). No key constraint: in a trigger an upsert's own conflict clause
-    // would override an `OR IGNORE`.
     if is_watched(conn)? {
         return Ok(());
     }
+    // A plain table, noted into as cheaply as a row can be: a key noted twice is read once at
+    // the flush (DISTINCT). No key constraint: in a trigger an upsert's own conflict clause
+    // would override an `OR IGNORE`.
     let mut sql = String::from("CREATE TEMP TABLE chain_pending (tbl TEXT NOT NULL, k1, k2);");
     for t in TABLES {
         let keys = |row: &str| {
@@ -446,11 +449,11 @@ pub(super) fn verify(conn: &Connection, out: &mut Verified) -> rusqlite::Result<
                 Some(row) if row == stored.row => verified += 1,
                 Some(row) if row != DELETED => out.problem(Problem::KeyedAltered {
                     table: t.name,
-                    key: stored.shown,
+                    key: t.shown_key(r)?,
                 }),
                 _ => out.problem(Problem::KeyedInserted {
                     table: t.name,
-                    key: stored.shown,
+                    key: t.shown_key(r)?,
                 }),
             }
         }
