@@ -1,5 +1,6 @@
-//! `cmstore import`: existing transcripts into the store's usage tables, idempotently (run
-//! twice, same rows), streaming, with a progress bar on a terminal. The work is in
+//! `cmstore import`: existing transcripts into the store (their usage; a Claude Code session's
+//! turns and tool calls), idempotently (run twice, same rows), streaming, with a progress bar
+//! on a terminal. The work is in
 //! [`crate::write::import`].
 
 use std::io::IsTerminal;
@@ -53,7 +54,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot open database {}", paths.db.display()))?;
     let started = Instant::now();
     let bar = progress_bar(total);
-    let stats = import::import(&store, &files, |bytes| {
+    let (config, _) = Config::load_for(paths);
+    let stats = import::import(&store, &files, &config, |bytes| {
         if let Some(bar) = &bar {
             bar.set_position(bytes);
         }
@@ -65,7 +67,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         bar.finish_and_clear();
     }
     // After the import: the models it brought in get their rows (docs/usage.md, "Cost").
-    let (config, _) = Config::load_for(paths);
     store::usage::sync_store_prices(&store, &config.prices)
         .with_context(|| format!("cannot update the price table in {}", paths.db.display()))?;
     // The last connection removes the WAL; waited for here, not left to the process's exit.
@@ -103,10 +104,16 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if stats.turns_pruned > 0 {
+        eprintln!(
+            "cmstore import: left out {} turn(s) older than what prune deleted",
+            stats.turns_pruned
+        );
+    }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
         "cmstore import: {} transcript(s), {:.1} MB in {:.2} s ({:.0} MB/s): {} usage record(s) \
-         read, {} new response row(s), {} in all{}",
+         read, {} new response row(s), {} in all{}{}",
         stats.files,
         stats.bytes as f64 / 1e6,
         secs,
@@ -118,6 +125,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         stats.records,
         stats.rows_after - stats.rows_before,
         stats.rows_after,
+        match stats.turns {
+            0 => String::new(),
+            n => format!(
+                "; {n} turn(s) read, {} new turn row(s)",
+                stats.turn_rows_after - stats.turn_rows_before
+            ),
+        },
         match stats.too_long {
             0 => String::new(),
             n => format!(

@@ -149,6 +149,8 @@ pub enum Item {
         /// whole; the text view shows its first line.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Read from the transcript by `cmstore import`: no hook recorded the call.
+        imported: bool,
     },
     /// The end of a turn: its answer (and its prompt, when no prompt event showed it).
     Answer {
@@ -160,6 +162,8 @@ pub enum Item {
         subagent: bool,
         /// Harvested from the transcript rather than reported by a Stop.
         harvested: bool,
+        /// Read from the transcript by `cmstore import`: no hook recorded the turn.
+        imported: bool,
         /// How the turn ended when not by an answer: `interrupted`, `failed`.
         outcome: Option<String>,
         /// What blocking Stop hooks told the agent before this answer.
@@ -233,6 +237,7 @@ fn load_now(
     };
     let mut items = own_lines(db, session_id)?;
     items.extend(tool_calls(db, session_id, inputs)?);
+    items.extend(imported_calls(db, session_id)?);
     items.extend(answers(db, session_id)?);
     let responses = responses(db, session_id)?;
     Ok(Some(assemble(session, items, &responses)))
@@ -589,9 +594,53 @@ fn tool_calls(db: &ReadOnlyDb, session_id: &str, inputs: Inputs) -> Result<Vec<I
                 decided_by: decided.get(&c.rowid).cloned(),
                 exit_code,
                 error,
+                imported: false,
             }
         })
         .collect())
+}
+
+/// The statement of `imported_calls`: the calls the session's transcript shows
+/// (`transcript_items`, migration 0036) whose id no call a hook recorded has, those ids read
+/// once.
+pub const IMPORTED_CALLS: &str = "SELECT coalesce(ts, end_ts), coalesce(name, '?'), input, \
+        end_ts - ts, outcome \
+     FROM transcript_items WHERE session_id = :session AND kind = 'tool_call' \
+       AND item_id NOT IN (SELECT tool_call_id FROM tool_calls \
+                           WHERE session_id = :session AND tool_call_id IS NOT NULL)";
+
+/// The tool calls no hook recorded that an import read from the session's transcript; none
+/// (and no read of the session's calls) for a session no transcript of was imported.
+fn imported_calls(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
+    let (_, shown) = report::fetch(
+        db,
+        "SELECT EXISTS (SELECT 1 FROM transcript_items WHERE session_id = :session \
+           AND kind = 'tool_call')",
+        &bind(session_id),
+    )?;
+    if shown.first().and_then(|r| integer(&r[0])) != Some(1) {
+        return Ok(Vec::new());
+    }
+    let (_, rows) = report::fetch(db, IMPORTED_CALLS, &bind(session_id))?;
+    Ok(rows.into_iter().filter_map(imported_call_of).collect())
+}
+
+/// A call of a row of [`IMPORTED_CALLS`]' columns.
+pub fn imported_call_of(mut r: Vec<Value>) -> Option<Item> {
+    Some(Item::ToolCall {
+        ts: integer(&r[0])?,
+        tool: take_text(&mut r[1]).unwrap_or_default(),
+        input: take_text(&mut r[2]),
+        duration_ms: integer(&r[3]).filter(|ms| *ms >= 0),
+        outcome: take_text(&mut r[4]),
+        risk: None,
+        decision: None,
+        delegated_to: None,
+        decided_by: None,
+        exit_code: None,
+        error: None,
+        imported: true,
+    })
 }
 
 /// The input of call `c`'s PreToolUse line, once read.
@@ -694,17 +743,49 @@ fn gist(error: &str) -> String {
 /// The columns of a turn's answer, as [`answer_of`] reads them (the team store's `turns`
 /// has them too).
 pub const ANSWER_COLUMNS: &str = "ts, prompt, response, model, hook_type = 'SubagentStop', \
-     synthetic, turn_id, outcome, feedback";
+     synthetic, turn_id, outcome, feedback, imported";
 
-/// Turn ends.
+/// Turn ends; before an imported main turn, its prompt, when it was typed (no prompt event
+/// of it is stored: `drop_shown_prompts` then takes it off the answer).
 fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
-        &format!("SELECT {ANSWER_COLUMNS} FROM turns WHERE session_id = :session"),
+        &format!(
+            "SELECT {ANSWER_COLUMNS}, \
+               (SELECT i.ts FROM transcript_items i WHERE turns.imported = 1 \
+                  AND i.session_id = turns.session_id AND i.kind = 'turn' \
+                  AND i.item_id = turns.turn_key) \
+             FROM turns WHERE session_id = :session"
+        ),
         &bind(session_id),
     )?;
-    Ok(rows.into_iter().filter_map(answer_of).collect())
+    let mut items = Vec::with_capacity(rows.len());
+    for row in rows {
+        let started = integer(&row[ANSWER_COLUMN_COUNT]);
+        let Some(answer) = answer_of(row) else {
+            continue;
+        };
+        if let (
+            Some(ts),
+            Item::Answer {
+                prompt: Some(text),
+                subagent: false,
+                ..
+            },
+        ) = (started, &answer)
+        {
+            items.push(Item::Prompt {
+                ts,
+                text: text.clone(),
+            });
+        }
+        items.push(answer);
+    }
+    Ok(items)
 }
+
+/// The number of [`ANSWER_COLUMNS`].
+const ANSWER_COLUMN_COUNT: usize = 10;
 
 /// An answer of a row of [`ANSWER_COLUMNS`].
 pub fn answer_of(mut r: Vec<Value>) -> Option<Item> {
@@ -715,6 +796,7 @@ pub fn answer_of(mut r: Vec<Value>) -> Option<Item> {
         model: take_text(&mut r[3]),
         subagent: integer(&r[4]) == Some(1),
         harvested: integer(&r[5]) == Some(1),
+        imported: integer(&r[9]) == Some(1),
         outcome: take_text(&mut r[7]),
         feedback: take_text(&mut r[8]).filter(|f| !f.trim().is_empty()),
         usage: None,
@@ -823,7 +905,14 @@ impl Story {
             })
             .collect::<Vec<_>>();
         let of = |o: &str| calls.iter().filter(|c| **c == Some(o)).count();
-        let mut tally = vec![plural(calls.len() as i64, "tool call")];
+        let mut tally = vec![
+            plural(calls.len() as i64, "tool call")
+                + &imported_part(
+                    self.items
+                        .iter()
+                        .filter(|i| matches!(i, Item::ToolCall { imported: true, .. })),
+                ),
+        ];
         for outcome in ["failed", "denied", "refused", "abandoned"] {
             if of(outcome) > 0 {
                 tally.push(format!("{} {outcome}", of(outcome)));
@@ -871,9 +960,28 @@ impl Story {
             if s.ended { "lasted" } else { "active for" },
             human::duration(s.last_seen - s.first_seen),
             plural(s.prompts, "prompt"),
-            plural(s.turns, "turn"),
+            plural(s.turns, "turn")
+                + &imported_part(self.items.iter().filter(|i| {
+                    matches!(
+                        i,
+                        Item::Answer {
+                            imported: true,
+                            subagent: false,
+                            ..
+                        }
+                    )
+                })),
             tally.join(", "),
         )
+    }
+}
+
+/// ` (3 imported)` when `items` are any, of how many were read from the transcript by an
+/// import and by no hook; else nothing.
+fn imported_part<'i>(items: impl Iterator<Item = &'i Item>) -> String {
+    match items.count() {
+        0 => String::new(),
+        n => format!(" ({n} imported)"),
     }
 }
 
@@ -932,6 +1040,7 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
             decided_by,
             exit_code,
             error,
+            imported,
             ..
         } => {
             labelled(out, clock, "tool    ");
@@ -973,6 +1082,9 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
                 tail.push_str(by);
             }
             tail.push(']');
+            if *imported {
+                tail.push_str("  (imported)");
+            }
             if let Some(input) = input {
                 out.push_str("  ");
                 // Counted only when there is a width to fit: `show` into a pipe skips it.
@@ -1007,6 +1119,7 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
             text: answer,
             subagent,
             harvested,
+            imported,
             outcome,
             feedback,
             usage,
@@ -1027,7 +1140,9 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
             if let Some(outcome) = outcome {
                 let _ = write!(tail, "  [{outcome}]");
             }
-            if *harvested {
+            if *imported {
+                tail.push_str("  (imported from the transcript)");
+            } else if *harvested {
                 tail.push_str("  (from the transcript)");
             }
             if let Some(u) = usage {
@@ -1207,6 +1322,7 @@ mod tests {
                 model: None,
                 subagent: false,
                 harvested: false,
+                imported: false,
                 outcome: None,
                 feedback: None,
                 usage: None,
@@ -1219,6 +1335,7 @@ mod tests {
                 model: None,
                 subagent: false,
                 harvested: true,
+                imported: false,
                 outcome: None,
                 feedback: None,
                 usage: None,
@@ -1240,6 +1357,7 @@ mod tests {
             model: None,
             subagent,
             harvested: false,
+            imported: false,
             outcome: None,
             feedback: None,
             usage: None,

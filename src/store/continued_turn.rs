@@ -49,7 +49,7 @@ const PROMPTS_BETWEEN: &str = "
 /// and the hook's feedback (?7) added after what it had.
 const CONTINUE_TURN: &str = "
     UPDATE turns SET event_id = ?3, ts = ?4, response = coalesce(?5, response),
-      model = coalesce(?6, model),
+      model = coalesce(?6, model), imported = 0,
       feedback = CASE WHEN ?7 IS NULL THEN feedback
                       WHEN feedback IS NULL THEN ?7
                       ELSE feedback || char(10) || ?7 END

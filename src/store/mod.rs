@@ -32,6 +32,7 @@ pub mod checkpoint;
 mod closing;
 pub mod continued_turn;
 pub mod functions;
+pub mod imported_turns;
 pub mod indexes;
 pub mod prune;
 pub mod read_only;
@@ -266,6 +267,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0035_chain_by_key",
         include_str!("../../migrations/0035_chain_by_key.sql"),
+    ),
+    (
+        "0036_imported_turns",
+        include_str!("../../migrations/0036_imported_turns.sql"),
     ),
 ];
 

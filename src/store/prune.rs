@@ -295,6 +295,7 @@ fn prune_batches(
             let ((n, calls), held) = timed(conn, report, t.table, |tx| match t.table {
                 "events" => Ok((delete_events(tx, &sql, cutoff_ms, size)?, 0)),
                 "rejects" => Ok((delete_rejects(tx, &sql, cutoff_ms, size)?, 0)),
+                "turns" => Ok((delete_turns(tx, &sql, cutoff_ms, size)?, 0)),
                 "session_tools" => delete_totals(tx, &sql, cutoff_ms, size),
                 _ => Ok((
                     tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64,
@@ -424,6 +425,25 @@ fn delete_events(
     }
     remember_pruned(tx, &undated)?;
     Ok(n)
+}
+
+/// One batch of old turns, covered by the watermark as events are ([`delete_events`]): an
+/// import reading their transcript again does not bring them back (an imported turn has no
+/// event, and a turn is often newer than its session's last deleted event).
+fn delete_turns(
+    tx: &rusqlite::Transaction<'_>,
+    sql: &str,
+    cutoff_ms: i64,
+    size: i64,
+) -> Result<u64, Error> {
+    let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts"))?;
+    let deleted = delete
+        .query_map(rusqlite::params![cutoff_ms, size], |r| r.get::<_, i64>(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    if let Some(newest) = deleted.iter().max() {
+        tx.execute(RAISE_WATERMARK, [newest.saturating_add(1)])?;
+    }
+    Ok(deleted.len() as u64)
 }
 
 /// One batch of old per-session tool totals, with the calls still missing a half that they

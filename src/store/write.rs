@@ -58,7 +58,8 @@ const UPSERT_TURN: &str = "
         THEN coalesce(excluded.model, model) ELSE coalesce(model, excluded.model) END,
       thinking = CASE WHEN excluded.synthetic = 0 OR synthetic = 1
         THEN coalesce(excluded.thinking, thinking) ELSE coalesce(thinking, excluded.thinking) END,
-      synthetic = min(synthetic, excluded.synthetic)";
+      synthetic = min(synthetic, excluded.synthetic),
+      imported = 0";
 
 /// The turn a Codex `Interrupt` (?1 session, ?2 turn key, ?3 turn id, ?4 time, ?5 event id,
 /// ?6 model) cut short: `interrupted`, with the prompt of its `UserPromptSubmit` (same turn id).
@@ -70,7 +71,7 @@ const INTERRUPTED_TURN: &str = "
          AND hook_type = 'UserPromptSubmit' ORDER BY seq DESC LIMIT 1),
       0, ?5, ?6, 'interrupted')
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
-      outcome = 'interrupted', prompt = coalesce(prompt, excluded.prompt)";
+      outcome = 'interrupted', prompt = coalesce(prompt, excluded.prompt), imported = 0";
 
 /// A Gemini CLI session's previous prompt (before the event ?2 of session ?1) when no `Stop`
 /// (`AfterAgent`) followed it: its turn was interrupted (Gemini fires no hook for that).

@@ -10,6 +10,7 @@ mod config;
 mod gate;
 mod globals;
 mod hooks;
+mod import_sessions;
 mod ingest;
 mod otlp_collector;
 mod otlp_continuous;

@@ -1122,18 +1122,18 @@ fn an_older_cmstore_keeps_pushing_into_a_newer_schema() {
         .batch_execute(
             "ALTER TABLE events ADD COLUMN from_the_future text;
              CREATE TABLE future_rows (x int);
-             INSERT INTO team_schema (version, name, applied_at) VALUES (11, '0011_future', 0);",
+             INSERT INTO team_schema (version, name, applied_at) VALUES (12, '0012_future', 0);",
         )
         .unwrap();
     let more = filled(15, 300);
     let stderr = push_ok(&more, &db.url, &[]);
     assert!(stderr.contains("300 events"), "{stderr}");
-    assert!(stderr.contains("team schema 11"), "{stderr}");
+    assert!(stderr.contains("team schema 12"), "{stderr}");
     assert_eq!(events(&db), 500);
     assert_rollups_agree(&mut db.client());
     assert_eq!(
         db.int("SELECT count(*) FROM team_schema"),
-        11,
+        12,
         "nothing ran again"
     );
 }
@@ -1243,7 +1243,7 @@ fn the_rollups_count_what_a_server_held_and_follow_every_write() {
     .unwrap();
     let second = filled_with_checks(18, 1000);
     push_ok(&second, &db.url, &["--content", "full"]);
-    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 10);
+    assert_eq!(db.int("SELECT count(*) FROM team_schema"), 11);
     assert_eq!(
         db.int("SELECT sum(events)::bigint FROM v_daily_events"),
         3012

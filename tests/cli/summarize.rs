@@ -940,7 +940,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 35);
+    assert_eq!(env.int("PRAGMA user_version"), 36);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1213,9 +1213,28 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0035 left: no imported turns, no
+/// transcript item's input, end or outcome, the coverage of tool calls only (0036).
+pub(crate) fn back_to_0035(conn: &rusqlite::Connection) {
+    let m0033 = include_str!("../../migrations/0033_transcript_items.sql");
+    let view = &m0033[m0033.find("CREATE VIEW v_coverage").unwrap()..];
+    conn.execute_batch(&format!(
+        "DROP VIEW v_coverage;
+         {view}
+         ALTER TABLE transcript_items DROP COLUMN input;
+         ALTER TABLE transcript_items DROP COLUMN end_ts;
+         ALTER TABLE transcript_items DROP COLUMN outcome;
+         DROP INDEX turns_imported;
+         ALTER TABLE turns DROP COLUMN imported;
+         PRAGMA user_version = 35;"
+    ))
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0034 left: the chain over `events` only
 /// (no records of the tables chained by key, nothing asked or noted of them in `meta`).
 pub(crate) fn back_to_0034(conn: &rusqlite::Connection) {
+    back_to_0035(conn);
     conn.execute_batch(
         "DELETE FROM chain WHERE kind IN ('usage', 'otel_logs', 'otel_metrics');
          DELETE FROM meta WHERE key IN ('chain_keyed_adopt', 'chain_keyed_since');

@@ -724,14 +724,33 @@ fn each_claude_call_says_who_decided_it() {
     );
 }
 
-/// Coverage (issue 37): the tool calls Claude Code's transcript shows are the ones its hooks
-/// recorded, by the same ids: after `cmstore import`, none is missed and none is the hooks'
-/// alone. (The gate's denied call is in the transcript too: Claude Code asked for it.)
+/// Coverage (issue 37): the tool calls and turns Claude Code's transcript shows are the ones
+/// its hooks recorded, by the same ids: after `cmstore import`, none is missed and none is the
+/// hooks' alone, and the turns the hooks recorded are as they were, not doubled. (The gate's
+/// denied call is in the transcript too: Claude Code asked for it.)
 #[test]
-fn the_hooks_saw_every_tool_call_the_claude_transcript_shows() {
+fn the_hooks_saw_every_tool_call_and_turn_the_claude_transcript_shows() {
     let Some(s) = main_session() else { return };
+    const TURNS: &str = "SELECT turn_key, hook_type, prompt, response, tool_call_count, \
+        imported FROM turns WHERE session_id = :sid ORDER BY turn_key";
+    let by_hooks = s.query(TURNS);
     let projects = s.world.home().join(".claude/projects");
     s.world.cmstore_ok(&["import", projects.to_str().unwrap()]);
+    assert!(!by_hooks.is_empty(), "{}", s.context());
+    assert_eq!(s.query(TURNS), by_hooks, "{}", s.context());
+    let turns = s.query(
+        "SELECT transcript_turns, hooked_turns, missed_turns, hook_only_turns \
+         FROM v_coverage WHERE session_id = :sid",
+    );
+    assert_eq!(
+        turns,
+        [
+            json!({"transcript_turns": by_hooks.len(), "hooked_turns": by_hooks.len(),
+                "missed_turns": 0, "hook_only_turns": 0})
+        ],
+        "{}",
+        s.context()
+    );
     let rows = s.query(
         "SELECT transcript_tool_calls, hooked_tool_calls, missed_tool_calls, \
          hook_only_tool_calls FROM v_coverage WHERE session_id = :sid",

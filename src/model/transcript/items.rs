@@ -9,6 +9,8 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
 
 /// One tool call a transcript shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +25,21 @@ pub struct ToolCallItem {
     pub ts: Option<i64>,
     /// A subagent's call (`isSidechain`).
     pub sidechain: bool,
+    /// The call's input, as the line holds it (JSON text).
+    pub input: Option<String>,
+}
+
+/// The result of a tool call a transcript shows: when it came and whether it failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResultItem {
+    /// The call's id (`tool_result.tool_use_id`).
+    pub id: String,
+    /// The line's session.
+    pub session_id: Option<String>,
+    /// The line's time, epoch milliseconds.
+    pub ts: Option<i64>,
+    /// The result says the call failed (`is_error`).
+    pub failed: bool,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +72,8 @@ struct Block<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
 }
 
 /// The tool calls one Claude Code transcript line (newline excluded) shows; none for a line
@@ -86,6 +105,33 @@ pub fn claude_tool_calls(bytes: &[u8]) -> Vec<ToolCallItem> {
                 session_id: line.session_id.as_deref().map(str::to_owned),
                 ts,
                 sidechain: line.sidechain.unwrap_or(false),
+                input: b.input.map(|raw| raw.get().to_owned()),
+            })
+        })
+        .collect()
+}
+
+/// The tool results a parsed Claude Code `user` line shows (its `tool_result` blocks); none for
+/// any other line.
+pub fn claude_tool_results(value: &Value) -> Vec<ToolResultItem> {
+    if value.get("type").and_then(Value::as_str) != Some("user") {
+        return Vec::new();
+    }
+    let Some(blocks) = value.pointer("/message/content").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let text = |key: &str| value.get(key).and_then(Value::as_str);
+    let ts = text("timestamp").and_then(crate::support::clock::rfc3339_ms);
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .filter_map(|b| {
+            let id = b.get("tool_use_id").and_then(Value::as_str)?;
+            Some(ToolResultItem {
+                id: Some(id).filter(|id| !id.is_empty())?.to_owned(),
+                session_id: text("sessionId").map(str::to_owned),
+                ts,
+                failed: b.get("is_error").and_then(Value::as_bool) == Some(true),
             })
         })
         .collect()
@@ -107,6 +153,7 @@ mod tests {
         assert_eq!(calls[0].session_id.as_deref(), Some("s1"));
         assert_eq!(calls[0].ts, Some(1_770_571_713_068));
         assert!(calls[0].sidechain);
+        assert_eq!(calls[0].input.as_deref(), Some("{}"));
         for other in [
             r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1"}]},"x":"tool_use"}"#,
             r#"{"type":"assistant","message":{"content":"a \"tool_use\" in text"}}"#,
@@ -115,5 +162,29 @@ mod tests {
         ] {
             assert_eq!(claude_tool_calls(other.as_bytes()), [], "{other}");
         }
+    }
+
+    #[test]
+    fn each_tool_result_block_says_its_call_and_whether_it_failed() {
+        let line = serde_json::json!({
+            "type": "user", "sessionId": "s1", "timestamp": "2026-02-08T17:28:33.068Z",
+            "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true,
+                 "content": [{"type": "text", "text": "exit 1"}]},
+                {"type": "text", "text": "tool_result"},
+                {"type": "tool_result", "tool_use_id": ""}
+            ]}
+        });
+        let results = claude_tool_results(&line);
+        let seen: Vec<(&str, bool)> = results.iter().map(|r| (r.id.as_str(), r.failed)).collect();
+        assert_eq!(seen, [("toolu_1", false), ("toolu_2", true)]);
+        assert_eq!(results[0].ts, Some(1_770_571_713_068));
+        assert_eq!(results[0].session_id.as_deref(), Some("s1"));
+        let assistant = serde_json::json!({"type": "assistant", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "toolu_3"}]}});
+        assert_eq!(claude_tool_results(&assistant), []);
+        let plain = serde_json::json!({"type": "user", "message": {"content": "tool_result"}});
+        assert_eq!(claude_tool_results(&plain), []);
     }
 }

@@ -279,6 +279,12 @@ impl Assembler {
         }
     }
 
+    /// The turns completed so far (oldest first), taken: a long transcript read whole
+    /// (`cmstore import`) does not keep them all.
+    pub fn take_completed(&mut self) -> Vec<Turn> {
+        std::mem::take(&mut self.completed)
+    }
+
     /// The turn still open.
     pub fn open(&self) -> Option<&OpenTurn> {
         self.open.as_ref()

@@ -150,13 +150,14 @@ pub fn check_results_between(
     Ok(rows)
 }
 
-/// Each session's digest now: its `sessions` row and its usage, which change whenever
-/// anything the push sends of it changes (a session's turns and tool calls change only with
-/// its events, which change its row). A session that has usage and no row (an import of
+/// Each session's digest now: its `sessions` row, its usage and its imported turns, which
+/// change whenever anything the push sends of it changes (a session's other turns and its tool
+/// calls change only with its events, which change its row; a hook that records an imported
+/// turn is an event). A session that has usage and no row (an import of
 /// history whose session was pruned, or a response no session named: `''`) has one too.
 /// `{only}` limits it to some sessions (empty: all). A session without premium requests has
 /// none in its digest (`concat_ws` passes over a NULL), so the digests stores pushed before
-/// migration 0034 stay what they were.
+/// migration 0034 stay what they were; nor without imported turns (migration 0036).
 const DIGEST_SQL: &str = "
 WITH u AS (
   SELECT coalesce(session_id, '') AS session_id, count(*) AS n, total(input_tokens) AS i,
@@ -167,14 +168,34 @@ WITH u AS (
          CASE WHEN count(premium_requests) > 0 THEN total(premium_requests) END AS pr
   FROM usage {only} GROUP BY 1
 ),
+it AS (
+  SELECT session_id, count(*) AS n, total(ts) AS ts,
+         total(length(coalesce(prompt, '') || coalesce(response, '') || coalesce(thinking, '')))
+           AS len
+  FROM turns INDEXED BY turns_imported WHERE imported = 1 {and_only} GROUP BY 1
+),
 k AS (SELECT session_id FROM sessions {only} UNION SELECT session_id FROM u)
 SELECT k.session_id,
        concat_ws('|', s.agent, s.model, s.cwd, s.first_seen, s.last_seen, s.events, s.prompts,
                  s.tool_uses, s.tool_failures, s.stops, s.estimated_tokens, s.ended, s.ended_at,
-                 u.n, u.i, u.o, u.cw, u.cw1, u.cr, u.r, u.rn, u.m, u.t, u.off, u.sc, u.pr)
+                 u.n, u.i, u.o, u.cw, u.cw1, u.cr, u.r, u.rn, u.m, u.t, u.off, u.sc, u.pr,
+                 it.n, it.ts, it.len)
 FROM k
 LEFT JOIN sessions s ON s.session_id = k.session_id
-LEFT JOIN u ON u.session_id = k.session_id";
+LEFT JOIN u ON u.session_id = k.session_id
+LEFT JOIN it ON it.session_id = k.session_id";
+
+/// `sql` (a [`DIGEST_SQL`]) of every session, or, when `only`, of the sessions the JSON list
+/// `?1` names.
+fn digest_sql(sql: &str, only: bool) -> String {
+    const ONLY: &str = "session_id IN (SELECT value FROM json_each(?1))";
+    let (filter, and_filter) = match only {
+        true => (format!("WHERE {ONLY}"), format!("AND {ONLY}")),
+        false => (String::new(), String::new()),
+    };
+    sql.replace("{only}", &filter)
+        .replace("{and_only}", &and_filter)
+}
 
 /// The sessions whose digest differs from what `destination` was last sent, with their
 /// digest now: of every session, or of `only` those (the sessions of the events just pushed,
@@ -192,14 +213,8 @@ pub fn changed_sessions(
         sent.insert(session, digest);
     }
     let mut changed = Vec::new();
-    let (filter, list) = match only {
-        Some(ids) => (
-            "WHERE session_id IN (SELECT value FROM json_each(?1))",
-            serde_json::to_string(ids).expect("strings serialize"),
-        ),
-        None => ("", String::new()),
-    };
-    let mut stmt = conn.prepare_cached(&DIGEST_SQL.replace("{only}", filter))?;
+    let list = only.map(|ids| serde_json::to_string(ids).expect("strings serialize"));
+    let mut stmt = conn.prepare_cached(&digest_sql(DIGEST_SQL, only.is_some()))?;
     let read = |r: &rusqlite::Row<'_>| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?));
     let rows = match only {
         Some(_) => stmt.query_map([list], read)?,
@@ -326,15 +341,32 @@ mod tests {
         assert_eq!((rows.len(), last), (0, None));
     }
 
+    /// A store at the latest migration, in `dir`.
+    fn latest_store(dir: &tempfile::TempDir) -> Connection {
+        let path = dir.path().join("s.db");
+        let mut conn = Connection::open(&path).unwrap();
+        crate::store::migrate(&mut conn, &path, crate::store::MIGRATIONS.len()).unwrap();
+        conn
+    }
+
+    /// Each session's digest text by `sql` (a [`DIGEST_SQL`]).
+    fn digests_by(conn: &Connection, sql: &str) -> HashMap<String, String> {
+        let mut stmt = conn.prepare(&digest_sql(sql, false)).unwrap();
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        rows
+    }
+
     /// Migration 0034 added premium requests to a session's digest: a session without any has
     /// the digest it had before (what the statement without them computes), so upgrading
     /// re-sends nothing; one with some has another.
     #[test]
     fn premium_requests_change_only_the_digests_of_sessions_that_have_some() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
-        let mut conn = Connection::open(&path).unwrap();
-        crate::store::migrate(&mut conn, &path, crate::store::MIGRATIONS.len()).unwrap();
+        let conn = latest_store(&dir);
         conn.execute_batch(
             "INSERT INTO usage (message_id, session_id, agent, model, ts, input_tokens,
                output_tokens, origin) VALUES ('m1', 'plain', 'claude', 'x', 1, 5, 7, 'hook');
@@ -343,20 +375,14 @@ mod tests {
                VALUES ('m2', 'copilot', 'copilot', 'y', 1, 5, 7, 'hook', 0.33);",
         )
         .unwrap();
-        let digests = |sql: &str| -> HashMap<String, String> {
-            let mut stmt = conn.prepare(&sql.replace("{only}", "")).unwrap();
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
-        };
+        let digests = |sql: &str| digests_by(&conn, sql);
         let now = digests(DIGEST_SQL);
         let before_0034 = DIGEST_SQL
             .replace(
                 ",\n         CASE WHEN count(premium_requests) > 0 THEN total(premium_requests) END AS pr",
                 "",
             )
-            .replace(", u.sc, u.pr)", ", u.sc)");
+            .replace(", u.sc, u.pr,", ", u.sc,");
         assert_ne!(
             before_0034, DIGEST_SQL,
             "the statement before 0034 is rebuilt"
@@ -364,5 +390,47 @@ mod tests {
         let before = digests(&before_0034);
         assert_eq!(now["plain"], before["plain"]);
         assert_ne!(now["copilot"], before["copilot"]);
+    }
+
+    /// Migration 0036 added a session's imported turns to its digest: a session without any
+    /// has the digest it had, whatever its other turns; one an import gave a turn, or whose
+    /// imported turn a later import completed, has another.
+    #[test]
+    fn imported_turns_change_only_the_digests_of_sessions_that_have_some() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = latest_store(&dir);
+        conn.execute_batch(
+            "INSERT INTO sessions (session_id, first_seen, last_seen) VALUES ('hooked', 1, 2),
+               ('imported', 1, 2);
+             INSERT INTO turns (session_id, turn_key, ts, synthetic, event_id, response)
+               VALUES ('hooked', 'u1', 1, 0, 'e1', 'hi');",
+        )
+        .unwrap();
+        let digests = |conn: &Connection| digests_by(conn, DIGEST_SQL);
+        let before = digests(&conn);
+        let before_0036 = DIGEST_SQL.replace(",\n                 it.n, it.ts, it.len)", ")");
+        assert_ne!(
+            before_0036, DIGEST_SQL,
+            "the statement before 0036 is rebuilt"
+        );
+        assert_eq!(before, digests_by(&conn, &before_0036));
+        conn.execute_batch(
+            "INSERT INTO turns (session_id, turn_key, ts, synthetic, event_id, response, imported)
+               VALUES ('imported', 'u9', 5, 1, 'e9', 'partial', 1);",
+        )
+        .unwrap();
+        let after = digests(&conn);
+        assert_eq!(after["hooked"], before["hooked"]);
+        assert_ne!(after["imported"], before["imported"]);
+        conn.execute_batch(
+            "UPDATE turns SET response = 'partial, then whole' WHERE turn_key = 'u9'",
+        )
+        .unwrap();
+        assert_ne!(digests(&conn)["imported"], after["imported"]);
+        let only = digest_sql(DIGEST_SQL, true);
+        let one: String = conn
+            .query_row(&only, [r#"["imported"]"#], |r| r.get(1))
+            .unwrap();
+        assert_eq!(one, digests(&conn)["imported"].clone());
     }
 }

@@ -153,6 +153,7 @@ pub const TURNS: Table = Table {
         col("outcome", T),
         col("thinking", C),
         col("feedback", C),
+        col("imported", I),
     ],
     labelled: false,
     profiled: false,

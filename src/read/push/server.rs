@@ -57,6 +57,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0010_event_content",
         include_str!("../../../migrations/team/0010_event_content.sql"),
     ),
+    (
+        "0011_imported_turns",
+        include_str!("../../../migrations/team/0011_imported_turns.sql"),
+    ),
 ];
 
 /// The advisory lock key one migrating machine holds, so that two never migrate at once.

@@ -215,6 +215,8 @@ fn call_of(mut r: Vec<Value>, failures: &HashMap<String, story::Failure>) -> Opt
         decided_by: take_text(&mut r[9]).filter(|by| by != "unknown"),
         exit_code,
         error,
+        // The team store holds the calls the hooks recorded, not the transcripts' items.
+        imported: false,
     })
 }
 

@@ -1,6 +1,8 @@
 //! `cmstore import`'s stage: existing Claude Code transcripts, Gemini CLI and Qwen Code chat
-//! files, Codex rollouts and Copilot event logs into the `usage` table, the same rows capture and ingest
-//! write (docs/usage.md), so a new user sees their history on day one. A file's agent is known
+//! files, Codex rollouts and Copilot event logs into the `usage` table, the same rows capture
+//! and ingest write (docs/usage.md), so a new user sees their history on day one; of a Claude
+//! Code transcript also its turns and tool calls (its `turns` and `items` modules), under the
+//! keys the hooks use. A file's agent is known
 //! by its path: `…/chats/session-*.jsonl` is Gemini's, and so are its older JSON chats
 //! (`session-*.json`, a subagent's `chats/<parent>/*.json`), `rollout-*.jsonl` Codex's,
 //! `…/session-state/<session>/events.jsonl` Copilot CLI's, `…/GitHub.copilot-chat/transcripts/
@@ -23,9 +25,11 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+use crate::config::Config;
 use crate::files::tail::{Line, LineReader};
 use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::opencode as opencode_store;
+use crate::model::redact::Redactor;
 use crate::model::transcript::items::{claude_tool_calls, ToolCallItem};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
@@ -35,9 +39,16 @@ use crate::model::transcript::usage::{
 use crate::model::transcript::usage_droid;
 use crate::model::transcript::{parse_line, ParseOptions, Record};
 use crate::store::{self, usage, Store};
+use turns::{ReadTurn, TurnReader};
+
+mod items;
+mod turns;
 
 /// Records written per transaction.
 pub const BATCH_RECORDS: usize = 2000;
+
+/// Turns written per transaction: each holds its texts, tool inputs and outputs.
+const BATCH_TURNS: usize = 200;
 
 /// Longest transcript line read; longer ones (huge tool results) are skipped and counted. An
 /// assistant line carrying usage is far shorter.
@@ -180,6 +191,14 @@ pub struct Stats {
     pub rows_before: i64,
     /// See `rows_before`.
     pub rows_after: i64,
+    /// Turns read from transcripts and written (new rows, or rows filled in or completed).
+    pub turns: u64,
+    /// Turns older than what `prune` deleted, left out.
+    pub turns_pruned: u64,
+    /// Rows of `turns` before and after.
+    pub turn_rows_before: i64,
+    /// See `turn_rows_before`.
+    pub turn_rows_after: i64,
 }
 
 impl Stats {
@@ -239,10 +258,12 @@ fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Imports `files` into `store`; `progress` is told the bytes read so far, now and then.
+/// Imports `files` into `store`, their turns recorded as `config` has the hooks record them;
+/// `progress` is told the bytes read so far, now and then.
 pub fn import(
     store: &Store,
     files: &[PathBuf],
+    config: &Config,
     mut progress: impl FnMut(u64),
 ) -> Result<Stats, Error> {
     let mut conn = store.conn()?;
@@ -255,12 +276,13 @@ pub fn import(
     crate::store::chain::keyed::watch(&conn)?;
     let mut stats = Stats {
         rows_before: usage::count(&conn)?,
+        turn_rows_before: count_turns(&conn)?,
         ..Stats::default()
     };
     // The sizes of the files passed over, so that the progress still reaches the total.
     let mut passed_over = 0;
     for path in files {
-        let kind = import_file(&mut conn, path, &mut stats, &mut |b| {
+        let kind = import_file(&mut conn, path, config, &mut stats, &mut |b| {
             progress(b + passed_over)
         })?;
         match kind {
@@ -278,7 +300,13 @@ pub fn import(
         }
     }
     stats.rows_after = usage::count(&conn)?;
+    stats.turn_rows_after = count_turns(&conn)?;
     Ok(stats)
+}
+
+/// Rows of `turns`.
+fn count_turns(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT count(*) FROM turns", [], |r| r.get(0))
 }
 
 /// First and last time, the latest model and the working directory seen of one session.
@@ -344,6 +372,7 @@ enum Kind {
 fn import_file(
     conn: &mut Connection,
     path: &Path,
+    config: &Config,
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
@@ -365,14 +394,18 @@ fn import_file(
         return import_cline_session(conn, path, stats, progress);
     }
     let file = File::open(path).map_err(read_error)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let options = ParseOptions {
-        sidechain: path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("agent-")),
+        sidechain: name.starts_with("agent-"),
     };
     // Sessions a file names that the line does not.
     let mut fallback = format.session_of_path(path);
+    // The turns of a Claude Code transcript. Not of a compaction's subagent: its file holds
+    // copies of the parent's lines, whose turns are the parent's.
+    let mut turns = (format == Format::Claude && !name.starts_with("agent-acompact-"))
+        .then(|| TurnReader::new(options, path));
+    let mut read_turns: Vec<ReadTurn> = Vec::new();
+    let redactor = Redactor::new(&config.redact);
     let mut codex = CodexReader::new(fallback.clone());
     let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
     let mut turn: Option<String> = None;
@@ -431,6 +464,17 @@ fn import_file(
                     batch.push(record);
                 }
             }
+            Some(Line::Complete { offset, bytes }) if turns.is_some() => {
+                let reader = turns.as_mut().expect("a Claude Code transcript's turns");
+                if let Some(mut record) = from_line(bytes, offset) {
+                    items.extend(claude_tool_calls(bytes));
+                    record.turn_id = reader.open_turn_id();
+                    note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
+                    batch.push(record);
+                }
+                reader.feed(offset, bytes);
+                read_turns.extend(reader.take_completed());
+            }
             Some(Line::Complete { offset, bytes }) => {
                 if let Some(mut record) = from_line(bytes, offset) {
                     // Tool calls are in assistant lines, which carry usage: the others (the
@@ -452,15 +496,47 @@ fn import_file(
             Some(Line::TooLong { .. }) => stats.too_long += 1,
             None => break,
         }
-        if batch.len() >= BATCH_RECORDS || items.len() >= BATCH_RECORDS {
+        if batch.len() >= BATCH_RECORDS
+            || items.len() >= BATCH_RECORDS
+            || read_turns.len() >= BATCH_TURNS
+        {
             let records = std::mem::take(&mut batch);
             write_batch(conn, records, (format, &fallback), &mut sessions, stats)?;
-            write_items(conn, std::mem::take(&mut items), (format, &fallback))?;
+            let results = turns.as_mut().map(TurnReader::take_results);
+            let shown = (std::mem::take(&mut items), results.unwrap_or_default());
+            items::write(conn, shown, &redactor, (format.agent(), &fallback))?;
+            let done = std::mem::take(&mut read_turns);
+            write_turns(
+                conn,
+                config,
+                done,
+                (path, format, &cwds),
+                &mut sessions,
+                stats,
+            )?;
             progress(start + reader.offset());
         }
     }
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
-    write_items(conn, items, (format, &fallback))?;
+    let results = turns.as_mut().map(TurnReader::take_results);
+    items::write(
+        conn,
+        (items, results.unwrap_or_default()),
+        &redactor,
+        (format.agent(), &fallback),
+    )?;
+    for (session, cwd) in turns.as_ref().map(TurnReader::cwds).into_iter().flatten() {
+        cwds.entry(session.clone()).or_insert_with(|| cwd.clone());
+    }
+    read_turns.extend(turns.map(TurnReader::finish).unwrap_or_default());
+    write_turns(
+        conn,
+        config,
+        read_turns,
+        (path, format, &cwds),
+        &mut sessions,
+        stats,
+    )?;
     let file_cwd = match format {
         Format::Claude | Format::Qwen | Format::Droid | Format::Opencode | Format::Cline => None,
         Format::Codex => codex.cwd().map(str::to_owned),
@@ -695,38 +771,40 @@ fn might_change_turn(bytes: &[u8]) -> bool {
         || memchr::memmem::find(bytes, b"turn_duration").is_some()
 }
 
-/// Records the tool calls a transcript shows (`transcript_items`), each once whatever the
-/// number of lines or imports that show it; in the session its line names, else the file's.
-fn write_items(
+/// Writes the turns read from the transcript at `path` ([`turns::write`]); their sessions get
+/// `sessions` rows as those of imported responses do.
+fn write_turns(
     conn: &mut Connection,
-    items: Vec<ToolCallItem>,
-    (format, fallback): (Format, &Option<String>),
+    config: &Config,
+    read: Vec<ReadTurn>,
+    (path, format, cwds): (&Path, Format, &HashMap<String, String>),
+    sessions: &mut HashMap<String, Seen>,
+    stats: &mut Stats,
 ) -> Result<(), Error> {
-    if items.is_empty() {
-        return Ok(());
-    }
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    {
-        let mut insert = tx.prepare_cached(
-            "INSERT OR IGNORE INTO transcript_items
-               (session_id, kind, item_id, agent, ts, name, sidechain)
-             VALUES (?1, 'tool_call', ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        for item in &items {
-            let Some(session) = item.session_id.as_deref().or(fallback.as_deref()) else {
-                continue;
-            };
-            insert.execute(params![
-                session,
-                item.id,
-                format.agent(),
-                item.ts,
-                item.name,
-                item.sidechain
-            ])?;
+    for t in &read {
+        if let Some(ts) = t.ts() {
+            let seen = sessions.entry(t.session().to_owned()).or_insert(Seen {
+                first: ts,
+                last: ts,
+                ..Seen::default()
+            });
+            seen.first = seen.first.min(ts);
+            seen.last = seen.last.max(ts);
         }
     }
-    tx.commit()?;
+    let path_text = path.to_string_lossy();
+    let file = turns::FileFacts {
+        path: &path_text,
+        agent: format.agent(),
+        subagent: path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("agent-")),
+        cwds,
+    };
+    let written = turns::write(conn, config, read, &file, crate::support::clock::now_ms())?;
+    stats.turns += written.turns;
+    stats.turns_pruned += written.pruned;
     Ok(())
 }
 
@@ -832,9 +910,9 @@ mod tests {
             .map(|(p, _)| p)
             .collect();
         assert_eq!(files, vec![t.clone()]);
-        let first = import(&store, &files, |_| {}).unwrap();
+        let first = import(&store, &files, &Config::default(), |_| {}).unwrap();
         assert_eq!((first.rows_before, first.rows_after), (0, 1));
-        let again = import(&store, &files, |_| {}).unwrap();
+        let again = import(&store, &files, &Config::default(), |_| {}).unwrap();
         assert_eq!((again.rows_before, again.rows_after), (1, 1));
         let conn = store.conn().unwrap();
         let row: (i64, String, String, i64) = conn
@@ -880,7 +958,7 @@ mod tests {
             .collect();
         assert_eq!(files.len(), 2, "{files:?}");
         for _ in 0..2 {
-            import(&store, &files, |_| {}).unwrap();
+            import(&store, &files, &Config::default(), |_| {}).unwrap();
         }
         let conn = store.conn().unwrap();
         let mut stmt = conn
@@ -978,7 +1056,7 @@ mod tests {
             .map(|(p, _)| p)
             .collect();
         assert_eq!(found.len(), 3, "{found:?}");
-        let stats = import(&store, &found, |_| {}).unwrap();
+        let stats = import(&store, &found, &Config::default(), |_| {}).unwrap();
         assert_eq!((stats.files, stats.not_chats, stats.rows_after), (2, 1, 2));
         let conn = store.conn().unwrap();
         let rows: Vec<(String, i64, Option<String>, i64, i64)> = conn
@@ -1006,7 +1084,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(session, ("gemini".into(), "/w/app".into()));
-        let again = import(&store, &found, |_| {}).unwrap();
+        let again = import(&store, &found, &Config::default(), |_| {}).unwrap();
         assert_eq!((again.rows_before, again.rows_after), (2, 2));
     }
 
@@ -1073,7 +1151,7 @@ mod tests {
             .map(|(p, _)| p)
             .collect();
         assert_eq!(files.len(), 5, "{files:?}");
-        import(&store, &files, |_| {}).unwrap();
+        import(&store, &files, &Config::default(), |_| {}).unwrap();
         let cwds: Vec<(String, Option<String>)> = conn
             .prepare("SELECT session_id, cwd FROM sessions ORDER BY session_id")
             .unwrap()

@@ -1,0 +1,94 @@
+//! The tool calls a transcript shows, into `transcript_items` (coverage: what the hooks
+//! missed; `show` brings back the calls no hook recorded): each call once whatever the number
+//! of lines or imports that show it, with its input as `tool_calls.input` keeps a hook's
+//! (redacted as capture redacts it) and, once its result is read, when it ended and how.
+
+use rusqlite::{params, Connection, TransactionBehavior};
+
+use super::Error;
+use crate::model::queue_line::tool_input;
+use crate::model::redact::Redactor;
+use crate::model::transcript::items::{ToolCallItem, ToolResultItem};
+
+/// A call the transcript shows; its input kept only when none is yet (a call first imported
+/// before inputs were kept gets one).
+const NOTE_CALL: &str = "
+    INSERT INTO transcript_items(session_id, kind, item_id, agent, ts, name, sidechain, input)
+    VALUES (?1, 'tool_call', ?2, ?3, ?4, ?5, ?6, ?7)
+    ON CONFLICT(session_id, kind, item_id) DO UPDATE SET input = coalesce(input, excluded.input)";
+
+/// The result of call ?2 of session ?1: when it came (?3) and how the call ended (?4).
+const NOTE_RESULT: &str = "
+    UPDATE transcript_items SET end_ts = ?3, outcome = ?4
+    WHERE session_id = ?1 AND kind = 'tool_call' AND item_id = ?2";
+
+/// Writes `calls` and `results` in one short transaction, each in the session its line names,
+/// else `fallback`; the calls attributed to `agent`.
+pub fn write(
+    conn: &mut Connection,
+    (calls, results): (Vec<ToolCallItem>, Vec<ToolResultItem>),
+    redactor: &Redactor,
+    (agent, fallback): (&str, &Option<String>),
+) -> Result<(), Error> {
+    if calls.is_empty() && results.is_empty() {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    {
+        let mut note = tx.prepare_cached(NOTE_CALL)?;
+        for call in &calls {
+            let Some(session) = call.session_id.as_deref().or(fallback.as_deref()) else {
+                continue;
+            };
+            let input = call
+                .input
+                .as_deref()
+                .and_then(|raw| kept_input(raw, redactor));
+            note.execute(params![
+                session,
+                call.id,
+                agent,
+                call.ts,
+                call.name,
+                call.sidechain,
+                input
+            ])?;
+        }
+        let mut ended = tx.prepare_cached(NOTE_RESULT)?;
+        for result in &results {
+            let Some(session) = result.session_id.as_deref().or(fallback.as_deref()) else {
+                continue;
+            };
+            let outcome = if result.failed { "failed" } else { "succeeded" };
+            ended.execute(params![session, result.id, result.ts, outcome])?;
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// A call's input (JSON text) as `tool_calls.input` keeps a hook's: redacted whole, then the
+/// story's text of it, cut.
+fn kept_input(raw: &str, redactor: &Redactor) -> Option<String> {
+    let redacted = redactor.redact(raw);
+    tool_input::story_text(&redacted).map(tool_input::stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_is_redacted_whole_before_it_is_cut() {
+        let redactor = Redactor::new(&[]);
+        let secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+        let raw = format!(r#"{{"command":"curl -H 'Authorization: token {secret}' x"}}"#);
+        let kept = kept_input(&raw, &redactor).unwrap();
+        assert!(!kept.contains(secret), "{kept}");
+        assert!(kept.starts_with("curl -H"), "{kept}");
+        let long = format!(r#"{{"file_path":"/{}"}}"#, "a".repeat(400));
+        let kept = kept_input(&long, &redactor).unwrap();
+        assert!(tool_input::is_cut(&kept), "{kept}");
+        assert_eq!(kept_input("17", &redactor), None);
+    }
+}

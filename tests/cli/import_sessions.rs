@@ -1,0 +1,467 @@
+//! Whole sessions from transcripts (issue 37): `cmstore import` writes the turns and tool calls
+//! a Claude Code transcript shows, and a turn both the hooks and the import saw is one row,
+//! whatever the order.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+const SESSION: &str = "5e551011-0000-4000-8000-000000000001";
+
+/// A Claude Code transcript line of `kind` at second `s` of 2026-12-01 10:00.
+fn line(kind: &str, uuid: &str, s: u32, rest: Value) -> String {
+    let mut v = json!({"type": kind, "uuid": uuid, "sessionId": SESSION, "cwd": "/w/proj",
+        "timestamp": format!("2026-12-01T10:00:{s:02}.000Z")});
+    v.as_object_mut()
+        .unwrap()
+        .extend(rest.as_object().unwrap().clone());
+    v.to_string()
+}
+
+fn prompt(uuid: &str, s: u32, text: &str) -> String {
+    line(
+        "user",
+        uuid,
+        s,
+        json!({"message": {"role": "user", "content": text}}),
+    )
+}
+
+fn assistant(uuid: &str, s: u32, id: &str, content: Value) -> String {
+    line(
+        "assistant",
+        uuid,
+        s,
+        json!({"requestId": format!("req_{id}"), "message": {"id": id, "role": "assistant",
+            "model": "claude-sonnet-4-5", "content": content,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}}),
+    )
+}
+
+fn result(uuid: &str, s: u32, call: &str, output: &str, is_error: bool) -> String {
+    line(
+        "user",
+        uuid,
+        s,
+        json!({"message": {"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": call, "content": output, "is_error": is_error}]}}),
+    )
+}
+
+fn turn_end(uuid: &str, s: u32) -> String {
+    line(
+        "system",
+        uuid,
+        s,
+        json!({"subtype": "turn_duration", "durationMs": 1000}),
+    )
+}
+
+fn tool_use(id: &str, command: &str) -> Value {
+    json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command}})
+}
+
+/// The hook payload of `event` in the session, with `extra` fields.
+fn hook(event: &str, transcript: &Path, extra: Value) -> String {
+    let mut v = json!({"session_id": SESSION, "transcript_path": transcript, "cwd": "/w/proj",
+        "hook_event_name": event});
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    v.to_string()
+}
+
+fn append(path: &Path, lines: &[String]) {
+    let mut f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    for l in lines {
+        writeln!(f, "{l}").unwrap();
+    }
+}
+
+/// A session of three turns: the hooks fire for the first two as Claude Code fires them while
+/// the transcript grows, and miss the third (interrupted, no hook after its prompt). Returns
+/// the transcript and the queue the hooks wrote.
+fn session_with_hooks(hooks: &TestEnv) -> (PathBuf, Vec<u8>) {
+    let t = hooks
+        .dir
+        .path()
+        .join(format!("projects/-w-proj/{SESSION}.jsonl"));
+    fs::create_dir_all(t.parent().unwrap()).unwrap();
+    // Each hook right after the transcript line it follows (`_s`), as Claude Code fires them;
+    // the hook's own time is the test's clock (a payload naming its time reads as VS Code's).
+    let fire = |event: &str, _s: u32, extra: Value| {
+        let line = capture(hooks, hook(event, &t, extra), &[]);
+        assert_eq!(line, json!({}), "{event}");
+    };
+    append(&t, &[prompt("u1", 0, "list the files")]);
+    fire("UserPromptSubmit", 0, json!({"prompt": "list the files"}));
+    append(
+        &t,
+        &[assistant(
+            "a1",
+            1,
+            "msg_1",
+            json!([{"type": "thinking", "thinking": "ls will do"}, tool_use("toolu_1", "ls")]),
+        )],
+    );
+    let ls =
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_1"});
+    fire("PreToolUse", 1, ls.clone());
+    append(&t, &[result("r1", 2, "toolu_1", "a.txt", false)]);
+    fire("PostToolUse", 2, ls);
+    append(
+        &t,
+        &[
+            assistant(
+                "a2",
+                3,
+                "msg_2",
+                json!([{"type": "text", "text": "There is a.txt."}]),
+            ),
+            turn_end("d1", 3),
+        ],
+    );
+    fire(
+        "Stop",
+        3,
+        json!({"stop_hook_active": false, "last_assistant_message": "There is a.txt."}),
+    );
+
+    append(&t, &[prompt("u2", 10, "run false")]);
+    fire("UserPromptSubmit", 10, json!({"prompt": "run false"}));
+    append(
+        &t,
+        &[assistant(
+            "a3",
+            11,
+            "msg_3",
+            json!([tool_use("toolu_2", "false")]),
+        )],
+    );
+    let no =
+        json!({"tool_name": "Bash", "tool_input": {"command": "false"}, "tool_use_id": "toolu_2"});
+    fire("PreToolUse", 11, no.clone());
+    append(&t, &[result("r2", 12, "toolu_2", "exit 1", true)]);
+    let mut failed = no;
+    failed["error"] = json!("exit 1");
+    fire("PostToolUseFailure", 12, failed);
+    append(
+        &t,
+        &[
+            assistant(
+                "a4",
+                13,
+                "msg_4",
+                json!([{"type": "text", "text": "It failed."}]),
+            ),
+            turn_end("d2", 13),
+        ],
+    );
+    fire(
+        "Stop",
+        13,
+        json!({"stop_hook_active": false, "last_assistant_message": "It failed."}),
+    );
+
+    // The third turn: its hooks never ran (a hook killed on exit, a version that stopped
+    // firing one).
+    append(
+        &t,
+        &[
+            prompt("u3", 20, "now count them"),
+            assistant(
+                "a5",
+                21,
+                "msg_5",
+                json!([tool_use("toolu_3", "ls | wc -l")]),
+            ),
+            result("r3", 22, "toolu_3", "1", false),
+            assistant(
+                "a6",
+                23,
+                "msg_6",
+                json!([{"type": "text", "text": "Counting"}]),
+            ),
+            line(
+                "user",
+                "i3",
+                24,
+                json!({"message": {"role": "user", "content": [{"type": "text",
+                    "text": "[Request interrupted by user]"}]}}),
+            ),
+        ],
+    );
+    let queue = fs::read(hooks.queue()).unwrap();
+    (t, queue)
+}
+
+/// Every row of `turns`, every column, in key order.
+fn turns_table(env: &TestEnv) -> Vec<String> {
+    rows(env, "SELECT * FROM turns ORDER BY session_id, turn_key")
+}
+
+/// The rows of `sql`, each as its columns' debug text.
+fn rows(env: &TestEnv, sql: &str) -> Vec<String> {
+    let conn = env.conn();
+    let mut stmt = conn.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    let rows = stmt
+        .query_map([], |r| {
+            (0..n)
+                .map(|i| {
+                    r.get::<_, rusqlite::types::Value>(i)
+                        .map(|v| format!("{v:?}"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|v| v.join(" | "))
+        })
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    rows
+}
+
+/// What a turn records, whichever road brought it: everything but its time, its event, whether
+/// it was harvested and whether a hook recorded it.
+const TURN_CONTENT: &str = "SELECT session_id, turn_key, turn_id, hook_type, prompt, response,
+    tool_call_count, model, thinking, outcome, feedback FROM turns ORDER BY session_id, turn_key";
+
+fn import(env: &TestEnv, transcript: &Path) -> String {
+    let out = env.cmd().arg("import").arg(transcript).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn ingest_queue(env: &TestEnv, queue: &[u8]) {
+    env.append_raw(queue);
+    env.ingest_once();
+}
+
+#[test]
+fn a_turn_the_hooks_and_an_import_both_saw_is_one_row_whatever_the_order() {
+    let hooks = TestEnv::new();
+    let (transcript, queue) = session_with_hooks(&hooks);
+
+    let hooks_alone = TestEnv::new();
+    ingest_queue(&hooks_alone, &queue);
+    let by_hooks = turns_table(&hooks_alone);
+    assert_eq!(by_hooks.len(), 2, "the hooks saw two turns: {by_hooks:#?}");
+
+    let import_alone = TestEnv::new();
+    let said = import(&import_alone, &transcript);
+    assert!(said.contains("3 turn(s)"), "{said}");
+    let imported = rows(&import_alone, TURN_CONTENT);
+    assert_eq!(imported.len(), 3, "{imported:#?}");
+    // The two turns the hooks saw, as the hooks recorded them.
+    assert_eq!(imported[..2], rows(&hooks_alone, TURN_CONTENT)[..]);
+    assert_eq!(
+        import_alone.text("SELECT group_concat(imported) FROM turns"),
+        "1,1,1"
+    );
+
+    let hooks_then_import = TestEnv::new();
+    ingest_queue(&hooks_then_import, &queue);
+    import(&hooks_then_import, &transcript);
+    let import_then_hooks = TestEnv::new();
+    import(&import_then_hooks, &transcript);
+    ingest_queue(&import_then_hooks, &queue);
+    let both = turns_table(&hooks_then_import);
+    assert_eq!(
+        both,
+        turns_table(&import_then_hooks),
+        "the order changes nothing"
+    );
+    assert_eq!(
+        both[..2],
+        by_hooks[..],
+        "the hooks' rows are left as they were"
+    );
+    assert_eq!(both.len(), 3);
+
+    // Again, and again after the hooks: nothing added, nothing changed.
+    import(&hooks_then_import, &transcript);
+    import(&import_then_hooks, &transcript);
+    assert_eq!(turns_table(&hooks_then_import), both);
+    assert_eq!(turns_table(&import_then_hooks), both);
+
+    // What the hooks missed: the third turn and its call, and nothing only the hooks saw.
+    let coverage = "SELECT transcript_tool_calls, hooked_tool_calls, missed_tool_calls,
+        hook_only_tool_calls, transcript_turns, hooked_turns, missed_turns, hook_only_turns
+        FROM v_coverage";
+    assert_eq!(
+        rows(&hooks_then_import, coverage),
+        ["Integer(3) | Integer(2) | Integer(1) | Integer(0) | Integer(3) | Integer(2) | Integer(1) | Integer(0)"]
+    );
+    assert_eq!(
+        rows(&import_then_hooks, coverage),
+        rows(&hooks_then_import, coverage)
+    );
+    // The interrupted turn, as the transcript tells it.
+    assert_eq!(
+        hooks_then_import.text(
+            "SELECT prompt || ' / ' || response || ' / ' || outcome || ' / ' || imported
+             FROM turns WHERE turn_key = 'u3'"
+        ),
+        "now count them / Counting / interrupted / 1"
+    );
+    // Imported history is written to the store, never to the queue the extension tails.
+    assert!(!import_alone.queue().exists());
+}
+
+#[test]
+fn show_tells_an_imported_session_with_the_calls_no_hook_recorded() {
+    let hooks = TestEnv::new();
+    let (transcript, queue) = session_with_hooks(&hooks);
+    let env = TestEnv::new();
+    ingest_queue(&env, &queue);
+    import(&env, &transcript);
+    let out = env
+        .cmd()
+        .args(["show", SESSION, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let story: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = story["items"].as_array().unwrap();
+    // In the order of their inputs: the hooks' calls are dated by the test's clock, the
+    // transcript's by its lines.
+    let mut calls: Vec<(String, bool, Value)> = items
+        .iter()
+        .filter(|i| i["kind"] == "tool_call")
+        .map(|i| {
+            (
+                i["input"].as_str().unwrap_or_default().to_owned(),
+                i["imported"].as_bool().unwrap(),
+                i["outcome"].clone(),
+            )
+        })
+        .collect();
+    calls.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        calls,
+        [
+            ("false".to_owned(), false, json!("failed")),
+            ("ls".to_owned(), false, json!("succeeded")),
+            ("ls | wc -l".to_owned(), true, json!("succeeded")),
+        ]
+    );
+    let imported_call = items
+        .iter()
+        .find(|i| i["kind"] == "tool_call" && i["imported"] == true)
+        .unwrap();
+    assert_eq!(
+        imported_call["duration_ms"], 1000,
+        "from its call to its result"
+    );
+    // The imported turn's prompt where it was typed, then its call, then its answer.
+    let third = items
+        .iter()
+        .find(|i| i["text"] == "now count them")
+        .unwrap();
+    let began = third["ts"].as_i64().unwrap();
+    let kinds: Vec<&str> = items
+        .iter()
+        .filter(|i| (began..began + 10_000).contains(&i["ts"].as_i64().unwrap()))
+        .map(|i| i["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["prompt", "tool_call", "answer"]);
+    let text =
+        String::from_utf8(env.cmd().args(["show", SESSION]).output().unwrap().stdout).unwrap();
+    assert!(
+        text.contains("3 turns (1 imported) · 3 tool calls (1 imported)"),
+        "{text}"
+    );
+    assert!(text.contains("(imported from the transcript)"), "{text}");
+}
+
+#[test]
+fn imported_text_is_redacted_and_dropped_as_captured_text_is() {
+    let env = TestEnv::new();
+    let secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let transcript = env.dir.path().join(format!("{SESSION}.jsonl"));
+    let lines = [
+        prompt("u1", 0, &format!("use the token {secret}")),
+        assistant(
+            "a1",
+            1,
+            "msg_1",
+            json!([tool_use("toolu_1", &format!("gh auth login --with-token {secret}")),
+                   {"type": "text", "text": format!("Logged in with {secret}.")}]),
+        ),
+        turn_end("d1", 2),
+    ];
+    append(&transcript, &lines);
+    import(&env, &transcript);
+    let stored = rows(
+        &env,
+        "SELECT prompt, response, input FROM turns, transcript_items WHERE kind = 'tool_call'",
+    );
+    assert_eq!(stored.len(), 1);
+    assert!(!stored[0].contains(secret), "{stored:?}");
+    assert!(stored[0].contains("Logged in with"), "{stored:?}");
+
+    // With `store_text = false`, no prompt or answer text; the turn and its call are kept.
+    let quiet = TestEnv::new();
+    fs::create_dir_all(quiet.home()).unwrap();
+    fs::write(quiet.home().join("cmstore.toml"), "store_text = false\n").unwrap();
+    import(&quiet, &transcript);
+    assert_eq!(
+        rows(&quiet, "SELECT prompt, response, thinking FROM turns"),
+        ["Null | Null | Null"]
+    );
+    assert_eq!(
+        quiet.int("SELECT count(*) FROM transcript_items WHERE kind = 'tool_call'"),
+        1
+    );
+}
+
+#[test]
+fn an_import_after_prune_brings_back_no_turn_prune_deleted() {
+    let env = TestEnv::new();
+    let transcript = env.dir.path().join(format!("{SESSION}.jsonl"));
+    append(
+        &transcript,
+        &[
+            prompt("u1", 0, "old question"),
+            assistant(
+                "a1",
+                1,
+                "msg_1",
+                json!([{"type": "text", "text": "old answer"}]),
+            ),
+            turn_end("d1", 1),
+        ],
+    );
+    import(&env, &transcript);
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 1);
+    // An event newer than the turn, so that prune's cutoff passes the turn.
+    env.append(&[line_at("Notification", now_ms())]);
+    env.ingest_once();
+    env.cmd().args(["prune", "--days", "1"]).assert().success();
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 0);
+    let said = import(&env, &transcript);
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 0, "{said}");
+    assert!(
+        said.contains("left out 1 turn(s) older than what prune deleted"),
+        "{said}"
+    );
+}
+
+/// A queue line of `hook_type` in another session at `ts`.
+fn line_at(hook_type: &str, ts: i64) -> String {
+    let mut e = entry(hook_type, "other");
+    e.timestamp = ts;
+    e.to_line()
+}
