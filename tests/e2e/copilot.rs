@@ -368,6 +368,38 @@ fn resumed_session(ingest_between: bool) {
         3,
         "{ctx}"
     );
+    import_changes_no_turn(&world, &id, 2, &ctx);
+}
+
+/// Issue 37: `cmstore import` of the session's events.jsonl after the hooks recorded its
+/// `turns` turns reads the same turns, by the same ids: none added, none changed, every one
+/// the transcript shows hooked.
+fn import_changes_no_turn(world: &World, id: &str, turns: usize, ctx: &str) {
+    let events = world
+        .home()
+        .join(".copilot/session-state")
+        .join(id)
+        .join("events.jsonl");
+    let sql = format!(
+        "select turn_key, hook_type, prompt, response, tool_call_count, feedback, outcome,
+                imported
+         from turns where session_id = '{id}' order by turn_key"
+    );
+    let by_hooks = world.query(&sql);
+    assert_eq!(by_hooks.len(), turns, "{ctx}");
+    world.cmstore_ok(&["import", events.to_str().unwrap()]);
+    assert_eq!(world.query(&sql), by_hooks, "{ctx}");
+    assert_eq!(
+        world.query(&format!(
+            "select transcript_turns, hooked_turns, missed_turns, hook_only_turns
+             from v_coverage where session_id = '{id}'"
+        )),
+        vec![
+            json!({"transcript_turns": turns, "hooked_turns": turns, "missed_turns": 0,
+                    "hook_only_turns": 0})
+        ],
+        "{ctx}"
+    );
 }
 
 #[test]
@@ -485,6 +517,7 @@ fn a_blocking_agent_stop_hook_continues_the_copilot_turn_it_blocked() {
         json!(1),
         "{context}"
     );
+    import_changes_no_turn(&world, &session_id(&run), 1, &context);
 }
 
 /// Issue 39's budget with a real Copilot CLI, whose prompt hook cannot refuse: past the day's

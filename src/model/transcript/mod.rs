@@ -14,7 +14,9 @@
 //!   PostToolUse payload does not carry.
 
 mod claude;
+pub mod claude_fast;
 mod codex;
+pub mod codex_turns;
 mod droid;
 pub mod items;
 pub mod parse;

@@ -400,10 +400,19 @@ fn import_file(
     };
     // Sessions a file names that the line does not.
     let mut fallback = format.session_of_path(path);
-    // The turns of a Claude Code transcript. Not of a compaction's subagent: its file holds
-    // copies of the parent's lines, whose turns are the parent's.
-    let mut turns = (format == Format::Claude && !name.starts_with("agent-acompact-"))
-        .then(|| TurnReader::new(options, path));
+    // The turns of a Claude Code transcript or a Copilot event log, in the session whose hooks
+    // read the file. Not of a compaction's subagent: its file holds copies of the parent's
+    // lines, whose turns are the parent's.
+    let mut turns = match format {
+        Format::Claude if !name.starts_with("agent-acompact-") => {
+            Some(TurnReader::new(options, turns::claude_file_session(path)))
+        }
+        Format::CopilotCli | Format::VscodeCopilot => {
+            Some(TurnReader::new(options, fallback.clone()))
+        }
+        _ => None,
+    };
+    let subagent = format == Format::Claude && name.starts_with("agent-");
     let mut read_turns: Vec<ReadTurn> = Vec::new();
     let redactor = Redactor::new(&config.redact);
     let mut codex = CodexReader::new(fallback.clone());
@@ -443,6 +452,10 @@ fn import_file(
                 let response = from_line(bytes, offset);
                 check.0.extend(response.clone());
                 batch.extend(response);
+                if let Some(reader) = turns.as_mut() {
+                    reader.feed(offset, bytes);
+                    read_turns.extend(reader.take_completed());
+                }
                 for total in totals_of(None, bytes, offset) {
                     // Totals grow from one shutdown to the next: the last per model is kept.
                     check.1.retain(|t: &UsageRecord| t.model != total.model);
@@ -464,7 +477,9 @@ fn import_file(
                     batch.push(record);
                 }
             }
-            Some(Line::Complete { offset, bytes }) if turns.is_some() => {
+            Some(Line::Complete { offset, bytes })
+                if format == Format::Claude && turns.is_some() =>
+            {
                 let reader = turns.as_mut().expect("a Claude Code transcript's turns");
                 if let Some(mut record) = from_line(bytes, offset) {
                     items.extend(claude_tool_calls(bytes));
@@ -510,7 +525,7 @@ fn import_file(
                 conn,
                 config,
                 done,
-                (path, format, &cwds),
+                (path, format, subagent, &cwds),
                 &mut sessions,
                 stats,
             )?;
@@ -533,7 +548,7 @@ fn import_file(
         conn,
         config,
         read_turns,
-        (path, format, &cwds),
+        (path, format, subagent, &cwds),
         &mut sessions,
         stats,
     )?;
@@ -777,7 +792,7 @@ fn write_turns(
     conn: &mut Connection,
     config: &Config,
     read: Vec<ReadTurn>,
-    (path, format, cwds): (&Path, Format, &HashMap<String, String>),
+    (path, format, subagent, cwds): (&Path, Format, bool, &HashMap<String, String>),
     sessions: &mut HashMap<String, Seen>,
     stats: &mut Stats,
 ) -> Result<(), Error> {
@@ -796,10 +811,7 @@ fn write_turns(
     let file = turns::FileFacts {
         path: &path_text,
         agent: format.agent(),
-        subagent: path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("agent-")),
+        subagent,
         cwds,
     };
     let written = turns::write(conn, config, read, &file, crate::support::clock::now_ms())?;

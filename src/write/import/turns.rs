@@ -1,4 +1,5 @@
-//! The turns and tool results of a Claude Code transcript, for `cmstore import` (issue 37).
+//! The turns and tool results of a Claude Code transcript or a Copilot event log, for
+//! `cmstore import` (issue 37).
 //!
 //! Turns are assembled as the
 //! hooks assemble them, made into the line a hook would have written for each (a synthetic
@@ -17,6 +18,7 @@ use crate::files::debug_log::DebugLog;
 use crate::files::transcript::SeenSession;
 use crate::hook::capture;
 use crate::model::queue_line::parse::parse_line as parse_queue_line;
+use crate::model::transcript::claude_fast;
 use crate::model::transcript::items::{claude_tool_results, ToolResultItem};
 use crate::model::transcript::parse::{line_time, parse_value, records_of};
 use crate::model::transcript::{Assembler, OpenTurn, ParseOptions, Record, Turn};
@@ -28,7 +30,8 @@ pub struct TurnReader {
     options: ParseOptions,
     /// Each turn's session and the time of its prompt's line, by turn id.
     sessions: HashMap<String, (String, Option<i64>)>,
-    /// The session whose hooks read the file, when its path says ([`file_session`]).
+    /// The session whose hooks read the file, when its path says
+    /// ([`claude_file_session`]).
     file_session: Option<String>,
     /// The working directory the first prompt line of each session names.
     cwds: HashMap<String, String>,
@@ -41,7 +44,7 @@ pub struct TurnReader {
 /// the file is that session's, as the hooks record it (a resumed session's file holds the
 /// earlier sessions' lines too, under their own ids). `None` for a file named otherwise (a
 /// copy renamed): its turns are the sessions their lines name.
-pub fn file_session(path: &Path) -> Option<String> {
+pub fn claude_file_session(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_str()?;
     let named = if stem.starts_with("agent-") {
         let subagents = path
@@ -75,14 +78,15 @@ impl ReadTurn {
 }
 
 impl TurnReader {
-    /// A reader of the file at `path`, read with `options` (a subagent's file reads its
-    /// sidechain lines).
-    pub fn new(options: ParseOptions, path: &Path) -> TurnReader {
+    /// A reader of a file read with `options` (a subagent's file reads its sidechain lines),
+    /// all of whose turns are `file_session`'s when its path names one; else each turn is the
+    /// session its prompt's line names.
+    pub fn new(options: ParseOptions, file_session: Option<String>) -> TurnReader {
         TurnReader {
             assembler: Assembler::default(),
             options,
             sessions: HashMap::new(),
-            file_session: file_session(path),
+            file_session,
             cwds: HashMap::new(),
             results: Vec::new(),
         }
@@ -95,6 +99,15 @@ impl TurnReader {
 
     /// Feeds the line (newline excluded) that starts at byte `offset`.
     pub fn feed(&mut self, offset: u64, bytes: &[u8]) {
+        // Most lines are read the fast way; no prompt is (its session is read below).
+        if let Some(line) = claude_fast::read(bytes, self.options) {
+            self.results.extend(line.results);
+            self.assembler.at(line.ts);
+            for record in line.records {
+                self.assembler.feed(offset, record);
+            }
+            return;
+        }
         let Some(value) = parse_value(bytes) else {
             return;
         };
@@ -276,15 +289,15 @@ mod tests {
     fn a_transcripts_session_is_the_one_its_path_names() {
         let id = "5aab28de-84f9-4096-9c8b-6f9bc4360a2c";
         let main = format!("/h/.claude/projects/-w/{id}.jsonl");
-        assert_eq!(file_session(Path::new(&main)).as_deref(), Some(id));
+        assert_eq!(claude_file_session(Path::new(&main)).as_deref(), Some(id));
         let sub = format!("/h/.claude/projects/-w/{id}/subagents/agent-a2df51c9.jsonl");
-        assert_eq!(file_session(Path::new(&sub)).as_deref(), Some(id));
+        assert_eq!(claude_file_session(Path::new(&sub)).as_deref(), Some(id));
         for other in [
             "/fixtures/transcript-4.jsonl",
             "/h/.claude/projects/-w/agent-a2df51c9.jsonl",
             "/h/x/not-a-session/subagents/agent-a1.jsonl",
         ] {
-            assert_eq!(file_session(Path::new(other)), None, "{other}");
+            assert_eq!(claude_file_session(Path::new(other)), None, "{other}");
         }
     }
 
@@ -294,7 +307,10 @@ mod tests {
     fn every_turn_of_a_resumed_sessions_file_is_its_own() {
         let id = "5aab28de-84f9-4096-9c8b-6f9bc4360a2c";
         let path = format!("/p/{id}.jsonl");
-        let mut reader = TurnReader::new(ParseOptions::default(), Path::new(&path));
+        let mut reader = TurnReader::new(
+            ParseOptions::default(),
+            claude_file_session(Path::new(&path)),
+        );
         let lines = [
             r#"{"type":"user","uuid":"u1","sessionId":"earlier","cwd":"/w","message":{"role":"user","content":"first"}}"#,
             r#"{"type":"assistant","uuid":"a1","sessionId":"earlier","message":{"id":"m1","content":[{"type":"text","text":"one"}]}}"#,
@@ -312,7 +328,10 @@ mod tests {
             .collect();
         assert_eq!(got, [(id, "one"), (id, "two")]);
 
-        let mut renamed = TurnReader::new(ParseOptions::default(), Path::new("/p/copy.jsonl"));
+        let mut renamed = TurnReader::new(
+            ParseOptions::default(),
+            claude_file_session(Path::new("/p/copy.jsonl")),
+        );
         for (i, line) in lines.iter().enumerate() {
             renamed.feed(i as u64, line.as_bytes());
         }

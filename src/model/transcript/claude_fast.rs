@@ -1,0 +1,378 @@
+//! The two most common Claude Code lines read without a `serde_json::Value` of the whole line,
+//! for reading whole transcripts (`cmstore import`): an assistant line of content blocks (the
+//! model's text, thinking and tool calls) and a user line of tool results. Read into borrowed,
+//! typed shapes instead, they cost a fraction of what building the `Value` (every key and
+//! string of the line copied into an ordered map) did: that was 40 % of an import's time
+//! (BENCHMARKS.md).
+//!
+//! The records are [`super::parse`]'s, exactly: any line that is not one of the two shapes, or
+//! differs from them in any way (a field of another type, a key twice, a text block beside the
+//! tool results, Qwen Code's `parts`), gives `None`, and the caller reads it the usual way. A
+//! test holds the two readers to the same records over every line of the real transcripts.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::claude::SYNTHETIC_MODEL;
+use super::items::ToolResultItem;
+use super::record::{tool_input, ParseOptions, Record};
+
+/// What one line says: its records, its time and the tool results it shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FastLine {
+    /// [`super::parse::records_of`] of the line.
+    pub records: Vec<Record>,
+    /// [`super::parse::line_time`] of the line.
+    pub ts: Option<i64>,
+    /// [`super::items::claude_tool_results`] of the line.
+    pub results: Vec<ToolResultItem>,
+}
+
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(rename = "isSidechain")]
+    sidechain: Option<bool>,
+    #[serde(rename = "isApiErrorMessage")]
+    api_error: Option<bool>,
+    #[serde(rename = "isMeta")]
+    meta: Option<bool>,
+    #[serde(rename = "isCompactSummary")]
+    compact_summary: Option<bool>,
+    #[serde(rename = "isVisibleInTranscriptOnly")]
+    transcript_only: Option<bool>,
+    #[serde(borrow)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, rename = "sessionId")]
+    session_id: Option<&'a RawValue>,
+    /// Qwen Code names the model on the line: such a line is read the usual way.
+    #[serde(borrow)]
+    model: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<Message<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_use_id: Option<Cow<'a, str>>,
+    is_error: Option<bool>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// The line (newline excluded) read the fast way, as a reader with `options` would read it;
+/// `None` for a line to read the usual way.
+pub fn read(bytes: &[u8], options: ParseOptions) -> Option<FastLine> {
+    let bytes = bytes.trim_ascii();
+    // An object, as the usual reader wants (serde would also read a struct from an array).
+    if bytes.first() != Some(&b'{') {
+        return None;
+    }
+    let line: Line<'_> = serde_json::from_slice(bytes).ok()?;
+    if line.model.is_some() {
+        return None;
+    }
+    let ts = line_time(line.timestamp)?;
+    let message = line.message.as_ref()?;
+    let blocks: Vec<Block<'_>> = match message.content.map(RawValue::get) {
+        Some(raw) if raw.starts_with('[') => serde_json::from_str(raw).ok()?,
+        _ => return None,
+    };
+    let same_chain = line.sidechain.unwrap_or(false) == options.sidechain;
+    let (records, results) = match line.kind.as_ref() {
+        "assistant" => {
+            let records = if same_chain {
+                assistant(&line, message, &blocks)?
+            } else {
+                Vec::new()
+            };
+            (records, Vec::new())
+        }
+        "user" => tool_results(&line, &blocks, same_chain)?,
+        _ => return None,
+    };
+    Some(FastLine {
+        records,
+        ts,
+        results,
+    })
+}
+
+/// The line's time as [`super::parse::line_time`] reads it: `Some(None)` when it says none,
+/// `None` when its shape is not one this reader knows.
+fn line_time(raw: Option<&RawValue>) -> Option<Option<i64>> {
+    let Some(raw) = raw.map(RawValue::get) else {
+        return Some(None);
+    };
+    Some(match serde_json::from_str::<Value>(raw).ok()? {
+        Value::String(text) => crate::support::clock::rfc3339_ms(&text),
+        Value::Number(ms) => ms.as_i64(),
+        _ => None,
+    })
+}
+
+/// An assistant line's records, as `claude::assistant` gives them.
+fn assistant(line: &Line<'_>, message: &Message<'_>, blocks: &[Block<'_>]) -> Option<Vec<Record>> {
+    if line.api_error == Some(true) {
+        return Some(vec![Record::ApiError]);
+    }
+    if message.model.as_deref() == Some(SYNTHETIC_MODEL) {
+        return Some(Vec::new());
+    }
+    let mut records = Vec::with_capacity(blocks.len() + 1);
+    for block in blocks {
+        let record = match block.kind.as_deref() {
+            Some("text") => block.text.as_ref().map(|text| Record::AssistantText {
+                message_id: message.id.as_deref().map(str::to_owned),
+                text: text.clone().into_owned(),
+            }),
+            Some("thinking") => block.thinking.as_ref().map(|text| Record::Reasoning {
+                text: text.clone().into_owned(),
+            }),
+            Some("tool_use") => match &block.name {
+                Some(name) => Some(Record::ToolUse {
+                    id: block.id.as_deref().map(str::to_owned),
+                    name: name.clone().into_owned(),
+                    input: input_of(block.input)?,
+                }),
+                None => None,
+            },
+            _ => None,
+        };
+        records.extend(record);
+    }
+    let model = message.model.as_deref().filter(|m| !m.is_empty());
+    if let (Some(name), false) = (model, records.is_empty()) {
+        records.insert(
+            0,
+            Record::Model {
+                name: name.to_owned(),
+            },
+        );
+    }
+    Some(records)
+}
+
+/// A tool call's input as `record::tool_input` reads it; `None` when it is no JSON.
+fn input_of(raw: Option<&RawValue>) -> Option<Value> {
+    let value = match raw {
+        Some(raw) => Some(serde_json::from_str::<Value>(raw.get()).ok()?),
+        None => None,
+    };
+    Some(tool_input(value.as_ref()))
+}
+
+/// A user line of tool results only: its results (records, when `same_chain`, and coverage
+/// items either way), as `claude::user` and `items::claude_tool_results` give them. `None` for
+/// any other user line (a prompt, a text block beside the results: feedback, interruptions).
+fn tool_results(
+    line: &Line<'_>,
+    blocks: &[Block<'_>],
+    same_chain: bool,
+) -> Option<(Vec<Record>, Vec<ToolResultItem>)> {
+    if blocks.is_empty()
+        || blocks
+            .iter()
+            .any(|b| b.kind.as_deref() != Some("tool_result"))
+    {
+        return None;
+    }
+    let session = match line.session_id.map(RawValue::get) {
+        None => None,
+        Some(raw) => match serde_json::from_str::<Value>(raw).ok()? {
+            Value::String(s) => Some(s),
+            _ => None,
+        },
+    };
+    let stamped = match line.timestamp.map(RawValue::get) {
+        Some(raw) if raw.starts_with('"') => {
+            let text: Cow<'_, str> = serde_json::from_str(raw).ok()?;
+            crate::support::clock::rfc3339_ms(&text)
+        }
+        _ => None,
+    };
+    let items = blocks
+        .iter()
+        .filter_map(|b| {
+            let id = b.tool_use_id.as_deref().filter(|id| !id.is_empty())?;
+            Some(ToolResultItem {
+                id: id.to_owned(),
+                session_id: session.clone(),
+                ts: stamped,
+                failed: b.is_error == Some(true),
+            })
+        })
+        .collect();
+    let injected = [line.meta, line.compact_summary, line.transcript_only].contains(&Some(true));
+    if !same_chain || injected {
+        return Some((Vec::new(), items));
+    }
+    let mut records = Vec::with_capacity(blocks.len());
+    for block in blocks {
+        let Some(id) = &block.tool_use_id else {
+            continue;
+        };
+        records.push(Record::ToolResult {
+            id: id.clone().into_owned(),
+            output: result_text(block.content)?,
+        });
+    }
+    Some((records, items))
+}
+
+/// A `tool_result` block's text, as `claude::tool_result` reads it: a string, or the text
+/// parts of an array joined; nothing for anything else.
+fn result_text(content: Option<&RawValue>) -> Option<String> {
+    let Some(raw) = content.map(RawValue::get) else {
+        return Some(String::new());
+    };
+    Some(match raw.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<Cow<'_, str>>(raw).ok()?.into_owned(),
+        Some(b'[') => {
+            let parts: Vec<Part<'_>> = serde_json::from_str(raw).ok()?;
+            parts
+                .iter()
+                .filter(|p| p.kind.as_deref() == Some("text"))
+                .filter_map(|p| p.text.as_deref())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        _ => String::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::transcript::items::claude_tool_results;
+    use crate::model::transcript::parse::{line_time as usual_time, parse_value, records_of};
+
+    /// What the usual reader makes of `line`.
+    fn usual(line: &str, options: ParseOptions) -> FastLine {
+        let value = parse_value(line.as_bytes()).unwrap();
+        FastLine {
+            records: records_of(&value, options),
+            ts: usual_time(&value),
+            results: claude_tool_results(&value),
+        }
+    }
+
+    /// Holds the fast read of `line` to the usual one, both chains; whether it was read fast.
+    fn check(line: &str) -> bool {
+        let mut fast = false;
+        for sidechain in [false, true] {
+            let options = ParseOptions { sidechain };
+            if let Some(read) = read(line.as_bytes(), options) {
+                assert_eq!(read, usual(line, options), "{line}");
+                fast = true;
+            }
+        }
+        fast
+    }
+
+    #[test]
+    fn assistant_and_tool_result_lines_read_as_the_usual_reader_reads_them() {
+        let fast = [
+            r#"{"type":"assistant","timestamp":"2026-02-08T17:28:33.068Z","message":{"id":"m1","model":"claude-sonnet-4-5","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Hi"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"t2","name":"Edit","input":"{\"a\":1}"},{"type":"tool_use","name":"Read"},{"type":"image"}]}}"#,
+            r#"{"type":"assistant","isSidechain":true,"message":{"id":"m1","model":"claude-sonnet-4-5","content":[{"type":"text","text":"sub"}]}}"#,
+            r#"{"type":"assistant","isApiErrorMessage":true,"message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error"}]}}"#,
+            r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"No response requested."}]}}"#,
+            r#"{"type":"assistant","message":{"model":"","content":[{"type":"redacted_thinking","data":"x"}]}}"#,
+            r#"{"type":"user","sessionId":"s1","timestamp":"2026-02-08T17:28:34.000Z","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"a.txt"},{"type":"tool_result","tool_use_id":"t2","is_error":true,"content":[{"type":"text","text":"x"},{"type":"image"},{"type":"text","text":"y"}]},{"type":"tool_result","content":"no id"},{"type":"tool_result","tool_use_id":""}]}}"#,
+            r#"{"type":"user","isMeta":true,"timestamp":1770571713068,"message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":null}]}}"#,
+            r#"{"type":"user","isSidechain":true,"message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":{"x":1}}]}}"#,
+        ];
+        for line in fast {
+            assert!(check(line), "read fast: {line}");
+        }
+        let usual_only = [
+            // A prompt, text beside results, Qwen's shapes, odd types, no message.
+            r#"{"type":"user","uuid":"u1","message":{"content":"hello"}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"x"},{"type":"text","text":"[Request interrupted by user]"}]}}"#,
+            r#"{"type":"assistant","model":"qwen3","message":{"content":[{"type":"text","text":"q"}]}}"#,
+            r#"{"type":"assistant","message":{"parts":[{"text":"q"}]}}"#,
+            r#"{"type":"assistant","message":{"content":"plain text"}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":7}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":"yes"}]}}"#,
+            r#"{"type":"assistant","isSidechain":"no","message":{"content":[]}}"#,
+            r#"{"type":"system","subtype":"turn_duration"}"#,
+            r#"{"type":"assistant","type":"user","message":{"content":[]}}"#,
+        ];
+        for line in usual_only {
+            assert!(!check(line), "read the usual way: {line}");
+        }
+    }
+
+    /// Every line of the real Claude Code transcripts: the fast read, where it reads one, is
+    /// the usual one; and it reads most of their assistant and tool-result lines.
+    #[test]
+    fn every_real_line_the_fast_reader_reads_reads_as_the_usual_one() {
+        let roots = ["real/claude-code", "real-more/claude-code"].map(|r| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/fixtures")
+                .join(r)
+        });
+        if !roots[0].is_dir() {
+            println!("skipped: ../shared/fixtures is absent");
+            return;
+        }
+        let (mut lines, mut fast) = (0, 0);
+        let mut stack: Vec<std::path::PathBuf> = roots.to_vec();
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Some(value) = parse_value(line.as_bytes()) else {
+                    continue;
+                };
+                let kind = value.get("type").and_then(Value::as_str);
+                if matches!(kind, Some("assistant" | "user")) {
+                    lines += 1;
+                    fast += usize::from(check(line));
+                }
+            }
+        }
+        assert!(lines > 1000, "{lines} lines");
+        assert!(fast * 10 > lines * 6, "{fast} of {lines} read fast");
+    }
+}
