@@ -47,6 +47,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         retention,
         budget,
         push,
+        history,
         problems,
     } = status::gather(paths)?;
 
@@ -67,6 +68,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             "retention": retention.to_json(),
             "budget": budget.as_ref().map(|b| objects(&b.raw)),
             "push": push.as_ref().map(objects),
+            "history": history.as_ref().and_then(|h| objects(h).into_iter().next()),
             "config_problems": problems,
         });
         if sink.format == Format::Jsonl {
@@ -121,6 +123,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(push) = push {
         sections.push(("Push", push));
     }
+    if let Some(history) = history {
+        sections.push(("History", history));
+    }
     if !problems.is_empty() {
         let rows = problems.into_iter().map(|p| vec![Value::Text(p)]).collect();
         sections.push((PROBLEMS, (vec!["problem".into()], rows)));
@@ -157,7 +162,8 @@ fn write_sections(out: &mut dyn Write, sink: Sink, sections: Vec<Named>) -> anyh
 const SIZES: [&str; 5] = ["bytes", "wal_bytes", "offset", "size", "bytes_behind"];
 
 /// Fields holding a moment (RFC 3339, UTC).
-const MOMENTS: [&str; 7] = [
+const MOMENTS: [&str; 8] = [
+    "first_deletion",
     "last_commit",
     "oldest",
     "newest",
@@ -174,6 +180,12 @@ fn for_a_person(columns: &[String], rows: Vec<Vec<Value>>, now_ms: i64) -> Vec<V
     let readable = |name: &str, value: Value| match value {
         Value::Integer(n) if SIZES.contains(&name) => Value::Text(human::bytes(n)),
         Value::Text(t) if MOMENTS.contains(&name) => match clock::rfc3339_ms(&t) {
+            // A moment to come (when Claude Code will delete a transcript).
+            Some(ms) if ms > now_ms => Value::Text(format!(
+                "{} ({})",
+                human::local_time(ms),
+                human::ahead(ms, now_ms)
+            )),
             Some(ms) if now_ms - ms < 30 * 86_400_000 => Value::Text(format!(
                 "{} ({})",
                 human::local_time(ms),

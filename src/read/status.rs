@@ -16,6 +16,9 @@ use crate::files::paths::Paths;
 use crate::read::report;
 use crate::store::read_only::ReadOnlyDb;
 use crate::store::retention;
+use crate::support::clock;
+
+mod history;
 
 /// What `cmstore status` reports, gathered in one look that writes nothing.
 pub struct Status {
@@ -37,6 +40,10 @@ pub struct Status {
     /// Per team store (`cmstore push`): what it holds and what it lacks, its last commit and
     /// its last failure; `None` when nothing was pushed and `[push]` is not set.
     pub push: Option<Section>,
+    /// The agents' history: Claude Code's transcripts its own cleanup will delete that the
+    /// store does not hold, and what the hooks missed lately (docs/usage.md); `None` when
+    /// there is nothing to say of either.
+    pub history: Option<Section>,
     /// The configuration's problems, as `config check` says them.
     pub problems: Vec<String>,
 }
@@ -67,7 +74,8 @@ pub fn gather(paths: &Paths) -> anyhow::Result<Status> {
         let settings = super::push::server::settings(p.url.as_deref(), &crate::support::env::value);
         settings.ok().map(|s| super::push::server::destination(&s))
     });
-    let (sources, totals, last_run, push) = if db_exists {
+    let claude = crate::files::transcript::DiscoveryEnv::from_env().claude_dir();
+    let (sources, totals, last_run, push, history) = if db_exists {
         let db = ReadOnlyDb::open(&paths.db, None)?;
         db.in_one_snapshot(|db| -> anyhow::Result<_> {
             Ok((
@@ -75,10 +83,12 @@ pub fn gather(paths: &Paths) -> anyhow::Result<Status> {
                 Some(report::fetch(db, &totals_sql(db)?, &[])?),
                 last_retention_run(db)?,
                 push_report(db, configured.as_deref())?,
+                history::report(Some(db), claude.as_deref(), clock::now_ms())?,
             ))
         })?
     } else {
-        (queue_only(&paths.queue), None, None, None)
+        let history = history::report(None, claude.as_deref(), clock::now_ms())?;
+        (queue_only(&paths.queue), None, None, None, history)
     };
     let ingest = IngestReport::new(&liveness, &sources);
     let budget = budget_report(paths, &config.budget, db_exists)?;
@@ -91,6 +101,7 @@ pub fn gather(paths: &Paths) -> anyhow::Result<Status> {
         retention: RetentionReport { policy, last_run },
         budget,
         push,
+        history,
         problems,
     })
 }

@@ -133,6 +133,18 @@ pub fn ago(ms: i64, now_ms: i64) -> String {
     }
 }
 
+/// How far ahead of `now_ms` the moment `ms` is: `in 5m`, `in 3h`, `in 6d` (`now` within a
+/// minute, or past).
+pub fn ahead(ms: i64, now_ms: i64) -> String {
+    let secs = (ms - now_ms) / 1000;
+    match secs {
+        i64::MIN..=59 => "now".to_string(),
+        60..=3599 => format!("in {}m", secs / 60),
+        3600..=86_399 => format!("in {}h", secs / 3600),
+        _ => format!("in {}d", secs / 86_400),
+    }
+}
+
 /// `ms` as local date and time to the minute: `2026-11-30 14:02`.
 pub fn local_time(ms: i64) -> String {
     local(ms, "%Y-%m-%d %H:%M")

@@ -465,3 +465,61 @@ fn line_at(hook_type: &str, ts: i64) -> String {
     e.timestamp = ts;
     e.to_line()
 }
+
+/// `status` says what the hooks missed over the last week, per agent: here an import read a
+/// session no hook recorded, an hour ago.
+#[test]
+fn status_counts_what_the_hooks_missed_this_week() {
+    let env = TestEnv::new();
+    let at = |s: i64| {
+        chrono::DateTime::from_timestamp_millis(now_ms() - 3_600_000 + s * 1000)
+            .unwrap()
+            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string()
+    };
+    let recent = |kind: &str, uuid: &str, s: i64, rest: Value| {
+        let mut v = json!({"type": kind, "uuid": uuid, "sessionId": SESSION, "timestamp": at(s)});
+        v.as_object_mut()
+            .unwrap()
+            .extend(rest.as_object().unwrap().clone());
+        v.to_string()
+    };
+    let transcript = env.dir.path().join(format!("{SESSION}.jsonl"));
+    append(
+        &transcript,
+        &[
+            recent(
+                "user",
+                "u1",
+                0,
+                json!({"message": {"role": "user", "content": "hi"}}),
+            ),
+            recent(
+                "assistant",
+                "a1",
+                1,
+                json!({"message": {"id": "m1", "model": "claude-sonnet-4-5",
+                    "content": [tool_use("toolu_1", "ls")]}}),
+            ),
+            recent(
+                "assistant",
+                "a2",
+                2,
+                json!({"message": {"id": "m2", "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": "done"}]}}),
+            ),
+        ],
+    );
+    import(&env, &transcript);
+    let out = env
+        .cmd()
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        status["history"]["hooks_missed_7_days"],
+        "claude: 1 turn(s), 1 tool call(s) in 1 session(s)",
+        "{status}"
+    );
+}

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{lines, TestEnv};
+use crate::common::{lines, response_line, TestEnv};
 
 fn status_json(env: &TestEnv) -> Value {
     let out = env
@@ -442,4 +442,70 @@ fn the_table_prints_each_configuration_problem_whole() {
         problems[1].contains("no-such-rule-with-a-rather-long-name"),
         "{text}"
     );
+}
+
+/// Issue 37: Claude Code deletes a transcript `cleanupPeriodDays` after its last change.
+/// Status counts the sessions on disk the store does not hold, those it will delete within a
+/// week, and says what to do; an import takes them off; a longer period set in Claude Code's
+/// settings moves the deletion.
+#[test]
+fn status_warns_before_claude_code_deletes_transcripts_the_store_lacks() {
+    let env = TestEnv::new();
+    let projects = env.user_home().join(".claude/projects/-w");
+    std::fs::create_dir_all(&projects).unwrap();
+    let old = projects.join("5e551011-0000-4000-8000-00000000000a.jsonl");
+    let young = projects.join("5e551011-0000-4000-8000-00000000000b.jsonl");
+    for (file, session) in [(&old, "a"), (&young, "b")] {
+        let line = response_line(
+            &format!("5e551011-0000-4000-8000-00000000000{session}"),
+            &format!("msg_{session}"),
+            "2026-11-01T10:00:00Z",
+        );
+        std::fs::write(file, line + "\n").unwrap();
+    }
+    let days_ago =
+        |days: u64| std::time::SystemTime::now() - std::time::Duration::from_secs(days * 86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(days_ago(25))
+        .unwrap();
+    let history = |env: &TestEnv| status_json(env)["history"].clone();
+    let h = history(&env);
+    assert_eq!(h["claude_cleanup_days"], 30, "{h}");
+    assert_eq!(h["claude_cleanup_set_in"], "Claude Code's default", "{h}");
+    assert_eq!(h["claude_sessions_not_stored"], 2, "{h}");
+    assert_eq!(h["deleted_within_7_days"], 1, "{h}");
+    assert!(
+        h["advice"].as_str().unwrap().contains("cmstore import"),
+        "{h}"
+    );
+    let first = h["first_deletion"].as_str().unwrap();
+    let in_5_days = crate::common::now_ms() + 5 * 86_400_000;
+    let first_ms = chrono::DateTime::parse_from_rfc3339(first)
+        .unwrap()
+        .timestamp_millis();
+    assert!((first_ms - in_5_days).abs() < 600_000, "{first}");
+    let text = String::from_utf8(env.cmd().arg("status").output().unwrap().stdout).unwrap();
+    assert!(text.contains("deleted_within_7_days       1"), "{text}");
+
+    // A longer period, set where Claude Code reads it: nothing is due within the week.
+    let settings = env.user_home().join(".claude/settings.json");
+    std::fs::write(&settings, r#"{"cleanupPeriodDays": 365}"#).unwrap();
+    let h = history(&env);
+    assert_eq!(h["claude_cleanup_days"], 365, "{h}");
+    assert_eq!(
+        h["claude_cleanup_set_in"],
+        settings.display().to_string(),
+        "{h}"
+    );
+    assert_eq!(h["deleted_within_7_days"], 0, "{h}");
+    assert!(h.get("advice").is_none(), "{h}");
+
+    // Imported, the sessions are in the store: none is left to lose.
+    env.cmd().arg("import").assert().success();
+    let h = history(&env);
+    assert_eq!(h["claude_sessions_not_stored"], 0, "{h}");
+    assert!(h["first_deletion"].is_null(), "{h}");
 }

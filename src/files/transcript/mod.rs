@@ -13,6 +13,7 @@
 //! - [`Workspace`]: the sessions seen lately in a workspace, so that a later session's hook
 //!   closes an earlier one whose last turn no Stop or SessionEnd recorded.
 
+pub mod claude_retention;
 pub mod cline;
 mod cursor;
 mod discover;

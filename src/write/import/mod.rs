@@ -481,8 +481,9 @@ fn import_file(
                 if format == Format::Claude && turns.is_some() =>
             {
                 let reader = turns.as_mut().expect("a Claude Code transcript's turns");
+                // Every line that names a `tool_use` is searched (most carry usage, not all).
+                items.extend(claude_tool_calls(bytes));
                 if let Some(mut record) = from_line(bytes, offset) {
-                    items.extend(claude_tool_calls(bytes));
                     record.turn_id = reader.open_turn_id();
                     note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
                     batch.push(record);
