@@ -239,10 +239,14 @@ pub fn resolve(db: &ReadOnlyDb, given: &str) -> Result<String, ResolveError> {
     }
 }
 
-/// Columns of the list, raw (`--wide` and the machine formats).
+/// Columns of the list, raw (`--wide` and the machine formats). `imported_turns`: the
+/// session's turns only `cmstore import` read, from its transcript (no hook recorded them),
+/// through the small index of those (migration 0036).
 pub const LIST_COLUMNS: &str = "session_id, agent, model, cwd, start, \"end\", duration_ms, \
      ended, prompts, turns, subagent_turns, tool_uses, tool_failures, delegations, \
-     estimated_tokens, unknown_total, first_seen, last_seen";
+     estimated_tokens, unknown_total, first_seen, last_seen, \
+     (SELECT count(*) FROM turns t WHERE t.session_id = v_session_summary.session_id \
+        AND t.imported = 1) AS imported_turns";
 
 /// A session that went nowhere: no prompt, no turn, no tool call, not even one begun or
 /// denied (`tools` names every call the session made), such as a start from `clear` or
@@ -300,7 +304,8 @@ pub fn all_ids(db: &ReadOnlyDb) -> Result<Vec<String>, QueryError> {
 }
 
 /// The readable rows of the list (`columns`/`rows` as [`list_sql`] gave them): session as a
-/// unique prefix, project, when, how long, and the counts.
+/// unique prefix, project, when, how long, and the counts; `imported` (of the turns, how many
+/// only an import read) when a listed session has such turns.
 pub fn readable(
     columns: &[String],
     rows: &[Vec<Value>],
@@ -313,7 +318,7 @@ pub fn readable(
         Err(_) => id.to_string(),
     };
     let col = |name: &str| columns.iter().position(|c| c == name);
-    let [id, agent, model, cwd, duration, prompts, turns, tools, failed, last] = [
+    let [id, agent, model, cwd, duration, prompts, turns, tools, failed, last, imported] = [
         "session_id",
         "agent",
         "model",
@@ -324,19 +329,26 @@ pub fn readable(
         "tool_uses",
         "tool_failures",
         "last_seen",
+        "imported_turns",
     ]
     .map(col);
     let get = |row: &[Value], i: Option<usize>| i.and_then(|i| row.get(i)).cloned();
-    let names = [
+    let any_imported = rows
+        .iter()
+        .any(|row| get(row, imported).as_ref().and_then(integer) > Some(0));
+    let mut names = vec![
         "session", "agent", "project", "last", "lasted", "prompts", "turns", "tools", "failed",
         "model",
     ];
+    if any_imported {
+        names.insert(7, "imported");
+    }
     let out = rows
         .iter()
         .map(|row| {
             let t = |i| get(row, i).as_ref().and_then(text).unwrap_or_default();
             let n = |i| get(row, i).as_ref().and_then(integer);
-            vec![
+            let mut cells = vec![
                 Value::Text(short(&t(id))),
                 Value::Text(t(agent)),
                 Value::Text(human::project(&t(cwd)).to_string()),
@@ -347,7 +359,11 @@ pub fn readable(
                 n(tools).map_or(Value::Null, Value::Integer),
                 n(failed).map_or(Value::Null, Value::Integer),
                 Value::Text(human::model(&t(model)).to_string()),
-            ]
+            ];
+            if any_imported {
+                cells.insert(7, n(imported).map_or(Value::Null, Value::Integer));
+            }
+            cells
         })
         .collect();
     (names.iter().map(|s| s.to_string()).collect(), out)

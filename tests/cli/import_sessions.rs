@@ -384,6 +384,24 @@ fn show_tells_an_imported_session_with_the_calls_no_hook_recorded() {
         "{text}"
     );
     assert!(text.contains("(imported from the transcript)"), "{text}");
+
+    // The list says it too: of the session's turns, one only the import read.
+    let listed = json_rows(&env, &["sessions"]);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (&listed[0]["turns"], &listed[0]["imported_turns"]),
+        (&json!(3), &json!(1))
+    );
+    let table = run_at_100(&env, &["sessions"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "session", "agent", "project", "last", "lasted", "prompts", "turns", "imported",
+            "tools", "failed", "model"
+        ],
+        "{table}"
+    );
 }
 
 #[test]
