@@ -3,7 +3,11 @@
 # SECONDS of idle, and its thread count (/proc/PID/status), with a queue of 200 captured events
 # already ingested, in a fresh home. Linux only (/proc).
 #
-# Usage: benches/follow_idle.sh BINARY [SECONDS [INGEST OPTIONS...]]   (default 60 s)
+# With TRANSCRIPTS=N, the home also holds N small Claude Code transcripts (N/100 projects),
+# which the follow imports at its start and then looks at every minute (one `stat` each).
+#
+# Usage: [TRANSCRIPTS=N] benches/follow_idle.sh BINARY [SECONDS [INGEST OPTIONS...]]
+#        (default 60 s)
 set -eu
 BIN=$1
 SECS=${2:-60}
@@ -18,6 +22,15 @@ while [ $i -lt 200 ]; do
     echo '{"hook_event_name":"PostToolUse","session_id":"s1","cwd":"/tmp","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"stdout":"x"}}' |
         "$BIN" capture --agent claude >/dev/null
     i=$((i + 1))
+done
+n=0
+while [ "$n" -lt "${TRANSCRIPTS:-0}" ]; do
+    dir="$H/.claude/projects/-p$((n / 100))"
+    mkdir -p "$dir"
+    id=$(printf '00000000-0000-4000-8000-%012d' "$n")
+    printf '{"type":"user","uuid":"u%d","sessionId":"%s","timestamp":"2026-12-01T10:00:00Z","message":{"role":"user","content":"hi"}}\n{"type":"assistant","uuid":"a%d","sessionId":"%s","timestamp":"2026-12-01T10:00:01Z","message":{"id":"m%d","model":"claude-sonnet-4-5","content":[{"type":"text","text":"hello"}],"usage":{"input_tokens":1,"output_tokens":1}}}\n' \
+        "$n" "$id" "$n" "$id" "$n" >"$dir/$id.jsonl"
+    n=$((n + 1))
 done
 "$BIN" ingest "$@" 2>"$H/err" &
 PID=$!

@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
 use crate::files::paths::Paths;
-use crate::files::transcript::DiscoveryEnv;
+use crate::files::transcript::history::history_roots;
 use crate::store;
 use crate::write::import;
 
@@ -30,12 +30,16 @@ pub struct Args {
     /// `~/.cline/data/sessions`, those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Read every file again, also those unchanged since an import read them (by default such
+    /// a file costs a look at its size and time, not a read)
+    #[arg(long)]
+    pub again: bool,
 }
 
 /// Runs `cmstore import`.
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let roots = if args.paths.is_empty() {
-        let roots = default_roots();
+        let roots = history_roots();
         if roots.is_empty() {
             eprintln!(
                 "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code, Droid, \
@@ -55,7 +59,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let bar = progress_bar(total);
     let (config, _) = Config::load_for(paths);
-    let stats = import::import(&store, &files, &config, |bytes| {
+    let options = import::Options {
+        config: &config,
+        again: args.again,
+    };
+    let stats = import::import(&store, &files, &options, |bytes| {
         if let Some(bar) = &bar {
             bar.set_position(bytes);
         }
@@ -104,6 +112,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    if stats.unchanged > 0 {
+        eprintln!(
+            "cmstore import: passed over {} file(s) unchanged since an import read them \
+             (`--again` reads them anyway)",
+            stats.unchanged
+        );
+    }
     if stats.turns_pruned > 0 {
         eprintln!(
             "cmstore import: left out {} turn(s) older than what prune deleted",
@@ -141,62 +156,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         }
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
-/// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state, VS Code Copilot
-/// Chat's transcripts, Qwen Code's chats (under its `projects`), Droid's sessions and
-/// OpenCode's store.
-fn default_roots() -> Vec<PathBuf> {
-    let env = DiscoveryEnv::from_env();
-    let codex = crate::support::env::path("CODEX_HOME")
-        .or_else(|| env.home.as_ref().map(|h| h.join(".codex")));
-    [
-        env.claude_dir().map(|dir| dir.join("projects")),
-        env.home.as_ref().map(|h| h.join(".gemini").join("tmp")),
-        codex.map(|dir| dir.join("sessions")),
-        qwen_runtime_dir().map(|dir| dir.join("projects")),
-        env.home
-            .as_ref()
-            .map(|h| h.join(".factory").join("sessions")),
-    ]
-    .into_iter()
-    .flatten()
-    .chain(cline_sessions(env.home.as_deref()))
-    .filter(|dir| dir.is_dir())
-    .chain(opencode_store(env.home.as_deref()).filter(|file| file.is_file()))
-    .chain(env.copilot_log_dirs())
-    .collect()
-}
-
-/// Cline's sessions: `$CLINE_DATA_DIR/sessions`, else `$CLINE_DIR/data/sessions` or
-/// `~/.cline/data/sessions`.
-fn cline_sessions(home: Option<&std::path::Path>) -> Option<PathBuf> {
-    let env = crate::support::env::path;
-    crate::files::transcript::cline::data_dir(
-        env("CLINE_DATA_DIR"),
-        env("CLINE_DIR"),
-        home.map(std::path::Path::to_path_buf),
-    )
-    .map(|data| data.join("sessions"))
-}
-
-/// OpenCode's store: `opencode.db` in `$XDG_DATA_HOME/opencode`, else in
-/// `~/.local/share/opencode` (the file itself: the folder beside it holds OpenCode's snapshot
-/// repositories, not to be walked).
-fn opencode_store(home: Option<&std::path::Path>) -> Option<PathBuf> {
-    let data = crate::support::env::path("XDG_DATA_HOME")
-        .or_else(|| home.map(|h| h.join(".local").join("share")))?;
-    Some(data.join("opencode").join("opencode.db"))
-}
-
-/// Where Qwen Code keeps its chats, as it chooses: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`,
-/// else `~/.qwen`.
-fn qwen_runtime_dir() -> Option<PathBuf> {
-    let env = crate::support::env::path;
-    env("QWEN_RUNTIME_DIR")
-        .or_else(|| env("QWEN_HOME"))
-        .or_else(|| DiscoveryEnv::from_env().home.map(|h| h.join(".qwen")))
 }
 
 fn progress_bar(total: u64) -> Option<ProgressBar> {

@@ -22,7 +22,7 @@ use crate::store;
 use crate::support::failure::Refused;
 use crate::write::ingest::chores::{
     checks_chore, heartbeat_chore, rate, retention_chore, spend_chore, start_line, sweep_chore,
-    sweep_sessions, write_spend, ConfigWatch,
+    sweep_sessions, transcripts_chore, write_spend, ConfigWatch,
 };
 use crate::write::ingest::follow::{self, FollowOptions, Progress};
 use crate::write::ingest::{self, Ingester, Options, Stats};
@@ -286,6 +286,7 @@ fn follow_mode(
         retention_chore(paths, args.retention_interval_ms, say),
         sweep_chore(paths, say),
         spend_chore(paths, say),
+        transcripts_chore(paths, say),
     ];
     if checks_held {
         chores.push(checks_chore(paths, checks, say));

@@ -72,6 +72,9 @@ pub struct Config {
     pub compact_queue: bool,
     /// Keep prompt and response text (false: the text fields are dropped at capture).
     pub store_text: bool,
+    /// A following `cmstore ingest` imports the agents' history as it grows
+    /// (`follow_transcripts = false` to leave it to `cmstore import`).
+    pub follow_transcripts: bool,
     /// Write the capture debug log.
     pub debug: bool,
     /// Per-event switches by canonical hook type; absent means enabled.
@@ -100,6 +103,7 @@ impl Default for Config {
             retention_explicit: false,
             compact_queue: false,
             store_text: true,
+            follow_transcripts: true,
             debug: false,
             events: BTreeMap::new(),
             safety: Rules::default(),
@@ -273,6 +277,7 @@ impl Config {
         }
         for (name, slot) in [
             ("store_text", &mut self.store_text),
+            ("follow_transcripts", &mut self.follow_transcripts),
             ("debug", &mut self.debug),
             ("compact_queue", &mut self.compact_queue),
         ] {

@@ -272,6 +272,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0036_imported_turns",
         include_str!("../../migrations/0036_imported_turns.sql"),
     ),
+    (
+        "0037_imported_files",
+        include_str!("../../migrations/0037_imported_files.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

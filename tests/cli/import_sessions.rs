@@ -5,6 +5,7 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -244,6 +245,22 @@ fn import(env: &TestEnv, transcript: &Path) -> String {
     String::from_utf8(out.stderr).unwrap()
 }
 
+/// `cmstore import --again`: every file read, unchanged or not.
+fn import_again(env: &TestEnv, transcript: &Path) -> String {
+    let out = env
+        .cmd()
+        .args(["import", "--again"])
+        .arg(transcript)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
 fn ingest_queue(env: &TestEnv, queue: &[u8]) {
     env.append_raw(queue);
     env.ingest_once();
@@ -291,8 +308,8 @@ fn a_turn_the_hooks_and_an_import_both_saw_is_one_row_whatever_the_order() {
     assert_eq!(both.len(), 3);
 
     // Again, and again after the hooks: nothing added, nothing changed.
-    import(&hooks_then_import, &transcript);
-    import(&import_then_hooks, &transcript);
+    import_again(&hooks_then_import, &transcript);
+    import_again(&import_then_hooks, &transcript);
     assert_eq!(turns_table(&hooks_then_import), both);
     assert_eq!(turns_table(&import_then_hooks), both);
 
@@ -469,7 +486,10 @@ fn an_import_after_prune_brings_back_no_turn_prune_deleted() {
     env.ingest_once();
     env.cmd().args(["prune", "--days", "1"]).assert().success();
     assert_eq!(env.int("SELECT count(*) FROM turns"), 0);
+    // Unchanged, the file is passed over; read again all the same, its turn stays out.
     let said = import(&env, &transcript);
+    assert!(said.contains("passed over 1 file(s) unchanged"), "{said}");
+    let said = import_again(&env, &transcript);
     assert_eq!(env.int("SELECT count(*) FROM turns"), 0, "{said}");
     assert!(
         said.contains("left out 1 turn(s) older than what prune deleted"),
@@ -540,4 +560,125 @@ fn status_counts_what_the_hooks_missed_this_week() {
         "claude: 1 turn(s), 1 tool call(s) in 1 session(s)",
         "{status}"
     );
+}
+
+/// A file an import read and that has not changed since costs a look at its size and time, not
+/// a read; one that grew is read again (its new turn comes in); `--again` reads every file.
+#[test]
+fn an_unchanged_transcript_is_passed_over_and_a_grown_one_read_again() {
+    let env = TestEnv::new();
+    let transcript = env.dir.path().join(format!("{SESSION}.jsonl"));
+    append(
+        &transcript,
+        &[
+            prompt("u1", 0, "first"),
+            assistant("a1", 1, "msg_1", json!([{"type": "text", "text": "one"}])),
+            turn_end("d1", 1),
+        ],
+    );
+    let said = import(&env, &transcript);
+    assert!(said.contains("1 transcript(s)"), "{said}");
+    let said = import(&env, &transcript);
+    assert!(said.contains("0 transcript(s)"), "{said}");
+    assert!(said.contains("passed over 1 file(s) unchanged"), "{said}");
+    append(
+        &transcript,
+        &[
+            prompt("u2", 5, "second"),
+            assistant("a2", 6, "msg_2", json!([{"type": "text", "text": "two"}])),
+        ],
+    );
+    let said = import(&env, &transcript);
+    assert!(said.contains("1 transcript(s)"), "{said}");
+    assert_eq!(
+        env.text("SELECT group_concat(response, ',') FROM turns"),
+        "one,two"
+    );
+    let said = import_again(&env, &transcript);
+    assert!(
+        said.contains("1 transcript(s)") && !said.contains("unchanged"),
+        "{said}"
+    );
+}
+
+/// `cmstore ingest` following, looking at the agents' history every 100 ms; its stderr piped.
+fn follow_history(env: &TestEnv) -> std::process::Child {
+    env.std_cmd()
+        .arg("ingest")
+        .env("CMSTORE_TRANSCRIPTS_EVERY_MS", "100")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A following `cmstore ingest` imports the agents' history as it grows (issue 37): a Claude
+/// Code session written under `~/.claude/projects` comes into the store, its new turn too, and
+/// stays whole in `show` once Claude Code has deleted the file. Never through the queue.
+#[test]
+fn a_following_ingest_keeps_a_transcript_after_the_agent_deletes_it() {
+    let env = TestEnv::new();
+    let project = env.user_home().join(".claude/projects/-w-proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let transcript = project.join(format!("{SESSION}.jsonl"));
+    append(
+        &transcript,
+        &[
+            prompt("u1", 0, "first"),
+            assistant("a1", 1, "msg_1", json!([{"type": "text", "text": "one"}])),
+            turn_end("d1", 1),
+        ],
+    );
+    let mut follow = follow_history(&env);
+    let turns = "SELECT count(*) FROM turns";
+    let waited = std::time::Duration::from_secs(20);
+    assert_eq!(env.wait_for(turns, 1, waited), 1);
+    append(
+        &transcript,
+        &[
+            prompt("u2", 5, "second"),
+            assistant("a2", 6, "msg_2", json!([{"type": "text", "text": "two"}])),
+            turn_end("d2", 6),
+        ],
+    );
+    assert_eq!(env.wait_for(turns, 2, waited), 2);
+    std::fs::remove_file(&transcript).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    terminate(&follow);
+    let status = wait_timeout(&mut follow, waited).expect("ingest stops");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut follow.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("imported 1 transcript(s)"), "{stderr}");
+    let out = env.cmd().args(["show", SESSION]).output().unwrap();
+    let story = String::from_utf8(out.stdout).unwrap();
+    for text in ["first", "one", "second", "two"] {
+        assert!(story.contains(text), "{text}: {story}");
+    }
+    assert!(
+        !env.queue().exists() || env.queue_lines().is_empty(),
+        "nothing through the queue"
+    );
+
+    // Switched off, a following ingest leaves the history to `cmstore import`.
+    let off = TestEnv::new();
+    let project = off.user_home().join(".claude/projects/-w-proj");
+    std::fs::create_dir_all(&project).unwrap();
+    append(
+        &project.join(format!("{SESSION}.jsonl")),
+        &[prompt("u1", 0, "first"), turn_end("d1", 1)],
+    );
+    std::fs::create_dir_all(off.home()).unwrap();
+    std::fs::write(
+        off.home().join("cmstore.toml"),
+        "follow_transcripts = false\n",
+    )
+    .unwrap();
+    let mut follow = follow_history(&off);
+    // Eight of its 100 ms rounds: time enough to import, were it on.
+    std::thread::sleep(Duration::from_millis(800));
+    terminate(&follow);
+    wait_timeout(&mut follow, waited).expect("ingest stops");
+    assert_eq!(off.int("SELECT count(*) FROM imported_files"), 0);
 }

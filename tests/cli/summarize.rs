@@ -940,7 +940,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 36);
+    assert_eq!(env.int("PRAGMA user_version"), 37);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1213,9 +1213,17 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0036 left: no record of the files an
+/// import read (0037).
+pub(crate) fn back_to_0036(conn: &rusqlite::Connection) {
+    conn.execute_batch("DROP TABLE imported_files; PRAGMA user_version = 36;")
+        .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0035 left: no imported turns, no
 /// transcript item's input, end or outcome, the coverage of tool calls only (0036).
 pub(crate) fn back_to_0035(conn: &rusqlite::Connection) {
+    back_to_0036(conn);
     let m0033 = include_str!("../../migrations/0033_transcript_items.sql");
     let view = &m0033[m0033.find("CREATE VIEW v_coverage").unwrap()..];
     conn.execute_batch(&format!(

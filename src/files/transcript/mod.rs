@@ -18,6 +18,7 @@ pub mod cline;
 mod cursor;
 mod discover;
 pub mod droid;
+pub mod history;
 pub mod opencode;
 mod workspace;
 

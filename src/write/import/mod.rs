@@ -191,6 +191,8 @@ pub struct Stats {
     pub rows_before: i64,
     /// See `rows_before`.
     pub rows_after: i64,
+    /// Files passed over: an import read them before, and they have not changed since.
+    pub unchanged: u64,
     /// Turns read from transcripts and written (new rows, or rows filled in or completed).
     pub turns: u64,
     /// Turns older than what `prune` deleted, left out.
@@ -258,14 +260,26 @@ fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
     Ok(())
 }
 
-/// Imports `files` into `store`, their turns recorded as `config` has the hooks record them;
-/// `progress` is told the bytes read so far, now and then.
+/// How an import reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// Turns are recorded as this configuration has the hooks record them (redaction, text,
+    /// the events switched off).
+    pub config: &'a Config,
+    /// Read every file, also those unchanged since an import read them.
+    pub again: bool,
+}
+
+/// Imports `files` into `store` as `options` say; `progress` is told the bytes read (or passed
+/// over) so far, now and then. A file an import read before that has not changed since (its
+/// size and modification time, `imported_files`) is passed over, but with `again`.
 pub fn import(
     store: &Store,
     files: &[PathBuf],
-    config: &Config,
+    options: &Options<'_>,
     mut progress: impl FnMut(u64),
 ) -> Result<Stats, Error> {
+    let config = options.config;
     let mut conn = store.conn()?;
     // Its temporary tables (the chain's notes, the statements' sorts) in memory rather than in
     // a temporary file: an import of a 256 MB transcript took 14 % less time, its peak memory
@@ -282,9 +296,21 @@ pub fn import(
     // The sizes of the files passed over, so that the progress still reaches the total.
     let mut passed_over = 0;
     for path in files {
+        let stamp = stamp_of(path);
+        if let (Some(stamp), false) = (stamp, options.again) {
+            if read_before(&conn, path, stamp)? {
+                stats.unchanged += 1;
+                passed_over += stamp.0 as u64;
+                progress(stats.bytes + passed_over);
+                continue;
+            }
+        }
         let kind = import_file(&mut conn, path, config, &mut stats, &mut |b| {
             progress(b + passed_over)
         })?;
+        if let Some(stamp) = stamp {
+            note_read(&conn, path, stamp)?;
+        }
         match kind {
             Kind::Transcript => stats.files += 1,
             Kind::HookPayloads { len } => {
@@ -302,6 +328,52 @@ pub fn import(
     stats.rows_after = usage::count(&conn)?;
     stats.turn_rows_after = count_turns(&conn)?;
     Ok(stats)
+}
+
+/// A file's size and modification time (epoch ms), by which an import tells it has not
+/// changed since it read it; `None` for a file always read again: OpenCode's store (its
+/// writes land in its WAL first) and Droid's sessions (their usage is in the settings file
+/// beside each), or one that cannot be looked at.
+fn stamp_of(path: &Path) -> Option<(i64, i64)> {
+    if matches!(Format::of(path), Format::Opencode | Format::Droid) {
+        return None;
+    }
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some((meta.len() as i64, modified.as_millis() as i64))
+}
+
+/// Whether an import read the file at `path` when it had `stamp`.
+fn read_before(
+    conn: &Connection,
+    path: &Path,
+    (size, modified): (i64, i64),
+) -> Result<bool, Error> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT 1 FROM imported_files WHERE path = ?1 AND size = ?2 AND modified_ms = ?3",
+        )?
+        .exists(params![path.to_string_lossy(), size, modified])?)
+}
+
+/// Notes that the file at `path` was read whole as it was at `stamp` (taken before reading: a
+/// file that grew meanwhile is read again next time).
+fn note_read(conn: &Connection, path: &Path, (size, modified): (i64, i64)) -> Result<(), Error> {
+    conn.prepare_cached(
+        "INSERT INTO imported_files(path, size, modified_ms, imported_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(path) DO UPDATE SET size = ?2, modified_ms = ?3, imported_at = ?4",
+    )?
+    .execute(params![
+        path.to_string_lossy(),
+        size,
+        modified,
+        crate::support::clock::now_ms()
+    ])?;
+    Ok(())
 }
 
 /// Rows of `turns`.
@@ -905,6 +977,15 @@ fn write_sessions(
 mod tests {
     use super::*;
 
+    /// Every file read, whatever an earlier import read.
+    fn again() -> Options<'static> {
+        static CONFIG: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+        Options {
+            config: CONFIG.get_or_init(Config::default),
+            again: true,
+        }
+    }
+
     #[test]
     fn a_second_import_leaves_the_same_rows_and_turns_are_linked() {
         let dir = tempfile::tempdir().unwrap();
@@ -923,9 +1004,9 @@ mod tests {
             .map(|(p, _)| p)
             .collect();
         assert_eq!(files, vec![t.clone()]);
-        let first = import(&store, &files, &Config::default(), |_| {}).unwrap();
+        let first = import(&store, &files, &again(), |_| {}).unwrap();
         assert_eq!((first.rows_before, first.rows_after), (0, 1));
-        let again = import(&store, &files, &Config::default(), |_| {}).unwrap();
+        let again = import(&store, &files, &again(), |_| {}).unwrap();
         assert_eq!((again.rows_before, again.rows_after), (1, 1));
         let conn = store.conn().unwrap();
         let row: (i64, String, String, i64) = conn
@@ -971,7 +1052,7 @@ mod tests {
             .collect();
         assert_eq!(files.len(), 2, "{files:?}");
         for _ in 0..2 {
-            import(&store, &files, &Config::default(), |_| {}).unwrap();
+            import(&store, &files, &again(), |_| {}).unwrap();
         }
         let conn = store.conn().unwrap();
         let mut stmt = conn
@@ -1069,7 +1150,7 @@ mod tests {
             .map(|(p, _)| p)
             .collect();
         assert_eq!(found.len(), 3, "{found:?}");
-        let stats = import(&store, &found, &Config::default(), |_| {}).unwrap();
+        let stats = import(&store, &found, &again(), |_| {}).unwrap();
         assert_eq!((stats.files, stats.not_chats, stats.rows_after), (2, 1, 2));
         let conn = store.conn().unwrap();
         let rows: Vec<(String, i64, Option<String>, i64, i64)> = conn
@@ -1097,7 +1178,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(session, ("gemini".into(), "/w/app".into()));
-        let again = import(&store, &found, &Config::default(), |_| {}).unwrap();
+        let again = import(&store, &found, &again(), |_| {}).unwrap();
         assert_eq!((again.rows_before, again.rows_after), (2, 2));
     }
 
@@ -1164,7 +1245,7 @@ mod tests {
             .map(|(p, _)| p)
             .collect();
         assert_eq!(files.len(), 5, "{files:?}");
-        import(&store, &files, &Config::default(), |_| {}).unwrap();
+        import(&store, &files, &again(), |_| {}).unwrap();
         let cwds: Vec<(String, Option<String>)> = conn
             .prepare("SELECT session_id, cwd FROM sessions ORDER BY session_id")
             .unwrap()

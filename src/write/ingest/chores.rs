@@ -63,6 +63,70 @@ pub fn sweep_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
     )
 }
 
+/// How often follow mode looks at the agents' history folders for transcripts that grew.
+pub const TRANSCRIPTS_EVERY: Duration = Duration::from_secs(60);
+
+/// Replaces [`TRANSCRIPTS_EVERY`] (milliseconds).
+pub const TRANSCRIPTS_EVERY_ENV: &str = "CMSTORE_TRANSCRIPTS_EVERY_MS";
+
+/// Follow mode's import of the agents' history (issue 37): every [`TRANSCRIPTS_EVERY`], the
+/// transcripts in the agents' standard folders that are new or changed since an import read
+/// them are imported ([`crate::write::import`]: into the store, never the queue), so a session
+/// is kept long before its agent deletes the file. A file that has not changed costs a
+/// `stat`. Off with `follow_transcripts = false`. It says what it imported, and a failure once.
+pub fn transcripts_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
+    let every = crate::support::env::var(TRANSCRIPTS_EVERY_ENV)
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(TRANSCRIPTS_EVERY, Duration::from_millis);
+    let mut said = HashSet::new();
+    Chore::new(
+        Duration::ZERO,
+        every,
+        move |ingester: &mut Ingester, _: &Progress| {
+            let (config, _) = Config::load_for(paths);
+            if !config.follow_transcripts {
+                return;
+            }
+            match import_history(ingester.store(), &config) {
+                Ok(Some(line)) => say(&line),
+                Ok(None) => {}
+                Err(err) => {
+                    for problem in not_said_yet(vec![format!("{err:#}")], &mut said) {
+                        say(&format!("cmstore ingest: importing transcripts: {problem}"));
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// Imports what changed in the agents' history folders; the line that says what came in,
+/// when anything did.
+fn import_history(store: &store::Store, config: &Config) -> anyhow::Result<Option<String>> {
+    let roots = crate::files::transcript::history::history_roots();
+    if roots.is_empty() {
+        return Ok(None);
+    }
+    let files: Vec<std::path::PathBuf> = crate::write::import::find_transcripts(&roots)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    let options = crate::write::import::Options {
+        config,
+        again: false,
+    };
+    let stats = crate::write::import::import(store, &files, &options, |_| {})?;
+    if stats.files == 0 {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "cmstore ingest: imported {} transcript(s): {} new response row(s), {} new turn row(s)",
+        stats.files,
+        stats.rows_after - stats.rows_before,
+        stats.turn_rows_after - stats.turn_rows_before
+    )))
+}
+
 /// How often follow mode looks whether the spend file is due: when new rows came in, or
 /// [`SPEND_AT_LEAST`] after it was last written (usage an `import` added, a new day).
 pub const SPEND_EVERY: Duration = Duration::from_secs(5);
