@@ -224,6 +224,31 @@ fn a_codex_turn_has_its_prompt_and_response() {
         "{}",
         s.context()
     );
+    import_changes_no_turn(&s.world, 1, &s.context());
+}
+
+/// Issue 37: `cmstore import` of the world's rollouts after the hooks recorded `turns` turns
+/// reads the same turns, by the turn ids Codex's hooks send: none added, none changed, each
+/// one the rollout shows hooked.
+fn import_changes_no_turn(world: &World, turns: usize, ctx: &str) {
+    let sql = "select session_id, turn_key, hook_type, prompt, response, model, outcome,
+                      imported from turns order by session_id, turn_key";
+    let by_hooks = world.query(sql);
+    assert_eq!(by_hooks.len(), turns, "{ctx}");
+    let found = rollouts(world);
+    assert!(!found.is_empty(), "{ctx}");
+    let mut args = vec!["import".to_string()];
+    args.extend(found.iter().map(|p| p.display().to_string()));
+    world.cmstore_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(world.query(sql), by_hooks, "{ctx}");
+    assert_eq!(
+        world.query(
+            "select sum(transcript_turns) shown, sum(hooked_turns) hooked,
+                    sum(missed_turns) missed, sum(hook_only_turns) hook_only from v_coverage"
+        ),
+        vec![json!({"shown": turns, "hooked": turns, "missed": 0, "hook_only": 0})],
+        "{ctx}"
+    );
 }
 
 #[test]
@@ -295,6 +320,7 @@ fn an_interrupted_codex_turn_is_recorded_as_interrupted() {
         world.queue_text()
     );
     harness::assert_interrupted_turn(&world, "wait for me");
+    import_changes_no_turn(&world, 1, &world.queue_text());
 }
 
 /// The rollouts Codex wrote under the world's `~/.codex/sessions`.
@@ -474,6 +500,7 @@ fn a_blocking_stop_hook_continues_the_codex_turn_it_blocked() {
     };
     assert_eq!(count("Stop"), json!(2), "{context}");
     assert_eq!(count("UserPromptSubmit"), json!(1), "{context}");
+    import_changes_no_turn(&s.world, 1, &context);
 }
 
 /// Issue 39's budget with a real Codex: past the day's limit `UserPromptSubmit`'s

@@ -31,31 +31,45 @@
 //! - **0.63, 0.77**: the envelope, `user_message` events, a `turn_context` for every model
 //!   request but no turn id anywhere, and `turn_aborted` without one. A turn is a
 //!   `user_message` and what follows up to the next; 0.77 writes a review's prompt twice.
-//! - **0.118 (CLI and Desktop), 0.121, 0.171**: each turn is `task_started` (its `turn_id`),
-//!   the injected context (a `developer` message, `user` messages of `AGENTS.md` and
+//! - **0.118 (CLI and Desktop), 0.121**: each turn is `task_started` (its `turn_id`), the
+//!   injected context (a `developer` message, `user` messages of `AGENTS.md` and
 //!   `<environment_context>`), `turn_context` (the same `turn_id`), the prompt as a `user`
 //!   message *and* a `user_message` event, then the model's items, and `task_complete` or
 //!   `turn_aborted` (the same `turn_id`, and a `<turn_aborted>` `user` message that is no
 //!   prompt). A `!command` the person runs is a task of its own with neither prompt nor
-//!   answer, and a compaction one without a prompt: no turn. 0.171 adds an `item_completed`
-//!   event for each item (`UserMessage`, `AgentMessage`, `CommandExecution`, …).
+//!   answer, and a compaction one without a prompt: no turn.
+//! - **0.171** (`codex exec` in the end-to-end suite): the same tasks, but no `user_message`
+//!   event: the prompt is the `item_completed` event whose `item` is a `UserMessage`
+//!   (`content` parts of type `text`); `item_completed` also comes for `AgentMessage`,
+//!   `CommandExecution` and `HookPrompt` items, and new line types (`world_state`,
+//!   `token_usage_record`) carry nothing a turn needs. A prompt the `UserPromptSubmit` hook
+//!   refused leaves an empty task: no turn.
 //!
 //! The turn id is the hooks' `turn_id`: Codex sends its turn's `sub_id` as `turn_id` in
 //! `UserPromptSubmit`, `Stop` and `Interrupt`, and writes the same `sub_id` into
-//! `task_started`, `turn_context`, `task_complete` and `turn_aborted` (checked against a real
-//! run of the end-to-end suite: tests/e2e/codex.rs). The answer is `task_complete`'s
-//! `last_agent_message`, the value the `Stop` hook got as `last_assistant_message` (null when
-//! the last model request said nothing, even after earlier progress messages); a turn without
-//! it (interrupted, older versions, still going) takes its last assistant message. The prompt
-//! is the `user_message` event's text, the hooks' `UserPromptSubmit` `prompt`; a message the
-//! person sends while the turn runs is injected into it (the same `turn_id`, a second
-//! `user_message`, a second `UserPromptSubmit`) and, as ingest takes the turn's latest
-//! `UserPromptSubmit`, becomes its prompt here too.
+//! `task_started`, `turn_context`, `task_complete` and `turn_aborted`. Checked on ten rollouts
+//! of a run of the end-to-end suite (tests/e2e/codex.rs, Codex 0.171.0) against the queue
+//! lines their hooks wrote: every hooked turn is a turn here with the same session and turn
+//! id, the `UserPromptSubmit`'s prompt, the last `Stop`'s answer, the payload's model, and
+//! `interrupted` where `Interrupt` fired; the one turn no hook saw was a run whose hooks were
+//! not trusted. The answer is `task_complete`'s `last_agent_message`, the value the `Stop`
+//! hook got as `last_assistant_message` (null when the last model request said nothing, even
+//! after earlier progress messages); a turn without it (interrupted, older versions, still
+//! going) takes its last assistant message.
+//!
+//! A blocking `Stop` hook's reason goes back to the model as a `user` message
+//! `<hook_prompt hook_run_id="…">reason</hook_prompt>` (0.171: an `item_completed`
+//! `HookPrompt`) in the same turn: no prompt, and no feedback either, as the hooks record none
+//! for Codex. By Codex's source (not seen in a real rollout), a message the person sends while
+//! the turn runs is injected into it (the same `turn_id`, a second `user_message`, a second
+//! `UserPromptSubmit`); as ingest takes a turn's latest `UserPromptSubmit`, it becomes the
+//! turn's prompt here too.
 //!
 //! A forked session's rollout begins with a copy of the parent's lines (its `session_meta`
-//! included), turns the hooks recorded under the parent. Codex's ids are UUID v7: a turn whose
-//! id is older than the session's own id is such a copy, and is left out
-//! ([`CodexTurnReader::copied_turns`]).
+//! included; Codex's source persists the forked history as it is), turns the hooks recorded
+//! under the parent. Codex's ids are UUID v7: a turn whose id is older than the session's own
+//! id is such a copy, and is left out ([`CodexTurnReader::copied_turns`]). No real fork's
+//! rollout was at hand.
 
 use std::borrow::Cow;
 
@@ -1306,6 +1320,105 @@ mod tests {
             "  <environment_context>\n</environment_context>"
         ));
         assert!(!is_injected("why does <environment_context> matter?"));
+    }
+
+    /// Codex 0.171's shapes (a run of the end-to-end suite's blocking Stop hook): no
+    /// `user_message` event, the prompt an `item_completed` `UserMessage`; the hook's reason a
+    /// `HookPrompt` item and a `<hook_prompt>` message in the same turn; new line types.
+    #[test]
+    fn codex_0_171_prompt_is_the_completed_user_message_item() {
+        let turn = "01a250e6-4a5b-7062-bcaf-a6acbb4080df";
+        let completed = |second: u32, item: Value| {
+            at(
+                second,
+                "event_msg",
+                json!({"type": "item_completed",
+                "thread_id": "01a250e6-4a1e-7432-95e2-cc386aefcdb2", "turn_id": turn,
+                "item": item}),
+            )
+        };
+        let answer = |second: u32| {
+            vec![
+                completed(
+                    second,
+                    json!({"type": "AgentMessage", "id": "msg_0",
+                    "content": [{"type": "Text", "text": "The build passes."}]}),
+                ),
+                at(
+                    second,
+                    "response_item",
+                    json!({"type": "message", "status": "completed",
+                    "id": "msg_0", "role": "assistant", "content": [{"type": "output_text",
+                    "text": "The build passes.", "annotations": []}]}),
+                ),
+                at(
+                    second,
+                    "token_usage_record",
+                    json!({"turn_id": turn, "response_id": "resp_0"}),
+                ),
+            ]
+        };
+        let mut lines = vec![
+            at(
+                0,
+                "session_meta",
+                json!({"session_id": "01a250e6-4a1e-7432-95e2-cc386aefcdb2",
+                "id": "01a250e6-4a1e-7432-95e2-cc386aefcdb2", "cwd": "/p",
+                "originator": "codex_exec", "cli_version": "0.171.0", "source": "exec"}),
+            ),
+            at(
+                1,
+                "event_msg",
+                json!({"type": "task_started", "turn_attribution": {
+                "turn_id": turn, "turn_trigger": "exec"}, "turn_id": turn}),
+            ),
+            user_item(
+                1,
+                "<environment_context>\n  <cwd>/p</cwd>\n</environment_context>",
+            ),
+            at(1, "world_state", json!({"full": true, "state": {}})),
+            context(1, turn, "gpt-5-codex"),
+            user_item(2, "fix the build"),
+            completed(
+                2,
+                json!({"type": "UserMessage", "id": "u1",
+                "content": [{"type": "text", "text": "fix the build", "text_elements": []}]}),
+            ),
+        ];
+        lines.extend(answer(3));
+        lines.push(user_item(
+            4,
+            "<hook_prompt hook_run_id=\"stop:10:/h/.codex/hooks.json\">2 tests fail</hook_prompt>",
+        ));
+        lines.push(completed(
+            4,
+            json!({"type": "HookPrompt", "id": "m2",
+            "fragments": [{"text": "2 tests fail", "hookRunId": "stop:10:/h/.codex/hooks.json"}]}),
+        ));
+        lines.extend(answer(5));
+        lines.push(complete(6, turn, Some("The build passes.")));
+        let (got, reader) = read(&lines);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let t = &got[0].turn;
+        assert_eq!(
+            (
+                t.turn_id.as_deref(),
+                t.user.as_str(),
+                t.response(),
+                t.model.as_deref()
+            ),
+            (
+                Some(turn),
+                "fix the build",
+                Some("The build passes."),
+                Some("gpt-5-codex")
+            )
+        );
+        assert_eq!(
+            (got[0].started, t.ts, t.feedback.as_deref()),
+            (ms(2), ms(6), None)
+        );
+        assert_eq!(reader.cli_version(), Some("0.171.0"));
     }
 
     /// The real Codex 0.171 rollout the end-to-end suite recorded, against the hook payloads

@@ -30,6 +30,7 @@ use crate::files::tail::{Line, LineReader};
 use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
+use crate::model::transcript::codex_turns::{CodexTurn, CodexTurnReader};
 use crate::model::transcript::items::{claude_tool_calls, ToolCallItem};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
@@ -330,6 +331,15 @@ pub fn import(
     Ok(stats)
 }
 
+/// `turn`, read from a Codex rollout by `reader`, as a turn of the rollout's session; none of
+/// a subagent's rollout or without a session or a turn id (nothing could tell it from the
+/// hooks' record of it).
+fn codex_turn(reader: &CodexTurnReader, turn: Option<CodexTurn>) -> Option<ReadTurn> {
+    let turn = turn.filter(|t| t.turn.turn_id.is_some() && !reader.is_subagent())?;
+    let session = reader.session()?.to_owned();
+    Some(ReadTurn::new(session, turn.turn, turn.started))
+}
+
 /// A file's size and modification time (epoch ms), by which an import tells it has not
 /// changed since it read it; `None` for a file always read again: OpenCode's store (its
 /// writes land in its WAL first) and Droid's sessions (their usage is in the settings file
@@ -488,6 +498,9 @@ fn import_file(
     let mut read_turns: Vec<ReadTurn> = Vec::new();
     let redactor = Redactor::new(&config.redact);
     let mut codex = CodexReader::new(fallback.clone());
+    // A rollout's turns, by the turn ids Codex's hooks send; not a subagent's (whose hooks'
+    // session is not known).
+    let mut codex_turns = (format == Format::Codex).then(|| CodexTurnReader::new(fallback.clone()));
     let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
     let mut turn: Option<String> = None;
     let mut batch: Vec<UsageRecord> = Vec::new();
@@ -514,6 +527,10 @@ fn import_file(
         match line {
             Some(Line::Complete { offset, bytes }) if format == Format::Codex => {
                 batch.extend(codex.feed(bytes, offset));
+                if let Some(reader) = codex_turns.as_mut() {
+                    let ended = reader.feed(bytes);
+                    read_turns.extend(codex_turn(reader, ended));
+                }
             }
             Some(Line::Complete { offset, bytes })
                 if matches!(format, Format::CopilotCli | Format::VscodeCopilot) =>
@@ -613,6 +630,10 @@ fn import_file(
         &redactor,
         (format.agent(), &fallback),
     )?;
+    if let Some(reader) = codex_turns.as_mut() {
+        let open = reader.take_open();
+        read_turns.extend(codex_turn(reader, open));
+    }
     for (session, cwd) in turns.as_ref().map(TurnReader::cwds).into_iter().flatten() {
         cwds.entry(session.clone()).or_insert_with(|| cwd.clone());
     }

@@ -66,6 +66,15 @@ pub struct ReadTurn {
 }
 
 impl ReadTurn {
+    /// `turn` of `session`, begun at `started`.
+    pub fn new(session: String, turn: Turn, started: Option<i64>) -> ReadTurn {
+        ReadTurn {
+            session,
+            turn,
+            started,
+        }
+    }
+
     /// The session it belongs to.
     pub fn session(&self) -> &str {
         &self.session

@@ -63,8 +63,10 @@ pub fn sweep_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
     )
 }
 
-/// How often follow mode looks at the agents' history folders for transcripts that grew.
-pub const TRANSCRIPTS_EVERY: Duration = Duration::from_secs(60);
+/// How often follow mode looks at the agents' history folders for transcripts that grew: a
+/// `stat` per file each time (2,000 transcripts looked at every minute took 0.03 % of a core,
+/// BENCHMARKS.md), and the agents keep their files for weeks (Claude Code 30 days by default).
+pub const TRANSCRIPTS_EVERY: Duration = Duration::from_secs(300);
 
 /// Replaces [`TRANSCRIPTS_EVERY`] (milliseconds).
 pub const TRANSCRIPTS_EVERY_ENV: &str = "CMSTORE_TRANSCRIPTS_EVERY_MS";
