@@ -236,9 +236,16 @@ fn load_now(
         return Ok(None);
     };
     let mut items = own_lines(db, session_id)?;
+    let typed: std::collections::HashSet<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Prompt { text, .. } => Some(text.trim().to_owned()),
+            _ => None,
+        })
+        .collect();
     items.extend(tool_calls(db, session_id, inputs)?);
     items.extend(imported_calls(db, session_id)?);
-    items.extend(answers(db, session_id)?);
+    items.extend(answers(db, session_id, &typed)?);
     let responses = responses(db, session_id)?;
     Ok(Some(assemble(session, items, &responses)))
 }
@@ -745,9 +752,14 @@ fn gist(error: &str) -> String {
 pub const ANSWER_COLUMNS: &str = "ts, prompt, response, model, hook_type = 'SubagentStop', \
      synthetic, turn_id, outcome, feedback, imported";
 
-/// Turn ends; before an imported main turn, its prompt, when it was typed (no prompt event
-/// of it is stored: `drop_shown_prompts` then takes it off the answer).
-fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
+/// Turn ends; before an imported main turn, its prompt, when it was typed, unless a prompt
+/// event of the same text is stored (`typed`: its hook fired, its Stop did not);
+/// `drop_shown_prompts` then takes it off the answer.
+fn answers(
+    db: &ReadOnlyDb,
+    session_id: &str,
+    typed: &std::collections::HashSet<String>,
+) -> Result<Vec<Item>, QueryError> {
     let (_, rows) = report::fetch(
         db,
         &format!(
@@ -774,6 +786,10 @@ fn answers(db: &ReadOnlyDb, session_id: &str) -> Result<Vec<Item>, QueryError> {
             },
         ) = (started, &answer)
         {
+            if typed.contains(text.trim()) {
+                items.push(answer);
+                continue;
+            }
             items.push(Item::Prompt {
                 ts,
                 text: text.clone(),

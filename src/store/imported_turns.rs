@@ -5,7 +5,8 @@
 //! one row whatever came first. The rule when both have it: **a hook's fields win**; import
 //! fills in only what the hook's row lacks (a reasoning the hook read before the transcript
 //! had it). An imported row no hook has recorded yet (`imported = 1`) takes a later import's
-//! fields, so a turn read while it was still going is completed by the next import. Ingest's
+//! fields, so a turn read while it was still going is completed by the next import. A row of
+//! another kind (a main turn, a subagent's) is never changed by the other's import. Ingest's
 //! own upsert takes a hook line's fields over an imported row's and clears `imported`, so the
 //! two orders leave the same row.
 
@@ -36,7 +37,8 @@ const UPSERT_IMPORTED_TURN: &str = "
       outcome = CASE WHEN imported = 1 THEN coalesce(excluded.outcome, outcome)
         ELSE coalesce(outcome, excluded.outcome) END,
       feedback = CASE WHEN imported = 1 THEN coalesce(excluded.feedback, feedback)
-        ELSE coalesce(feedback, excluded.feedback) END";
+        ELSE coalesce(feedback, excluded.feedback) END
+    WHERE hook_type IS excluded.hook_type";
 
 /// The transcript shows turn ?2 of session ?1 (coverage: `v_coverage`), begun at ?4 (its
 /// prompt's time), a subagent's when ?5.

@@ -276,6 +276,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0037_imported_files",
         include_str!("../../migrations/0037_imported_files.sql"),
     ),
+    (
+        "0038_transcript_items_ts",
+        include_str!("../../migrations/0038_transcript_items_ts.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -8,7 +8,8 @@
 //! What is old: events by `ts` (the hourly rollup, `hourly_sessions`, loses what they counted in
 //! the same transaction); tool calls by their start (else end) time, except that a call still
 //! missing a half goes only with its totals; per-session tool
-//! totals whose last call is before the cutoff; turns by `ts`; rejects by the time of the event
+//! totals whose last call is before the cutoff; turns and `transcript_items` by `ts` (each
+//! raising the watermark past what it deleted); rejects by the time of the event
 //! line before them (`line_ts`), else of their ingest; sessions whose
 //! `last_seen` is before the cutoff, with their `unknown_counts` rows. A session that is still
 //! active keeps its row (and its totals) while its old events go.
@@ -95,6 +96,11 @@ const TARGETS: &[Target] = &[
     Target {
         table: "turns",
         old: "SELECT rowid FROM turns WHERE ts < ?1",
+    },
+    // What transcripts showed (0036: a tool call's input is text), by the time of its line.
+    Target {
+        table: "transcript_items",
+        old: "SELECT ts FROM transcript_items WHERE ts < ?1",
     },
     Target {
         table: "rejects",
@@ -295,7 +301,9 @@ fn prune_batches(
             let ((n, calls), held) = timed(conn, report, t.table, |tx| match t.table {
                 "events" => Ok((delete_events(tx, &sql, cutoff_ms, size)?, 0)),
                 "rejects" => Ok((delete_rejects(tx, &sql, cutoff_ms, size)?, 0)),
-                "turns" => Ok((delete_turns(tx, &sql, cutoff_ms, size)?, 0)),
+                "turns" => Ok((delete_dated(tx, &sql, cutoff_ms, size)?, 0)),
+                // A table without rowids: deleted by its key.
+                "transcript_items" => Ok((delete_dated(tx, DELETE_ITEMS, cutoff_ms, size)?, 0)),
                 "session_tools" => delete_totals(tx, &sql, cutoff_ms, size),
                 _ => Ok((
                     tx.execute(&sql, rusqlite::params![cutoff_ms, size])? as u64,
@@ -427,10 +435,15 @@ fn delete_events(
     Ok(n)
 }
 
-/// One batch of old turns, covered by the watermark as events are ([`delete_events`]): an
-/// import reading their transcript again does not bring them back (an imported turn has no
-/// event, and a turn is often newer than its session's last deleted event).
-fn delete_turns(
+/// A batch (`?2` rows) of the transcript items older than `?1`, through their index by time.
+const DELETE_ITEMS: &str = "DELETE FROM transcript_items WHERE (session_id, kind, item_id) IN
+    (SELECT session_id, kind, item_id FROM transcript_items WHERE ts < ?1 LIMIT ?2)";
+
+/// One batch of old turns (or transcript items: `sql` deletes either, by time), covered by the
+/// watermark as events are ([`delete_events`]): an import reading their transcript again does
+/// not bring them back (an imported turn has no event, and a turn is often newer than its
+/// session's last deleted event).
+fn delete_dated(
     tx: &rusqlite::Transaction<'_>,
     sql: &str,
     cutoff_ms: i64,
@@ -438,9 +451,11 @@ fn delete_turns(
 ) -> Result<u64, Error> {
     let mut delete = tx.prepare_cached(&format!("{sql} RETURNING ts"))?;
     let deleted = delete
-        .query_map(rusqlite::params![cutoff_ms, size], |r| r.get::<_, i64>(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
-    if let Some(newest) = deleted.iter().max() {
+        .query_map(rusqlite::params![cutoff_ms, size], |r| {
+            r.get::<_, Option<i64>>(0)
+        })?
+        .collect::<rusqlite::Result<Vec<Option<i64>>>>()?;
+    if let Some(newest) = deleted.iter().flatten().max() {
         tx.execute(RAISE_WATERMARK, [newest.saturating_add(1)])?;
     }
     Ok(deleted.len() as u64)

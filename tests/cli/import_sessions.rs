@@ -682,3 +682,208 @@ fn a_following_ingest_keeps_a_transcript_after_the_agent_deletes_it() {
     wait_timeout(&mut follow, waited).expect("ingest stops");
     assert_eq!(off.int("SELECT count(*) FROM imported_files"), 0);
 }
+
+/// Runs `cmstore capture` in `hooks` for `event` of the session whose transcript is `t`.
+fn fire(hooks: &TestEnv, t: &Path, event: &str, extra: Value) {
+    assert_eq!(
+        capture(hooks, hook(event, t, extra), &[]),
+        json!({}),
+        "{event}"
+    );
+}
+
+/// A line of the session's subagent: on its side chain.
+fn side(line: String) -> String {
+    let mut v: Value = serde_json::from_str(&line).unwrap();
+    v["isSidechain"] = json!(true);
+    v.to_string()
+}
+
+/// Review of the session's change (found by reproduction): a prompt whose hook fired and
+/// whose Stop did not is shown once, where it was typed.
+#[test]
+fn a_prompt_the_hooks_saw_is_shown_once_when_only_its_stop_was_missed() {
+    let hooks = TestEnv::new();
+    let t = hooks.dir.path().join(format!("{SESSION}.jsonl"));
+    append(&t, &[prompt("u1", 0, "list the files")]);
+    fire(
+        &hooks,
+        &t,
+        "UserPromptSubmit",
+        json!({"prompt": "list the files"}),
+    );
+    append(
+        &t,
+        &[
+            assistant("a1", 1, "msg_1", json!([{"type": "text", "text": "a.txt"}])),
+            turn_end("d1", 2),
+        ],
+    );
+    let env = TestEnv::new();
+    ingest_queue(&env, &std::fs::read(hooks.queue()).unwrap());
+    import(&env, &t);
+    let story = json_of(&env, &["show", SESSION, "--format", "json"]);
+    let prompts = story["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["kind"] == "prompt")
+        .count();
+    assert_eq!(prompts, 1, "{story}");
+}
+
+fn json_of(env: &TestEnv, args: &[&str]) -> Value {
+    serde_json::from_slice(&env.cmd().args(args).output().unwrap().stdout).unwrap()
+}
+
+/// Claude Code's own agents (a side question, a compaction) write copies of the parent's
+/// lines, with the same ids: their files add no turn and change none, whatever the order.
+#[test]
+fn claude_codes_own_agents_files_leave_the_main_turns_alone() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join(format!("projects/-w/{SESSION}.jsonl"));
+    std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+    let lines = [
+        prompt("u1", 0, "levelset"),
+        assistant(
+            "a1",
+            1,
+            "msg_1",
+            json!([{"type": "text", "text": "MAIN ANSWER"}]),
+        ),
+        turn_end("d1", 2),
+    ];
+    append(&t, &lines);
+    let aside = t
+        .with_extension("")
+        .join("subagents/agent-aside_question-7a81e4850e48fc1e.jsonl");
+    std::fs::create_dir_all(aside.parent().unwrap()).unwrap();
+    let mut copies: Vec<String> = lines.iter().cloned().map(side).collect();
+    copies.push(side(assistant(
+        "q2",
+        11,
+        "msg_9",
+        json!([{"type": "text", "text": "ASIDE ANSWER"}]),
+    )));
+    append(&aside, &copies);
+    let main_only = TestEnv::new();
+    import(&main_only, &t);
+    let expected = rows(
+        &main_only,
+        "SELECT turn_key, hook_type, response, ts FROM turns",
+    );
+    import(&env, &aside);
+    import(&env, &t);
+    import_again(&env, t.parent().unwrap());
+    assert_eq!(
+        rows(&env, "SELECT turn_key, hook_type, response, ts FROM turns"),
+        expected
+    );
+}
+
+/// Prune's watermark is the hook's row's time (its Stop), and Claude Code writes the turn's
+/// duration line after its Stop: a turn is judged by when it began, and stays deleted.
+#[test]
+fn a_pruned_turn_whose_last_line_came_after_its_stop_stays_deleted() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join(format!("{SESSION}.jsonl"));
+    append(
+        &t,
+        &[
+            prompt("u1", 0, "question"),
+            assistant(
+                "a1",
+                2,
+                "msg_1",
+                json!([{"type": "text", "text": "answer"}]),
+            ),
+        ],
+    );
+    let ms = |s: &str| cmstore::support::clock::rfc3339_ms(s).unwrap();
+    let mut stop = entry("Stop", SESSION);
+    stop.timestamp = ms("2026-12-01T10:00:03.000Z");
+    stop.turn_id = Some("u1".into());
+    stop.prompt = Some("question".into());
+    stop.response = Some("answer".into());
+    env.append(&[stop.to_line()]);
+    env.ingest_once();
+    // Written a second after the Stop (past the watermark prune leaves), as Claude Code may.
+    append(
+        &t,
+        &[line("system", "d1", 4, json!({"subtype": "turn_duration"}))],
+    );
+    env.cmd()
+        .args(["prune", "--before", "2026-12-02", "--yes"])
+        .assert()
+        .success();
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 0);
+    import(&env, &t);
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 0);
+}
+
+/// What the transcripts showed goes with the rest at prune (a call's input is text), and
+/// coverage does not then count the hooks' deleted rows as missed.
+#[test]
+fn prune_deletes_what_the_transcripts_showed_and_an_import_does_not_bring_it_back() {
+    let hooks = TestEnv::new();
+    let (transcript, queue) = session_with_hooks(&hooks);
+    let env = TestEnv::new();
+    ingest_queue(&env, &queue);
+    import(&env, &transcript);
+    assert!(env.int("SELECT count(*) FROM transcript_items") > 0);
+    env.cmd()
+        .args(["prune", "--before", "0m", "--yes"])
+        .assert()
+        .success();
+    assert_eq!(env.int("SELECT count(*) FROM transcript_items"), 0);
+    assert_eq!(env.int("SELECT count(*) FROM v_coverage"), 0);
+    import_again(&env, &transcript);
+    assert_eq!(env.int("SELECT count(*) FROM transcript_items"), 0);
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 0);
+}
+
+/// `[events]` switches an imported subagent's turns by SubagentStop, as the hooks record them,
+/// and the main conversation's by Stop.
+#[test]
+fn a_subagents_imported_turns_follow_the_subagent_stop_switch() {
+    let t = Path::new("projects/-w").join(format!("{SESSION}.jsonl"));
+    let sub = t.with_extension("").join("subagents/agent-a1234567.jsonl");
+    let imported = |events: &str| {
+        let env = TestEnv::new();
+        for (file, lines) in [
+            (&t, vec![prompt("u1", 0, "delegate"), turn_end("d1", 9)]),
+            (
+                &sub,
+                vec![
+                    side(prompt("s1", 1, "find the files")),
+                    side(assistant(
+                        "s2",
+                        2,
+                        "msg_s",
+                        json!([{"type": "text", "text": "two"}]),
+                    )),
+                ],
+            ),
+        ] {
+            let path = env.dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            append(&path, &lines);
+        }
+        std::fs::create_dir_all(env.home()).unwrap();
+        std::fs::write(
+            env.home().join("cmstore.toml"),
+            format!("[events]\n{events}\n"),
+        )
+        .unwrap();
+        import(&env, &env.dir.path().join("projects"));
+        rows(
+            &env,
+            "SELECT turn_key, hook_type FROM turns ORDER BY turn_key",
+        )
+    };
+    assert_eq!(
+        imported("Stop = false"),
+        ["Text(\"s1\") | Text(\"SubagentStop\")"]
+    );
+    assert_eq!(imported("SubagentStop = false"), Vec::<String>::new());
+}

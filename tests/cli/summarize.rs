@@ -940,7 +940,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 37);
+    assert_eq!(env.int("PRAGMA user_version"), 38);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1214,10 +1214,12 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
 }
 
 /// Takes a store at the latest migration back to what 0036 left: no record of the files an
-/// import read (0037).
+/// import read (0037), no index of the transcript items by time (0038).
 pub(crate) fn back_to_0036(conn: &rusqlite::Connection) {
-    conn.execute_batch("DROP TABLE imported_files; PRAGMA user_version = 36;")
-        .unwrap();
+    conn.execute_batch(
+        "DROP INDEX transcript_items_ts; DROP TABLE imported_files; PRAGMA user_version = 36;",
+    )
+    .unwrap();
 }
 
 /// Takes a store at the latest migration back to what 0035 left: no imported turns, no

@@ -227,7 +227,7 @@ impl Redactor {
 
     /// Redacts JSON text so that it still parses: strings inside the value are redacted and the
     /// value re-serialized. Text that is not JSON is redacted as plain text.
-    fn redact_json_text(&self, text: &str) -> String {
+    pub fn redact_json_text(&self, text: &str) -> String {
         if !self.may_match(text) {
             return text.to_string();
         }

@@ -150,10 +150,11 @@ pub fn check_results_between(
     Ok(rows)
 }
 
-/// Each session's digest now: its `sessions` row, its usage and its imported turns, which
-/// change whenever anything the push sends of it changes (a session's other turns and its tool
-/// calls change only with its events, which change its row; a hook that records an imported
-/// turn is an event). A session that has usage and no row (an import of
+/// Each session's digest now: its `sessions` row, its usage, its imported turns and how many
+/// items its transcripts show, which change whenever anything the push sends of it changes (a
+/// session's other turns and its tool calls change with its events, which change its row, or
+/// with an import, which notes what it read: a hook's turn it filled in is one of those; a
+/// hook that records an imported turn is an event). A session that has usage and no row (an import of
 /// history whose session was pruned, or a response no session named: `''`) has one too.
 /// `{only}` limits it to some sessions (empty: all). A session without premium requests has
 /// none in its digest (`concat_ws` passes over a NULL), so the digests stores pushed before
@@ -174,16 +175,18 @@ it AS (
            AS len
   FROM turns INDEXED BY turns_imported WHERE imported = 1 {and_only} GROUP BY 1
 ),
+ti AS (SELECT session_id, count(*) AS n FROM transcript_items {only} GROUP BY 1),
 k AS (SELECT session_id FROM sessions {only} UNION SELECT session_id FROM u)
 SELECT k.session_id,
        concat_ws('|', s.agent, s.model, s.cwd, s.first_seen, s.last_seen, s.events, s.prompts,
                  s.tool_uses, s.tool_failures, s.stops, s.estimated_tokens, s.ended, s.ended_at,
                  u.n, u.i, u.o, u.cw, u.cw1, u.cr, u.r, u.rn, u.m, u.t, u.off, u.sc, u.pr,
-                 it.n, it.ts, it.len)
+                 it.n, it.ts, it.len, ti.n)
 FROM k
 LEFT JOIN sessions s ON s.session_id = k.session_id
 LEFT JOIN u ON u.session_id = k.session_id
-LEFT JOIN it ON it.session_id = k.session_id";
+LEFT JOIN it ON it.session_id = k.session_id
+LEFT JOIN ti ON ti.session_id = k.session_id";
 
 /// `sql` (a [`DIGEST_SQL`]) of every session, or, when `only`, of the sessions the JSON list
 /// `?1` names.
@@ -408,7 +411,7 @@ mod tests {
         .unwrap();
         let digests = |conn: &Connection| digests_by(conn, DIGEST_SQL);
         let before = digests(&conn);
-        let before_0036 = DIGEST_SQL.replace(",\n                 it.n, it.ts, it.len)", ")");
+        let before_0036 = DIGEST_SQL.replace(",\n                 it.n, it.ts, it.len, ti.n)", ")");
         assert_ne!(
             before_0036, DIGEST_SQL,
             "the statement before 0036 is rebuilt"

@@ -52,7 +52,7 @@ pub const REPORT_TIMEOUT: Duration = Duration::from_secs(60);
 /// [`REPORT_TIMEOUT`], and without the server's JIT compilation, which its planner asks for
 /// on large estimates and which cost a list of 40,000 sessions 0.3 s of its 1.2 s.
 ///
-/// A table, view or function of the team schema that is not there means a database no
+/// A table, view, column or function of the team schema that is not there means a database no
 /// cmstore has pushed to, or one an older cmstore keeps: a push from this one migrates it.
 pub fn run_report(client: &mut Client, sql: &str, params: &[String]) -> Result<Rows, ServerError> {
     use postgres::error::SqlState;
@@ -66,9 +66,13 @@ pub fn run_report(client: &mut Client, sql: &str, params: &[String]) -> Result<R
     );
     match ran {
         Err(ServerError::Postgres { source, .. })
-            if [SqlState::UNDEFINED_TABLE, SqlState::UNDEFINED_FUNCTION]
-                .iter()
-                .any(|state| source.code() == Some(state)) =>
+            if [
+                SqlState::UNDEFINED_TABLE,
+                SqlState::UNDEFINED_FUNCTION,
+                SqlState::UNDEFINED_COLUMN,
+            ]
+            .iter()
+            .any(|state| source.code() == Some(state)) =>
         {
             let missing = source.as_db_error().map_or("", |db| db.message());
             Err(ServerError::Settings(format!(

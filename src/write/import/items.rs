@@ -34,12 +34,17 @@ pub fn write(
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // What prune deleted stays deleted, as the turns.
+    let pruned_before = super::turns::pruned_before(&tx)?;
     {
         let mut note = tx.prepare_cached(NOTE_CALL)?;
         for call in &calls {
             let Some(session) = call.session_id.as_deref().or(fallback.as_deref()) else {
                 continue;
             };
+            if call.ts.is_some_and(|ts| ts < pruned_before) {
+                continue;
+            }
             let input = call
                 .input
                 .as_deref()
@@ -67,10 +72,11 @@ pub fn write(
     Ok(())
 }
 
-/// A call's input (JSON text) as `tool_calls.input` keeps a hook's: redacted whole, then the
-/// story's text of it, cut.
+/// A call's input (JSON text) as `tool_calls.input` keeps a hook's: each of its strings
+/// redacted, decoded (a secret after an escaped newline is a secret), as capture redacts a
+/// tool input; then the story's text of it, cut.
 fn kept_input(raw: &str, redactor: &Redactor) -> Option<String> {
-    let redacted = redactor.redact(raw);
+    let redacted = redactor.redact_json_text(raw);
     tool_input::story_text(&redacted).map(tool_input::stored)
 }
 
@@ -86,6 +92,18 @@ mod tests {
         let kept = kept_input(&raw, &redactor).unwrap();
         assert!(!kept.contains(secret), "{kept}");
         assert!(kept.starts_with("curl -H"), "{kept}");
+        // After an escaped newline, as a heredoc writes it: still found.
+        let heredoc =
+            format!(r#"{{"command":"gh auth login --with-token <<'EOF'\n{secret}\nEOF"}}"#);
+        let kept = kept_input(&heredoc, &redactor).unwrap();
+        assert!(!kept.contains(secret), "{kept}");
+        // A configured pattern never eats the JSON around a string.
+        let greedy = Redactor::new(&[r"corp-\S+".to_owned()]);
+        let kept = kept_input(r#"{"command":"login corp-1234"}"#, &greedy).unwrap();
+        assert!(
+            kept.starts_with("login ") && !kept.contains("1234"),
+            "{kept}"
+        );
         let long = format!(r#"{{"file_path":"/{}"}}"#, "a".repeat(400));
         let kept = kept_input(&long, &redactor).unwrap();
         assert!(tool_input::is_cut(&kept), "{kept}");

@@ -483,10 +483,14 @@ fn import_file(
     // Sessions a file names that the line does not.
     let mut fallback = format.session_of_path(path);
     // The turns of a Claude Code transcript or a Copilot event log, in the session whose hooks
-    // read the file. Not of a compaction's subagent: its file holds copies of the parent's
-    // lines, whose turns are the parent's.
+    // read the file. Of a subagent's file only a task's (`agent-a<hex>.jsonl`): Claude Code's
+    // own agents (`agent-acompact-…` for a compaction, `agent-aside_question-…`) write copies
+    // of the parent's lines, whose turns are the parent's.
+    let own_agent = name
+        .strip_prefix("agent-")
+        .is_some_and(|rest| rest.trim_end_matches(".jsonl").contains('-'));
     let mut turns = match format {
-        Format::Claude if !name.starts_with("agent-acompact-") => {
+        Format::Claude if !own_agent => {
             Some(TurnReader::new(options, turns::claude_file_session(path)))
         }
         Format::CopilotCli | Format::VscodeCopilot => {

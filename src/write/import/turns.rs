@@ -7,6 +7,7 @@
 //! Stop off), and written into `turns` as imported ([`crate::store::imported_turns`]), never
 //! into the queue: the ContextManager extension would show months of old turns as new cards.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -219,13 +220,21 @@ pub fn write(
     if turns.is_empty() {
         return Ok(written);
     }
+    // A subagent's turns are what its SubagentStop records: `[events]` switches them by that.
+    let config = match file.subagent {
+        true => Cow::Owned(as_subagent_stops(config)),
+        false => Cow::Borrowed(config),
+    };
+    let config = config.as_ref();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let pruned_before = pruned_before(&tx)?;
     let mut log = DebugLog::default();
     for (session, turns) in by_session(turns) {
+        // By when the turn began: a hook's row, and so the watermark, is dated by its Stop,
+        // which Claude Code writes lines after (`turn_duration`).
         let (kept, old): (Vec<ReadTurn>, Vec<ReadTurn>) = turns
             .into_iter()
-            .partition(|t| t.turn.ts.is_none_or(|ts| ts >= pruned_before));
+            .partition(|t| t.started.or(t.turn.ts).is_none_or(|ts| ts >= pruned_before));
         written.pruned += old.len() as u64;
         let seen = SeenSession {
             session: session.clone(),
@@ -266,6 +275,17 @@ pub fn write(
     Ok(written)
 }
 
+/// `config` with `[events]`' SubagentStop switch in place of its Stop switch: the entries a
+/// subagent's turns are made into are Stops until they are written.
+fn as_subagent_stops(config: &Config) -> Config {
+    let mut config = config.clone();
+    match config.events.get("SubagentStop").copied() {
+        Some(on) => config.events.insert("Stop".to_owned(), on),
+        None => config.events.remove("Stop"),
+    };
+    config
+}
+
 /// `turns` grouped by session, each session's in their order.
 fn by_session(turns: Vec<ReadTurn>) -> Vec<(String, Vec<ReadTurn>)> {
     let mut groups: Vec<(String, Vec<ReadTurn>)> = Vec::new();
@@ -279,7 +299,7 @@ fn by_session(turns: Vec<ReadTurn>) -> Vec<(String, Vec<ReadTurn>)> {
 }
 
 /// The time before which `prune` deleted what was stored (`meta.pruned_before`).
-fn pruned_before(conn: &Connection) -> rusqlite::Result<i64> {
+pub fn pruned_before(conn: &Connection) -> rusqlite::Result<i64> {
     Ok(conn
         .query_row(
             "SELECT value FROM meta WHERE key = 'pruned_before'",
