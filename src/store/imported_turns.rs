@@ -16,13 +16,14 @@ use crate::model::queue_line::EventRow;
 
 /// `turns` row of an imported turn: ?1 session, ?2 turn id (its key), ?3 time, ?4 hook type,
 /// ?5 prompt, ?6 response, ?7 tool call count, ?8 event id, ?9 model, ?10 thinking,
-/// ?11 outcome, ?12 feedback.
+/// ?11 outcome, ?12 feedback, ?13 whether the time is the turn's own (a turn whose lines name
+/// none is dated by its first import, and keeps that date).
 const UPSERT_IMPORTED_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
       tool_call_count, synthetic, event_id, model, thinking, outcome, feedback, imported)
     VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10, ?11, ?12, 1)
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
-      ts = CASE WHEN imported = 1 THEN excluded.ts ELSE ts END,
+      ts = CASE WHEN imported = 1 AND ?13 THEN excluded.ts ELSE ts END,
       prompt = CASE WHEN imported = 1 THEN coalesce(excluded.prompt, prompt)
         ELSE coalesce(prompt, excluded.prompt) END,
       response = CASE WHEN imported = 1 THEN coalesce(excluded.response, response)
@@ -60,7 +61,8 @@ pub fn upsert(
     let (Some(session), Some(turn_id)) = (row.session_id.as_deref(), row.turn_id.as_deref()) else {
         return Ok(false);
     };
-    let ts = row.harvested_turn_ts().unwrap_or(row.ts);
+    let own_time = row.harvested_turn_ts();
+    let ts = own_time.unwrap_or(row.ts);
     let hook_type = if subagent { "SubagentStop" } else { "Stop" };
     conn.prepare_cached(UPSERT_IMPORTED_TURN)?.execute(params![
         session,
@@ -75,6 +77,7 @@ pub fn upsert(
         row.thinking.as_deref(),
         row.turn_outcome.as_deref(),
         row.hook_feedback.as_deref(),
+        own_time.is_some(),
     ])?;
     conn.prepare_cached(NOTE_TURN_ITEM)?.execute(params![
         session,

@@ -13,10 +13,16 @@ use crate::common::*;
 
 const SESSION: &str = "5e551011-0000-4000-8000-000000000001";
 
-/// A Claude Code transcript line of `kind` at second `s` of 2026-12-01 10:00.
+/// A Claude Code transcript line of `kind` at second `s` after 2026-12-01 10:00.
 fn line(kind: &str, uuid: &str, s: u32, rest: Value) -> String {
+    let at = format!(
+        "2026-12-01T{:02}:{:02}:{:02}.000Z",
+        10 + s / 3600,
+        s / 60 % 60,
+        s % 60
+    );
     let mut v = json!({"type": kind, "uuid": uuid, "sessionId": SESSION, "cwd": "/w/proj",
-        "timestamp": format!("2026-12-01T10:00:{s:02}.000Z")});
+        "timestamp": at});
     v.as_object_mut()
         .unwrap()
         .extend(rest.as_object().unwrap().clone());
@@ -886,4 +892,110 @@ fn a_subagents_imported_turns_follow_the_subagent_stop_switch() {
         ["Text(\"s1\") | Text(\"SubagentStop\")"]
     );
     assert_eq!(imported("SubagentStop = false"), Vec::<String>::new());
+}
+
+/// Fault test: an import killed with SIGKILL at any moment, then run again (as a following
+/// ingest runs it again), leaves exactly the rows one uninterrupted import leaves: nothing lost,
+/// nothing doubled. Bounded: a transcript of 1,500 turns, four kills.
+#[test]
+fn an_import_killed_at_any_moment_then_run_again_loses_and_doubles_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join(format!("{SESSION}.jsonl"));
+    let mut lines = Vec::new();
+    for n in 0..1500u32 {
+        let s = n * 10;
+        let call = format!("toolu_{n}");
+        lines.push(prompt(&format!("u{n}"), s, &format!("question {n}")));
+        lines.push(assistant(
+            &format!("a{n}"),
+            s + 1,
+            &format!("msg_a{n}"),
+            json!([{"type": "thinking", "thinking": format!("think {n}")},
+                   tool_use(&call, &format!("echo {n}"))]),
+        ));
+        lines.push(result(
+            &format!("r{n}"),
+            s + 2,
+            &call,
+            &"x".repeat(2000),
+            n % 7 == 0,
+        ));
+        lines.push(assistant(
+            &format!("b{n}"),
+            s + 3,
+            &format!("msg_b{n}"),
+            json!([{"type": "text", "text": format!("answer {n}")}]),
+        ));
+        lines.push(turn_end(&format!("d{n}"), s + 4));
+    }
+    append(&t, &lines);
+    const TABLES: [&str; 3] = [
+        "SELECT * FROM turns ORDER BY session_id, turn_key",
+        "SELECT message_id, request_id, session_id, turn_id, model, ts, input_tokens,
+                output_tokens, origin FROM usage ORDER BY message_id",
+        "SELECT * FROM transcript_items ORDER BY session_id, kind, item_id",
+    ];
+    let whole = TestEnv::new();
+    import(&whole, &t);
+    let expected: Vec<Vec<String>> = TABLES.iter().map(|sql| rows(&whole, sql)).collect();
+    assert_eq!(expected[0].len(), 1500);
+
+    let env = TestEnv::new();
+    for delay_ms in [30, 90, 200, 400] {
+        let mut killed = env
+            .std_cmd()
+            .arg("import")
+            .arg(&t)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        killed.kill().unwrap();
+        killed.wait().unwrap();
+    }
+    // A killed import noted no file as read: this one reads what they left unread (or, had
+    // the last one finished, passes over the file it read whole).
+    import(&env, &t);
+    assert_eq!(env.int("SELECT count(*) FROM imported_files"), 1);
+    let got: Vec<Vec<String>> = TABLES.iter().map(|sql| rows(&env, sql)).collect();
+    for (i, sql) in TABLES.iter().enumerate() {
+        let first = got[i].iter().zip(&expected[i]).find(|(g, e)| g != e);
+        assert!(
+            got[i] == expected[i],
+            "{sql}: {} rows against {}; first difference: {first:?}",
+            got[i].len(),
+            expected[i].len()
+        );
+    }
+}
+
+/// A turn whose lines name no time is dated by its first import, and keeps that date when read
+/// again (a re-dated row would be a change each time).
+#[test]
+fn a_turn_without_a_time_keeps_the_date_of_its_first_import() {
+    let env = TestEnv::new();
+    let t = env.dir.path().join(format!("{SESSION}.jsonl"));
+    let undated = |l: String| {
+        let mut v: Value = serde_json::from_str(&l).unwrap();
+        v.as_object_mut().unwrap().remove("timestamp");
+        v.to_string()
+    };
+    append(
+        &t,
+        &[
+            undated(prompt("u1", 0, "q")),
+            undated(assistant(
+                "a1",
+                1,
+                "m1",
+                json!([{"type": "text", "text": "a"}]),
+            )),
+        ],
+    );
+    import(&env, &t);
+    let first = rows(&env, "SELECT * FROM turns");
+    std::thread::sleep(Duration::from_millis(20));
+    import_again(&env, &t);
+    assert_eq!(rows(&env, "SELECT * FROM turns"), first);
 }
