@@ -114,8 +114,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     if stats.unchanged > 0 {
         eprintln!(
-            "cmstore import: passed over {} file(s) unchanged since an import read them \
-             (`--again` reads them anyway)",
+            "cmstore import: passed over {} file(s) unchanged since last read (`--again` \
+             reads them)",
             stats.unchanged
         );
     }

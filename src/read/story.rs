@@ -1157,7 +1157,7 @@ fn push_line(out: &mut String, item: &Item, line: &mut Line, clock: &mut human::
                 let _ = write!(tail, "  [{outcome}]");
             }
             if *imported {
-                tail.push_str("  (imported from the transcript)");
+                tail.push_str("  (imported)");
             } else if *harvested {
                 tail.push_str("  (from the transcript)");
             }

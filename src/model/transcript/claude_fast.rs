@@ -342,15 +342,13 @@ mod tests {
     /// the usual one; and it reads most of their assistant and tool-result lines.
     #[test]
     fn every_real_line_the_fast_reader_reads_reads_as_the_usual_one() {
-        let roots = ["real/claude-code", "real-more/claude-code"].map(|r| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/fixtures")
-                .join(r)
-        });
-        if !roots[0].is_dir() {
-            println!("skipped: ../shared/fixtures is absent");
+        let shared = crate::model::transcript::real_transcript_tests::shared_fixtures;
+        let (Some(real), Some(more)) =
+            (shared("real/claude-code"), shared("real-more/claude-code"))
+        else {
             return;
-        }
+        };
+        let roots = [real, more];
         let (mut lines, mut fast) = (0, 0);
         let mut stack: Vec<std::path::PathBuf> = roots.to_vec();
         while let Some(path) = stack.pop() {

@@ -1474,7 +1474,6 @@ mod tests {
 #[cfg(test)]
 mod real_tests {
     use std::collections::{HashMap, HashSet};
-    use std::io::Write;
     use std::path::{Path, PathBuf};
 
     use serde_json::Value;
@@ -1482,21 +1481,7 @@ mod real_tests {
     use super::*;
 
     fn fixtures() -> Option<PathBuf> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real-more/codex");
-        if dir.is_dir() {
-            return Some(dir);
-        }
-        // Straight to stderr: libtest hides what a passing test prints with println!.
-        let test = std::thread::current()
-            .name()
-            .unwrap_or("a test")
-            .to_string();
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "SKIPPED {test}: {} is absent (real fixtures)",
-            dir.display()
-        );
-        None
+        super::super::real_transcript_tests::shared_fixtures("real-more/codex")
     }
 
     fn rollouts(dir: &Path, found: &mut Vec<PathBuf>) {

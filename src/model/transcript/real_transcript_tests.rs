@@ -12,7 +12,15 @@ use super::{assemble, ParseOptions, Turn};
 use crate::files::transcript::Tracker;
 
 fn fixtures() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/real");
+    shared_fixtures("real")
+}
+
+/// `../shared/fixtures/<sub>` when it is there; else `None`, said on stderr, for the test to
+/// skip (every test over the real files goes through here).
+pub(super) fn shared_fixtures(sub: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures")
+        .join(sub);
     if dir.is_dir() {
         Some(dir)
     } else {

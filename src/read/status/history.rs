@@ -80,11 +80,11 @@ pub fn report(
         );
         if !soon.is_empty() {
             columns.push("advice".into());
-            row.push(Value::Text(format!(
-                "run `cmstore import` before Claude Code deletes them, or raise \
-                 cleanupPeriodDays in {}",
-                retention.settings.display()
-            )));
+            // Short enough for a terminal of 100 columns: where the period is set is the
+            // field above.
+            row.push(Value::Text(
+                "run `cmstore import` to keep them, or raise cleanupPeriodDays".to_string(),
+            ));
         }
     }
     columns.push("hooks_missed_7_days".into());

@@ -38,7 +38,7 @@ use crate::model::transcript::usage::{
     UsageRecord,
 };
 use crate::model::transcript::usage_droid;
-use crate::model::transcript::{parse_line, ParseOptions, Record};
+use crate::model::transcript::ParseOptions;
 use crate::store::{self, usage, Store};
 use turns::{ReadTurn, TurnReader};
 
@@ -483,16 +483,15 @@ fn import_file(
     // Sessions a file names that the line does not.
     let mut fallback = format.session_of_path(path);
     // The turns of a Claude Code transcript or a Copilot event log, in the session whose hooks
-    // read the file. Of a subagent's file only a task's (`agent-a<hex>.jsonl`): Claude Code's
-    // own agents (`agent-acompact-…` for a compaction, `agent-aside_question-…`) write copies
-    // of the parent's lines, whose turns are the parent's.
+    // read the file (a response's turn is the one going on). Of a subagent's file only a
+    // task's (`agent-a<hex>.jsonl`) are recorded: Claude Code's own agents (`agent-acompact-…`
+    // for a compaction, `agent-aside_question-…`) write copies of the parent's lines, whose
+    // turns are the parent's.
     let own_agent = name
         .strip_prefix("agent-")
         .is_some_and(|rest| rest.trim_end_matches(".jsonl").contains('-'));
     let mut turns = match format {
-        Format::Claude if !own_agent => {
-            Some(TurnReader::new(options, turns::claude_file_session(path)))
-        }
+        Format::Claude => Some(TurnReader::new(options, turns::claude_file_session(path))),
         Format::CopilotCli | Format::VscodeCopilot => {
             Some(TurnReader::new(options, fallback.clone()))
         }
@@ -506,7 +505,6 @@ fn import_file(
     // session is not known).
     let mut codex_turns = (format == Format::Codex).then(|| CodexTurnReader::new(fallback.clone()));
     let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
-    let mut turn: Option<String> = None;
     let mut batch: Vec<UsageRecord> = Vec::new();
     // The tool calls a Claude Code transcript shows (coverage: what the hooks missed).
     let mut items: Vec<ToolCallItem> = Vec::new();
@@ -570,9 +568,8 @@ fn import_file(
                     batch.push(record);
                 }
             }
-            Some(Line::Complete { offset, bytes })
-                if format == Format::Claude && turns.is_some() =>
-            {
+            // Claude Code's, the formats above aside.
+            Some(Line::Complete { offset, bytes }) => {
                 let reader = turns.as_mut().expect("a Claude Code transcript's turns");
                 // Every line that names a `tool_use` is searched (most carry usage, not all).
                 items.extend(claude_tool_calls(bytes));
@@ -582,24 +579,9 @@ fn import_file(
                     batch.push(record);
                 }
                 reader.feed(offset, bytes);
-                read_turns.extend(reader.take_completed());
-            }
-            Some(Line::Complete { offset, bytes }) => {
-                if let Some(mut record) = from_line(bytes, offset) {
-                    // Tool calls are in assistant lines, which carry usage: the others (the
-                    // large tool results among them) are not searched for them.
-                    items.extend(claude_tool_calls(bytes));
-                    record.turn_id = turn.clone();
-                    note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
-                    batch.push(record);
-                } else if might_change_turn(bytes) {
-                    for record in parse_line(bytes, options) {
-                        match record {
-                            Record::UserPrompt { id, .. } => turn = id,
-                            Record::TurnEnd => turn = None,
-                            _ => {}
-                        }
-                    }
+                let done = reader.take_completed();
+                if !own_agent {
+                    read_turns.extend(done);
                 }
             }
             Some(Line::TooLong { .. }) => stats.too_long += 1,
@@ -641,7 +623,9 @@ fn import_file(
     for (session, cwd) in turns.as_ref().map(TurnReader::cwds).into_iter().flatten() {
         cwds.entry(session.clone()).or_insert_with(|| cwd.clone());
     }
-    read_turns.extend(turns.map(TurnReader::finish).unwrap_or_default());
+    if !own_agent {
+        read_turns.extend(turns.map(TurnReader::finish).unwrap_or_default());
+    }
     write_turns(
         conn,
         config,
@@ -875,13 +859,6 @@ fn copilot_start_cwd(bytes: &[u8]) -> Option<String> {
     }
     let cwd = line["data"]["context"]["cwd"].as_str()?;
     Some(cwd.to_owned()).filter(|c| !c.is_empty())
-}
-
-/// Only user prompts and turn ends move the turn a response belongs to: lines that cannot
-/// be either are not parsed.
-fn might_change_turn(bytes: &[u8]) -> bool {
-    memchr::memmem::find(bytes, b"\"user\"").is_some()
-        || memchr::memmem::find(bytes, b"turn_duration").is_some()
 }
 
 /// Writes the turns read from the transcript at `path` ([`turns::write`]); their sessions get
