@@ -1004,3 +1004,59 @@ fn a_turn_without_a_time_keeps_the_date_of_its_first_import() {
     import_again(&env, &t);
     assert_eq!(rows(&env, "SELECT * FROM turns"), first);
 }
+
+/// A call's end is the same whether its result is read in the batch of its call (one
+/// statement writes both) or in a later one: the calls of one line, more than a batch holds,
+/// answered after it, against each call answered at once.
+#[test]
+fn a_calls_end_is_the_same_whether_its_result_comes_in_its_batch_or_a_later_one() {
+    const CALLS: usize = 2_100;
+    let id = |i: usize| format!("toolu_{i:05}");
+    let failed = |i: usize| i % 7 == 3;
+    let results = |first_s: u32| -> Vec<String> {
+        (0..CALLS)
+            .map(|i| {
+                let s = first_s + i as u32;
+                result(&format!("r{i}"), s, &id(i), "ok", failed(i))
+            })
+            .collect()
+    };
+    // One line of every call, then the results: the calls fill a batch before any result.
+    let batched = TestEnv::new();
+    let late = batched.dir.path().join("late.jsonl");
+    let calls: Vec<Value> = (0..CALLS).map(|i| tool_use(&id(i), "ls")).collect();
+    let mut lines = vec![
+        prompt("p1", 0, "list"),
+        assistant("a1", 1, "msg_1", Value::Array(calls)),
+    ];
+    lines.extend(results(2));
+    append(&late, &lines);
+    import(&batched, &late);
+    // Each call answered at once.
+    let at_once = TestEnv::new();
+    let soon = at_once.dir.path().join("soon.jsonl");
+    let mut lines = vec![prompt("p1", 0, "list")];
+    for (i, r) in results(2).into_iter().enumerate() {
+        let s = 2 + i as u32;
+        lines.push(assistant(
+            &format!("a{i}"),
+            s,
+            "msg_1",
+            json!([tool_use(&id(i), "ls")]),
+        ));
+        lines.push(r);
+    }
+    append(&soon, &lines);
+    import(&at_once, &soon);
+    let ends = "SELECT item_id, end_ts, outcome FROM transcript_items WHERE kind = 'tool_call'
+        ORDER BY item_id";
+    let (a, b) = (rows(&batched, ends), rows(&at_once, ends));
+    assert_eq!(a.len(), CALLS);
+    assert_eq!(a, b);
+    let failures = (0..CALLS).filter(|&i| failed(i)).count();
+    let count = "SELECT count(*) FROM transcript_items WHERE outcome = 'failed'";
+    assert_eq!(rows(&batched, count), [format!("Integer({failures})")]);
+    let unended = "SELECT count(*) FROM transcript_items
+        WHERE kind = 'tool_call' AND (end_ts IS NULL OR outcome IS NULL)";
+    assert_eq!(rows(&batched, unended), ["Integer(0)"]);
+}

@@ -1,11 +1,14 @@
 //! The two most common Claude Code lines read without a `serde_json::Value` of the whole line,
 //! for reading whole transcripts (`cmstore import`): an assistant line of content blocks (the
-//! model's text, thinking and tool calls) and a user line of tool results. Read into borrowed,
+//! model's text, thinking and tool calls, and its response's usage) and a user line of tool
+//! results. Each such line is parsed once, for its turn, its usage and its tool calls alike
+//! (three parsers of the line were a sixth of an import's time). Read into borrowed,
 //! typed shapes instead, they cost a fraction of what building the `Value` (every key and
 //! string of the line copied into an ordered map) did: that was 40 % of an import's time
 //! (BENCHMARKS.md).
 //!
-//! The records are [`super::parse`]'s, exactly: any line that is not one of the two shapes, or
+//! The records are [`super::parse`]'s, the usage [`super::usage::from_line`]'s and the calls
+//! [`super::items::claude_tool_calls`]'s, exactly: any line that is not one of the two shapes, or
 //! differs from them in any way (a field of another type, a key twice, a text block beside the
 //! tool results, Qwen Code's `parts`), gives `None`, and the caller reads it the usual way. A
 //! test holds the two readers to the same records over every line of the real transcripts.
@@ -17,8 +20,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::claude::SYNTHETIC_MODEL;
-use super::items::ToolResultItem;
+use super::items::{ToolCallItem, ToolResultItem};
 use super::record::{tool_input, ParseOptions, Record};
+use super::usage::{from_claude_response, ClaudeResponse, UsageRecord};
 
 /// What one line says: its records, its time and the tool results it shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +33,10 @@ pub struct FastLine {
     pub ts: Option<i64>,
     /// [`super::items::claude_tool_results`] of the line.
     pub results: Vec<ToolResultItem>,
+    /// [`super::usage::from_line`] of the line.
+    pub usage: Option<UsageRecord>,
+    /// [`super::items::claude_tool_calls`] of the line.
+    pub calls: Vec<ToolCallItem>,
 }
 
 #[derive(Deserialize)]
@@ -49,6 +57,10 @@ struct Line<'a> {
     timestamp: Option<&'a RawValue>,
     #[serde(borrow, rename = "sessionId")]
     session_id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "requestId")]
+    request_id: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "agentId")]
+    agent_id: Option<Cow<'a, str>>,
     /// Qwen Code names the model on the line: such a line is read the usual way.
     #[serde(borrow)]
     model: Option<&'a RawValue>,
@@ -64,6 +76,8 @@ struct Message<'a> {
     model: Option<Cow<'a, str>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    usage: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -95,9 +109,9 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
 }
 
-/// The line (newline excluded) read the fast way, as a reader with `options` would read it;
-/// `None` for a line to read the usual way.
-pub fn read(bytes: &[u8], options: ParseOptions) -> Option<FastLine> {
+/// The line (newline excluded) at byte `offset` read the fast way, as a reader with `options`
+/// would read it; `None` for a line to read the usual way.
+pub fn read(bytes: &[u8], options: ParseOptions, offset: u64) -> Option<FastLine> {
     let bytes = bytes.trim_ascii();
     // An object, as the usual reader wants (serde would also read a struct from an array).
     if bytes.first() != Some(&b'{') {
@@ -114,31 +128,85 @@ pub fn read(bytes: &[u8], options: ParseOptions) -> Option<FastLine> {
         _ => return None,
     };
     let same_chain = line.sidechain.unwrap_or(false) == options.sidechain;
-    let (records, results) = match line.kind.as_ref() {
-        "assistant" => {
-            let records = if same_chain {
-                assistant(&line, message, &blocks)?
-            } else {
-                Vec::new()
-            };
-            (records, Vec::new())
-        }
-        "user" => tool_results(&line, &blocks, same_chain)?,
-        _ => return None,
-    };
-    Some(FastLine {
-        records,
+    let mut read = FastLine {
+        records: Vec::new(),
         ts,
-        results,
-    })
+        results: Vec::new(),
+        usage: None,
+        calls: Vec::new(),
+    };
+    match line.kind.as_ref() {
+        "assistant" => {
+            if same_chain {
+                read.records = assistant(&line, message, &blocks)?;
+            }
+            // The usage and call readers read these two as strings; a line where either is
+            // something else is read the usual way.
+            let timestamp = text_of(line.timestamp)?;
+            let session_id = text_of(line.session_id)?;
+            let response = ClaudeResponse {
+                message_id: message.id.as_deref(),
+                model: message.model.as_deref(),
+                request_id: line.request_id.as_deref(),
+                timestamp: timestamp.as_deref(),
+                sidechain: line.sidechain.unwrap_or(false),
+                agent_id: line.agent_id.as_deref(),
+                session_id: session_id.as_deref(),
+            };
+            read.usage = message
+                .usage
+                .and_then(|usage| from_claude_response(response, usage.get(), offset));
+            read.calls = tool_calls(response, &blocks);
+        }
+        "user" => (read.records, read.results) = tool_results(&line, &blocks, same_chain)?,
+        _ => return None,
+    }
+    Some(read)
+}
+
+/// A field that is a string, unescaped: `Some(None)` when there is none (or `null`), `None`
+/// when it is something else.
+fn text_of(raw: Option<&RawValue>) -> Option<Option<Cow<'_, str>>> {
+    let Some(raw) = raw.map(RawValue::get) else {
+        return Some(None);
+    };
+    // Borrowed unless it holds an escape (serde gives a `Cow` owned whatever it holds).
+    if let Ok(text) = serde_json::from_str::<Option<&str>>(raw) {
+        return Some(text.map(Cow::Borrowed));
+    }
+    let text = serde_json::from_str::<Option<String>>(raw).ok()?;
+    Some(text.map(Cow::Owned))
+}
+
+/// The tool calls of an assistant line's `blocks`, as `items::claude_tool_calls` gives them.
+fn tool_calls(line: ClaudeResponse<'_>, blocks: &[Block<'_>]) -> Vec<ToolCallItem> {
+    let ts = line.timestamp.and_then(crate::support::clock::rfc3339_ms);
+    blocks
+        .iter()
+        .filter(|b| b.kind.as_deref() == Some("tool_use"))
+        .filter_map(|b| {
+            Some(ToolCallItem {
+                id: b.id.as_deref().filter(|id| !id.is_empty())?.to_owned(),
+                name: b.name.as_deref().map(str::to_owned),
+                session_id: line.session_id.map(str::to_owned),
+                ts,
+                sidechain: line.sidechain,
+                input: b.input.map(|raw| raw.get().to_owned()),
+            })
+        })
+        .collect()
 }
 
 /// The line's time as [`super::parse::line_time`] reads it: `Some(None)` when it says none,
 /// `None` when its shape is not one this reader knows.
-fn line_time(raw: Option<&RawValue>) -> Option<Option<i64>> {
-    let Some(raw) = raw.map(RawValue::get) else {
+fn line_time(field: Option<&RawValue>) -> Option<Option<i64>> {
+    let Some(raw) = field.map(RawValue::get) else {
         return Some(None);
     };
+    if raw.starts_with('"') {
+        let text = text_of(field)?;
+        return Some(text.as_deref().and_then(crate::support::clock::rfc3339_ms));
+    }
     Some(match serde_json::from_str::<Value>(raw).ok()? {
         Value::String(text) => crate::support::clock::rfc3339_ms(&text),
         Value::Number(ms) => ms.as_i64(),
@@ -279,16 +347,21 @@ fn result_text(content: Option<&RawValue>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::transcript::items::claude_tool_results;
+    use crate::model::transcript::items::{claude_tool_calls, claude_tool_results};
     use crate::model::transcript::parse::{line_time as usual_time, parse_value, records_of};
+    use crate::model::transcript::usage::from_line;
 
-    /// What the usual reader makes of `line`.
+    const OFFSET: u64 = 4096;
+
+    /// What the usual readers make of `line`.
     fn usual(line: &str, options: ParseOptions) -> FastLine {
         let value = parse_value(line.as_bytes()).unwrap();
         FastLine {
             records: records_of(&value, options),
             ts: usual_time(&value),
             results: claude_tool_results(&value),
+            usage: from_line(line.as_bytes(), OFFSET),
+            calls: claude_tool_calls(line.as_bytes()),
         }
     }
 
@@ -297,7 +370,7 @@ mod tests {
         let mut fast = false;
         for sidechain in [false, true] {
             let options = ParseOptions { sidechain };
-            if let Some(read) = read(line.as_bytes(), options) {
+            if let Some(read) = read(line.as_bytes(), options, OFFSET) {
                 assert_eq!(read, usual(line, options), "{line}");
                 fast = true;
             }
@@ -310,6 +383,10 @@ mod tests {
         let fast = [
             r#"{"type":"assistant","timestamp":"2026-02-08T17:28:33.068Z","message":{"id":"m1","model":"claude-sonnet-4-5","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Hi"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"t2","name":"Edit","input":"{\"a\":1}"},{"type":"tool_use","name":"Read"},{"type":"image"}]}}"#,
             r#"{"type":"assistant","isSidechain":true,"message":{"id":"m1","model":"claude-sonnet-4-5","content":[{"type":"text","text":"sub"}]}}"#,
+            r#"{"type":"assistant","sessionId":"s\u0031","agentId":"a7","requestId":"req_1","isSidechain":true,"timestamp":"2026-02-08T17:28:33.068Z","message":{"id":"m1","model":"claude-haiku-4-5","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":10,"output_tokens":8,"cache_creation_input_tokens":4415,"cache_read_input_tokens":7,"cache_creation":{"ephemeral_5m_input_tokens":4410,"ephemeral_1h_input_tokens":5},"service_tier":"standard"}}}"#,
+            r#"{"type":"assistant","sessionId":null,"timestamp":null,"message":{"id":"m2","content":[{"type":"text","text":"x"}],"usage":{"output_tokens":3}}}"#,
+            r#"{"type":"assistant","message":{"id":"","model":"m","content":[{"type":"tool_use","id":"","name":"Bash","input":{}}],"usage":{"output_tokens":3}}}"#,
+            r#"{"type":"assistant","message":{"id":"m3","model":"<synthetic>","content":[{"type":"text","text":"x"}],"usage":{"output_tokens":0}}}"#,
             r#"{"type":"assistant","isApiErrorMessage":true,"message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error"}]}}"#,
             r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"No response requested."}]}}"#,
             r#"{"type":"assistant","message":{"model":"","content":[{"type":"redacted_thinking","data":"x"}]}}"#,
@@ -332,6 +409,10 @@ mod tests {
             r#"{"type":"assistant","isSidechain":"no","message":{"content":[]}}"#,
             r#"{"type":"system","subtype":"turn_duration"}"#,
             r#"{"type":"assistant","type":"user","message":{"content":[]}}"#,
+            // Fields the usage and call readers read as strings, that are not.
+            r#"{"type":"assistant","timestamp":1770571713068,"message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"usage":{"output_tokens":1}}}"#,
+            r#"{"type":"assistant","sessionId":7,"message":{"id":"m1","content":[],"usage":{"output_tokens":1}}}"#,
+            r#"{"type":"assistant","requestId":7,"message":{"id":"m1","content":[],"usage":{"output_tokens":1}}}"#,
         ];
         for line in usual_only {
             assert!(!check(line), "read the usual way: {line}");

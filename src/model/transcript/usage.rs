@@ -144,19 +144,62 @@ fn from_claude(line: Line<'_>, offset: u64) -> Option<UsageRecord> {
         return None;
     }
     let message = line.message?;
-    let model = message.model.filter(|m| !m.is_empty());
-    if model.as_deref() == Some(SYNTHETIC_MODEL) {
+    let response = ClaudeResponse {
+        message_id: message.id.as_deref(),
+        model: message.model.as_deref(),
+        request_id: line.request_id.as_deref(),
+        timestamp: line.timestamp.as_deref(),
+        sidechain: line.is_sidechain.unwrap_or(false),
+        agent_id: line.agent_id.as_deref(),
+        session_id: line.session_id.as_deref(),
+    };
+    record_of(response, message.usage?, offset)
+}
+
+/// What a Claude Code `assistant` line says around its response's `message.usage`, as another
+/// reader of the line read it: `cmstore import` reads each line once, for its turn and its
+/// usage alike (`claude_fast`). Each field is the line's own text, unescaped.
+#[derive(Debug, Clone, Copy)]
+pub struct ClaudeResponse<'a> {
+    /// `message.id`.
+    pub message_id: Option<&'a str>,
+    /// `message.model`.
+    pub model: Option<&'a str>,
+    /// `requestId`.
+    pub request_id: Option<&'a str>,
+    /// `timestamp`.
+    pub timestamp: Option<&'a str>,
+    /// `isSidechain`.
+    pub sidechain: bool,
+    /// `agentId`.
+    pub agent_id: Option<&'a str>,
+    /// `sessionId`.
+    pub session_id: Option<&'a str>,
+}
+
+/// [`from_line`]'s record of an `assistant` line whose other fields `response` holds and
+/// whose `message.usage` is `usage` (its JSON text).
+pub fn from_claude_response(
+    response: ClaudeResponse<'_>,
+    usage: &str,
+    offset: u64,
+) -> Option<UsageRecord> {
+    record_of(response, serde_json::from_str(usage).ok()?, offset)
+}
+
+fn record_of(response: ClaudeResponse<'_>, usage: Usage<'_>, offset: u64) -> Option<UsageRecord> {
+    let model = response.model.filter(|m| !m.is_empty());
+    if model == Some(SYNTHETIC_MODEL) {
         return None;
     }
-    let usage = message.usage?;
     let split = usage.cache_creation;
     Some(UsageRecord {
-        message_id: message.id.filter(|id| !id.is_empty())?.into_owned(),
-        request_id: line
+        message_id: response.message_id.filter(|id| !id.is_empty())?.to_owned(),
+        request_id: response
             .request_id
             .filter(|r| !r.is_empty())
-            .map(Cow::into_owned),
-        model: model.map(Cow::into_owned),
+            .map(str::to_owned),
+        model: model.map(str::to_owned),
         input: usage.input_tokens.unwrap_or(0),
         output: usage.output_tokens.unwrap_or(0),
         // Anthropic's usage does not say how much of the output was thinking.
@@ -167,11 +210,11 @@ fn from_claude(line: Line<'_>, offset: u64) -> Option<UsageRecord> {
         cache_read: usage.cache_read_input_tokens.unwrap_or(0),
         premium_requests: None,
         service_tier: usage.service_tier.map(Cow::into_owned),
-        ts: line.timestamp.as_deref().and_then(epoch_ms),
-        session_id: line.session_id.map(Cow::into_owned),
+        ts: response.timestamp.and_then(epoch_ms),
+        session_id: response.session_id.map(str::to_owned),
         turn_id: None,
-        sidechain: line.is_sidechain.unwrap_or(false),
-        agent_id: line.agent_id.map(Cow::into_owned),
+        sidechain: response.sidechain,
+        agent_id: response.agent_id.map(str::to_owned),
         offset,
     })
 }

@@ -3,6 +3,8 @@
 //! of lines or imports that show it, with its input as `tool_calls.input` keeps a hook's
 //! (redacted as capture redacts it) and, once its result is read, when it ended and how.
 
+use std::collections::HashMap;
+
 use rusqlite::{params, Connection, TransactionBehavior};
 
 use super::Error;
@@ -10,12 +12,15 @@ use crate::model::queue_line::tool_input;
 use crate::model::redact::Redactor;
 use crate::model::transcript::items::{ToolCallItem, ToolResultItem};
 
-/// A call the transcript shows; its input kept only when none is yet (a call first imported
-/// before inputs were kept gets one).
+/// A call the transcript shows, with its end (?8, ?9) when its result is read beside it; its
+/// input kept only when none is yet (a call first imported before inputs were kept gets
+/// one), its end kept when none is read.
 const NOTE_CALL: &str = "
-    INSERT INTO transcript_items(session_id, kind, item_id, agent, ts, name, sidechain, input)
-    VALUES (?1, 'tool_call', ?2, ?3, ?4, ?5, ?6, ?7)
-    ON CONFLICT(session_id, kind, item_id) DO UPDATE SET input = coalesce(input, excluded.input)";
+    INSERT INTO transcript_items(session_id, kind, item_id, agent, ts, name, sidechain, input,
+      end_ts, outcome)
+    VALUES (?1, 'tool_call', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+    ON CONFLICT(session_id, kind, item_id) DO UPDATE SET input = coalesce(input, excluded.input),
+      end_ts = coalesce(excluded.end_ts, end_ts), outcome = coalesce(excluded.outcome, outcome)";
 
 /// The result of call ?2 of session ?1: when it came (?3) and how the call ended (?4).
 const NOTE_RESULT: &str = "
@@ -33,13 +38,20 @@ pub fn write(
     if calls.is_empty() && results.is_empty() {
         return Ok(());
     }
+    let session_of = |named| session_of(named, fallback);
+    // A result read in the same batch as its call (most are) ends it in the call's own row:
+    // one statement for both.
+    let mut ends: HashMap<(&str, &str), &ToolResultItem> = results
+        .iter()
+        .filter_map(|r| Some(((session_of(&r.session_id)?, r.id.as_str()), r)))
+        .collect();
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // What prune deleted stays deleted, as the turns.
     let pruned_before = super::turns::pruned_before(&tx)?;
     {
         let mut note = tx.prepare_cached(NOTE_CALL)?;
         for call in &calls {
-            let Some(session) = call.session_id.as_deref().or(fallback.as_deref()) else {
+            let Some(session) = session_of(&call.session_id) else {
                 continue;
             };
             if call.ts.is_some_and(|ts| ts < pruned_before) {
@@ -49,6 +61,7 @@ pub fn write(
                 .input
                 .as_deref()
                 .and_then(|raw| kept_input(raw, redactor));
+            let end = ends.remove(&(session, call.id.as_str()));
             note.execute(params![
                 session,
                 call.id,
@@ -56,20 +69,32 @@ pub fn write(
                 call.ts,
                 call.name,
                 call.sidechain,
-                input
+                input,
+                end.and_then(|r| r.ts),
+                end.map(outcome),
             ])?;
         }
         let mut ended = tx.prepare_cached(NOTE_RESULT)?;
-        for result in &results {
-            let Some(session) = result.session_id.as_deref().or(fallback.as_deref()) else {
-                continue;
-            };
-            let outcome = if result.failed { "failed" } else { "succeeded" };
-            ended.execute(params![session, result.id, result.ts, outcome])?;
+        for ((session, id), result) in ends {
+            ended.execute(params![session, id, result.ts, outcome(result)])?;
         }
     }
     tx.commit()?;
     Ok(())
+}
+
+/// The session an item's line names, else the file's.
+fn session_of<'s>(named: &'s Option<String>, fallback: &'s Option<String>) -> Option<&'s str> {
+    named.as_deref().or(fallback.as_deref())
+}
+
+/// How a call ended, as its result says.
+fn outcome(result: &ToolResultItem) -> &'static str {
+    if result.failed {
+        "failed"
+    } else {
+        "succeeded"
+    }
 }
 
 /// A call's input (JSON text) as `tool_calls.input` keeps a hook's: each of its strings

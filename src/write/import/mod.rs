@@ -31,7 +31,7 @@ use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
 use crate::model::transcript::codex_turns::{CodexTurn, CodexTurnReader};
-use crate::model::transcript::items::{claude_tool_calls, ToolCallItem};
+use crate::model::transcript::items::ToolCallItem;
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
     is_qwen_chat_file, json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader,
@@ -571,14 +571,12 @@ fn import_file(
             // Claude Code's, the formats above aside.
             Some(Line::Complete { offset, bytes }) => {
                 let reader = turns.as_mut().expect("a Claude Code transcript's turns");
-                // Every line that names a `tool_use` is searched (most carry usage, not all).
-                items.extend(claude_tool_calls(bytes));
-                if let Some(mut record) = from_line(bytes, offset) {
-                    record.turn_id = reader.open_turn_id();
+                let shown = reader.feed_claude(offset, bytes);
+                items.extend(shown.calls);
+                if let Some(record) = shown.usage {
                     note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
                     batch.push(record);
                 }
-                reader.feed(offset, bytes);
                 let done = reader.take_completed();
                 if !own_agent {
                     read_turns.extend(done);

@@ -20,8 +20,11 @@ use crate::files::transcript::SeenSession;
 use crate::hook::capture;
 use crate::model::queue_line::parse::parse_line as parse_queue_line;
 use crate::model::transcript::claude_fast;
-use crate::model::transcript::items::{claude_tool_results, ToolResultItem};
+use crate::model::transcript::items::{
+    claude_tool_calls, claude_tool_results, ToolCallItem, ToolResultItem,
+};
 use crate::model::transcript::parse::{line_time, parse_value, records_of};
+use crate::model::transcript::usage::{self, UsageRecord};
 use crate::model::transcript::{Assembler, OpenTurn, ParseOptions, Record, Turn};
 use crate::store::imported_turns;
 
@@ -56,6 +59,15 @@ pub fn claude_file_session(path: &Path) -> Option<String> {
         stem
     };
     uuid::Uuid::parse_str(named).ok().map(|_| named.to_owned())
+}
+
+/// What a Claude Code line shows besides its turn.
+#[derive(Debug, Default)]
+pub struct Shown {
+    /// Its response's usage, in the turn going on.
+    pub usage: Option<UsageRecord>,
+    /// Its tool calls.
+    pub calls: Vec<ToolCallItem>,
 }
 
 /// A turn read, with its session.
@@ -109,18 +121,42 @@ impl TurnReader {
 
     /// Feeds the line (newline excluded) that starts at byte `offset`.
     pub fn feed(&mut self, offset: u64, bytes: &[u8]) {
+        self.read(offset, bytes, false);
+    }
+
+    /// Feeds a Claude Code transcript's line (newline excluded) that starts at byte `offset`;
+    /// returns what else it shows, read in the same pass: its response's usage (in the turn
+    /// going on) and its tool calls.
+    pub fn feed_claude(&mut self, offset: u64, bytes: &[u8]) -> Shown {
+        self.read(offset, bytes, true).unwrap_or_default()
+    }
+
+    fn read(&mut self, offset: u64, bytes: &[u8], shown: bool) -> Option<Shown> {
         // Most lines are read the fast way; no prompt is (its session is read below).
-        if let Some(line) = claude_fast::read(bytes, self.options) {
+        if let Some(line) = claude_fast::read(bytes, self.options, offset) {
+            let mut usage = line.usage;
+            if let Some(record) = usage.as_mut() {
+                record.turn_id = self.open_turn_id();
+            }
             self.results.extend(line.results);
             self.assembler.at(line.ts);
             for record in line.records {
                 self.assembler.feed(offset, record);
             }
-            return;
+            return Some(Shown {
+                usage,
+                calls: line.calls,
+            });
         }
-        let Some(value) = parse_value(bytes) else {
-            return;
-        };
+        let value = parse_value(bytes)?;
+        let shown = shown.then(|| {
+            let mut usage = usage::from_parsed(&value, bytes, offset);
+            if let Some(record) = usage.as_mut() {
+                record.turn_id = self.open_turn_id();
+            }
+            let calls = claude_tool_calls(bytes);
+            Shown { usage, calls }
+        });
         self.results.extend(claude_tool_results(&value));
         let ts = line_time(&value);
         self.assembler.at(ts);
@@ -142,6 +178,7 @@ impl TurnReader {
             }
             self.assembler.feed(offset, record);
         }
+        shown
     }
 
     /// The id of the turn going on: the turn of the responses read now.
