@@ -5,7 +5,9 @@
 //! one row whatever came first. The rule when both have it: **a hook's fields win**; import
 //! fills in only what the hook's row lacks (a reasoning the hook read before the transcript
 //! had it). An imported row no hook has recorded yet (`imported = 1`) takes a later import's
-//! fields, so a turn read while it was still going is completed by the next import. A row of
+//! fields, so a turn read while it was still going is completed by the next import; its
+//! outcome is the later import's even when that is none (a turn that ended by itself after
+//! an API error it was retried past). A row of
 //! another kind (a main turn, a subagent's) is never changed by the other's import. Ingest's
 //! own upsert takes a hook line's fields over an imported row's and clears `imported`, so the
 //! two orders leave the same row.
@@ -35,7 +37,7 @@ const UPSERT_IMPORTED_TURN: &str = "
         ELSE coalesce(model, excluded.model) END,
       thinking = CASE WHEN imported = 1 THEN coalesce(excluded.thinking, thinking)
         ELSE coalesce(thinking, excluded.thinking) END,
-      outcome = CASE WHEN imported = 1 THEN coalesce(excluded.outcome, outcome)
+      outcome = CASE WHEN imported = 1 THEN excluded.outcome
         ELSE coalesce(outcome, excluded.outcome) END,
       feedback = CASE WHEN imported = 1 THEN coalesce(excluded.feedback, feedback)
         ELSE coalesce(feedback, excluded.feedback) END

@@ -1060,3 +1060,51 @@ fn a_calls_end_is_the_same_whether_its_result_comes_in_its_batch_or_a_later_one(
         WHERE kind = 'tool_call' AND (end_ts IS NULL OR outcome IS NULL)";
     assert_eq!(rows(&batched, unended), ["Integer(0)"]);
 }
+
+/// A turn an import read while its last line was an API error is `failed` only until an import
+/// reads it again, retried past it and ended by itself: then it is what one import of the
+/// whole file makes of it.
+#[test]
+fn a_turn_retried_past_an_api_error_is_not_left_failed_by_an_earlier_import() {
+    let api_error = line(
+        "assistant",
+        "e1",
+        2,
+        json!({"isApiErrorMessage": true, "message": {"model": "<synthetic>",
+            "role": "assistant", "content": [{"type": "text", "text": "API Error: 529"}]}}),
+    );
+    let first = vec![prompt("u1", 1, "build it"), api_error];
+    let rest = vec![
+        assistant(
+            "a1",
+            30,
+            "msg_1",
+            json!([{"type": "text", "text": "done after a retry"}]),
+        ),
+        turn_end("d1", 31),
+    ];
+    let outcome =
+        "SELECT turn_id, coalesce(response, '-'), coalesce(outcome, '-'), imported FROM turns";
+
+    let growing = TestEnv::new();
+    let t = growing.dir.path().join(format!("{SESSION}.jsonl"));
+    append(&t, &first);
+    import(&growing, &t);
+    assert_eq!(
+        rows(&growing, outcome),
+        [r#"Text("u1") | Text("-") | Text("failed") | Integer(1)"#]
+    );
+    append(&t, &rest);
+    import(&growing, &t);
+
+    let whole = TestEnv::new();
+    let w = whole.dir.path().join(format!("{SESSION}.jsonl"));
+    append(&w, &[first, rest].concat());
+    import(&whole, &w);
+    let once = rows(&whole, outcome);
+    assert_eq!(
+        once,
+        [r#"Text("u1") | Text("done after a retry") | Text("-") | Integer(1)"#]
+    );
+    assert_eq!(rows(&growing, outcome), once);
+}
