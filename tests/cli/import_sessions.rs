@@ -1108,3 +1108,56 @@ fn a_turn_retried_past_an_api_error_is_not_left_failed_by_an_earlier_import() {
     );
     assert_eq!(rows(&growing, outcome), once);
 }
+
+/// A Codex rollout's calls (issue 37): each is known by the `call_id` Codex's hooks send as
+/// `tool_use_id`, so the one the hooks recorded is hooked and the two they missed are shown by
+/// `show`, with how each ended.
+#[test]
+fn a_codex_rollouts_calls_are_matched_to_the_hooks_by_call_id() {
+    let env = TestEnv::new();
+    const CODEX_SESSION: &str = "01a233db-a1ad-7d42-a75e-233cab91536d";
+    let sessions = env.dir.path().join("codex/sessions/2026/12/01");
+    fs::create_dir_all(&sessions).unwrap();
+    let rollout = sessions.join(format!("rollout-2026-12-01T23-06-01-{CODEX_SESSION}.jsonl"));
+    fs::write(&rollout, payload("codex-0.171-rollout.jsonl")).unwrap();
+    for name in [
+        "codex-0.171-pre-tool-use.json",
+        "codex-0.171-post-tool-use.json",
+    ] {
+        capture(&env, payload(name), &["--agent", "codex"]);
+    }
+    env.ingest_once();
+    import(&env, &rollout);
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT item_id, name, outcome FROM transcript_items WHERE kind = 'tool_call'
+             ORDER BY item_id"
+        ),
+        [
+            r#"Text("call_0") | Text("exec_command") | Text("succeeded")"#,
+            r#"Text("call_1") | Text("exec_command") | Text("failed")"#,
+            r#"Text("call_2") | Text("exec_command") | Text("failed")"#,
+        ]
+    );
+    assert_eq!(
+        rows(
+            &env,
+            "SELECT transcript_tool_calls, hooked_tool_calls, missed_tool_calls,
+                    hook_only_tool_calls FROM v_coverage"
+        ),
+        ["Integer(3) | Integer(1) | Integer(2) | Integer(0)"]
+    );
+    let out = env.cmd().args(["show", CODEX_SESSION]).output().unwrap();
+    let shown = String::from_utf8(out.stdout).unwrap();
+    let imported_calls: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.contains("  tool  ") && l.ends_with("(imported)"))
+        .collect();
+    assert_eq!(imported_calls.len(), 2, "{shown}");
+    assert!(imported_calls[0].contains("exit 3") && imported_calls[0].contains("[failed"));
+    assert!(
+        shown.contains("3 tool calls (2 imported), 2 failed"),
+        "{shown}"
+    );
+}

@@ -229,7 +229,8 @@ fn a_codex_turn_has_its_prompt_and_response() {
 
 /// Issue 37: `cmstore import` of the world's rollouts after the hooks recorded `turns` turns
 /// reads the same turns, by the turn ids Codex's hooks send: none added, none changed, each
-/// one the rollout shows hooked.
+/// one the rollout shows hooked. And the calls: each the rollouts show (counted here from
+/// their lines) is the one the hooks recorded under its `call_id`.
 fn import_changes_no_turn(world: &World, turns: usize, ctx: &str) {
     let sql = "select session_id, turn_key, hook_type, prompt, response, model, outcome,
                       imported from turns order by session_id, turn_key";
@@ -249,6 +250,40 @@ fn import_changes_no_turn(world: &World, turns: usize, ctx: &str) {
         vec![json!({"shown": turns, "hooked": turns, "missed": 0, "hook_only": 0})],
         "{ctx}"
     );
+    let calls = rollout_calls(&found);
+    let hooked = world.query(
+        "select count(distinct tool_call_id) n from tool_calls where tool_call_id is not null",
+    );
+    assert_eq!(hooked, vec![json!({"n": calls})], "{ctx}");
+    assert_eq!(
+        world.query(
+            "select sum(transcript_tool_calls) shown, sum(hooked_tool_calls) hooked,
+                    sum(missed_tool_calls) missed, sum(hook_only_tool_calls) hook_only
+             from v_coverage"
+        ),
+        vec![json!({"shown": calls, "hooked": calls, "missed": 0, "hook_only": 0})],
+        "{ctx}"
+    );
+}
+
+/// The distinct calls (`call_id`s of `function_call`, `custom_tool_call` and
+/// `local_shell_call` items) the rollouts show.
+fn rollout_calls(rollouts: &[PathBuf]) -> usize {
+    let mut ids = std::collections::BTreeSet::new();
+    for path in rollouts {
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let item = &v["payload"];
+            let kind = item["type"].as_str().unwrap_or("");
+            let call = ["function_call", "custom_tool_call", "local_shell_call"].contains(&kind);
+            if let (true, Some(id)) = (call, item["call_id"].as_str()) {
+                ids.insert(id.to_owned());
+            }
+        }
+    }
+    ids.len()
 }
 
 #[test]

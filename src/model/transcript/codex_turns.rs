@@ -371,6 +371,12 @@ impl CodexTurnReader {
         self.copied
     }
 
+    /// The line read last is of a turn copied from a parent session (a forked session's
+    /// rollout), which the parent's hooks saw.
+    pub fn in_copied_turn(&self) -> bool {
+        self.open.as_ref().is_some_and(|o| o.copied)
+    }
+
     /// The id of the turn going on, if it has one: the turn of the lines read now.
     pub fn open_turn_id(&self) -> Option<&str> {
         self.open.as_ref().and_then(|o| o.turn_id.as_deref())

@@ -16,6 +16,7 @@
 mod claude;
 pub mod claude_fast;
 mod codex;
+pub mod codex_items;
 pub mod codex_turns;
 mod droid;
 pub mod items;

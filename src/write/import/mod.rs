@@ -30,8 +30,9 @@ use crate::files::tail::{Line, LineReader};
 use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
+use crate::model::transcript::codex_items::codex_tool_items;
 use crate::model::transcript::codex_turns::{CodexTurn, CodexTurnReader};
-use crate::model::transcript::items::ToolCallItem;
+use crate::model::transcript::items::{ToolCallItem, ToolResultItem};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
     is_qwen_chat_file, json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader,
@@ -506,8 +507,10 @@ fn import_file(
     let mut codex_turns = (format == Format::Codex).then(|| CodexTurnReader::new(fallback.clone()));
     let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
     let mut batch: Vec<UsageRecord> = Vec::new();
-    // The tool calls a Claude Code transcript shows (coverage: what the hooks missed).
+    // The tool calls a Claude Code transcript or a Codex rollout shows, and their results
+    // (coverage: what the hooks missed).
     let mut items: Vec<ToolCallItem> = Vec::new();
+    let mut results: Vec<ToolResultItem> = Vec::new();
     let mut sessions: HashMap<String, Seen> = HashMap::new();
     // Claude Code lines name their session's working directory: one line per session is read
     // for it. A rollout's or a chat file's whole file is one session's.
@@ -531,6 +534,13 @@ fn import_file(
                 batch.extend(codex.feed(bytes, offset));
                 if let Some(reader) = codex_turns.as_mut() {
                     let ended = reader.feed(bytes);
+                    // A subagent's calls are left out as its turns are (its hooks' session is
+                    // not known), and a fork's copies of its parent's calls.
+                    if !reader.is_subagent() && !reader.in_copied_turn() {
+                        let (calls, ends) = codex_tool_items(bytes, reader.session());
+                        items.extend(calls);
+                        results.extend(ends);
+                    }
                     read_turns.extend(codex_turn(reader, ended));
                 }
             }
@@ -586,13 +596,18 @@ fn import_file(
             None => break,
         }
         if batch.len() >= BATCH_RECORDS
-            || items.len() >= BATCH_RECORDS
+            || items.len() + results.len() >= BATCH_RECORDS
             || read_turns.len() >= BATCH_TURNS
         {
             let records = std::mem::take(&mut batch);
             write_batch(conn, records, (format, &fallback), &mut sessions, stats)?;
-            let results = turns.as_mut().map(TurnReader::take_results);
-            let shown = (std::mem::take(&mut items), results.unwrap_or_default());
+            results.extend(
+                turns
+                    .as_mut()
+                    .map(TurnReader::take_results)
+                    .unwrap_or_default(),
+            );
+            let shown = (std::mem::take(&mut items), std::mem::take(&mut results));
             items::write(conn, shown, &redactor, (format.agent(), &fallback))?;
             let done = std::mem::take(&mut read_turns);
             write_turns(
@@ -607,10 +622,15 @@ fn import_file(
         }
     }
     write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
-    let results = turns.as_mut().map(TurnReader::take_results);
+    results.extend(
+        turns
+            .as_mut()
+            .map(TurnReader::take_results)
+            .unwrap_or_default(),
+    );
     items::write(
         conn,
-        (items, results.unwrap_or_default()),
+        (items, results),
         &redactor,
         (format.agent(), &fallback),
     )?;
