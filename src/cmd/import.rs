@@ -59,9 +59,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let bar = progress_bar(total);
     let (config, _) = Config::load_for(paths);
+    let archive = paths.archive_dir();
     let options = import::Options {
         config: &config,
         again: args.again,
+        archive: config.archive_transcripts.then_some(archive.as_path()),
     };
     let stats = import::import(&store, &files, &options, |bytes| {
         if let Some(bar) = &bar {
@@ -118,6 +120,22 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
              reads them)",
             stats.unchanged
         );
+    }
+    if stats.archived > 0 {
+        eprintln!(
+            "cmstore import: kept {} transcript copy(ies) in {}",
+            stats.archived,
+            archive.display()
+        );
+    }
+    if !stats.not_archived.is_empty() {
+        eprintln!(
+            "cmstore import: could not copy {} file(s) into the archive (they were imported):",
+            stats.not_archived.len()
+        );
+        for why in &stats.not_archived {
+            eprintln!("  {why}");
+        }
     }
     if stats.turns_pruned > 0 {
         eprintln!(

@@ -75,6 +75,9 @@ pub struct Config {
     /// A following `cmstore ingest` imports the agents' history as it grows
     /// (`follow_transcripts = false` to leave it to `cmstore import`).
     pub follow_transcripts: bool,
+    /// Each transcript an import reads is also kept compressed in cmstore's folder
+    /// (`archive_transcripts = true`; off by default).
+    pub archive_transcripts: bool,
     /// Write the capture debug log.
     pub debug: bool,
     /// Per-event switches by canonical hook type; absent means enabled.
@@ -104,6 +107,7 @@ impl Default for Config {
             compact_queue: false,
             store_text: true,
             follow_transcripts: true,
+            archive_transcripts: false,
             debug: false,
             events: BTreeMap::new(),
             safety: Rules::default(),
@@ -278,6 +282,7 @@ impl Config {
         for (name, slot) in [
             ("store_text", &mut self.store_text),
             ("follow_transcripts", &mut self.follow_transcripts),
+            ("archive_transcripts", &mut self.archive_transcripts),
             ("debug", &mut self.debug),
             ("compact_queue", &mut self.compact_queue),
         ] {

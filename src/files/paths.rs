@@ -118,6 +118,11 @@ impl Paths {
         self.home.join("session-context.txt")
     }
 
+    /// Where `archive_transcripts = true` keeps a copy of each transcript an import reads.
+    pub fn archive_dir(&self) -> PathBuf {
+        self.home.join("archive")
+    }
+
     /// Message shown to the agent before it compacts its context.
     pub fn knowledge_index(&self) -> PathBuf {
         self.home.join("knowledge-index.txt")

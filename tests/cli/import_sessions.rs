@@ -626,10 +626,17 @@ fn follow_history(env: &TestEnv) -> std::process::Child {
 
 /// A following `cmstore ingest` imports the agents' history as it grows (issue 37): a Claude
 /// Code session written under `~/.claude/projects` comes into the store, its new turn too, and
-/// stays whole in `show` once Claude Code has deleted the file. Never through the queue.
+/// stays whole in `show` once Claude Code has deleted the file, and with
+/// `archive_transcripts = true` so does the file's copy. Never through the queue.
 #[test]
 fn a_following_ingest_keeps_a_transcript_after_the_agent_deletes_it() {
     let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(
+        env.home().join("cmstore.toml"),
+        "archive_transcripts = true\n",
+    )
+    .unwrap();
     let project = env.user_home().join(".claude/projects/-w-proj");
     std::fs::create_dir_all(&project).unwrap();
     let transcript = project.join(format!("{SESSION}.jsonl"));
@@ -667,6 +674,11 @@ fn a_following_ingest_keeps_a_transcript_after_the_agent_deletes_it() {
     for text in ["first", "one", "second", "two"] {
         assert!(story.contains(text), "{text}: {story}");
     }
+    let copy = env.home().join(format!(
+        "archive/home/.claude/projects/-w-proj/{SESSION}.jsonl.gz"
+    ));
+    let kept = unzipped(&copy);
+    assert_eq!(kept.lines().count(), 6, "{kept}");
     assert!(
         !env.queue().exists() || env.queue_lines().is_empty(),
         "nothing through the queue"
@@ -692,6 +704,14 @@ fn a_following_ingest_keeps_a_transcript_after_the_agent_deletes_it() {
     terminate(&follow);
     wait_timeout(&mut follow, waited).expect("ingest stops");
     assert_eq!(off.int("SELECT count(*) FROM imported_files"), 0);
+}
+
+/// The text a gzip file holds.
+fn unzipped(path: &Path) -> String {
+    let mut text = String::new();
+    let mut gz = flate2::read::MultiGzDecoder::new(fs::File::open(path).unwrap());
+    std::io::Read::read_to_string(&mut gz, &mut text).unwrap();
+    text
 }
 
 /// Runs `cmstore capture` in `hooks` for `event` of the session whose transcript is `t`.
@@ -1160,4 +1180,78 @@ fn a_codex_rollouts_calls_are_matched_to_the_hooks_by_call_id() {
         shown.contains("3 tool calls (2 imported), 2 failed"),
         "{shown}"
     );
+}
+
+/// `archive_transcripts = true` (issue 37): an import keeps a private gzip copy of each
+/// transcript it reads in cmstore's folder, written again only when the file changed; once the
+/// agent deletes the file, an import of the archive into another store makes the same rows as
+/// the transcript made.
+#[test]
+fn an_archived_transcript_outlives_its_file_and_imports_as_the_file_did() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.home()).unwrap();
+    fs::write(
+        env.home().join("cmstore.toml"),
+        "archive_transcripts = true\n",
+    )
+    .unwrap();
+    let t = env
+        .user_home()
+        .join(format!(".claude/projects/-w-proj/{SESSION}.jsonl"));
+    fs::create_dir_all(t.parent().unwrap()).unwrap();
+    append(
+        &t,
+        &[
+            prompt("u1", 0, "list the files"),
+            assistant("a1", 1, "msg_1", json!([tool_use("toolu_1", "ls")])),
+            result("r1", 2, "toolu_1", "a.txt", false),
+            assistant(
+                "a2",
+                3,
+                "msg_2",
+                json!([{"type": "text", "text": "One file."}]),
+            ),
+            turn_end("d1", 4),
+        ],
+    );
+    let said = import(&env, &t);
+    assert!(said.contains("kept 1 transcript copy(ies)"), "{said}");
+    let copy = env.home().join(format!(
+        "archive/home/.claude/projects/-w-proj/{SESSION}.jsonl.gz"
+    ));
+    assert_eq!(unzipped(&copy), fs::read_to_string(&t).unwrap());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&copy), 0o600);
+        assert_eq!(mode(copy.parent().unwrap()), 0o700);
+    }
+    // Unchanged: neither read nor copied again.
+    let again = import(&env, &t);
+    assert!(!again.contains("kept"), "{again}");
+    assert!(again.contains("passed over 1 file(s) unchanged"), "{again}");
+
+    let tables = |env: &TestEnv| {
+        [
+            rows(env, TURN_CONTENT),
+            rows(
+                env,
+                "SELECT message_id, session_id, turn_id, model, input_tokens, output_tokens
+                 FROM usage ORDER BY message_id",
+            ),
+            rows(
+                env,
+                "SELECT session_id, kind, item_id, name, input, end_ts, outcome
+                 FROM transcript_items ORDER BY kind, item_id",
+            ),
+        ]
+    };
+    let from_file = tables(&env);
+    assert_eq!(from_file[0].len(), 1, "{from_file:?}");
+    assert_eq!(from_file[1].len(), 2, "{from_file:?}");
+    fs::remove_file(&t).unwrap();
+    let elsewhere = TestEnv::new();
+    import(&elsewhere, &env.home().join("archive"));
+    assert_eq!(tables(&elsewhere), from_file);
 }

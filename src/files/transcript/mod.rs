@@ -6,6 +6,7 @@
 //! it with [`crate::model::transcript`].
 //!
 //! - [`Tracker`]: the cursor file, its lock, and reading complete lines from the transcript;
+//! - [`archive`]: a compressed copy of each transcript an import reads, kept in cmstore's folder;
 //! - [`discover`]: where a session's transcript lives when the payload does not say;
 //! - [`cline`]: a Cline run's prompt, model and usage, from its session's files;
 //! - [`droid`]: a Droid session's totals, kept beside its transcript;
@@ -13,6 +14,7 @@
 //! - [`Workspace`]: the sessions seen lately in a workspace, so that a later session's hook
 //!   closes an earlier one whose last turn no Stop or SessionEnd recorded.
 
+pub mod archive;
 pub mod claude_retention;
 pub mod cline;
 mod cursor;

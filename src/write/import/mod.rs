@@ -20,13 +20,14 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::config::Config;
 use crate::files::tail::{Line, LineReader};
+use crate::files::transcript::archive;
 use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
@@ -203,6 +204,10 @@ pub struct Stats {
     pub turn_rows_before: i64,
     /// See `turn_rows_before`.
     pub turn_rows_after: i64,
+    /// Copies written into the archive (`archive_transcripts`).
+    pub archived: u64,
+    /// Files that could not be copied into the archive, each with why (they were imported).
+    pub not_archived: Vec<String>,
 }
 
 impl Stats {
@@ -251,15 +256,22 @@ fn walk(path: &Path, found: &mut Vec<(PathBuf, u64)>) -> Result<(), Error> {
         for entry in entries {
             walk(&entry, found)?;
         }
-    } else if meta.is_file()
-        && (path.extension().is_some_and(|e| e == "jsonl")
-            || is_json_chat_file(path)
-            || opencode_store::is_store(path)
-            || cline_session::transcript_of(path).is_some())
-    {
+    } else if meta.is_file() && is_read(path) {
         found.push((path.to_path_buf(), meta.len()));
     }
     Ok(())
+}
+
+/// Whether an import reads the file at `path`: a transcript, or an archive's copy of a JSONL
+/// transcript or a Gemini CLI JSON chat (the others need files beside theirs).
+fn is_read(path: &Path) -> bool {
+    if let Some(named) = archive::original_name(path) {
+        return named.extension().is_some_and(|e| e == "jsonl") || is_json_chat_file(&named);
+    }
+    path.extension().is_some_and(|e| e == "jsonl")
+        || is_json_chat_file(path)
+        || opencode_store::is_store(path)
+        || cline_session::transcript_of(path).is_some()
 }
 
 /// How an import reads.
@@ -270,6 +282,9 @@ pub struct Options<'a> {
     pub config: &'a Config,
     /// Read every file, also those unchanged since an import read them.
     pub again: bool,
+    /// Keep a compressed copy of each file in this archive folder
+    /// ([`crate::files::transcript::archive`]), but of the files in it.
+    pub archive: Option<&'a Path>,
 }
 
 /// Imports `files` into `store` as `options` say; `progress` is told the bytes read (or passed
@@ -299,6 +314,9 @@ pub fn import(
     let mut passed_over = 0;
     for path in files {
         let stamp = stamp_of(path);
+        if let (Some(archive), Some(_)) = (options.archive, stamp) {
+            keep_copy(archive, path, &mut stats);
+        }
         if let (Some(stamp), false) = (stamp, options.again) {
             if read_before(&conn, path, stamp)? {
                 stats.unchanged += 1;
@@ -330,6 +348,22 @@ pub fn import(
     stats.rows_after = usage::count(&conn)?;
     stats.turn_rows_after = count_turns(&conn)?;
     Ok(stats)
+}
+
+/// Keeps a copy of `path` in the `archive` folder (not of a file in it), noting it in `stats`.
+/// Before the file is read: a copy is of the file as it was when it was read, or later.
+fn keep_copy(archive: &Path, path: &Path, stats: &mut Stats) {
+    if path.starts_with(archive) {
+        return;
+    }
+    let home = crate::files::paths::user_home();
+    let copy = archive::copy_path(archive, home.as_deref(), path);
+    match archive::keep(path, &copy) {
+        Ok(written) => stats.archived += u64::from(written),
+        Err(err) => stats
+            .not_archived
+            .push(format!("{}: {err}", path.display())),
+    }
 }
 
 /// `turn`, read from a Codex rollout by `reader`, as a turn of the rollout's session; none of
@@ -463,9 +497,12 @@ fn import_file(
         path: path.to_path_buf(),
         source,
     };
-    let format = Format::of(path);
+    // A copy in the archive is read as the file it copies, its name that file's.
+    let copied = archive::original_name(path);
+    let named = copied.as_deref().unwrap_or(path);
+    let format = Format::of(named);
     if format == Format::GeminiJson {
-        return import_json_chat(conn, path, stats, progress);
+        return import_json_chat(conn, (path, named), stats, progress);
     }
     if format == Format::Droid {
         return import_droid_session(conn, path, stats, progress);
@@ -476,13 +513,16 @@ fn import_file(
     if format == Format::Cline {
         return import_cline_session(conn, path, stats, progress);
     }
-    let file = File::open(path).map_err(read_error)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let input: Box<dyn io::Read> = match copied {
+        Some(_) => Box::new(archive::open(path).map_err(read_error)?),
+        None => Box::new(File::open(path).map_err(read_error)?),
+    };
+    let name = named.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let options = ParseOptions {
         sidechain: name.starts_with("agent-"),
     };
     // Sessions a file names that the line does not.
-    let mut fallback = format.session_of_path(path);
+    let mut fallback = format.session_of_path(named);
     // The turns of a Claude Code transcript or a Copilot event log, in the session whose hooks
     // read the file (a response's turn is the one going on). Of a subagent's file only a
     // task's (`agent-a<hex>.jsonl`) are recorded: Claude Code's own agents (`agent-acompact-…`
@@ -492,7 +532,7 @@ fn import_file(
         .strip_prefix("agent-")
         .is_some_and(|rest| rest.trim_end_matches(".jsonl").contains('-'));
     let mut turns = match format {
-        Format::Claude => Some(TurnReader::new(options, turns::claude_file_session(path))),
+        Format::Claude => Some(TurnReader::new(options, turns::claude_file_session(named))),
         Format::CopilotCli | Format::VscodeCopilot => {
             Some(TurnReader::new(options, fallback.clone()))
         }
@@ -505,7 +545,7 @@ fn import_file(
     // A rollout's turns, by the turn ids Codex's hooks send; not a subagent's (whose hooks'
     // session is not known).
     let mut codex_turns = (format == Format::Codex).then(|| CodexTurnReader::new(fallback.clone()));
-    let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
+    let mut reader = LineReader::positioned(input, 0, MAX_LINE_BYTES);
     let mut batch: Vec<UsageRecord> = Vec::new();
     // The tool calls a Claude Code transcript or a Codex rollout shows, and their results
     // (coverage: what the hooks missed).
@@ -655,7 +695,7 @@ fn import_file(
     let file_cwd = match format {
         Format::Claude | Format::Qwen | Format::Droid | Format::Opencode | Format::Cline => None,
         Format::Codex => codex.cwd().map(str::to_owned),
-        Format::Gemini | Format::GeminiJson => gemini_project(path),
+        Format::Gemini | Format::GeminiJson => gemini_project(named),
         Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
     };
     for (session, seen) in &mut sessions {
@@ -676,7 +716,7 @@ fn import_file(
 /// too long would be.
 fn import_json_chat(
     conn: &mut Connection,
-    path: &Path,
+    (path, named): (&Path, &Path),
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
@@ -690,11 +730,11 @@ fn import_json_chat(
         stats.bytes += len;
         return Ok(Kind::Transcript);
     }
-    let bytes = std::fs::read(path).map_err(read_error)?;
-    let Some(records) = from_json_chat(&bytes, json_chat_parent(path).as_deref()) else {
+    let bytes = read_whole(path, path != named).map_err(read_error)?;
+    let Some(records) = from_json_chat(&bytes, json_chat_parent(named).as_deref()) else {
         return Ok(Kind::NotAChat { len });
     };
-    let cwd = gemini_project(path);
+    let cwd = gemini_project(named);
     write_whole_file(conn, records, (Format::GeminiJson, &None), cwd, stats)?;
     stats.bytes += len;
     progress(stats.bytes);
@@ -798,6 +838,19 @@ fn import_cline_session(
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
+}
+
+/// The bytes of the file at `path`, or of the file it is a copy of (`copy`), at most
+/// [`MAX_LINE_BYTES`] of them.
+fn read_whole(path: &Path, copy: bool) -> io::Result<Vec<u8>> {
+    if !copy {
+        return std::fs::read(path);
+    }
+    let mut bytes = Vec::new();
+    archive::open(path)?
+        .take(MAX_LINE_BYTES as u64)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The length of a file read whole, or why it cannot be read.
@@ -1003,6 +1056,7 @@ mod tests {
         Options {
             config: CONFIG.get_or_init(Config::default),
             again: true,
+            archive: None,
         }
     }
 

@@ -89,7 +89,7 @@ pub fn transcripts_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
             if !config.follow_transcripts {
                 return;
             }
-            match import_history(ingester.store(), &config) {
+            match import_history(ingester.store(), &config, paths) {
                 Ok(Some(line)) => say(&line),
                 Ok(None) => {}
                 Err(err) => {
@@ -104,7 +104,11 @@ pub fn transcripts_chore<'a>(paths: &'a Paths, say: Say) -> Chore<'a> {
 
 /// Imports what changed in the agents' history folders; the line that says what came in,
 /// when anything did.
-fn import_history(store: &store::Store, config: &Config) -> anyhow::Result<Option<String>> {
+fn import_history(
+    store: &store::Store,
+    config: &Config,
+    paths: &Paths,
+) -> anyhow::Result<Option<String>> {
     let roots = crate::files::transcript::history::history_roots();
     if roots.is_empty() {
         return Ok(None);
@@ -113,11 +117,20 @@ fn import_history(store: &store::Store, config: &Config) -> anyhow::Result<Optio
         .into_iter()
         .map(|(path, _)| path)
         .collect();
+    let archive = paths.archive_dir();
     let options = crate::write::import::Options {
         config,
         again: false,
+        archive: config.archive_transcripts.then_some(archive.as_path()),
     };
     let stats = crate::write::import::import(store, &files, &options, |_| {})?;
+    if let Some(why) = stats.not_archived.first() {
+        anyhow::bail!(
+            "could not copy {} file(s) into the archive {} (they were imported); the first: {why}",
+            stats.not_archived.len(),
+            archive.display()
+        );
+    }
     if stats.files == 0 {
         return Ok(None);
     }

@@ -1,0 +1,165 @@
+//! A compressed copy of each transcript an import reads, in cmstore's own folder
+//! (`archive_transcripts = true`; docs/usage.md "The archive"), so that nothing depends on the
+//! agents' files: Claude Code deletes its transcripts after `cleanupPeriodDays`.
+//!
+//! The copy of `<user home>/<path>` is `<cmstore home>/archive/home/<path>.gz` (a file outside
+//! the user's home: `archive/other/<its path>.gz`): gzip, so `zcat` or any gzip reader gives
+//! the file back, and `cmstore import` reads the folder as it reads the agents' own. A copy is
+//! written whole to a private temporary file and renamed over the last one: a process killed
+//! while writing it leaves the last copy whole. It bears the modification time of the file it
+//! copies, by which a copy that is current costs a `stat`.
+
+use std::fs::{self, File};
+use std::io::{self, BufReader, Read};
+use std::path::{Component, Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+use crate::files::paths::{create_private_dir, dir_of, private_file_options};
+
+/// The extension of a copy.
+const EXTENSION: &str = "gz";
+
+/// Where the copy of `source` goes in the archive at `root`, `home` the user's home.
+pub fn copy_path(root: &Path, home: Option<&Path>, source: &Path) -> PathBuf {
+    let (base, rest) = match home.and_then(|h| source.strip_prefix(h).ok()) {
+        Some(rest) => ("home", rest),
+        None => ("other", source),
+    };
+    // Only the names: a root, a drive or a `..` names no folder of the archive.
+    let mut path = root.join(base);
+    for part in rest.components() {
+        if let Component::Normal(name) = part {
+            path.push(name);
+        }
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".");
+    name.push(EXTENSION);
+    path.set_file_name(name);
+    path
+}
+
+/// The name of the file `path` is a copy of (the path without `.gz`), when it is a copy.
+pub fn original_name(path: &Path) -> Option<PathBuf> {
+    (path.extension()? == EXTENSION).then(|| path.with_extension(""))
+}
+
+/// Makes `copy` a copy of `source` unless it is one of it as it is now (same modification
+/// time); whether it wrote one.
+pub fn keep(source: &Path, copy: &Path) -> io::Result<bool> {
+    let modified = fs::metadata(source)?.modified()?;
+    if fs::metadata(copy)
+        .and_then(|m| m.modified())
+        .is_ok_and(|at| at == modified)
+    {
+        return Ok(false);
+    }
+    let dir = dir_of(copy);
+    create_private_dir(dir)?;
+    let temp = dir.join(format!(
+        ".{}.cmstore-{}.tmp",
+        copy.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let written = write_copy(source, &temp, modified).and_then(|()| fs::rename(&temp, copy));
+    if written.is_err() {
+        // Best effort: the error being reported matters more than the leftover.
+        let _ = fs::remove_file(&temp);
+    }
+    written.map(|()| true)
+}
+
+/// Writes the compressed bytes of `source` to `temp`, dated `modified`.
+fn write_copy(source: &Path, temp: &Path, modified: std::time::SystemTime) -> io::Result<()> {
+    let mut input = File::open(source)?;
+    let file = private_file_options()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(temp)?;
+    // Fast rather than small: a session's file is copied again each time it grew.
+    let mut encoder = GzEncoder::new(file, Compression::fast());
+    io::copy(&mut input, &mut encoder)?;
+    let file = encoder.finish()?;
+    file.sync_all()?;
+    file.set_modified(modified)
+}
+
+/// The bytes of the file a copy holds.
+pub fn open(copy: &Path) -> io::Result<impl Read> {
+    Ok(MultiGzDecoder::new(BufReader::new(File::open(copy)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_mirrors_its_path_below_the_users_home_or_outside_it() {
+        let root = Path::new("/c/archive");
+        let home = Path::new("/u/me");
+        let inside = Path::new("/u/me/.claude/projects/-w/s.jsonl");
+        let copy = copy_path(root, Some(home), inside);
+        assert_eq!(
+            copy,
+            Path::new("/c/archive/home/.claude/projects/-w/s.jsonl.gz")
+        );
+        assert_eq!(
+            original_name(&copy).unwrap(),
+            Path::new("/c/archive/home/.claude/projects/-w/s.jsonl")
+        );
+        let outside = Path::new("/srv/agents/../x/rollout-1.jsonl");
+        assert_eq!(
+            copy_path(root, Some(home), outside),
+            Path::new("/c/archive/other/srv/agents/x/rollout-1.jsonl.gz")
+        );
+        assert_eq!(original_name(Path::new("/a/s.jsonl")), None);
+    }
+
+    #[test]
+    fn a_copy_gives_the_file_back_and_is_written_again_only_when_the_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("s.jsonl");
+        fs::write(&source, "{\"a\":1}\n").unwrap();
+        let copy = copy_path(&dir.path().join("archive"), Some(dir.path()), &source);
+        assert!(keep(&source, &copy).unwrap());
+        assert!(!keep(&source, &copy).unwrap(), "current: not written again");
+        let back = |copy: &Path| {
+            let mut text = String::new();
+            open(copy).unwrap().read_to_string(&mut text).unwrap();
+            text
+        };
+        assert_eq!(back(&copy), "{\"a\":1}\n");
+        let grown = "{\"a\":1}\n{\"b\":2}\n";
+        fs::write(&source, grown).unwrap();
+        let later =
+            fs::metadata(&source).unwrap().modified().unwrap() + std::time::Duration::from_secs(2);
+        File::options()
+            .write(true)
+            .open(&source)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        assert!(keep(&source, &copy).unwrap());
+        assert_eq!(back(&copy), grown);
+        // No temporary file is left beside it.
+        let names: Vec<_> = fs::read_dir(dir_of(&copy))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [copy.file_name().unwrap()]);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&copy).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        // A file that is gone is an error; its copy stays.
+        fs::remove_file(&source).unwrap();
+        assert!(keep(&source, &copy).is_err());
+        assert_eq!(back(&copy), grown);
+    }
+}
