@@ -1255,3 +1255,40 @@ fn an_archived_transcript_outlives_its_file_and_imports_as_the_file_did() {
     import(&elsewhere, &env.home().join("archive"));
     assert_eq!(tables(&elsewhere), from_file);
 }
+
+/// A Droid session's turns (issue 37): read from its transcript as the hooks' cursor reads
+/// it, keyed by the prompt line's `id` as the hooks key them, in the session its file names,
+/// with the working directory of its `session_start`.
+#[test]
+fn a_droid_sessions_turns_are_imported_under_the_hooks_keys() {
+    let env = TestEnv::new();
+    const DROID_SESSION: &str = "d201d000-0000-4000-8000-000000000001";
+    let dir = env.user_home().join(".factory/sessions/-w-app");
+    fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join(format!("{DROID_SESSION}.jsonl"));
+    let lines = [
+        format!(r#"{{"type":"session_start","id":"{DROID_SESSION}","version":2,"cwd":"/w/app"}}"#),
+        r#"{"type":"message","id":"h1","message":{"role":"user","content":[],"visibility":"user_only","hookEventName":"SessionStart"}}"#.to_owned(),
+        r#"{"type":"message","id":"context-p1","message":{"role":"user","content":[{"type":"text","text":"<system-reminder>\nThe tools listed below are available"}]}}"#.to_owned(),
+        r#"{"type":"message","id":"p1","parentId":"context-p1","timestamp":"2026-12-07T05:42:53.764Z","message":{"role":"user","content":[{"type":"text","text":"run the two steps"}],"interactionMode":"auto"}}"#.to_owned(),
+        r#"{"type":"message","id":"a1","timestamp":"2026-12-07T05:42:54.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_0","name":"Execute","input":{"command":"echo hi"}}],"modelId":"custom:Mock-0"}}"#.to_owned(),
+        r#"{"type":"message","id":"r1","timestamp":"2026-12-07T05:42:55.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_0","content":"hi"}]}}"#.to_owned(),
+        r#"{"type":"message","id":"a2","timestamp":"2026-12-07T05:42:56.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Both steps are done."}],"modelId":"custom:Mock-0"}}"#.to_owned(),
+        r#"{"type":"agent_turn_outcome","turnId":"p1","reason":"completed","resultKind":"text"}"#.to_owned(),
+    ];
+    append(&transcript, &lines);
+    import(&env, &transcript);
+    let turns = "SELECT session_id, turn_id, hook_type, prompt, response, tool_call_count, model,
+        imported FROM turns";
+    let want = [format!(
+        r#"Text("{DROID_SESSION}") | Text("p1") | Text("Stop") | Text("run the two steps") | Text("Both steps are done.") | Integer(1) | Text("custom:Mock-0") | Integer(1)"#
+    )];
+    assert_eq!(rows(&env, turns), want);
+    assert_eq!(
+        rows(&env, "SELECT agent, cwd FROM sessions"),
+        [r#"Text("droid") | Text("/w/app")"#]
+    );
+    // Read again: the same row.
+    import_again(&env, &transcript);
+    assert_eq!(rows(&env, turns), want);
+}

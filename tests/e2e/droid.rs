@@ -164,6 +164,23 @@ fn droid_events_and_tool_calls_are_what_it_did() {
         .and_then(|l| l["id"].as_str().map(str::to_owned))
         .expect("the prompt's line");
     assert_eq!(turns[0]["turn_id"], prompt_id.as_str(), "{turns:?}\n{ctx}");
+
+    // Issue 37: `cmstore import` of Droid's sessions reads the same turn by the same id: none
+    // added, none changed, the turn the transcript shows hooked.
+    let sql = "SELECT session_id, turn_key, hook_type, prompt, response, model, outcome, \
+               imported FROM turns ORDER BY session_id, turn_key";
+    let by_hooks = s.query(sql);
+    let sessions = s.world.home().join(".factory").join("sessions");
+    s.world.cmstore_ok(&["import", sessions.to_str().unwrap()]);
+    assert_eq!(s.query(sql), by_hooks, "after import\n{ctx}");
+    assert_eq!(
+        s.query(
+            "SELECT sum(transcript_turns) shown, sum(hooked_turns) hooked, \
+             sum(missed_turns) missed FROM v_coverage"
+        ),
+        vec![json!({"shown": 1, "hooked": 1, "missed": 0})],
+        "{ctx}"
+    );
 }
 
 /// Droid's usage: the session's totals Droid keeps beside its transcript, read by the hooks

@@ -505,7 +505,7 @@ fn import_file(
         return import_json_chat(conn, (path, named), stats, progress);
     }
     if format == Format::Droid {
-        return import_droid_session(conn, path, stats, progress);
+        return import_droid_session(conn, (path, named), config, stats, progress);
     }
     if format == Format::Opencode {
         return import_opencode_store(conn, path, stats, progress);
@@ -513,10 +513,7 @@ fn import_file(
     if format == Format::Cline {
         return import_cline_session(conn, path, stats, progress);
     }
-    let input: Box<dyn io::Read> = match copied {
-        Some(_) => Box::new(archive::open(path).map_err(read_error)?),
-        None => Box::new(File::open(path).map_err(read_error)?),
-    };
+    let mut reader = open_lines(path, copied.is_some()).map_err(read_error)?;
     let name = named.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let options = ParseOptions {
         sidechain: name.starts_with("agent-"),
@@ -545,7 +542,6 @@ fn import_file(
     // A rollout's turns, by the turn ids Codex's hooks send; not a subagent's (whose hooks'
     // session is not known).
     let mut codex_turns = (format == Format::Codex).then(|| CodexTurnReader::new(fallback.clone()));
-    let mut reader = LineReader::positioned(input, 0, MAX_LINE_BYTES);
     let mut batch: Vec<UsageRecord> = Vec::new();
     // The tool calls a Claude Code transcript or a Codex rollout shows, and their results
     // (coverage: what the hooks missed).
@@ -743,22 +739,74 @@ fn import_json_chat(
 
 /// One Droid session: no line of its transcript carries usage, so its totals come from the
 /// settings file Droid keeps beside it ([`crate::files::transcript::droid`]), and its working
-/// directory from the transcript's first line (`session_start`). The transcript is not read
-/// further: it counts as read whole.
+/// directory from the transcript's first line (`session_start`). Its turns are read from the
+/// transcript as the hooks' cursor reads them (Claude Code's shape), each keyed by its
+/// prompt line's `id`, as the hooks key it.
 fn import_droid_session(
     conn: &mut Connection,
-    path: &Path,
+    (path, named): (&Path, &Path),
+    config: &Config,
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
+    let read_error = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
     let len = file_len(path)?;
-    let totals = crate::files::transcript::droid::session_totals(path);
-    let file = (Format::Droid, &Format::Droid.session_of_path(path));
-    let cwd = droid_start_cwd(path);
-    write_whole_file(conn, totals.into_iter().collect(), file, cwd, stats)?;
+    let copy = path != named;
+    let session = Format::Droid.session_of_path(named);
+    let totals = match copy {
+        // A copy's figures stayed beside the file it copies.
+        true => None,
+        false => crate::files::transcript::droid::session_totals(path),
+    };
+    let mut lines = open_lines(path, copy).map_err(read_error)?;
+    let mut reader = TurnReader::new(ParseOptions { sidechain: false }, session.clone());
+    let (mut read, mut cwd) = (Vec::new(), None);
+    while let Some(line) = lines.next_line().map_err(read_error)? {
+        match line {
+            Line::Complete { offset, bytes } => {
+                if offset == 0 {
+                    cwd = droid_start_cwd(bytes);
+                }
+                reader.feed(offset, bytes);
+                read.extend(reader.take_completed());
+            }
+            Line::TooLong { .. } => stats.too_long += 1,
+        }
+    }
+    read.extend(reader.finish());
+    let mut sessions = HashMap::new();
+    write_batch(
+        conn,
+        totals.into_iter().collect(),
+        (Format::Droid, &session),
+        &mut sessions,
+        stats,
+    )?;
+    let cwds: HashMap<String, String> = match (&session, &cwd) {
+        (Some(session), Some(cwd)) => HashMap::from([(session.clone(), cwd.clone())]),
+        _ => HashMap::new(),
+    };
+    let file = (path, Format::Droid, false, &cwds);
+    write_turns(conn, config, read, file, &mut sessions, stats)?;
+    for seen in sessions.values_mut() {
+        seen.cwd.clone_from(&cwd);
+    }
+    write_sessions(conn, Format::Droid.agent(), sessions)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
+}
+
+/// The lines of the file at `path`, or of the file it is a copy of (`copy`).
+fn open_lines(path: &Path, copy: bool) -> io::Result<LineReader<Box<dyn Read>>> {
+    let input: Box<dyn Read> = match copy {
+        true => Box::new(archive::open(path)?),
+        false => Box::new(File::open(path)?),
+    };
+    Ok(LineReader::positioned(input, 0, MAX_LINE_BYTES))
 }
 
 /// The usage of OpenCode's store at `path`: each assistant message's, keyed as the hook keys
@@ -881,12 +929,7 @@ fn write_whole_file(
 }
 
 /// The `cwd` of a Droid transcript's first line (`{"type": "session_start", …, "cwd": …}`).
-fn droid_start_cwd(path: &Path) -> Option<String> {
-    let file = File::open(path).ok()?;
-    let mut reader = LineReader::positioned(file, 0, MAX_LINE_BYTES);
-    let Ok(Some(Line::Complete { bytes, .. })) = reader.next_line() else {
-        return None;
-    };
+fn droid_start_cwd(bytes: &[u8]) -> Option<String> {
     let first: serde_json::Value = serde_json::from_slice(bytes).ok()?;
     (first["type"] == "session_start")
         .then(|| first["cwd"].as_str().map(str::to_owned))
