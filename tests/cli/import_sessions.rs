@@ -1292,3 +1292,46 @@ fn a_droid_sessions_turns_are_imported_under_the_hooks_keys() {
     import_again(&env, &transcript);
     assert_eq!(rows(&env, turns), want);
 }
+
+/// Qwen Code's chats (issue 37): each `user` record of a main chat is a turn, keyed by its
+/// `uuid` as Qwen Code's hooks key it, with its answer; counted here from the records
+/// themselves. An import read again adds nothing.
+#[test]
+fn qwen_codes_real_chats_give_one_turn_per_user_record() {
+    let Some(qwen) = real_more_fixtures("other/qwen-code") else {
+        return;
+    };
+    let env = TestEnv::new();
+    import(&env, &qwen);
+    let mut want = Vec::new();
+    let mut stack = vec![qwen.clone()];
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let session = path.file_stem().unwrap().to_string_lossy().into_owned();
+        for line in fs::read_to_string(&path).unwrap().lines() {
+            let record: Value = serde_json::from_str(line).unwrap();
+            if record["type"] == "user" {
+                want.push(format!("{session} {}", record["uuid"].as_str().unwrap()));
+            }
+        }
+    }
+    want.sort();
+    assert!(want.len() >= 5, "{want:?}");
+    let keys = "SELECT session_id || ' ' || turn_key FROM turns
+        WHERE imported = 1 AND prompt <> '' AND response <> '' ORDER BY 1";
+    let got: Vec<String> = rows(&env, keys)
+        .into_iter()
+        .map(|r| {
+            r.trim_start_matches("Text(\"")
+                .trim_end_matches("\")")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(got, want);
+    let before = turns_table(&env);
+    import_again(&env, &qwen);
+    assert_eq!(turns_table(&env), before);
+}

@@ -538,3 +538,18 @@ pub fn assert_prompt_refused(world: &World, mock: &MockServer, run: &Run, prompt
     );
     context
 }
+
+/// Issue 37: an import of the agent's transcripts after its hooks leaves `turns` as the hooks
+/// made it (`by_hooks`, the rows of `sql` before), and `v_coverage` counts each of them shown
+/// and hooked.
+pub fn assert_import_changed_no_turn(world: &World, (sql, by_hooks): (&str, &[Value]), ctx: &str) {
+    assert_eq!(world.query(sql), by_hooks, "after import\n{ctx}");
+    assert_eq!(
+        world.query(
+            "SELECT sum(transcript_turns) shown, sum(hooked_turns) hooked, \
+             sum(missed_turns) missed FROM v_coverage"
+        ),
+        vec![json!({"shown": by_hooks.len(), "hooked": by_hooks.len(), "missed": 0})],
+        "{ctx}"
+    );
+}

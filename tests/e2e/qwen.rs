@@ -180,9 +180,15 @@ fn qwen_usage_is_the_mocks_numbers_once_per_response() {
     assert_eq!(rows, expected, "{ctx}");
     let all = s.query("SELECT count(*) AS n FROM usage");
     assert_eq!(all[0]["n"], 3, "no row outside the session\n{ctx}");
+    let turns_sql = "SELECT session_id, turn_key, hook_type, prompt, response, model, outcome, \
+                     imported FROM turns ORDER BY session_id, turn_key";
+    let by_hooks = s.query(turns_sql);
+    assert_eq!(by_hooks.len(), 1, "{by_hooks:?}\n{ctx}");
     let chats = s.world.home().join(".qwen").join("projects");
     s.world.cmstore_ok(&["import", chats.to_str().unwrap()]);
     assert_eq!(s.query(sql), expected, "after import\n{ctx}");
     let all = s.query("SELECT count(*) AS n FROM usage");
     assert_eq!(all[0]["n"], 3, "import adds nothing\n{ctx}");
+    // Issue 37: the import reads the same turn by the same id (the prompt record's uuid).
+    harness::assert_import_changed_no_turn(&s.world, (turns_sql, &by_hooks), &ctx);
 }

@@ -533,6 +533,11 @@ fn import_file(
         Format::CopilotCli | Format::VscodeCopilot => {
             Some(TurnReader::new(options, fallback.clone()))
         }
+        // A main chat's: a background subagent's (`subagents/<session>/…`) is not known to the
+        // hooks by its turns.
+        Format::Qwen if !is_qwen_subagent(named) => {
+            Some(TurnReader::new(options, fallback.clone()))
+        }
         _ => None,
     };
     let subagent = format == Format::Claude && name.starts_with("agent-");
@@ -607,11 +612,15 @@ fn import_file(
                 batch.extend(from_line(bytes, offset));
             }
             Some(Line::Complete { offset, bytes }) if format == Format::Qwen => {
-                // Rows are linked to the session only, as Gemini CLI's are: the chat's
-                // records are not assembled into turns.
+                // Rows are linked to the session only, as Gemini CLI's are; the chat's records
+                // are assembled into turns as the hooks' cursor assembles them.
                 if let Some(record) = from_qwen_line(bytes, offset) {
                     note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
                     batch.push(record);
+                }
+                if let Some(reader) = turns.as_mut() {
+                    reader.feed(offset, bytes);
+                    read_turns.extend(reader.take_completed());
                 }
             }
             // Claude Code's, the formats above aside.
@@ -926,6 +935,12 @@ fn write_whole_file(
         seen.cwd.clone_from(&cwd);
     }
     write_sessions(conn, format.agent(), sessions)
+}
+
+/// A Qwen Code background subagent's chat (`projects/<project>/subagents/<session>/…`).
+fn is_qwen_subagent(chat: &Path) -> bool {
+    let folder = chat.parent().and_then(Path::parent);
+    folder.and_then(Path::file_name) == Some("subagents".as_ref())
 }
 
 /// The `cwd` of a Droid transcript's first line (`{"type": "session_start", …, "cwd": …}`).
