@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::model::prices::{self, PriceTable};
@@ -112,6 +113,118 @@ pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::
         r.premium_requests,
     ])?;
     Ok(())
+}
+
+/// Responses an [`upsert_many`] statement writes at once.
+const ROWS_PER_STATEMENT: usize = 64;
+
+/// Upserts `records` as [`upsert`] does each, in their order; the plain responses (no
+/// session total, no Copilot response that removes its session's totals) through statements
+/// of [`ROWS_PER_STATEMENT`] rows each. SQLite keeps each statement's undo (a statement
+/// journal, which the rollup triggers make it keep) by copying each page the statement
+/// changes: once per statement, so once for a chunk rather than once per response. An
+/// import of a generated 256 MB transcript spent a quarter of its time upserting its 40,732
+/// responses one statement each (BENCHMARKS.md).
+pub fn upsert_many(
+    conn: &Connection,
+    records: &[UsageRecord],
+    cx: Context<'_>,
+) -> rusqlite::Result<()> {
+    let mut plain: Vec<&UsageRecord> = Vec::with_capacity(ROWS_PER_STATEMENT);
+    for r in records {
+        let session = r.session_id.as_deref().or(cx.session_id);
+        let special = session.is_some()
+            && (r.is_session_total() || matches!(cx.agent, Some("copilot" | "vscode")));
+        if special {
+            upsert_rows(conn, &plain, cx)?;
+            plain.clear();
+            upsert(conn, r, cx)?;
+            continue;
+        }
+        plain.push(r);
+        if plain.len() == ROWS_PER_STATEMENT {
+            upsert_rows(conn, &plain, cx)?;
+            plain.clear();
+        }
+    }
+    upsert_rows(conn, &plain, cx)
+}
+
+/// [`UPSERT_USAGE`]'s columns.
+const UPSERT_COLUMNS: usize = 19;
+
+/// Upserts `rows`, plain responses, in one statement.
+fn upsert_rows(conn: &Connection, rows: &[&UsageRecord], cx: Context<'_>) -> rusqlite::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut values: Vec<ToSqlOutput<'_>> = Vec::with_capacity(rows.len() * UPSERT_COLUMNS);
+    for r in rows {
+        values.extend(row_values(r, cx));
+    }
+    let sql = upsert_sql(rows.len());
+    // A chunk's tail is of any length: not kept in the cache, where it would push out the
+    // statements used again.
+    let values = rusqlite::params_from_iter(values);
+    match rows.len() {
+        ROWS_PER_STATEMENT => conn.prepare_cached(&sql)?.execute(values)?,
+        _ => conn.prepare(&sql)?.execute(values)?,
+    };
+    Ok(())
+}
+
+/// [`UPSERT_USAGE`] for `rows` rows: its `VALUES` repeated, numbered on.
+fn upsert_sql(rows: usize) -> String {
+    let (head, rest) = UPSERT_USAGE
+        .split_once("VALUES")
+        .expect("the upsert has its values");
+    let conflict = &rest[rest.find("ON CONFLICT").expect("and its conflict clause")..];
+    let tuples: Vec<String> = (0..rows)
+        .map(|row| {
+            let numbers: Vec<String> = (1..=UPSERT_COLUMNS)
+                .map(|i| format!("?{}", row * UPSERT_COLUMNS + i))
+                .collect();
+            format!("({})", numbers.join(", "))
+        })
+        .collect();
+    format!("{head}VALUES {}\n    {conflict}", tuples.join(",\n      "))
+}
+
+/// The values of one row of [`UPSERT_USAGE`], in its order.
+fn row_values<'r>(r: &'r UsageRecord, cx: Context<'r>) -> [ToSqlOutput<'r>; UPSERT_COLUMNS] {
+    let text = |t: Option<&'r str>| match t {
+        Some(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+        None => ToSqlOutput::Owned(Value::Null),
+    };
+    let int = |n: Option<i64>| match n {
+        Some(n) => ToSqlOutput::Owned(Value::Integer(n)),
+        None => ToSqlOutput::Owned(Value::Null),
+    };
+    let saturate = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    [
+        text(Some(&r.message_id)),
+        text(Some(r.request_id.as_deref().unwrap_or(""))),
+        text(r.session_id.as_deref().or(cx.session_id)),
+        text(cx.agent),
+        text(r.turn_id.as_deref()),
+        text(r.agent_id.as_deref()),
+        int(Some(i64::from(r.sidechain))),
+        text(r.model.as_deref()),
+        int(r.ts.or(cx.ts)),
+        int(Some(saturate(r.input))),
+        int(Some(saturate(r.output))),
+        int(Some(saturate(r.cache_write))),
+        int(r.cache_write_1h.map(saturate)),
+        int(Some(saturate(r.cache_read))),
+        text(r.service_tier.as_deref()),
+        int(Some(saturate(r.offset))),
+        text(Some(cx.origin)),
+        int(r.reasoning.map(saturate)),
+        match r.premium_requests {
+            Some(p) => ToSqlOutput::Owned(Value::Real(p)),
+            None => ToSqlOutput::Owned(Value::Null),
+        },
+    ]
 }
 
 /// Upserts the records of a queue line's `usage` (its JSON text); returns how many. A
@@ -330,6 +443,76 @@ mod tests {
         ts: Some(5),
         origin: "hook",
     };
+
+    /// Every table an upsert writes (the rows and their rollups), whole.
+    fn tables(conn: &Connection) -> Vec<String> {
+        let mut all = Vec::new();
+        for table in ["usage", "usage_rollup", "usage_hourly"] {
+            let mut stmt = conn
+                .prepare(&format!("SELECT * FROM {table} ORDER BY 1, 2, 3, 4"))
+                .unwrap();
+            let n = stmt.column_count();
+            let rows = stmt
+                .query_map([], |r| {
+                    let cells: rusqlite::Result<Vec<String>> = (0..n)
+                        .map(|i| r.get::<_, Value>(i).map(|v| format!("{v:?}")))
+                        .collect();
+                    cells.map(|c| format!("{table}: {}", c.join(" | ")))
+                })
+                .unwrap();
+            all.extend(rows.map(Result::unwrap));
+        }
+        all
+    }
+
+    /// Records of every kind, more than a statement holds: responses of several sessions and
+    /// models, some read again with other counts, Copilot's responses and a session's totals.
+    fn many() -> Vec<UsageRecord> {
+        let mut records = Vec::new();
+        for i in 0..(2 * ROWS_PER_STATEMENT as u64 + 7) {
+            records.push(UsageRecord {
+                message_id: format!("m{}", i % 50),
+                request_id: (i % 3 == 0).then(|| format!("r{i}")),
+                session_id: (i % 5 != 0).then(|| format!("s{}", i % 4)),
+                model: Some(["claude-sonnet-4-5", "gpt-5"][(i % 2) as usize].into()),
+                ts: (i % 11 != 0).then_some(1_770_000_000_000 + i as i64 * 600_000),
+                premium_requests: (i % 13 == 0).then_some(1.5),
+                reasoning: (i % 7 == 0).then_some(i),
+                service_tier: Some("standard".into()),
+                ..rec(i * 3, i)
+            });
+        }
+        let total = UsageRecord {
+            message_id: format!("{}s9:gpt-5", crate::model::queue_line::usage::SESSION_TOTAL),
+            session_id: Some("s9".into()),
+            ..rec(77, 1)
+        };
+        records.insert(40, total.clone());
+        records.push(total);
+        records
+    }
+
+    #[test]
+    fn many_at_once_are_what_each_upserted_alone_makes() {
+        for cx in [
+            CX,
+            Context {
+                agent: Some("copilot"),
+                ..CX
+            },
+        ] {
+            let (_one, alone) = store();
+            let (_many, together) = store();
+            let records = many();
+            for r in &records {
+                upsert(&alone, r, cx).unwrap();
+            }
+            upsert_many(&together, &records, cx).unwrap();
+            let want = tables(&alone);
+            assert!(want.len() > 50, "{}", want.len());
+            assert_eq!(tables(&together), want);
+        }
+    }
 
     #[test]
     fn a_response_counts_once_with_its_last_line_whatever_the_order() {

@@ -74,8 +74,10 @@ struct Message<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     model: Option<Cow<'a, str>>,
+    /// Read in the line's one pass (not kept raw and read again: a tool result's text is most
+    /// of the line); a line whose content is a plain string does not parse as this.
     #[serde(borrow)]
-    content: Option<&'a RawValue>,
+    content: Option<Vec<Block<'a>>>,
     #[serde(borrow)]
     usage: Option<&'a RawValue>,
 }
@@ -123,10 +125,7 @@ pub fn read(bytes: &[u8], options: ParseOptions, offset: u64) -> Option<FastLine
     }
     let ts = line_time(line.timestamp)?;
     let message = line.message.as_ref()?;
-    let blocks: Vec<Block<'_>> = match message.content.map(RawValue::get) {
-        Some(raw) if raw.starts_with('[') => serde_json::from_str(raw).ok()?,
-        _ => return None,
-    };
+    let blocks = message.content.as_deref()?;
     let same_chain = line.sidechain.unwrap_or(false) == options.sidechain;
     let mut read = FastLine {
         records: Vec::new(),
@@ -138,7 +137,7 @@ pub fn read(bytes: &[u8], options: ParseOptions, offset: u64) -> Option<FastLine
     match line.kind.as_ref() {
         "assistant" => {
             if same_chain {
-                read.records = assistant(&line, message, &blocks)?;
+                read.records = assistant(&line, message, blocks)?;
             }
             // The usage and call readers read these two as strings; a line where either is
             // something else is read the usual way.
@@ -156,9 +155,9 @@ pub fn read(bytes: &[u8], options: ParseOptions, offset: u64) -> Option<FastLine
             read.usage = message
                 .usage
                 .and_then(|usage| from_claude_response(response, usage.get(), offset));
-            read.calls = tool_calls(response, &blocks);
+            read.calls = tool_calls(response, blocks);
         }
-        "user" => (read.records, read.results) = tool_results(&line, &blocks, same_chain)?,
+        "user" => (read.records, read.results) = tool_results(&line, blocks, same_chain)?,
         _ => return None,
     }
     Some(read)

@@ -1036,14 +1036,14 @@ fn write_batch(
     }
     let records = dedup(records);
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let cx = usage::Context {
+        session_id: fallback.as_deref(),
+        agent: Some(format.agent()),
+        ts: None,
+        origin: "import",
+    };
+    usage::upsert_many(&tx, &records, cx)?;
     for r in &records {
-        let cx = usage::Context {
-            session_id: fallback.as_deref(),
-            agent: Some(format.agent()),
-            ts: None,
-            origin: "import",
-        };
-        usage::upsert(&tx, r, cx)?;
         let Some(session) = r.session_id.as_deref().or(fallback.as_deref()) else {
             continue;
         };
