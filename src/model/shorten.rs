@@ -16,19 +16,24 @@ pub fn cut_text(text: &str, max_chars: usize) -> String {
     if text.len() <= max_chars {
         return text.to_string();
     }
-    match text.char_indices().nth(max_chars) {
-        None => text.to_string(),
-        // No room even for the `…`.
-        Some(_) if max_chars == 0 => String::new(),
-        Some(_) => {
-            let keep = max_chars.saturating_sub(1);
-            let end = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
-            let mut out = String::with_capacity(end + ELLIPSIS.len_utf8());
-            out.push_str(&text[..end]);
-            out.push(ELLIPSIS);
-            out
-        }
+    // No room even for the `…`.
+    if max_chars == 0 {
+        return String::new();
     }
+    // Longer than the budget in bytes: if those bytes are characters of one byte each, it is
+    // longer in characters too (the common case, found without counting).
+    if text.as_bytes()[..max_chars].is_ascii() {
+        return format!("{}{ELLIPSIS}", &text[..max_chars - 1]);
+    }
+    // One pass: where the kept characters end, and whether more than the budget follow.
+    let mut starts = text.char_indices().map(|(i, _)| i).skip(max_chars - 1);
+    let (Some(end), Some(_)) = (starts.next(), starts.next()) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(end + ELLIPSIS.len_utf8());
+    out.push_str(&text[..end]);
+    out.push(ELLIPSIS);
+    out
 }
 
 /// Compact JSON text of `value`, at most about `max_chars` characters, that always parses.
@@ -145,6 +150,39 @@ fn char_len(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cut as it reads: the whole text when it has at most `max` characters, else its
+    /// first `max - 1` and the `…`.
+    fn cut_as_said(text: &str, max: usize) -> String {
+        let chars: Vec<char> = text.chars().collect();
+        if chars.len() <= max {
+            return text.to_owned();
+        }
+        match max {
+            0 => String::new(),
+            _ => chars[..max - 1].iter().chain([&ELLIPSIS]).collect(),
+        }
+    }
+
+    #[test]
+    fn a_cut_keeps_what_the_budget_says_on_every_length_around_it() {
+        for text in [
+            "",
+            "a",
+            "abc",
+            "héllo wörld",
+            "日本語のテキスト",
+            "a😀b😀c😀d",
+        ] {
+            for max in 0..14 {
+                assert_eq!(
+                    cut_text(text, max),
+                    cut_as_said(text, max),
+                    "{text:?} {max}"
+                );
+            }
+        }
+    }
     use serde_json::json;
 
     #[test]

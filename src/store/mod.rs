@@ -34,6 +34,7 @@ pub mod continued_turn;
 pub mod functions;
 pub mod imported_turns;
 pub mod indexes;
+pub mod many_rows;
 pub mod prune;
 pub mod read_only;
 pub mod retention;

@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::types::{ToSqlOutput, Value};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::many_rows::{int, text, ManyRows, ROWS_PER_STATEMENT};
 use crate::model::prices::{self, PriceTable};
 use crate::model::queue_line::usage::UsageRecord;
 
@@ -115,16 +116,11 @@ pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::
     Ok(())
 }
 
-/// Responses an [`upsert_many`] statement writes at once.
-const ROWS_PER_STATEMENT: usize = 64;
-
 /// Upserts `records` as [`upsert`] does each, in their order; the plain responses (no
 /// session total, no Copilot response that removes its session's totals) through statements
-/// of [`ROWS_PER_STATEMENT`] rows each. SQLite keeps each statement's undo (a statement
-/// journal, which the rollup triggers make it keep) by copying each page the statement
-/// changes: once per statement, so once for a chunk rather than once per response. An
-/// import of a generated 256 MB transcript spent a quarter of its time upserting its 40,732
-/// responses one statement each (BENCHMARKS.md).
+/// of [`ROWS_PER_STATEMENT`] rows each ([`super::many_rows`]: an import of a generated
+/// 256 MB transcript spent a quarter of its time upserting its 40,732 responses one
+/// statement each).
 pub fn upsert_many(
     conn: &Connection,
     records: &[UsageRecord],
@@ -162,44 +158,13 @@ fn upsert_rows(conn: &Connection, rows: &[&UsageRecord], cx: Context<'_>) -> rus
     for r in rows {
         values.extend(row_values(r, cx));
     }
-    let sql = upsert_sql(rows.len());
-    // A chunk's tail is of any length: not kept in the cache, where it would push out the
-    // statements used again.
-    let values = rusqlite::params_from_iter(values);
-    match rows.len() {
-        ROWS_PER_STATEMENT => conn.prepare_cached(&sql)?.execute(values)?,
-        _ => conn.prepare(&sql)?.execute(values)?,
-    };
+    static MANY: ManyRows = ManyRows::new(UPSERT_USAGE, UPSERT_COLUMNS);
+    MANY.execute(conn, rows.len(), values)?;
     Ok(())
-}
-
-/// [`UPSERT_USAGE`] for `rows` rows: its `VALUES` repeated, numbered on.
-fn upsert_sql(rows: usize) -> String {
-    let (head, rest) = UPSERT_USAGE
-        .split_once("VALUES")
-        .expect("the upsert has its values");
-    let conflict = &rest[rest.find("ON CONFLICT").expect("and its conflict clause")..];
-    let tuples: Vec<String> = (0..rows)
-        .map(|row| {
-            let numbers: Vec<String> = (1..=UPSERT_COLUMNS)
-                .map(|i| format!("?{}", row * UPSERT_COLUMNS + i))
-                .collect();
-            format!("({})", numbers.join(", "))
-        })
-        .collect();
-    format!("{head}VALUES {}\n    {conflict}", tuples.join(",\n      "))
 }
 
 /// The values of one row of [`UPSERT_USAGE`], in its order.
 fn row_values<'r>(r: &'r UsageRecord, cx: Context<'r>) -> [ToSqlOutput<'r>; UPSERT_COLUMNS] {
-    let text = |t: Option<&'r str>| match t {
-        Some(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
-        None => ToSqlOutput::Owned(Value::Null),
-    };
-    let int = |n: Option<i64>| match n {
-        Some(n) => ToSqlOutput::Owned(Value::Integer(n)),
-        None => ToSqlOutput::Owned(Value::Null),
-    };
     let saturate = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     [
         text(Some(&r.message_id)),

@@ -6,6 +6,8 @@
 use serde_json::Value;
 
 use super::record::{tool_input, ParseOptions, Record};
+use super::turns::MAX_TOOL_OUTPUT_CHARS;
+use crate::model::shorten::cut_text;
 
 /// Prefix of the text Claude Code writes as a user line when the user interrupts a turn.
 const INTERRUPTED: &str = "[Request interrupted by user";
@@ -205,13 +207,14 @@ fn tool_result(block: &Value) -> Option<Record> {
     }
     let id = block.get("tool_use_id")?.as_str()?.to_owned();
     let output = match block.get("content") {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter(|p| block_type(p) == Some("text"))
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::String(text)) => cut_text(text, MAX_TOOL_OUTPUT_CHARS),
+        Some(Value::Array(parts)) => {
+            let texts = parts
+                .iter()
+                .filter(|p| block_type(p) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str));
+            cut_text(&texts.collect::<Vec<_>>().join("\n"), MAX_TOOL_OUTPUT_CHARS)
+        }
         _ => String::new(),
     };
     Some(Record::ToolResult { id, output })

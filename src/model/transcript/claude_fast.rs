@@ -22,7 +22,9 @@ use serde_json::Value;
 use super::claude::SYNTHETIC_MODEL;
 use super::items::{ToolCallItem, ToolResultItem};
 use super::record::{tool_input, ParseOptions, Record};
+use super::turns::MAX_TOOL_OUTPUT_CHARS;
 use super::usage::{from_claude_response, ClaudeResponse, UsageRecord};
+use crate::model::shorten::cut_text;
 
 /// What one line says: its records, its time and the tool results it shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -328,16 +330,20 @@ fn result_text(content: Option<&RawValue>) -> Option<String> {
     let Some(raw) = content.map(RawValue::get) else {
         return Some(String::new());
     };
+    // Cut from the line's own text: a tool's output is the bulk of most transcripts, and a
+    // turn keeps no more of it.
     Some(match raw.as_bytes().first() {
-        Some(b'"') => serde_json::from_str::<Cow<'_, str>>(raw).ok()?.into_owned(),
+        Some(b'"') => cut_text(
+            &text_of(content)?.unwrap_or_default(),
+            MAX_TOOL_OUTPUT_CHARS,
+        ),
         Some(b'[') => {
             let parts: Vec<Part<'_>> = serde_json::from_str(raw).ok()?;
-            parts
+            let texts = parts
                 .iter()
                 .filter(|p| p.kind.as_deref() == Some("text"))
-                .filter_map(|p| p.text.as_deref())
-                .collect::<Vec<_>>()
-                .join("\n")
+                .filter_map(|p| p.text.as_deref());
+            cut_text(&texts.collect::<Vec<_>>().join("\n"), MAX_TOOL_OUTPUT_CHARS)
         }
         _ => String::new(),
     })

@@ -39,7 +39,9 @@ pub enum Record {
     ToolResult {
         /// The id of the call it answers.
         id: String,
-        /// The result's text.
+        /// The result's text. Claude Code's readers cut it to
+        /// [`MAX_TOOL_OUTPUT_CHARS`](super::turns::MAX_TOOL_OUTPUT_CHARS) characters, all a
+        /// turn keeps of it, as they read it: a tool's output is the bulk of a transcript.
         output: String,
     },
     /// Output of a command the user ran without the model (Claude `<local-command-stdout>`,

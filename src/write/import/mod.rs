@@ -1048,11 +1048,16 @@ fn write_batch(
             continue;
         };
         let Some(ts) = r.ts else { continue };
-        let seen = sessions.entry(session.to_owned()).or_insert(Seen {
-            first: ts,
-            last: ts,
-            ..Seen::default()
-        });
+        // Looked up before it is inserted: most records are of a session seen already.
+        if !sessions.contains_key(session) {
+            let first = Seen {
+                first: ts,
+                last: ts,
+                ..Seen::default()
+            };
+            sessions.insert(session.to_owned(), first);
+        }
+        let seen = sessions.get_mut(session).expect("inserted above");
         seen.first = seen.first.min(ts);
         seen.last = seen.last.max(ts);
         if r.model.is_some() && !r.sidechain {
