@@ -1231,6 +1231,30 @@ fn an_archived_transcript_outlives_its_file_and_imports_as_the_file_did() {
     let again = import(&env, &t);
     assert!(!again.contains("kept"), "{again}");
     assert!(again.contains("passed over 1 file(s) unchanged"), "{again}");
+    // Named by a relative path, the file is the same file: its one copy. And the archive
+    // named by a relative path is no file to copy.
+    for (dir, what) in [
+        (t.parent().unwrap().to_path_buf(), "."),
+        (env.home(), "archive"),
+    ] {
+        let out = env
+            .cmd()
+            .current_dir(dir)
+            .args(["import", "--again", what])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !said.contains("kept"), "{said}");
+    }
+    let mut copies = Vec::new();
+    let mut stack = vec![env.home().join("archive")];
+    while let Some(p) = stack.pop() {
+        match p.is_dir() {
+            true => stack.extend(fs::read_dir(&p).unwrap().map(|e| e.unwrap().path())),
+            false => copies.push(p),
+        }
+    }
+    assert_eq!(copies, std::slice::from_ref(&copy));
 
     let tables = |env: &TestEnv| {
         [
@@ -1291,6 +1315,17 @@ fn a_droid_sessions_turns_are_imported_under_the_hooks_keys() {
     // Read again: the same row.
     import_again(&env, &transcript);
     assert_eq!(rows(&env, turns), want);
+
+    // Archived (`archive_transcripts = true`), its copy gives the same turn back.
+    fs::write(
+        env.home().join("cmstore.toml"),
+        "archive_transcripts = true\n",
+    )
+    .unwrap();
+    import_again(&env, &transcript);
+    let elsewhere = TestEnv::new();
+    import(&elsewhere, &env.home().join("archive"));
+    assert_eq!(rows(&elsewhere, turns), want);
 }
 
 /// Qwen Code's chats (issue 37): each `user` record of a main chat is a turn, keyed by its

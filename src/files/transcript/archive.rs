@@ -7,10 +7,15 @@
 //! the file back, and `cmstore import` reads the folder as it reads the agents' own. A copy is
 //! written whole to a private temporary file and renamed over the last one: a process killed
 //! while writing it leaves the last copy whole. It bears the modification time of the file it
-//! copies, by which a copy that is current costs a `stat`.
+//! copies and, as every gzip file does, its length (mod 2^32) in its last four bytes: a copy
+//! with both the file's is current, at the cost of a `stat` and a read of four bytes (the time
+//! alone would miss lines written within a coarse clock's tick).
+//!
+//! The copy holds the agent's file as it is: neither redaction nor `store_text = false` nor
+//! retention applies to it (docs/usage.md).
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
@@ -22,7 +27,9 @@ use crate::files::paths::{create_private_dir, dir_of, private_file_options};
 /// The extension of a copy.
 const EXTENSION: &str = "gz";
 
-/// Where the copy of `source` goes in the archive at `root`, `home` the user's home.
+/// Where the copy of `source` goes in the archive at `root`, `home` the user's home (both
+/// paths as [`fs::canonicalize`] gives them, so that one file has one copy whatever path named
+/// it).
 pub fn copy_path(root: &Path, home: Option<&Path>, source: &Path) -> PathBuf {
     let (base, rest) = match home.and_then(|h| source.strip_prefix(h).ok()) {
         Some(rest) => ("home", rest),
@@ -47,14 +54,12 @@ pub fn original_name(path: &Path) -> Option<PathBuf> {
     (path.extension()? == EXTENSION).then(|| path.with_extension(""))
 }
 
-/// Makes `copy` a copy of `source` unless it is one of it as it is now (same modification
-/// time); whether it wrote one.
+/// Makes `copy` a copy of `source` unless it is one of it as it is now (the same modification
+/// time and length); whether it wrote one.
 pub fn keep(source: &Path, copy: &Path) -> io::Result<bool> {
-    let modified = fs::metadata(source)?.modified()?;
-    if fs::metadata(copy)
-        .and_then(|m| m.modified())
-        .is_ok_and(|at| at == modified)
-    {
+    let meta = fs::metadata(source)?;
+    let modified = meta.modified()?;
+    if is_copy_of(copy, (modified, meta.len())) {
         return Ok(false);
     }
     let dir = dir_of(copy);
@@ -70,6 +75,22 @@ pub fn keep(source: &Path, copy: &Path) -> io::Result<bool> {
         let _ = fs::remove_file(&temp);
     }
     written.map(|()| true)
+}
+
+/// Whether `copy` is a copy of a file modified at `modified` of `len` bytes: its time, and the
+/// length its gzip trailer states (mod 2^32).
+fn is_copy_of(copy: &Path, (modified, len): (std::time::SystemTime, u64)) -> bool {
+    let current = || -> io::Result<bool> {
+        let mut file = File::open(copy)?;
+        if file.metadata()?.modified()? != modified {
+            return Ok(false);
+        }
+        file.seek(SeekFrom::End(-4))?;
+        let mut trailer = [0; 4];
+        file.read_exact(&mut trailer)?;
+        Ok(u32::from_le_bytes(trailer) == len as u32)
+    };
+    current().unwrap_or(false)
 }
 
 /// Writes the compressed bytes of `source` to `temp`, dated `modified`.
@@ -145,6 +166,22 @@ mod tests {
             .unwrap();
         assert!(keep(&source, &copy).unwrap());
         assert_eq!(back(&copy), grown);
+        // Grown within the same tick of a coarse clock: the time is the same, not the length.
+        let same_time = fs::metadata(&source).unwrap().modified().unwrap();
+        let more = format!("{grown}{{\"c\":3}}\n");
+        fs::write(&source, &more).unwrap();
+        File::options()
+            .write(true)
+            .open(&source)
+            .unwrap()
+            .set_modified(same_time)
+            .unwrap();
+        assert!(
+            keep(&source, &copy).unwrap(),
+            "a longer file is copied again"
+        );
+        assert_eq!(back(&copy), more);
+        assert!(!keep(&source, &copy).unwrap());
         // No temporary file is left beside it.
         let names: Vec<_> = fs::read_dir(dir_of(&copy))
             .unwrap()
@@ -160,6 +197,6 @@ mod tests {
         // A file that is gone is an error; its copy stays.
         fs::remove_file(&source).unwrap();
         assert!(keep(&source, &copy).is_err());
-        assert_eq!(back(&copy), grown);
+        assert_eq!(back(&copy), more);
     }
 }

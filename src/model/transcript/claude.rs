@@ -5,8 +5,7 @@
 
 use serde_json::Value;
 
-use super::record::{tool_input, ParseOptions, Record};
-use super::turns::MAX_TOOL_OUTPUT_CHARS;
+use super::record::{tool_input, ParseOptions, Record, MAX_TOOL_OUTPUT_CHARS};
 use crate::model::shorten::cut_text;
 
 /// Prefix of the text Claude Code writes as a user line when the user interrupts a turn.

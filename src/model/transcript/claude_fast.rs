@@ -21,8 +21,7 @@ use serde_json::Value;
 
 use super::claude::SYNTHETIC_MODEL;
 use super::items::{ToolCallItem, ToolResultItem};
-use super::record::{tool_input, ParseOptions, Record};
-use super::turns::MAX_TOOL_OUTPUT_CHARS;
+use super::record::{tool_input, ParseOptions, Record, MAX_TOOL_OUTPUT_CHARS};
 use super::usage::{from_claude_response, ClaudeResponse, UsageRecord};
 use crate::model::shorten::cut_text;
 

@@ -3,6 +3,13 @@
 
 use serde_json::Value;
 
+/// Characters of compact JSON kept per tool-call input.
+pub const MAX_TOOL_INPUT_CHARS: usize = 2000;
+
+/// Characters kept per tool-call output (as many as of an input): a reader may cut a
+/// [`Record::ToolResult`]'s text to it as it reads it.
+pub const MAX_TOOL_OUTPUT_CHARS: usize = MAX_TOOL_INPUT_CHARS;
+
 /// What one transcript line says about the conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
@@ -39,9 +46,9 @@ pub enum Record {
     ToolResult {
         /// The id of the call it answers.
         id: String,
-        /// The result's text. Claude Code's readers cut it to
-        /// [`MAX_TOOL_OUTPUT_CHARS`](super::turns::MAX_TOOL_OUTPUT_CHARS) characters, all a
-        /// turn keeps of it, as they read it: a tool's output is the bulk of a transcript.
+        /// The result's text. Claude Code's readers cut it to [`MAX_TOOL_OUTPUT_CHARS`]
+        /// characters, all a turn keeps of it, as they read it: a tool's output is the bulk
+        /// of a transcript.
         output: String,
     },
     /// Output of a command the user ran without the model (Claude `<local-command-stdout>`,

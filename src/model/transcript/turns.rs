@@ -16,11 +16,7 @@ use crate::model::shorten::{compact_json, cut_text};
 /// Tool calls kept per turn (ContextManager's limit).
 pub const MAX_TOOL_CALLS: usize = 10;
 
-/// Characters of compact JSON kept per tool-call input.
-pub const MAX_TOOL_INPUT_CHARS: usize = 2000;
-
-/// Characters kept per tool-call output (as many as of an input).
-pub const MAX_TOOL_OUTPUT_CHARS: usize = MAX_TOOL_INPUT_CHARS;
+pub use super::record::{MAX_TOOL_INPUT_CHARS, MAX_TOOL_OUTPUT_CHARS};
 
 /// Bytes of Stop hook feedback kept per turn: a hook that blocks every Stop (Claude Code lets
 /// it 8 times in a row, and again after each answer) must not grow the cursor and each Stop

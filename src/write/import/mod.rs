@@ -312,10 +312,11 @@ pub fn import(
     };
     // The sizes of the files passed over, so that the progress still reaches the total.
     let mut passed_over = 0;
+    let archive = options.archive.map(Archive::new);
     for path in files {
         let stamp = stamp_of(path);
-        if let (Some(archive), Some(_)) = (options.archive, stamp) {
-            keep_copy(archive, path, &mut stats);
+        if let Some(archive) = &archive {
+            archive.keep(path, &mut stats);
         }
         if let (Some(stamp), false) = (stamp, options.again) {
             if read_before(&conn, path, stamp)? {
@@ -350,19 +351,45 @@ pub fn import(
     Ok(stats)
 }
 
-/// Keeps a copy of `path` in the `archive` folder (not of a file in it), noting it in `stats`.
-/// Before the file is read: a copy is of the file as it was when it was read, or later.
-fn keep_copy(archive: &Path, path: &Path, stats: &mut Stats) {
-    if path.starts_with(archive) {
-        return;
+/// The archive an import keeps copies in, its folder and the user's home as the file system
+/// names them.
+struct Archive {
+    root: PathBuf,
+    home: Option<PathBuf>,
+}
+
+impl Archive {
+    fn new(root: &Path) -> Archive {
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        Archive {
+            root: canonical(root),
+            home: crate::files::paths::user_home().map(|h| canonical(&h)),
+        }
     }
-    let home = crate::files::paths::user_home();
-    let copy = archive::copy_path(archive, home.as_deref(), path);
-    match archive::keep(path, &copy) {
-        Ok(written) => stats.archived += u64::from(written),
-        Err(err) => stats
-            .not_archived
-            .push(format!("{}: {err}", path.display())),
+
+    /// Keeps a copy of `path` (not of a copy, nor of OpenCode's store, a database), noting
+    /// it in `stats`. Before the file is read: a copy is of the file as it was when it was
+    /// read, or later.
+    fn keep(&self, path: &Path, stats: &mut Stats) {
+        if Format::of(path) == Format::Opencode {
+            return;
+        }
+        // One file, one copy, whatever path named it (relative, through `..`).
+        let source = match std::fs::canonicalize(path) {
+            Ok(source) if !source.starts_with(&self.root) => source,
+            Ok(_) => return,
+            Err(err) => {
+                let why = format!("{}: {err}", path.display());
+                return stats.not_archived.push(why);
+            }
+        };
+        let copy = archive::copy_path(&self.root, self.home.as_deref(), &source);
+        match archive::keep(&source, &copy) {
+            Ok(written) => stats.archived += u64::from(written),
+            Err(err) => stats
+                .not_archived
+                .push(format!("{}: {err}", path.display())),
+        }
     }
 }
 
@@ -376,20 +403,29 @@ fn codex_turn(reader: &CodexTurnReader, turn: Option<CodexTurn>) -> Option<ReadT
 }
 
 /// A file's size and modification time (epoch ms), by which an import tells it has not
-/// changed since it read it; `None` for a file always read again: OpenCode's store (its
-/// writes land in its WAL first) and Droid's sessions (their usage is in the settings file
-/// beside each), or one that cannot be looked at.
+/// changed since it read it: of a Droid session, its transcript's and its settings file's
+/// together (its usage is in the settings file beside the transcript); `None` for a file
+/// always read again, OpenCode's store (its writes land in its WAL first), or one that cannot
+/// be looked at.
 fn stamp_of(path: &Path) -> Option<(i64, i64)> {
-    if matches!(Format::of(path), Format::Opencode | Format::Droid) {
-        return None;
+    let stamp = |file: &Path| -> Option<(i64, i64)> {
+        let meta = std::fs::metadata(file).ok()?;
+        let modified = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        Some((meta.len() as i64, modified.as_millis() as i64))
+    };
+    match Format::of(path) {
+        Format::Opencode => None,
+        Format::Droid => {
+            let (len, modified) = stamp(path)?;
+            let settings = stamp(&usage_droid::settings_of(path)).unwrap_or((0, 0));
+            Some((len + settings.0, modified.max(settings.1)))
+        }
+        _ => stamp(path),
     }
-    let meta = std::fs::metadata(path).ok()?;
-    let modified = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    Some((meta.len() as i64, modified.as_millis() as i64))
 }
 
 /// Whether an import read the file at `path` when it had `stamp`.
@@ -736,6 +772,12 @@ fn import_json_chat(
         return Ok(Kind::Transcript);
     }
     let bytes = read_whole(path, path != named).map_err(read_error)?;
+    // A copy's own length is its compressed one: the chat's is known once read.
+    if bytes.len() > MAX_LINE_BYTES {
+        stats.too_long += 1;
+        stats.bytes += len;
+        return Ok(Kind::Transcript);
+    }
     let Some(records) = from_json_chat(&bytes, json_chat_parent(named).as_deref()) else {
         return Ok(Kind::NotAChat { len });
     };
@@ -897,15 +939,15 @@ fn import_cline_session(
     Ok(Kind::Transcript)
 }
 
-/// The bytes of the file at `path`, or of the file it is a copy of (`copy`), at most
-/// [`MAX_LINE_BYTES`] of them.
+/// The bytes of the file at `path`, or of the file it is a copy of (`copy`: at most one more
+/// than [`MAX_LINE_BYTES`] of them, enough to tell it is too long).
 fn read_whole(path: &Path, copy: bool) -> io::Result<Vec<u8>> {
     if !copy {
         return std::fs::read(path);
     }
     let mut bytes = Vec::new();
     archive::open(path)?
-        .take(MAX_LINE_BYTES as u64)
+        .take(MAX_LINE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)?;
     Ok(bytes)
 }

@@ -124,10 +124,10 @@ fn import_history(
         archive: config.archive_transcripts.then_some(archive.as_path()),
     };
     let stats = crate::write::import::import(store, &files, &options, |_| {})?;
+    // Said once per file and reason (a count would make each tick's message new).
     if let Some(why) = stats.not_archived.first() {
         anyhow::bail!(
-            "could not copy {} file(s) into the archive {} (they were imported); the first: {why}",
-            stats.not_archived.len(),
+            "could not copy into the archive {} (the file was imported): {why}",
             archive.display()
         );
     }
