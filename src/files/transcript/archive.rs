@@ -6,7 +6,8 @@
 //! the user's home: `archive/other/<its path>.gz`): gzip, so `zcat` or any gzip reader gives
 //! the file back, and `cmstore import` reads the folder as it reads the agents' own. A copy is
 //! written whole to a private temporary file and renamed over the last one: a process killed
-//! while writing it leaves the last copy whole. It bears the modification time of the file it
+//! while writing it leaves the last copy whole (and its temporary file, which the next writer
+//! replaces once it has been idle for ten minutes). It bears the modification time of the file it
 //! copies and, as every gzip file does, its length (mod 2^32) in its last four bytes: a copy
 //! with both the file's is current, at the cost of a `stat` and a read of four bytes (the time
 //! alone would miss lines written within a coarse clock's tick).
@@ -17,6 +18,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
 
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
@@ -65,16 +67,58 @@ pub fn keep(source: &Path, copy: &Path) -> io::Result<bool> {
     let dir = dir_of(copy);
     create_private_dir(dir)?;
     let temp = dir.join(format!(
-        ".{}.cmstore-{}.tmp",
-        copy.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
+        ".{}.cmstore.tmp",
+        copy.file_name().unwrap_or_default().to_string_lossy()
     ));
-    let written = write_copy(source, &temp, modified).and_then(|()| fs::rename(&temp, copy));
+    let Some(file) = claim(&temp)? else {
+        // Another import is writing this copy now.
+        return Ok(false);
+    };
+    let written = write_copy(source, file)
+        .and_then(|()| fs::rename(&temp, copy))
+        // Dated once in place: a temporary file's own time tells a writer at work from one
+        // a killed process left.
+        .and_then(|()| {
+            File::options()
+                .write(true)
+                .open(copy)?
+                .set_modified(modified)
+        });
     if written.is_err() {
         // Best effort: the error being reported matters more than the leftover.
         let _ = fs::remove_file(&temp);
     }
     written.map(|()| true)
+}
+
+/// A temporary file untouched this long was left by a process that was killed while it
+/// wrote it (a writer at work touches it with every block it writes).
+const ABANDONED_AFTER: Duration = Duration::from_secs(600);
+
+/// The temporary file `temp`, created for this writer (private, new); `None` while another
+/// writer is at work on it. One left by a killed writer is replaced, so none piles up.
+fn claim(temp: &Path) -> io::Result<Option<File>> {
+    let create = || {
+        private_file_options()
+            .write(true)
+            .create_new(true)
+            .open(temp)
+    };
+    match create() {
+        Ok(file) => Ok(Some(file)),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+            let idle = fs::metadata(temp)?
+                .modified()?
+                .elapsed()
+                .unwrap_or_default();
+            if idle < ABANDONED_AFTER {
+                return Ok(None);
+            }
+            fs::remove_file(temp)?;
+            create().map(Some)
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// Whether `copy` is a copy of a file modified at `modified` of `len` bytes: its time, and the
@@ -93,20 +137,13 @@ fn is_copy_of(copy: &Path, (modified, len): (std::time::SystemTime, u64)) -> boo
     current().unwrap_or(false)
 }
 
-/// Writes the compressed bytes of `source` to `temp`, dated `modified`.
-fn write_copy(source: &Path, temp: &Path, modified: std::time::SystemTime) -> io::Result<()> {
+/// Writes the compressed bytes of `source` to `file`.
+fn write_copy(source: &Path, file: File) -> io::Result<()> {
     let mut input = File::open(source)?;
-    let file = private_file_options()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(temp)?;
     // Fast rather than small: a session's file is copied again each time it grew.
     let mut encoder = GzEncoder::new(file, Compression::fast());
     io::copy(&mut input, &mut encoder)?;
-    let file = encoder.finish()?;
-    file.sync_all()?;
-    file.set_modified(modified)
+    encoder.finish()?.sync_all()
 }
 
 /// The bytes of the file a copy holds.
@@ -194,9 +231,29 @@ mod tests {
             let mode = fs::metadata(&copy).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600);
         }
+        // A temporary file another writer is at work on: left to it. One a killed writer left
+        // (idle ten minutes): replaced, and none stays.
+        let temp = dir_of(&copy).join(format!(
+            ".{}.cmstore.tmp",
+            copy.file_name().unwrap().to_string_lossy()
+        ));
+        fs::write(&source, "{\"d\":4}\n").unwrap();
+        fs::write(&temp, "partial").unwrap();
+        assert!(!keep(&source, &copy).unwrap(), "another writer's");
+        assert_eq!(fs::read_to_string(&temp).unwrap(), "partial");
+        let long_ago = std::time::SystemTime::now() - ABANDONED_AFTER * 2;
+        File::options()
+            .write(true)
+            .open(&temp)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        assert!(keep(&source, &copy).unwrap());
+        assert!(!temp.exists());
+        assert_eq!(back(&copy), "{\"d\":4}\n");
         // A file that is gone is an error; its copy stays.
         fs::remove_file(&source).unwrap();
         assert!(keep(&source, &copy).is_err());
-        assert_eq!(back(&copy), more);
+        assert_eq!(back(&copy), "{\"d\":4}\n");
     }
 }
