@@ -130,8 +130,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     if !stats.not_archived.is_empty() {
         eprintln!(
-            "cmstore import: could not copy {} file(s) into the archive (they were imported):",
-            stats.not_archived.len()
+            "cmstore import: could not copy {} file(s) into the archive {} (they were imported):",
+            stats.not_archived.len(),
+            archive.display()
         );
         for why in &stats.not_archived {
             eprintln!("  {why}");

@@ -21,7 +21,7 @@ pub fn int(n: Option<i64>) -> ToSqlOutput<'static> {
     ToSqlOutput::Owned(n.map_or(Value::Null, Value::Integer))
 }
 
-/// Rows a statement of [`repeat_values`] writes at most, in the writers that chunk.
+/// Rows a statement of [`ManyRows`] writes at most, in the writers that chunk.
 pub const ROWS_PER_STATEMENT: usize = 64;
 
 /// A one-row insert of `columns` columns, written many rows at a time.
@@ -66,7 +66,7 @@ impl ManyRows {
 
 /// `sql`, a one-row `INSERT … VALUES (?1, …, ?columns) …`, with its `VALUES` tuple repeated
 /// for `rows` rows, numbered on (`?columns+1` the second row's first).
-pub fn repeat_values(sql: &str, columns: usize, rows: usize) -> String {
+fn repeat_values(sql: &str, columns: usize, rows: usize) -> String {
     let (head, rest) = sql.split_once("VALUES").expect("an insert with values");
     let tail = &rest[rest.find(')').expect("a values tuple") + 1..];
     let tuples: Vec<String> = (0..rows)

@@ -1315,6 +1315,12 @@ fn a_droid_sessions_turns_are_imported_under_the_hooks_keys() {
     // Read again: the same row.
     import_again(&env, &transcript);
     assert_eq!(rows(&env, turns), want);
+    // Unchanged, passed over; its settings file (its usage) changed beside it: read again.
+    assert!(import(&env, &transcript).contains("passed over 1 file(s) unchanged"));
+    fs::write(dir.join(format!("{DROID_SESSION}.settings.json")), "{}").unwrap();
+    let said = import(&env, &transcript);
+    assert!(!said.contains("passed over"), "{said}");
+    assert_eq!(rows(&env, turns), want);
 
     // Archived (`archive_transcripts = true`), its copy gives the same turn back.
     fs::write(

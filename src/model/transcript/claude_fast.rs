@@ -280,20 +280,11 @@ fn tool_results(
     {
         return None;
     }
-    let session = match line.session_id.map(RawValue::get) {
-        None => None,
-        Some(raw) => match serde_json::from_str::<Value>(raw).ok()? {
-            Value::String(s) => Some(s),
-            _ => None,
-        },
-    };
-    let stamped = match line.timestamp.map(RawValue::get) {
-        Some(raw) if raw.starts_with('"') => {
-            let text: Cow<'_, str> = serde_json::from_str(raw).ok()?;
-            crate::support::clock::rfc3339_ms(&text)
-        }
-        _ => None,
-    };
+    // As `items::claude_tool_results` reads them: what is not a string is none.
+    let session = text_of(line.session_id).flatten().map(Cow::into_owned);
+    let stamped = text_of(line.timestamp)
+        .flatten()
+        .and_then(|text| crate::support::clock::rfc3339_ms(&text));
     let items = blocks
         .iter()
         .filter_map(|b| {
