@@ -53,6 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => cmd::serve::run(paths, args),
         Command::Status(args) => cmd::status::run(paths, args),
         Command::Budget(args) => cmd::budget::run(paths, args),
+        Command::Usage(args) => cmd::usage::run(paths, args),
         Command::Verify(args) => cmd::verify::run(paths, args),
         Command::Statusline(args) => cmd::statusline::run(paths, args),
         Command::Prune(args) => cmd::prune::run(paths, args),

@@ -220,6 +220,9 @@ pub enum Command {
     Verify(cmd::verify::Args),
     /// Where each budget limit of cmstore.toml stands: the spend of its day, week or month
     Budget(cmd::budget::Args),
+    /// Token usage counted per session and model beside what the agent itself says it used;
+    /// --check: only what disagrees, exit 1 when something does
+    Usage(cmd::usage::Args),
     /// One line for a status bar (Claude Code's statusLine): today's and this week's spend,
     /// this session's cost; reads the spend file ingest keeps, never the database
     Statusline(cmd::statusline::Args),

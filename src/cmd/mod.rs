@@ -24,4 +24,5 @@ pub mod show;
 pub mod status;
 pub mod statusline;
 pub mod summarize;
+pub mod usage;
 pub mod verify;

@@ -25,3 +25,4 @@ pub mod sessions;
 pub mod status;
 pub mod story;
 pub mod summaries;
+pub mod usage_check;

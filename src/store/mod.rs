@@ -27,6 +27,7 @@ macro_rules! execute_bound {
     }};
 }
 
+pub mod agent_totals;
 pub mod chain;
 pub mod checkpoint;
 mod closing;
@@ -280,6 +281,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0038_transcript_items_ts",
         include_str!("../../migrations/0038_transcript_items_ts.sql"),
+    ),
+    (
+        "0039_agent_totals",
+        include_str!("../../migrations/0039_agent_totals.sql"),
     ),
 ];
 

@@ -80,6 +80,9 @@ const DELETE_SESSION_TOTALS: &str = "DELETE FROM usage WHERE session_id = ?1
 pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::Result<()> {
     if let Some(session) = r.session_id.as_deref().or(cx.session_id) {
         if r.is_session_total() {
+            // Kept apart as well, for `cmstore usage --check`, whatever happens to the row.
+            let source = super::agent_totals::Source::CopilotShutdown;
+            super::agent_totals::replace(conn, session, cx.agent, source, r, cx.origin)?;
             if conn
                 .prepare_cached(SESSION_HAS_RESPONSES)?
                 .exists([session])?

@@ -1335,6 +1335,41 @@ fn a_cline_sessions_usage_is_imported_from_its_transcript() {
         ),
         "{stderr}"
     );
+    // Kept: `cmstore usage` compares them whenever asked (the session's whole count, since
+    // Cline's totals name no model).
+    let check = |env: &TestEnv| {
+        let out = env
+            .cmd()
+            .args(["usage", "--format", "json"])
+            .output()
+            .unwrap();
+        let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let row = &rows[0];
+        (
+            rows.as_array().unwrap().len(),
+            row["source"].as_str().map(str::to_string),
+            row["model"].is_null(),
+            row["verdict"].as_str().map(str::to_string),
+            row["output_tokens"].as_i64(),
+            row["agent_output_tokens"].as_i64(),
+        )
+    };
+    let cline = Some("cline-session".to_string());
+    assert_eq!(
+        check(&env),
+        (
+            1,
+            cline.clone(),
+            true,
+            Some("equal".into()),
+            Some(112),
+            Some(112)
+        )
+    );
+    assert_eq!(
+        check(&other),
+        (1, cline, true, Some("differs".into()), Some(112), Some(1))
+    );
 }
 
 /// Cline shuts a session down only after a run it stopped (the gate's cancel, Ctrl-C), which

@@ -17,6 +17,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
+use serde_json::Value;
 
 use crate::common::{line, wait_timeout, TestEnv};
 use crate::otlp_collector::closed_port;
@@ -570,5 +571,132 @@ fn a_configuration_that_is_not_toml_keeps_neither_ingest_nor_the_receiver_from_s
     assert_eq!(
         env.wait_for("SELECT count(*) FROM events", 1, Duration::from_secs(30)),
         1
+    );
+}
+
+/// One point of a cumulative `claude_code.token.usage` series started at `start_ms`: the
+/// output tokens of `session` so far.
+fn cumulative_output(session: &str, start_ms: u64, at_ms: u64, n: i64) -> Vec<u8> {
+    let point = NumberDataPoint {
+        attributes: vec![
+            kv("session.id", s(session)),
+            kv("type", s("output")),
+            kv("model", s("claude-sonnet-4-5")),
+        ],
+        start_time_unix_nano: start_ms * 1_000_000,
+        time_unix_nano: at_ms * 1_000_000,
+        value: Some(number_data_point::Value::AsInt(n)),
+        ..NumberDataPoint::default()
+    };
+    let mut request = claude_metrics(session, at_ms);
+    let metric = &mut request.resource_metrics[0].scope_metrics[0].metrics[0];
+    metric.data = Some(Data::Sum(Sum {
+        data_points: vec![point],
+        aggregation_temporality: 2,
+        is_monotonic: true,
+    }));
+    request.encode_to_vec()
+}
+
+/// `cmstore usage`: what Claude Code's own telemetry says a session used (its `api_request`
+/// events, its token metrics) beside the transcript's count. A request sent again is counted
+/// once; a cumulative series counts its running total once per series; a request no
+/// transcript shows (a side request of another model) is named, and `--check` fails on it.
+#[cfg(unix)]
+#[test]
+fn usage_compares_claude_codes_own_figures_with_the_transcripts_count() {
+    let env = TestEnv::new();
+    let response = serde_json::json!({"type": "assistant", "sessionId": "sess-1",
+        "timestamp": "2026-12-01T10:00:00Z", "requestId": "req_1", "message": {"id": "msg_1",
+        "role": "assistant", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 12,
+        "output_tokens": 345, "cache_read_input_tokens": 20_000,
+        "cache_creation_input_tokens": 1_500}}});
+    crate::common::import_lines(&env, "sess-1.jsonl", &[response.to_string()]);
+    let receiver = listen(&env);
+    let at = 1_764_583_200_000;
+    let logs = claude_logs("sess-1", "prompt-1", at).encode_to_vec();
+    let metrics = claude_metrics("sess-1", at).encode_to_vec();
+    for gzip in [false, true] {
+        assert_eq!(post(receiver.port, "/v1/logs", PROTOBUF, &logs, gzip), 200);
+        assert_eq!(
+            post(receiver.port, "/v1/metrics", PROTOBUF, &metrics, gzip),
+            200
+        );
+    }
+    let usage = |args: &[&str]| {
+        let out = env
+            .cmd()
+            .arg("usage")
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), rows.as_array().unwrap().clone())
+    };
+    let (code, rows) = usage(&[]);
+    assert_eq!(code, Some(0));
+    let verdicts: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            let text = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (text("source"), text("model"), text("verdict"))
+        })
+        .collect();
+    let equal = |source: &str| (source.into(), "claude-sonnet-4-5".into(), "equal".into());
+    assert_eq!(
+        verdicts,
+        vec![equal("claude-otlp-metrics"), equal("claude-otlp-requests")]
+    );
+    let requests = &rows[1];
+    assert_eq!(
+        (
+            requests["agent_requests"].as_i64(),
+            requests["agent_output_tokens"].as_i64(),
+            requests["agent_cost_usd"].as_f64()
+        ),
+        (Some(1), Some(345), Some(0.0123))
+    );
+    assert_eq!(usage(&["--check"]).0, Some(0));
+
+    // A side request of another model, which no transcript line shows.
+    let mut haiku = ExportLogsServiceRequest::decode(&logs[..]).unwrap();
+    let records = &mut haiku.resource_logs[0].scope_logs[0].log_records;
+    records.remove(0);
+    for attribute in records[0].attributes.iter_mut() {
+        if attribute.key == "model" {
+            attribute.value = Some(AnyValue {
+                value: Some(s("claude-haiku-4-5")),
+            });
+        }
+    }
+    let haiku = haiku.encode_to_vec();
+    assert_eq!(
+        post(receiver.port, "/v1/logs", PROTOBUF, &haiku, false),
+        200
+    );
+    let (code, rows) = usage(&["--check"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (rows[0]["model"].as_str(), rows[0]["verdict"].as_str()),
+        (Some("claude-haiku-4-5"), Some("not counted"))
+    );
+
+    // Cumulative: each point is its series' running total; a new series (a restarted
+    // process) starts again from zero.
+    for (start, at, n) in [(at, at + 1, 100), (at, at + 2, 300), (at + 5, at + 6, 50)] {
+        let body = cumulative_output("sess-2", start, at, n);
+        assert_eq!(
+            post(receiver.port, "/v1/metrics", PROTOBUF, &body, false),
+            200
+        );
+    }
+    assert_eq!(
+        env.int(
+            "SELECT sum(output_tokens) FROM agent_totals
+             WHERE session_id = 'sess-2' AND source = 'claude-otlp-metrics'"
+        ),
+        350
     );
 }

@@ -940,7 +940,7 @@ fn the_hourly_rollup_takes_the_days_figures_over() {
     back_to_0030(&env.rw());
     assert_eq!(text(views), latest, "the days at 0030");
     env.ingest_once();
-    assert_eq!(env.int("PRAGMA user_version"), 38);
+    assert_eq!(env.int("PRAGMA user_version"), 39);
     assert_eq!(
         env.int("SELECT count(*) FROM sqlite_master WHERE name = 'daily_sessions'"),
         0
@@ -1213,9 +1213,19 @@ pub(crate) fn back_to_0023(conn: &rusqlite::Connection) {
         .unwrap();
 }
 
+/// Takes a store at the latest migration back to what 0038 left: no agents' own totals
+/// (0039).
+pub(crate) fn back_to_0038(conn: &rusqlite::Connection) {
+    conn.execute_batch(
+        "DROP VIEW v_usage_check; DROP TABLE agent_totals; PRAGMA user_version = 38;",
+    )
+    .unwrap();
+}
+
 /// Takes a store at the latest migration back to what 0036 left: no record of the files an
 /// import read (0037), no index of the transcript items by time (0038).
 pub(crate) fn back_to_0036(conn: &rusqlite::Connection) {
+    back_to_0038(conn);
     conn.execute_batch(
         "DROP INDEX transcript_items_ts; DROP TABLE imported_files; PRAGMA user_version = 36;",
     )

@@ -596,6 +596,24 @@ fn import_checks_copilot_responses_against_the_sessions_own_totals() {
         0
     );
     assert_eq!(env.int("SELECT count(*) FROM usage"), 4);
+    // Kept for `cmstore usage`, which compares them with the responses whenever asked.
+    let out = env.cmd().args(["usage", "--check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("1 session compared with the agent's own figures: all agree"),
+        "{out:?}"
+    );
+    let table = env
+        .cmd()
+        .arg("usage")
+        .env("COLUMNS", "120")
+        .output()
+        .unwrap();
+    insta::assert_snapshot!(
+        "usage_table",
+        String::from_utf8_lossy(&table.stdout).to_string()
+    );
     let changed = log.replacen("\"outputTokens\":31,", "\"outputTokens\":40,", 1);
     assert_ne!(
         changed, log,
@@ -611,6 +629,24 @@ fn import_checks_copilot_responses_against_the_sessions_own_totals() {
         "{stderr}"
     );
     assert!(stderr.contains("/135/"), "126 + 9 output counted: {stderr}");
+    let out = fresh
+        .cmd()
+        .args(["usage", "--check", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (
+            rows[0]["model"].as_str(),
+            rows[0]["verdict"].as_str(),
+            rows[0]["output_tokens"].as_i64(),
+            rows[0]["agent_output_tokens"].as_i64()
+        ),
+        (Some("gpt-5.4"), Some("differs"), Some(135), Some(126))
+    );
 }
 
 /// One Qwen Code API response as its chat file records it (`ui_telemetry`), of `session`.

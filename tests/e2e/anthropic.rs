@@ -104,6 +104,19 @@ pub fn responder_counting(
     }
 }
 
+/// The step each Messages request `mock` answered was, in order: the agent loop's steps, and
+/// [`SIDE`] for a request outside it.
+pub fn steps_answered(mock: &crate::mock::MockServer) -> Vec<usize> {
+    mock.requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/v1/messages"))
+        .map(|r| match r.body.get("tools") {
+            Some(_) => tool_results(&r.body),
+            None => SIDE,
+        })
+        .collect()
+}
+
 /// The content of every `tool_result` block the mock was sent (as JSON text), over all its
 /// requests: what the agent gave the model as its calls' results.
 pub fn sent_tool_results(mock: &crate::mock::MockServer) -> Vec<String> {

@@ -335,15 +335,7 @@ fn claude_usage_is_the_mocks_numbers_once_per_response() {
     let Some(claude) = claude() else { return };
     let world = World::new();
     install_hooks(&world);
-    let script = vec![
-        Step::TextAndTool(
-            "Counting.",
-            "Bash",
-            json!({"command": "echo hi", "description": "say hi"}),
-        ),
-        Step::Text("Counted."),
-    ];
-    let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
+    let mock = counting_mock();
     let run = harness::spawn(
         &world,
         "claude",
@@ -365,15 +357,7 @@ fn claude_usage_is_the_mocks_numbers_once_per_response() {
     );
 
     // The replies the mock gave: steps 0 and 1 of the agent loop, nothing outside it.
-    let steps: Vec<usize> = mock
-        .requests()
-        .iter()
-        .filter(|r| r.path.starts_with("/v1/messages"))
-        .map(|r| match r.body.get("tools") {
-            Some(_) => anthropic::tool_results(&r.body),
-            None => anthropic::SIDE,
-        })
-        .collect();
+    let steps = anthropic::steps_answered(&mock);
     assert_eq!(steps, [0, 1], "{ctx}");
 
     // What the transcript records: one assistant line per content block, each repeating its
@@ -461,6 +445,20 @@ fn claude_usage_is_the_mocks_numbers_once_per_response() {
     world.cmstore_ok(&["import"]);
     world.ingest();
     assert_eq!(world.query(USAGE_ROWS), stored, "after imports\n{ctx}");
+}
+
+/// The mock of the usage tests: a text with a call, then the answer, each reply reporting
+/// counts of its own ([`Usage::of_step`]).
+fn counting_mock() -> MockServer {
+    let script = vec![
+        Step::TextAndTool(
+            "Counting.",
+            "Bash",
+            json!({"command": "echo hi", "description": "say hi"}),
+        ),
+        Step::Text("Counted."),
+    ];
+    MockServer::start(anthropic::responder_counting(script, Usage::of_step))
 }
 
 /// Writes the project's Claude settings with a Stop hook of the user's that blocks the first
@@ -868,4 +866,155 @@ fn claudes_auto_mode_classifier_refuses_a_call_and_the_store_says_who() {
         ],
         "{ctx}"
     );
+}
+
+/// Issue 36: Claude Code's own telemetry as the cross-check of what cmstore counts. Claude Code
+/// sends its `api_request` events and its `token.usage` and `cost.usage` metrics to
+/// `cmstore ingest --otlp-listen`; `cmstore usage` then compares them with the responses the
+/// hooks' cursor read from the transcript: equal, request by request, with the metrics'
+/// default temporality (delta: each point adds) and with cumulative points (each a running
+/// total of its series).
+#[test]
+fn claude_codes_own_telemetry_agrees_with_the_transcripts_count() {
+    let Some(claude) = claude() else { return };
+    for temporality in ["delta", "cumulative"] {
+        telemetry_agrees(&claude, temporality);
+    }
+}
+
+/// One run of [`claude_codes_own_telemetry_agrees_with_the_transcripts_count`], its metrics
+/// sent with `temporality`.
+fn telemetry_agrees(claude: &Path, temporality: &str) {
+    let world = World::new();
+    install_hooks(&world);
+    let (mut receiver, endpoint) = start_receiver(&world);
+    let mock = counting_mock();
+    let mut cmd = claude_command(&world, claude, &mock, "count my tokens");
+    cmd.env("CLAUDE_CODE_ENABLE_TELEMETRY", "1")
+        .env("OTEL_METRICS_EXPORTER", "otlp")
+        .env("OTEL_LOGS_EXPORTER", "otlp")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{endpoint}"))
+        .env(
+            "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+            temporality,
+        )
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "300")
+        .env("OTEL_LOGS_EXPORT_INTERVAL", "300");
+    let run = harness::spawn(&world, "claude", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let id = run.json()["session_id"]
+        .as_str()
+        .expect("session_id in claude's output")
+        .to_string();
+    // Claude Code flushes its telemetry as it exits; the receiver stores it within moments.
+    let sources = format!(
+        "select count(distinct source) from agent_totals where session_id = '{id}' \
+         and output_tokens > 0"
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while world.scalar(&sources) != json!(2) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    receiver.interrupt();
+    let stopped = receiver.wait_or_kill(Duration::from_secs(20));
+    world.ingest();
+    let ctx = format!(
+        "{temporality}\nqueue:\n{}\nreceiver: {}\ntotals: {:?}\nmetrics: {:?}",
+        world.queue_text(),
+        stopped.stderr,
+        world.query("select * from agent_totals"),
+        world.query("select name, ts, value, attributes from otel_metrics"),
+    );
+    let steps = anthropic::steps_answered(&mock);
+    assert_eq!(steps, [0, 1], "{ctx}");
+    // The metrics came as the preference says: a cumulative series is named by its start.
+    let series = world.scalar(&format!(
+        "select count(*) from agent_totals where session_id = '{id}' \
+         and source = 'claude-otlp-metrics' and series <> ''"
+    ));
+    assert_eq!(series != json!(0), temporality == "cumulative", "{ctx}");
+
+    let sum = |f: fn(&Usage) -> u64| -> u64 { steps.iter().map(|&n| f(&Usage::of_step(n))).sum() };
+    let rows = world.cmstore_ok(&["usage", "--check", "--format", "json"]);
+    assert_eq!(rows.trim(), "[]", "nothing disagrees\n{ctx}");
+    let rows: Value =
+        serde_json::from_str(&world.cmstore_ok(&["usage", "--format", "json"])).unwrap();
+    let seen: Vec<Value> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            json!([
+                r["session_id"],
+                r["source"],
+                r["model"],
+                r["verdict"],
+                r["agent_requests"],
+                r["agent_input_tokens"],
+                r["agent_output_tokens"],
+                r["agent_cache_read_tokens"],
+                r["agent_cache_write_tokens"]
+            ])
+        })
+        .collect();
+    let expected = |source: &str, requests: Value| {
+        json!([
+            id,
+            source,
+            MODEL,
+            "equal",
+            requests,
+            sum(|u| u.input),
+            sum(|u| u.output),
+            sum(|u| u.cache_read),
+            sum(|u| u.cache_write())
+        ])
+    };
+    assert_eq!(
+        seen,
+        [
+            expected("claude-otlp-metrics", Value::Null),
+            expected("claude-otlp-requests", json!(2))
+        ],
+        "{ctx}"
+    );
+    // Claude Code's own cost, the same from its events and its metric, and cmstore's from the
+    // shipped prices: equal.
+    let costs = world.query(&format!(
+        "select cost_usd, agent_cost_usd from v_usage_check where session_id = '{id}'"
+    ));
+    let theirs: Vec<f64> = costs
+        .iter()
+        .map(|c| c["agent_cost_usd"].as_f64().expect("Claude Code's cost"))
+        .collect();
+    assert!(
+        theirs[0] > 0.0 && (theirs[0] - theirs[1]).abs() < 1e-9,
+        "{costs:?}"
+    );
+    for (c, theirs) in costs.iter().zip(&theirs) {
+        let ours = c["cost_usd"].as_f64().expect("a priced model");
+        assert!((ours - theirs).abs() < 1e-9, "{costs:?}");
+    }
+}
+
+/// `cmstore ingest --otlp-listen` on a free loopback port of `world`, once it listens.
+fn start_receiver(world: &World) -> (harness::Running, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let endpoint = format!("127.0.0.1:{port}");
+    let mut receiver = world.cmstore();
+    receiver.args(["ingest", "--poll-ms", "100", "--otlp-listen", &endpoint]);
+    let receiver = harness::spawn(world, "receiver", receiver);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(&endpoint).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no receiver on {endpoint}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (receiver, endpoint)
 }

@@ -445,6 +445,33 @@ fn copilot_usage_is_the_mocks_numbers_once_per_response() {
     }
     ingest_after_exit(&s.world);
     assert_eq!(s.world.query(rows), expected, "{ctx}");
+
+    // Issue 36: the shutdown's own totals, read by an import of the log, agree with the
+    // responses, and `cmstore usage` keeps saying so.
+    let events = s
+        .world
+        .home()
+        .join(".copilot/session-state")
+        .join(&s.id)
+        .join("events.jsonl");
+    s.world.cmstore_ok(&["import", events.to_str().unwrap()]);
+    let check = s.world.query(
+        "select session_id, source, model, verdict, responses, agent_output_tokens
+         from v_usage_check",
+    );
+    let output: u64 = (0..calls).map(|n| usage(n).output).sum();
+    assert_eq!(
+        check,
+        vec![
+            json!({"session_id": s.id, "source": "copilot-shutdown", "model": MODEL,
+                    "verdict": "equal", "responses": calls, "agent_output_tokens": output})
+        ],
+        "{ctx}"
+    );
+    let disagreeing = s
+        .world
+        .cmstore_ok(&["usage", "--check", "--format", "json"]);
+    assert_eq!(disagreeing.trim(), "[]", "{ctx}");
 }
 
 #[test]

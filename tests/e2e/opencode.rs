@@ -254,6 +254,12 @@ fn opencode_usage_is_the_mocks_numbers_per_response() {
         said.contains("1 session(s) checked against the agent's own totals (OpenCode 1): equal"),
         "{said}"
     );
+    // Kept, and compared again whenever asked.
+    let (_, said) = cmstore(&["usage", "--check"]);
+    assert!(
+        said.contains("1 session compared with the agent's own figures: all agree"),
+        "{said}"
+    );
     let sql = "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, model, \
                cost_usd IS NOT NULL AS priced FROM v_usage ORDER BY cache_read_tokens";
     let rows: serde_json::Value =

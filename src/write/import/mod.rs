@@ -895,6 +895,24 @@ fn import_opencode_store(
             }
         }
         for (session, total) in totals {
+            if [
+                total.input,
+                total.output,
+                total.cache_read,
+                total.cache_write,
+            ] == [0; 4]
+            {
+                continue; // a session that never reached a model
+            }
+            let source = store::agent_totals::Source::OpencodeSession;
+            store::agent_totals::replace(
+                conn,
+                &session,
+                Some("opencode"),
+                source,
+                &total,
+                "import",
+            )?;
             if let Some(counted) = by_session.get(session.as_str()) {
                 stats.check("OpenCode", &session, counted, &[total]);
             }
@@ -930,6 +948,8 @@ fn import_cline_session(
     let (data, session) = cline_session::transcript_of(path).expect("Format::of checked it");
     let run = cline_session::run(&data, &session, None).unwrap_or_default();
     if let Some(total) = run.totals.clone() {
+        let source = store::agent_totals::Source::ClineSession;
+        store::agent_totals::replace(conn, &session, Some("cline"), source, &total, "import")?;
         stats.check("Cline", &session, &run.usage, &[total]);
     }
     let file = (Format::Cline, &Some(session));

@@ -14,6 +14,7 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue};
 use opentelemetry_proto::tonic::metrics::v1::metric::Data;
 use opentelemetry_proto::tonic::metrics::v1::number_data_point::Value as Number;
+use opentelemetry_proto::tonic::metrics::v1::AggregationTemporality;
 use prost::Message;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -84,6 +85,19 @@ pub struct MetricRow {
     pub service_name: Option<String>,
     pub attributes: String,
     pub resource: String,
+    /// A sum's point: whether it is a running total (cumulative temporality) rather than the
+    /// change since the previous point (delta), and when its series started. Not stored in
+    /// `otel_metrics` (whose columns the chain covers); read for the agents' totals.
+    pub sum: Option<SumPoint>,
+}
+
+/// What a sum's point adds to: see [`MetricRow::sum`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SumPoint {
+    /// Cumulative temporality: the point is its series' running total.
+    pub cumulative: bool,
+    /// The series' start, epoch ns (0: not given).
+    pub start_nanos: u64,
 }
 
 /// What a body held.
@@ -229,7 +243,8 @@ fn metric_rows(request: &ExportMetricsServiceRequest) -> Vec<MetricRow> {
                                 nanos: u64,
                                 value: Option<f64>,
                                 count: Option<u64>,
-                                point: Vec<u8>| {
+                                point: Vec<u8>,
+                                sum: Option<SumPoint>| {
                     rows.push(MetricRow {
                         key: key(&[&resource_key, &scope_key, &metric_key, &point]),
                         ts: millis(nanos),
@@ -243,6 +258,7 @@ fn metric_rows(request: &ExportMetricsServiceRequest) -> Vec<MetricRow> {
                         service_name: service_name.clone(),
                         attributes: attributes_json(attrs),
                         resource: resource.clone(),
+                        sum,
                     })
                 };
                 match &metric.data {
@@ -255,11 +271,14 @@ fn metric_rows(request: &ExportMetricsServiceRequest) -> Vec<MetricRow> {
                                 number(&p.value),
                                 None,
                                 p.encode_to_vec(),
+                                None,
                             );
                         }
                     }
                     Some(Data::Sum(s)) => {
                         for p in &s.data_points {
+                            let cumulative = s.aggregation_temporality
+                                == AggregationTemporality::Cumulative as i32;
                             push(
                                 "sum",
                                 &p.attributes,
@@ -267,6 +286,10 @@ fn metric_rows(request: &ExportMetricsServiceRequest) -> Vec<MetricRow> {
                                 number(&p.value),
                                 None,
                                 p.encode_to_vec(),
+                                Some(SumPoint {
+                                    cumulative,
+                                    start_nanos: p.start_time_unix_nano,
+                                }),
                             );
                         }
                     }
@@ -279,6 +302,7 @@ fn metric_rows(request: &ExportMetricsServiceRequest) -> Vec<MetricRow> {
                                 p.sum,
                                 Some(p.count),
                                 p.encode_to_vec(),
+                                None,
                             );
                         }
                     }
@@ -291,6 +315,7 @@ fn metric_rows(request: &ExportMetricsServiceRequest) -> Vec<MetricRow> {
                                 p.sum,
                                 Some(p.count),
                                 p.encode_to_vec(),
+                                None,
                             );
                         }
                     }
@@ -303,6 +328,7 @@ fn metric_rows(request: &ExportMetricsServiceRequest) -> Vec<MetricRow> {
                                 Some(p.sum),
                                 Some(p.count),
                                 p.encode_to_vec(),
+                                None,
                             );
                         }
                     }

@@ -10,6 +10,7 @@
 //! and it reads chunked request bodies (Claude Code sends them without `Content-Length`).
 
 pub mod decode;
+mod totals;
 mod write;
 
 use std::io::Read;

@@ -4,6 +4,8 @@
 use rusqlite::params;
 
 use super::decode::Decoded;
+use super::totals;
+use crate::store::agent_totals;
 use crate::store::Store;
 
 /// The first bytes of a rejected body kept for a person to look at.
@@ -32,7 +34,7 @@ pub fn rows(store: &Store, decoded: &Decoded) -> Result<(), crate::store::Error>
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?;
         for r in &decoded.logs {
-            logs.execute(params![
+            let stored = logs.execute(params![
                 r.key,
                 r.ts,
                 r.event_name,
@@ -45,6 +47,10 @@ pub fn rows(store: &Store, decoded: &Decoded) -> Result<(), crate::store::Error>
                 r.resource,
                 now
             ])?;
+            // A record sent again (an SDK's retry) is stored once, and counted once.
+            if stored == 1 {
+                add_share(&tx, totals::of_log(r))?;
+            }
         }
         let mut metrics = tx.prepare_cached(
             "INSERT OR IGNORE INTO otel_metrics (point_key, ts, name, unit, kind, value, count,
@@ -52,7 +58,7 @@ pub fn rows(store: &Store, decoded: &Decoded) -> Result<(), crate::store::Error>
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?;
         for m in &decoded.metrics {
-            metrics.execute(params![
+            let stored = metrics.execute(params![
                 m.key,
                 m.ts,
                 m.name,
@@ -66,11 +72,24 @@ pub fn rows(store: &Store, decoded: &Decoded) -> Result<(), crate::store::Error>
                 m.resource,
                 now
             ])?;
+            if stored == 1 {
+                add_share(&tx, totals::of_metric(m))?;
+            }
         }
     }
     crate::store::chain::keyed::flush(&tx)?;
     tx.commit()?;
     Ok(())
+}
+
+/// Adds what a stored row says of its session's usage to the agent's total.
+fn add_share(conn: &rusqlite::Connection, share: Option<totals::Share>) -> rusqlite::Result<()> {
+    let Some(s) = share else {
+        return Ok(());
+    };
+    agent_totals::merge(
+        conn, &s.session, s.source, &s.model, &s.series, &s.figures, s.merge, s.ts,
+    )
 }
 
 /// Records a rejected request.

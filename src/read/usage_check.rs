@@ -1,0 +1,144 @@
+//! `cmstore usage`: each session's counted token usage beside what its agent says it used
+//! (the `v_usage_check` view of migration 0039), raw for scripts or as a readable table in
+//! which a figure that differs shows the agent's beside cmstore's.
+
+use rusqlite::types::Value;
+
+use crate::read::plan::{in_sessions, where_of};
+use crate::read::report;
+use crate::read::sessions::Filters;
+use crate::store::read_only::{QueryError, ReadOnlyDb};
+use crate::support::human;
+
+/// The verdicts that mean the two disagree (`--check` shows these alone).
+pub const DISAGREEING: &[&str] = &["differs", "not counted", "only counted"];
+
+/// The rows of `v_usage_check` for the sessions `filters` choose, the session with the newest
+/// figure first.
+pub fn fetch(
+    db: &ReadOnlyDb,
+    filters: &Filters,
+) -> Result<(Vec<String>, Vec<Vec<Value>>), QueryError> {
+    let (sessions, params) = in_sessions("session_id", filters);
+    let conditions: Vec<String> = sessions.into_iter().collect();
+    let sql = format!(
+        "SELECT * FROM v_usage_check{} \
+         ORDER BY max(agent_ts) OVER (PARTITION BY session_id) DESC, session_id, source, \
+         model IS NULL, model",
+        where_of(&conditions)
+    );
+    report::fetch(db, &sql, &params)
+}
+
+/// Whether `row` (of `columns`) is one of [`DISAGREEING`].
+pub fn disagrees(columns: &[String], row: &[Value]) -> bool {
+    let verdict = columns.iter().position(|c| c == "verdict");
+    matches!(verdict.map(|i| &row[i]), Some(Value::Text(v)) if DISAGREEING.contains(&v.as_str()))
+}
+
+/// How many sessions `rows` cover, and how many of them have a disagreeing row.
+pub fn tally(columns: &[String], rows: &[Vec<Value>]) -> (usize, usize) {
+    let Some(session) = columns.iter().position(|c| c == "session_id") else {
+        return (0, 0);
+    };
+    let mut all = std::collections::BTreeMap::<String, bool>::new();
+    for row in rows {
+        let id = match &row[session] {
+            Value::Text(id) => id.clone(),
+            _ => String::new(),
+        };
+        *all.entry(id).or_default() |= disagrees(columns, row);
+    }
+    (all.len(), all.values().filter(|d| **d).count())
+}
+
+/// The readable table's headers.
+pub const READABLE_COLUMNS: &[&str] = &[
+    "session",
+    "agent",
+    "says",
+    "model",
+    "verdict",
+    "responses",
+    "input",
+    "output",
+    "cache read",
+    "cache write",
+    "cost",
+];
+
+/// The readable table's columns that hold figures, right-aligned: those after `verdict`.
+pub const READABLE_RIGHT: &[&str] = READABLE_COLUMNS.split_at(5).1;
+
+/// The readable rows of `rows`: counts as `12.3k`, and where the agent's figure differs from
+/// cmstore's, `cmstore ≠ agent` (`12.3k ≠ 12.5k`); a session as its shortest unique prefix
+/// among `all_ids` (sorted).
+pub fn readable(columns: &[String], rows: &[Vec<Value>], all_ids: &[String]) -> Vec<Vec<Value>> {
+    let prefixes = human::unique_prefixes(all_ids, crate::read::sessions::MIN_PREFIX);
+    let at = |name: &str| columns.iter().position(|c| c == name);
+    rows.iter()
+        .map(|row| {
+            let get = |name: &str| at(name).map_or(Value::Null, |i| row[i].clone());
+            let int = |name: &str| match get(name) {
+                Value::Integer(n) => Some(n),
+                _ => None,
+            };
+            let real = |name: &str| match get(name) {
+                Value::Real(r) => Some(r),
+                Value::Integer(n) => Some(n as f64),
+                _ => None,
+            };
+            let text = |name: &str| match get(name) {
+                Value::Text(t) => t,
+                _ => String::new(),
+            };
+            let pair = |ours: Option<String>, theirs: Option<String>| match (ours, theirs) {
+                (Some(a), Some(b)) if a != b => format!("{a} ≠ {b}"),
+                (a, b) => a.or(b).unwrap_or_default(),
+            };
+            let tokens = |name: &str| {
+                let theirs = int(&format!("agent_{name}")).map(human::count);
+                let ours = match text("verdict").as_str() {
+                    "not counted" | "by total" => None,
+                    _ => int(name).map(human::count),
+                };
+                // Equal in the shown units but not exactly: the exact figures.
+                match (int(name), int(&format!("agent_{name}"))) {
+                    (Some(a), Some(b)) if a != b && ours == theirs && ours.is_some() => {
+                        format!("{} ≠ {}", human::whole(a), human::whole(b))
+                    }
+                    _ => pair(ours, theirs),
+                }
+            };
+            let session = text("session_id");
+            let short = match all_ids.binary_search(&session) {
+                Ok(i) => prefixes[i].clone(),
+                Err(_) => session,
+            };
+            let responses = pair(
+                int("responses").filter(|n| *n > 0).map(human::whole),
+                int("agent_requests").map(human::whole),
+            );
+            let cost = pair(
+                real("cost_usd").map(human::cost),
+                real("agent_cost_usd").map(human::cost),
+            );
+            [
+                short,
+                text("agent"),
+                text("source"),
+                human::model(&text("model")).to_string(),
+                text("verdict"),
+                responses,
+                tokens("input_tokens"),
+                tokens("output_tokens"),
+                tokens("cache_read_tokens"),
+                tokens("cache_write_tokens"),
+                cost,
+            ]
+            .into_iter()
+            .map(Value::Text)
+            .collect()
+        })
+        .collect()
+}
