@@ -31,20 +31,19 @@ use crate::files::transcript::archive;
 use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
-use crate::model::transcript::codex_items::codex_tool_items;
 use crate::model::transcript::codex_turns::{CodexTurn, CodexTurnReader};
-use crate::model::transcript::items::{ToolCallItem, ToolResultItem};
 use crate::model::transcript::usage::{
-    dedup, from_json_chat, from_line, from_qwen_line, is_chat_file, is_json_chat_file,
-    is_qwen_chat_file, json_chat_parent, session_of_header, totals_differ, totals_of, CodexReader,
-    UsageRecord,
+    dedup, from_json_chat, is_chat_file, is_json_chat_file, is_qwen_chat_file, json_chat_parent,
+    totals_differ, CodexReader, UsageRecord,
 };
 use crate::model::transcript::usage_droid;
 use crate::model::transcript::ParseOptions;
 use crate::store::{self, usage, Store};
+use lines::{Batch, FileRead};
 use turns::{ReadTurn, TurnReader};
 
 mod items;
+mod lines;
 mod turns;
 
 /// Records written per transaction.
@@ -551,205 +550,138 @@ fn import_file(
     }
     let mut reader = open_lines(path, copied.is_some()).map_err(read_error)?;
     let name = named.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let options = ParseOptions {
-        sidechain: name.starts_with("agent-"),
-    };
-    // Sessions a file names that the line does not.
-    let mut fallback = format.session_of_path(named);
-    // The turns of a Claude Code transcript or a Copilot event log, in the session whose hooks
-    // read the file (a response's turn is the one going on). Of a subagent's file only a
-    // task's (`agent-a<hex>.jsonl`) are recorded: Claude Code's own agents (`agent-acompact-…`
-    // for a compaction, `agent-aside_question-…`) write copies of the parent's lines, whose
-    // turns are the parent's.
-    let own_agent = name
-        .strip_prefix("agent-")
-        .is_some_and(|rest| rest.trim_end_matches(".jsonl").contains('-'));
-    let mut turns = match format {
-        Format::Claude => Some(TurnReader::new(options, turns::claude_file_session(named))),
-        Format::CopilotCli | Format::VscodeCopilot => {
-            Some(TurnReader::new(options, fallback.clone()))
-        }
-        // A main chat's: a background subagent's (`subagents/<session>/…`) is not known to the
-        // hooks by its turns.
-        Format::Qwen if !is_qwen_subagent(named) => {
-            Some(TurnReader::new(options, fallback.clone()))
-        }
-        _ => None,
-    };
-    let subagent = format == Format::Claude && name.starts_with("agent-");
-    let mut read_turns: Vec<ReadTurn> = Vec::new();
-    let redactor = Redactor::new(&config.redact);
-    let mut codex = CodexReader::new(fallback.clone());
-    // A rollout's turns, by the turn ids Codex's hooks send; not a subagent's (whose hooks'
-    // session is not known).
-    let mut codex_turns = (format == Format::Codex).then(|| CodexTurnReader::new(fallback.clone()));
-    let mut batch: Vec<UsageRecord> = Vec::new();
-    // The tool calls a Claude Code transcript or a Codex rollout shows, and their results
-    // (coverage: what the hooks missed).
-    let mut items: Vec<ToolCallItem> = Vec::new();
-    let mut results: Vec<ToolResultItem> = Vec::new();
-    let mut sessions: HashMap<String, Seen> = HashMap::new();
-    // Claude Code lines name their session's working directory: one line per session is read
-    // for it. A rollout's or a chat file's whole file is one session's.
-    let mut cwds: HashMap<String, String> = HashMap::new();
-    let mut copilot_cwd: Option<String> = None;
-    // A Copilot log's responses and its own totals, for the cross-check.
-    let mut check: (Vec<UsageRecord>, Vec<UsageRecord>) = Default::default();
-    let start = stats.bytes;
-    let mut first_line = true;
-    loop {
-        let line = reader.next_line().map_err(read_error)?;
-        if first_line && !is_blank(&line) {
-            first_line = false;
-            if opens_with_a_hook_payload(&line) {
-                let len = std::fs::metadata(path).map_err(read_error)?.len();
-                return Ok(Kind::HookPayloads { len });
-            }
-        }
-        match line {
-            Some(Line::Complete { offset, bytes }) if format == Format::Codex => {
-                batch.extend(codex.feed(bytes, offset));
-                if let Some(reader) = codex_turns.as_mut() {
-                    let ended = reader.feed(bytes);
-                    // A subagent's calls are left out as its turns are (its hooks' session is
-                    // not known), and a fork's copies of its parent's calls.
-                    if !reader.is_subagent() && !reader.in_copied_turn() {
-                        let (calls, ends) = codex_tool_items(bytes, reader.session());
-                        items.extend(calls);
-                        results.extend(ends);
-                    }
-                    read_turns.extend(codex_turn(reader, ended));
-                }
-            }
-            Some(Line::Complete { offset, bytes })
-                if matches!(format, Format::CopilotCli | Format::VscodeCopilot) =>
-            {
-                if copilot_cwd.is_none() {
-                    copilot_cwd = copilot_start_cwd(bytes);
-                }
-                let response = from_line(bytes, offset);
-                check.0.extend(response.clone());
-                batch.extend(response);
-                if let Some(reader) = turns.as_mut() {
-                    reader.feed(offset, bytes);
-                    read_turns.extend(reader.take_completed());
-                }
-                for total in totals_of(None, bytes, offset) {
-                    // Totals grow from one shutdown to the next: the last per model is kept.
-                    check.1.retain(|t: &UsageRecord| t.model != total.model);
-                    check.1.push(total.clone());
-                    batch.push(total);
-                }
-            }
-            Some(Line::Complete { offset, bytes }) if format == Format::Gemini => {
-                if fallback.is_none() {
-                    fallback = session_of_header(bytes);
-                }
-                batch.extend(from_line(bytes, offset));
-            }
-            Some(Line::Complete { offset, bytes }) if format == Format::Qwen => {
-                // Rows are linked to the session only, as Gemini CLI's are; the chat's records
-                // are assembled into turns as the hooks' cursor assembles them.
-                if let Some(record) = from_qwen_line(bytes, offset) {
-                    note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
-                    batch.push(record);
-                }
-                if let Some(reader) = turns.as_mut() {
-                    reader.feed(offset, bytes);
-                    read_turns.extend(reader.take_completed());
-                }
-            }
-            // Claude Code's, the formats above aside.
-            Some(Line::Complete { offset, bytes }) => {
-                let reader = turns.as_mut().expect("a Claude Code transcript's turns");
-                let shown = reader.feed_claude(offset, bytes);
-                items.extend(shown.calls);
-                if let Some(record) = shown.usage {
-                    note_cwd(&mut cwds, &record, fallback.as_deref(), bytes);
-                    batch.push(record);
-                }
-                let done = reader.take_completed();
-                if !own_agent {
-                    read_turns.extend(done);
-                }
-            }
-            Some(Line::TooLong { .. }) => stats.too_long += 1,
-            None => break,
-        }
-        if batch.len() >= BATCH_RECORDS
-            || items.len() + results.len() >= BATCH_RECORDS
-            || read_turns.len() >= BATCH_TURNS
-        {
-            let records = std::mem::take(&mut batch);
-            write_batch(conn, records, (format, &fallback), &mut sessions, stats)?;
-            results.extend(
-                turns
-                    .as_mut()
-                    .map(TurnReader::take_results)
-                    .unwrap_or_default(),
-            );
-            let shown = (std::mem::take(&mut items), std::mem::take(&mut results));
-            items::write(conn, shown, &redactor, (format.agent(), &fallback))?;
-            let done = std::mem::take(&mut read_turns);
-            write_turns(
-                conn,
-                config,
-                done,
-                (path, format, subagent, &cwds),
-                &mut sessions,
-                stats,
-            )?;
-            progress(start + reader.offset());
-        }
-    }
-    write_batch(conn, batch, (format, &fallback), &mut sessions, stats)?;
-    results.extend(
-        turns
-            .as_mut()
-            .map(TurnReader::take_results)
-            .unwrap_or_default(),
-    );
-    items::write(
-        conn,
-        (items, results),
-        &redactor,
-        (format.agent(), &fallback),
-    )?;
-    if let Some(reader) = codex_turns.as_mut() {
-        let open = reader.take_open();
-        read_turns.extend(codex_turn(reader, open));
-    }
-    for (session, cwd) in turns.as_ref().map(TurnReader::cwds).into_iter().flatten() {
-        cwds.entry(session.clone()).or_insert_with(|| cwd.clone());
-    }
-    if !own_agent {
-        read_turns.extend(turns.map(TurnReader::finish).unwrap_or_default());
-    }
-    write_turns(
-        conn,
+    let file = FileFacts {
+        path,
+        format,
+        subagent: format == Format::Claude && name.starts_with("agent-"),
         config,
-        read_turns,
-        (path, format, subagent, &cwds),
-        &mut sessions,
-        stats,
-    )?;
-    let file_cwd = match format {
-        Format::Claude | Format::Qwen | Format::Droid | Format::Opencode | Format::Cline => None,
-        Format::Codex => codex.cwd().map(str::to_owned),
-        Format::Gemini | Format::GeminiJson => gemini_project(named),
-        Format::CopilotCli | Format::VscodeCopilot => copilot_cwd,
+        redactor: Redactor::new(&config.redact),
     };
+    let start = stats.bytes;
+    // Reading and writing overlap: this thread reads and parses the lines while a writer
+    // thread stores the batches read before (an import of a generated 256 MB Claude Code
+    // transcript spent about half its time in each). One batch waits at most, so memory
+    // stays that of three batches.
+    let (batches, to_write) = std::sync::mpsc::sync_channel::<Batch>(1);
+    let (read, written) = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| -> Result<HashMap<String, Seen>, Error> {
+            let mut sessions = HashMap::new();
+            for batch in to_write {
+                write_file_batch(conn, batch, &file, &mut sessions, stats)?;
+            }
+            Ok(sessions)
+        });
+        let read = read_file(
+            &mut reader,
+            FileRead::new(format, named),
+            &batches,
+            |offset| progress(start + offset),
+        );
+        drop(batches);
+        let written = writer.join().expect("the import's writer does not panic");
+        (read, written)
+    });
+    // The writer's error first: it stops the reader (its batches are refused).
+    let sessions = written?;
+    let end = match read.map_err(read_error)? {
+        FileEnd::Whole(end) => end,
+        FileEnd::HookPayloads => {
+            let len = std::fs::metadata(path).map_err(read_error)?.len();
+            return Ok(Kind::HookPayloads { len });
+        }
+    };
+    stats.too_long += end.too_long;
+    let mut cwds = end.cwds;
+    let mut sessions = sessions;
     for (session, seen) in &mut sessions {
-        seen.cwd = cwds.remove(session).or_else(|| file_cwd.clone());
+        seen.cwd = cwds.remove(session).or_else(|| end.file_cwd.clone());
     }
     write_sessions(conn, format.agent(), sessions)?;
-    if !check.0.is_empty() && !check.1.is_empty() {
-        let session = fallback.as_deref().unwrap_or("?");
-        stats.check("Copilot CLI", session, &dedup(check.0), &check.1);
+    let (responses, totals) = end.check;
+    if !responses.is_empty() && !totals.is_empty() {
+        let session = end.fallback.as_deref().unwrap_or("?");
+        stats.check("Copilot CLI", session, &dedup(responses), &totals);
     }
     stats.bytes = start + reader.offset();
     progress(stats.bytes);
     Ok(Kind::Transcript)
+}
+
+/// What [`read_file`] found.
+enum FileEnd {
+    /// A transcript, read to its end.
+    Whole(lines::End),
+    /// A file of hook payloads, passed over after its first line.
+    HookPayloads,
+}
+
+/// Reads the lines of `reader` through `read`, handing each full batch, then the last, to
+/// `batches`; `progress` gets the offset read after each. Stops early, with the batches
+/// handed so far, when the writer refuses one (it failed: its error says why).
+fn read_file(
+    reader: &mut LineReader<Box<dyn Read>>,
+    mut read: FileRead<'_>,
+    batches: &std::sync::mpsc::SyncSender<Batch>,
+    mut progress: impl FnMut(u64),
+) -> io::Result<FileEnd> {
+    let mut first_line = true;
+    loop {
+        let line = reader.next_line()?;
+        if first_line && !is_blank(&line) {
+            first_line = false;
+            if opens_with_a_hook_payload(&line) {
+                return Ok(FileEnd::HookPayloads);
+            }
+        }
+        match line {
+            Some(Line::Complete { offset, bytes }) => read.feed(offset, bytes),
+            Some(Line::TooLong { .. }) => read.too_long(),
+            None => break,
+        }
+        if read.is_full() {
+            if batches.send(read.take()).is_err() {
+                break;
+            }
+            progress(reader.offset());
+        }
+    }
+    let (last, end) = read.finish();
+    // Refused: the writer failed, and says why.
+    let _ = batches.send(last);
+    Ok(FileEnd::Whole(end))
+}
+
+/// What the writer of one file's batches needs of it.
+struct FileFacts<'a> {
+    path: &'a Path,
+    format: Format,
+    /// A Claude Code subagent's transcript.
+    subagent: bool,
+    config: &'a Config,
+    redactor: Redactor,
+}
+
+/// Stores one batch of a file: its responses' usage, the tool calls and results it shows,
+/// its turns.
+fn write_file_batch(
+    conn: &mut Connection,
+    batch: Batch,
+    file: &FileFacts<'_>,
+    sessions: &mut HashMap<String, Seen>,
+    stats: &mut Stats,
+) -> Result<(), Error> {
+    let format = file.format;
+    write_batch(
+        conn,
+        batch.records,
+        (format, &batch.fallback),
+        sessions,
+        stats,
+    )?;
+    let session = (format.agent(), &batch.fallback);
+    items::write(conn, batch.shown, &file.redactor, session)?;
+    let facts = (file.path, format, file.subagent, &batch.cwds);
+    write_turns(conn, file.config, batch.turns, facts, sessions, stats)
 }
 
 /// One Gemini CLI JSON chat, read whole (Gemini rewrites it whole; it holds one session's
