@@ -12,19 +12,22 @@
 //! own upsert takes a hook line's fields over an imported row's and clears `imported`, so the
 //! two orders leave the same row.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::model::queue_line::EventRow;
 
-/// `turns` row of an imported turn: ?1 session, ?2 turn id (its key), ?3 time, ?4 hook type,
-/// ?5 prompt, ?6 response, ?7 tool call count, ?8 event id, ?9 model, ?10 thinking,
-/// ?11 outcome, ?12 feedback, ?13 whether the time is the turn's own (a turn whose lines name
-/// none is dated by its first import, and keeps that date).
+/// `turns` row of an imported turn: ?1 session, ?2 turn id, ?3 time, ?4 hook type, ?5 prompt,
+/// ?6 response, ?7 tool call count, ?8 event id, ?9 model, ?10 thinking, ?11 outcome,
+/// ?12 feedback, ?13 whether the time is the turn's own (a turn whose lines name none is
+/// dated by its first import, and keeps that date), ?14 its key (the turn id, but for a Gemini
+/// turn its hooks recorded under another: [`GEMINI_TURN_ROW`]). A row without a turn id gets
+/// this one.
 const UPSERT_IMPORTED_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
       tool_call_count, synthetic, event_id, model, thinking, outcome, feedback, imported)
-    VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10, ?11, ?12, 1)
+    VALUES (?1, ?14, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10, ?11, ?12, 1)
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
+      turn_id = coalesce(turn_id, excluded.turn_id),
       ts = CASE WHEN imported = 1 AND ?13 THEN excluded.ts ELSE ts END,
       prompt = CASE WHEN imported = 1 THEN coalesce(excluded.prompt, prompt)
         ELSE coalesce(prompt, excluded.prompt) END,
@@ -49,6 +52,22 @@ const NOTE_TURN_ITEM: &str = "
     INSERT OR IGNORE INTO transcript_items(session_id, kind, item_id, agent, ts, sidechain)
     VALUES (?1, 'turn', ?2, ?3, ?4, ?5)";
 
+/// The row of session ?1 that holds the Gemini CLI turn whose prompt's record id is ?5: the
+/// row keyed by it, else the hooks' row of its prompt ?2 written around ?3 (the turn's time)
+/// or ?4 (its prompt's), within two minutes, the nearest. Gemini's `AfterAgent` names no turn,
+/// so its hooks key a turn by that event (or, for a turn never answered, by its prompt's
+/// event) and give it no `turn_id`; an import that finds it gives it one.
+const GEMINI_TURN_ROW: &str = "
+    SELECT turn_key, hook_type FROM turns
+    WHERE session_id = ?1 AND (turn_id = ?5
+      OR (turn_id IS NULL AND imported = 0 AND hook_type IN ('Stop', 'UserPromptSubmit')
+          AND prompt IS ?2 AND min(abs(ts - ?3), abs(ts - ?4)) <= 120000))
+    ORDER BY turn_id IS NULL, min(abs(ts - ?3), abs(ts - ?4)) LIMIT 1";
+
+/// Whether session ?1's hooks recorded ?2 as a Stop hook's reason sent on as a prompt.
+const GEMINI_FEEDBACK: &str = "SELECT 1 FROM events
+    WHERE session_id = ?1 AND hook_type = 'HookFeedback' AND prompt IS ?2";
+
 /// Writes `row`, the line a hook would have written for a turn read from a transcript (a
 /// synthetic Stop, redacted as capture redacts), as an imported turn of its session; a
 /// subagent's turn when `subagent`. Notes the turn as shown by the transcript, begun at
@@ -66,6 +85,34 @@ pub fn upsert(
     let own_time = row.harvested_turn_ts();
     let ts = own_time.unwrap_or(row.ts);
     let hook_type = if subagent { "SubagentStop" } else { "Stop" };
+    let mut key = turn_id.to_owned();
+    if row.agent.as_deref() == Some("gemini") {
+        // A Stop hook's reason Gemini sent on as a message of its own: the hooks recorded it
+        // as the feedback of the turn before (`continued_turn`), no turn of its own.
+        let feedback = conn
+            .prepare_cached(GEMINI_FEEDBACK)?
+            .exists(params![session, row.prompt.as_deref()])?;
+        if feedback {
+            return Ok(false);
+        }
+        let started = started.unwrap_or(ts);
+        let found: Option<(String, String)> = conn
+            .prepare_cached(GEMINI_TURN_ROW)?
+            .query_row(
+                params![session, row.prompt.as_deref(), ts, started, turn_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        match found {
+            // An interrupted turn the hooks recorded from its prompt alone: theirs as it is.
+            Some((found, kind)) if kind != hook_type => {
+                note_item(conn, (session, &found), row, started, subagent)?;
+                return Ok(false);
+            }
+            Some((found, _)) => key = found,
+            None => {}
+        }
+    }
     conn.prepare_cached(UPSERT_IMPORTED_TURN)?.execute(params![
         session,
         turn_id,
@@ -80,13 +127,26 @@ pub fn upsert(
         row.turn_outcome.as_deref(),
         row.hook_feedback.as_deref(),
         own_time.is_some(),
+        key,
     ])?;
+    note_item(conn, (session, &key), row, started.unwrap_or(ts), subagent)?;
+    Ok(true)
+}
+
+/// Notes turn `key` of `session` as shown by the transcript, begun at `started`.
+fn note_item(
+    conn: &Connection,
+    (session, key): (&str, &str),
+    row: &EventRow<'_>,
+    started: i64,
+    subagent: bool,
+) -> rusqlite::Result<()> {
     conn.prepare_cached(NOTE_TURN_ITEM)?.execute(params![
         session,
-        turn_id,
+        key,
         row.agent.as_deref(),
-        started.unwrap_or(ts),
+        started,
         subagent,
     ])?;
-    Ok(true)
+    Ok(())
 }

@@ -73,19 +73,44 @@ const INTERRUPTED_TURN: &str = "
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
       outcome = 'interrupted', prompt = coalesce(prompt, excluded.prompt), imported = 0";
 
+/// The turn of Gemini CLI session ?1 an import read from its chat before the hooks recorded
+/// it (issue 37), found by what the hooks know of it: its prompt ?2, and a time ?3 within two
+/// minutes of the turn's (its last line's) or of its prompt's. Gemini's hooks name no turn id,
+/// so this is how a hook's row and an imported one become one.
+const IMPORTED_GEMINI_TURN: &str = "
+    SELECT t.turn_key FROM turns t
+    LEFT JOIN transcript_items i
+      ON i.session_id = t.session_id AND i.kind = 'turn' AND i.item_id = t.turn_key
+    WHERE t.session_id = ?1 AND t.imported = 1 AND t.hook_type = 'Stop' AND t.prompt IS ?2
+      AND min(abs(t.ts - ?3), abs(coalesce(i.ts, t.ts) - ?3)) <= 120000
+    ORDER BY min(abs(t.ts - ?3), abs(coalesce(i.ts, t.ts) - ?3)) LIMIT 1";
+
 /// A Gemini CLI session's previous prompt (before the event ?2 of session ?1) when no `Stop`
-/// (`AfterAgent`) followed it: its turn was interrupted (Gemini fires no hook for that).
+/// (`AfterAgent`) followed it: its turn was interrupted (Gemini fires no hook for that). An
+/// import that read the turn first ([`IMPORTED_GEMINI_TURN`]'s rule) keeps its row, which
+/// becomes the hooks' and `interrupted`.
 const UNANSWERED_PROMPT: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, synthetic, event_id,
       outcome)
-    SELECT p.session_id, p.id, p.turn_id, p.ts, p.hook_type, p.prompt, 0, p.id, 'interrupted'
+    SELECT p.session_id,
+      coalesce((SELECT t.turn_key FROM turns t
+                LEFT JOIN transcript_items i
+                  ON i.session_id = t.session_id AND i.kind = 'turn' AND i.item_id = t.turn_key
+                WHERE t.session_id = p.session_id AND t.imported = 1 AND t.hook_type = 'Stop'
+                  AND t.prompt IS p.prompt
+                  AND min(abs(t.ts - p.ts), abs(coalesce(i.ts, t.ts) - p.ts)) <= 120000
+                ORDER BY min(abs(t.ts - p.ts), abs(coalesce(i.ts, t.ts) - p.ts)) LIMIT 1),
+               p.id),
+      p.turn_id, p.ts, p.hook_type, p.prompt, 0, p.id, 'interrupted'
     FROM events p, (SELECT seq AS now FROM events WHERE id = ?2) c
     WHERE p.seq = (SELECT max(seq) FROM events
                    WHERE session_id = ?1 AND hook_type = 'UserPromptSubmit' AND seq < c.now)
       AND NOT EXISTS (SELECT 1 FROM events s
                       WHERE s.session_id = ?1 AND s.seq > p.seq AND s.seq < c.now
                         AND s.hook_type IN ('Stop', 'Interrupt', 'StopFailure'))
-    ON CONFLICT(session_id, turn_key) DO NOTHING";
+    ON CONFLICT(session_id, turn_key) DO UPDATE SET
+      outcome = 'interrupted', event_id = excluded.event_id, imported = 0
+    WHERE imported = 1";
 /// Cursor's `stop` (event ?2 of session ?1) carries neither its prompt nor its answer, and no
 /// turn id: its prompt is the session's last `beforeSubmitPrompt` (`UserPromptSubmit`)
 /// before it, its answer the last `afterAgentResponse` between the two (docs/agents.md,
@@ -662,7 +687,12 @@ impl<'c> Batch<'c> {
     }
 
     fn upsert_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
-        let key = row.turn_id.as_deref().unwrap_or(row.id.as_ref());
+        let imported = self.imported_gemini_turn(row, session)?;
+        let key = row
+            .turn_id
+            .as_deref()
+            .or(imported.as_deref())
+            .unwrap_or(row.id.as_ref());
         execute_bound!(&mut self.upsert_turn;
             session,
             key,
@@ -682,6 +712,27 @@ impl<'c> Batch<'c> {
             row.hook_feedback.as_deref(),
         )?;
         Ok(())
+    }
+
+    /// The key of the row an import made of the turn a Gemini CLI Stop (which names no turn)
+    /// records, if an import read it first ([`IMPORTED_GEMINI_TURN`]).
+    fn imported_gemini_turn(
+        &mut self,
+        row: &EventRow<'_>,
+        session: &str,
+    ) -> Result<Option<String>, Error> {
+        let gemini_stop = row.agent.as_deref() == Some("gemini")
+            && row.turn_id.is_none()
+            && row.kind == Some(HookType::Stop);
+        if !gemini_stop {
+            return Ok(None);
+        }
+        let ts = row.harvested_turn_ts().unwrap_or(row.ts);
+        Ok(self
+            .tx
+            .prepare_cached(IMPORTED_GEMINI_TURN)?
+            .query_row(params![session, row.prompt.as_deref(), ts], |r| r.get(0))
+            .optional()?)
     }
 
     /// A Stop's turn: its own row, unless it continues the turn before it, or its line is

@@ -1376,3 +1376,128 @@ fn qwen_codes_real_chats_give_one_turn_per_user_record() {
     import_again(&env, &qwen);
     assert_eq!(turns_table(&env), before);
 }
+
+/// A Gemini CLI JSONL chat of session `gem-9` in `env`'s home, its two turns written around
+/// now (capture dates the hooks' lines by its own clock): `first` answered `one`, `second`
+/// answered `two` after a shell call.
+fn gemini_chat(env: &TestEnv) -> PathBuf {
+    let chats = env.user_home().join(".gemini/tmp/p/chats");
+    fs::create_dir_all(&chats).unwrap();
+    let path = chats.join("session-2026-12-07T10-00-gem9.jsonl");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let at = |s: i64| {
+        chrono::DateTime::from_timestamp(now - 10 + s, 0)
+            .unwrap()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    let gemini = |id: &str, s: i64, content: &str, calls: Value| {
+        json!({"id": id, "timestamp": at(s), "type": "gemini", "content": content,
+               "thoughts": [{"subject": "", "description": "Thinking."}],
+               "tokens": {"input": 10, "output": 5, "cached": 0, "thoughts": 0, "tool": 0,
+                          "total": 15},
+               "model": "gemini-2.5-flash", "toolCalls": calls})
+        .to_string()
+    };
+    let call = json!([{"id": "c1", "name": "run_shell_command", "args": {"command": "echo hi"},
+        "result": [{"functionResponse": {"id": "c1", "name": "run_shell_command",
+                                         "response": {"output": "hi"}}}]}]);
+    let lines = [
+        json!({"sessionId": "gem-9", "projectHash": "h", "startTime": at(0), "kind": "main"})
+            .to_string(),
+        json!({"id": "u-1", "timestamp": at(1), "type": "user", "content": [{"text": "first"}]})
+            .to_string(),
+        gemini("g-1", 2, "one", json!([])),
+        json!({"$set": {"lastUpdated": at(2)}}).to_string(),
+        json!({"id": "u-2", "timestamp": at(3), "type": "user", "content": [{"text": "second"}]})
+            .to_string(),
+        gemini("g-2", 4, "", call.clone()),
+        gemini("g-3", 5, "two", json!([])),
+    ];
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The hooks' payloads of [`gemini_chat`]'s two turns.
+fn gemini_hooks(chat: &Path) -> Vec<String> {
+    let payload = |event: &str, extra: Value| {
+        let mut p = json!({"session_id": "gem-9", "transcript_path": chat, "cwd": "/w",
+                           "hook_event_name": event});
+        p.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        p.to_string()
+    };
+    vec![
+        payload("BeforeAgent", json!({"prompt": "first"})),
+        payload(
+            "AfterAgent",
+            json!({"prompt": "first", "prompt_response": "one"}),
+        ),
+        payload("BeforeAgent", json!({"prompt": "second"})),
+        payload(
+            "AfterAgent",
+            json!({"prompt": "second", "prompt_response": "two"}),
+        ),
+    ]
+}
+
+/// Issue 37: Gemini CLI's hooks name no turn id (they key a turn by its `AfterAgent`), and its
+/// chat keys a turn by its prompt's record id. An import finds the hooks' row of each turn by
+/// its prompt and time, and the hooks' Stop finds an imported row the same way: whichever
+/// comes first, one row per turn, the hooks' fields, the chat's id, every turn hooked.
+#[test]
+fn a_gemini_chats_turns_are_the_hooks_turns_whatever_the_order() {
+    let what = "SELECT turn_id, prompt, response, tool_call_count, model, thinking, outcome, \
+                imported FROM turns ORDER BY turn_id";
+    let mut seen = Vec::new();
+    for import_first in [false, true] {
+        let env = TestEnv::new();
+        let chat = gemini_chat(&env);
+        for payload in gemini_hooks(&chat) {
+            capture(&env, payload, &["--agent", "gemini"]);
+        }
+        if import_first {
+            import(&env, &chat);
+            assert_eq!(
+                rows(
+                    &env,
+                    "SELECT turn_key, imported FROM turns ORDER BY turn_key"
+                ),
+                ["Text(\"u-1\") | Integer(1)", "Text(\"u-2\") | Integer(1)"]
+            );
+        }
+        env.ingest_once();
+        if !import_first {
+            import(&env, &chat);
+        }
+        let after = rows(&env, what);
+        import_again(&env, &chat);
+        assert_eq!(rows(&env, what), after, "imported again");
+        assert_eq!(
+            rows(&env, "SELECT count(*) FROM turns"),
+            ["Integer(2)"],
+            "one row per turn"
+        );
+        assert_eq!(
+            rows(
+                &env,
+                "SELECT transcript_turns, hooked_turns, missed_turns FROM v_coverage"
+            ),
+            ["Integer(2) | Integer(2) | Integer(0)"]
+        );
+        seen.push(after);
+    }
+    assert_eq!(seen[0], seen[1], "either order");
+    assert_eq!(
+        seen[0],
+        [
+            "Text(\"u-1\") | Text(\"first\") | Text(\"one\") | Integer(0) | \
+             Text(\"gemini-2.5-flash\") | Text(\"Thinking.\") | Null | Integer(0)",
+            "Text(\"u-2\") | Text(\"second\") | Text(\"two\") | Integer(1) | \
+             Text(\"gemini-2.5-flash\") | Text(\"Thinking.\") | Null | Integer(0)",
+        ]
+    );
+}

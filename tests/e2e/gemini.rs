@@ -188,6 +188,24 @@ fn events_tool_calls_turn_and_session_are_what_gemini_did() {
         vec![json!({"prompt": PROMPT, "response": "All done.", "synthetic": 0})],
         "{ctx}"
     );
+
+    // Issue 37: `cmstore import` of the chat reads the turn the hooks recorded (its prompt,
+    // at its time): none added, the hooks' fields kept, the turn the chat shows hooked; the
+    // row gains the chat's id of the turn and what the hooks did not see of it.
+    let sql = "SELECT session_id, turn_key, hook_type, prompt, response, outcome, imported \
+               FROM turns ORDER BY session_id, turn_key";
+    let by_hooks = s.query(sql);
+    s.world
+        .cmstore_ok(&["import", chats(&s.world).to_str().unwrap()]);
+    harness::assert_import_changed_no_turn(&s.world, (sql, &by_hooks), &ctx);
+    assert_eq!(
+        s.query("select turn_id, model, tool_call_count from turns where session_id = :sid"),
+        vec![
+            json!({"turn_id": prompt_record_id(&s.world, PROMPT), "model": MODEL,
+                    "tool_call_count": 3})
+        ],
+        "{ctx}"
+    );
     assert_eq!(
         s.query(
             "select session_id, agent, prompts, tool_uses, tool_failures, stops, ended
@@ -205,6 +223,82 @@ fn events_tool_calls_turn_and_session_are_what_gemini_did() {
             .as_deref(),
         Some("written by the agent\n"),
         "the write_file ran"
+    );
+}
+
+/// Where Gemini CLI keeps `world`'s chats.
+fn chats(world: &World) -> std::path::PathBuf {
+    world.home().join(".gemini/tmp")
+}
+
+/// The id of the chat's `user` record whose text is `prompt`: the turn's id in Gemini's chat.
+fn prompt_record_id(world: &World, prompt: &str) -> String {
+    let mut found = Vec::new();
+    let mut stack = vec![chats(world)];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                found.extend(
+                    std::fs::read_to_string(&path)
+                        .unwrap()
+                        .lines()
+                        .filter_map(|l| {
+                            let line: Value = serde_json::from_str(l).ok()?;
+                            let text = line["content"][0]["text"].as_str()?;
+                            (line["type"] == "user" && text == prompt)
+                                .then(|| line["id"].as_str().map(str::to_owned))?
+                        }),
+                );
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "one user record of {prompt:?}: {found:?}");
+    found.remove(0)
+}
+
+/// Issue 37, the other order: the chat imported while the hooks' lines wait in the queue,
+/// then ingested. The hooks' Stop finds the imported turn (Gemini names no turn id: by its
+/// prompt and time) and makes it theirs: one row, the hooks' fields, under the chat's id.
+#[test]
+fn a_gemini_turn_imported_before_its_hooks_are_ingested_is_one_row() {
+    let Some(gemini) = gemini() else { return };
+    let world = World::new();
+    write_settings(&world, &[]);
+    let script = vec![
+        Step::Tool("run_shell_command", json!({"command": "echo hi"})),
+        Step::Text("Said hi."),
+    ];
+    let mock = MockServer::start(google::responder(script));
+    let cmd = gemini_command(&world, &gemini, &mock, "say hi");
+    let run = harness::spawn(&world, "gemini", cmd).wait(AGENT_TIMEOUT);
+    run.assert_ok();
+    let context = format!("queue:\n{}\nstderr: {}", world.queue_text(), run.stderr);
+    world.cmstore_ok(&["import", chats(&world).to_str().unwrap()]);
+    let id = prompt_record_id(&world, "say hi");
+    let sql = "select turn_key, turn_id, prompt, response, imported from turns";
+    assert_eq!(
+        world.query(sql),
+        vec![json!({"turn_key": id, "turn_id": id, "prompt": "say hi",
+                    "response": "Said hi.", "imported": 1})],
+        "imported first\n{context}"
+    );
+    world.ingest();
+    let after = world.query(sql);
+    assert_eq!(
+        after,
+        vec![json!({"turn_key": id, "turn_id": id, "prompt": "say hi",
+                    "response": "Said hi.", "imported": 0})],
+        "then the hooks\n{context}"
+    );
+    world.cmstore_ok(&["import", chats(&world).to_str().unwrap()]);
+    assert_eq!(world.query(sql), after, "imported again\n{context}");
+    assert_eq!(
+        world.query("select transcript_turns, hooked_turns, missed_turns from v_coverage"),
+        vec![json!({"transcript_turns": 1, "hooked_turns": 1, "missed_turns": 0})],
+        "{context}"
     );
 }
 
@@ -303,6 +397,11 @@ fn an_interrupted_gemini_turn_is_recorded_as_interrupted() {
     running.wait_or_kill(Duration::from_secs(20));
     world.ingest();
     harness::assert_interrupted_turn(&world, "wait for me");
+    // Issue 37: the chat shows the turn; an import finds the hooks' row of it and adds none.
+    let sql = "select turn_key, prompt, outcome, imported from turns";
+    let by_hooks = world.query(sql);
+    world.cmstore_ok(&["import", chats(&world).to_str().unwrap()]);
+    harness::assert_import_changed_no_turn(&world, (sql, &by_hooks), "interrupted");
 }
 
 /// The usage rows, as the test compares them.
@@ -435,6 +534,12 @@ fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
         json!(1),
         "{context}"
     );
+    // Issue 37: an import of the chat, where the reason is a `user` record of its own, finds
+    // the turn and adds none for the reason.
+    let sql = "select turn_key, prompt, response, feedback, outcome, imported from turns";
+    let by_hooks = world.query(sql);
+    world.cmstore_ok(&["import", chats(&world).to_str().unwrap()]);
+    harness::assert_import_changed_no_turn(&world, (sql, &by_hooks), &context);
 }
 
 /// Issue 39's budget with a real Gemini CLI: past the day's limit `BeforeAgent`'s

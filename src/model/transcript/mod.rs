@@ -19,6 +19,7 @@ mod codex;
 pub mod codex_items;
 pub mod codex_turns;
 mod droid;
+pub mod gemini;
 pub mod items;
 pub mod parse;
 #[cfg(test)]

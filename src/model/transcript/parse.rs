@@ -2,7 +2,8 @@
 //!
 //! The format is detected per line from its `type`: Claude Code uses bare words (`user`,
 //! `assistant`, `system`), VS Code Copilot and Copilot CLI use dotted names (`user.message`),
-//! Droid `message` with the role inside.
+//! Droid `message` with the role inside. (Gemini CLI's chat messages are read by
+//! [`super::gemini`], for `cmstore import` only.)
 //! Both formats are internal to their agents and change between versions, so anything
 //! unknown or unparseable yields no record instead of an error.
 

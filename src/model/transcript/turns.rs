@@ -125,6 +125,10 @@ impl OpenTurn {
     }
 
     fn add_tool(&mut self, id: Option<String>, name: String, input: &Value) {
+        // A message written again whole (Gemini CLI's, as its calls run) names its calls again.
+        if id.is_some() && self.tool_ids.contains(&id) {
+            return;
+        }
         if self.tool_calls.len() < MAX_TOOL_CALLS {
             // A cursor from before ids were kept: its calls have none.
             self.tool_ids.resize(self.tool_calls.len(), None);

@@ -119,12 +119,7 @@ impl<'a> FileRead<'a> {
         match self.format {
             Format::Codex => self.feed_codex(offset, bytes),
             Format::CopilotCli | Format::VscodeCopilot => self.feed_copilot(offset, bytes),
-            Format::Gemini => {
-                if self.fallback.is_none() {
-                    self.fallback = session_of_header(bytes);
-                }
-                self.batch.records.extend(from_line(bytes, offset));
-            }
+            Format::Gemini => self.feed_gemini(offset, bytes),
             Format::Qwen => {
                 // Rows are linked to the session only, as Gemini CLI's are; the chat's records
                 // are assembled into turns as the hooks' cursor assembles them.
@@ -175,6 +170,28 @@ impl<'a> FileRead<'a> {
             }
             self.batch.turns.extend(codex_turn(reader, ended));
         }
+    }
+
+    /// A Gemini CLI JSONL chat's line: its header names the session (and whether the chat
+    /// is a subagent's, whose turns the hooks do not know); its messages are turns, keyed by
+    /// their prompts' record ids as capture keys them at `AfterAgent`.
+    fn feed_gemini(&mut self, offset: u64, bytes: &[u8]) {
+        if self.fallback.is_none() {
+            self.fallback = session_of_header(bytes);
+            let subagent = memchr::memmem::find(bytes, br#""kind":"subagent""#).is_some();
+            if let Some(session) = self.fallback.clone().filter(|_| !subagent) {
+                self.turns = Some(TurnReader::gemini(session));
+            }
+        }
+        let mut records = from_line(bytes, offset);
+        if let Some(reader) = self.turns.as_mut() {
+            reader.feed(offset, bytes);
+            if let Some(record) = records.as_mut() {
+                record.turn_id = reader.open_turn_id();
+            }
+            self.batch.turns.extend(reader.take_completed());
+        }
+        self.batch.records.extend(records);
     }
 
     fn feed_copilot(&mut self, offset: u64, bytes: &[u8]) {

@@ -19,12 +19,12 @@ use crate::files::debug_log::DebugLog;
 use crate::files::transcript::SeenSession;
 use crate::hook::capture;
 use crate::model::queue_line::parse::parse_line as parse_queue_line;
-use crate::model::transcript::claude_fast;
 use crate::model::transcript::items::{
     claude_tool_calls, claude_tool_results, ToolCallItem, ToolResultItem,
 };
 use crate::model::transcript::parse::{line_time, parse_value, records_of};
 use crate::model::transcript::usage::{self, UsageRecord};
+use crate::model::transcript::{claude_fast, gemini};
 use crate::model::transcript::{Assembler, OpenTurn, ParseOptions, Record, Turn};
 use crate::store::imported_turns;
 
@@ -41,6 +41,8 @@ pub struct TurnReader {
     cwds: HashMap<String, String>,
     /// The tool results read since the last take.
     results: Vec<ToolResultItem>,
+    /// A Gemini CLI chat's reader: its lines are messages ([`gemini::records`]).
+    gemini_chat: bool,
 }
 
 /// The session whose hooks read the Claude Code transcript at `path`, as its path names it:
@@ -111,6 +113,16 @@ impl TurnReader {
             file_session,
             cwds: HashMap::new(),
             results: Vec::new(),
+            gemini_chat: false,
+        }
+    }
+
+    /// A reader of a Gemini CLI JSONL chat of `session` (its messages, keyed by their ids:
+    /// a turn by its prompt's).
+    pub fn gemini(session: String) -> TurnReader {
+        TurnReader {
+            gemini_chat: true,
+            ..TurnReader::new(ParseOptions::default(), Some(session))
         }
     }
 
@@ -133,7 +145,10 @@ impl TurnReader {
 
     fn read(&mut self, offset: u64, bytes: &[u8], shown: bool) -> Option<Shown> {
         // Most lines are read the fast way; no prompt is (its session is read below).
-        if let Some(line) = claude_fast::read(bytes, self.options, offset) {
+        let fast = (!self.gemini_chat)
+            .then(|| claude_fast::read(bytes, self.options, offset))
+            .flatten();
+        if let Some(line) = fast {
             let mut usage = line.usage;
             if let Some(record) = usage.as_mut() {
                 record.turn_id = self.open_turn_id();
@@ -160,7 +175,11 @@ impl TurnReader {
         self.results.extend(claude_tool_results(&value));
         let ts = line_time(&value);
         self.assembler.at(ts);
-        for record in records_of(&value, self.options) {
+        let records = match self.gemini_chat {
+            true => gemini::records(&value),
+            false => records_of(&value, self.options),
+        };
+        for record in records {
             if let Record::UserPrompt { id: Some(id), .. } = &record {
                 let text = |key: &str| value.get(key).and_then(|v| v.as_str());
                 let session = self
