@@ -537,7 +537,7 @@ fn import_file(
     let named = copied.as_deref().unwrap_or(path);
     let format = Format::of(named);
     if format == Format::GeminiJson {
-        return import_json_chat(conn, (path, named), stats, progress);
+        return import_json_chat(conn, (path, named), config, stats, progress);
     }
     if format == Format::Droid {
         return import_droid_session(conn, (path, named), config, stats, progress);
@@ -685,11 +685,12 @@ fn write_file_batch(
 }
 
 /// One Gemini CLI JSON chat, read whole (Gemini rewrites it whole; it holds one session's
-/// messages). A file larger than [`MAX_LINE_BYTES`] is passed over and counted as a line
-/// too long would be.
+/// messages): its usage and, of a main chat, its turns. A file larger than
+/// [`MAX_LINE_BYTES`] is passed over and counted as a line too long would be.
 fn import_json_chat(
     conn: &mut Connection,
     (path, named): (&Path, &Path),
+    config: &Config,
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
@@ -714,10 +715,57 @@ fn import_json_chat(
         return Ok(Kind::NotAChat { len });
     };
     let cwd = gemini_project(named);
-    write_whole_file(conn, records, (Format::GeminiJson, &None), cwd, stats)?;
+    let read = json_chat_turns(&bytes, named);
+    let mut sessions = HashMap::new();
+    write_batch(
+        conn,
+        records,
+        (Format::GeminiJson, &None),
+        &mut sessions,
+        stats,
+    )?;
+    let cwds: HashMap<String, String> = read
+        .first()
+        .zip(cwd.as_ref())
+        .map(|(t, cwd)| (t.session().to_owned(), cwd.clone()))
+        .into_iter()
+        .collect();
+    let file = (path, Format::GeminiJson, false, &cwds);
+    write_turns(conn, config, read, file, &mut sessions, stats)?;
+    for seen in sessions.values_mut() {
+        seen.cwd.clone_from(&cwd);
+    }
+    write_sessions(conn, Format::GeminiJson.agent(), sessions)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
+}
+
+/// The turns of a Gemini CLI JSON chat (`bytes`, the file `named`): its `messages` read as a
+/// JSONL chat's lines are, keyed by their prompts' ids; none of a subagent's chat.
+fn json_chat_turns(bytes: &[u8], named: &Path) -> Vec<ReadTurn> {
+    let Ok(chat) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return Vec::new();
+    };
+    let Some(session) = chat["sessionId"].as_str().filter(|s| !s.is_empty()) else {
+        return Vec::new();
+    };
+    let parent = json_chat_parent(named);
+    if chat["kind"] == "subagent" || parent.is_some_and(|p| p != session) {
+        return Vec::new();
+    }
+    let mut reader = TurnReader::gemini(session.to_owned());
+    let mut read = Vec::new();
+    let messages = chat["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for (i, message) in messages.iter().enumerate() {
+        reader.feed(i as u64, message.to_string().as_bytes());
+        read.extend(reader.take_completed());
+    }
+    read.extend(reader.finish());
+    read
 }
 
 /// One Droid session: no line of its transcript carries usage, so its totals come from the
@@ -1250,7 +1298,7 @@ mod tests {
             format!(
                 r#"{{"sessionId":"{session}","projectHash":"h","startTime":"2026-04-16T22:38:58.587Z",
                   "kind":"{kind}","messages":[{{"id":"u-{id}","type":"user","content":"hi"}},
-                  {{"id":"{id}","type":"gemini","content":"","model":"gemini-2.5-pro",
+                  {{"id":"{id}","type":"gemini","content":"Hi!","model":"gemini-2.5-pro",
                     "timestamp":"2026-04-16T22:39:17.604Z",
                     "tokens":{{"input":{input},"output":5,"cached":10,"thoughts":2,"tool":0}}}}]}}"#
             )
@@ -1309,8 +1357,21 @@ mod tests {
             })
             .unwrap();
         assert_eq!(session, ("gemini".into(), "/w/app".into()));
+        // The main chat's turn, keyed by its prompt's id; the subagent's chat adds none.
+        let turns: Vec<(String, String, String, String)> = conn
+            .prepare("SELECT session_id, turn_key, prompt, response FROM turns")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            turns,
+            vec![(main.into(), "u-g1".into(), "hi".into(), "Hi!".into())]
+        );
         let again = import(&store, &found, &again(), |_| {}).unwrap();
         assert_eq!((again.rows_before, again.rows_after), (2, 2));
+        assert_eq!((again.turn_rows_before, again.turn_rows_after), (1, 1));
     }
 
     #[test]
