@@ -61,6 +61,10 @@ pub struct Profile {
     /// The plugin file `cmstore hooks` writes instead, for an agent that runs no hook
     /// commands (OpenCode).
     pub plugin: Option<PluginFile>,
+    /// Its hooks name no turn (its Stop carries no turn id), while its transcripts do: a turn
+    /// both an import and the hooks recorded is met by its prompt and time
+    /// (`store::imported_turns`; docs/usage.md, "Whole sessions from transcripts").
+    pub turns_by_prompt: bool,
 }
 
 /// Files cmstore owns whole in a folder the agent reads, for an agent that runs no hook
@@ -230,6 +234,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Vscode,
@@ -256,6 +261,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Copilot,
@@ -285,6 +291,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Codex,
@@ -311,6 +318,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Gemini,
@@ -341,6 +349,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: true,
     },
     Profile {
         agent: Agent::Qwen,
@@ -372,6 +381,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Cursor,
@@ -401,6 +411,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Droid,
@@ -430,6 +441,7 @@ pub const PROFILES: [Profile; 11] = [
             },
         }),
         plugin: None,
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Opencode,
@@ -465,6 +477,7 @@ pub const PROFILES: [Profile; 11] = [
                 "permission.replied",
             ],
         }),
+        turns_by_prompt: true,
     },
     Profile {
         agent: Agent::Cline,
@@ -495,6 +508,7 @@ pub const PROFILES: [Profile; 11] = [
             files: CLINE_EVENTS,
             events: CLINE_EVENTS,
         }),
+        turns_by_prompt: false,
     },
     Profile {
         agent: Agent::Unknown,
@@ -505,6 +519,7 @@ pub const PROFILES: [Profile; 11] = [
         origin: UNKNOWN_ORIGIN,
         hook_file: None,
         plugin: None,
+        turns_by_prompt: false,
     },
 ];
 
@@ -544,6 +559,11 @@ impl Agent {
     /// The session origin the ContextManager extension uses for this agent.
     pub fn origin(self) -> &'static str {
         self.profile().origin
+    }
+
+    /// Whether a turn of the agent is met by its prompt and time ([`Profile::turns_by_prompt`]).
+    pub fn turns_by_prompt(self) -> bool {
+        self.profile().turns_by_prompt
     }
 
     /// Where `cmstore hooks` writes this agent's hooks, when it can.

@@ -20,7 +20,7 @@ use crate::model::queue_line::EventRow;
 /// ?6 response, ?7 tool call count, ?8 event id, ?9 model, ?10 thinking, ?11 outcome,
 /// ?12 feedback, ?13 whether the time is the turn's own (a turn whose lines name none is
 /// dated by its first import, and keeps that date), ?14 its key (the turn id, but for a Gemini
-/// turn its hooks recorded under another: [`GEMINI_TURN_ROW`]). A row without a turn id gets
+/// turn its hooks recorded under another: [`TURN_ROW_BY_PROMPT`]). A row without a turn id gets
 /// this one.
 const UPSERT_IMPORTED_TURN: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, response,
@@ -52,20 +52,29 @@ const NOTE_TURN_ITEM: &str = "
     INSERT OR IGNORE INTO transcript_items(session_id, kind, item_id, agent, ts, sidechain)
     VALUES (?1, 'turn', ?2, ?3, ?4, ?5)";
 
-/// The row of session ?1 that holds the Gemini CLI turn whose prompt's record id is ?5: the
-/// row keyed by it, else the hooks' row of its prompt ?2 written around ?3 (the turn's time)
-/// or ?4 (its prompt's), within two minutes, the nearest. Gemini's `AfterAgent` names no turn,
-/// so its hooks key a turn by that event (or, for a turn never answered, by its prompt's
-/// event) and give it no `turn_id`; an import that finds it gives it one.
-const GEMINI_TURN_ROW: &str = "
+/// The row of session ?1 that holds the turn whose transcript id is ?5, of an agent whose hooks
+/// name no turn ([`crate::model::agents::Profile::turns_by_prompt`]: Gemini CLI, OpenCode):
+/// the row keyed by it, else the hooks' row of its prompt ?2 written around ?3 (the turn's
+/// time) or ?4 (its prompt's), within two minutes, the nearest. Such hooks key a turn by its
+/// Stop event (or, for a turn never answered, by its prompt's event) and give it no
+/// `turn_id`; an import that finds it gives it one.
+const TURN_ROW_BY_PROMPT: &str = "
     SELECT turn_key, hook_type FROM turns
     WHERE session_id = ?1 AND (turn_id = ?5
-      OR (turn_id IS NULL AND imported = 0 AND hook_type IN ('Stop', 'UserPromptSubmit')
+      OR (turn_id IS NULL AND imported = 0
+          AND hook_type IN ('Stop', 'StopFailure', 'UserPromptSubmit')
           AND prompt IS ?2 AND min(abs(ts - ?3), abs(ts - ?4)) <= 120000))
     ORDER BY turn_id IS NULL, min(abs(ts - ?3), abs(ts - ?4)) LIMIT 1";
 
+/// Whether `agent`'s turns are met by their prompt and time.
+fn by_prompt(agent: Option<&str>) -> bool {
+    agent
+        .and_then(crate::model::agents::Agent::from_flag)
+        .is_some_and(crate::model::agents::Agent::turns_by_prompt)
+}
+
 /// Whether session ?1's hooks recorded ?2 as a Stop hook's reason sent on as a prompt.
-const GEMINI_FEEDBACK: &str = "SELECT 1 FROM events
+const HOOK_FEEDBACK_PROMPT: &str = "SELECT 1 FROM events
     WHERE session_id = ?1 AND hook_type = 'HookFeedback' AND prompt IS ?2";
 
 /// Writes `row`, the line a hook would have written for a turn read from a transcript (a
@@ -86,25 +95,26 @@ pub fn upsert(
     let ts = own_time.unwrap_or(row.ts);
     let hook_type = if subagent { "SubagentStop" } else { "Stop" };
     let mut key = turn_id.to_owned();
-    if row.agent.as_deref() == Some("gemini") {
+    if by_prompt(row.agent.as_deref()) {
         // A Stop hook's reason Gemini sent on as a message of its own: the hooks recorded it
         // as the feedback of the turn before (`continued_turn`), no turn of its own.
         let feedback = conn
-            .prepare_cached(GEMINI_FEEDBACK)?
+            .prepare_cached(HOOK_FEEDBACK_PROMPT)?
             .exists(params![session, row.prompt.as_deref()])?;
         if feedback {
             return Ok(false);
         }
         let started = started.unwrap_or(ts);
         let found: Option<(String, String)> = conn
-            .prepare_cached(GEMINI_TURN_ROW)?
+            .prepare_cached(TURN_ROW_BY_PROMPT)?
             .query_row(
                 params![session, row.prompt.as_deref(), ts, started, turn_id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
         match found {
-            // An interrupted turn the hooks recorded from its prompt alone: theirs as it is.
+            // A turn the hooks recorded as failed, or as interrupted from its prompt alone:
+            // theirs as it is.
             Some((found, kind)) if kind != hook_type => {
                 note_item(conn, (session, &found), row, started, subagent)?;
                 return Ok(false);

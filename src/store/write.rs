@@ -73,11 +73,11 @@ const INTERRUPTED_TURN: &str = "
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
       outcome = 'interrupted', prompt = coalesce(prompt, excluded.prompt), imported = 0";
 
-/// The turn of Gemini CLI session ?1 an import read from its chat before the hooks recorded
-/// it (issue 37), found by what the hooks know of it: its prompt ?2, and a time ?3 within two
-/// minutes of the turn's (its last line's) or of its prompt's. Gemini's hooks name no turn id,
-/// so this is how a hook's row and an imported one become one.
-const IMPORTED_GEMINI_TURN: &str = "
+/// The turn of session ?1 an import read from its transcript before the hooks recorded it
+/// (issue 37), of an agent whose hooks name no turn (Gemini CLI, OpenCode), found by what the
+/// hooks know of it: its prompt ?2, and a time ?3 within two minutes of the turn's (its last
+/// line's) or of its prompt's. This is how a hook's row and an imported one become one.
+const IMPORTED_TURN_BY_PROMPT: &str = "
     SELECT t.turn_key FROM turns t
     LEFT JOIN transcript_items i
       ON i.session_id = t.session_id AND i.kind = 'turn' AND i.item_id = t.turn_key
@@ -87,7 +87,7 @@ const IMPORTED_GEMINI_TURN: &str = "
 
 /// A Gemini CLI session's previous prompt (before the event ?2 of session ?1) when no `Stop`
 /// (`AfterAgent`) followed it: its turn was interrupted (Gemini fires no hook for that). An
-/// import that read the turn first ([`IMPORTED_GEMINI_TURN`]'s rule) keeps its row, which
+/// import that read the turn first ([`IMPORTED_TURN_BY_PROMPT`]'s rule) keeps its row, which
 /// becomes the hooks' and `interrupted`.
 const UNANSWERED_PROMPT: &str = "
     INSERT INTO turns(session_id, turn_key, turn_id, ts, hook_type, prompt, synthetic, event_id,
@@ -687,7 +687,7 @@ impl<'c> Batch<'c> {
     }
 
     fn upsert_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
-        let imported = self.imported_gemini_turn(row, session)?;
+        let imported = self.imported_turn_by_prompt(row, session)?;
         let key = row
             .turn_id
             .as_deref()
@@ -714,23 +714,27 @@ impl<'c> Batch<'c> {
         Ok(())
     }
 
-    /// The key of the row an import made of the turn a Gemini CLI Stop (which names no turn)
-    /// records, if an import read it first ([`IMPORTED_GEMINI_TURN`]).
-    fn imported_gemini_turn(
+    /// The key of the row an import made of the turn a Stop that names no turn records (of an
+    /// agent whose turns are met by their prompt), if an import read it first
+    /// ([`IMPORTED_TURN_BY_PROMPT`]).
+    fn imported_turn_by_prompt(
         &mut self,
         row: &EventRow<'_>,
         session: &str,
     ) -> Result<Option<String>, Error> {
-        let gemini_stop = row.agent.as_deref() == Some("gemini")
-            && row.turn_id.is_none()
-            && row.kind == Some(HookType::Stop);
-        if !gemini_stop {
+        let by_prompt = row
+            .agent
+            .as_deref()
+            .and_then(crate::model::agents::Agent::from_flag)
+            .is_some_and(crate::model::agents::Agent::turns_by_prompt);
+        let ends = matches!(row.kind, Some(HookType::Stop | HookType::StopFailure));
+        if !(by_prompt && ends && row.turn_id.is_none()) {
             return Ok(None);
         }
         let ts = row.harvested_turn_ts().unwrap_or(row.ts);
         Ok(self
             .tx
-            .prepare_cached(IMPORTED_GEMINI_TURN)?
+            .prepare_cached(IMPORTED_TURN_BY_PROMPT)?
             .query_row(params![session, row.prompt.as_deref(), ts], |r| r.get(0))
             .optional()?)
     }

@@ -1453,3 +1453,130 @@ fn a_cline_session_imported_before_its_hook_is_counted_once() {
         .unwrap();
     assert_eq!(line["usage"].as_array().map(Vec::len), Some(2), "{line}");
 }
+
+/// An OpenCode store (its tables as 1.18.33 lays them out, parts included) holding one turn of
+/// session `ses_t`, written now: the prompt `Run it.`, a `bash` call, the answer `Done.`.
+fn opencode_store_with_a_turn(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.dir.path().join("share-t").join("opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("opencode.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE `session` (`id` text PRIMARY KEY, `directory` text NOT NULL);
+         CREATE TABLE `message` (`id` text PRIMARY KEY, `session_id` text NOT NULL,
+           `time_created` integer NOT NULL, `time_updated` integer NOT NULL,
+           `data` text NOT NULL);
+         CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL,
+           `session_id` text NOT NULL, `time_created` integer NOT NULL,
+           `time_updated` integer NOT NULL, `data` text NOT NULL);
+         INSERT INTO session VALUES ('ses_t', '/w/app');",
+    )
+    .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let messages = [
+        (
+            "msg_u",
+            now - 3000,
+            serde_json::json!({"role": "user", "time": {"created": now - 3000}}),
+        ),
+        (
+            "msg_a",
+            now - 2000,
+            serde_json::json!({"role": "assistant", "modelID": "mock-model", "providerID": "mock",
+                   "time": {"created": now - 2000, "completed": now - 1000}}),
+        ),
+    ];
+    for (id, at, data) in messages {
+        conn.execute(
+            "INSERT INTO message VALUES (?1, 'ses_t', ?2, ?2, ?3)",
+            rusqlite::params![id, at, data.to_string()],
+        )
+        .unwrap();
+    }
+    let parts = [
+        (
+            "prt_1",
+            "msg_u",
+            serde_json::json!({"type": "text", "text": "Run it."}),
+        ),
+        (
+            "prt_2",
+            "msg_u",
+            serde_json::json!({"type": "text", "text": "cmstore: today $1", "synthetic": true}),
+        ),
+        (
+            "prt_3",
+            "msg_a",
+            serde_json::json!({"type": "tool", "tool": "bash", "callID": "c1",
+                   "state": {"status": "completed", "input": {"command": "echo hi"},
+                             "output": "hi"}}),
+        ),
+        (
+            "prt_4",
+            "msg_a",
+            serde_json::json!({"type": "text", "text": "Done."}),
+        ),
+    ];
+    for (i, (id, message, data)) in parts.into_iter().enumerate() {
+        conn.execute(
+            "INSERT INTO part VALUES (?1, ?2, 'ses_t', ?3, ?3, ?4)",
+            rusqlite::params![id, message, now - 3000 + i as i64, data.to_string()],
+        )
+        .unwrap();
+    }
+    path
+}
+
+/// Issue 37: OpenCode's turns from its store. Its plugin's Stop (`session.idle`) names no
+/// turn, so an imported turn and the hooks' row of it are met by their prompt and time: in
+/// either order one row, the hooks' fields, the store's id, the turn hooked.
+#[test]
+fn opencodes_turns_from_its_store_are_the_hooks_turns_whatever_the_order() {
+    let hooks = [
+        serde_json::json!({"hook_event_name": "chat.message", "cwd": "/w/app", "session_id": "ses_t",
+               "prompt": "Run it.", "model": "mock-model", "message_id": "msg_u"}),
+        serde_json::json!({"hook_event_name": "session.idle", "cwd": "/w/app", "session_id": "ses_t",
+               "prompt": "Run it.", "model": "mock-model", "response": "Done. (hooks)"}),
+    ];
+    let what = "SELECT turn_id, prompt, response, model, imported FROM turns";
+    let mut seen = Vec::new();
+    for import_first in [false, true] {
+        let env = TestEnv::new();
+        let store = opencode_store_with_a_turn(&env);
+        for payload in &hooks {
+            capture(&env, payload.to_string(), &["--agent", "opencode"]);
+        }
+        let import = || env.cmd().arg("import").arg(&store).assert().success();
+        if import_first {
+            import();
+            assert_eq!(env.int("SELECT count(*) FROM turns WHERE imported = 1"), 1);
+        }
+        env.ingest_once();
+        if !import_first {
+            import();
+        }
+        import();
+        let rows: Vec<(String, String, String)> = rows3(
+            &env,
+            "SELECT turn_id, prompt, response || ' / ' || model || ' / ' || imported FROM turns",
+        );
+        assert_eq!(
+            env.int("SELECT hooked_turns FROM v_coverage WHERE session_id = 'ses_t'"),
+            1,
+            "{what}"
+        );
+        seen.push(rows);
+    }
+    assert_eq!(seen[0], seen[1], "either order");
+    assert_eq!(
+        seen[0],
+        [(
+            "msg_u".to_string(),
+            "Run it.".to_string(),
+            "Done. (hooks) / mock-model / 0".to_string()
+        )]
+    );
+}

@@ -219,7 +219,18 @@ fn opencode_usage_is_the_mocks_numbers_per_response() {
         .collect();
     assert_eq!(rows, expected, "{ctx}");
     let store = s.world.home().join(".local/share/opencode/opencode.db");
+    let turns = "SELECT session_id, turn_key, hook_type, prompt, response, outcome, imported \
+                 FROM turns ORDER BY session_id, turn_key";
+    let by_hooks = s.query(turns);
     let imported = s.world.cmstore_ok(&["import", store.to_str().unwrap()]);
+    // Issue 37: the store's turn is the one the hooks recorded (met by its prompt and time:
+    // the plugin's Stop names no turn): none added, the hooks' fields kept, the turn hooked.
+    harness::assert_import_changed_no_turn(&s.world, (turns, &by_hooks), &ctx);
+    assert_eq!(
+        s.query("SELECT turn_id IS NOT NULL AS keyed, model FROM turns WHERE session_id = :sid"),
+        vec![json!({"keyed": 1, "model": anthropic::MODEL})],
+        "{ctx}"
+    );
     let after = s.query(
         "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, model, \
          cost_usd IS NOT NULL AS priced FROM v_usage WHERE session_id = :sid \

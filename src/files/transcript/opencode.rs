@@ -11,6 +11,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
 use crate::model::queue_line::usage::UsageRecord;
+use crate::model::transcript::opencode::StoredMessage;
 
 /// One assistant message (one model call) of OpenCode's store.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +67,55 @@ pub fn assistant_messages(path: &Path) -> rusqlite::Result<Vec<Message>> {
         messages.push(Message {
             info: Value::Object(info),
             cwd,
+        });
+    }
+    Ok(messages)
+}
+
+/// Every message of the store at `path` with its parts, grouped by session and oldest first
+/// within one, for its turns ([`crate::model::transcript::opencode::turns`]); none from a
+/// store without parts (an OpenCode before 1.18's tables).
+pub fn messages_with_parts(path: &Path) -> rusqlite::Result<Vec<StoredMessage>> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(1))?;
+    let has_parts = conn
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'part'")?
+        .exists([])?;
+    if !has_parts {
+        return Ok(Vec::new());
+    }
+    let mut statement = conn.prepare(
+        "SELECT m.id, m.session_id, m.data, m.time_created,
+           (SELECT json_group_array(json(p.data)) FROM
+              (SELECT data FROM part WHERE message_id = m.id AND json_valid(data)
+               ORDER BY time_created, id) p)
+         FROM message m WHERE json_valid(m.data)
+         ORDER BY m.session_id, m.time_created, m.id",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, String>(2)?,
+            row.get::<_, i64>(3)?,
+            row.get::<_, Option<String>>(4)?,
+        ))
+    })?;
+    let mut messages = Vec::new();
+    for row in rows {
+        let (id, session, data, created, parts) = row?;
+        let parts = parts
+            .and_then(|p| serde_json::from_str::<Vec<Value>>(&p).ok())
+            .unwrap_or_default();
+        messages.push(StoredMessage {
+            id,
+            session,
+            data: serde_json::from_str(&data).unwrap_or(Value::Null),
+            parts,
+            created,
         });
     }
     Ok(messages)

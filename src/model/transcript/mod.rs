@@ -21,6 +21,7 @@ pub mod codex_turns;
 mod droid;
 pub mod gemini;
 pub mod items;
+pub mod opencode;
 pub mod parse;
 #[cfg(test)]
 mod real_transcript_tests;

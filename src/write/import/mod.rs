@@ -543,7 +543,7 @@ fn import_file(
         return import_droid_session(conn, (path, named), config, stats, progress);
     }
     if format == Format::Opencode {
-        return import_opencode_store(conn, path, stats, progress);
+        return import_opencode_store(conn, path, config, stats, progress);
     }
     if format == Format::Cline {
         return import_cline_session(conn, path, stats, progress);
@@ -847,6 +847,7 @@ fn open_lines(path: &Path, copy: bool) -> io::Result<LineReader<Box<dyn Read>>> 
 fn import_opencode_store(
     conn: &mut Connection,
     path: &Path,
+    config: &Config,
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
@@ -906,6 +907,17 @@ fn import_opencode_store(
         &mut sessions,
         stats,
     )?;
+    // Its turns, met with the hooks' by their prompts (the plugin's Stop names no turn).
+    let messages = opencode_store::messages_with_parts(path).map_err(|e| Error::Read {
+        path: path.to_path_buf(),
+        source: io::Error::other(e),
+    })?;
+    let read: Vec<ReadTurn> = crate::model::transcript::opencode::turns(&messages)
+        .into_iter()
+        .map(|(session, turn, started)| ReadTurn::new(session, turn, started))
+        .collect();
+    let file = (path, Format::Opencode, false, &cwds);
+    write_turns(conn, config, read, file, &mut sessions, stats)?;
     for (session, seen) in sessions.iter_mut() {
         seen.cwd = cwds.get(session).cloned();
     }
