@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use rusqlite::types::Value;
 
 use crate::cli::filters::ReportFilters;
 use crate::files::paths::Paths;
@@ -23,7 +24,8 @@ pub struct Args {
     /// Only this session (its id, or a unique prefix)
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Only what disagrees with the agent's own figures; exit 1 when something does
+    /// Only what disagrees with the agent's own figures (`differs`, `only counted`), of
+    /// sessions quiet for 10 minutes or named with --session; exit 1 when something does
     #[arg(long)]
     pub check: bool,
     /// Output format: table, json, jsonl, csv, tsv or markdown [default: table, in a
@@ -43,9 +45,11 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         filters.session = Some(sessions::resolve(&db, given)?);
     }
     let (columns, mut rows) = usage_check::fetch(&db, &filters)?;
-    let (sessions, disagreeing) = usage_check::tally(&columns, &rows);
+    let named = args.session.is_some();
+    let failing = |row: &[Value]| usage_check::disagrees(&columns, row, now, named);
+    let (sessions, disagreeing) = usage_check::tally(&columns, &rows, failing);
     if args.check {
-        rows.retain(|row| usage_check::disagrees(&columns, row));
+        rows.retain(|row| failing(row));
     }
     let mut sink = Sink::for_stdout(args.format);
     let readable = sink.format == Format::Table;

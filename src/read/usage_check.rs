@@ -10,8 +10,15 @@ use crate::read::sessions::Filters;
 use crate::store::read_only::{QueryError, ReadOnlyDb};
 use crate::support::human;
 
-/// The verdicts that mean the two disagree (`--check` shows these alone).
-pub const DISAGREEING: &[&str] = &["differs", "not counted", "only counted"];
+/// The verdicts that mean cmstore's count and the agent's own figures disagree: `--check`
+/// shows these and fails on them. `not counted` (requests of a model no transcript shows,
+/// such as Claude Code's side requests for a title) is shown by `cmstore usage`, not failed on.
+pub const DISAGREEING: &[&str] = &["differs", "only counted"];
+
+/// How long after its latest figure a session is taken to be still going (its transcript and
+/// the agent's figures may be read minutes apart): `--check` leaves it out, but for a session
+/// named with `--session`.
+pub const SETTLING_MS: i64 = 10 * 60 * 1000;
 
 /// The rows of `v_usage_check` for the sessions `filters` choose, the session with the newest
 /// figure first.
@@ -30,14 +37,26 @@ pub fn fetch(
     report::fetch(db, &sql, &params)
 }
 
-/// Whether `row` (of `columns`) is one of [`DISAGREEING`].
-pub fn disagrees(columns: &[String], row: &[Value]) -> bool {
-    let verdict = columns.iter().position(|c| c == "verdict");
-    matches!(verdict.map(|i| &row[i]), Some(Value::Text(v)) if DISAGREEING.contains(&v.as_str()))
+/// Whether `row` (of `columns`) is one of [`DISAGREEING`] and settled: its latest figure is
+/// older than [`SETTLING_MS`] before `now`, or its session was `named` (`--session`).
+pub fn disagrees(columns: &[String], row: &[Value], now: i64, named: bool) -> bool {
+    let at = |name: &str| columns.iter().position(|c| c == name).map(|i| &row[i]);
+    let verdict =
+        matches!(at("verdict"), Some(Value::Text(v)) if DISAGREEING.contains(&v.as_str()));
+    let settled = named
+        || match at("agent_ts") {
+            Some(Value::Integer(ts)) => now - ts >= SETTLING_MS,
+            _ => true,
+        };
+    verdict && settled
 }
 
-/// How many sessions `rows` cover, and how many of them have a disagreeing row.
-pub fn tally(columns: &[String], rows: &[Vec<Value>]) -> (usize, usize) {
+/// How many sessions `rows` cover, and how many of them have a row `failing` says fails.
+pub fn tally(
+    columns: &[String],
+    rows: &[Vec<Value>],
+    failing: impl Fn(&[Value]) -> bool,
+) -> (usize, usize) {
     let Some(session) = columns.iter().position(|c| c == "session_id") else {
         return (0, 0);
     };
@@ -47,7 +66,7 @@ pub fn tally(columns: &[String], rows: &[Vec<Value>]) -> (usize, usize) {
             Value::Text(id) => id.clone(),
             _ => String::new(),
         };
-        *all.entry(id).or_default() |= disagrees(columns, row);
+        *all.entry(id).or_default() |= failing(row);
     }
     (all.len(), all.values().filter(|d| **d).count())
 }

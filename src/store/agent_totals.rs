@@ -45,10 +45,15 @@ const REPLACE_TOTAL: &str = "
       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
       cache_read_tokens = excluded.cache_read_tokens,
       cache_write_tokens = excluded.cache_write_tokens,
-      ts = coalesce(excluded.ts, ts), origin = excluded.origin";
+      ts = coalesce(excluded.ts, ts), origin = excluded.origin
+    WHERE (excluded.ts IS NULL OR ts IS NULL OR excluded.ts >= ts)
+      AND (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+        IS NOT (excluded.input_tokens, excluded.output_tokens, excluded.cache_read_tokens,
+                excluded.cache_write_tokens)";
 
 /// Keeps `total`, an agent's total of `session` (per model, or over every model when it names
-/// none), in place of the one read before from the same `source`.
+/// none), in place of the one read before from the same `source`: not in place of a later one
+/// (an older copy of a log read again), and without a write when the figures are the same.
 pub fn replace(
     conn: &Connection,
     session: &str,
@@ -271,6 +276,19 @@ mod tests {
             .unwrap();
         }
         assert_eq!(row(&conn, "copilot-shutdown"), (25, 7, 3, 0, None, None));
+        // An older total (a copy of the log from before) does not take the later one's place.
+        let later = UsageRecord {
+            ts: Some(20),
+            ..total(40)
+        };
+        let older = UsageRecord {
+            ts: Some(10),
+            ..total(30)
+        };
+        for t in [later, older] {
+            replace(&conn, "s", None, Source::CopilotShutdown, &t, "import").unwrap();
+        }
+        assert_eq!(row(&conn, "copilot-shutdown"), (40, 7, 3, 0, None, None));
     }
 
     #[test]

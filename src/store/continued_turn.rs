@@ -57,6 +57,16 @@ const CONTINUE_TURN: &str = "
 
 const RETYPE: &str = "UPDATE events SET hook_type = ?2 WHERE id = ?1";
 
+/// The turn of session ?1 an import made of the message ?2 that carried a Stop hook's reason
+/// (it read the message before the hooks told it was feedback): no hook recorded it.
+const DROP_IMPORTED_FEEDBACK_TURN: &str = "
+    DELETE FROM turns WHERE session_id = ?1 AND imported = 1 AND prompt = ?2";
+
+/// The transcript's note of that turn (dropped first, while the row still names it).
+const DROP_IMPORTED_FEEDBACK_ITEM: &str = "
+    DELETE FROM transcript_items WHERE session_id = ?1 AND kind = 'turn' AND item_id IN
+      (SELECT turn_key FROM turns WHERE session_id = ?1 AND imported = 1 AND prompt = ?2)";
+
 /// What [`continue_blocked_turn`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Continued {
@@ -116,9 +126,16 @@ pub fn continue_blocked_turn(
             feedback.and_then(|(_, _, text)| text.as_deref()),
         ])?;
     }
-    if let Some((id, _, _)) = feedback {
+    if let Some((id, _, text)) = feedback {
         tx.prepare_cached(RETYPE)?
             .execute(params![id, HOOK_FEEDBACK])?;
+        // An import that read the reason's message first made a turn of it: it is none.
+        if let Some(text) = text {
+            tx.prepare_cached(DROP_IMPORTED_FEEDBACK_ITEM)?
+                .execute(params![session, text])?;
+            tx.prepare_cached(DROP_IMPORTED_FEEDBACK_TURN)?
+                .execute(params![session, text])?;
+        }
     }
     Ok(Continued {
         merged: turn.is_some(),

@@ -54,17 +54,30 @@ const NOTE_TURN_ITEM: &str = "
 
 /// The row of session ?1 that holds the turn whose transcript id is ?5, of an agent whose hooks
 /// name no turn ([`crate::model::agents::Profile::turns_by_prompt`]: Gemini CLI, OpenCode):
-/// the row keyed by it, else the hooks' row of its prompt ?2 written around ?3 (the turn's
-/// time) or ?4 (its prompt's), within two minutes, the nearest. Such hooks key a turn by its
-/// Stop event (or, for a turn never answered, by its prompt's event) and give it no
-/// `turn_id`; an import that finds it gives it one.
+/// the row keyed by it, else the hooks' row of its prompt ?2 whose end is within two minutes
+/// of the turn's (?3, its last line's time) or whose prompt event is within two minutes of the
+/// turn's prompt (?4), the nearest. Such hooks key a turn by its Stop event (or, for a turn
+/// never answered, by its prompt's event) and give it no `turn_id`; an import that finds it
+/// gives it one. A turn without a prompt (`store_text = false`) meets none.
 const TURN_ROW_BY_PROMPT: &str = "
-    SELECT turn_key, hook_type FROM turns
-    WHERE session_id = ?1 AND (turn_id = ?5
-      OR (turn_id IS NULL AND imported = 0
-          AND hook_type IN ('Stop', 'StopFailure', 'UserPromptSubmit')
-          AND prompt IS ?2 AND min(abs(ts - ?3), abs(ts - ?4)) <= 120000))
-    ORDER BY turn_id IS NULL, min(abs(ts - ?3), abs(ts - ?4)) LIMIT 1";
+    SELECT turn_key, hook_type FROM (
+      SELECT t.turn_key, t.hook_type, t.turn_id,
+        min(abs(t.ts - ?3), abs(coalesce(
+          (SELECT max(p.ts) FROM events p
+           WHERE p.session_id = t.session_id AND p.hook_type = 'UserPromptSubmit'
+             AND p.prompt = t.prompt
+             AND p.seq <= (SELECT e.seq FROM events e WHERE e.id = t.event_id)),
+          t.ts) - ?4)) AS gap
+      FROM turns t
+      WHERE t.session_id = ?1 AND (t.turn_id = ?5
+        OR (t.turn_id IS NULL AND t.imported = 0 AND ?2 IS NOT NULL AND t.prompt = ?2
+            AND t.hook_type IN ('Stop', 'StopFailure', 'UserPromptSubmit'))))
+    WHERE turn_id = ?5 OR gap <= 120000
+    ORDER BY turn_id IS NULL, gap LIMIT 1";
+
+/// Gives the row (?1 session, ?2 key) the transcript's id ?3 of its turn, when it has none.
+const GIVE_TURN_ID: &str = "
+    UPDATE turns SET turn_id = ?3 WHERE session_id = ?1 AND turn_key = ?2 AND turn_id IS NULL";
 
 /// Whether `agent`'s turns are met by their prompt and time.
 fn by_prompt(agent: Option<&str>) -> bool {
@@ -73,9 +86,11 @@ fn by_prompt(agent: Option<&str>) -> bool {
         .is_some_and(crate::model::agents::Agent::turns_by_prompt)
 }
 
-/// Whether session ?1's hooks recorded ?2 as a Stop hook's reason sent on as a prompt.
+/// Whether session ?1's hooks recorded ?2 as a Stop hook's reason sent on as a prompt,
+/// within two minutes of ?3 (the message's time).
 const HOOK_FEEDBACK_PROMPT: &str = "SELECT 1 FROM events
-    WHERE session_id = ?1 AND hook_type = 'HookFeedback' AND prompt IS ?2";
+    WHERE session_id = ?1 AND hook_type = 'HookFeedback' AND prompt = ?2
+      AND abs(ts - ?3) <= 120000";
 
 /// Writes `row`, the line a hook would have written for a turn read from a transcript (a
 /// synthetic Stop, redacted as capture redacts), as an imported turn of its session; a
@@ -96,31 +111,17 @@ pub fn upsert(
     let hook_type = if subagent { "SubagentStop" } else { "Stop" };
     let mut key = turn_id.to_owned();
     if by_prompt(row.agent.as_deref()) {
-        // A Stop hook's reason Gemini sent on as a message of its own: the hooks recorded it
-        // as the feedback of the turn before (`continued_turn`), no turn of its own.
-        let feedback = conn
-            .prepare_cached(HOOK_FEEDBACK_PROMPT)?
-            .exists(params![session, row.prompt.as_deref()])?;
-        if feedback {
-            return Ok(false);
-        }
         let started = started.unwrap_or(ts);
-        let found: Option<(String, String)> = conn
-            .prepare_cached(TURN_ROW_BY_PROMPT)?
-            .query_row(
-                params![session, row.prompt.as_deref(), ts, started, turn_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        match found {
-            // A turn the hooks recorded as failed, or as interrupted from its prompt alone:
-            // theirs as it is.
-            Some((found, kind)) if kind != hook_type => {
+        match meet_hooks_row(conn, session, turn_id, row.prompt.as_deref(), (ts, started))? {
+            Meeting::Feedback | Meeting::Unknowable => return Ok(false),
+            Meeting::Theirs(found) => {
+                conn.prepare_cached(GIVE_TURN_ID)?
+                    .execute(params![session, found, turn_id])?;
                 note_item(conn, (session, &found), row, started, subagent)?;
                 return Ok(false);
             }
-            Some((found, _)) => key = found,
-            None => {}
+            Meeting::Same(found) => key = found,
+            Meeting::None => {}
         }
     }
     conn.prepare_cached(UPSERT_IMPORTED_TURN)?.execute(params![
@@ -141,6 +142,51 @@ pub fn upsert(
     ])?;
     note_item(conn, (session, &key), row, started.unwrap_or(ts), subagent)?;
     Ok(true)
+}
+
+/// What an imported turn of an agent whose hooks name no turn is to the hooks' rows.
+enum Meeting {
+    /// The row keyed so holds it: the import fills it in.
+    Same(String),
+    /// The hooks recorded it as failed or interrupted (a row of another kind): kept as it is.
+    Theirs(String),
+    /// The message carried a Stop hook's reason: the hooks made it the turn before's feedback.
+    Feedback,
+    /// It has no prompt (`store_text = false`): nothing could tell it from the hooks' rows.
+    Unknowable,
+    /// No row holds it yet.
+    None,
+}
+
+/// Finds the row of `session` that holds the turn `turn_id` of `prompt`, which ended at the
+/// first time and began at the second ([`TURN_ROW_BY_PROMPT`]).
+fn meet_hooks_row(
+    conn: &Connection,
+    session: &str,
+    turn_id: &str,
+    prompt: Option<&str>,
+    (ts, started): (i64, i64),
+) -> rusqlite::Result<Meeting> {
+    let Some(prompt) = prompt else {
+        return Ok(Meeting::Unknowable);
+    };
+    let feedback = conn
+        .prepare_cached(HOOK_FEEDBACK_PROMPT)?
+        .exists(params![session, prompt, started])?;
+    if feedback {
+        return Ok(Meeting::Feedback);
+    }
+    let found: Option<(String, String)> = conn
+        .prepare_cached(TURN_ROW_BY_PROMPT)?
+        .query_row(params![session, prompt, ts, started, turn_id], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    Ok(match found {
+        Some((key, kind)) if kind == "Stop" => Meeting::Same(key),
+        Some((key, _)) => Meeting::Theirs(key),
+        None => Meeting::None,
+    })
 }
 
 /// Notes turn `key` of `session` as shown by the transcript, begun at `started`.

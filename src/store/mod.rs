@@ -286,6 +286,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0039_agent_totals",
         include_str!("../../migrations/0039_agent_totals.sql"),
     ),
+    (
+        "0040_usage_check_models",
+        include_str!("../../migrations/0040_usage_check_models.sql"),
+    ),
 ];
 
 /// Errors callers branch on.

@@ -75,15 +75,23 @@ const INTERRUPTED_TURN: &str = "
 
 /// The turn of session ?1 an import read from its transcript before the hooks recorded it
 /// (issue 37), of an agent whose hooks name no turn (Gemini CLI, OpenCode), found by what the
-/// hooks know of it: its prompt ?2, and a time ?3 within two minutes of the turn's (its last
-/// line's) or of its prompt's. This is how a hook's row and an imported one become one.
+/// hooks know of it: its prompt ?2, and its end within two minutes of the Stop's time ?3, or
+/// its prompt within two minutes of the prompt event's ?4 (a long turn an import read while it
+/// went on). This is how a hook's row and an imported one become one.
 const IMPORTED_TURN_BY_PROMPT: &str = "
     SELECT t.turn_key FROM turns t
     LEFT JOIN transcript_items i
       ON i.session_id = t.session_id AND i.kind = 'turn' AND i.item_id = t.turn_key
-    WHERE t.session_id = ?1 AND t.imported = 1 AND t.hook_type = 'Stop' AND t.prompt IS ?2
-      AND min(abs(t.ts - ?3), abs(coalesce(i.ts, t.ts) - ?3)) <= 120000
-    ORDER BY min(abs(t.ts - ?3), abs(coalesce(i.ts, t.ts) - ?3)) LIMIT 1";
+    WHERE t.session_id = ?1 AND t.imported = 1 AND t.hook_type = 'Stop'
+      AND ?2 IS NOT NULL AND t.prompt = ?2
+      AND min(abs(t.ts - ?3), abs(coalesce(i.ts, t.ts) - coalesce(?4, ?3))) <= 120000
+    ORDER BY min(abs(t.ts - ?3), abs(coalesce(i.ts, t.ts) - coalesce(?4, ?3))) LIMIT 1";
+
+/// When session ?1's prompt ?2 was submitted last before the event ?3.
+const PROMPT_TIME: &str = "
+    SELECT max(ts) FROM events
+    WHERE session_id = ?1 AND hook_type = 'UserPromptSubmit' AND prompt = ?2
+      AND seq < (SELECT seq FROM events WHERE id = ?3)";
 
 /// A Gemini CLI session's previous prompt (before the event ?2 of session ?1) when no `Stop`
 /// (`AfterAgent`) followed it: its turn was interrupted (Gemini fires no hook for that). An
@@ -97,7 +105,7 @@ const UNANSWERED_PROMPT: &str = "
                 LEFT JOIN transcript_items i
                   ON i.session_id = t.session_id AND i.kind = 'turn' AND i.item_id = t.turn_key
                 WHERE t.session_id = p.session_id AND t.imported = 1 AND t.hook_type = 'Stop'
-                  AND t.prompt IS p.prompt
+                  AND p.prompt IS NOT NULL AND t.prompt = p.prompt
                   AND min(abs(t.ts - p.ts), abs(coalesce(i.ts, t.ts) - p.ts)) <= 120000
                 ORDER BY min(abs(t.ts - p.ts), abs(coalesce(i.ts, t.ts) - p.ts)) LIMIT 1),
                p.id),
@@ -731,11 +739,18 @@ impl<'c> Batch<'c> {
         if !(by_prompt && ends && row.turn_id.is_none()) {
             return Ok(None);
         }
+        let Some(prompt) = row.prompt.as_deref() else {
+            return Ok(None);
+        };
         let ts = row.harvested_turn_ts().unwrap_or(row.ts);
+        let prompted: Option<i64> = self
+            .tx
+            .prepare_cached(PROMPT_TIME)?
+            .query_row(params![session, prompt, row.id.as_ref()], |r| r.get(0))?;
         Ok(self
             .tx
             .prepare_cached(IMPORTED_TURN_BY_PROMPT)?
-            .query_row(params![session, row.prompt.as_deref(), ts], |r| r.get(0))
+            .query_row(params![session, prompt, ts, prompted], |r| r.get(0))
             .optional()?)
     }
 

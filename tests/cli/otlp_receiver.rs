@@ -675,12 +675,42 @@ fn usage_compares_claude_codes_own_figures_with_the_transcripts_count() {
         post(receiver.port, "/v1/logs", PROTOBUF, &haiku, false),
         200
     );
+    let (_, rows) = usage(&[]);
+    let haiku_row = rows
+        .iter()
+        .find(|r| r["model"] == "claude-haiku-4-5")
+        .expect("the side request's model");
+    assert_eq!(haiku_row["verdict"], "not counted", "{rows:?}");
+    // Shown, not failed on: no transcript shows such requests.
+    assert_eq!(usage(&["--check"]).0, Some(0));
+
+    // A request of the transcript's model that the transcript does not show: its figures
+    // differ, and `--check` fails on them.
+    let mut again = ExportLogsServiceRequest::decode(&logs[..]).unwrap();
+    let records = &mut again.resource_logs[0].scope_logs[0].log_records;
+    records.remove(0);
+    records[0].time_unix_nano += 1_000_000;
+    let again = again.encode_to_vec();
+    assert_eq!(
+        post(receiver.port, "/v1/logs", PROTOBUF, &again, false),
+        200
+    );
     let (code, rows) = usage(&["--check"]);
-    assert_eq!(code, Some(1));
+    assert_eq!(code, Some(1), "{:?}", usage(&[]).1);
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(
-        (rows[0]["model"].as_str(), rows[0]["verdict"].as_str()),
-        (Some("claude-haiku-4-5"), Some("not counted"))
+        (
+            rows[0]["source"].as_str(),
+            rows[0]["verdict"].as_str(),
+            rows[0]["output_tokens"].as_i64(),
+            rows[0]["agent_output_tokens"].as_i64()
+        ),
+        (
+            Some("claude-otlp-requests"),
+            Some("differs"),
+            Some(345),
+            Some(690)
+        )
     );
 
     // Cumulative: each point is its series' running total; a new series (a restarted

@@ -936,7 +936,8 @@ fn telemetry_agrees(claude: &Path, temporality: &str) {
     assert_eq!(series != json!(0), temporality == "cumulative", "{ctx}");
 
     let sum = |f: fn(&Usage) -> u64| -> u64 { steps.iter().map(|&n| f(&Usage::of_step(n))).sum() };
-    let rows = world.cmstore_ok(&["usage", "--check", "--format", "json"]);
+    // Named: a session active in the last 10 minutes is otherwise left to settle.
+    let rows = world.cmstore_ok(&["usage", "--check", "--session", &id, "--format", "json"]);
     assert_eq!(rows.trim(), "[]", "nothing disagrees\n{ctx}");
     let rows: Value =
         serde_json::from_str(&world.cmstore_ok(&["usage", "--format", "json"])).unwrap();

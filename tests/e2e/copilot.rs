@@ -468,9 +468,9 @@ fn copilot_usage_is_the_mocks_numbers_once_per_response() {
         ],
         "{ctx}"
     );
-    let disagreeing = s
-        .world
-        .cmstore_ok(&["usage", "--check", "--format", "json"]);
+    // Named: a session active in the last 10 minutes is otherwise left to settle.
+    let args = ["usage", "--check", "--session", &s.id, "--format", "json"];
+    let disagreeing = s.world.cmstore_ok(&args);
     assert_eq!(disagreeing.trim(), "[]", "{ctx}");
 }
 

@@ -500,6 +500,18 @@ fn gemini_usage_is_the_mocks_numbers_once_per_response() {
 /// as the turn's feedback, one prompt counted.
 #[test]
 fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
+    blocked_turn(false);
+}
+
+/// [`a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked`], the chat imported
+/// before the hooks' lines are ingested: the import makes a turn of the reason's message too,
+/// which the hooks' record of it as feedback drops.
+#[test]
+fn a_blocked_gemini_turn_imported_before_its_hooks_is_one_turn() {
+    blocked_turn(true);
+}
+
+fn blocked_turn(import_first: bool) {
     let Some(gemini) = gemini() else { return };
     let world = World::new();
     let handler = json!({"type": "command", "command": world.block_once_hook(),
@@ -514,6 +526,14 @@ fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
     let cmd = gemini_command(&world, &gemini, &mock, "fix the build");
     let run = harness::spawn(&world, "gemini", cmd).wait(AGENT_TIMEOUT);
     run.assert_ok();
+    if import_first {
+        world.cmstore_ok(&["import", chats(&world).to_str().unwrap()]);
+        assert_eq!(
+            world.scalar("select count(*) from turns where imported = 1"),
+            json!(2),
+            "the import reads the reason's message as a turn"
+        );
+    }
     world.ingest();
     let context = format!("queue:\n{}\nstderr: {}", world.queue_text(), run.stderr);
     assert!(world.blocked_once(), "the hook blocked once\n{context}");
@@ -523,11 +543,12 @@ fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
         ))
     };
     assert_eq!(count("Stop"), json!(2), "{context}");
-    let turns = world.query("select prompt, response, feedback, outcome from turns");
+    let turns = world.query("select prompt, response, feedback, outcome, imported from turns");
     assert_eq!(turns.len(), 1, "{turns:?}\n{context}");
     assert_eq!(turns[0]["prompt"], "fix the build", "{context}");
     assert_eq!(turns[0]["feedback"], "2 tests fail", "{context}");
     assert_eq!(turns[0]["outcome"], Value::Null, "{context}");
+    assert_eq!(turns[0]["imported"], json!(0), "{context}");
     assert_eq!(count("UserPromptSubmit"), json!(1), "{context}");
     assert_eq!(
         world.scalar("select prompts from sessions"),
@@ -538,7 +559,7 @@ fn a_blocking_after_agent_hook_continues_the_gemini_turn_it_blocked() {
     // the turn and adds none for the reason.
     let sql = "select turn_key, prompt, response, feedback, outcome, imported from turns";
     let by_hooks = world.query(sql);
-    world.cmstore_ok(&["import", chats(&world).to_str().unwrap()]);
+    world.cmstore_ok(&["import", "--again", chats(&world).to_str().unwrap()]);
     harness::assert_import_changed_no_turn(&world, (sql, &by_hooks), &context);
 }
 

@@ -875,6 +875,9 @@ fn import_opencode_store(
                 by_session.entry(session).or_default().push(r.clone());
             }
         }
+        // One transaction for the store's sessions (a following ingest reads it again at
+        // every look: an unchanged total is not written).
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         for (session, total) in totals {
             if [
                 total.input,
@@ -887,7 +890,7 @@ fn import_opencode_store(
             }
             let source = store::agent_totals::Source::OpencodeSession;
             store::agent_totals::replace(
-                conn,
+                &tx,
                 &session,
                 Some("opencode"),
                 source,
@@ -898,6 +901,7 @@ fn import_opencode_store(
                 stats.check("OpenCode", &session, counted, &[total]);
             }
         }
+        tx.commit()?;
     }
     let mut sessions = HashMap::new();
     write_batch(

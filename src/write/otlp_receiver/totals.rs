@@ -76,7 +76,12 @@ pub fn of_metric(row: &MetricRow) -> Option<Share> {
         _ => return None,
     }
     let (merge, series) = match sum.cumulative {
-        true => (Merge::Raise, sum.start_nanos.to_string()),
+        // A series is its start and its attributes: two that started together (or name no
+        // start) are summed, not taken for one.
+        true => (
+            Merge::Raise,
+            format!("{}:{}", sum.start_nanos, digest(&row.attributes)),
+        ),
         false => (Merge::Add, String::new()),
     };
     Some(Share {
@@ -88,6 +93,15 @@ pub fn of_metric(row: &MetricRow) -> Option<Share> {
         merge,
         ts: row.ts,
     })
+}
+
+/// A short, stable digest of a point's attributes (SHA-256's first 8 bytes, in hex).
+fn digest(attributes: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(attributes.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn attributes(json: &str) -> Option<Map<String, Value>> {
@@ -180,9 +194,7 @@ mod tests {
              "startTimeUnixNano":"1000","timeUnixNano":"2000000","asInt":"40"}]}}]}]}]}"#;
         let decoded = decode(Signal::Metrics, Format::Json, body).unwrap();
         let share = of_metric(&decoded.metrics[0]).unwrap();
-        assert_eq!(
-            (share.merge, share.series.as_str(), share.figures.output),
-            (Merge::Raise, "1000", 40)
-        );
+        assert_eq!((share.merge, share.figures.output), (Merge::Raise, 40));
+        assert!(share.series.starts_with("1000:"), "{}", share.series);
     }
 }
