@@ -198,7 +198,7 @@ pub enum Command {
     Capture(cmd::capture::Args),
     /// Mirror the queue into the database, exactly once per line (follows until Ctrl-C)
     Ingest(cmd::ingest::Args),
-    /// Read existing transcripts into the store: token usage, and Claude Code's turns and tool calls (idempotent: run twice, same rows)
+    /// Read existing transcripts into the store: whole sessions (turns, tool calls) and token usage (idempotent: run twice, same rows)
     Import(cmd::import::Args),
     /// Run one read-only SQL statement against the store and print the rows
     Query(cmd::query::Args),

@@ -1,4 +1,4 @@
-//! `cmstore import`: existing transcripts into the store (their usage; a Claude Code session's
+//! `cmstore import`: existing transcripts into the store (their usage, and their sessions'
 //! turns and tool calls), idempotently (run twice, same rows), streaming, with a progress bar
 //! on a terminal. The work is in
 //! [`crate::write::import`].

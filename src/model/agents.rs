@@ -508,7 +508,7 @@ pub const PROFILES: [Profile; 11] = [
             files: CLINE_EVENTS,
             events: CLINE_EVENTS,
         }),
-        turns_by_prompt: false,
+        turns_by_prompt: true,
     },
     Profile {
         agent: Agent::Unknown,

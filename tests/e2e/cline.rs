@@ -154,9 +154,14 @@ fn cline_events_tool_calls_turn_and_usage_are_what_it_did() {
         })
         .collect();
     assert_eq!(usage, expected, "{ctx}");
-    // `cmstore import` of Cline's sessions finds the same calls under the same keys.
+    // `cmstore import` of Cline's sessions finds the same calls under the same keys, and the
+    // turn the hooks recorded (met by its prompt and time: Cline's hooks name no turn).
+    let turns = "SELECT session_id, turn_key, hook_type, prompt, response, outcome, imported \
+                 FROM turns ORDER BY session_id, turn_key";
+    let by_hooks = s.query(turns);
     let sessions = s.world.home().join(".cline/data/sessions");
     s.world.cmstore_ok(&["import", sessions.to_str().unwrap()]);
+    harness::assert_import_changed_no_turn(&s.world, (turns, &by_hooks), &ctx);
     let again = s.query(
         "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens \
          FROM usage WHERE session_id = :sid ORDER BY cache_read_tokens",

@@ -150,6 +150,17 @@ fn totals_of(usage: &Value) -> Option<UsageRecord> {
     .filter(|t| t.input + t.output + t.cache_read + t.cache_write > 0)
 }
 
+/// The `messages` of the session transcript at `path` (none when it cannot be read).
+pub fn messages(path: &Path) -> Vec<Value> {
+    match read_json(path) {
+        Some(Value::Object(mut doc)) => match doc.remove("messages") {
+            Some(Value::Array(messages)) => messages,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
 fn read_json(path: &Path) -> Option<Value> {
     let len = std::fs::metadata(path).ok()?.len();
     if len > MAX_TRANSCRIPT_BYTES {

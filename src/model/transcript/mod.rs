@@ -15,6 +15,7 @@
 
 mod claude;
 pub mod claude_fast;
+pub mod cline;
 mod codex;
 pub mod codex_items;
 pub mod codex_turns;

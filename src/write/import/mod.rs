@@ -546,7 +546,7 @@ fn import_file(
         return import_opencode_store(conn, path, config, stats, progress);
     }
     if format == Format::Cline {
-        return import_cline_session(conn, path, stats, progress);
+        return import_cline_session(conn, path, config, stats, progress);
     }
     let mut reader = open_lines(path, copied.is_some()).map_err(read_error)?;
     let name = named.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -937,6 +937,7 @@ fn import_opencode_store(
 fn import_cline_session(
     conn: &mut Connection,
     path: &Path,
+    config: &Config,
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
 ) -> Result<Kind, Error> {
@@ -948,8 +949,37 @@ fn import_cline_session(
         store::agent_totals::replace(conn, &session, Some("cline"), source, &total, "import")?;
         stats.check("Cline", &session, &run.usage, &[total]);
     }
-    let file = (Format::Cline, &Some(session));
-    write_whole_file(conn, run.usage, file, run.cwd, stats)?;
+    // Its turns, met with the hooks' by their prompts (Cline's hooks name no turn).
+    let messages = cline_session::messages(path);
+    let read: Vec<ReadTurn> = crate::model::transcript::cline::turns(&messages, &session)
+        .into_iter()
+        .map(|(session, turn, started)| ReadTurn::new(session, turn, started))
+        .collect();
+    let mut sessions = HashMap::new();
+    write_batch(
+        conn,
+        run.usage,
+        (Format::Cline, &Some(session.clone())),
+        &mut sessions,
+        stats,
+    )?;
+    let cwds: HashMap<String, String> = run
+        .cwd
+        .iter()
+        .map(|cwd| (session.clone(), cwd.clone()))
+        .collect();
+    write_turns(
+        conn,
+        config,
+        read,
+        (path, Format::Cline, false, &cwds),
+        &mut sessions,
+        stats,
+    )?;
+    for seen in sessions.values_mut() {
+        seen.cwd.clone_from(&run.cwd);
+    }
+    write_sessions(conn, Format::Cline.agent(), sessions)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
@@ -976,23 +1006,6 @@ fn file_len(path: &Path) -> Result<u64, Error> {
             path: path.to_path_buf(),
             source,
         })
-}
-
-/// The records of a file read whole (a JSON chat, a Droid session), and the sessions they
-/// name with the file's working directory.
-fn write_whole_file(
-    conn: &mut Connection,
-    records: Vec<UsageRecord>,
-    (format, fallback): (Format, &Option<String>),
-    cwd: Option<String>,
-    stats: &mut Stats,
-) -> Result<(), Error> {
-    let mut sessions = HashMap::new();
-    write_batch(conn, records, (format, fallback), &mut sessions, stats)?;
-    for seen in sessions.values_mut() {
-        seen.cwd.clone_from(&cwd);
-    }
-    write_sessions(conn, format.agent(), sessions)
 }
 
 /// A Qwen Code background subagent's chat (`projects/<project>/subagents/<session>/…`).
