@@ -1568,6 +1568,11 @@ fn opencodes_turns_from_its_store_are_the_hooks_turns_whatever_the_order() {
             1,
             "{what}"
         );
+        // The store's call, by its `callID`: the hooks saw none here (no tool payload sent).
+        assert_eq!(
+            env.int("SELECT missed_tool_calls FROM v_coverage WHERE session_id = 'ses_t'"),
+            1
+        );
         seen.push(rows);
     }
     assert_eq!(seen[0], seen[1], "either order");

@@ -162,6 +162,8 @@ fn cline_events_tool_calls_turn_and_usage_are_what_it_did() {
     let sessions = s.world.home().join(".cline/data/sessions");
     s.world.cmstore_ok(&["import", sessions.to_str().unwrap()]);
     harness::assert_import_changed_no_turn(&s.world, (turns, &by_hooks), &ctx);
+    // Its calls too, by the model's call id, which Cline's hooks send: every one hooked.
+    harness::assert_every_call_hooked(&s, &ctx);
     let again = s.query(
         "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens \
          FROM usage WHERE session_id = :sid ORDER BY cache_read_tokens",

@@ -553,3 +553,17 @@ pub fn assert_import_changed_no_turn(world: &World, (sql, by_hooks): (&str, &[Va
         "{ctx}"
     );
 }
+
+/// Issue 37: every tool call the session's transcript (or store) shows, the hooks recorded by
+/// the same id, and every call the hooks recorded the transcript shows.
+pub fn assert_every_call_hooked(s: &Session, ctx: &str) {
+    let calls = s.query("SELECT count(*) n FROM tool_calls WHERE session_id = :sid");
+    assert_eq!(
+        s.query(
+            "SELECT transcript_tool_calls n, missed_tool_calls missed,
+                    hook_only_tool_calls hook_only FROM v_coverage WHERE session_id = :sid"
+        ),
+        vec![json!({"n": calls[0]["n"], "missed": 0, "hook_only": 0})],
+        "{ctx}"
+    );
+}

@@ -231,6 +231,9 @@ fn opencode_usage_is_the_mocks_numbers_per_response() {
         vec![json!({"keyed": 1, "model": anthropic::MODEL})],
         "{ctx}"
     );
+    // Its calls too, by the `callID` the plugin sends the hooks: every one the store shows
+    // hooked, none the hooks saw missing from it.
+    harness::assert_every_call_hooked(&s, &ctx);
     let after = s.query(
         "SELECT input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, model, \
          cost_usd IS NOT NULL AS priced FROM v_usage WHERE session_id = :sid \

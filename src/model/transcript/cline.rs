@@ -10,6 +10,7 @@
 
 use serde_json::Value;
 
+use super::items::{ToolCallItem, ToolResultItem};
 use super::{Turn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS, MAX_TOOL_OUTPUT_CHARS};
 use crate::model::queue_line::ToolCallRecord;
 use crate::model::shorten::{compact_json, cut_text};
@@ -123,6 +124,45 @@ fn results(turn: &mut Turn, ids: &[String], blocks: &[Value]) {
     }
 }
 
+/// The tool calls the transcript shows (`tool_use` blocks) and their results (`tool_result`
+/// blocks, failed when `is_error`), keyed by the call's id, for coverage.
+pub fn tool_items(messages: &[Value], session: &str) -> (Vec<ToolCallItem>, Vec<ToolResultItem>) {
+    let (mut calls, mut results) = (Vec::new(), Vec::new());
+    for m in messages {
+        let ts = m["ts"].as_i64();
+        for block in m["content"].as_array().into_iter().flatten() {
+            match (m["role"].as_str(), block["type"].as_str()) {
+                (Some("assistant"), Some("tool_use")) => {
+                    let Some(id) = block["id"].as_str() else {
+                        continue;
+                    };
+                    calls.push(ToolCallItem {
+                        id: id.to_owned(),
+                        name: block["name"].as_str().map(str::to_owned),
+                        session_id: Some(session.to_owned()),
+                        ts,
+                        sidechain: false,
+                        input: Some(block["input"].to_string()),
+                    });
+                }
+                (Some("user"), Some("tool_result")) => {
+                    let Some(id) = block["tool_use_id"].as_str() else {
+                        continue;
+                    };
+                    results.push(ToolResultItem {
+                        id: id.to_owned(),
+                        session_id: Some(session.to_owned()),
+                        ts,
+                        failed: block["is_error"] == true,
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+    (calls, results)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +192,15 @@ mod tests {
         assert_eq!(turn.tool_calls.len(), 1, "{:?}", turn.tool_calls);
         assert_eq!(turn.tool_calls[0].tool_name, "run_commands");
         assert_eq!(turn.tool_calls[0].output, "hello-from-mock\n");
+        let (calls, results) = tool_items(messages, "1796632098181_05clx");
+        assert_eq!(
+            (
+                calls.len(),
+                calls[0].id.as_str(),
+                results.len(),
+                results[0].failed
+            ),
+            (1, "toolu_1ad3e81363", 1, false)
+        );
     }
 }

@@ -10,6 +10,7 @@
 
 use serde_json::Value;
 
+use super::items::{ToolCallItem, ToolResultItem};
 use super::{Turn, MAX_TOOL_CALLS, MAX_TOOL_INPUT_CHARS, MAX_TOOL_OUTPUT_CHARS};
 use crate::model::queue_line::ToolCallRecord;
 use crate::model::shorten::{compact_json, cut_text};
@@ -132,6 +133,41 @@ fn answer(turn: &mut Turn, m: &StoredMessage) {
     }
 }
 
+/// The tool calls the stored messages show (their `tool` parts) and how each ended, keyed by
+/// the part's `callID`, which cmstore's plugin sends the hooks as `tool_use_id` (coverage:
+/// what the hooks missed). A call still running has no result; one whose state is `error`
+/// failed.
+pub fn tool_items(messages: &[StoredMessage]) -> (Vec<ToolCallItem>, Vec<ToolResultItem>) {
+    let (mut calls, mut results) = (Vec::new(), Vec::new());
+    for m in messages {
+        for part in m.parts.iter().filter(|p| p["type"] == "tool") {
+            let Some(id) = part["callID"].as_str() else {
+                continue;
+            };
+            let state = &part["state"];
+            let time = &state["time"];
+            calls.push(ToolCallItem {
+                id: id.to_owned(),
+                name: part["tool"].as_str().map(str::to_owned),
+                session_id: Some(m.session.clone()),
+                ts: time["start"].as_i64().or(Some(m.created)),
+                sidechain: false,
+                input: Some(state["input"].to_string()).filter(|_| !state["input"].is_null()),
+            });
+            let status = state["status"].as_str();
+            if matches!(status, Some("completed" | "error")) {
+                results.push(ToolResultItem {
+                    id: id.to_owned(),
+                    session_id: Some(m.session.clone()),
+                    ts: time["end"].as_i64().or(time["start"].as_i64()),
+                    failed: status == Some("error"),
+                });
+            }
+        }
+    }
+    (calls, results)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +261,21 @@ mod tests {
                 input: r#"{"command":"ls"}"#.into(),
                 output: "a\nb".into()
             }]
+        );
+        let (calls, results) = tool_items(&messages);
+        assert_eq!(
+            calls
+                .iter()
+                .map(|c| (c.id.as_str(), c.name.as_deref(), c.input.as_deref()))
+                .collect::<Vec<_>>(),
+            [("c1", Some("bash"), Some(r#"{"command":"ls"}"#))]
+        );
+        assert_eq!(
+            results
+                .iter()
+                .map(|r| (r.id.as_str(), r.failed))
+                .collect::<Vec<_>>(),
+            [("c1", false)]
         );
         let second = &got[1].1;
         assert_eq!(

@@ -920,6 +920,10 @@ fn import_opencode_store(
         .into_iter()
         .map(|(session, turn, started)| ReadTurn::new(session, turn, started))
         .collect();
+    // And its calls, by the ids the plugin sends the hooks (coverage).
+    let shown = crate::model::transcript::opencode::tool_items(&messages);
+    let redactor = Redactor::new(&config.redact);
+    items::write(conn, shown, &redactor, (Format::Opencode.agent(), &None))?;
     let file = (path, Format::Opencode, false, &cwds);
     write_turns(conn, config, read, file, &mut sessions, stats)?;
     for (session, seen) in sessions.iter_mut() {
@@ -955,6 +959,10 @@ fn import_cline_session(
         .into_iter()
         .map(|(session, turn, started)| ReadTurn::new(session, turn, started))
         .collect();
+    // And its calls, by the model's call ids (coverage).
+    let shown = crate::model::transcript::cline::tool_items(&messages, &session);
+    let redactor = Redactor::new(&config.redact);
+    items::write(conn, shown, &redactor, (Format::Cline.agent(), &None))?;
     let mut sessions = HashMap::new();
     write_batch(
         conn,
