@@ -46,7 +46,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let (columns, mut rows) = usage_check::fetch(&db, &filters)?;
     let named = args.session.is_some();
-    let failing = |row: &[Value]| usage_check::disagrees(&columns, row, now, named);
+    let latest = usage_check::latest_figures(&columns, &rows);
+    let failing = |row: &[Value]| usage_check::disagrees(&columns, row, now, named, &latest);
     let (sessions, disagreeing) = usage_check::tally(&columns, &rows, failing);
     if args.check {
         rows.retain(|row| failing(row));

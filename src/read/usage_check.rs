@@ -37,17 +37,43 @@ pub fn fetch(
     report::fetch(db, &sql, &params)
 }
 
-/// Whether `row` (of `columns`) is one of [`DISAGREEING`] and settled: its latest figure is
-/// older than [`SETTLING_MS`] before `now`, or its session was `named` (`--session`).
-pub fn disagrees(columns: &[String], row: &[Value], now: i64, named: bool) -> bool {
+/// Each session's latest figure of its agent (epoch ms), over every row of it in `rows`.
+pub fn latest_figures(
+    columns: &[String],
+    rows: &[Vec<Value>],
+) -> std::collections::HashMap<String, i64> {
+    let at = |name: &str| columns.iter().position(|c| c == name);
+    let mut latest = std::collections::HashMap::new();
+    let (Some(session), Some(ts)) = (at("session_id"), at("agent_ts")) else {
+        return latest;
+    };
+    for row in rows {
+        if let (Value::Text(id), Value::Integer(ts)) = (&row[session], &row[ts]) {
+            let seen = latest.entry(id.clone()).or_insert(*ts);
+            *seen = (*seen).max(*ts);
+        }
+    }
+    latest
+}
+
+/// Whether `row` (of `columns`) is one of [`DISAGREEING`] and settled: its session's latest
+/// figure (`latest`, [`latest_figures`]) is older than [`SETTLING_MS`] before `now`, or its
+/// session was `named` (`--session`).
+pub fn disagrees(
+    columns: &[String],
+    row: &[Value],
+    now: i64,
+    named: bool,
+    latest: &std::collections::HashMap<String, i64>,
+) -> bool {
     let at = |name: &str| columns.iter().position(|c| c == name).map(|i| &row[i]);
     let verdict =
         matches!(at("verdict"), Some(Value::Text(v)) if DISAGREEING.contains(&v.as_str()));
-    let settled = named
-        || match at("agent_ts") {
-            Some(Value::Integer(ts)) => now - ts >= SETTLING_MS,
-            _ => true,
-        };
+    let session_ts = match at("session_id") {
+        Some(Value::Text(id)) => latest.get(id).copied(),
+        _ => None,
+    };
+    let settled = named || session_ts.is_none_or(|ts| now - ts >= SETTLING_MS);
     verdict && settled
 }
 

@@ -57,15 +57,18 @@ const CONTINUE_TURN: &str = "
 
 const RETYPE: &str = "UPDATE events SET hook_type = ?2 WHERE id = ?1";
 
-/// The turn of session ?1 an import made of the message ?2 that carried a Stop hook's reason
-/// (it read the message before the hooks told it was feedback): no hook recorded it.
+/// The turn of session ?1 an import made of the message ?2 that carried a Stop hook's reason,
+/// sent at ?3 (it read the message before the hooks told it was feedback): no hook recorded
+/// it. Within two minutes of the reason's event, as turns are met by their prompts.
 const DROP_IMPORTED_FEEDBACK_TURN: &str = "
-    DELETE FROM turns WHERE session_id = ?1 AND imported = 1 AND prompt = ?2";
+    DELETE FROM turns WHERE session_id = ?1 AND imported = 1 AND prompt = ?2
+      AND abs(ts - ?3) <= 120000";
 
 /// The transcript's note of that turn (dropped first, while the row still names it).
 const DROP_IMPORTED_FEEDBACK_ITEM: &str = "
     DELETE FROM transcript_items WHERE session_id = ?1 AND kind = 'turn' AND item_id IN
-      (SELECT turn_key FROM turns WHERE session_id = ?1 AND imported = 1 AND prompt = ?2)";
+      (SELECT turn_key FROM turns WHERE session_id = ?1 AND imported = 1 AND prompt = ?2
+         AND abs(ts - ?3) <= 120000)";
 
 /// What [`continue_blocked_turn`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -130,11 +133,12 @@ pub fn continue_blocked_turn(
         tx.prepare_cached(RETYPE)?
             .execute(params![id, HOOK_FEEDBACK])?;
         // An import that read the reason's message first made a turn of it: it is none.
-        if let Some(text) = text {
+        if let (true, Some(text)) = (merge, text) {
+            let at = feedback.map(|(_, ts, _)| *ts);
             tx.prepare_cached(DROP_IMPORTED_FEEDBACK_ITEM)?
-                .execute(params![session, text])?;
+                .execute(params![session, text, at])?;
             tx.prepare_cached(DROP_IMPORTED_FEEDBACK_TURN)?
-                .execute(params![session, text])?;
+                .execute(params![session, text, at])?;
         }
     }
     Ok(Continued {

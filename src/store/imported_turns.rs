@@ -57,8 +57,9 @@ const NOTE_TURN_ITEM: &str = "
 /// the row keyed by it, else the hooks' row of its prompt ?2 whose end is within two minutes
 /// of the turn's (?3, its last line's time) or whose prompt event is within two minutes of the
 /// turn's prompt (?4), the nearest. Such hooks key a turn by its Stop event (or, for a turn
-/// never answered, by its prompt's event) and give it no `turn_id`; an import that finds it
-/// gives it one. A turn without a prompt (`store_text = false`) meets none.
+/// never answered, by its prompt's event; Cline a cancelled run by the run's id) and give it
+/// no `turn_id` of the transcript's; an import that finds it gives it one where it has none.
+/// A turn without a prompt (`store_text = false`) meets none.
 const TURN_ROW_BY_PROMPT: &str = "
     SELECT turn_key, hook_type FROM (
       SELECT t.turn_key, t.hook_type, t.turn_id,
@@ -70,10 +71,10 @@ const TURN_ROW_BY_PROMPT: &str = "
           t.ts) - ?4)) AS gap
       FROM turns t
       WHERE t.session_id = ?1 AND (t.turn_id = ?5
-        OR (t.turn_id IS NULL AND t.imported = 0 AND ?2 IS NOT NULL AND t.prompt = ?2
-            AND t.hook_type IN ('Stop', 'StopFailure', 'UserPromptSubmit'))))
+        OR (t.imported = 0 AND ?2 IS NOT NULL AND t.prompt = ?2
+            AND t.hook_type IN ('Stop', 'StopFailure', 'UserPromptSubmit', 'Interrupt'))))
     WHERE turn_id = ?5 OR gap <= 120000
-    ORDER BY turn_id IS NULL, gap LIMIT 1";
+    ORDER BY turn_id IS NOT ?5, gap LIMIT 1";
 
 /// Gives the row (?1 session, ?2 key) the transcript's id ?3 of its turn, when it has none.
 const GIVE_TURN_ID: &str = "

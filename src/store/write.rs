@@ -695,11 +695,11 @@ impl<'c> Batch<'c> {
     }
 
     fn upsert_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+        // An imported row found first: the hooks' turn ids of these agents are no transcript's.
         let imported = self.imported_turn_by_prompt(row, session)?;
-        let key = row
-            .turn_id
+        let key = imported
             .as_deref()
-            .or(imported.as_deref())
+            .or(row.turn_id.as_deref())
             .unwrap_or(row.id.as_ref());
         execute_bound!(&mut self.upsert_turn;
             session,
@@ -736,7 +736,7 @@ impl<'c> Batch<'c> {
             .and_then(crate::model::agents::Agent::from_flag)
             .is_some_and(crate::model::agents::Agent::turns_by_prompt);
         let ends = matches!(row.kind, Some(HookType::Stop | HookType::StopFailure));
-        if !(by_prompt && ends && row.turn_id.is_none()) {
+        if !(by_prompt && ends) {
             return Ok(None);
         }
         let Some(prompt) = row.prompt.as_deref() else {

@@ -219,4 +219,11 @@ fn a_cline_call_the_gate_denies_never_runs() {
         [json!({"prompt": "one step", "outcome": "interrupted"})],
         "{context}"
     );
+    // Issue 37: the cancelled run's turn, which the hooks keyed by the run's id, is the one an
+    // import of Cline's sessions reads (met by its prompt and time): none added.
+    let sql = "SELECT turn_key, prompt, outcome, imported FROM turns";
+    let by_hooks = world.query(sql);
+    let sessions = world.home().join(".cline/data/sessions");
+    world.cmstore_ok(&["import", sessions.to_str().unwrap()]);
+    harness::assert_import_changed_no_turn(&world, (sql, &by_hooks), &context);
 }
