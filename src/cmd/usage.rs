@@ -58,6 +58,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         true => {
             sink.table.plain = true;
             sink.table.right = usage_check::READABLE_RIGHT;
+            sink.table.cuttable = usage_check::READABLE_CUTTABLE;
             let headers = usage_check::READABLE_COLUMNS.iter().map(|c| c.to_string());
             let all_ids = sessions::all_ids(&db)?;
             (

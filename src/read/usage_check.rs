@@ -98,22 +98,17 @@ pub fn tally(
 }
 
 /// The readable table's headers.
+/// (The source names the agent: `copilot-shutdown`, `claude-otlp-requests`; the machine
+/// formats have `agent` too.)
 pub const READABLE_COLUMNS: &[&str] = &[
-    "session",
-    "agent",
-    "says",
-    "model",
-    "verdict",
-    "responses",
-    "input",
-    "output",
-    "cache read",
-    "cache write",
-    "cost",
+    "session", "says", "model", "verdict", "resp", "input", "output", "cache r", "cache w", "cost",
 ];
 
 /// The readable table's columns that hold figures, right-aligned: those after `verdict`.
-pub const READABLE_RIGHT: &[&str] = READABLE_COLUMNS.split_at(5).1;
+pub const READABLE_RIGHT: &[&str] = READABLE_COLUMNS.split_at(4).1;
+
+/// The columns a narrow terminal may cut: never a figure (a difference is `ours ≠ theirs`).
+pub const READABLE_CUTTABLE: &[&str] = &["says", "model"];
 
 /// The readable rows of `rows`: counts as `12.3k`, and where the agent's figure differs from
 /// cmstore's, `cmstore ≠ agent` (`12.3k ≠ 12.5k`); a session as its shortest unique prefix
@@ -170,7 +165,6 @@ pub fn readable(columns: &[String], rows: &[Vec<Value>], all_ids: &[String]) -> 
             );
             [
                 short,
-                text("agent"),
                 text("source"),
                 human::model(&text("model")).to_string(),
                 text("verdict"),
