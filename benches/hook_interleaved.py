@@ -12,7 +12,10 @@ opencode:NAME, the payload cmstore's OpenCode plugin sent in a real run
 (tests/fixtures/payloads/opencode-1.18-NAME.json: tool-execute-before-bash,
 tool-execute-after-bash, message-updated, …), as the plugin runs it (`--agent opencode`);
 and cline:NAME, a payload of Cline 3.0.65 (tests/fixtures/payloads/cline-3.0.65-NAME.json:
-pre-tool-use, post-tool-use, …), as cmstore's hook script runs it (`--agent cline`).
+pre-tool-use, post-tool-use, …), as cmstore's hook script runs it (`--agent cline`); and
+windsurf:NAME, a payload Devin Desktop's Cascade logged
+(tests/fixtures/payloads/windsurf-devin-2026-06-NAME.json: pre-run-command, post-write-code,
+pre-user-prompt, …), as its installed hook runs it (`--agent windsurf`; it prints nothing).
 
 Usage: [HOOK_EVENT=…] hook_interleaved.py ROUNDS BIN... (the last is the baseline)
 """
@@ -49,7 +52,7 @@ if event.startswith("cursor:"):
     event = "cursor-" + name
 fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
                         "payloads")
-for agent, version in [("opencode", "1.18"), ("cline", "3.0.65")]:
+for agent, version in [("opencode", "1.18"), ("cline", "3.0.65"), ("windsurf", "devin-2026-06")]:
     if event.startswith(agent + ":"):
         name = event.split(":", 1)[1]
         payload = open(os.path.join(fixtures, f"{agent}-{version}-{name}.json"), "rb").read()

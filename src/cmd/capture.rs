@@ -2,7 +2,8 @@
 //!
 //! Reads the event on stdin, appends its queue line(s) in one locked write, and prints the one
 //! JSON object the agent expects. It never opens the database and never fails the agent: any
-//! internal problem becomes a note in the debug log, and the exit code is always 0.
+//! internal problem becomes a note in the debug log, and the exit code is 0 unless the hook
+//! deliberately refuses an action of an agent that reads only the exit code (Windsurf: 2).
 //!
 //! This file is the shell: stdin, the clock, the transcript cursor, the append, the cursor's
 //! save and the reply's files. What an event records is decided by the planner in
@@ -28,7 +29,7 @@ use crate::model::queue_line::usage::UsageRecord;
 use crate::model::queue_line::QueueEntry;
 use crate::model::redact::Redactor;
 use crate::model::transcript::{codex_exit_code, FinalTurn, Turn};
-use crate::model::wire::reply;
+use crate::model::wire::{reply, Agent};
 
 /// Largest payload read from stdin; the rest is drained and the entry marked `truncated`.
 pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
@@ -40,7 +41,7 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
     /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
-    /// opencode, cline or auto (sniffed from the payload)
+    /// opencode, cline, windsurf or auto (sniffed from the payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none
@@ -48,7 +49,8 @@ pub struct Args {
     pub event: Option<String>,
 }
 
-/// Runs the hook. Always exits 0: a failing hook would break the agent.
+/// Runs the hook. Exits 0, or 2 when it refuses an action of an agent that reads only the exit
+/// code ([`reply::deliver`]): a failing hook would break the agent.
 pub fn run(paths: &Paths, args: Args) -> ExitCode {
     let started = Instant::now();
     let (config, problems) = Config::load_for(paths);
@@ -57,7 +59,8 @@ pub fn run(paths: &Paths, args: Args) -> ExitCode {
     for problem in &problems {
         log.note(|| format!("config: {problem}"));
     }
-    let reply = panic::catch_unwind(AssertUnwindSafe(|| {
+    let flagged = Agent::from_flag(&args.agent).unwrap_or(Agent::Unknown);
+    let (reply, agent) = panic::catch_unwind(AssertUnwindSafe(|| {
         capture(
             paths,
             &config,
@@ -67,12 +70,18 @@ pub fn run(paths: &Paths, args: Args) -> ExitCode {
             &mut log,
         )
     }))
-    .unwrap_or_else(|_| reply::empty());
-    let mut stdout = io::stdout().lock();
-    // A closed stdout is the agent's business; nothing useful can be done about it here.
-    let _ = writeln!(stdout, "{reply}").and_then(|()| stdout.flush());
+    .unwrap_or_else(|_| (reply::empty(), flagged));
+    let delivery = reply::deliver(agent, &reply);
+    // A closed stdout or stderr is the agent's business; nothing useful can be done here.
+    if let Some(line) = &delivery.stdout {
+        let mut stdout = io::stdout().lock();
+        let _ = writeln!(stdout, "{line}").and_then(|()| stdout.flush());
+    }
+    if let Some(line) = &delivery.stderr {
+        let _ = writeln!(io::stderr().lock(), "{line}");
+    }
     log.flush();
-    ExitCode::SUCCESS
+    ExitCode::from(delivery.exit_code)
 }
 
 /// What was read from stdin.
@@ -104,7 +113,7 @@ pub fn read_payload(mut reader: impl Read, limit: usize) -> io::Result<StdinPayl
 }
 
 /// One hook run, in named steps: read stdin, plan, read the transcript, finish the plan,
-/// append, save the cursor. Returns the reply to print.
+/// append, save the cursor. Returns the reply to give and the agent it is for.
 fn capture(
     paths: &Paths,
     config: &Config,
@@ -112,8 +121,11 @@ fn capture(
     args: &Args,
     started: Instant,
     log: &mut DebugLog,
-) -> Value {
+) -> (Value, Agent) {
     let input = read_stdin(log);
+    let cwd = std::env::current_dir()
+        .ok()
+        .map(|dir| dir.display().to_string());
     let hook = Hook {
         bytes: &input.bytes,
         total_len: input.total_len,
@@ -121,10 +133,13 @@ fn capture(
         event: args.event.as_deref(),
         now_ms: chrono::Utc::now().timestamp_millis(),
         config_error,
+        cwd: cwd.as_deref(),
     };
     let Some(mut plan) = capture::prepare(&hook, config, log) else {
-        return reply::empty();
+        let agent = Agent::from_flag(&args.agent).unwrap_or(Agent::Unknown);
+        return (reply::empty(), agent);
     };
+    let agent = plan.agent();
     read_rollout_exit_code(&mut plan, log);
     read_cline_run(&mut plan, log);
     if plan.budget_due() {
@@ -201,7 +216,7 @@ fn capture(
         None => Vec::new(),
     };
     detach_checks(paths, detached, log);
-    reply
+    (reply, agent)
 }
 
 /// Applies the `[budget]` limits to the event by the spend file (a missing or unreadable one
@@ -250,7 +265,9 @@ fn enforce_checks(
                 record.duration_ms
             )
         });
-        record.blocked = record.failed() && pending.agent != crate::model::wire::Agent::Cursor;
+        // Cursor reads the feedback as context only; Windsurf reads none.
+        record.blocked =
+            record.failed() && !matches!(pending.agent, Agent::Cursor | Agent::Windsurf);
         records.push(record.clone());
         let now = chrono::Utc::now().timestamp_millis();
         entries.push(checks::result_entry(job, record, now));

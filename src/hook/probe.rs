@@ -49,6 +49,14 @@ pub fn probe(agent: Agent, session: &str, cwd: &str, now_ms: i64) -> Probe {
                    "sessionContext": {"rootSessionId": session}, "workspaceRoots": [cwd],
                    "clineVersion": "", "taskStart": {"taskMetadata": {}}}),
         ),
+        // Windsurf has no session start: a file read's end, which nothing refuses
+        // (docs/agents.md, "Windsurf").
+        Agent::Windsurf => (
+            "post_read_code",
+            json!({"agent_action_name": "post_read_code", "trajectory_id": session,
+                   "execution_id": format!("doctor-{now_ms}"), "model_name": "",
+                   "tool_info": {"file_path": cwd}}),
+        ),
         // What cmstore's OpenCode plugin sends at a session's start.
         Agent::Opencode => (
             "session.created",

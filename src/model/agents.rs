@@ -35,6 +35,9 @@ pub enum Agent {
     /// Cline's CLI (npm `cline`, 3.x): a hook script per event in a hooks folder, payloads of
     /// its own (`hookName`, `sessionContext`, `tool_call`, `tool_result`).
     Cline,
+    /// Windsurf's Cascade (Devin Desktop): twelve snake_case actions of its own
+    /// (`agent_action_name`, `tool_info`), no call ids, a deny by exit code 2.
+    Windsurf,
     /// A payload no dialect recognised.
     Unknown,
 }
@@ -65,6 +68,21 @@ pub struct Profile {
     /// both an import and the hooks recorded is met by its prompt and time
     /// (`store::imported_turns`; docs/usage.md, "Whole sessions from transcripts").
     pub turns_by_prompt: bool,
+    /// Its hooks run in the workspace's root and most of its payloads name no folder
+    /// (Windsurf): the hook's own working directory is the session's.
+    pub cwd_of_hook: bool,
+    /// How it reads a hook's answer.
+    pub answer: Answer,
+}
+
+/// How an agent reads what a hook answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// One JSON object on stdout.
+    Json,
+    /// The exit code alone: 2 refuses the action, the reason on stderr; stdout is never read
+    /// (Windsurf shows it at most).
+    ExitCode,
 }
 
 /// Files cmstore owns whole in a folder the agent reads, for an agent that runs no hook
@@ -209,7 +227,7 @@ const CLINE_EVENTS: &[&str] = &[
 ];
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 11] = [
+pub const PROFILES: [Profile; 12] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -235,6 +253,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Vscode,
@@ -262,6 +282,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Copilot,
@@ -292,6 +314,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Codex,
@@ -319,6 +343,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Gemini,
@@ -350,6 +376,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: true,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Qwen,
@@ -382,6 +410,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Cursor,
@@ -412,6 +442,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Droid,
@@ -442,6 +474,8 @@ pub const PROFILES: [Profile; 11] = [
         }),
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Opencode,
@@ -478,6 +512,8 @@ pub const PROFILES: [Profile; 11] = [
             ],
         }),
         turns_by_prompt: true,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
     Profile {
         agent: Agent::Cline,
@@ -509,6 +545,41 @@ pub const PROFILES: [Profile; 11] = [
             events: CLINE_EVENTS,
         }),
         turns_by_prompt: true,
+        cwd_of_hook: false,
+        answer: Answer::Json,
+    },
+    Profile {
+        agent: Agent::Windsurf,
+        name: "windsurf",
+        title: "Windsurf",
+        aliases: &["cascade", "devin-desktop", "windsurf-cascade"],
+        participant: "windsurf",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: Some(HookFile {
+            shape: Shape::Flat,
+            // Windsurf documents `command`, `powershell`, `show_output` and
+            // `working_directory` of a handler; cmstore's token rides in a key of its own, as
+            // in Cursor's file.
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/windsurf.json"
+            )),
+            // The file holds only `hooks`: one holding nothing else once cmstore's entries
+            // are gone is removed.
+            owns_file: true,
+            bare: false,
+            project: &[".windsurf", "hooks.json"],
+            user: UserFile {
+                dir_env: None,
+                home_dir: ".codeium",
+                file: &["windsurf", "hooks.json"],
+            },
+        }),
+        plugin: None,
+        turns_by_prompt: false,
+        cwd_of_hook: true,
+        answer: Answer::ExitCode,
     },
     Profile {
         agent: Agent::Unknown,
@@ -520,12 +591,14 @@ pub const PROFILES: [Profile; 11] = [
         hook_file: None,
         plugin: None,
         turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
     },
 ];
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 12] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -536,6 +609,7 @@ impl Agent {
         Agent::Droid,
         Agent::Opencode,
         Agent::Cline,
+        Agent::Windsurf,
         Agent::Unknown,
     ];
 
@@ -564,6 +638,16 @@ impl Agent {
     /// Whether a turn of the agent is met by its prompt and time ([`Profile::turns_by_prompt`]).
     pub fn turns_by_prompt(self) -> bool {
         self.profile().turns_by_prompt
+    }
+
+    /// Whether the hook's working directory is the session's ([`Profile::cwd_of_hook`]).
+    pub fn cwd_of_hook(self) -> bool {
+        self.profile().cwd_of_hook
+    }
+
+    /// How the agent reads a hook's answer ([`Profile::answer`]).
+    pub fn answer(self) -> Answer {
+        self.profile().answer
     }
 
     /// Where `cmstore hooks` writes this agent's hooks, when it can.
@@ -599,7 +683,7 @@ impl Agent {
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
 pub const NAMES: &str =
-    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, cline";
+    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, cline, windsurf";
 
 #[cfg(test)]
 mod tests {
@@ -651,6 +735,6 @@ mod tests {
             let doc: Value = serde_json::from_str(file.template).unwrap();
             assert!(doc["hooks"].is_object(), "{agent:?}");
         }
-        assert_eq!(Agent::with_hook_files().count(), 8);
+        assert_eq!(Agent::with_hook_files().count(), 9);
     }
 }

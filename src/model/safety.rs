@@ -54,8 +54,9 @@ pub const UNREADABLE: &str = "unreadable";
 
 /// Tools that run a shell command, by agent: Claude `Bash`, VS Code `run_in_terminal`,
 /// Copilot CLI `bash`/`shell`/`powershell`, Codex `shell`/`local_shell`/`exec_command`,
-/// Gemini `run_shell_command`, Droid `Execute`, Cline `run_commands`.
-pub const SHELL_TOOLS: [&str; 13] = [
+/// Gemini `run_shell_command`, Droid `Execute`, Cline `run_commands`, Windsurf `run_command`
+/// (its `pre_run_command`).
+pub const SHELL_TOOLS: [&str; 14] = [
     "bash",
     "shell",
     "powershell",
@@ -69,13 +70,15 @@ pub const SHELL_TOOLS: [&str; 13] = [
     "execute",
     "terminal",
     "run_commands",
+    "run_command",
 ];
 
 /// The file-editing tools of every agent, lower-cased: Claude Code (`Edit`, `Write`,
 /// `MultiEdit`, `NotebookEdit`), Copilot CLI (`edit`, `create`, `str_replace_editor`,
 /// `apply_patch`), VS Code (`create_file`, `replace_string_in_file`, …, `editFiles`), Codex
 /// (`apply_patch`), Gemini CLI (`write_file`, `replace`) and Droid (`Create`, `Edit`,
-/// `ApplyPatch`), OpenCode (`edit`, `write`) and Cline (`editor`). Their text is a file's content,
+/// `ApplyPatch`), OpenCode (`edit`, `write`), Cline (`editor`) and Windsurf (`write_code`, its
+/// `pre_write_code`). Their text is a file's content,
 /// not a statement run: the built-in SQL rules do not look at it.
 pub const EDIT_TOOLS: &[&str] = &[
     "edit",
@@ -97,6 +100,7 @@ pub const EDIT_TOOLS: &[&str] = &[
     "replace",
     "applypatch",
     "editor",
+    "write_code",
 ];
 
 /// True when `tool` edits files, in any agent's naming.

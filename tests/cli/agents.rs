@@ -1585,3 +1585,208 @@ fn opencodes_turns_from_its_store_are_the_hooks_turns_whatever_the_order() {
         )]
     );
 }
+
+/// Runs `capture --agent windsurf --event <event>` in `dir` on a Windsurf fixture; Windsurf reads
+/// no reply, so stdout stays empty.
+fn windsurf(env: &TestEnv, name: &str, dir: &std::path::Path) -> std::process::Output {
+    let event = serde_json::from_str::<Value>(&payload(name)).unwrap()["agent_action_name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.cmd()
+        .current_dir(dir)
+        .args(["capture", "--agent", "windsurf", "--event", &event])
+        .write_stdin(payload(name))
+        .output()
+        .unwrap()
+}
+
+/// A session of Devin Desktop's Cascade, as its hooks logged it (docs/agents.md, "Windsurf"):
+/// the prompt, the calls paired without ids by their arguments, the turn's answer under its
+/// `execution_id`, the folder of the hook's process where the payload names none; the MCP and
+/// worktree payloads are composed from Windsurf's documentation.
+#[test]
+fn windsurf_actions_are_a_session_with_its_prompt_calls_and_answer() {
+    let env = TestEnv::new();
+    let workspace = tempfile::tempdir().unwrap();
+    let order = [
+        "windsurf-devin-2026-06-pre-user-prompt.json",
+        "windsurf-devin-2026-06-pre-run-command.json",
+        "windsurf-devin-2026-06-pre-read-code.json",
+        "windsurf-devin-2026-06-post-read-code.json",
+        "windsurf-devin-2026-06-post-run-command.json",
+        "windsurf-devin-2026-06-pre-write-code.json",
+        "windsurf-devin-2026-06-post-write-code.json",
+        "windsurf-doc-pre-mcp-tool-use.json",
+        "windsurf-doc-post-mcp-tool-use.json",
+        "windsurf-devin-2026-06-pre-read-code-denied.json",
+        "windsurf-devin-2026-06-pre-run-command-denied.json",
+        "windsurf-devin-2026-06-post-cascade-response.json",
+        "windsurf-doc-post-setup-worktree.json",
+    ];
+    for name in order {
+        let out = windsurf(&env, name, workspace.path());
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{name}");
+    }
+    // Told from the payload alone.
+    let sniffed = env
+        .cmd()
+        .arg("capture")
+        .write_stdin(payload(
+            "windsurf-devin-2026-06-post-cascade-response-with-transcript.json",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(sniffed.status.code(), Some(0));
+    assert!(sniffed.stdout.is_empty());
+    env.ingest_once();
+
+    let trajectory = "64944513-a64d-410b-af09-426251271f8b";
+    assert_eq!(
+        env.int(&format!(
+            "SELECT count(*) FROM events WHERE agent = 'windsurf' AND session_id = '{trajectory}' \
+             AND model = 'SWE-1.6 Slow'"
+        )),
+        14
+    );
+    let prompt = text(
+        &env,
+        "SELECT prompt FROM events WHERE hook_type = 'UserPromptSubmit'",
+    );
+    assert!(prompt
+        .unwrap()
+        .starts_with("This is a sanctioned diagnostic test of MY OWN editor hooks"));
+    // The prompt names no folder: the hook's, where Windsurf runs it (the workspace's root).
+    assert_eq!(
+        text(
+            &env,
+            "SELECT cwd FROM events WHERE hook_type = 'UserPromptSubmit'"
+        ),
+        Some(workspace.path().display().to_string())
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT cwd FROM events WHERE hook_type = 'PreToolUse' ORDER BY ts LIMIT 1"
+        )
+        .as_deref(),
+        Some("/Users/isolomatov/Sources/5-min-demo/spring-boot-react-mysql")
+    );
+    let calls: Vec<(String, Option<String>, String)> = rows3(
+        &env,
+        "SELECT tool_name, outcome, input FROM tool_calls ORDER BY start_ts, rowid",
+    );
+    let calls: Vec<(&str, Option<&str>)> = calls
+        .iter()
+        .map(|(tool, outcome, _)| (tool.as_str(), outcome.as_deref()))
+        .collect();
+    // The two calls another hook blocked get no post_* action: still in flight.
+    assert_eq!(
+        calls,
+        [
+            ("run_command", Some("succeeded")),
+            ("read_code", Some("succeeded")),
+            ("write_code", Some("succeeded")),
+            ("mcp__github__create_issue", Some("succeeded")),
+            ("read_code", None),
+            ("run_command", None),
+        ]
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT json_extract(entry, '$.toolResponse') FROM events \
+             WHERE event = 'post_mcp_tool_use'"
+        )
+        .as_deref(),
+        Some("Created issue #42: Bug report")
+    );
+    let (turn, prompt, response): (String, String, String) = rows3(
+        &env,
+        "SELECT turn_id, prompt, response FROM turns WHERE hook_type = 'Stop'",
+    )
+    .remove(0);
+    assert_eq!(turn, "0b8ee740-32eb-4415-a31b-6da673e21988");
+    assert!(prompt.starts_with("This is a sanctioned diagnostic test"));
+    assert!(response.starts_with("### Planner Response"), "{response}");
+    assert_eq!(
+        env.int("SELECT count(*) FROM turns WHERE hook_type = 'Stop'"),
+        1
+    );
+    // Actions with no canonical meaning keep their own names.
+    assert_eq!(
+        text(
+            &env,
+            "SELECT cwd FROM events WHERE hook_type = 'post_setup_worktree'"
+        )
+        .as_deref(),
+        Some("/Users/u/.windsurf/worktrees/my-cool-repo/cascade-1")
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT agent || ' ' || json_extract(entry, '$.transcriptPath') FROM events \
+             WHERE hook_type = 'post_cascade_response_with_transcript'"
+        )
+        .as_deref(),
+        Some(
+            "windsurf /Users/isolomatov/.windsurf/transcripts/\
+             64944513-a64d-410b-af09-426251271f8b.jsonl"
+        )
+    );
+}
+
+/// Windsurf reads only the exit code: in enforce mode a risky command's `pre_run_command`
+/// exits 2 with the reason on stderr and nothing on stdout; the same command in audit mode,
+/// and every other action, exits 0 silently.
+#[test]
+fn windsurf_is_denied_by_exit_code_2_with_the_reason_on_stderr() {
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut risky: Value =
+        serde_json::from_str(&payload("windsurf-devin-2026-06-pre-run-command.json")).unwrap();
+    risky["tool_info"]["command_line"] = Value::from("rm -rf /");
+    let run = |env: &TestEnv| {
+        env.cmd()
+            .current_dir(dir.path())
+            .args(["capture", "--agent", "windsurf"])
+            .write_stdin(risky.to_string())
+            .output()
+            .unwrap()
+    };
+    let audited = run(&env);
+    assert_eq!(audited.status.code(), Some(0));
+    assert!(audited.stdout.is_empty() && audited.stderr.is_empty());
+
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let denied = run(&env);
+    assert_eq!(denied.status.code(), Some(2));
+    assert!(denied.stdout.is_empty(), "{denied:?}");
+    let reason = String::from_utf8(denied.stderr).unwrap();
+    assert!(reason.contains("rm -rf"), "{reason}");
+    assert_eq!(reason.lines().count(), 1, "{reason}");
+    let read = windsurf(
+        &env,
+        "windsurf-devin-2026-06-pre-read-code.json",
+        dir.path(),
+    );
+    assert_eq!(read.status.code(), Some(0));
+    assert!(read.stdout.is_empty());
+    env.ingest_once();
+    assert_eq!(
+        env.int(
+            "SELECT count(*) FROM events WHERE hook_type = 'PreToolUse' \
+             AND decision = 'deny' AND tool_name = 'run_command'"
+        ),
+        1
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT outcome FROM tool_calls WHERE decision = 'deny'"
+        )
+        .as_deref(),
+        Some("denied")
+    );
+}

@@ -204,7 +204,22 @@ const DROID: Agent = Agent {
     bare: true,
 };
 
-const AGENTS: [Agent; 8] = [CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR, DROID];
+/// Windsurf's handlers carry no timeout: it documents none.
+const WINDSURF: Agent = Agent {
+    name: "windsurf",
+    file: ".windsurf/hooks.json",
+    events: 10,
+    user_file: "{\n  \"hooks\": {\n    \"post_write_code\": [\n      {\n        \"command\": \"./format.sh\",\n        \"show_output\": true\n      }\n    ],\n    \"pre_run_command\": [\n      {\n        \"command\": \"python3 guard.py\",\n        \"working_directory\": \"tools\"\n      }\n    ]\n  }\n}\n",
+    user_block: "      {\n        \"command\": \"python3 guard.py\",\n        \"working_directory\": \"tools\"\n      }",
+    event: "pre_run_command",
+    marker: ("cmstore", "hooks-v3"),
+    timeout_key: "",
+    bare: false,
+};
+
+const AGENTS: [Agent; 9] = [
+    CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR, DROID, WINDSURF,
+];
 
 /// `agent`'s file `text` parsed, with its events under `hooks` even where the file holds
 /// them bare.
@@ -407,6 +422,7 @@ fn the_docs_name_and_count_the_events_install_writes() {
         ("qwen", "### Qwen Code"),
         ("cursor", "### Cursor"),
         ("droid", "### Factory Droid"),
+        ("windsurf", "### Windsurf"),
     ];
     for agent in AGENTS {
         let env = TestEnv::new();
@@ -751,14 +767,14 @@ fn a_projects_hooks_run_cmstore_from_the_path_and_the_users_this_binary() {
 fn malformed_files_are_never_touched() {
     for agent in AGENTS {
         // An event of this agent's that is not an array (Gemini CLI has no `Stop`).
-        let stop = if agent.name == "gemini" {
-            "AfterAgent"
-        } else {
-            "Stop"
+        let (stop, start) = match agent.name {
+            "gemini" => ("AfterAgent", "sessionStart"),
+            "windsurf" => ("post_cascade_response", "pre_user_prompt"),
+            _ => ("Stop", "sessionStart"),
         };
         let not_an_array = match agent.bare {
-            false => format!("{{\"hooks\": {{\"{stop}\": {{}}, \"sessionStart\": 3}}}}"),
-            true => format!("{{\"{stop}\": {{}}, \"sessionStart\": 3}}"),
+            false => format!("{{\"hooks\": {{\"{stop}\": {{}}, \"{start}\": 3}}}}"),
+            true => format!("{{\"{stop}\": {{}}, \"{start}\": 3}}"),
         };
         // A bare event map has no `hooks` to be of the wrong kind: the top is.
         let hooks_not_an_object = match agent.bare {
@@ -944,7 +960,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("cursor", "missing"),
             ("droid", "missing"),
             ("opencode", "missing"),
-            ("cline", "missing")
+            ("cline", "missing"),
+            ("windsurf", "missing")
         ]
     );
 }
@@ -1004,7 +1021,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         agents,
         [
             "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid",
-            "opencode", "cline"
+            "opencode", "cline", "windsurf"
         ],
         "{text}"
     );
@@ -1056,7 +1073,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     let mut expected = Vec::new();
     for agent in [
         "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode",
-        "cline",
+        "cline", "windsurf",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1074,9 +1091,10 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     assert_eq!(rows(&dir), expected);
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
     // project files are the user's own, and so are Cline's (`~/.cline/hooks` both);
-    // OpenCode's user plugin is under ~/.config, its project one under ~/.opencode: two.
+    // OpenCode's user plugin is under ~/.config, its project one under ~/.opencode, and
+    // Windsurf's user file under ~/.codeium/windsurf, its project one under ~/.windsurf: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 13, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 15, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),

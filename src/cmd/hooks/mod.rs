@@ -1004,6 +1004,13 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
              (docs/agents.md)"
                 .to_string(),
         ),
+        (Agent::Windsurf, _) => Some(
+            "windsurf: Cascade reads only a hook's exit code: cmstore records its actions and \
+             the gate refuses by exit code 2, but no context or budget warning reaches it; \
+             Windsurf runs these hooks beside any in its system-wide hooks.json \
+             (docs/agents.md)"
+                .to_string(),
+        ),
         (Agent::Vscode, Location::User { .. }) => Some(
             "vscode: VS Code reads ~/.copilot/hooks only when its `chat.hookFilesLocations` \
              setting lists it: add \"~/.copilot/hooks\": true there (or install --agent claude \

@@ -290,6 +290,7 @@ mod tests {
             (Agent::Qwen, 3, 6_113_532_284_470_002_431),
             (Agent::Cursor, 3, 16157748614473827788u64),
             (Agent::Droid, 3, 12383244396802804392u64),
+            (Agent::Windsurf, 3, 17950658796258184812u64),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(

@@ -134,12 +134,13 @@ impl Plan<'_> {
     }
 
     /// Whether the event's reply can tell the agent something: a prompt (except Copilot CLI's
-    /// and Cursor's, whose prompt hooks read no context) or a session start.
+    /// and Cursor's, whose prompt hooks read no context, and Windsurf's, which reads no reply)
+    /// or a session start.
     fn can_be_told(&self) -> bool {
         match self.hook_type {
             Some(HookType::SessionStart) => true,
             Some(HookType::UserPromptSubmit) => {
-                !matches!(self.agent, Agent::Copilot | Agent::Cursor)
+                !matches!(self.agent, Agent::Copilot | Agent::Cursor | Agent::Windsurf)
             }
             _ => false,
         }

@@ -30,6 +30,9 @@ pub struct Hook<'a> {
     /// What is wrong with the configuration, in one line ([`crate::config::error_note`]):
     /// noted on every entry while there is something.
     pub config_error: Option<&'a str>,
+    /// The hook process's working directory: the session's folder for an agent whose
+    /// payloads mostly name none ([`Agent::cwd_of_hook`]).
+    pub cwd: Option<&'a str>,
 }
 
 impl Hook<'_> {
@@ -107,6 +110,11 @@ impl Plan<'_> {
                 .clone()
                 .unwrap_or_else(|| "PostToolUse".to_string()),
         })
+    }
+
+    /// The agent that ran the hook: told by `--agent`, else sniffed from the payload.
+    pub fn agent(&self) -> Agent {
+        self.agent
     }
 
     /// The transcript read the event needs, if any: the shell opens the cursor, reads, and
@@ -361,6 +369,10 @@ fn normalize(
         hook.total_len,
         &Limits::default(),
     );
+    if entry.cwd.is_none() && agent.cwd_of_hook() {
+        entry.cwd = hook.cwd.map(str::to_string);
+        entry.root_hint.clone_from(&entry.cwd);
+    }
     if let Some(err) = decode_error {
         log.note(|| format!("payload not usable: {err}"));
         entry.parse_error = Some(err.to_string());

@@ -20,6 +20,7 @@ fn hook<'a>(bytes: &'a [u8], agent: &'a str, event: Option<&'a str>) -> Hook<'a>
         event,
         now_ms: NOW,
         config_error: None,
+        cwd: Some("/hook/cwd"),
     }
 }
 

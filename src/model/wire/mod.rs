@@ -11,6 +11,7 @@ pub mod opencode;
 pub mod outcome;
 pub mod payload;
 pub mod reply;
+pub mod windsurf;
 
 use serde_json::Value;
 
@@ -32,6 +33,9 @@ const GEMINI_EVENTS: [&str; 8] = [
 
 /// Guesses the agent from the payload's shape (the order is in docs/design.md, "Agent payloads").
 pub fn sniff_agent(p: &Payload) -> Agent {
+    if windsurf::is_payload(p) {
+        return Agent::Windsurf;
+    }
     if p.has_any(&["conversation_id"]) && p.has_any(&["workspace_roots"]) {
         return Agent::Cursor;
     }
@@ -132,11 +136,18 @@ const TOOL_CALL_ID_KEYS: [&str; 6] = [
 ];
 
 /// The event name: the `--event` flag, else `hook_event_name`, else `hookEventName`, else
-/// Cline's `hookName`.
+/// Cline's `hookName`, else Windsurf's `agent_action_name`.
 pub fn event_name(flag: Option<&str>, p: &Payload) -> Option<String> {
     flag.map(str::to_string)
         .filter(|e| !e.trim().is_empty())
-        .or_else(|| p.str_any(&["hook_event_name", "hookEventName", "hookName"]))
+        .or_else(|| {
+            p.str_any(&[
+                "hook_event_name",
+                "hookEventName",
+                "hookName",
+                "agent_action_name",
+            ])
+        })
 }
 
 /// The session id in any spelling.
@@ -162,6 +173,7 @@ pub fn tool_input(p: &Payload) -> Option<Value> {
 pub fn tool_input_of(agent: Agent, p: &Payload) -> Option<Value> {
     match agent {
         Agent::Cline => cline::tool_input(p),
+        Agent::Windsurf => windsurf::tool_input(p),
         _ => tool_input(p),
     }
 }
@@ -181,6 +193,9 @@ pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
     }
     if agent == Agent::Cline {
         return cline::hook_type(event, p);
+    }
+    if agent == Agent::Windsurf {
+        return windsurf::hook_type(event);
     }
     let kind = HookType::from_event_name(event)?;
     let no_prompt = || {
@@ -343,7 +358,23 @@ pub fn normalize(
     if agent == Agent::Cline {
         cline_fields(p, kind, &mut e, limits);
     }
+    if agent == Agent::Windsurf {
+        windsurf_fields(p, kind, &mut e, limits);
+    }
     e
+}
+
+/// What Windsurf's payloads say inside `tool_info` ([`windsurf`]): the session and turn, the
+/// folder, the tool call and its arguments, an MCP call's result, the prompt, the answer.
+fn windsurf_fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limits: &Limits) {
+    windsurf::fields(p, kind, e, limits.text);
+    if matches!(kind, Some(HookType::PreToolUse | HookType::PostToolUse)) {
+        let input = windsurf::tool_input(p);
+        e.tool_input = input.as_ref().map(|v| compact_json(v, limits.tool_input));
+    }
+    if let Some(result) = windsurf::tool_result(p, limits.tool_response) {
+        e.tool_response = Some(result);
+    }
 }
 
 /// What Cline's payloads say in shapes of their own ([`cline`]): the session, folder, tool

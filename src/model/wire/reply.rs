@@ -5,10 +5,61 @@
 //! prompt is an error thrown, context a text part added to the prompt or the tool's output).
 //! Cline 3 reads `cancel` (with `errorMessage`: it stops the whole task, and the model is not
 //! told) and `contextModification` (a message the model reads next), from its tool hooks only.
+//! Windsurf reads no reply at all, only the exit code: [`deliver`] turns a refusal into exit 2
+//! with its reason on stderr.
 
 use serde_json::{json, Value};
 
 use super::Agent;
+use crate::model::agents::Answer;
+
+/// What `capture` writes and how it exits, for an agent's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// The line for stdout, if any.
+    pub stdout: Option<String>,
+    /// The line for stderr, if any.
+    pub stderr: Option<String>,
+    /// The process's exit code: 0, or 2 where the agent reads a refusal from it.
+    pub exit_code: u8,
+}
+
+/// How `reply` reaches `agent`: the object on stdout, or, for an agent that reads only the
+/// exit code, exit 2 and the reason on stderr when the reply refuses the action (a deny or a
+/// refused prompt) and nothing otherwise.
+pub fn deliver(agent: Agent, reply: &Value) -> Delivery {
+    match agent.answer() {
+        Answer::Json => Delivery {
+            stdout: Some(reply.to_string()),
+            stderr: None,
+            exit_code: 0,
+        },
+        Answer::ExitCode => match refusal(reply) {
+            Some(reason) => Delivery {
+                stdout: None,
+                stderr: Some(reason),
+                exit_code: 2,
+            },
+            None => Delivery {
+                stdout: None,
+                stderr: None,
+                exit_code: 0,
+            },
+        },
+    }
+}
+
+/// The reason of a reply that refuses an action: a `decision: "block"` (the shape [`deny`] and
+/// [`refuse_prompt`] build for an agent that reads the exit code).
+fn refusal(reply: &Value) -> Option<String> {
+    (reply.get("decision").and_then(Value::as_str) == Some("block")).then(|| {
+        reply
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("refused by cmstore")
+            .to_string()
+    })
+}
 
 /// The reply that injects `context` into the agent's conversation.
 ///
@@ -47,6 +98,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
             json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
         }
         Agent::Cline => json!({ "cancel": true, "errorMessage": reason }),
+        Agent::Windsurf => json!({ "decision": "block", "reason": reason }),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
@@ -88,6 +140,7 @@ pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
         | Agent::Codex
         | Agent::Qwen
         | Agent::Opencode
+        | Agent::Windsurf
         | Agent::Unknown => Some(json!({ "decision": "block", "reason": reason })),
     }
 }
@@ -141,6 +194,8 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
         Agent::Cursor => json!({ "additional_context": reason }),
         Agent::Cline => json!({ "contextModification": reason }),
+        // A post-action hook cannot refuse anything, and no reply is read.
+        Agent::Windsurf => empty(),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
