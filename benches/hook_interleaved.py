@@ -15,7 +15,9 @@ and cline:NAME, a payload of Cline 3.0.65 (tests/fixtures/payloads/cline-3.0.65-
 pre-tool-use, post-tool-use, …), as cmstore's hook script runs it (`--agent cline`); and
 windsurf:NAME, a payload Devin Desktop's Cascade logged
 (tests/fixtures/payloads/windsurf-devin-2026-06-NAME.json: pre-run-command, post-write-code,
-pre-user-prompt, …), as its installed hook runs it (`--agent windsurf`; it prints nothing).
+pre-user-prompt, …), as its installed hook runs it (`--agent windsurf`; it prints nothing);
+and kiro:NAME, a payload Kiro 2.16 logged (tests/fixtures/payloads/kiro-2.16-NAME.json:
+pre-tool-use, post-tool-use, …), as cmstore's hook file runs it (`--agent kiro`).
 
 Usage: [HOOK_EVENT=…] hook_interleaved.py ROUNDS BIN... (the last is the baseline)
 """
@@ -52,7 +54,8 @@ if event.startswith("cursor:"):
     event = "cursor-" + name
 fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
                         "payloads")
-for agent, version in [("opencode", "1.18"), ("cline", "3.0.65"), ("windsurf", "devin-2026-06")]:
+for agent, version in [("opencode", "1.18"), ("cline", "3.0.65"), ("windsurf", "devin-2026-06"),
+                       ("kiro", "2.16")]:
     if event.startswith(agent + ":"):
         name = event.split(":", 1)[1]
         payload = open(os.path.join(fixtures, f"{agent}-{version}-{name}.json"), "rb").read()

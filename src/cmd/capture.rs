@@ -41,7 +41,7 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
     /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
-    /// opencode, cline, windsurf or auto (sniffed from the payload)
+    /// opencode, cline, windsurf, kiro or auto (sniffed from the payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none
@@ -126,6 +126,7 @@ fn capture(
     let cwd = std::env::current_dir()
         .ok()
         .map(|dir| dir.display().to_string());
+    let session_vars = session_vars();
     let hook = Hook {
         bytes: &input.bytes,
         total_len: input.total_len,
@@ -134,6 +135,7 @@ fn capture(
         now_ms: chrono::Utc::now().timestamp_millis(),
         config_error,
         cwd: cwd.as_deref(),
+        session_vars: &session_vars,
     };
     let Some(mut plan) = capture::prepare(&hook, config, log) else {
         let agent = Agent::from_flag(&args.agent).unwrap_or(Agent::Unknown);
@@ -217,6 +219,17 @@ fn capture(
     };
     detach_checks(paths, detached, log);
     (reply, agent)
+}
+
+/// The sessions the agents' own variables name in this process (Kiro's `KIRO_SESSION_ID`).
+fn session_vars() -> Vec<(Agent, String)> {
+    Agent::ALL
+        .into_iter()
+        .filter_map(|agent| {
+            let name = agent.profile().session_env?;
+            Some((agent, crate::support::env::var(name)?))
+        })
+        .collect()
 }
 
 /// Applies the `[budget]` limits to the event by the spend file (a missing or unreadable one

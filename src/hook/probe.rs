@@ -2,7 +2,8 @@
 //! start, run as the agent runs it (through its shell, the event's payload on stdin) with a
 //! payload marked by a session id of its own, the line it writes sent to a queue of the
 //! doctor's (`CMSTORE_QUEUE`), so that nothing reaches the store; then what came back is
-//! checked: the exit code, one JSON object or nothing on stdout, the line in the queue.
+//! checked: the exit code, one JSON object or nothing on stdout (any text, for an agent that
+//! reads context as text), the line in the queue.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::hook::checks::process::{self, Ending, Piped};
-use crate::model::agents::{Agent, Shape};
+use crate::model::agents::{Agent, Answer, Shape};
 
 /// How long a probe may take (a hook's own timeouts are 10 s and more).
 pub const LIMIT: Duration = Duration::from_secs(10);
@@ -25,6 +26,8 @@ pub struct Probe {
     pub payload: String,
     /// The session id that marks the probe's line.
     pub session: String,
+    /// True when the agent reads stdout as text (Kiro), not as one JSON object.
+    pub text_reply: bool,
 }
 
 /// The probe of `agent`'s session start, marked by `session`, as if in `cwd` at `now_ms`.
@@ -73,6 +76,7 @@ pub fn probe(agent: Agent, session: &str, cwd: &str, now_ms: i64) -> Probe {
         event,
         payload: payload.to_string(),
         session: session.to_string(),
+        text_reply: agent.answer() == Answer::ExitCodeAndText,
     }
 }
 
@@ -155,8 +159,9 @@ pub fn verdict(ran: &Piped, queue_text: &str, probe: &Probe) -> Result<String, S
     }
     let stdout = String::from_utf8_lossy(&ran.stdout);
     let reply = stdout.trim();
-    let one_object =
-        reply.is_empty() || serde_json::from_str::<Value>(reply).is_ok_and(|v| v.is_object());
+    let one_object = probe.text_reply
+        || reply.is_empty()
+        || serde_json::from_str::<Value>(reply).is_ok_and(|v| v.is_object());
     if !one_object {
         return Err(format!(
             "it printed what the agent cannot read (not one JSON object): {}",

@@ -38,6 +38,9 @@ pub enum Agent {
     /// Windsurf's Cascade (Devin Desktop): twelve snake_case actions of its own
     /// (`agent_action_name`, `tool_info`), no call ids, a deny by exit code 2.
     Windsurf,
+    /// Kiro (`kiro-cli`, the Kiro IDE): Claude Code's shape of payload under its own trigger
+    /// names, a deny by exit code 2 and context as plain text.
+    Kiro,
     /// A payload no dialect recognised.
     Unknown,
 }
@@ -73,6 +76,12 @@ pub struct Profile {
     pub cwd_of_hook: bool,
     /// How it reads a hook's answer.
     pub answer: Answer,
+    /// Its Stop names neither its prompt nor its turn, and no transcript of it is read: a turn
+    /// takes the session's last prompt before its Stop (Cursor, Kiro).
+    pub prompt_before_stop: bool,
+    /// The environment variable that names the session in the hook's process, for payloads
+    /// that do not (Kiro's `KIRO_SESSION_ID`).
+    pub session_env: Option<&'static str>,
 }
 
 /// How an agent reads what a hook answers.
@@ -83,6 +92,9 @@ pub enum Answer {
     /// The exit code alone: 2 refuses the action, the reason on stderr; stdout is never read
     /// (Windsurf shows it at most).
     ExitCode,
+    /// The exit code, 2 refusing the action with the reason on stderr, and stdout as plain
+    /// text added to the conversation (Kiro: at a session's start and a prompt).
+    ExitCodeAndText,
 }
 
 /// Files cmstore owns whole in a folder the agent reads, for an agent that runs no hook
@@ -91,7 +103,8 @@ pub enum Answer {
 #[derive(Debug)]
 pub struct PluginFile {
     /// The files' text (`resources/<agent>/…`, embedded at build time): `{{command}}` stands
-    /// for the capture command as a JSON array of words, `{{sh}}` for it as a shell line.
+    /// for the capture command as a JSON array of words, `{{sh}}` for it as a shell line,
+    /// `{{sh_json}}` for that line inside a JSON string.
     pub template: &'static str,
     /// What precedes cmstore's version token on a line near the top: `// cmstore: `.
     pub marker: &'static str,
@@ -114,6 +127,9 @@ pub enum Runner {
     Command,
     /// It runs the file with a shell, the event's payload on stdin (Cline).
     Shell,
+    /// It reads the file as a list of hooks and runs each one's command line with a shell,
+    /// the event's payload on stdin (Kiro's hook files).
+    Listed,
 }
 
 /// Where the user's own folder of an agent's files is.
@@ -127,6 +143,13 @@ pub enum UserFolder {
         /// The variable that moves the agent's directory (`CLINE_DIR`).
         dir_env: &'static str,
         /// The directory under the home directory otherwise (`.cline`).
+        home_dir: &'static str,
+        /// The folder inside it (`hooks`).
+        sub: &'static [&'static str],
+    },
+    /// Under a directory of the agent's own in the home directory, which nothing moves.
+    UnderHome {
+        /// The directory under the home directory (`.kiro`).
         home_dir: &'static str,
         /// The folder inside it (`hooks`).
         sub: &'static [&'static str],
@@ -227,7 +250,7 @@ const CLINE_EVENTS: &[&str] = &[
 ];
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 12] = [
+pub const PROFILES: [Profile; 13] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -255,6 +278,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Vscode,
@@ -284,6 +309,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Copilot,
@@ -316,6 +343,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Codex,
@@ -345,6 +374,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Gemini,
@@ -378,6 +409,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: true,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Qwen,
@@ -412,6 +445,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Cursor,
@@ -444,6 +479,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: true,
+        session_env: None,
     },
     Profile {
         agent: Agent::Droid,
@@ -476,6 +513,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Opencode,
@@ -514,6 +553,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: true,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Cline,
@@ -547,6 +588,8 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: true,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
     Profile {
         agent: Agent::Windsurf,
@@ -580,6 +623,46 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: true,
         answer: Answer::ExitCode,
+        prompt_before_stop: false,
+        session_env: None,
+    },
+    Profile {
+        agent: Agent::Kiro,
+        name: "kiro",
+        title: "Kiro",
+        aliases: &["kiro-cli", "kiro-ide"],
+        participant: "kiro",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: None,
+        // Kiro's standalone hook files (CLI 3, IDE 1.x): every `*.json` of the user's and
+        // the workspace's `hooks` folders runs, so cmstore's is a file of its own.
+        plugin: Some(PluginFile {
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/kiro/cmstore.json"
+            )),
+            // `description` is a field Kiro documents for a hook; the file has no comments.
+            marker: "\"description\": \"cmstore: ",
+            runner: Runner::Listed,
+            project: &[".kiro", "hooks"],
+            user: UserFolder::UnderHome {
+                home_dir: ".kiro",
+                sub: &["hooks"],
+            },
+            files: &["cmstore.json"],
+            events: &[
+                "SessionStart",
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PostToolUse",
+                "Stop",
+            ],
+        }),
+        turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::ExitCodeAndText,
+        prompt_before_stop: true,
+        session_env: Some("KIRO_SESSION_ID"),
     },
     Profile {
         agent: Agent::Unknown,
@@ -593,12 +676,14 @@ pub const PROFILES: [Profile; 12] = [
         turns_by_prompt: false,
         cwd_of_hook: false,
         answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
     },
 ];
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 12] = [
+    pub const ALL: [Agent; 13] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -610,6 +695,7 @@ impl Agent {
         Agent::Opencode,
         Agent::Cline,
         Agent::Windsurf,
+        Agent::Kiro,
         Agent::Unknown,
     ];
 
@@ -643,6 +729,12 @@ impl Agent {
     /// Whether the hook's working directory is the session's ([`Profile::cwd_of_hook`]).
     pub fn cwd_of_hook(self) -> bool {
         self.profile().cwd_of_hook
+    }
+
+    /// Whether a turn takes the session's last prompt before its Stop
+    /// ([`Profile::prompt_before_stop`]).
+    pub fn prompt_before_stop(self) -> bool {
+        self.profile().prompt_before_stop
     }
 
     /// How the agent reads a hook's answer ([`Profile::answer`]).
@@ -683,7 +775,7 @@ impl Agent {
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
 pub const NAMES: &str =
-    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, cline, windsurf";
+    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, cline, windsurf, kiro";
 
 #[cfg(test)]
 mod tests {

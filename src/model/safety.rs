@@ -55,8 +55,8 @@ pub const UNREADABLE: &str = "unreadable";
 /// Tools that run a shell command, by agent: Claude `Bash`, VS Code `run_in_terminal`,
 /// Copilot CLI `bash`/`shell`/`powershell`, Codex `shell`/`local_shell`/`exec_command`,
 /// Gemini `run_shell_command`, Droid `Execute`, Cline `run_commands`, Windsurf `run_command`
-/// (its `pre_run_command`).
-pub const SHELL_TOOLS: [&str; 14] = [
+/// (its `pre_run_command`), Kiro `execute_bash` (`execute_cmd`, `execute_pwsh` on Windows).
+pub const SHELL_TOOLS: [&str; 17] = [
     "bash",
     "shell",
     "powershell",
@@ -71,14 +71,17 @@ pub const SHELL_TOOLS: [&str; 14] = [
     "terminal",
     "run_commands",
     "run_command",
+    "execute_bash",
+    "execute_cmd",
+    "execute_pwsh",
 ];
 
 /// The file-editing tools of every agent, lower-cased: Claude Code (`Edit`, `Write`,
 /// `MultiEdit`, `NotebookEdit`), Copilot CLI (`edit`, `create`, `str_replace_editor`,
 /// `apply_patch`), VS Code (`create_file`, `replace_string_in_file`, …, `editFiles`), Codex
 /// (`apply_patch`), Gemini CLI (`write_file`, `replace`) and Droid (`Create`, `Edit`,
-/// `ApplyPatch`), OpenCode (`edit`, `write`), Cline (`editor`) and Windsurf (`write_code`, its
-/// `pre_write_code`). Their text is a file's content,
+/// `ApplyPatch`), OpenCode (`edit`, `write`), Cline (`editor`), Windsurf (`write_code`, its
+/// `pre_write_code`) and Kiro (`fs_write`). Their text is a file's content,
 /// not a statement run: the built-in SQL rules do not look at it.
 pub const EDIT_TOOLS: &[&str] = &[
     "edit",
@@ -101,6 +104,7 @@ pub const EDIT_TOOLS: &[&str] = &[
     "applypatch",
     "editor",
     "write_code",
+    "fs_write",
 ];
 
 /// True when `tool` edits files, in any agent's naming.

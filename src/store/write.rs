@@ -14,6 +14,7 @@ use rusqlite::{
 use super::continued_turn;
 use super::tool_calls::{self, ToolCalls};
 use super::Error;
+use crate::model::agents::Agent;
 use crate::model::queue_line::parse::at_file_start;
 use crate::model::queue_line::{EventRow, HookType, NEGATIVE_DURATION, UNKNOWN_SESSION};
 
@@ -119,11 +120,11 @@ const UNANSWERED_PROMPT: &str = "
     ON CONFLICT(session_id, turn_key) DO UPDATE SET
       outcome = 'interrupted', event_id = excluded.event_id, imported = 0
     WHERE imported = 1";
-/// Cursor's `stop` (event ?2 of session ?1) carries neither its prompt nor its answer, and no
-/// turn id: its prompt is the session's last `beforeSubmitPrompt` (`UserPromptSubmit`)
-/// before it, its answer the last `afterAgentResponse` between the two (docs/agents.md,
-/// "Cursor").
-const CURSOR_TURN_TEXTS: &str = "
+/// The Stop (event ?2 of session ?1) of an agent whose Stop names neither its prompt nor its
+/// turn (Cursor's `stop`, Kiro's): its prompt is the session's last `UserPromptSubmit`
+/// before it, its answer (when the Stop has none) Cursor's last `afterAgentResponse` between
+/// the two (docs/agents.md, "Cursor", "Kiro").
+const PROMPT_BEFORE_STOP: &str = "
     SELECT p.prompt,
            (SELECT a.response FROM events a
             WHERE a.session_id = ?1 AND a.hook_type = 'afterAgentResponse'
@@ -760,18 +761,24 @@ impl<'c> Batch<'c> {
         if self.continue_blocked_turn(row, session)? || row.turn_pending {
             return Ok(());
         }
-        if row.agent.as_deref() == Some("cursor") && row.prompt.is_none() {
-            return self.upsert_cursor_turn(row, session);
+        let agent = row.agent.as_deref().and_then(Agent::from_flag);
+        if agent.is_some_and(Agent::prompt_before_stop) && row.prompt.is_none() {
+            return self.upsert_prompt_before_stop(row, session);
         }
         self.upsert_turn(row, session)
     }
 
-    /// A Cursor turn, with the prompt and the answer Cursor sent on lines of their own
-    /// ([`CURSOR_TURN_TEXTS`]).
-    fn upsert_cursor_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<(), Error> {
+    /// The turn of an agent whose Stop names neither its prompt nor its turn (Cursor, Kiro),
+    /// with the session's last prompt before it and the answer Cursor sent on a line of its
+    /// own ([`PROMPT_BEFORE_STOP`]).
+    fn upsert_prompt_before_stop(
+        &mut self,
+        row: &EventRow<'_>,
+        session: &str,
+    ) -> Result<(), Error> {
         let (prompt, response): (Option<String>, Option<String>) = self
             .tx
-            .prepare_cached(CURSOR_TURN_TEXTS)?
+            .prepare_cached(PROMPT_BEFORE_STOP)?
             .query_row(rusqlite::params![session, row.id.as_ref()], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })

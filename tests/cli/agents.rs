@@ -1790,3 +1790,188 @@ fn windsurf_is_denied_by_exit_code_2_with_the_reason_on_stderr() {
         Some("denied")
     );
 }
+
+/// Runs `capture --agent kiro` on `stdin` with `KIRO_SESSION_ID` set as Kiro sets it.
+fn kiro(env: &TestEnv, stdin: String, session: Option<&str>) -> std::process::Output {
+    let mut cmd = env.cmd();
+    if let Some(session) = session {
+        cmd.env("KIRO_SESSION_ID", session);
+    }
+    cmd.args(["capture", "--agent", "kiro"])
+        .write_stdin(stdin)
+        .output()
+        .unwrap()
+}
+
+/// A `kiro-cli chat --no-interactive` run as its hooks logged it (Kiro 2.16, docs/agents.md,
+/// "Kiro"): its payloads name no session, `KIRO_SESSION_ID` does; the shell call is paired
+/// with its exit code, the turn has its prompt and answer; a TUI payload's own `session_id`
+/// wins, and a payload without `--agent` is told by its camelCase trigger.
+#[test]
+fn kiro_hooks_are_a_session_with_its_prompt_call_and_answer() {
+    let env = TestEnv::new();
+    let session = "2d7f6a1e-9c3b-4e8a-b1f0-5a6c7d8e9f01";
+    for name in [
+        "kiro-2.16-agent-spawn.json",
+        "kiro-2.16-user-prompt-submit.json",
+        "kiro-2.16-pre-tool-use.json",
+        "kiro-2.16-post-tool-use.json",
+        "kiro-2.16-stop.json",
+    ] {
+        let out = kiro(&env, payload(name), Some(session));
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{name}: {out:?}"
+        );
+    }
+    let tui = kiro(
+        &env,
+        payload("kiro-2.2-agent-spawn-tui.json"),
+        Some(session),
+    );
+    assert_eq!(tui.status.code(), Some(0));
+    env.cmd()
+        .arg("capture")
+        .write_stdin(payload("kiro-2.16-stop.json"))
+        .assert()
+        .success()
+        .stdout("");
+    env.ingest_once();
+
+    let kinds: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT hook_type, coalesce(session_id, '-'), agent FROM events ORDER BY ts, rowid",
+    );
+    let kind = |t: &str, s: &str| (t.to_string(), s.to_string(), "kiro".to_string());
+    assert_eq!(
+        kinds,
+        [
+            kind("SessionStart", session),
+            kind("UserPromptSubmit", session),
+            kind("PreToolUse", session),
+            kind("PostToolUse", session),
+            kind("Stop", session),
+            kind("SessionStart", "c186a259-e55f-4572-abc7-bd3697cfcfb1"),
+            kind("Stop", "-"),
+        ]
+    );
+    let calls: Vec<(String, String, i64)> = rows3(
+        &env,
+        "SELECT tool_name, outcome, (SELECT json_extract(entry, '$.exitCode') FROM events \
+         WHERE id = post_event_id) FROM tool_calls",
+    );
+    assert_eq!(
+        calls,
+        [("execute_bash".to_string(), "succeeded".to_string(), 0)]
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT json_extract(entry, '$.toolResponse') FROM events WHERE hook_type = 'PostToolUse'"
+        )
+        .as_deref(),
+        Some("repro\n")
+    );
+    assert_eq!(
+        text(
+            &env,
+            &format!(
+                "SELECT prompt || ' / ' || response FROM turns WHERE session_id = '{session}'"
+            )
+        )
+        .as_deref(),
+        Some("Run exactly this command and nothing else: echo repro / Output: `repro`")
+    );
+}
+
+/// Kiro reads no JSON: a session start's or a prompt's context is plain text on stdout, a
+/// tool call the gate denies is exit 2 with the reason on stderr, and a failed command's
+/// `exit_status` fails its call.
+#[test]
+fn kiro_gets_context_as_text_and_a_deny_as_exit_code_2() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("session-context.txt"), "Project: demo\n").unwrap();
+    let spawn = kiro(&env, payload("kiro-2.2-agent-spawn-tui.json"), None);
+    assert_eq!(spawn.status.code(), Some(0));
+    assert_eq!(String::from_utf8(spawn.stdout).unwrap(), "Project: demo\n");
+    let prompt = kiro(
+        &env,
+        payload("kiro-2.16-user-prompt-submit.json"),
+        Some("s"),
+    );
+    assert_eq!(String::from_utf8(prompt.stdout).unwrap(), "Project: demo\n");
+
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let mut risky: Value = serde_json::from_str(&payload("kiro-2.16-pre-tool-use.json")).unwrap();
+    risky["tool_input"]["command"] = Value::from("rm -rf /");
+    let denied = kiro(&env, risky.to_string(), Some("s"));
+    assert_eq!(denied.status.code(), Some(2));
+    assert!(denied.stdout.is_empty());
+    let reason = String::from_utf8(denied.stderr).unwrap();
+    assert!(reason.contains("rm -rf"), "{reason}");
+
+    let mut failed: Value = serde_json::from_str(&payload("kiro-2.16-post-tool-use.json")).unwrap();
+    failed["tool_response"]["result"][0] =
+        serde_json::json!({"exit_status": "1", "stdout": "", "stderr": "boom"});
+    assert!(kiro(&env, failed.to_string(), Some("s")).status.success());
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE decision = 'deny' AND agent = 'kiro'"),
+        1
+    );
+    assert_eq!(
+        env.int(
+            "SELECT json_extract(entry, '$.exitCode') FROM events \
+             WHERE hook_type = 'PostToolUse' AND json_extract(entry, '$.toolFailed')"
+        ),
+        1
+    );
+}
+
+/// Kiro's standalone hook files (CLI 3, IDE 1.x; what `hooks install --agent kiro` writes):
+/// PascalCase triggers, `sess_` session ids, an IDE command's result as text ending in its
+/// exit code, a Stop with no answer.
+#[test]
+fn kiro_hook_files_payloads_are_read() {
+    let env = TestEnv::new();
+    for name in [
+        "kiro-3.0-session-start.json",
+        "kiro-3.0-user-prompt-submit.json",
+        "kiro-ide-1.0-post-tool-use.json",
+        "kiro-3.0-stop.json",
+    ] {
+        let out = kiro(&env, payload(name), None);
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert!(out.stdout.is_empty(), "{name}");
+    }
+    env.ingest_once();
+    let session = "sess_5e748cf0-2069-4448-b1f7-35a1e42ad9b3";
+    let kinds: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT hook_type, session_id, agent FROM events ORDER BY ts, rowid",
+    );
+    let kind = |t: &str, s: &str| (t.to_string(), s.to_string(), "kiro".to_string());
+    assert_eq!(
+        kinds,
+        [
+            kind("SessionStart", "sess_cf14f65e-2c1d-4b7a-9e3f-6a8b0c2d4e51"),
+            kind("UserPromptSubmit", session),
+            kind("PostToolUse", session),
+            kind("Stop", session),
+        ]
+    );
+    assert_eq!(
+        env.int(
+            "SELECT json_extract(entry, '$.exitCode') FROM events WHERE hook_type = 'PostToolUse'"
+        ),
+        0
+    );
+    assert_eq!(
+        env.int(&format!(
+            "SELECT count(*) FROM turns WHERE session_id = '{session}' AND response IS NULL"
+        )),
+        1
+    );
+}

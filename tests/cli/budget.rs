@@ -713,3 +713,101 @@ fn a_following_ingest_does_not_wait_for_a_slow_notifier() {
     crate::common::terminate(&child);
     assert!(crate::common::wait_timeout(&mut child, Duration::from_secs(20)).is_some());
 }
+
+/// Runs capture with `args` on `payload`, for the agents that read the exit code: the exit
+/// code, stdout and stderr.
+fn run_plain(env: &TestEnv, payload: Value, args: &[&str]) -> (i32, String, String) {
+    let out = env
+        .cmd()
+        .arg("capture")
+        .args(args)
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (
+        out.status.code().unwrap(),
+        text(out.stdout),
+        text(out.stderr),
+    )
+}
+
+/// Windsurf and Kiro read the exit code: past the limit their tool calls and their prompts
+/// are refused by exit 2 with the reason on stderr, except a prompt of Kiro's agent
+/// configuration hooks, which cannot be refused (its line says what was crossed); Kiro reads
+/// the warning as text, Windsurf cannot be told.
+#[test]
+fn agents_that_read_the_exit_code_are_refused_by_it() {
+    let env = TestEnv::new();
+    set_config(
+        &env,
+        "[budget]\nmode = \"enforce\"\nday = 1\nwarn_at = 0.5\n",
+    );
+    env.append(&[usage_line(
+        "claude",
+        "s0",
+        "/w/app",
+        "m1",
+        "claude-sonnet-4-5",
+    )]);
+    env.ingest_once();
+    let kiro_prompt = |session: &str, event: &str| {
+        json!({"session_id": session, "hook_event_name": event, "cwd": "/w/app",
+               "prompt": "go on"})
+    };
+    let warned = run_plain(
+        &env,
+        kiro_prompt("k0", "UserPromptSubmit"),
+        &["--agent", "kiro"],
+    );
+    assert_eq!(warned.0, 0);
+    assert!(
+        warned.1.starts_with("cmstore budget: ") && !warned.1.starts_with('{'),
+        "{warned:?}"
+    );
+
+    env.append(&[usage_line(
+        "claude",
+        "s0",
+        "/w/app",
+        "m2",
+        "claude-sonnet-4-5",
+    )]);
+    env.ingest_once();
+    let windsurf_call = json!({"agent_action_name": "pre_run_command", "trajectory_id": "w1",
+        "execution_id": "x1", "tool_info": {"command_line": "ls", "cwd": "/w/app"}});
+    let windsurf_prompt = json!({"agent_action_name": "pre_user_prompt", "trajectory_id": "w1",
+        "execution_id": "x2", "tool_info": {"user_prompt": "go on"}});
+    let kiro_call = json!({"session_id": "k1", "hook_event_name": "PreToolUse", "cwd": "/w/app",
+        "tool_name": "execute_bash", "tool_input": {"command": "ls"}});
+    for (payload, agent) in [
+        (windsurf_call, "windsurf"),
+        (windsurf_prompt, "windsurf"),
+        (kiro_call, "kiro"),
+        (kiro_prompt("k1", "UserPromptSubmit"), "kiro"),
+    ] {
+        let (code, stdout, stderr) = run_plain(&env, payload, &["--agent", agent]);
+        assert_eq!((code, stdout.as_str()), (2, ""), "{agent}: {stderr}");
+        assert!(
+            stderr.starts_with("Blocked by cmstore budget: $1.20 spent"),
+            "{stderr}"
+        );
+    }
+    // What cannot be refused is told, as text.
+    let (code, stdout, _) = run_plain(
+        &env,
+        kiro_prompt("k2", "userPromptSubmit"),
+        &["--agent", "kiro"],
+    );
+    assert_eq!(
+        (code, stdout.as_str()),
+        (
+            0,
+            "cmstore budget: $1.20 spent of the daily budget of $1.00 (120 %).\n"
+        )
+    );
+    let line = last_line_of(&env, "k2");
+    assert_eq!(line["budget"]["level"], "over");
+    assert!(line.get("decision").is_none(), "{line}");
+    assert_eq!(last_line_of(&env, "k1")["decision"], "deny");
+}

@@ -89,6 +89,7 @@ impl TestEnv {
             "XDG_DATA_HOME",
             "CLINE_DIR",
             "CLINE_DATA_DIR",
+            "KIRO_SESSION_ID",
         ] {
             cmd.env_remove(key);
         }

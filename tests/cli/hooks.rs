@@ -961,7 +961,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("droid", "missing"),
             ("opencode", "missing"),
             ("cline", "missing"),
-            ("windsurf", "missing")
+            ("windsurf", "missing"),
+            ("kiro", "missing")
         ]
     );
 }
@@ -1021,7 +1022,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         agents,
         [
             "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid",
-            "opencode", "cline", "windsurf"
+            "opencode", "cline", "windsurf", "kiro"
         ],
         "{text}"
     );
@@ -1073,7 +1074,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     let mut expected = Vec::new();
     for agent in [
         "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode",
-        "cline", "windsurf",
+        "cline", "windsurf", "kiro",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1090,11 +1091,12 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     }
     assert_eq!(rows(&dir), expected);
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
-    // project files are the user's own, and so are Cline's (`~/.cline/hooks` both);
+    // project files are the user's own, and so are Cline's (`~/.cline/hooks` both) and
+    // Kiro's (`~/.kiro/hooks` both);
     // OpenCode's user plugin is under ~/.config, its project one under ~/.opencode, and
     // Windsurf's user file under ~/.codeium/windsurf, its project one under ~/.windsurf: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 15, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 16, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),
@@ -2686,6 +2688,129 @@ fn the_doctor_runs_a_cline_hook_script_as_cline_does() {
     assert!(
         text.contains("ok      installed: hooks-v3, 10 events")
             && text.contains("ok      a probe TaskStart reached the queue in"),
+        "{text}"
+    );
+}
+
+/// Kiro's hook file (`.kiro/hooks/cmstore.json`, the standalone format of Kiro CLI 3 and the
+/// IDE 1.x): a JSON list of five hooks, each running the capture command through Kiro's shell
+/// (quoted for `sh`, escaped for JSON); status tells it installed, written for another command,
+/// or edited; uninstall leaves the project as it was, the user's other hook files untouched.
+#[test]
+fn kiro_gets_a_hook_file_that_install_status_and_uninstall_own() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    let theirs = dir.join(".kiro/hooks/lint.json");
+    write(&theirs, "{\"version\": \"v1\", \"hooks\": []}\n");
+    let file = dir.join(".kiro/hooks/cmstore.json");
+    hooks(
+        &env,
+        &["install", "--agent", "kiro", "--command", PROGRAM],
+        &dir,
+    )
+    .success()
+    .stdout(predicates::str::contains(
+        "kiro: installed hooks-v3 (a hook file for 5 events) into",
+    ));
+    let doc: Value = serde_json::from_str(&read(&file)).unwrap();
+    assert_eq!(doc["version"], "v1");
+    let listed = doc["hooks"].as_array().unwrap();
+    let triggers: Vec<&str> = listed
+        .iter()
+        .map(|h| h["trigger"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        triggers,
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "Stop"
+        ]
+    );
+    for hook in listed {
+        assert_eq!(
+            hook["action"],
+            serde_json::json!({"type": "command",
+                               "command": "'/opt/cm tools/cmstore' capture --agent kiro"})
+        );
+        assert_eq!(hook["timeout"], 10);
+    }
+    assert_eq!(
+        listed[2]["matcher"], ".*",
+        "every tool, as a regular expression"
+    );
+    let state = |command: &str| -> String {
+        let out = hooks(
+            &env,
+            &[
+                "status",
+                "--agent",
+                "kiro",
+                "--format",
+                "json",
+                "--command",
+                command,
+            ],
+            &dir,
+        )
+        .get_output()
+        .stdout
+        .clone();
+        let rows: Value = serde_json::from_slice(&out).unwrap();
+        rows[0]["state"].as_str().unwrap().to_string()
+    };
+    assert_eq!(state(PROGRAM), "installed");
+    assert_eq!(state("/usr/bin/cmstore"), "outdated");
+    let edited = read(&file).replace("\"timeout\": 10}", "\"timeout\": 99}");
+    write(&file, &edited);
+    assert_eq!(state(PROGRAM), "modified-by-hand");
+    hooks(&env, &["uninstall", "--agent", "kiro"], &dir)
+        .success()
+        .stdout(predicates::str::contains(
+            "changed by hand: remove it yourself",
+        ));
+    assert_eq!(read(&file), edited);
+    hooks(
+        &env,
+        &[
+            "install",
+            "--agent",
+            "kiro",
+            "--force",
+            "--command",
+            PROGRAM,
+        ],
+        &dir,
+    )
+    .success();
+    assert_eq!(state(PROGRAM), "installed");
+    hooks(&env, &["uninstall", "--agent", "kiro"], &dir).success();
+    assert!(!file.exists());
+    assert_eq!(read(&theirs), "{\"version\": \"v1\", \"hooks\": []}\n");
+}
+
+/// The doctor runs the user's Kiro hook file's command through `sh -c`, a session start's
+/// payload on stdin; the context Kiro reads as text is no failure.
+#[test]
+fn the_doctor_runs_a_kiro_hook_files_command_as_kiro_does() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("session-context.txt"), "Project: demo\n").unwrap();
+    cmd(&env)
+        .args(["hooks", "install", "--user", "--agent", "kiro"])
+        .assert()
+        .success();
+    assert!(env.user_home().join(".kiro/hooks/cmstore.json").exists());
+    let out = cmd(&env)
+        .args(["hooks", "doctor", "--user", "--agent", "kiro"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("ok      installed: hooks-v3, 5 events")
+            && text.contains("ok      a probe SessionStart reached the queue in"),
         "{text}"
     );
 }

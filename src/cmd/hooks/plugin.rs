@@ -1,5 +1,6 @@
 //! `cmstore hooks` for an agent wired by files cmstore owns whole ([`plugin`]): OpenCode's
-//! plugin (`.opencode/plugin/cmstore.js`), Cline's hook scripts (`.cline/hooks/<Event>`).
+//! plugin (`.opencode/plugin/cmstore.js`), Cline's hook scripts (`.cline/hooks/<Event>`),
+//! Kiro's hook file (`.kiro/hooks/cmstore.json`).
 //! Install writes them, status compares them with what this cmstore writes, uninstall deletes
 //! them, the doctor runs one as the agent does.
 
@@ -26,11 +27,13 @@ fn read_all(
         .collect()
 }
 
-/// What the files are, in words: `a plugin`, `10 hook scripts`, after `article`.
+/// What the files are, in words: `a plugin`, `a hook file`, `10 hook scripts`, after
+/// `article`.
 fn what(plugin: &PluginFile, article: &str) -> String {
-    match plugin.files.len() {
-        1 => format!("{article} plugin"),
-        n => format!("{n} hook scripts"),
+    match (plugin.files.len(), plugin.runner) {
+        (1, Runner::Listed) => format!("{article} hook file"),
+        (1, _) => format!("{article} plugin"),
+        (n, _) => format!("{n} hook scripts"),
     }
 }
 
@@ -151,7 +154,7 @@ pub fn uninstall(
         }
     };
     let whole = match plugin.files.len() {
-        1 => format!("removed the plugin {shown}"),
+        1 => format!("removed {} {shown}", what(plugin, "the")),
         _ => format!("removed {} hook scripts from {shown}", removed.len()),
     };
     Ok(format!("{whole}{folders}{left}"))
@@ -166,9 +169,12 @@ pub fn twice(
     location: &Location,
     user: Option<Location>,
 ) -> Option<String> {
-    let (Location::Project(_), Runner::Shell, Some(user)) = (location, plugin.runner, user) else {
+    let (Location::Project(_), Some(user)) = (location, user) else {
         return None;
     };
+    if plugin.runner == Runner::Command {
+        return None;
+    }
     let (mine, theirs) = (
         plugin::folder(plugin, location),
         plugin::folder(plugin, &user),
@@ -259,5 +265,33 @@ fn words_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Vec<St
             Ok(words)
         }
         Runner::Shell => Ok(vec!["sh".to_string(), path.display().to_string()]),
+        Runner::Listed => {
+            let text =
+                fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+            let line = listed_command(&text)
+                .ok_or("the file lists no hook with a command (`hooks[].action.command`)")?;
+            Ok(shell_words(line))
+        }
     }
+}
+
+/// The first hook's command line in a hook file that lists them (Kiro's
+/// `{"hooks": [{"action": {"command": …}}]}`).
+fn listed_command(text: &str) -> Option<String> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    doc.get("hooks")?
+        .as_array()?
+        .iter()
+        .find_map(|hook| hook.pointer("/action/command")?.as_str())
+        .map(str::to_string)
+}
+
+/// The words that run `line` as the agent's shell does: `sh -c` (`cmd /C` on Windows).
+fn shell_words(line: String) -> Vec<String> {
+    let shell: [&str; 2] = if cfg!(windows) {
+        ["cmd", "/C"]
+    } else {
+        ["sh", "-c"]
+    };
+    vec![shell[0].to_string(), shell[1].to_string(), line]
 }

@@ -31,6 +31,7 @@ pub fn folder(plugin: &PluginFile, location: &Location) -> PathBuf {
         (Location::Project(_), _) => plugin.project,
         (Location::User { .. }, UserFolder::UnderConfig(sub)) => sub,
         (Location::User { .. }, UserFolder::Home { sub, .. }) => sub,
+        (Location::User { .. }, UserFolder::UnderHome { sub, .. }) => sub,
     };
     sub.iter().fold(root(plugin, location), |p, s| p.join(s))
 }
@@ -71,6 +72,9 @@ pub fn root(plugin: &PluginFile, location: &Location) -> PathBuf {
             },
             UserFolder::Home { home_dir, .. },
         ) => cline_dir.clone().unwrap_or_else(|| home.join(home_dir)),
+        (Location::User { home, .. }, UserFolder::UnderHome { home_dir, .. }) => {
+            home.join(home_dir)
+        }
     }
 }
 
@@ -79,21 +83,25 @@ pub fn root(plugin: &PluginFile, location: &Location) -> PathBuf {
 pub fn render<S: AsRef<str>>(plugin: &PluginFile, words: &[S]) -> String {
     let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     let array = serde_json::to_string(&words).expect("strings serialize");
+    let line = quote::sh_line(&words);
+    let in_json = serde_json::to_string(&line).expect("strings serialize");
     plugin
         .template
         .replace("{{command}}", &array)
-        .replace("{{sh}}", &quote::sh_line(&words))
+        .replace("{{sh_json}}", &in_json[1..in_json.len() - 1])
+        .replace("{{sh}}", &line)
 }
 
-/// The version token of a file's `text`, if one of its first lines carries cmstore's marker.
+/// The version token of a file's `text`, if one of its first lines carries cmstore's marker:
+/// the number after it (`hooks-v3`), whatever follows (a JSON file's closing quote).
 pub fn version(plugin: &PluginFile, text: &str) -> Option<u32> {
     text.lines().take(MARKER_LINES).find_map(|line| {
-        line.trim_start_matches('\u{feff}')
-            .strip_prefix(plugin.marker)?
-            .trim()
-            .strip_prefix("hooks-v")?
-            .parse()
-            .ok()
+        let (_, after) = line.split_once(plugin.marker)?;
+        let number = after.trim().strip_prefix("hooks-v")?;
+        let digits = number
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(number.len());
+        number[..digits].parse().ok()
     })
 }
 
@@ -147,7 +155,7 @@ pub fn status<S: AsRef<str>>(
 /// The capture command `text` runs, when `text` is this cmstore's file written for another
 /// command: the template with something else where the command goes.
 fn written_for(plugin: &PluginFile, text: &str) -> Option<String> {
-    let placeholder = ["{{command}}", "{{sh}}"]
+    let placeholder = ["{{command}}", "{{sh_json}}", "{{sh}}"]
         .into_iter()
         .find(|p| plugin.template.contains(p))?;
     let line = plugin.template.lines().find(|l| l.contains(placeholder))?;

@@ -125,6 +125,11 @@ impl Plan<'_> {
 
     /// Refuses the prompt where the agent allows it; true when it did.
     fn refuse_prompt(&mut self, reason: &str) -> bool {
+        // Kiro's agent-configuration hooks (camelCase) cannot refuse a prompt; its hook files'
+        // `UserPromptSubmit` can.
+        if self.agent == Agent::Kiro && self.event.as_deref() == Some("userPromptSubmit") {
+            return false;
+        }
         let Some(refusal) = reply::refuse_prompt(self.agent, reason) else {
             return false;
         };

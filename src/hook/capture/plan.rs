@@ -33,6 +33,9 @@ pub struct Hook<'a> {
     /// The hook process's working directory: the session's folder for an agent whose
     /// payloads mostly name none ([`Agent::cwd_of_hook`]).
     pub cwd: Option<&'a str>,
+    /// The sessions the agents' variables name in the hook's process
+    /// ([`crate::model::agents::Profile::session_env`]), for payloads that name none.
+    pub session_vars: &'a [(Agent, String)],
 }
 
 impl Hook<'_> {
@@ -369,6 +372,13 @@ fn normalize(
         hook.total_len,
         &Limits::default(),
     );
+    if entry.session_id.is_none() {
+        entry.session_id = hook
+            .session_vars
+            .iter()
+            .find(|(named, _)| *named == agent)
+            .map(|(_, session)| session.clone());
+    }
     if entry.cwd.is_none() && agent.cwd_of_hook() {
         entry.cwd = hook.cwd.map(str::to_string);
         entry.root_hint.clone_from(&entry.cwd);

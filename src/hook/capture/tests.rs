@@ -21,6 +21,7 @@ fn hook<'a>(bytes: &'a [u8], agent: &'a str, event: Option<&'a str>) -> Hook<'a>
         now_ms: NOW,
         config_error: None,
         cwd: Some("/hook/cwd"),
+        session_vars: &[],
     }
 }
 

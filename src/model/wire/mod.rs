@@ -7,6 +7,7 @@
 //! matters for naming the agent and for the shape of the reply.
 
 pub mod cline;
+pub mod kiro;
 pub mod opencode;
 pub mod outcome;
 pub mod payload;
@@ -41,6 +42,9 @@ pub fn sniff_agent(p: &Payload) -> Agent {
     }
     if cline::is_payload(p) {
         return Agent::Cline;
+    }
+    if kiro::is_payload(p) {
+        return Agent::Kiro;
     }
     let numeric_time = p.get_any(&["timestamp"]).is_some_and(Value::is_number);
     if numeric_time || p.has_any(&["toolArgs", "toolResult"]) {
@@ -196,6 +200,9 @@ pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
     }
     if agent == Agent::Windsurf {
         return windsurf::hook_type(event);
+    }
+    if agent == Agent::Kiro {
+        return kiro::hook_type(event);
     }
     let kind = HookType::from_event_name(event)?;
     let no_prompt = || {
@@ -361,7 +368,28 @@ pub fn normalize(
     if agent == Agent::Windsurf {
         windsurf_fields(p, kind, &mut e, limits);
     }
+    if agent == Agent::Kiro {
+        kiro_fields(p, kind, &mut e, limits);
+    }
     e
+}
+
+/// What Kiro's payloads say in fields of their own ([`kiro`]): the answer at `stop`
+/// (`assistant_response`), and a tool result's text, exit code and failure.
+fn kiro_fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limits: &Limits) {
+    if kind == Some(HookType::Stop) && e.response.is_none() {
+        e.response = p
+            .str_any(&["assistant_response"])
+            .map(|t| cut_text(&t, limits.text));
+    }
+    if let Some(result) = p.get_any(&["tool_response"]) {
+        let read = kiro::tool_result(result, limits.tool_response);
+        e.tool_response = read.text.or(e.tool_response.take());
+        if kind == Some(HookType::PostToolUse) {
+            e.exit_code = read.exit_code;
+            e.tool_failed = read.failed.then_some(true);
+        }
+    }
 }
 
 /// What Windsurf's payloads say inside `tool_info` ([`windsurf`]): the session and turn, the

@@ -5,8 +5,9 @@
 //! prompt is an error thrown, context a text part added to the prompt or the tool's output).
 //! Cline 3 reads `cancel` (with `errorMessage`: it stops the whole task, and the model is not
 //! told) and `contextModification` (a message the model reads next), from its tool hooks only.
-//! Windsurf reads no reply at all, only the exit code: [`deliver`] turns a refusal into exit 2
-//! with its reason on stderr.
+//! Windsurf reads no reply at all, only the exit code, and Kiro the exit code and plain text:
+//! [`deliver`] turns a refusal into exit 2 with its reason on stderr, and for Kiro context
+//! into text on stdout.
 
 use serde_json::{json, Value};
 
@@ -24,28 +25,34 @@ pub struct Delivery {
     pub exit_code: u8,
 }
 
-/// How `reply` reaches `agent`: the object on stdout, or, for an agent that reads only the
-/// exit code, exit 2 and the reason on stderr when the reply refuses the action (a deny or a
-/// refused prompt) and nothing otherwise.
+/// How `reply` reaches `agent`: the object on stdout; or, for an agent that reads the exit
+/// code, exit 2 and the reason on stderr when the reply refuses the action (a deny or a
+/// refused prompt), else the context as text on stdout where the agent reads it (Kiro), else
+/// nothing.
 pub fn deliver(agent: Agent, reply: &Value) -> Delivery {
-    match agent.answer() {
-        Answer::Json => Delivery {
+    let answer = agent.answer();
+    if answer == Answer::Json {
+        return Delivery {
             stdout: Some(reply.to_string()),
             stderr: None,
             exit_code: 0,
-        },
-        Answer::ExitCode => match refusal(reply) {
-            Some(reason) => Delivery {
-                stdout: None,
-                stderr: Some(reason),
-                exit_code: 2,
-            },
-            None => Delivery {
-                stdout: None,
-                stderr: None,
-                exit_code: 0,
-            },
-        },
+        };
+    }
+    if let Some(reason) = refusal(reply) {
+        return Delivery {
+            stdout: None,
+            stderr: Some(reason),
+            exit_code: 2,
+        };
+    }
+    let context = reply
+        .pointer("/hookSpecificOutput/additionalContext")
+        .and_then(Value::as_str)
+        .filter(|_| answer == Answer::ExitCodeAndText);
+    Delivery {
+        stdout: context.map(str::to_string),
+        stderr: None,
+        exit_code: 0,
     }
 }
 
@@ -98,7 +105,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
             json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
         }
         Agent::Cline => json!({ "cancel": true, "errorMessage": reason }),
-        Agent::Windsurf => json!({ "decision": "block", "reason": reason }),
+        Agent::Windsurf | Agent::Kiro => json!({ "decision": "block", "reason": reason }),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
@@ -141,6 +148,7 @@ pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
         | Agent::Qwen
         | Agent::Opencode
         | Agent::Windsurf
+        | Agent::Kiro
         | Agent::Unknown => Some(json!({ "decision": "block", "reason": reason })),
     }
 }
@@ -194,8 +202,9 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Gemini => json!({ "decision": "deny", "reason": reason }),
         Agent::Cursor => json!({ "additional_context": reason }),
         Agent::Cline => json!({ "contextModification": reason }),
-        // A post-action hook cannot refuse anything, and no reply is read.
-        Agent::Windsurf => empty(),
+        // A post-action hook cannot refuse anything, and no reply is read (Kiro drops what a
+        // tool hook prints).
+        Agent::Windsurf | Agent::Kiro => empty(),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
