@@ -2424,34 +2424,7 @@ fn opencode_gets_a_plugin_file_that_install_status_and_uninstall_own() {
     )
     .success()
     .stdout(predicates::str::contains("already installed (hooks-v3)"));
-    let state = |env: &TestEnv, command: &str| -> (String, Vec<String>) {
-        let out = hooks(
-            env,
-            &[
-                "status",
-                "--agent",
-                "opencode",
-                "--format",
-                "json",
-                "--command",
-                command,
-            ],
-            &dir,
-        )
-        .get_output()
-        .stdout
-        .clone();
-        let rows: Value = serde_json::from_slice(&out).unwrap();
-        let row = &rows[0];
-        let notes = row["notes"].as_array().unwrap();
-        (
-            row["state"].as_str().unwrap().to_string(),
-            notes
-                .iter()
-                .map(|n| n.as_str().unwrap().to_string())
-                .collect(),
-        )
-    };
+    let state = |env: &TestEnv, command: &str| plugin_state(env, "opencode", command, &dir);
     assert_eq!(state(&env, PROGRAM), ("installed".to_string(), vec![]));
     assert_eq!(
         state(&env, "/new/cmstore"),
@@ -2692,6 +2665,29 @@ fn the_doctor_runs_a_cline_hook_script_as_cline_does() {
     );
 }
 
+/// The state and notes `hooks status` gives `agent`'s files in `dir`, for `command`.
+fn plugin_state(env: &TestEnv, agent: &str, command: &str, dir: &Path) -> (String, Vec<String>) {
+    let args = [
+        "status",
+        "--agent",
+        agent,
+        "--format",
+        "json",
+        "--command",
+        command,
+    ];
+    let out = hooks(env, &args, dir).get_output().stdout.clone();
+    let rows: Value = serde_json::from_slice(&out).unwrap();
+    let notes = rows[0]["notes"].as_array().unwrap();
+    (
+        rows[0]["state"].as_str().unwrap().to_string(),
+        notes
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
 /// Kiro's hook file (`.kiro/hooks/cmstore.json`, the standalone format of Kiro CLI 3 and the
 /// IDE 1.x): a JSON list of five hooks, each running the capture command through Kiro's shell
 /// (quoted for `sh`, escaped for JSON); status tells it installed, written for another command,
@@ -2741,26 +2737,7 @@ fn kiro_gets_a_hook_file_that_install_status_and_uninstall_own() {
         listed[2]["matcher"], ".*",
         "every tool, as a regular expression"
     );
-    let state = |command: &str| -> String {
-        let out = hooks(
-            &env,
-            &[
-                "status",
-                "--agent",
-                "kiro",
-                "--format",
-                "json",
-                "--command",
-                command,
-            ],
-            &dir,
-        )
-        .get_output()
-        .stdout
-        .clone();
-        let rows: Value = serde_json::from_slice(&out).unwrap();
-        rows[0]["state"].as_str().unwrap().to_string()
-    };
+    let state = |command: &str| plugin_state(&env, "kiro", command, &dir).0;
     assert_eq!(state(PROGRAM), "installed");
     assert_eq!(state("/usr/bin/cmstore"), "outdated");
     let edited = read(&file).replace("\"timeout\": 10}", "\"timeout\": 99}");
