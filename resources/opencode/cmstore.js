@@ -57,7 +57,7 @@ export const CmstorePlugin = async (input) => {
   const capture = (event, fields, timeout = TIMEOUT_MS) => {
     try {
       const payload = JSON.stringify({ hook_event_name: event, cwd: directory, ...fields })
-      const run = spawnSync(COMMAND[0], [...COMMAND.slice(1), "capture", "--agent", "opencode"], {
+      const run = spawnSync(COMMAND[0], [...COMMAND.slice(1), "capture", "--agent", "{{agent}}"], {
         input: payload,
         encoding: "utf8",
         timeout,

@@ -41,7 +41,7 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
     /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
-    /// opencode, cline, windsurf, kiro or auto (sniffed from the payload)
+    /// opencode, kilo, cline, windsurf, kiro or auto (sniffed from the payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none
@@ -278,9 +278,9 @@ fn enforce_checks(
                 record.duration_ms
             )
         });
-        // Cursor reads the feedback as context only; Windsurf reads none.
-        record.blocked =
-            record.failed() && !matches!(pending.agent, Agent::Cursor | Agent::Windsurf);
+        // Cursor reads the feedback as context only; Windsurf and Kiro read none.
+        record.blocked = record.failed()
+            && !matches!(pending.agent, Agent::Cursor | Agent::Windsurf | Agent::Kiro);
         records.push(record.clone());
         let now = chrono::Utc::now().timestamp_millis();
         entries.push(checks::result_entry(job, record, now));

@@ -61,7 +61,7 @@ pub fn probe(agent: Agent, session: &str, cwd: &str, now_ms: i64) -> Probe {
                    "tool_info": {"file_path": cwd}}),
         ),
         // What cmstore's OpenCode plugin sends at a session's start.
-        Agent::Opencode => (
+        Agent::Opencode | Agent::Kilo => (
             "session.created",
             json!({"hook_event_name": "session.created", "session_id": session, "cwd": cwd,
                    "source": "startup"}),
@@ -87,6 +87,19 @@ pub enum Shell {
     Sh,
     /// PowerShell.
     PowerShell,
+    /// `cmd /C`, the line passed as it is (Kiro's hook files on Windows).
+    Cmd,
+}
+
+impl Shell {
+    /// The shell that runs a command line of a hook file listing them (Kiro's): `sh`, or
+    /// `cmd.exe` on Windows.
+    pub fn system() -> Shell {
+        match cfg!(windows) {
+            true => Shell::Cmd,
+            false => Shell::Sh,
+        }
+    }
 }
 
 /// The command line `agent` runs for `handler` on this system, and its shell.
@@ -125,9 +138,28 @@ pub fn fire(shell: Shell, line: &str, probe: &Probe, queue: &Path) -> Piped {
             c.args(["-NoProfile", "-NonInteractive", "-Command", line]);
             c
         }
+        Shell::Cmd => cmd_c(line),
     };
     cmd.env("CMSTORE_QUEUE", queue);
     process::run_piped(cmd, Some(probe.payload.as_bytes()), LIMIT, 64 * 1024)
+}
+
+/// `cmd /C line`, the line as it is: the standard library's quoting of an argument is not
+/// `cmd.exe`'s.
+#[cfg(windows)]
+fn cmd_c(line: &str) -> Command {
+    use std::os::windows::process::CommandExt;
+    let mut c = Command::new("cmd");
+    c.arg("/C").raw_arg(line);
+    c
+}
+
+/// `cmd /C line` where there is no `cmd.exe`: the attempt fails to start, and says so.
+#[cfg(not(windows))]
+fn cmd_c(line: &str) -> Command {
+    let mut c = Command::new("cmd");
+    c.arg("/C").arg(line);
+    c
 }
 
 /// Runs `words` as a plugin runs its capture command (the program itself, no shell), with the

@@ -32,6 +32,9 @@ pub enum Agent {
     /// OpenCode (`opencode-ai`): no hook commands but in-process plugins; cmstore's plugin
     /// hands each event to `capture` under OpenCode's own event names.
     Opencode,
+    /// Kilo's CLI (`@kilocode/cli`), an OpenCode fork: OpenCode's plugins and events, so
+    /// cmstore's OpenCode plugin, in Kilo's folders, hands them on.
+    Kilo,
     /// Cline's CLI (npm `cline`, 3.x): a hook script per event in a hooks folder, payloads of
     /// its own (`hookName`, `sessionContext`, `tool_call`, `tool_result`).
     Cline,
@@ -102,9 +105,12 @@ pub enum Answer {
 /// (a file per event). Each is written from one template with the capture command in it.
 #[derive(Debug)]
 pub struct PluginFile {
+    /// The agent the files hand events to `capture` as (`{{agent}}` in the template).
+    pub agent: &'static str,
     /// The files' text (`resources/<agent>/…`, embedded at build time): `{{command}}` stands
     /// for the capture command as a JSON array of words, `{{sh}}` for it as a shell line,
-    /// `{{sh_json}}` for that line inside a JSON string.
+    /// `{{sh_json}}` for the system shell's line (`sh`; `cmd.exe` on Windows) inside a JSON
+    /// string.
     pub template: &'static str,
     /// What precedes cmstore's version token on a line near the top: `// cmstore: `.
     pub marker: &'static str,
@@ -250,7 +256,7 @@ const CLINE_EVENTS: &[&str] = &[
 ];
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 13] = [
+pub const PROFILES: [Profile; 14] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -525,6 +531,7 @@ pub const PROFILES: [Profile; 13] = [
         origin: UNKNOWN_ORIGIN,
         hook_file: None,
         plugin: Some(PluginFile {
+            agent: "opencode",
             template: include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/resources/opencode/cmstore.js"
@@ -557,6 +564,48 @@ pub const PROFILES: [Profile; 13] = [
         session_env: None,
     },
     Profile {
+        agent: Agent::Kilo,
+        name: "kilo",
+        title: "Kilo",
+        aliases: &["kilocode", "kilo-cli"],
+        participant: "kilo",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: None,
+        plugin: Some(PluginFile {
+            agent: "kilo",
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/opencode/cmstore.js"
+            )),
+            marker: "// cmstore: ",
+            runner: Runner::Command,
+            // OpenCode's plugin: Kilo loads `{plugin,plugins}/*.{js,ts}` of each
+            // configuration directory (`~/.config/kilo`, a project's `.kilo` or `.kilocode`).
+            project: &[".kilo", "plugin"],
+            user: UserFolder::UnderConfig(&["kilo", "plugin"]),
+            files: &["cmstore.js"],
+            events: &[
+                "chat.message",
+                "tool.execute.before",
+                "tool.execute.after",
+                "experimental.session.compacting",
+                "session.created",
+                "session.idle",
+                "session.error",
+                "session.compacted",
+                "message.updated",
+                "message.part.updated",
+                "permission.asked",
+                "permission.replied",
+            ],
+        }),
+        turns_by_prompt: true,
+        cwd_of_hook: false,
+        answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
+    },
+    Profile {
         agent: Agent::Cline,
         name: "cline",
         title: "Cline",
@@ -565,6 +614,7 @@ pub const PROFILES: [Profile; 13] = [
         origin: UNKNOWN_ORIGIN,
         hook_file: None,
         plugin: Some(PluginFile {
+            agent: "cline",
             template: include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/resources/cline/hook.sh"
@@ -637,12 +687,13 @@ pub const PROFILES: [Profile; 13] = [
         // Kiro's standalone hook files (CLI 3, IDE 1.x): every `*.json` of the user's and
         // the workspace's `hooks` folders runs, so cmstore's is a file of its own.
         plugin: Some(PluginFile {
+            agent: "kiro",
             template: include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/resources/kiro/cmstore.json"
             )),
-            // `description` is a field Kiro documents for a hook; the file has no comments.
-            marker: "\"description\": \"cmstore: ",
+            // In each hook's `description`, a field Kiro documents: JSON has no comments.
+            marker: "cmstore: ",
             runner: Runner::Listed,
             project: &[".kiro", "hooks"],
             user: UserFolder::UnderHome {
@@ -683,7 +734,7 @@ pub const PROFILES: [Profile; 13] = [
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 13] = [
+    pub const ALL: [Agent; 14] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -693,6 +744,7 @@ impl Agent {
         Agent::Cursor,
         Agent::Droid,
         Agent::Opencode,
+        Agent::Kilo,
         Agent::Cline,
         Agent::Windsurf,
         Agent::Kiro,
@@ -729,6 +781,12 @@ impl Agent {
     /// Whether the hook's working directory is the session's ([`Profile::cwd_of_hook`]).
     pub fn cwd_of_hook(self) -> bool {
         self.profile().cwd_of_hook
+    }
+
+    /// Whether the agent speaks OpenCode's events, through cmstore's OpenCode plugin
+    /// (OpenCode, and Kilo, its fork).
+    pub fn speaks_opencode(self) -> bool {
+        matches!(self, Agent::Opencode | Agent::Kilo)
     }
 
     /// Whether a turn takes the session's last prompt before its Stop
@@ -775,7 +833,8 @@ impl Agent {
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
 pub const NAMES: &str =
-    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, cline, windsurf, kiro";
+    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, kilo, cline, windsurf, \
+     kiro";
 
 #[cfg(test)]
 mod tests {

@@ -960,6 +960,7 @@ fn several_agents_at_once_and_status_of_all() {
             ("cursor", "missing"),
             ("droid", "missing"),
             ("opencode", "missing"),
+            ("kilo", "missing"),
             ("cline", "missing"),
             ("windsurf", "missing"),
             ("kiro", "missing")
@@ -1022,7 +1023,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         agents,
         [
             "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid",
-            "opencode", "cline", "windsurf", "kiro"
+            "opencode", "kilo", "cline", "windsurf", "kiro"
         ],
         "{text}"
     );
@@ -1074,7 +1075,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     let mut expected = Vec::new();
     for agent in [
         "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode",
-        "cline", "windsurf", "kiro",
+        "kilo", "cline", "windsurf", "kiro",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1093,10 +1094,11 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
     // project files are the user's own, and so are Cline's (`~/.cline/hooks` both) and
     // Kiro's (`~/.kiro/hooks` both);
-    // OpenCode's user plugin is under ~/.config, its project one under ~/.opencode, and
+    // OpenCode's and Kilo's user plugins are under ~/.config, their project ones under
+    // ~/.opencode and ~/.kilo, and
     // Windsurf's user file under ~/.codeium/windsurf, its project one under ~/.windsurf: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 16, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 18, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),
@@ -2790,4 +2792,37 @@ fn the_doctor_runs_a_kiro_hook_files_command_as_kiro_does() {
             && text.contains("ok      a probe SessionStart reached the queue in"),
         "{text}"
     );
+}
+
+/// Kilo loads OpenCode's plugins: its file is cmstore's OpenCode plugin in Kilo's folders,
+/// handing events on as `--agent kilo` (OpenCode's still as `--agent opencode`).
+#[test]
+fn kilo_gets_the_opencode_plugin_in_its_own_folders() {
+    let env = TestEnv::new();
+    let dir = project(&env);
+    hooks(
+        &env,
+        &["install", "--agent", "kilo,opencode", "--command", PROGRAM],
+        &dir,
+    )
+    .success();
+    let kilo = read(&dir.join(".kilo/plugin/cmstore.js"));
+    let opencode = read(&dir.join(".opencode/plugin/cmstore.js"));
+    assert!(kilo.contains(r#""capture", "--agent", "kilo"]"#), "{kilo}");
+    assert!(opencode.contains(r#""capture", "--agent", "opencode"]"#));
+    assert_eq!(
+        kilo.replace("\"--agent\", \"kilo\"", "\"--agent\", \"opencode\""),
+        opencode
+    );
+    assert_eq!(plugin_state(&env, "kilo", PROGRAM, &dir).0, "installed");
+    assert_eq!(
+        plugin_state(&env, "kilo", "/new/cmstore", &dir),
+        (
+            "outdated".to_string(),
+            vec![format!("runs another command ({PROGRAM})")]
+        )
+    );
+    hooks(&env, &["uninstall", "--agent", "kilo"], &dir).success();
+    assert!(!dir.join(".kilo").exists());
+    assert_eq!(read(&dir.join(".opencode/plugin/cmstore.js")), opencode);
 }

@@ -12,6 +12,7 @@ mod droid;
 mod gemini;
 mod google;
 mod harness;
+mod kilo;
 mod mock;
 mod openai;
 mod opencode;

@@ -236,7 +236,7 @@ pub fn probe_file(
         .into_iter()
         .find(|p| p.exists())
         .ok_or("none of the files exists")?;
-    let words = words_to_run(agent, plugin, &path)?;
+    let run = how_to_run(agent, plugin, &path)?;
     let session = format!("cmstore-doctor-{}", uuid::Uuid::new_v4());
     let cwd = match location {
         Location::Project(dir) => dir.display().to_string(),
@@ -246,13 +246,37 @@ pub fn probe_file(
     let dir = paths.state_dir().join(&session);
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let queue = dir.join("hook-queue.jsonl");
-    let ran = probe::fire_words(&words, &probe, &queue);
+    let ran = match &run {
+        Run::Words(words) => probe::fire_words(words, &probe, &queue),
+        Run::Line(line) => probe::fire(probe::Shell::system(), line, &probe, &queue),
+    };
     let written = fs::read_to_string(&queue).unwrap_or_default();
     let _ = fs::remove_dir_all(&dir);
     probe::verdict(&ran, &written, &probe)
 }
 
-/// The command line that runs the file at `path` as `agent` runs it.
+/// How the doctor runs a file as its agent does.
+enum Run {
+    /// The program and its arguments, no shell.
+    Words(Vec<String>),
+    /// A command line for the system's shell.
+    Line(String),
+}
+
+/// How to run the file at `path` as `agent` runs it: a hook file's first command line, else
+/// the file itself.
+fn how_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Run, String> {
+    if plugin.runner != Runner::Listed {
+        return words_to_run(agent, plugin, path).map(Run::Words);
+    }
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let line = listed_command(&text)
+        .ok_or("the file lists no hook with a command (`hooks[].action.command`)")?;
+    Ok(Run::Line(line))
+}
+
+/// The command line that runs the file at `path` as `agent` runs it (a plugin's command, a
+/// script).
 fn words_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Vec<String>, String> {
     match plugin.runner {
         Runner::Command => {
@@ -265,13 +289,7 @@ fn words_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Vec<St
             Ok(words)
         }
         Runner::Shell => Ok(vec!["sh".to_string(), path.display().to_string()]),
-        Runner::Listed => {
-            let text =
-                fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
-            let line = listed_command(&text)
-                .ok_or("the file lists no hook with a command (`hooks[].action.command`)")?;
-            Ok(shell_words(line))
-        }
+        Runner::Listed => Err("a hook file's commands run with the system's shell".to_string()),
     }
 }
 
@@ -284,14 +302,4 @@ fn listed_command(text: &str) -> Option<String> {
         .iter()
         .find_map(|hook| hook.pointer("/action/command")?.as_str())
         .map(str::to_string)
-}
-
-/// The words that run `line` as the agent's shell does: `sh -c` (`cmd /C` on Windows).
-fn shell_words(line: String) -> Vec<String> {
-    let shell: [&str; 2] = if cfg!(windows) {
-        ["cmd", "/C"]
-    } else {
-        ["sh", "-c"]
-    };
-    vec![shell[0].to_string(), shell[1].to_string(), line]
 }

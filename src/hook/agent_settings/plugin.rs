@@ -84,24 +84,43 @@ pub fn render<S: AsRef<str>>(plugin: &PluginFile, words: &[S]) -> String {
     let words: Vec<&str> = words.iter().map(AsRef::as_ref).collect();
     let array = serde_json::to_string(&words).expect("strings serialize");
     let line = quote::sh_line(&words);
-    let in_json = serde_json::to_string(&line).expect("strings serialize");
-    plugin
-        .template
+    // Kiro runs a hook file's command with `cmd.exe` on Windows.
+    let native = match cfg!(windows) {
+        true => quote::cmd_line(&words),
+        false => line.clone(),
+    };
+    let in_json = serde_json::to_string(&native).expect("strings serialize");
+    template(plugin)
         .replace("{{command}}", &array)
         .replace("{{sh_json}}", &in_json[1..in_json.len() - 1])
         .replace("{{sh}}", &line)
 }
 
-/// The version token of a file's `text`, if one of its first lines carries cmstore's marker:
-/// the number after it (`hooks-v3`), whatever follows (a JSON file's closing quote).
+/// The files' template with the agent it hands events to filled in.
+fn template(plugin: &PluginFile) -> String {
+    plugin.template.replace("{{agent}}", plugin.agent)
+}
+
+/// The version token of a file's `text`: on one of its first lines after cmstore's marker,
+/// or, in a hook file listing hooks (Kiro's), in a hook's `description` after it, however the
+/// file is laid out.
 pub fn version(plugin: &PluginFile, text: &str) -> Option<u32> {
+    let token = |after: &str| after.trim().strip_prefix("hooks-v")?.parse().ok();
+    if plugin.runner == Runner::Listed {
+        let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+        return doc.get("hooks")?.as_array()?.iter().find_map(|hook| {
+            token(
+                hook.get("description")?
+                    .as_str()?
+                    .strip_prefix(plugin.marker)?,
+            )
+        });
+    }
     text.lines().take(MARKER_LINES).find_map(|line| {
-        let (_, after) = line.split_once(plugin.marker)?;
-        let number = after.trim().strip_prefix("hooks-v")?;
-        let digits = number
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(number.len());
-        number[..digits].parse().ok()
+        token(
+            line.trim_start_matches('\u{feff}')
+                .strip_prefix(plugin.marker)?,
+        )
     })
 }
 
@@ -155,15 +174,16 @@ pub fn status<S: AsRef<str>>(
 /// The capture command `text` runs, when `text` is this cmstore's file written for another
 /// command: the template with something else where the command goes.
 fn written_for(plugin: &PluginFile, text: &str) -> Option<String> {
+    let template = template(plugin);
     let placeholder = ["{{command}}", "{{sh_json}}", "{{sh}}"]
         .into_iter()
-        .find(|p| plugin.template.contains(p))?;
-    let line = plugin.template.lines().find(|l| l.contains(placeholder))?;
+        .find(|p| template.contains(p))?;
+    let line = template.lines().find(|l| l.contains(placeholder))?;
     let (before, after) = line.split_once(placeholder)?;
     let said = text
         .lines()
         .find_map(|l| l.strip_prefix(before)?.strip_suffix(after))?;
-    if plugin.template.replace(placeholder, said) != text {
+    if template.replace(placeholder, said) != text {
         return None;
     }
     Some(match serde_json::from_str::<Vec<String>>(said) {
@@ -323,13 +343,33 @@ mod tests {
                 (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
             })
         };
+        // The text written, the agent filled in: OpenCode's is what it was before Kilo shared it.
         for (plugin, hash) in [
             (opencode(), 14_774_868_767_514_898_370),
             (cline(), 12_984_748_622_243_828_019),
+            (of(Agent::Kiro).unwrap(), 14_558_250_983_501_539_881),
         ] {
             assert_eq!(version(plugin, plugin.template), Some(CURRENT_VERSION));
-            assert_eq!(fnv(plugin.template), hash, "{:?} edited", plugin.files);
+            assert_eq!(
+                fnv(&super::template(plugin)),
+                hash,
+                "{:?} edited",
+                plugin.files
+            );
         }
+    }
+
+    /// Kiro's file keeps its token however it is laid out again (an editor's formatter).
+    #[test]
+    fn a_hook_files_token_is_read_from_its_hooks_descriptions() {
+        let kiro = of(Agent::Kiro).unwrap();
+        let written = render(kiro, &["/usr/bin/cmstore"]);
+        assert_eq!(version(kiro, &written), Some(CURRENT_VERSION));
+        let doc: serde_json::Value = serde_json::from_str(&written).unwrap();
+        let pretty = serde_json::to_string_pretty(&doc).unwrap();
+        assert_eq!(version(kiro, &pretty), Some(CURRENT_VERSION));
+        assert_eq!(version(kiro, r#"{"version": "v1", "hooks": []}"#), None);
+        assert_eq!(version(kiro, "not JSON"), None);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Quoting a program path so bash/sh and PowerShell each read it back as one word.
+//! Quoting a program path so bash/sh, PowerShell and `cmd.exe` each read it back as one word.
 //!
 //! Hand-written on purpose; the lines land in users' settings files and the tests below pin
 //! them. `shell-words` 1.1 quotes from a deny-list: it leaves `/opt/{a,b}/cmstore` bare,
@@ -34,6 +34,25 @@ pub fn powershell(program: &str) -> String {
     format!("& '{}'", program.replace('\'', "''"))
 }
 
+/// Characters that need no quoting in a `cmd.exe` word.
+fn cmd_safe(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_.:/\\-".contains(c)
+}
+
+/// `words` (a program and its arguments) as one `cmd.exe` command line: each word bare when
+/// plain, else in double quotes (a Windows path holds no `"`).
+pub fn cmd_line<S: AsRef<str>>(words: &[S]) -> String {
+    let quoted: Vec<String> = words
+        .iter()
+        .map(AsRef::as_ref)
+        .map(|w| match !w.is_empty() && w.chars().all(cmd_safe) {
+            true => w.to_string(),
+            false => format!("\"{w}\""),
+        })
+        .collect();
+    quoted.join(" ")
+}
+
 /// `words` (a program and its arguments) as one POSIX shell command line.
 pub fn sh_line<S: AsRef<str>>(words: &[S]) -> String {
     let quoted: Vec<String> = words.iter().map(|w| sh(w.as_ref())).collect();
@@ -59,6 +78,19 @@ pub fn powershell_line<S: AsRef<str>>(words: &[S]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cmd_lines_quote_paths_with_spaces_in_double_quotes() {
+        assert_eq!(
+            cmd_line(&["C:\\Users\\Me Too\\cmstore.exe", "capture"]),
+            "\"C:\\Users\\Me Too\\cmstore.exe\" capture"
+        );
+        assert_eq!(
+            cmd_line(&["C:\\bin\\cmstore.exe", "--home", ""]),
+            "C:\\bin\\cmstore.exe --home \"\""
+        );
+    }
+
     use super::*;
 
     #[test]

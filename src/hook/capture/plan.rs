@@ -372,13 +372,6 @@ fn normalize(
         hook.total_len,
         &Limits::default(),
     );
-    if entry.session_id.is_none() {
-        entry.session_id = hook
-            .session_vars
-            .iter()
-            .find(|(named, _)| *named == agent)
-            .map(|(_, session)| session.clone());
-    }
     if entry.cwd.is_none() && agent.cwd_of_hook() {
         entry.cwd = hook.cwd.map(str::to_string);
         entry.root_hint.clone_from(&entry.cwd);
@@ -388,13 +381,21 @@ fn normalize(
         entry.parse_error = Some(err.to_string());
         if hook.truncated() {
             entry.truncated = Some(true);
-            entry.session_id = sniff_string_field(hook.bytes, "session_id")
-                .or_else(|| sniff_string_field(hook.bytes, "sessionId"));
+            entry.session_id = ["session_id", "sessionId", "trajectory_id"]
+                .into_iter()
+                .find_map(|key| sniff_string_field(hook.bytes, key));
         }
     } else if payload.lossy_utf8 {
         entry.parse_error = Some(
             "payload held invalid UTF-8 or unpaired surrogates, replaced by U+FFFD".to_string(),
         );
+    }
+    if entry.session_id.is_none() {
+        entry.session_id = hook
+            .session_vars
+            .iter()
+            .find(|(named, _)| *named == agent)
+            .map(|(_, session)| session.clone());
     }
     entry
 }

@@ -810,3 +810,43 @@ fn only_agents_whose_transcripts_are_read_get_a_workspace_mark() {
     let end = claude("SessionEnd", json!({}));
     assert!(plan(&end, &config).workspace().unwrap().ending);
 }
+
+/// A cut payload of an agent whose session is not `session_id` still has its session: sniffed
+/// from Windsurf's `trajectory_id`, or taken from Kiro's `KIRO_SESSION_ID`.
+#[test]
+fn a_truncated_payload_keeps_its_session_in_any_agents_key() {
+    let config = Config::default();
+    let full = json!({"agent_action_name": "post_cascade_response", "trajectory_id": "t-1",
+                      "tool_info": {"response": "x".repeat(100)}})
+    .to_string();
+    let kept = &full.as_bytes()[..full.len() - 40];
+    let windsurf = Hook {
+        total_len: full.len() as u64,
+        ..hook(kept, "windsurf", Some("post_cascade_response"))
+    };
+    let plan = prepare(&windsurf, &config, &mut quiet()).expect("a plan");
+    assert_eq!(
+        plan.finish(None, &mut quiet()).entries[0]
+            .session_id
+            .as_deref(),
+        Some("t-1")
+    );
+
+    let full =
+        json!({"hook_event_name": "stop", "cwd": "/w", "assistant_response": "y".repeat(100)})
+            .to_string();
+    let kept = &full.as_bytes()[..full.len() - 40];
+    let vars = [(Agent::Kiro, "k-1".to_string())];
+    let kiro = Hook {
+        total_len: full.len() as u64,
+        session_vars: &vars,
+        ..hook(kept, "kiro", Some("stop"))
+    };
+    let plan = prepare(&kiro, &config, &mut quiet()).expect("a plan");
+    assert_eq!(
+        plan.finish(None, &mut quiet()).entries[0]
+            .session_id
+            .as_deref(),
+        Some("k-1")
+    );
+}

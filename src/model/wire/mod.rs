@@ -43,15 +43,15 @@ pub fn sniff_agent(p: &Payload) -> Agent {
     if cline::is_payload(p) {
         return Agent::Cline;
     }
-    if kiro::is_payload(p) {
-        return Agent::Kiro;
-    }
     let numeric_time = p.get_any(&["timestamp"]).is_some_and(Value::is_number);
     if numeric_time || p.has_any(&["toolArgs", "toolResult"]) {
         return Agent::Copilot;
     }
     if p.has_any(&["turn_id"]) {
         return Agent::Codex;
+    }
+    if kiro::is_payload(p) {
+        return Agent::Kiro;
     }
     let event = p.str_any(&["hook_event_name", "hookEventName"]);
     if event.as_deref().is_some_and(|e| GEMINI_EVENTS.contains(&e)) {
@@ -192,7 +192,7 @@ pub fn tool_input_of(agent: Agent, p: &Payload) -> Option<Value> {
 /// a request to the model ([`HookType::ModelRequest`]), not a prompt (seen with Qwen Code
 /// 0.24.4 in the end-to-end suite).
 pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
-    if agent == Agent::Opencode && opencode::is_event(event) {
+    if agent.speaks_opencode() && opencode::is_event(event) {
         return opencode::hook_type(event, p);
     }
     if agent == Agent::Cline {
@@ -359,7 +359,7 @@ pub fn normalize(
             );
         }
     }
-    if agent == Agent::Opencode {
+    if agent.speaks_opencode() {
         opencode_fields(p, kind, &mut e, limits);
     }
     if agent == Agent::Cline {

@@ -25,7 +25,7 @@ pub fn read(agent: Agent, result: &Value) -> ToolOutcome {
         Agent::Gemini => gemini_exit_code(result),
         Agent::Codex => codex_text(result).and_then(|t| codex_exit_code(&t)),
         Agent::Droid => result.as_str().and_then(droid_exit_code),
-        Agent::Opencode => super::opencode::exit_code(result),
+        Agent::Opencode | Agent::Kilo => super::opencode::exit_code(result),
         _ => None,
     });
     let errored = agent == Agent::Gemini && result.get("error").is_some_and(|e| !e.is_null());

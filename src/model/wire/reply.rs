@@ -112,6 +112,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
         | Agent::Qwen
         | Agent::Droid
         | Agent::Opencode
+        | Agent::Kilo
         | Agent::Unknown => json!({
             "hookSpecificOutput": {
                 "hookEventName": event,
@@ -147,6 +148,7 @@ pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
         | Agent::Codex
         | Agent::Qwen
         | Agent::Opencode
+        | Agent::Kilo
         | Agent::Windsurf
         | Agent::Kiro
         | Agent::Unknown => Some(json!({ "decision": "block", "reason": reason })),
@@ -211,6 +213,7 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         | Agent::Qwen
         | Agent::Droid
         | Agent::Opencode
+        | Agent::Kilo
         | Agent::Unknown => json!({
             "decision": "block",
             "reason": reason,
