@@ -255,6 +255,28 @@ const CLINE_EVENTS: &[&str] = &[
     "SessionShutdown",
 ];
 
+/// cmstore's OpenCode plugin, which OpenCode and Kilo load.
+const OPENCODE_PLUGIN: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/resources/opencode/cmstore.js"
+));
+
+/// OpenCode's events the plugin hands to `capture`, by OpenCode's names.
+const OPENCODE_EVENTS: &[&str] = &[
+    "chat.message",
+    "tool.execute.before",
+    "tool.execute.after",
+    "experimental.session.compacting",
+    "session.created",
+    "session.idle",
+    "session.error",
+    "session.compacted",
+    "message.updated",
+    "message.part.updated",
+    "permission.asked",
+    "permission.replied",
+];
+
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
 pub const PROFILES: [Profile; 14] = [
     Profile {
@@ -532,30 +554,14 @@ pub const PROFILES: [Profile; 14] = [
         hook_file: None,
         plugin: Some(PluginFile {
             agent: "opencode",
-            template: include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/resources/opencode/cmstore.js"
-            )),
+            template: OPENCODE_PLUGIN,
             marker: "// cmstore: ",
             runner: Runner::Command,
             // OpenCode loads `{plugin,plugins}/*.{js,ts}` of each configuration directory.
             project: &[".opencode", "plugin"],
             user: UserFolder::UnderConfig(&["opencode", "plugin"]),
             files: &["cmstore.js"],
-            events: &[
-                "chat.message",
-                "tool.execute.before",
-                "tool.execute.after",
-                "experimental.session.compacting",
-                "session.created",
-                "session.idle",
-                "session.error",
-                "session.compacted",
-                "message.updated",
-                "message.part.updated",
-                "permission.asked",
-                "permission.replied",
-            ],
+            events: OPENCODE_EVENTS,
         }),
         turns_by_prompt: true,
         cwd_of_hook: false,
@@ -573,10 +579,7 @@ pub const PROFILES: [Profile; 14] = [
         hook_file: None,
         plugin: Some(PluginFile {
             agent: "kilo",
-            template: include_str!(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/resources/opencode/cmstore.js"
-            )),
+            template: OPENCODE_PLUGIN,
             marker: "// cmstore: ",
             runner: Runner::Command,
             // OpenCode's plugin: Kilo loads `{plugin,plugins}/*.{js,ts}` of each
@@ -584,20 +587,7 @@ pub const PROFILES: [Profile; 14] = [
             project: &[".kilo", "plugin"],
             user: UserFolder::UnderConfig(&["kilo", "plugin"]),
             files: &["cmstore.js"],
-            events: &[
-                "chat.message",
-                "tool.execute.before",
-                "tool.execute.after",
-                "experimental.session.compacting",
-                "session.created",
-                "session.idle",
-                "session.error",
-                "session.compacted",
-                "message.updated",
-                "message.part.updated",
-                "permission.asked",
-                "permission.replied",
-            ],
+            events: OPENCODE_EVENTS,
         }),
         turns_by_prompt: true,
         cwd_of_hook: false,

@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::anthropic::{self, Step, Usage};
 use crate::harness::{Session, World};
 use crate::mock::MockServer;
+use crate::opencode;
 
 /// The platform binary.
 fn kilo() -> Option<PathBuf> {
@@ -23,47 +24,15 @@ fn kilo() -> Option<PathBuf> {
 /// Kilo's version, which its configuration folder's package files name.
 const VERSION: &str = "7.7.9";
 
-/// The user's `kilo.json`: the mock as a provider with one model; then cmstore's plugin
-/// installed as a user installs it.
+/// The user's `kilo.json`: the mock as a provider with one model, as OpenCode's; then
+/// cmstore's plugin installed as a user installs it.
 fn write_config(world: &World, mock: &MockServer) {
     let dir = world.home().join(".config").join("kilo");
-    let config = json!({
-        "$schema": "https://app.kilo.ai/config.json",
-        "autoupdate": false,
-        "share": "disabled",
-        "model": format!("mock/{}", anthropic::MODEL),
-        "small_model": format!("mock/{}", anthropic::MODEL),
-        "provider": {"mock": {
-            "npm": "@ai-sdk/anthropic",
-            "name": "Mock",
-            "options": {"baseURL": format!("{}/v1", mock.url()), "apiKey": "e2e-dummy-key"},
-            "models": {anthropic::MODEL: {
-                "name": "Mock",
-                "tool_call": true,
-                "limit": {"context": 200000, "output": 8192},
-            }},
-        }},
-    });
-    provide_sdk(&dir);
+    let mut config = opencode::provider_config(mock);
+    config["$schema"] = json!("https://app.kilo.ai/config.json");
+    opencode::provide_sdk(&dir, "@kilocode/plugin", VERSION);
     std::fs::write(dir.join("kilo.json"), config.to_string()).expect("write kilo.json");
     world.cmstore_ok(&["hooks", "install", "--agent", "kilo", "--user"]);
-}
-
-/// Kilo's configuration folder `dir` with its plugin SDK installed as far as Kilo checks, as
-/// OpenCode's (tests/e2e/opencode.rs).
-fn provide_sdk(dir: &Path) {
-    std::fs::create_dir_all(dir.join("node_modules")).expect("create node_modules");
-    let sdk = json!({"@kilocode/plugin": VERSION});
-    std::fs::write(
-        dir.join("package.json"),
-        json!({"dependencies": sdk}).to_string(),
-    )
-    .expect("write package.json");
-    std::fs::write(
-        dir.join("package-lock.json"),
-        json!({"lockfileVersion": 3, "packages": {"": {"dependencies": sdk}}}).to_string(),
-    )
-    .expect("write package-lock.json");
 }
 
 /// `kilo run PROMPT` in `world`, offline.

@@ -35,8 +35,20 @@ fn write_config(world: &World, mock: &MockServer) {
 /// [`write_config`] with `extra` settings in `opencode.json` beside the provider's.
 fn write_config_with(world: &World, mock: &MockServer, extra: serde_json::Value) {
     let dir = world.home().join(".config").join("opencode");
-    let config = json!({
-        "$schema": "https://opencode.ai/config.json",
+    let mut config = provider_config(mock);
+    config["$schema"] = json!("https://opencode.ai/config.json");
+    if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
+        config.extend(extra.clone());
+    }
+    provide_sdk(&dir, "@opencode-ai/plugin", VERSION);
+    std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
+    world.cmstore_ok(&["hooks", "install", "--agent", "opencode", "--user"]);
+}
+
+/// The configuration of OpenCode (and of Kilo, its fork) that makes the mock its provider,
+/// with one model.
+pub fn provider_config(mock: &MockServer) -> serde_json::Value {
+    json!({
         "autoupdate": false,
         "share": "disabled",
         "model": format!("mock/{}", anthropic::MODEL),
@@ -51,22 +63,15 @@ fn write_config_with(world: &World, mock: &MockServer, extra: serde_json::Value)
                 "limit": {"context": 200000, "output": 8192},
             }},
         }},
-    });
-    let mut config = config;
-    if let (Some(config), Some(extra)) = (config.as_object_mut(), extra.as_object()) {
-        config.extend(extra.clone());
-    }
-    provide_sdk(&dir);
-    std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
-    world.cmstore_ok(&["hooks", "install", "--agent", "opencode", "--user"]);
+    })
 }
 
-/// A configuration folder `dir` of OpenCode's, its plugin SDK installed as far as OpenCode
-/// checks (`node_modules/`, and a lock file that lists the SDK): OpenCode then runs no npm
-/// install there.
-fn provide_sdk(dir: &Path) {
+/// A configuration folder `dir` of OpenCode's (or Kilo's), its plugin SDK `package` of
+/// `version` installed as far as OpenCode checks (`node_modules/`, and a lock file that lists
+/// the SDK): OpenCode then runs no npm install there.
+pub fn provide_sdk(dir: &Path, package: &str, version: &str) {
     std::fs::create_dir_all(dir.join("node_modules")).expect("create node_modules");
-    let sdk = json!({"@opencode-ai/plugin": VERSION});
+    let sdk = json!({ package: version });
     std::fs::write(
         dir.join("package.json"),
         json!({"dependencies": sdk}).to_string(),
@@ -319,7 +324,7 @@ fn an_opencode_call_its_permission_refuses_is_one_refused_call_and_two_plugins_r
     let mock = MockServer::start(anthropic::responder(script));
     write_config_with(&world, &mock, json!({"permission": {"bash": "ask"}}));
     let project = world.project().join(".opencode");
-    provide_sdk(&project);
+    provide_sdk(&project, "@opencode-ai/plugin", VERSION);
     world.cmstore_ok(&["hooks", "install", "--agent", "opencode"]);
     assert!(project.join("plugin/cmstore.js").exists());
     let cmd = opencode_command(&world, &opencode, PROMPT);
