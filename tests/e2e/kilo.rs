@@ -12,7 +12,7 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::anthropic::{self, Step, Usage};
-use crate::harness::{Session, World};
+use crate::harness::{self, Session, World};
 use crate::mock::MockServer;
 use crate::opencode;
 
@@ -122,4 +122,24 @@ fn kilo_events_calls_and_usage_are_what_it_did() {
         })
         .collect();
     assert_eq!(usage, expected, "{ctx}");
+
+    // Kilo's own store (OpenCode's, under Kilo's name): an import finds the turn and the calls
+    // the hooks recorded, and adds nothing.
+    let store = s.world.home().join(".local/share/kilo/kilo.db");
+    let turns = "SELECT session_id, turn_key, hook_type, prompt, response, outcome, imported \
+                 FROM turns ORDER BY session_id, turn_key";
+    let by_hooks = s.query(turns);
+    let said = s.world.cmstore_ok(&["import", store.to_str().unwrap()]);
+    harness::assert_import_changed_no_turn(&s.world, (turns, &by_hooks), &ctx);
+    harness::assert_every_call_hooked(&s, &ctx);
+    let after = s.query(
+        "SELECT input_tokens, output_tokens, cache_read_tokens FROM v_usage \
+         WHERE session_id = :sid ORDER BY cache_read_tokens",
+    );
+    assert_eq!(after, expected, "after import: {said}\n{ctx}");
+    assert_eq!(
+        s.query("SELECT DISTINCT agent FROM sessions"),
+        [json!({"agent": "kilo"})],
+        "{ctx}"
+    );
 }

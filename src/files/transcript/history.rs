@@ -8,7 +8,7 @@ use super::DiscoveryEnv;
 /// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
 /// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state, VS Code Copilot
 /// Chat's transcripts, Qwen Code's chats (under its `projects`), Droid's sessions and
-/// OpenCode's store.
+/// OpenCode's and Kilo's stores.
 pub fn history_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
     let codex = crate::support::env::path("CODEX_HOME")
@@ -27,6 +27,7 @@ pub fn history_roots() -> Vec<PathBuf> {
     .chain(cline_sessions(env.home.as_deref()))
     .filter(|dir| dir.is_dir())
     .chain(opencode_store(env.home.as_deref()).filter(|file| file.is_file()))
+    .chain(kilo_store(env.home.as_deref()).filter(|file| file.is_file()))
     .chain(env.copilot_log_dirs())
     .collect()
 }
@@ -50,6 +51,13 @@ fn opencode_store(home: Option<&std::path::Path>) -> Option<PathBuf> {
     let data = crate::support::env::path("XDG_DATA_HOME")
         .or_else(|| home.map(|h| h.join(".local").join("share")))?;
     Some(data.join("opencode").join("opencode.db"))
+}
+
+/// Kilo's store: `kilo.db` in `$XDG_DATA_HOME/kilo`, else in `~/.local/share/kilo`.
+fn kilo_store(home: Option<&std::path::Path>) -> Option<PathBuf> {
+    let data = crate::support::env::path("XDG_DATA_HOME")
+        .or_else(|| home.map(|h| h.join(".local").join("share")))?;
+    Some(data.join("kilo").join("kilo.db"))
 }
 
 /// Where Qwen Code keeps its chats, as it chooses: `$QWEN_RUNTIME_DIR`, else `$QWEN_HOME`,

@@ -26,14 +26,26 @@ pub struct Message {
 /// True when `path` is named as OpenCode's store: `opencode.db`, or `opencode-<channel>.db`,
 /// in a folder named `opencode`.
 pub fn is_store(path: &Path) -> bool {
-    let named = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n == "opencode.db" || (n.starts_with("opencode-") && n.ends_with(".db")));
+    is_store_of(path, "opencode")
+}
+
+/// True when `path` is named as the store of Kilo (OpenCode's fork, the same store):
+/// `kilo.db`, or `kilo-<channel>.db`, in a folder named `kilo`.
+pub fn is_kilo_store(path: &Path) -> bool {
+    is_store_of(path, "kilo")
+}
+
+/// True when `path` is `<name>.db` or `<name>-<channel>.db` in a folder named `name`.
+fn is_store_of(path: &Path, name: &str) -> bool {
+    let named = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.strip_suffix(".db").is_some_and(|stem| {
+            stem == name || stem.strip_prefix(name).is_some_and(|c| c.starts_with('-'))
+        })
+    });
     let in_folder = path
         .parent()
         .and_then(Path::file_name)
-        .is_some_and(|n| n == "opencode");
+        .is_some_and(|n| n == name);
     named && in_folder
 }
 
@@ -166,5 +178,18 @@ mod tests {
         )));
         assert!(!is_store(Path::new("/h/elsewhere/opencode.db")));
         assert!(!is_store(Path::new("/h/.local/share/opencode/other.db")));
+        assert!(!is_store(Path::new(
+            "/h/.local/share/opencode/opencodex.db"
+        )));
+        assert!(is_kilo_store(Path::new("/h/.local/share/kilo/kilo.db")));
+        assert!(is_kilo_store(Path::new(
+            "/h/.local/share/kilo/kilo-nightly.db"
+        )));
+        assert!(!is_kilo_store(Path::new(
+            "/h/.local/share/opencode/opencode.db"
+        )));
+        assert!(!is_kilo_store(Path::new(
+            "/h/.local/share/kilo/kilocode.db"
+        )));
     }
 }

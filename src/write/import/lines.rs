@@ -259,9 +259,12 @@ impl<'a> FileRead<'a> {
         }
         last.cwds = self.cwds.clone();
         let file_cwd = match self.format {
-            Format::Claude | Format::Qwen | Format::Droid | Format::Opencode | Format::Cline => {
-                None
-            }
+            Format::Claude
+            | Format::Qwen
+            | Format::Droid
+            | Format::Opencode
+            | Format::Kilo
+            | Format::Cline => None,
             Format::Codex => self.codex.cwd().map(str::to_owned),
             Format::Gemini | Format::GeminiJson => gemini_project(self.named),
             Format::CopilotCli | Format::VscodeCopilot => self.copilot_cwd,

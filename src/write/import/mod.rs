@@ -76,6 +76,8 @@ enum Format {
     Droid,
     /// OpenCode's SQLite store, `opencode/opencode.db`: its assistant messages.
     Opencode,
+    /// Kilo's, `kilo/kilo.db`: OpenCode's store under Kilo's name.
+    Kilo,
     /// Cline's `sessions/<id>/<id>.messages.json`: a session's transcript, one document.
     Cline,
 }
@@ -109,6 +111,8 @@ impl Format {
             Format::Droid
         } else if opencode_store::is_store(path) {
             Format::Opencode
+        } else if opencode_store::is_kilo_store(path) {
+            Format::Kilo
         } else if cline_session::transcript_of(path).is_some() {
             Format::Cline
         } else {
@@ -127,7 +131,11 @@ impl Format {
             }
             Format::Codex => CodexReader::session_of_path(path),
             Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
-            Format::Gemini | Format::GeminiJson | Format::Opencode | Format::Cline => None,
+            Format::Gemini
+            | Format::GeminiJson
+            | Format::Opencode
+            | Format::Kilo
+            | Format::Cline => None,
         }
     }
 
@@ -142,6 +150,7 @@ impl Format {
             Format::Qwen => "qwen",
             Format::Droid => "droid",
             Format::Opencode => "opencode",
+            Format::Kilo => "kilo",
             Format::Cline => "cline",
         }
     }
@@ -270,6 +279,7 @@ fn is_read(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "jsonl")
         || is_json_chat_file(path)
         || opencode_store::is_store(path)
+        || opencode_store::is_kilo_store(path)
         || cline_session::transcript_of(path).is_some()
 }
 
@@ -370,7 +380,7 @@ impl Archive {
     /// it in `stats`. Before the file is read: a copy is of the file as it was when it was
     /// read, or later.
     fn keep(&self, path: &Path, stats: &mut Stats) {
-        if Format::of(path) == Format::Opencode {
+        if matches!(Format::of(path), Format::Opencode | Format::Kilo) {
             return;
         }
         // One file, one copy, whatever path named it (relative, through `..`).
@@ -417,7 +427,7 @@ fn stamp_of(path: &Path) -> Option<(i64, i64)> {
         Some((meta.len() as i64, modified.as_millis() as i64))
     };
     match Format::of(path) {
-        Format::Opencode => None,
+        Format::Opencode | Format::Kilo => None,
         Format::Droid => {
             let (len, modified) = stamp(path)?;
             let settings = stamp(&usage_droid::settings_of(path)).unwrap_or((0, 0));
@@ -542,8 +552,8 @@ fn import_file(
     if format == Format::Droid {
         return import_droid_session(conn, (path, named), config, stats, progress);
     }
-    if format == Format::Opencode {
-        return import_opencode_store(conn, path, config, stats, progress);
+    if matches!(format, Format::Opencode | Format::Kilo) {
+        return import_opencode_store(conn, (path, format), config, stats, progress);
     }
     if format == Format::Cline {
         return import_cline_session(conn, path, config, stats, progress);
@@ -840,13 +850,13 @@ fn open_lines(path: &Path, copy: bool) -> io::Result<LineReader<Box<dyn Read>>> 
     Ok(LineReader::positioned(input, 0, MAX_LINE_BYTES))
 }
 
-/// The usage of OpenCode's store at `path`: each assistant message's, keyed as the hook keys
-/// it (capture and import in any order store each model call once), each session with its
-/// folder. The store is SQLite, read read-only; one that cannot be read is an error of the
-/// file, as a transcript that cannot be.
+/// The usage of OpenCode's store at `path` (or Kilo's, as `format` says): each assistant
+/// message's, keyed as the hook keys it (capture and import in any order store each model
+/// call once), each session with its folder. The store is SQLite, read read-only; one that
+/// cannot be read is an error of the file, as a transcript that cannot be.
 fn import_opencode_store(
     conn: &mut Connection,
-    path: &Path,
+    (path, format): (&Path, Format),
     config: &Config,
     stats: &mut Stats,
     progress: &mut impl FnMut(u64),
@@ -892,25 +902,21 @@ fn import_opencode_store(
             store::agent_totals::replace(
                 &tx,
                 &session,
-                Some("opencode"),
+                Some(format.agent()),
                 source,
                 &total,
                 "import",
             )?;
             if let Some(counted) = by_session.get(session.as_str()) {
-                stats.check("OpenCode", &session, counted, &[total]);
+                let title = crate::model::agents::Agent::from_flag(format.agent())
+                    .map_or("OpenCode", |a| a.profile().title);
+                stats.check(title, &session, counted, &[total]);
             }
         }
         tx.commit()?;
     }
     let mut sessions = HashMap::new();
-    write_batch(
-        conn,
-        records,
-        (Format::Opencode, &None),
-        &mut sessions,
-        stats,
-    )?;
+    write_batch(conn, records, (format, &None), &mut sessions, stats)?;
     // Its turns, met with the hooks' by their prompts (the plugin's Stop names no turn).
     let messages = opencode_store::messages_with_parts(path).map_err(|e| Error::Read {
         path: path.to_path_buf(),
@@ -923,13 +929,13 @@ fn import_opencode_store(
     // And its calls, by the ids the plugin sends the hooks (coverage).
     let shown = crate::model::transcript::opencode::tool_items(&messages);
     let redactor = Redactor::new(&config.redact);
-    items::write(conn, shown, &redactor, (Format::Opencode.agent(), &None))?;
-    let file = (path, Format::Opencode, false, &cwds);
+    items::write(conn, shown, &redactor, (format.agent(), &None))?;
+    let file = (path, format, false, &cwds);
     write_turns(conn, config, read, file, &mut sessions, stats)?;
     for (session, seen) in sessions.iter_mut() {
         seen.cwd = cwds.get(session).cloned();
     }
-    write_sessions(conn, Format::Opencode.agent(), sessions)?;
+    write_sessions(conn, format.agent(), sessions)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
