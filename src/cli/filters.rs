@@ -12,8 +12,8 @@ pub struct ReportFilters {
     /// Only sessions that started before then (same forms as --since)
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
-    /// Only sessions of this agent (claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
-    /// opencode, kilo, cline, windsurf, kiro)
+    /// Only sessions of this agent (claude, vscode, copilot, codex, gemini, qwen, cursor, qoder,
+    /// droid, opencode, kilo, cline, windsurf, kiro)
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
     /// Only sessions in this project: the working directory's last component, or its path

@@ -40,8 +40,8 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 /// Arguments of `cmstore capture`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
-    /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, droid,
-    /// opencode, kilo, cline, windsurf, kiro or auto (sniffed from the payload)
+    /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, qoder,
+    /// droid, opencode, kilo, cline, windsurf, kiro or auto (sniffed from the payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none

@@ -26,6 +26,9 @@ pub enum Agent {
     Qwen,
     /// Cursor.
     Cursor,
+    /// Qoder CLI (`@qoder-ai/qodercli`): Claude Code's hooks, payloads, replies and transcript
+    /// lines, in Qoder's own folders.
+    Qoder,
     /// Factory's Droid (`droid`): Claude Code's payloads and replies, nine of its events, its own
     /// tool names (`Execute`) and no tool call ids.
     Droid,
@@ -278,7 +281,7 @@ const OPENCODE_EVENTS: &[&str] = &[
 ];
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 14] = [
+pub const PROFILES: [Profile; 15] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -511,6 +514,38 @@ pub const PROFILES: [Profile; 14] = [
         session_env: None,
     },
     Profile {
+        agent: Agent::Qoder,
+        name: "qoder",
+        title: "Qoder CLI",
+        aliases: &["qodercli", "qoder-cli"],
+        participant: "qoder",
+        origin: UNKNOWN_ORIGIN,
+        hook_file: Some(HookFile {
+            shape: Shape::Grouped,
+            // Qoder's handlers are Claude Code's (`type`, `command`, `timeout`, `async`, …).
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/qoder.json"
+            )),
+            // `settings.json` holds all of Qoder's settings.
+            owns_file: false,
+            bare: false,
+            project: &[".qoder", "settings.json"],
+            user: UserFile {
+                dir_env: Some("QODER_CONFIG_DIR"),
+                home_dir: ".qoder",
+                file: &["settings.json"],
+            },
+        }),
+        plugin: None,
+        turns_by_prompt: false,
+        cwd_of_hook: false,
+        answer: Answer::Json,
+        prompt_before_stop: false,
+        session_env: None,
+    },
+    Profile {
         agent: Agent::Droid,
         name: "droid",
         title: "Factory Droid",
@@ -724,7 +759,7 @@ pub const PROFILES: [Profile; 14] = [
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 14] = [
+    pub const ALL: [Agent; 15] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -732,6 +767,7 @@ impl Agent {
         Agent::Gemini,
         Agent::Qwen,
         Agent::Cursor,
+        Agent::Qoder,
         Agent::Droid,
         Agent::Opencode,
         Agent::Kilo,
@@ -823,8 +859,8 @@ impl Agent {
 /// them. Spelled out, not joined at run time: every hook builds the command line's help
 /// texts; a test holds it to the table.
 pub const NAMES: &str =
-    "claude, vscode, copilot, codex, gemini, qwen, cursor, droid, opencode, kilo, cline, windsurf, \
-     kiro";
+    "claude, vscode, copilot, codex, gemini, qwen, cursor, qoder, droid, opencode, kilo, cline, \
+     windsurf, kiro";
 
 #[cfg(test)]
 mod tests {
@@ -876,6 +912,6 @@ mod tests {
             let doc: Value = serde_json::from_str(file.template).unwrap();
             assert!(doc["hooks"].is_object(), "{agent:?}");
         }
-        assert_eq!(Agent::with_hook_files().count(), 9);
+        assert_eq!(Agent::with_hook_files().count(), 10);
     }
 }

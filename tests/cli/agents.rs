@@ -1975,3 +1975,79 @@ fn kiro_hook_files_payloads_are_read() {
         1
     );
 }
+
+/// Qoder CLI's hooks send Claude Code's payloads (composed from its published package,
+/// docs/agents.md, "Qoder CLI"): told apart by a transcript under `~/.qoder/`, its call paired
+/// by id, its turn ended with its answer, and denied in Claude Code's shape.
+#[test]
+fn qoder_payloads_are_claude_codes_under_its_own_name() {
+    let env = TestEnv::new();
+    // Its transcript, Claude Code's lines, where the payloads name it.
+    let session = "7e0c2f4a-1b3d-4c5e-8f9a-0b1c2d3e4f50";
+    let folder = env.user_home().join(".qoder/projects/-home-u-shop");
+    std::fs::create_dir_all(&folder).unwrap();
+    let transcript = folder.join(format!("{session}.jsonl"));
+    let line = |kind: &str, uuid: &str, message: Value| {
+        serde_json::json!({"type": kind, "uuid": uuid, "sessionId": session,
+            "cwd": "/home/u/shop", "timestamp": "2026-12-07T10:00:00.000Z", "message": message})
+        .to_string()
+    };
+    let lines = [
+        line(
+            "user",
+            "u1",
+            serde_json::json!({"role": "user", "content": "run the tests"}),
+        ),
+        line(
+            "assistant",
+            "a1",
+            serde_json::json!({"id": "msg_1", "role": "assistant", "model": "auto",
+                "content": [{"type": "text", "text": "All 12 tests pass."}],
+                "usage": {"input_tokens": 10, "output_tokens": 5}}),
+        ),
+    ];
+    std::fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    for name in [
+        "qoder-1.1-session-start.json",
+        "qoder-1.1-user-prompt-submit.json",
+        "qoder-1.1-pre-tool-use.json",
+        "qoder-1.1-post-tool-use.json",
+        "qoder-1.1-stop.json",
+    ] {
+        let mut event: Value = serde_json::from_str(&payload(name)).unwrap();
+        event["transcript_path"] = Value::from(transcript.display().to_string());
+        let reply = capture(&env, event.to_string(), &[]);
+        assert!(reply.get("permissionDecision").is_none(), "{name}: {reply}");
+    }
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE agent = 'qoder'"),
+        5
+    );
+    let calls: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT tool_name, outcome, tool_call_id FROM tool_calls",
+    );
+    assert_eq!(
+        calls,
+        [(
+            "Bash".to_string(),
+            "succeeded".to_string(),
+            "toolu_01Qd7".to_string()
+        )]
+    );
+    assert_eq!(
+        text(&env, "SELECT prompt || ' / ' || response FROM turns").as_deref(),
+        Some("run the tests / All 12 tests pass.")
+    );
+
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let mut risky: Value = serde_json::from_str(&payload("qoder-1.1-pre-tool-use.json")).unwrap();
+    risky["tool_input"]["command"] = Value::from("rm -rf /");
+    let reply = capture(&env, risky.to_string(), &["--agent", "qoder"]);
+    assert_eq!(
+        reply["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{reply}"
+    );
+    assert_eq!(reply["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+}

@@ -217,8 +217,21 @@ const WINDSURF: Agent = Agent {
     bare: false,
 };
 
-const AGENTS: [Agent; 9] = [
-    CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR, DROID, WINDSURF,
+/// Qoder CLI's `settings.json`: Claude Code's shape beside its other settings.
+const QODER: Agent = Agent {
+    name: "qoder",
+    file: ".qoder/settings.json",
+    events: 15,
+    user_file: "{\n  \"model\": \"auto\",\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./guard.sh\",\n            \"timeout\": 5\n          }\n        ]\n      }\n    ]\n  }\n}\n",
+    user_block: "      {\n        \"matcher\": \"Bash\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./guard.sh\",\n            \"timeout\": 5\n          }\n        ]\n      }",
+    event: "PreToolUse",
+    marker: ("cmstore", "hooks-v3"),
+    timeout_key: "timeout",
+    bare: false,
+};
+
+const AGENTS: [Agent; 10] = [
+    CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR, QODER, DROID, WINDSURF,
 ];
 
 /// `agent`'s file `text` parsed, with its events under `hooks` even where the file holds
@@ -421,6 +434,7 @@ fn the_docs_name_and_count_the_events_install_writes() {
         ("gemini", "### Gemini CLI"),
         ("qwen", "### Qwen Code"),
         ("cursor", "### Cursor"),
+        ("qoder", "### Qoder CLI"),
         ("droid", "### Factory Droid"),
         ("windsurf", "### Windsurf"),
     ];
@@ -958,6 +972,7 @@ fn several_agents_at_once_and_status_of_all() {
             ("gemini", "missing"),
             ("qwen", "missing"),
             ("cursor", "missing"),
+            ("qoder", "missing"),
             ("droid", "missing"),
             ("opencode", "missing"),
             ("kilo", "missing"),
@@ -1022,7 +1037,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
     assert_eq!(
         agents,
         [
-            "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid",
+            "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "qoder", "droid",
             "opencode", "kilo", "cline", "windsurf", "kiro"
         ],
         "{text}"
@@ -1074,8 +1089,8 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     };
     let mut expected = Vec::new();
     for agent in [
-        "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "droid", "opencode",
-        "kilo", "cline", "windsurf", "kiro",
+        "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "qoder", "droid",
+        "opencode", "kilo", "cline", "windsurf", "kiro",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1091,14 +1106,14 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
         expected.push(row(agent, "project", project));
     }
     assert_eq!(rows(&dir), expected);
-    // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's and Droid's
+    // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's, Qoder's and Droid's
     // project files are the user's own, and so are Cline's (`~/.cline/hooks` both) and
     // Kiro's (`~/.kiro/hooks` both);
     // OpenCode's and Kilo's user plugins are under ~/.config, their project ones under
     // ~/.opencode and ~/.kilo, and
     // Windsurf's user file under ~/.codeium/windsurf, its project one under ~/.windsurf: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 18, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 19, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),

@@ -1501,3 +1501,41 @@ fn a_gemini_chats_turns_are_the_hooks_turns_whatever_the_order() {
         ]
     );
 }
+
+/// Qoder CLI writes Claude Code's transcript lines under its own folder
+/// (`~/.qoder/projects/<project>/<session>.jsonl`): an import reads the session as Qoder's, and
+/// the default import (no path) finds it there.
+#[test]
+fn a_qoder_transcript_is_read_as_claude_codes_lines_and_named_qoders() {
+    let env = TestEnv::new();
+    let folder = env.user_home().join(".qoder/projects/-w-proj");
+    fs::create_dir_all(&folder).unwrap();
+    let transcript = folder.join(format!("{SESSION}.jsonl"));
+    append(
+        &transcript,
+        &[
+            prompt("u1", 0, "run the tests"),
+            assistant(
+                "a1",
+                2,
+                "msg_1",
+                json!([{"type": "text", "text": "They pass."}]),
+            ),
+            turn_end("t1", 3),
+        ],
+    );
+    let said = import(&env, &env.user_home());
+    assert!(said.contains("1 transcript(s)"), "{said}");
+    assert_eq!(
+        rows(&env, "SELECT DISTINCT agent FROM sessions"),
+        ["Text(\"qoder\")"]
+    );
+    assert_eq!(
+        rows(&env, "SELECT prompt, response FROM turns"),
+        ["Text(\"run the tests\") | Text(\"They pass.\")"]
+    );
+    assert_eq!(
+        rows(&env, "SELECT DISTINCT agent FROM usage"),
+        ["Text(\"qoder\")"]
+    );
+}

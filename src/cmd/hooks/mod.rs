@@ -989,6 +989,11 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
              to trust them"
                 .to_string(),
         ),
+        (Agent::Qoder, Location::Project(_)) => Some(
+            "qoder: Qoder runs a project's hooks only in a folder you trust (its `-p` and \
+             other non-interactive runs trust it by themselves)"
+                .to_string(),
+        ),
         (Agent::Qwen, Location::Project(_)) => {
             Some("qwen: Qwen Code runs a project's hooks only in a folder you trust".to_string())
         }
@@ -1022,12 +1027,13 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
 }
 
 /// Why the hooks in `doc`, `agent`'s file at `path`, will not run although installed: a
-/// switch in the same settings (Gemini CLI, Qwen Code), in the `config.toml` beside it
+/// switch in the same settings (Gemini CLI, Qwen Code, Qoder), in the `config.toml` beside it
 /// (Codex), or in the `settings.json` beside it and the organisation's (Droid).
 fn will_not_fire(agent: Agent, path: &Path, doc: &Value) -> Vec<String> {
     match agent {
         Agent::Gemini => switches::gemini(doc, &handler_names(agent)),
         Agent::Qwen => switches::qwen(doc, &handler_names(agent)),
+        Agent::Qoder => switches::qoder(doc),
         Agent::Droid => {
             let read = |file: &Path| {
                 fs::read_to_string(file)

@@ -7,8 +7,8 @@ use super::DiscoveryEnv;
 
 /// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
 /// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state, VS Code Copilot
-/// Chat's transcripts, Qwen Code's chats (under its `projects`), Droid's sessions and
-/// OpenCode's and Kilo's stores.
+/// Chat's transcripts, Qwen Code's chats (under its `projects`), Qoder CLI's projects, Droid's
+/// sessions and OpenCode's and Kilo's stores.
 pub fn history_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
     let codex = crate::support::env::path("CODEX_HOME")
@@ -18,6 +18,7 @@ pub fn history_roots() -> Vec<PathBuf> {
         env.home.as_ref().map(|h| h.join(".gemini").join("tmp")),
         codex.map(|dir| dir.join("sessions")),
         qwen_runtime_dir().map(|dir| dir.join("projects")),
+        qoder_dir(env.home.as_deref()).map(|dir| dir.join("projects")),
         env.home
             .as_ref()
             .map(|h| h.join(".factory").join("sessions")),
@@ -51,6 +52,19 @@ fn opencode_store(home: Option<&std::path::Path>) -> Option<PathBuf> {
     let data = crate::support::env::path("XDG_DATA_HOME")
         .or_else(|| home.map(|h| h.join(".local").join("share")))?;
     Some(data.join("opencode").join("opencode.db"))
+}
+
+/// Qoder CLI's folder: `$QODER_CONFIG_DIR`, else `~/.qoder`.
+fn qoder_dir(home: Option<&std::path::Path>) -> Option<PathBuf> {
+    crate::support::env::path("QODER_CONFIG_DIR").or_else(|| home.map(|h| h.join(".qoder")))
+}
+
+/// True when `path` is in Qoder CLI's folder (a `.qoder` folder, or `$QODER_CONFIG_DIR`): its
+/// transcripts are Claude Code's lines, the agent Qoder.
+pub fn is_qoders(path: &std::path::Path) -> bool {
+    path.ancestors()
+        .any(|dir| dir.file_name().is_some_and(|n| n == ".qoder"))
+        || crate::support::env::path("QODER_CONFIG_DIR").is_some_and(|dir| path.starts_with(dir))
 }
 
 /// Kilo's store: `kilo.db` in `$XDG_DATA_HOME/kilo`, else in `~/.local/share/kilo`.

@@ -291,6 +291,7 @@ mod tests {
             (Agent::Cursor, 3, 16157748614473827788u64),
             (Agent::Droid, 3, 12383244396802804392u64),
             (Agent::Windsurf, 3, 17950658796258184812u64),
+            (Agent::Qoder, 3, 12916333413315077261u64),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(

@@ -61,6 +61,19 @@ pub fn qwen(doc: &Value, names: &[String]) -> Vec<String> {
     off
 }
 
+/// Why Qoder CLI will not run the hooks of its settings `doc`: `disableAllHooks`, or
+/// `hooksConfig.enabled: false` (read from Qoder CLI 1.1.52's published package).
+pub fn qoder(doc: &Value) -> Vec<String> {
+    let mut off = Vec::new();
+    if doc.get("disableAllHooks").and_then(Value::as_bool) == Some(true) {
+        off.push("Qoder's hooks are off (\"disableAllHooks\": true)".to_string());
+    }
+    if doc.pointer("/hooksConfig/enabled").and_then(Value::as_bool) == Some(false) {
+        off.push("Qoder's hooks are off (\"hooksConfig\": {\"enabled\": false})".to_string());
+    }
+    off
+}
+
 /// Where Droid reads the settings an organisation manages (Factory's enterprise docs).
 pub const DROID_MANAGED: &str = if cfg!(windows) {
     r"C:\Program Files\Factory\settings.json"
@@ -200,6 +213,17 @@ mod tests {
         );
         assert_eq!(off.len(), 3, "{off:?}");
         assert!(off[2].contains("lists \"cmstore-hooks-v3\""));
+    }
+
+    #[test]
+    fn qoders_two_switches_turn_its_hooks_off() {
+        assert!(qoder(&json!({"hooks": {}})).is_empty());
+        assert_eq!(qoder(&json!({"disableAllHooks": true})).len(), 1);
+        assert_eq!(
+            qoder(&json!({"hooksConfig": {"enabled": false}, "disableAllHooks": true})).len(),
+            2
+        );
+        assert!(qoder(&json!({"hooksConfig": {"enabled": true}})).is_empty());
     }
 
     #[test]

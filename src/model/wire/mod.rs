@@ -75,6 +75,10 @@ pub fn sniff_agent(p: &Payload) -> Agent {
     if transcript.contains("/.qwen/") {
         return Agent::Qwen;
     }
+    // Qoder CLI's payloads are Claude Code's; its transcripts live under `~/.qoder/`.
+    if transcript.contains("/.qoder/") {
+        return Agent::Qoder;
+    }
     // Droid's payloads are Claude Code's; its sessions live under `~/.factory/`.
     if transcript.contains("/.factory/") {
         return Agent::Droid;

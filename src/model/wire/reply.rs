@@ -110,6 +110,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
         | Agent::Vscode
         | Agent::Codex
         | Agent::Qwen
+        | Agent::Qoder
         | Agent::Droid
         | Agent::Opencode
         | Agent::Kilo
@@ -147,6 +148,7 @@ pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
         | Agent::Vscode
         | Agent::Codex
         | Agent::Qwen
+        | Agent::Qoder
         | Agent::Opencode
         | Agent::Kilo
         | Agent::Windsurf
@@ -156,7 +158,7 @@ pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
 }
 
 /// `reply` with `notice` told to the agent as context ahead of any it already injects, and,
-/// where the agent shows one (Claude Code, VS Code, Gemini CLI, Qwen Code, Droid), shown to
+/// where the agent shows one (Claude Code, VS Code, Gemini CLI, Qwen Code, Qoder, Droid), shown to
 /// the user as its `systemMessage`. A reply that denies or blocks something is left as it is: its reason says
 /// more than the notice.
 pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) -> Value {
@@ -182,7 +184,7 @@ pub fn with_notice(agent: Agent, event: &str, mut reply: Value, notice: &str) ->
     }
     if matches!(
         agent,
-        Agent::Claude | Agent::Vscode | Agent::Gemini | Agent::Qwen | Agent::Droid
+        Agent::Claude | Agent::Vscode | Agent::Gemini | Agent::Qwen | Agent::Qoder | Agent::Droid
     ) {
         reply["systemMessage"] = Value::String(notice.to_string());
     }
@@ -211,6 +213,7 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         | Agent::Vscode
         | Agent::Codex
         | Agent::Qwen
+        | Agent::Qoder
         | Agent::Droid
         | Agent::Opencode
         | Agent::Kilo

@@ -85,7 +85,9 @@ impl<'a> FileRead<'a> {
             .strip_prefix("agent-")
             .is_some_and(|rest| rest.trim_end_matches(".jsonl").contains('-'));
         let turns = match format {
-            Format::Claude => Some(TurnReader::new(options, turns::claude_file_session(named))),
+            Format::Claude | Format::Qoder => {
+                Some(TurnReader::new(options, turns::claude_file_session(named)))
+            }
             Format::CopilotCli | Format::VscodeCopilot => {
                 Some(TurnReader::new(options, fallback.clone()))
             }
@@ -260,6 +262,7 @@ impl<'a> FileRead<'a> {
         last.cwds = self.cwds.clone();
         let file_cwd = match self.format {
             Format::Claude
+            | Format::Qoder
             | Format::Qwen
             | Format::Droid
             | Format::Opencode

@@ -80,6 +80,8 @@ enum Format {
     Kilo,
     /// Cline's `sessions/<id>/<id>.messages.json`: a session's transcript, one document.
     Cline,
+    /// Qoder CLI's `.qoder/projects/<project>/<session>.jsonl`: Claude Code's lines.
+    Qoder,
 }
 
 impl Format {
@@ -115,6 +117,8 @@ impl Format {
             Format::Kilo
         } else if cline_session::transcript_of(path).is_some() {
             Format::Cline
+        } else if crate::files::transcript::history::is_qoders(path) {
+            Format::Qoder
         } else {
             Format::Claude
         }
@@ -126,9 +130,11 @@ impl Format {
     fn session_of_path(self, path: &Path) -> Option<String> {
         let name = |p: Option<&Path>| p.map(|p| p.to_string_lossy().into_owned());
         match self {
-            Format::Claude | Format::VscodeCopilot | Format::Qwen | Format::Droid => {
-                name(path.file_stem().map(Path::new))
-            }
+            Format::Claude
+            | Format::Qoder
+            | Format::VscodeCopilot
+            | Format::Qwen
+            | Format::Droid => name(path.file_stem().map(Path::new)),
             Format::Codex => CodexReader::session_of_path(path),
             Format::CopilotCli => name(path.parent().and_then(Path::file_name).map(Path::new)),
             Format::Gemini
@@ -143,6 +149,7 @@ impl Format {
     fn agent(self) -> &'static str {
         match self {
             Format::Claude => "claude",
+            Format::Qoder => "qoder",
             Format::Gemini | Format::GeminiJson => "gemini",
             Format::Codex => "codex",
             Format::CopilotCli => "copilot",
@@ -563,7 +570,7 @@ fn import_file(
     let file = FileFacts {
         path,
         format,
-        subagent: format == Format::Claude && name.starts_with("agent-"),
+        subagent: matches!(format, Format::Claude | Format::Qoder) && name.starts_with("agent-"),
         config,
         redactor: Redactor::new(&config.redact),
     };
