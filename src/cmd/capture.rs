@@ -278,9 +278,7 @@ fn enforce_checks(
                 record.duration_ms
             )
         });
-        // Cursor reads the feedback as context only; Windsurf and Kiro read none.
-        record.blocked = record.failed()
-            && !matches!(pending.agent, Agent::Cursor | Agent::Windsurf | Agent::Kiro);
+        record.blocked = record.failed() && reply::feedback_blocks(pending.agent);
         records.push(record.clone());
         let now = chrono::Utc::now().timestamp_millis();
         entries.push(checks::result_entry(job, record, now));

@@ -88,6 +88,15 @@ pub struct Profile {
     /// The environment variable that names the session in the hook's process, for payloads
     /// that do not (Kiro's `KIRO_SESSION_ID`).
     pub session_env: Option<&'static str>,
+    /// A Stop hook's block reason comes back as a prompt of its own, then a Stop again with
+    /// `stop_hook_active` (Gemini CLI, Copilot CLI): that prompt is hook feedback, not the
+    /// person's.
+    pub feedback_as_prompt: bool,
+    /// The turn after such feedback is the blocked turn going on, one row (Gemini CLI).
+    pub feedback_continues_turn: bool,
+    /// A prompt no Stop answered before the next prompt or the session's end was interrupted:
+    /// the agent fires no hook for it (Gemini CLI).
+    pub unanswered_prompt_interrupted: bool,
 }
 
 /// How an agent reads what a hook answers.
@@ -280,6 +289,27 @@ const OPENCODE_EVENTS: &[&str] = &[
     "permission.replied",
 ];
 
+/// What a row says where it says nothing: an agent cmstore can wire no hooks for, read by
+/// no rule of its own, that reads its reply as one JSON object (each row names what differs).
+const NO_AGENT: Profile = Profile {
+    agent: Agent::Unknown,
+    name: "unknown",
+    title: "an agent no payload dialect recognised",
+    aliases: &[],
+    participant: "unknown",
+    origin: UNKNOWN_ORIGIN,
+    hook_file: None,
+    plugin: None,
+    turns_by_prompt: false,
+    cwd_of_hook: false,
+    answer: Answer::Json,
+    prompt_before_stop: false,
+    session_env: None,
+    feedback_as_prompt: false,
+    feedback_continues_turn: false,
+    unanswered_prompt_interrupted: false,
+};
+
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
 pub const PROFILES: [Profile; 15] = [
     Profile {
@@ -305,12 +335,7 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["settings.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Vscode,
@@ -336,12 +361,7 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["hooks", "cmstore-vscode.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Copilot,
@@ -370,20 +390,14 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["hooks", "cmstore.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        feedback_as_prompt: true,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Codex,
         name: "codex",
         title: "OpenAI Codex CLI",
-        aliases: &[],
         participant: "codex",
-        origin: UNKNOWN_ORIGIN,
         hook_file: Some(HookFile {
             shape: Shape::Grouped,
             marker: CMSTORE_KEY,
@@ -401,12 +415,7 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["hooks.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Gemini,
@@ -414,7 +423,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Gemini CLI",
         aliases: &["gemini-cli"],
         participant: "gemini-cli",
-        origin: UNKNOWN_ORIGIN,
         hook_file: Some(HookFile {
             shape: Shape::Grouped,
             // Gemini CLI documents a `name` for a handler.
@@ -436,12 +444,11 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["settings.json"],
             },
         }),
-        plugin: None,
         turns_by_prompt: true,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        feedback_as_prompt: true,
+        feedback_continues_turn: true,
+        unanswered_prompt_interrupted: true,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Qwen,
@@ -449,7 +456,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Qwen Code",
         aliases: &["qwen-code", "qwencode"],
         participant: "qwen-code",
-        origin: UNKNOWN_ORIGIN,
         hook_file: Some(HookFile {
             shape: Shape::Grouped,
             // Qwen Code names a handler by `name` (its `hooks.disabled` lists names), as
@@ -472,12 +478,7 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["settings.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Cursor,
@@ -485,7 +486,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Cursor",
         aliases: &["cursor-agent"],
         participant: "cursor",
-        origin: UNKNOWN_ORIGIN,
         hook_file: Some(HookFile {
             shape: Shape::Flat,
             // Cursor reads `command`, `matcher`, `timeout`, `type`, `failClosed` and
@@ -506,12 +506,8 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["hooks.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
         prompt_before_stop: true,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Qoder,
@@ -519,7 +515,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Qoder CLI",
         aliases: &["qodercli", "qoder-cli"],
         participant: "qoder",
-        origin: UNKNOWN_ORIGIN,
         hook_file: Some(HookFile {
             shape: Shape::Grouped,
             // Qoder's handlers are Claude Code's (`type`, `command`, `timeout`, `async`, …).
@@ -538,12 +533,7 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["settings.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Droid,
@@ -551,7 +541,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Factory Droid",
         aliases: &["factory", "factory-droid"],
         participant: "droid",
-        origin: UNKNOWN_ORIGIN,
         hook_file: Some(HookFile {
             shape: Shape::Grouped,
             // Droid strips handler keys it does not know when its `/hooks` editor saves the
@@ -572,12 +561,7 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["hooks.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Opencode,
@@ -585,8 +569,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "OpenCode",
         aliases: &["opencode-ai", "open-code"],
         participant: "opencode",
-        origin: UNKNOWN_ORIGIN,
-        hook_file: None,
         plugin: Some(PluginFile {
             agent: "opencode",
             template: OPENCODE_PLUGIN,
@@ -599,10 +581,7 @@ pub const PROFILES: [Profile; 15] = [
             events: OPENCODE_EVENTS,
         }),
         turns_by_prompt: true,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Kilo,
@@ -610,8 +589,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Kilo",
         aliases: &["kilocode", "kilo-cli"],
         participant: "kilo",
-        origin: UNKNOWN_ORIGIN,
-        hook_file: None,
         plugin: Some(PluginFile {
             agent: "kilo",
             template: OPENCODE_PLUGIN,
@@ -625,10 +602,7 @@ pub const PROFILES: [Profile; 15] = [
             events: OPENCODE_EVENTS,
         }),
         turns_by_prompt: true,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Cline,
@@ -636,8 +610,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Cline",
         aliases: &["cline-cli"],
         participant: "cline",
-        origin: UNKNOWN_ORIGIN,
-        hook_file: None,
         plugin: Some(PluginFile {
             agent: "cline",
             template: include_str!(concat!(
@@ -661,10 +633,7 @@ pub const PROFILES: [Profile; 15] = [
             events: CLINE_EVENTS,
         }),
         turns_by_prompt: true,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Windsurf,
@@ -672,7 +641,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Windsurf",
         aliases: &["cascade", "devin-desktop", "windsurf-cascade"],
         participant: "windsurf",
-        origin: UNKNOWN_ORIGIN,
         hook_file: Some(HookFile {
             shape: Shape::Flat,
             // Windsurf documents `command`, `powershell`, `show_output` and
@@ -694,12 +662,9 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["windsurf", "hooks.json"],
             },
         }),
-        plugin: None,
-        turns_by_prompt: false,
         cwd_of_hook: true,
         answer: Answer::ExitCode,
-        prompt_before_stop: false,
-        session_env: None,
+        ..NO_AGENT
     },
     Profile {
         agent: Agent::Kiro,
@@ -707,8 +672,6 @@ pub const PROFILES: [Profile; 15] = [
         title: "Kiro",
         aliases: &["kiro-cli", "kiro-ide"],
         participant: "kiro",
-        origin: UNKNOWN_ORIGIN,
-        hook_file: None,
         // Kiro's standalone hook files (CLI 3, IDE 1.x): every `*.json` of the user's and
         // the workspace's `hooks` folders runs, so cmstore's is a file of its own.
         plugin: Some(PluginFile {
@@ -734,27 +697,12 @@ pub const PROFILES: [Profile; 15] = [
                 "Stop",
             ],
         }),
-        turns_by_prompt: false,
-        cwd_of_hook: false,
         answer: Answer::ExitCodeAndText,
         prompt_before_stop: true,
         session_env: Some("KIRO_SESSION_ID"),
+        ..NO_AGENT
     },
-    Profile {
-        agent: Agent::Unknown,
-        name: "unknown",
-        title: "an agent no payload dialect recognised",
-        aliases: &[],
-        participant: "unknown",
-        origin: UNKNOWN_ORIGIN,
-        hook_file: None,
-        plugin: None,
-        turns_by_prompt: false,
-        cwd_of_hook: false,
-        answer: Answer::Json,
-        prompt_before_stop: false,
-        session_env: None,
-    },
+    NO_AGENT,
 ];
 
 impl Agent {
@@ -843,6 +791,12 @@ impl Agent {
             .filter(|a| a.hook_file().is_some() || a.profile().plugin.is_some())
     }
 
+    /// The agent a stored row names (the queue line's `agent`: the canonical name), without
+    /// the aliases and case [`Agent::from_flag`] accepts.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        PROFILES.iter().find(|p| p.name == name).map(|p| p.agent)
+    }
+
     /// Parses an `--agent` value by name or alias, any case; `None` for `auto`, `unknown`
     /// and anything unrecognised (which means "sniff").
     pub fn from_flag(flag: &str) -> Option<Agent> {
@@ -903,6 +857,15 @@ mod tests {
         for agent in Agent::ALL.into_iter().filter(|a| *a != Agent::Unknown) {
             assert_eq!(Agent::from_flag(agent.as_str()), Some(agent));
         }
+    }
+
+    #[test]
+    fn a_stored_name_is_the_canonical_one_only() {
+        for agent in Agent::ALL {
+            assert_eq!(Agent::from_name(agent.as_str()), Some(agent));
+        }
+        assert_eq!(Agent::from_name("Claude"), None);
+        assert_eq!(Agent::from_name("claude-code"), None);
     }
 
     #[test]

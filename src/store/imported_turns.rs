@@ -83,7 +83,7 @@ const GIVE_TURN_ID: &str = "
 /// Whether `agent`'s turns are met by their prompt and time.
 fn by_prompt(agent: Option<&str>) -> bool {
     agent
-        .and_then(crate::model::agents::Agent::from_flag)
+        .and_then(crate::model::agents::Agent::from_name)
         .is_some_and(crate::model::agents::Agent::turns_by_prompt)
 }
 

@@ -734,8 +734,8 @@ impl<'c> Batch<'c> {
         let by_prompt = row
             .agent
             .as_deref()
-            .and_then(crate::model::agents::Agent::from_flag)
-            .is_some_and(crate::model::agents::Agent::turns_by_prompt);
+            .and_then(Agent::from_name)
+            .is_some_and(Agent::turns_by_prompt);
         let ends = matches!(row.kind, Some(HookType::Stop | HookType::StopFailure));
         if !(by_prompt && ends) {
             return Ok(None);
@@ -761,7 +761,7 @@ impl<'c> Batch<'c> {
         if self.continue_blocked_turn(row, session)? || row.turn_pending {
             return Ok(());
         }
-        let agent = row.agent.as_deref().and_then(Agent::from_flag);
+        let agent = row.agent.as_deref().and_then(Agent::from_name);
         if agent.is_some_and(Agent::prompt_before_stop) && row.prompt.is_none() {
             return self.upsert_prompt_before_stop(row, session);
         }
@@ -791,15 +791,18 @@ impl<'c> Batch<'c> {
     }
 
     /// A Stop fired again after a Stop hook blocked, of an agent that sent the hook's reason
-    /// on as a prompt (Gemini CLI, Copilot CLI): that prompt is no longer counted, and a
-    /// Gemini turn is the turn before ([`continued_turn`]). Whether it was.
+    /// on as a prompt (Gemini CLI, Copilot CLI: the agent table's `feedback_as_prompt`): that
+    /// prompt is no longer counted, and where the turn goes on (Gemini CLI's
+    /// `feedback_continues_turn`) the turn is the one before ([`continued_turn`]). Whether it
+    /// was.
     fn continue_blocked_turn(&mut self, row: &EventRow<'_>, session: &str) -> Result<bool, Error> {
-        let agent = row.agent.as_deref();
+        let agent = row.agent.as_deref().and_then(Agent::from_name);
+        let profile = agent.map(Agent::profile);
         let repeated = row.stop_hook_active && row.kind == Some(HookType::Stop);
-        if !repeated || !matches!(agent, Some("gemini" | "copilot")) || row.session_id.is_none() {
+        if !repeated || !profile.is_some_and(|p| p.feedback_as_prompt) || row.session_id.is_none() {
             return Ok(false);
         }
-        let merge = agent == Some("gemini");
+        let merge = profile.is_some_and(|p| p.feedback_continues_turn);
         let done = continued_turn::continue_blocked_turn(&self.tx, row, session, merge)?;
         if let Some(ts) = done.feedback_ts {
             self.sessions
@@ -828,13 +831,18 @@ impl<'c> Batch<'c> {
         Ok(())
     }
 
-    /// At a Gemini CLI prompt or session end: the session's previous prompt, if no `Stop`
-    /// answered it, is an interrupted turn. Read from the stored events, so batches do not
-    /// change the result.
+    /// At a prompt or session end of an agent that fires no hook for an interrupted turn
+    /// (Gemini CLI: the agent table's `unanswered_prompt_interrupted`): the session's previous
+    /// prompt, if no `Stop` answered it, is an interrupted turn. Read from the stored events, so
+    /// batches do not change the result.
     fn close_unanswered_prompt(&mut self, row: &EventRow<'_>) -> Result<(), Error> {
-        let (Some(sid), Some("gemini")) = (row.session_id.as_deref(), row.agent.as_deref()) else {
+        let (Some(sid), Some(agent)) = (row.session_id.as_deref(), row.agent.as_deref()) else {
             return Ok(());
         };
+        let interrupts = Agent::from_name(agent).map(|a| a.profile().unanswered_prompt_interrupted);
+        if interrupts != Some(true) {
+            return Ok(());
+        }
         self.tx
             .prepare_cached(UNANSWERED_PROMPT)?
             .execute(params![sid, row.id.as_ref()])?;

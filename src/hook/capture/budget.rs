@@ -17,7 +17,7 @@ use crate::model::budget::{BudgetMode, Level, Standing, RULE_PREFIX};
 use crate::model::queue_line::budget::BudgetMark;
 use crate::model::queue_line::HookType;
 use crate::model::spend::SpendFile;
-use crate::model::wire::{reply, Agent};
+use crate::model::wire::reply;
 
 /// A warning for the agent, given once per session, window and limit.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,12 +125,8 @@ impl Plan<'_> {
 
     /// Refuses the prompt where the agent allows it; true when it did.
     fn refuse_prompt(&mut self, reason: &str) -> bool {
-        // Kiro's agent-configuration hooks (camelCase) cannot refuse a prompt; its hook files'
-        // `UserPromptSubmit` can.
-        if self.agent == Agent::Kiro && self.event.as_deref() == Some("userPromptSubmit") {
-            return false;
-        }
-        let Some(refusal) = reply::refuse_prompt(self.agent, reason) else {
+        let event = self.event.as_deref().unwrap_or("UserPromptSubmit");
+        let Some(refusal) = reply::refuse_prompt(self.agent, event, reason) else {
             return false;
         };
         self.entry.decision = Some("deny".to_string());
@@ -138,15 +134,12 @@ impl Plan<'_> {
         true
     }
 
-    /// Whether the event's reply can tell the agent something: a prompt (except Copilot CLI's
-    /// and Cursor's, whose prompt hooks read no context, and Windsurf's, which reads no reply)
-    /// or a session start.
+    /// Whether the event's reply can tell the agent something: a session start, or a prompt
+    /// where the agent reads its reply's context ([`reply::prompt_reads_context`]).
     fn can_be_told(&self) -> bool {
         match self.hook_type {
             Some(HookType::SessionStart) => true,
-            Some(HookType::UserPromptSubmit) => {
-                !matches!(self.agent, Agent::Copilot | Agent::Cursor | Agent::Windsurf)
-            }
+            Some(HookType::UserPromptSubmit) => reply::prompt_reads_context(self.agent),
             _ => false,
         }
     }

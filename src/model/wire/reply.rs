@@ -132,8 +132,15 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
 /// `reason` (UserPromptSubmit); Gemini CLI's `BeforeAgent` reads `decision: "deny"`; Cursor's
 /// `beforeSubmitPrompt` reads `continue: false` with a `user_message`. Droid documents
 /// Claude Code's `decision`, but 0.225 reads only `continue: false` (and its `stopReason`)
-/// there: both are sent.
-pub fn refuse_prompt(agent: Agent, reason: &str) -> Option<Value> {
+/// there: both are sent. Windsurf and Kiro get `decision: "block"`, which [`deliver`] makes
+/// exit 2; `event` tells Kiro's hook files (`UserPromptSubmit`) from its agent
+/// configuration's hooks (`userPromptSubmit`), which cannot refuse.
+pub fn refuse_prompt(agent: Agent, event: &str, reason: &str) -> Option<Value> {
+    // Kiro's agent-configuration hooks (camelCase) cannot refuse a prompt; its hook files'
+    // `UserPromptSubmit` can.
+    if agent == Agent::Kiro && event == "userPromptSubmit" {
+        return None;
+    }
     match agent {
         Agent::Copilot | Agent::Cline => None,
         Agent::Gemini => Some(json!({ "decision": "deny", "reason": reason })),
@@ -225,6 +232,18 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
     }
 }
 
+/// Whether [`tool_feedback`] reaches `agent` as a block it must act on: not Cursor's (context
+/// only), nor Windsurf's and Kiro's (they read no reply after a call).
+pub fn feedback_blocks(agent: Agent) -> bool {
+    !matches!(agent, Agent::Cursor | Agent::Windsurf | Agent::Kiro)
+}
+
+/// Whether a prompt hook's reply can tell `agent` something: not Copilot CLI's or Cursor's
+/// (their prompt hooks read no context), nor Windsurf's (it reads no reply).
+pub fn prompt_reads_context(agent: Agent) -> bool {
+    !matches!(agent, Agent::Copilot | Agent::Cursor | Agent::Windsurf)
+}
+
 /// A message shown to the user (PreCompact's knowledge index).
 pub fn system_message(text: &str) -> Value {
     json!({ "systemMessage": text })
@@ -258,7 +277,7 @@ mod tests {
 
     #[test]
     fn droid_refuses_a_prompt_with_continue_false_beside_claude_codes_decision() {
-        let refused = refuse_prompt(Agent::Droid, "over budget").unwrap();
+        let refused = refuse_prompt(Agent::Droid, "UserPromptSubmit", "over budget").unwrap();
         assert_eq!(refused["continue"], false);
         assert_eq!(refused["stopReason"], "over budget");
         assert_eq!(refused["decision"], "block");
@@ -326,17 +345,31 @@ mod tests {
     #[test]
     fn a_prompt_is_refused_in_each_agents_shape_where_it_can_be() {
         let block = json!({"decision": "block", "reason": "no"});
-        assert_eq!(refuse_prompt(Agent::Claude, "no"), Some(block.clone()));
-        assert_eq!(refuse_prompt(Agent::Codex, "no"), Some(block));
         assert_eq!(
-            refuse_prompt(Agent::Gemini, "no").unwrap()["decision"],
+            refuse_prompt(Agent::Claude, "UserPromptSubmit", "no"),
+            Some(block.clone())
+        );
+        assert_eq!(
+            refuse_prompt(Agent::Codex, "UserPromptSubmit", "no"),
+            Some(block)
+        );
+        assert_eq!(
+            refuse_prompt(Agent::Gemini, "UserPromptSubmit", "no").unwrap()["decision"],
             "deny"
         );
         assert_eq!(
-            refuse_prompt(Agent::Cursor, "no").unwrap()["continue"],
+            refuse_prompt(Agent::Cursor, "UserPromptSubmit", "no").unwrap()["continue"],
             false
         );
-        assert_eq!(refuse_prompt(Agent::Copilot, "no"), None);
+        assert_eq!(
+            refuse_prompt(Agent::Copilot, "UserPromptSubmit", "no"),
+            None
+        );
+        assert_eq!(refuse_prompt(Agent::Kiro, "userPromptSubmit", "no"), None);
+        assert_eq!(
+            refuse_prompt(Agent::Kiro, "UserPromptSubmit", "no"),
+            Some(json!({"decision": "block", "reason": "no"}))
+        );
     }
 
     #[test]
@@ -366,7 +399,7 @@ mod tests {
             with_notice(Agent::Claude, "PreToolUse", denied.clone(), "n"),
             denied
         );
-        let refused = refuse_prompt(Agent::Gemini, "no").unwrap();
+        let refused = refuse_prompt(Agent::Gemini, "UserPromptSubmit", "no").unwrap();
         assert_eq!(
             with_notice(Agent::Gemini, "BeforeAgent", refused.clone(), "n"),
             refused

@@ -915,7 +915,7 @@ fn import_opencode_store(
                 "import",
             )?;
             if let Some(counted) = by_session.get(session.as_str()) {
-                let title = crate::model::agents::Agent::from_flag(format.agent())
+                let title = crate::model::agents::Agent::from_name(format.agent())
                     .map_or("OpenCode", |a| a.profile().title);
                 stats.check(title, &session, counted, &[total]);
             }
