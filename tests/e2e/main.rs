@@ -17,4 +17,5 @@ mod mock;
 mod openai;
 mod opencode;
 mod opencode_plugin;
+mod qoder;
 mod qwen;
