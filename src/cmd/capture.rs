@@ -70,8 +70,8 @@ pub fn run(paths: &Paths, args: Args) -> ExitCode {
             &mut log,
         )
     }))
-    .unwrap_or_else(|_| (reply::empty(), flagged));
-    let delivery = reply::deliver(agent, &reply);
+    .unwrap_or((reply::empty(), None));
+    let delivery = reply::deliver(agent.unwrap_or(flagged), &reply);
     // A closed stdout or stderr is the agent's business; nothing useful can be done here.
     if let Some(line) = &delivery.stdout {
         let mut stdout = io::stdout().lock();
@@ -113,7 +113,8 @@ pub fn read_payload(mut reader: impl Read, limit: usize) -> io::Result<StdinPayl
 }
 
 /// One hook run, in named steps: read stdin, plan, read the transcript, finish the plan,
-/// append, save the cursor. Returns the reply to give and the agent it is for.
+/// append, save the cursor. Returns the reply to give and the agent it is for (`None` when
+/// nothing told it: the `--agent` flag's is taken then).
 fn capture(
     paths: &Paths,
     config: &Config,
@@ -121,7 +122,7 @@ fn capture(
     args: &Args,
     started: Instant,
     log: &mut DebugLog,
-) -> (Value, Agent) {
+) -> (Value, Option<Agent>) {
     let input = read_stdin(log);
     let cwd = std::env::current_dir()
         .ok()
@@ -138,8 +139,7 @@ fn capture(
         session_vars: &session_vars,
     };
     let Some(mut plan) = capture::prepare(&hook, config, log) else {
-        let agent = Agent::from_flag(&args.agent).unwrap_or(Agent::Unknown);
-        return (reply::empty(), agent);
+        return (reply::empty(), None);
     };
     let agent = plan.agent();
     read_rollout_exit_code(&mut plan, log);
@@ -218,7 +218,7 @@ fn capture(
         None => Vec::new(),
     };
     detach_checks(paths, detached, log);
-    (reply, agent)
+    (reply, Some(agent))
 }
 
 /// The sessions the agents' own variables name in this process (Kiro's `KIRO_SESSION_ID`).

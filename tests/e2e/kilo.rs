@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::anthropic::{self, Step, Usage};
+use crate::anthropic::{self, Usage};
 use crate::harness::{self, Session, World};
 use crate::mock::MockServer;
 use crate::opencode;
@@ -47,11 +47,6 @@ fn kilo_command(world: &World, kilo: &Path, prompt: &str) -> Command {
     cmd
 }
 
-/// A `bash` call's input as the tool schema asks for it.
-fn bash(command: &str) -> serde_json::Value {
-    json!({"command": command, "description": "Runs a step"})
-}
-
 /// Every event the plugin hands on is one row under the agent `kilo`, the calls paired by
 /// their ids with their true outcomes (the exit code the plugin reads), the gate's deny obeyed
 /// (the denied command never ran), the turn with its prompt and answer, and each model call's
@@ -60,18 +55,7 @@ fn bash(command: &str) -> serde_json::Value {
 fn kilo_events_calls_and_usage_are_what_it_did() {
     let Some(kilo) = kilo() else { return };
     let world = World::new();
-    world.enforce();
-    let denied = format!(
-        "touch {} && echo 'drop table users'",
-        world.marker().display()
-    );
-    let script = vec![
-        Step::Tool("bash", bash("echo hi")),
-        Step::Tool("bash", bash("echo failing; exit 3")),
-        Step::Tool("bash", bash(&denied)),
-        Step::Text("All three steps are done."),
-    ];
-    let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
+    let (mock, denied) = opencode::three_steps(&world);
     write_config(&world, &mock);
     let cmd = kilo_command(&world, &kilo, "steps");
     let s = Session::run(world, mock, "kilo", cmd);

@@ -103,11 +103,10 @@ fn bash(command: &str) -> serde_json::Value {
     json!({"command": command, "description": "Runs a step"})
 }
 
-/// A command that works, one that exits 3, one the gate denies (it would create the marker),
-/// then the answer; each reply reports counts of its own (`Usage::of_step`).
-fn main_session() -> Option<Session> {
-    let opencode = opencode()?;
-    let world = World::new();
+/// The mock of a run of OpenCode (or Kilo) in `world`, in enforce mode: a command that works,
+/// one that exits 3, one the gate denies (it would create the marker), then the answer; each
+/// reply reports counts of its own (`Usage::of_step`). Also the denied command.
+pub fn three_steps(world: &World) -> (MockServer, String) {
     world.enforce();
     let denied = format!(
         "touch {} && echo 'drop table users'",
@@ -120,6 +119,14 @@ fn main_session() -> Option<Session> {
         Step::Text("All three steps are done."),
     ];
     let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
+    (mock, denied)
+}
+
+/// [`three_steps`] run by OpenCode.
+fn main_session() -> Option<Session> {
+    let opencode = opencode()?;
+    let world = World::new();
+    let (mock, _) = three_steps(&world);
     write_config(&world, &mock);
     let cmd = opencode_command(&world, &opencode, PROMPT);
     Some(Session::run(world, mock, "opencode", cmd))

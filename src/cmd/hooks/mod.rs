@@ -1010,10 +1010,8 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
                 .to_string(),
         ),
         (Agent::Windsurf, _) => Some(
-            "windsurf: Cascade reads only a hook's exit code: cmstore records its actions and \
-             the gate refuses by exit code 2, but no context or budget warning reaches it; \
-             Windsurf runs these hooks beside any in its system-wide hooks.json \
-             (docs/agents.md)"
+            "windsurf: Cascade reads only the exit code: the gate refuses by exit 2, and no \
+             context or budget warning reaches it (docs/agents.md)"
                 .to_string(),
         ),
         (Agent::Vscode, Location::User { .. }) => Some(

@@ -263,33 +263,25 @@ enum Run {
     Line(String),
 }
 
-/// How to run the file at `path` as `agent` runs it: a hook file's first command line, else
-/// the file itself.
+/// How to run the file at `path` as `agent` runs it: the command a plugin's `const COMMAND`
+/// line names, a script through `sh`, or a hook file's first command line.
 fn how_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Run, String> {
-    if plugin.runner != Runner::Listed {
-        return words_to_run(agent, plugin, path).map(Run::Words);
-    }
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
-    let line = listed_command(&text)
-        .ok_or("the file lists no hook with a command (`hooks[].action.command`)")?;
-    Ok(Run::Line(line))
-}
-
-/// The command line that runs the file at `path` as `agent` runs it (a plugin's command, a
-/// script).
-fn words_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Vec<String>, String> {
+    let read = || fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"));
     match plugin.runner {
         Runner::Command => {
-            let text =
-                fs::read_to_string(path).map_err(|e| format!("cannot read the file: {e}"))?;
-            let mut words = plugin::command(&text)
+            let mut words = plugin::command(&read()?)
                 .filter(|w| !w.is_empty())
                 .ok_or("the plugin names no capture command (`const COMMAND = [...]`)")?;
             words.extend(["capture", "--agent", agent.as_str()].map(str::to_string));
-            Ok(words)
+            Ok(Run::Words(words))
         }
-        Runner::Shell => Ok(vec!["sh".to_string(), path.display().to_string()]),
-        Runner::Listed => Err("a hook file's commands run with the system's shell".to_string()),
+        Runner::Shell => Ok(Run::Words(vec![
+            "sh".to_string(),
+            path.display().to_string(),
+        ])),
+        Runner::Listed => listed_command(&read()?).map(Run::Line).ok_or_else(|| {
+            "the file lists no hook with a command (`hooks[].action.command`)".into()
+        }),
     }
 }
 
