@@ -97,6 +97,31 @@ pub struct Profile {
     /// A prompt no Stop answered before the next prompt or the session's end was interrupted:
     /// the agent fires no hook for it (Gemini CLI).
     pub unanswered_prompt_interrupted: bool,
+    /// When a payload names no transcript, the hook looks for the session's in the folders
+    /// where [`discover`](crate::files::transcript::discover) finds them: the agent's own are
+    /// among them (Claude Code, VS Code, Copilot CLI), or the agent is not known. For any other
+    /// agent the search would read Claude Code's and VS Code's folders on every hook and find
+    /// nothing.
+    pub finds_transcript: bool,
+    /// The agent writes its transcript only after its Stop hook has run (Copilot CLI): a Stop
+    /// takes only the transcript's complete turns, and its own turn is recorded later.
+    pub transcript_after_stop: bool,
+    /// Its transcripts are lines cmstore reads and its hooks name them (or, for a late writer,
+    /// the shell finds them): the hook notes the running session in its workspace's file, so
+    /// that a session whose SessionEnd never fired is closed from its transcript (Claude Code,
+    /// VS Code, Copilot CLI, Qoder CLI).
+    pub marks_workspace: bool,
+    /// No hook reliably records its turn's end (VS Code, whose window may close; Copilot CLI,
+    /// which writes the answer after its hooks): a running ingest closes its marked sessions
+    /// from their transcripts once idle (`write::ingest::sweep`). Others' idle sessions are
+    /// left to their own Stop, since closing one while a long tool call runs would record half
+    /// a turn.
+    pub closed_when_idle: bool,
+    /// Its sessions may end with a total of their usage (Copilot CLI's `session.shutdown`, in
+    /// the event log VS Code's Copilot writes too), which stands in for the session's responses
+    /// only while the store has none: a response of it removes its session's totals
+    /// (`store::usage`).
+    pub usage_session_totals: bool,
 }
 
 /// How an agent reads what a hook answers.
@@ -291,6 +316,8 @@ const OPENCODE_EVENTS: &[&str] = &[
 
 /// What a row says where it says nothing: an agent cmstore can wire no hooks for, read by
 /// no rule of its own, that reads its reply as one JSON object (each row names what differs).
+/// The unknown agent's row is this one, but that its transcript may be any agent's, so it is
+/// looked for.
 const NO_AGENT: Profile = Profile {
     agent: Agent::Unknown,
     name: "unknown",
@@ -308,6 +335,11 @@ const NO_AGENT: Profile = Profile {
     feedback_as_prompt: false,
     feedback_continues_turn: false,
     unanswered_prompt_interrupted: false,
+    finds_transcript: false,
+    transcript_after_stop: false,
+    marks_workspace: false,
+    closed_when_idle: false,
+    usage_session_totals: false,
 };
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
@@ -335,6 +367,8 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["settings.json"],
             },
         }),
+        finds_transcript: true,
+        marks_workspace: true,
         ..NO_AGENT
     },
     Profile {
@@ -361,6 +395,10 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["hooks", "cmstore-vscode.json"],
             },
         }),
+        finds_transcript: true,
+        marks_workspace: true,
+        closed_when_idle: true,
+        usage_session_totals: true,
         ..NO_AGENT
     },
     Profile {
@@ -391,6 +429,11 @@ pub const PROFILES: [Profile; 15] = [
             },
         }),
         feedback_as_prompt: true,
+        finds_transcript: true,
+        transcript_after_stop: true,
+        marks_workspace: true,
+        closed_when_idle: true,
+        usage_session_totals: true,
         ..NO_AGENT
     },
     Profile {
@@ -533,6 +576,7 @@ pub const PROFILES: [Profile; 15] = [
                 file: &["settings.json"],
             },
         }),
+        marks_workspace: true,
         ..NO_AGENT
     },
     Profile {
@@ -702,7 +746,10 @@ pub const PROFILES: [Profile; 15] = [
         session_env: Some("KIRO_SESSION_ID"),
         ..NO_AGENT
     },
-    NO_AGENT,
+    Profile {
+        finds_transcript: true,
+        ..NO_AGENT
+    },
 ];
 
 impl Agent {

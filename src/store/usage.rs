@@ -9,6 +9,7 @@ use rusqlite::types::{ToSqlOutput, Value};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::many_rows::{int, text, ManyRows, ROWS_PER_STATEMENT};
+use crate::model::agents::Agent;
 use crate::model::prices::{self, PriceTable};
 use crate::model::queue_line::usage::UsageRecord;
 
@@ -73,6 +74,14 @@ const SESSION_HAS_RESPONSES: &str = "SELECT 1 FROM usage WHERE session_id = ?1
 const DELETE_SESSION_TOTALS: &str = "DELETE FROM usage WHERE session_id = ?1
     AND message_id >= 'copilot-total:' AND message_id < 'copilot-total;'";
 
+/// Whether the stored agent `agent` ends its sessions with usage totals
+/// ([`Profile::usage_session_totals`](crate::model::agents::Profile)).
+fn writes_session_totals(agent: Option<&str>) -> bool {
+    agent
+        .and_then(Agent::from_name)
+        .is_some_and(|agent| agent.profile().usage_session_totals)
+}
+
 /// Upserts one response's row. A session's totals (Copilot CLI's `session.shutdown`) stand
 /// in for its responses only while it has none: a total is not stored beside a response of
 /// its session, and a Copilot response removes its session's totals, in whichever order
@@ -89,7 +98,7 @@ pub fn upsert(conn: &Connection, r: &UsageRecord, cx: Context<'_>) -> rusqlite::
             {
                 return Ok(());
             }
-        } else if matches!(cx.agent, Some("copilot" | "vscode")) {
+        } else if writes_session_totals(cx.agent) {
             conn.prepare_cached(DELETE_SESSION_TOTALS)?
                 .execute([session])?;
         }
@@ -130,10 +139,10 @@ pub fn upsert_many(
     cx: Context<'_>,
 ) -> rusqlite::Result<()> {
     let mut plain: Vec<&UsageRecord> = Vec::with_capacity(ROWS_PER_STATEMENT);
+    let totals_agent = writes_session_totals(cx.agent);
     for r in records {
         let session = r.session_id.as_deref().or(cx.session_id);
-        let special = session.is_some()
-            && (r.is_session_total() || matches!(cx.agent, Some("copilot" | "vscode")));
+        let special = session.is_some() && (r.is_session_total() || totals_agent);
         if special {
             upsert_rows(conn, &plain, cx)?;
             plain.clear();

@@ -610,6 +610,56 @@ fn ingest_closes_an_idle_vscode_session_but_not_one_waiting_on_a_tool() {
     );
 }
 
+/// A Qoder CLI session killed mid-way (no Stop, no SessionEnd) is closed from its transcript,
+/// Claude Code's lines under `~/.qoder/projects`, by the next session's hook in its folder once
+/// idle, and the turn is Qoder's.
+#[test]
+fn a_later_hook_in_the_folder_closes_an_idle_qoder_session_from_its_transcript() {
+    let env = TestEnv::new();
+    let folder = env.user_home().join(".qoder/projects/-w");
+    fs::create_dir_all(&folder).unwrap();
+    let transcript = |session: &str| folder.join(format!("{session}.jsonl"));
+    let line = |kind: &str, uuid: &str, message: Value| {
+        json!({"type": kind, "uuid": uuid, "sessionId": "q1", "cwd": "/w",
+            "timestamp": "2026-12-08T08:00:00.000Z", "message": message})
+        .to_string()
+    };
+    let lines = [
+        line(
+            "user",
+            "u1",
+            json!({"role": "user", "content": "list the files"}),
+        ),
+        line(
+            "assistant",
+            "a1",
+            json!({"id": "msg_1", "role": "assistant", "model": "auto",
+                "content": [{"type": "text", "text": "Two files."}],
+                "usage": {"input_tokens": 10, "output_tokens": 5}}),
+        ),
+    ];
+    fs::write(transcript("q1"), lines.join("\n") + "\n").unwrap();
+    let hook = |session: &str, event: &str| {
+        json!({"hook_event_name": event, "session_id": session, "cwd": "/w",
+            "prompt": "list the files", "transcript_path": transcript(session).to_string_lossy()})
+        .to_string()
+    };
+    capture(&env, hook("q1", "UserPromptSubmit"), &[]);
+    age(&transcript("q1"), 3);
+    env.cmd()
+        .args(["capture"])
+        .env("CMSTORE_CLOSE_IDLE_SECS", "1")
+        .write_stdin(hook("q2", "SessionStart"))
+        .assert()
+        .success();
+    env.ingest_once();
+    assert_eq!(turns(&env), [pair("list the files", "Two files.")]);
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE hook_type = 'Stop' AND agent = 'qoder'"),
+        1
+    );
+}
+
 #[test]
 fn thinking_is_stored_apart_and_a_pending_stop_makes_no_turn() {
     let env = TestEnv::new();

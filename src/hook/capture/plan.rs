@@ -301,7 +301,7 @@ pub fn prepare<'c>(hook: &Hook<'_>, config: &'c Config, log: &mut DebugLog) -> O
         true => None,
         false => readable.and_then(|p| wire::tool_input_of(agent, p)),
     };
-    let transcript = reading::locate(hook_type, &payload, &entry);
+    let transcript = reading::locate(agent, hook_type, &payload, &entry);
     let workspace = reading::workspace_mark(agent, hook_type, &entry);
     Some(Plan {
         config,

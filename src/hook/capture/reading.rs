@@ -65,18 +65,21 @@ pub struct TranscriptRead {
     pub location: Location,
 }
 
-/// Whether the agent writes the transcript at `path` only after its Stop hook has run:
-/// Copilot CLI (its `~/.copilot/session-state/<id>/events.jsonl`).
-fn writes_late(entry: &QueueEntry, path: &str) -> bool {
-    entry.agent.as_deref() == Some(wire::Agent::Copilot.as_str())
+/// Whether the transcript at `path` is written only after the Stop hook has run: the agent
+/// says so ([`Profile::transcript_after_stop`](crate::model::agents::Profile)), or the path is
+/// Copilot CLI's (`~/.copilot/session-state/<id>/events.jsonl`) under an agent not told.
+fn writes_late(agent: Agent, path: &str) -> bool {
+    agent.profile().transcript_after_stop
         || path.replace('\\', "/").contains("/.copilot/session-state/")
 }
 
 /// The transcript read for an event of `hook_type`: the session's transcript, or for
 /// SubagentStop the subagent's own (`agent_transcript_path`, a cursor per subagent). `None`
 /// when the event reads none, or there is no session id, or a SubagentStop names no
-/// transcript of its own.
+/// transcript of its own, or the payload names none and the agent's could not be found
+/// ([`Profile::finds_transcript`](crate::model::agents::Profile)).
 pub(super) fn locate(
+    agent: Agent,
     hook_type: Option<HookType>,
     payload: &Payload,
     entry: &QueueEntry,
@@ -103,10 +106,14 @@ pub(super) fn locate(
             location: Location::Given(path),
         });
     }
-    let location = wire::transcript_path(payload).map_or(Location::Discover, Location::Given);
+    let location = match wire::transcript_path(payload) {
+        Some(path) => Location::Given(path),
+        None if agent.profile().finds_transcript => Location::Discover,
+        None => return None,
+    };
     let late = match &location {
-        Location::Given(path) => writes_late(entry, path),
-        Location::Discover => writes_late(entry, ""),
+        Location::Given(path) => writes_late(agent, path),
+        Location::Discover => writes_late(agent, ""),
     };
     let kind = match kind {
         ReadKind::FinishTurn if late => ReadKind::LateStop,
@@ -140,19 +147,20 @@ pub struct WorkspaceMark {
     pub ending: bool,
 }
 
-/// The workspace mark of an event of an agent whose transcripts cmstore reads (Claude Code,
-/// VS Code, Copilot CLI), with a session, a cwd and (but for Copilot CLI) a transcript path;
-/// `None` otherwise. Copilot CLI's `sessionEnd` marks the session ended instead of ending it:
-/// its last lines come after that hook.
+/// The workspace mark of an event of an agent that marks its workspace
+/// ([`Profile::marks_workspace`](crate::model::agents::Profile): Claude Code, VS Code, Copilot
+/// CLI, Qoder CLI), with a session, a cwd and (but for a late writer) a transcript path; `None`
+/// otherwise. Copilot CLI's `sessionEnd` marks the session ended instead of ending it: its last
+/// lines come after that hook.
 pub(super) fn workspace_mark(
     agent: Agent,
     hook_type: Option<HookType>,
     entry: &QueueEntry,
 ) -> Option<WorkspaceMark> {
-    if !matches!(agent, Agent::Claude | Agent::Vscode | Agent::Copilot) {
+    if !agent.profile().marks_workspace {
         return None;
     }
-    let late = agent == Agent::Copilot;
+    let late = agent.profile().transcript_after_stop;
     let nonempty = |v: &Option<String>| v.clone().filter(|v| !v.is_empty());
     let transcript = match nonempty(&entry.transcript_path) {
         Some(path) => path,

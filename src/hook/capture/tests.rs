@@ -250,6 +250,37 @@ fn a_transcript_not_named_is_looked_for_and_no_session_reads_none() {
     assert_eq!(plan(&payload, &config).transcript(), None);
 }
 
+/// An agent whose transcripts are not where `discover` looks reads none when its payload
+/// names none: no search of Claude Code's and VS Code's folders on each of its hooks.
+#[test]
+fn only_agents_whose_transcripts_can_be_found_look_for_one() {
+    let config = Config::default();
+    let windsurf = json!({"agent_action_name": "post_run_command", "trajectory_id": "t-1",
+        "execution_id": "e-1", "tool_info": {"command_line": "ls", "cwd": "/w"}});
+    assert_eq!(
+        plan_with(&windsurf, "windsurf", Some("post_run_command"), &config).transcript(),
+        None
+    );
+    let cursor = json!({"hook_event_name": "stop", "conversation_id": "c-1",
+        "generation_id": "g-1", "status": "completed", "workspace_roots": ["/w"]});
+    assert_eq!(
+        plan_with(&cursor, "cursor", Some("stop"), &config).transcript(),
+        None
+    );
+    // Named, any agent's transcript is read.
+    let named = json!({"hook_event_name": "stop", "conversation_id": "c-1",
+        "generation_id": "g-1", "status": "completed", "workspace_roots": ["/w"],
+        "transcript_path": "/h/.cursor/projects/w/agent-transcripts/c-1.jsonl"});
+    assert_eq!(
+        plan_with(&named, "cursor", Some("stop"), &config)
+            .transcript()
+            .map(|read| read.location.clone()),
+        Some(Location::Given(
+            "/h/.cursor/projects/w/agent-transcripts/c-1.jsonl".into()
+        ))
+    );
+}
+
 #[test]
 fn a_copilot_cli_stop_takes_no_turn_from_its_late_transcript() {
     let config = Config::default();
@@ -809,6 +840,17 @@ fn only_agents_whose_transcripts_are_read_get_a_workspace_mark() {
         .is_none());
     let end = claude("SessionEnd", json!({}));
     assert!(plan(&end, &config).workspace().unwrap().ending);
+    // Qoder CLI's transcripts are Claude Code's lines, closed the same way.
+    let qoder = json!({"hook_event_name": "Stop", "session_id": "q", "cwd": "/w",
+        "transcript_path": "/h/.qoder/projects/-w/q.jsonl"});
+    let mark = plan_with(&qoder, "auto", None, &config)
+        .workspace()
+        .cloned()
+        .expect("Qoder's workspace mark");
+    assert_eq!(
+        (mark.seen.agent.as_deref(), mark.seen.transcript.as_str()),
+        (Some("qoder"), "/h/.qoder/projects/-w/q.jsonl")
+    );
 }
 
 /// A cut payload of an agent whose session is not `session_id` still has its session: sniffed

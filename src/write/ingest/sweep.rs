@@ -36,6 +36,7 @@ use crate::files::debug_log::DebugLog;
 use crate::files::paths::Paths;
 use crate::files::transcript::{self, SeenSession, Thresholds, Tracker, Workspace};
 use crate::hook::capture;
+use crate::model::agents::Agent;
 use crate::model::queue_line::usage::UsageRecord;
 use crate::model::redact::Redactor;
 use crate::model::transcript::Turn;
@@ -70,9 +71,14 @@ struct Closing {
 
 /// Whether the sweep closes `seen` when it is due: an ended session (its agent writes the
 /// transcript after its last hook), or a session of an agent whose turn end no hook reliably
-/// records (VS Code, Copilot CLI).
+/// records ([`Profile::closed_when_idle`](crate::model::agents::Profile): VS Code, Copilot CLI).
 pub fn sweeps(seen: &SeenSession) -> bool {
-    seen.ended_ms.is_some() || matches!(seen.agent.as_deref(), Some("vscode" | "copilot"))
+    seen.ended_ms.is_some()
+        || seen
+            .agent
+            .as_deref()
+            .and_then(Agent::from_name)
+            .is_some_and(|agent| agent.profile().closed_when_idle)
 }
 
 /// Closes every due session of the workspace files in `paths`' state dir at `now` and appends
@@ -346,6 +352,7 @@ mod tests {
         assert!(sweeps(&seen("claude", Some(1))));
         assert!(sweeps(&seen("vscode", None)));
         assert!(sweeps(&seen("copilot", None)));
+        assert!(!sweeps(&seen("qoder", None)));
     }
 
     #[test]
