@@ -60,6 +60,11 @@ pub fn probe(agent: Agent, session: &str, cwd: &str, now_ms: i64) -> Probe {
                    "execution_id": format!("doctor-{now_ms}"), "model_name": "",
                    "tool_info": {"file_path": cwd}}),
         ),
+        // Goose's own fields (docs/agents.md, "Goose").
+        Agent::Goose => (
+            "SessionStart",
+            json!({"event": "SessionStart", "session_id": session, "matcher_context": null}),
+        ),
         // What cmstore's OpenCode plugin sends at a session's start.
         Agent::Opencode | Agent::Kilo => (
             "session.created",

@@ -47,6 +47,10 @@ pub enum Agent {
     /// Kiro (`kiro-cli`, the Kiro IDE): Claude Code's shape of payload under its own trigger
     /// names, a deny by exit code 2 and context as plain text.
     Kiro,
+    /// Goose (`goose`, the Agentic AI Foundation's): hooks of an Open Plugins plugin folder,
+    /// Claude Code's nesting but payloads of its own (`event`, `matcher_context`,
+    /// `working_dir`), a deny by exit code 2 and no other reply read.
+    Goose,
     /// A payload no dialect recognised.
     Unknown,
 }
@@ -343,7 +347,7 @@ const NO_AGENT: Profile = Profile {
 };
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 15] = [
+pub const PROFILES: [Profile; 16] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -747,6 +751,39 @@ pub const PROFILES: [Profile; 15] = [
         ..NO_AGENT
     },
     Profile {
+        agent: Agent::Goose,
+        name: "goose",
+        title: "Goose",
+        aliases: &["goose-cli", "aaif-goose"],
+        participant: "goose",
+        hook_file: Some(HookFile {
+            shape: Shape::Grouped,
+            // Goose reads `type`, `command`, `timeout` and `on_failure` of a handler and
+            // ignores other keys (a known key of the wrong type drops the whole file).
+            marker: CMSTORE_KEY,
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/hooks/goose.json"
+            )),
+            // cmstore's own plugin folder: every folder of `.agents/plugins` is a plugin, its
+            // `hooks/hooks.json` its hooks, so the file is no one else's.
+            owns_file: true,
+            bare: false,
+            project: &[".agents", "plugins", "cmstore", "hooks", "hooks.json"],
+            user: UserFile {
+                dir_env: None,
+                home_dir: ".agents",
+                file: &["plugins", "cmstore", "hooks", "hooks.json"],
+            },
+        }),
+        // SessionStart, UserPromptSubmit and SessionEnd name no folder; Goose runs its hooks
+        // in its own working directory, the session's.
+        cwd_of_hook: true,
+        answer: Answer::ExitCode,
+        prompt_before_stop: true,
+        ..NO_AGENT
+    },
+    Profile {
         finds_transcript: true,
         ..NO_AGENT
     },
@@ -754,7 +791,7 @@ pub const PROFILES: [Profile; 15] = [
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 15] = [
+    pub const ALL: [Agent; 16] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -769,6 +806,7 @@ impl Agent {
         Agent::Cline,
         Agent::Windsurf,
         Agent::Kiro,
+        Agent::Goose,
         Agent::Unknown,
     ];
 
@@ -861,7 +899,7 @@ impl Agent {
 /// texts; a test holds it to the table.
 pub const NAMES: &str =
     "claude, vscode, copilot, codex, gemini, qwen, cursor, qoder, droid, opencode, kilo, cline, \
-     windsurf, kiro";
+     windsurf, kiro, goose";
 
 #[cfg(test)]
 mod tests {
@@ -922,6 +960,6 @@ mod tests {
             let doc: Value = serde_json::from_str(file.template).unwrap();
             assert!(doc["hooks"].is_object(), "{agent:?}");
         }
-        assert_eq!(Agent::with_hook_files().count(), 10);
+        assert_eq!(Agent::with_hook_files().count(), 11);
     }
 }

@@ -1791,6 +1791,147 @@ fn windsurf_is_denied_by_exit_code_2_with_the_reason_on_stderr() {
     );
 }
 
+/// Runs `capture` (`--agent goose` unless `sniff`) in `dir` on the Goose fixture `name`.
+fn goose(env: &TestEnv, name: &str, dir: &std::path::Path, sniff: bool) -> std::process::Output {
+    let mut cmd = env.cmd();
+    cmd.current_dir(dir).arg("capture");
+    if !sniff {
+        cmd.args(["--agent", "goose"]);
+    }
+    cmd.write_stdin(payload(name)).output().unwrap()
+}
+
+/// A session of Goose 1.52.0 as its hooks gave it in a run here (docs/agents.md, "Goose"):
+/// every event one row under `goose`, nothing printed (Goose counts even `{}` as a failed hook),
+/// the folder of the hook's process where a payload names none, the call paired by its id, the
+/// turn's prompt (`message`) and answer, and the tool events' repeats under their own names.
+#[test]
+fn goose_events_are_a_session_with_its_prompt_call_and_answer() {
+    let env = TestEnv::new();
+    let project = tempfile::tempdir().unwrap();
+    let order = [
+        "goose-1.52-session-start.json",
+        "goose-1.52-user-prompt-submit.json",
+        "goose-1.52-pre-tool-use.json",
+        "goose-1.52-pre-tool-use-result.json",
+        "goose-1.52-before-shell-execution.json",
+        "goose-1.52-post-tool-use.json",
+        "goose-1.52-after-shell-execution.json",
+        "goose-1.52-stop.json",
+        "goose-1.52-session-end.json",
+    ];
+    for (n, name) in order.into_iter().enumerate() {
+        let out = goose(&env, name, project.path(), n % 2 == 1);
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{name}: {out:?}"
+        );
+    }
+    env.ingest_once();
+    assert_eq!(
+        env.int("SELECT count(*) FROM events WHERE agent = 'goose' AND session_id = '20261208_1'"),
+        9
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT cwd FROM events WHERE hook_type = 'UserPromptSubmit'"
+        ),
+        Some(project.path().display().to_string())
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT cwd FROM events WHERE hook_type = 'PreToolUse'"
+        )
+        .as_deref(),
+        Some("/tmp/goose-research/run/r1/proj")
+    );
+    let calls: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT tool_name, outcome, tool_call_id FROM tool_calls",
+    );
+    assert_eq!(
+        calls,
+        [(
+            "shell".to_string(),
+            "succeeded".to_string(),
+            "call_mock_1".to_string()
+        )]
+    );
+    assert_eq!(
+        text(&env, "SELECT prompt || ' / ' || response FROM turns").as_deref(),
+        Some("please run echo / All done: the mock says hello.")
+    );
+    let own: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT hook_type, coalesce(tool_name, ''), coalesce(json_extract(entry, '$.toolInput'), '') \
+         FROM events WHERE hook_type NOT IN ('SessionStart', 'UserPromptSubmit', 'PreToolUse', \
+         'PostToolUse', 'Stop', 'SessionEnd') ORDER BY seq",
+    );
+    let own: Vec<&str> = own.iter().map(|(kind, _, _)| kind.as_str()).collect();
+    assert_eq!(
+        own,
+        [
+            "PreToolUseResult",
+            "BeforeShellExecution",
+            "AfterShellExecution"
+        ]
+    );
+}
+
+/// Goose reads only the exit code: in enforce mode a risky `shell` call's PreToolUse exits 2
+/// with the reason on stderr and nothing on stdout; a failed call (PostToolUseFailure) is
+/// failed.
+#[test]
+fn goose_is_denied_by_exit_code_2_with_the_reason_on_stderr() {
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let mut risky: Value = serde_json::from_str(&payload("goose-1.52-pre-tool-use.json")).unwrap();
+    risky["tool_input"]["command"] = Value::from("rm -rf /");
+    let denied = env
+        .cmd()
+        .current_dir(dir.path())
+        .args(["capture", "--agent", "goose"])
+        .write_stdin(risky.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(denied.status.code(), Some(2));
+    assert!(denied.stdout.is_empty(), "{denied:?}");
+    let reason = String::from_utf8(denied.stderr).unwrap();
+    assert!(reason.contains("rm -rf"), "{reason}");
+    assert_eq!(reason.lines().count(), 1, "{reason}");
+
+    let failed = goose(
+        &env,
+        "goose-1.52-post-tool-use-failure-write-edit-fail.json",
+        dir.path(),
+        false,
+    );
+    assert_eq!(failed.status.code(), Some(0));
+    assert!(failed.stdout.is_empty());
+    env.ingest_once();
+    assert_eq!(
+        text(
+            &env,
+            "SELECT outcome FROM tool_calls WHERE decision = 'deny'"
+        )
+        .as_deref(),
+        Some("denied")
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT outcome FROM tool_calls WHERE tool_call_id = 'call_mock_2'"
+        )
+        .as_deref(),
+        Some("failed")
+    );
+}
+
 /// Runs `capture --agent kiro` on `stdin` with `KIRO_SESSION_ID` set as Kiro sets it.
 fn kiro(env: &TestEnv, stdin: String, session: Option<&str>) -> std::process::Output {
     let mut cmd = env.cmd();

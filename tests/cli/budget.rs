@@ -732,10 +732,10 @@ fn run_plain(env: &TestEnv, payload: Value, args: &[&str]) -> (i32, String, Stri
     )
 }
 
-/// Windsurf and Kiro read the exit code: past the limit their tool calls and their prompts
-/// are refused by exit 2 with the reason on stderr, except a prompt of Kiro's agent
-/// configuration hooks, which cannot be refused (its line says what was crossed); Kiro reads
-/// the warning as text, Windsurf cannot be told.
+/// Windsurf, Kiro and Goose read the exit code: past the limit their tool calls and their
+/// prompts are refused by exit 2 with the reason on stderr, except a prompt of Kiro's agent
+/// configuration hooks and Goose's, which cannot be refused (the line says what was crossed);
+/// Kiro reads the warning as text, Windsurf and Goose cannot be told.
 #[test]
 fn agents_that_read_the_exit_code_are_refused_by_it() {
     let env = TestEnv::new();
@@ -780,10 +780,14 @@ fn agents_that_read_the_exit_code_are_refused_by_it() {
         "execution_id": "x2", "tool_info": {"user_prompt": "go on"}});
     let kiro_call = json!({"session_id": "k1", "hook_event_name": "PreToolUse", "cwd": "/w/app",
         "tool_name": "execute_bash", "tool_input": {"command": "ls"}});
+    let goose_call = json!({"event": "PreToolUse", "session_id": "g1", "matcher_context": "shell",
+        "tool_call_id": "c1", "tool_name": "shell", "tool_input": {"command": "ls"},
+        "working_dir": "/w/app"});
     for (payload, agent) in [
         (windsurf_call, "windsurf"),
         (windsurf_prompt, "windsurf"),
         (kiro_call, "kiro"),
+        (goose_call, "goose"),
         (kiro_prompt("k1", "UserPromptSubmit"), "kiro"),
     ] {
         let (code, stdout, stderr) = run_plain(&env, payload, &["--agent", agent]);
@@ -810,4 +814,14 @@ fn agents_that_read_the_exit_code_are_refused_by_it() {
     assert_eq!(line["budget"]["level"], "over");
     assert!(line.get("decision").is_none(), "{line}");
     assert_eq!(last_line_of(&env, "k1")["decision"], "deny");
+    // Goose: neither refused nor told, nothing printed.
+    let goose_prompt = json!({"event": "UserPromptSubmit", "session_id": "g2",
+        "matcher_context": "go on", "message": "go on"});
+    assert_eq!(
+        run_plain(&env, goose_prompt, &["--agent", "goose"]),
+        (0, String::new(), String::new())
+    );
+    let line = last_line_of(&env, "g2");
+    assert_eq!(line["budget"]["level"], "over");
+    assert!(line.get("decision").is_none(), "{line}");
 }

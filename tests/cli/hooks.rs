@@ -230,8 +230,22 @@ const QODER: Agent = Agent {
     bare: false,
 };
 
-const AGENTS: [Agent; 10] = [
-    CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR, QODER, DROID, WINDSURF,
+/// Goose's plugin folder of cmstore's own (`.agents/plugins/cmstore/hooks/hooks.json`): Claude
+/// Code's nesting, a handler's `on_failure` Goose's own.
+const GOOSE: Agent = Agent {
+    name: "goose",
+    file: ".agents/plugins/cmstore/hooks/hooks.json",
+    events: 8,
+    user_file: "{\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\n        \"matcher\": \"^shell$\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./guard.sh\",\n            \"timeout\": 5,\n            \"on_failure\": \"block\"\n          }\n        ]\n      }\n    ]\n  }\n}\n",
+    user_block: "      {\n        \"matcher\": \"^shell$\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./guard.sh\",\n            \"timeout\": 5,\n            \"on_failure\": \"block\"\n          }\n        ]\n      }",
+    event: "PreToolUse",
+    marker: ("cmstore", "hooks-v3"),
+    timeout_key: "timeout",
+    bare: false,
+};
+
+const AGENTS: [Agent; 11] = [
+    CLAUDE, VSCODE, COPILOT, CODEX, GEMINI, QWEN, CURSOR, QODER, DROID, WINDSURF, GOOSE,
 ];
 
 /// `agent`'s file `text` parsed, with its events under `hooks` even where the file holds
@@ -437,6 +451,7 @@ fn the_docs_name_and_count_the_events_install_writes() {
         ("qoder", "### Qoder CLI"),
         ("droid", "### Factory Droid"),
         ("windsurf", "### Windsurf"),
+        ("goose", "### Goose"),
     ];
     for agent in AGENTS {
         let env = TestEnv::new();
@@ -978,7 +993,8 @@ fn several_agents_at_once_and_status_of_all() {
             ("kilo", "missing"),
             ("cline", "missing"),
             ("windsurf", "missing"),
-            ("kiro", "missing")
+            ("kiro", "missing"),
+            ("goose", "missing")
         ]
     );
 }
@@ -1038,7 +1054,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         agents,
         [
             "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "qoder", "droid",
-            "opencode", "kilo", "cline", "windsurf", "kiro"
+            "opencode", "kilo", "cline", "windsurf", "kiro", "goose"
         ],
         "{text}"
     );
@@ -1090,7 +1106,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     let mut expected = Vec::new();
     for agent in [
         "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "qoder", "droid",
-        "opencode", "kilo", "cline", "windsurf", "kiro",
+        "opencode", "kilo", "cline", "windsurf", "kiro", "goose",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1108,12 +1124,12 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     assert_eq!(rows(&dir), expected);
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's, Qoder's and Droid's
     // project files are the user's own, and so are Cline's (`~/.cline/hooks` both) and
-    // Kiro's (`~/.kiro/hooks` both);
+    // Kiro's (`~/.kiro/hooks` both) and Goose's (`~/.agents/plugins` both);
     // OpenCode's and Kilo's user plugins are under ~/.config, their project ones under
     // ~/.opencode and ~/.kilo, and
     // Windsurf's user file under ~/.codeium/windsurf, its project one under ~/.windsurf: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 19, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 20, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),

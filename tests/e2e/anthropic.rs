@@ -63,6 +63,30 @@ impl Usage {
     }
 }
 
+/// The mock of a run in `world`, in enforce mode, of three calls of the shell tool `tool`
+/// (its input `input(command)`): a command that works, one that exits 3, one the gate denies
+/// (it would create the marker), then the answer "All three steps are done."; each reply
+/// reports counts of its own (`Usage::of_step`). Also the denied command.
+pub fn three_steps(
+    world: &crate::harness::World,
+    tool: &'static str,
+    input: fn(&str) -> Value,
+) -> (crate::mock::MockServer, String) {
+    world.enforce();
+    let denied = format!(
+        "touch {} && echo 'drop table users'",
+        world.marker().display()
+    );
+    let script = vec![
+        Step::Tool(tool, input("echo hi")),
+        Step::Tool(tool, input("echo failing; exit 3")),
+        Step::Tool(tool, input(&denied)),
+        Step::Text("All three steps are done."),
+    ];
+    let mock = crate::mock::MockServer::start(responder_counting(script, Usage::of_step));
+    (mock, denied)
+}
+
 /// The step number requests outside the agent loop (no `tools`) are answered as.
 pub const SIDE: usize = 99;
 

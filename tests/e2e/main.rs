@@ -11,6 +11,7 @@ mod copilot;
 mod droid;
 mod gemini;
 mod google;
+mod goose;
 mod harness;
 mod kilo;
 mod mock;

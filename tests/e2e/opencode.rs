@@ -103,23 +103,10 @@ fn bash(command: &str) -> serde_json::Value {
     json!({"command": command, "description": "Runs a step"})
 }
 
-/// The mock of a run of OpenCode (or Kilo) in `world`, in enforce mode: a command that works,
-/// one that exits 3, one the gate denies (it would create the marker), then the answer; each
-/// reply reports counts of its own (`Usage::of_step`). Also the denied command.
+/// The mock of a run of OpenCode (or Kilo) in `world` ([`anthropic::three_steps`] with
+/// OpenCode's `bash` tool), and the denied command.
 pub fn three_steps(world: &World) -> (MockServer, String) {
-    world.enforce();
-    let denied = format!(
-        "touch {} && echo 'drop table users'",
-        world.marker().display()
-    );
-    let script = vec![
-        Step::Tool("bash", bash("echo hi")),
-        Step::Tool("bash", bash("echo failing; exit 3")),
-        Step::Tool("bash", bash(&denied)),
-        Step::Text("All three steps are done."),
-    ];
-    let mock = MockServer::start(anthropic::responder_counting(script, Usage::of_step));
-    (mock, denied)
+    anthropic::three_steps(world, "bash", bash)
 }
 
 /// [`three_steps`] run by OpenCode.

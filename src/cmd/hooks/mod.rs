@@ -1014,6 +1014,13 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
              context or budget warning reaches it (docs/agents.md)"
                 .to_string(),
         ),
+        (Agent::Goose, _) => Some(
+            "goose: Goose reads only the exit code: the gate refuses a tool call by exit 2, and \
+             no context or budget warning reaches it; it notes cmstore's plugin folder as \
+             enabled in its config.yaml (`plugins:`), where `enabled: false` turns it off \
+             (docs/agents.md)"
+                .to_string(),
+        ),
         (Agent::Vscode, Location::User { .. }) => Some(
             "vscode: VS Code reads ~/.copilot/hooks only when its `chat.hookFilesLocations` \
              setting lists it: add \"~/.copilot/hooks\": true there (or install --agent claude \

@@ -292,6 +292,7 @@ mod tests {
             (Agent::Droid, 3, 12383244396802804392u64),
             (Agent::Windsurf, 3, 17950658796258184812u64),
             (Agent::Qoder, 3, 12916333413315077261u64),
+            (Agent::Goose, 3, 16808874929847010974u64),
         ];
         for (agent, version, hash) in pinned {
             assert_eq!(

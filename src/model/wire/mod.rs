@@ -7,6 +7,7 @@
 //! matters for naming the agent and for the shape of the reply.
 
 pub mod cline;
+pub mod goose;
 pub mod kiro;
 pub mod opencode;
 pub mod outcome;
@@ -36,6 +37,9 @@ const GEMINI_EVENTS: [&str; 8] = [
 pub fn sniff_agent(p: &Payload) -> Agent {
     if windsurf::is_payload(p) {
         return Agent::Windsurf;
+    }
+    if goose::is_payload(p) {
+        return Agent::Goose;
     }
     if p.has_any(&["conversation_id"]) && p.has_any(&["workspace_roots"]) {
         return Agent::Cursor;
@@ -144,7 +148,7 @@ const TOOL_CALL_ID_KEYS: [&str; 6] = [
 ];
 
 /// The event name: the `--event` flag, else `hook_event_name`, else `hookEventName`, else
-/// Cline's `hookName`, else Windsurf's `agent_action_name`.
+/// Cline's `hookName`, else Windsurf's `agent_action_name`, else Goose's `event`.
 pub fn event_name(flag: Option<&str>, p: &Payload) -> Option<String> {
     flag.map(str::to_string)
         .filter(|e| !e.trim().is_empty())
@@ -156,6 +160,7 @@ pub fn event_name(flag: Option<&str>, p: &Payload) -> Option<String> {
                 "agent_action_name",
             ])
         })
+        .or_else(|| goose::event_name(p))
 }
 
 /// The session id in any spelling.
@@ -207,6 +212,9 @@ pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
     }
     if agent == Agent::Kiro {
         return kiro::hook_type(event);
+    }
+    if agent == Agent::Goose {
+        return goose::hook_type(event);
     }
     let kind = HookType::from_event_name(event)?;
     let no_prompt = || {
@@ -374,6 +382,9 @@ pub fn normalize(
     }
     if agent == Agent::Kiro {
         kiro_fields(p, kind, &mut e, limits);
+    }
+    if agent == Agent::Goose {
+        goose::fields(p, kind, &mut e, limits.text);
     }
     e
 }

@@ -76,6 +76,11 @@ impl Payload {
         self.fields.keys().map(String::as_str).collect()
     }
 
+    /// True when `key` is present, null or not.
+    pub fn has_key(&self, key: &str) -> bool {
+        self.fields.contains_key(key)
+    }
+
     /// True when any of `keys` is present (null counts as absent).
     pub fn has_any(&self, keys: &[&str]) -> bool {
         self.get_any(keys).is_some()

@@ -5,7 +5,8 @@
 //! prompt is an error thrown, context a text part added to the prompt or the tool's output).
 //! Cline 3 reads `cancel` (with `errorMessage`: it stops the whole task, and the model is not
 //! told) and `contextModification` (a message the model reads next), from its tool hooks only.
-//! Windsurf reads no reply at all, only the exit code, and Kiro the exit code and plain text:
+//! Windsurf and Goose read no reply at all, only the exit code (Goose counts even `{}` as a
+//! failed hook), and Kiro the exit code and plain text:
 //! [`deliver`] turns a refusal into exit 2 with its reason on stderr, and for Kiro context
 //! into text on stdout.
 
@@ -105,7 +106,9 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
             json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
         }
         Agent::Cline => json!({ "cancel": true, "errorMessage": reason }),
-        Agent::Windsurf | Agent::Kiro => json!({ "decision": "block", "reason": reason }),
+        Agent::Windsurf | Agent::Kiro | Agent::Goose => {
+            json!({ "decision": "block", "reason": reason })
+        }
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
@@ -142,7 +145,8 @@ pub fn refuse_prompt(agent: Agent, event: &str, reason: &str) -> Option<Value> {
         return None;
     }
     match agent {
-        Agent::Copilot | Agent::Cline => None,
+        // Goose's prompt hook cannot refuse: exit 2 there is ignored (seen with 1.52.0).
+        Agent::Copilot | Agent::Cline | Agent::Goose => None,
         Agent::Gemini => Some(json!({ "decision": "deny", "reason": reason })),
         Agent::Cursor => Some(json!({ "continue": false, "user_message": reason })),
         Agent::Droid => Some(json!({
@@ -214,8 +218,8 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Cursor => json!({ "additional_context": reason }),
         Agent::Cline => json!({ "contextModification": reason }),
         // A post-action hook cannot refuse anything, and no reply is read (Kiro drops what a
-        // tool hook prints).
-        Agent::Windsurf | Agent::Kiro => empty(),
+        // tool hook prints; Goose reads none after a call).
+        Agent::Windsurf | Agent::Kiro | Agent::Goose => empty(),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
@@ -233,15 +237,21 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
 }
 
 /// Whether [`tool_feedback`] reaches `agent` as a block it must act on: not Cursor's (context
-/// only), nor Windsurf's and Kiro's (they read no reply after a call).
+/// only), nor Windsurf's, Kiro's and Goose's (they read no reply after a call).
 pub fn feedback_blocks(agent: Agent) -> bool {
-    !matches!(agent, Agent::Cursor | Agent::Windsurf | Agent::Kiro)
+    !matches!(
+        agent,
+        Agent::Cursor | Agent::Windsurf | Agent::Kiro | Agent::Goose
+    )
 }
 
 /// Whether a prompt hook's reply can tell `agent` something: not Copilot CLI's or Cursor's
-/// (their prompt hooks read no context), nor Windsurf's (it reads no reply).
+/// (their prompt hooks read no context), nor Windsurf's and Goose's (they read no reply).
 pub fn prompt_reads_context(agent: Agent) -> bool {
-    !matches!(agent, Agent::Copilot | Agent::Cursor | Agent::Windsurf)
+    !matches!(
+        agent,
+        Agent::Copilot | Agent::Cursor | Agent::Windsurf | Agent::Goose
+    )
 }
 
 /// A message shown to the user (PreCompact's knowledge index).
