@@ -20,14 +20,16 @@ use crate::write::import;
 /// Arguments of `cmstore import`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
-    /// Transcripts (.jsonl, Gemini CLI's .json chats) or folders to read [default: Claude Code's projects folder
-    /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`,
-    /// Codex's sessions (`$CODEX_HOME/sessions` or `~/.codex/sessions`), Copilot CLI's
-    /// `session-state` (`$COPILOT_HOME` or `~/.copilot`), VS Code Copilot Chat's
-    /// `workspaceStorage/*/GitHub.copilot-chat/transcripts`, Qwen Code's `projects`
-    /// (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), Droid's `~/.factory/sessions`,
-    /// OpenCode's store (`~/.local/share/opencode/opencode.db`) and Cline's
-    /// `~/.cline/data/sessions`, those that exist]
+    /// Transcripts (.jsonl, Gemini CLI's .json chats), agents' stores or folders to read
+    /// [default: Claude Code's projects folder (`$CLAUDE_CONFIG_DIR/projects` or
+    /// `~/.claude/projects`), Gemini CLI's `~/.gemini/tmp`, Codex's sessions (`$CODEX_HOME/sessions`
+    /// or `~/.codex/sessions`), Copilot CLI's `session-state` (`$COPILOT_HOME` or `~/.copilot`),
+    /// VS Code Copilot Chat's `workspaceStorage/*/GitHub.copilot-chat/transcripts`, Qwen Code's
+    /// `projects` (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), Qoder CLI's `~/.qoder/projects`,
+    /// Droid's `~/.factory/sessions`, OpenCode's and Kilo's stores
+    /// (`~/.local/share/{opencode/opencode,kilo/kilo}.db`), Goose's
+    /// (`~/.local/share/goose/sessions/sessions.db`) and Cline's `~/.cline/data/sessions`, those
+    /// that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Read every file again, also those unchanged since an import read them (by default such
@@ -42,8 +44,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let roots = history_roots();
         if roots.is_empty() {
             eprintln!(
-                "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code, Droid, \
-                 OpenCode or Cline history found: nothing to import"
+                "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code, Qoder, \
+                 Droid, OpenCode, Kilo, Goose or Cline history found: nothing to import"
             );
             return Ok(ExitCode::SUCCESS);
         }

@@ -776,6 +776,8 @@ pub const PROFILES: [Profile; 16] = [
                 file: &["plugins", "cmstore", "hooks", "hooks.json"],
             },
         }),
+        // Its store names its turns, its hooks do not.
+        turns_by_prompt: true,
         // SessionStart, UserPromptSubmit and SessionEnd name no folder; Goose runs its hooks
         // in its own working directory, the session's.
         cwd_of_hook: true,

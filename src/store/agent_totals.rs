@@ -17,6 +17,8 @@ pub enum Source {
     OpencodeSession,
     /// Cline's session totals in its session file, over every model.
     ClineSession,
+    /// Goose's running totals of a session in its store, over every model.
+    GooseSession,
     /// Claude Code's `api_request` events, one per request.
     ClaudeRequests,
     /// Claude Code's `token.usage` and `cost.usage` metrics.
@@ -30,6 +32,7 @@ impl Source {
             Source::CopilotShutdown => "copilot-shutdown",
             Source::OpencodeSession => "opencode-session",
             Source::ClineSession => "cline-session",
+            Source::GooseSession => "goose-session",
             Source::ClaudeRequests => "claude-otlp-requests",
             Source::ClaudeMetrics => "claude-otlp-metrics",
         }

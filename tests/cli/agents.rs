@@ -1932,6 +1932,138 @@ fn goose_is_denied_by_exit_code_2_with_the_reason_on_stderr() {
     );
 }
 
+/// Goose's store where Goose keeps it (`~/.local/share/goose/sessions/sessions.db`), with the
+/// tables and columns `cmstore import` reads, holding the rows of a run of Goose 1.52.0 (a
+/// prompt, Goose's hidden turn context, a `shell` call and its result, the answer; each model
+/// call's usage with the cache inside its input).
+fn goose_store(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.user_home().join(".local/share/goose/sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sessions.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '',
+           session_type TEXT NOT NULL DEFAULT 'user', working_dir TEXT NOT NULL,
+           accumulated_total_tokens INTEGER, accumulated_input_tokens INTEGER,
+           accumulated_output_tokens INTEGER, accumulated_cache_read_tokens INTEGER,
+           accumulated_cache_write_tokens INTEGER, provider_name TEXT,
+           model_config_json TEXT, parent_session_id TEXT);
+         CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT,
+           session_id TEXT NOT NULL REFERENCES sessions(id), role TEXT NOT NULL,
+           content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL,
+           timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP, tokens INTEGER, metadata_json TEXT);
+         INSERT INTO sessions (id, name, working_dir, accumulated_total_tokens,
+           accumulated_input_tokens, accumulated_output_tokens, accumulated_cache_read_tokens,
+           accumulated_cache_write_tokens, provider_name, model_config_json)
+         VALUES ('20261208_1', 'All done', '/w/app', 254, 240, 14, 40, 10, 'openai',
+           '{\"model_name\":\"mock-model\",\"temperature\":null}');",
+    )
+    .unwrap();
+    let usage = serde_json::json!({"userVisible": true, "agentVisible": true,
+        "inference": {"provider": "openai", "requestedModel": "mock-model"},
+        "usage": {"inputTokens": 120, "outputTokens": 7, "totalTokens": 127,
+                  "cacheReadTokens": 20, "cacheWriteTokens": 5}});
+    let seen = serde_json::json!({"userVisible": true, "agentVisible": true});
+    let rows = [
+        (
+            "msg_39d3b34b",
+            "user",
+            serde_json::json!([{"type": "text", "text": "usage"}]),
+            seen.clone(),
+        ),
+        (
+            "msg_55938d74",
+            "user",
+            serde_json::json!([{"type": "text", "text": "<turn-context>\n</turn-context>"}]),
+            serde_json::json!({"userVisible": false, "agentVisible": true, "turnContext": true}),
+        ),
+        (
+            "chatcmpl-mock1",
+            "assistant",
+            serde_json::json!([{"type": "toolRequest", "id": "call_mock_0", "toolCall":
+                {"status": "success", "value": {"name": "shell",
+                 "arguments": {"command": "echo u"}}}}]),
+            usage.clone(),
+        ),
+        (
+            "msg_d8af37ff",
+            "user",
+            serde_json::json!([{"type": "toolResponse", "id": "call_mock_0", "toolResult":
+                {"status": "success", "value": {"content": [{"type": "text", "text": "u"}],
+                 "structuredContent": {"stdout": "u", "stderr": "", "exit_code": 0},
+                 "isError": false}}}]),
+            seen,
+        ),
+        (
+            "chatcmpl-mock2",
+            "assistant",
+            serde_json::json!([{"type": "text", "text": "All done: the mock says hello."}]),
+            usage,
+        ),
+    ];
+    for (id, role, content, metadata) in rows {
+        conn.execute(
+            "INSERT INTO messages (message_id, session_id, role, content_json,
+               created_timestamp, metadata_json) VALUES (?1, '20261208_1', ?2, ?3, 1796689505, ?4)",
+            rusqlite::params![id, role, content.to_string(), metadata.to_string()],
+        )
+        .unwrap();
+    }
+    path
+}
+
+/// `cmstore import`, given no path, reads Goose's store where Goose keeps it: the turn with its
+/// prompt, answer and call, each model call's usage without the cache in its input, the
+/// session's folder, Goose's own totals agreeing; a second import adds nothing.
+#[test]
+fn goose_store_is_imported_from_its_place_once() {
+    let env = TestEnv::new();
+    goose_store(&env);
+    let import = || {
+        let out = env.cmd().arg("import").output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let said = import();
+    assert!(said.contains("(Goose 1): equal"), "{said}");
+    assert!(said.contains("2 new response row(s)"), "{said}");
+    assert_eq!(
+        text(
+            &env,
+            "SELECT prompt || ' / ' || response || ' / ' || tool_call_count FROM turns"
+        )
+        .as_deref(),
+        Some("usage / All done: the mock says hello. / 1")
+    );
+    let usage: Vec<(String, i64, String)> = rows3(
+        &env,
+        "SELECT message_id, input_tokens, model FROM usage WHERE agent = 'goose' ORDER BY 1",
+    );
+    assert_eq!(
+        usage,
+        [
+            ("chatcmpl-mock1".to_string(), 95, "mock-model".to_string()),
+            ("chatcmpl-mock2".to_string(), 95, "mock-model".to_string())
+        ]
+    );
+    assert_eq!(
+        text(&env, "SELECT agent || ' ' || cwd FROM sessions").as_deref(),
+        Some("goose /w/app")
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT transcript_tool_calls || ' ' || missed_tool_calls FROM v_coverage"
+        )
+        .as_deref(),
+        Some("1 1")
+    );
+    let again = import();
+    assert!(again.contains("0 new response row(s)"), "{again}");
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 1);
+}
+
 /// Runs `capture --agent kiro` on `stdin` with `KIRO_SESSION_ID` set as Kiro sets it.
 fn kiro(env: &TestEnv, stdin: String, session: Option<&str>) -> std::process::Output {
     let mut cmd = env.cmd();

@@ -9,8 +9,9 @@ use std::process::Command;
 
 use serde_json::json;
 
+use crate::anthropic::Usage;
 use crate::anthropic::{self, MODEL};
-use crate::harness::{Session, World};
+use crate::harness::{self, Session, World};
 use crate::mock::MockServer;
 
 /// The native binary.
@@ -115,6 +116,55 @@ fn goose_events_calls_and_turn_are_what_it_did() {
     assert_eq!(
         turns,
         [json!({"prompt": PROMPT, "response": "All three steps are done."})],
+        "{ctx}"
+    );
+}
+
+/// Goose's store (`~/.local/share/goose/sessions/sessions.db`), imported after the run: each
+/// model call's usage is the mock's counts (Goose counts the cache inside the input; cmstore
+/// stores it apart), Goose's own running totals agree, and the turn and the calls are the ones
+/// the hooks recorded: the import changes no turn and adds no call.
+#[test]
+fn goose_usage_from_its_store_is_the_mocks_numbers_and_the_hooks_turn() {
+    let Some((s, _)) = main_session() else {
+        return;
+    };
+    let ctx = s.context();
+    let turns = "SELECT session_id, turn_key, hook_type, prompt, response, outcome, imported \
+                 FROM turns ORDER BY session_id, turn_key";
+    let by_hooks = s.query(turns);
+    let store = s
+        .world
+        .home()
+        .join(".local/share/goose/sessions/sessions.db");
+    let said = s.world.cmstore_ok(&["import", store.to_str().unwrap()]);
+    harness::assert_import_changed_no_turn(&s.world, (turns, &by_hooks), &ctx);
+    harness::assert_every_call_hooked(&s, &ctx);
+    let usage = s.query(
+        "SELECT model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens \
+         FROM usage WHERE session_id = :sid ORDER BY cache_read_tokens",
+    );
+    let expected: Vec<serde_json::Value> = (0..4)
+        .map(Usage::of_step)
+        .map(|u| {
+            json!({"model": MODEL, "input_tokens": u.input, "output_tokens": u.output,
+                   "cache_read_tokens": u.cache_read, "cache_write_tokens": u.cache_write()})
+        })
+        .collect();
+    assert_eq!(usage, expected, "{said}\n{ctx}");
+    let check = s.world.cmstore_ok(&["usage", "--format", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&check).unwrap();
+    let verdicts: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["source"] == "goose-session")
+        .filter_map(|r| r["verdict"].as_str())
+        .collect();
+    assert_eq!(verdicts, ["equal"], "{check}\n{ctx}");
+    assert_eq!(
+        s.query("SELECT agent, cwd FROM sessions"),
+        [json!({"agent": "goose", "cwd": s.world.project().to_str().unwrap()})],
         "{ctx}"
     );
 }

@@ -8,7 +8,7 @@ use super::DiscoveryEnv;
 /// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
 /// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state, VS Code Copilot
 /// Chat's transcripts, Qwen Code's chats (under its `projects`), Qoder CLI's projects, Droid's
-/// sessions and OpenCode's and Kilo's stores.
+/// sessions and OpenCode's, Kilo's and Goose's stores.
 pub fn history_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
     let codex = crate::support::env::path("CODEX_HOME")
@@ -29,6 +29,7 @@ pub fn history_roots() -> Vec<PathBuf> {
     .filter(|dir| dir.is_dir())
     .chain(opencode_store(env.home.as_deref()).filter(|file| file.is_file()))
     .chain(kilo_store(env.home.as_deref()).filter(|file| file.is_file()))
+    .chain(super::goose::store(env.home.as_deref()).filter(|file| file.is_file()))
     .chain(env.copilot_log_dirs())
     .collect()
 }

@@ -20,6 +20,7 @@ pub mod cline;
 mod cursor;
 mod discover;
 pub mod droid;
+pub mod goose;
 pub mod history;
 pub mod opencode;
 mod workspace;

@@ -21,6 +21,7 @@ pub mod codex_items;
 pub mod codex_turns;
 mod droid;
 pub mod gemini;
+pub mod goose;
 pub mod items;
 pub mod opencode;
 pub mod parse;

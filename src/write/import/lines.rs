@@ -267,6 +267,7 @@ impl<'a> FileRead<'a> {
             | Format::Droid
             | Format::Opencode
             | Format::Kilo
+            | Format::Goose
             | Format::Cline => None,
             Format::Codex => self.codex.cwd().map(str::to_owned),
             Format::Gemini | Format::GeminiJson => gemini_project(self.named),

@@ -29,6 +29,7 @@ use crate::config::Config;
 use crate::files::tail::{Line, LineReader};
 use crate::files::transcript::archive;
 use crate::files::transcript::cline as cline_session;
+use crate::files::transcript::goose as goose_store;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
 use crate::model::transcript::codex_turns::{CodexTurn, CodexTurnReader};
@@ -82,6 +83,8 @@ enum Format {
     Cline,
     /// Qoder CLI's `.qoder/projects/<project>/<session>.jsonl`: Claude Code's lines.
     Qoder,
+    /// Goose's SQLite store, `goose/sessions/sessions.db`: its sessions and messages.
+    Goose,
 }
 
 impl Format {
@@ -115,6 +118,8 @@ impl Format {
             Format::Opencode
         } else if opencode_store::is_kilo_store(path) {
             Format::Kilo
+        } else if goose_store::is_store(path) {
+            Format::Goose
         } else if cline_session::transcript_of(path).is_some() {
             Format::Cline
         } else if crate::files::transcript::history::is_qoders(path) {
@@ -141,6 +146,7 @@ impl Format {
             | Format::GeminiJson
             | Format::Opencode
             | Format::Kilo
+            | Format::Goose
             | Format::Cline => None,
         }
     }
@@ -159,6 +165,7 @@ impl Format {
             Format::Opencode => "opencode",
             Format::Kilo => "kilo",
             Format::Cline => "cline",
+            Format::Goose => "goose",
         }
     }
 }
@@ -287,6 +294,7 @@ fn is_read(path: &Path) -> bool {
         || is_json_chat_file(path)
         || opencode_store::is_store(path)
         || opencode_store::is_kilo_store(path)
+        || goose_store::is_store(path)
         || cline_session::transcript_of(path).is_some()
 }
 
@@ -387,7 +395,10 @@ impl Archive {
     /// it in `stats`. Before the file is read: a copy is of the file as it was when it was
     /// read, or later.
     fn keep(&self, path: &Path, stats: &mut Stats) {
-        if matches!(Format::of(path), Format::Opencode | Format::Kilo) {
+        if matches!(
+            Format::of(path),
+            Format::Opencode | Format::Kilo | Format::Goose
+        ) {
             return;
         }
         // One file, one copy, whatever path named it (relative, through `..`).
@@ -434,7 +445,7 @@ fn stamp_of(path: &Path) -> Option<(i64, i64)> {
         Some((meta.len() as i64, modified.as_millis() as i64))
     };
     match Format::of(path) {
-        Format::Opencode | Format::Kilo => None,
+        Format::Opencode | Format::Kilo | Format::Goose => None,
         Format::Droid => {
             let (len, modified) = stamp(path)?;
             let settings = stamp(&usage_droid::settings_of(path)).unwrap_or((0, 0));
@@ -564,6 +575,9 @@ fn import_file(
     }
     if format == Format::Cline {
         return import_cline_session(conn, path, config, stats, progress);
+    }
+    if format == Format::Goose {
+        return import_goose_store(conn, path, config, stats, progress);
     }
     let mut reader = open_lines(path, copied.is_some()).map_err(read_error)?;
     let name = named.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -886,41 +900,8 @@ fn import_opencode_store(
     }
     // OpenCode's own totals of each session, where its store keeps them.
     if let Ok(totals) = opencode_store::session_totals(path) {
-        let mut by_session: HashMap<&str, Vec<UsageRecord>> = HashMap::new();
-        for r in &records {
-            if let Some(session) = r.session_id.as_deref() {
-                by_session.entry(session).or_default().push(r.clone());
-            }
-        }
-        // One transaction for the store's sessions (a following ingest reads it again at
-        // every look: an unchanged total is not written).
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        for (session, total) in totals {
-            if [
-                total.input,
-                total.output,
-                total.cache_read,
-                total.cache_write,
-            ] == [0; 4]
-            {
-                continue; // a session that never reached a model
-            }
-            let source = store::agent_totals::Source::OpencodeSession;
-            store::agent_totals::replace(
-                &tx,
-                &session,
-                Some(format.agent()),
-                source,
-                &total,
-                "import",
-            )?;
-            if let Some(counted) = by_session.get(session.as_str()) {
-                let title = crate::model::agents::Agent::from_name(format.agent())
-                    .map_or("OpenCode", |a| a.profile().title);
-                stats.check(title, &session, counted, &[total]);
-            }
-        }
-        tx.commit()?;
+        let source = store::agent_totals::Source::OpencodeSession;
+        store_session_totals(conn, (format.agent(), source), totals, &records, stats)?;
     }
     let mut sessions = HashMap::new();
     write_batch(conn, records, (format, &None), &mut sessions, stats)?;
@@ -943,6 +924,99 @@ fn import_opencode_store(
         seen.cwd = cwds.get(session).cloned();
     }
     write_sessions(conn, format.agent(), sessions)?;
+    stats.bytes += len;
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// Stores each session's totals as its agent keeps them (`source`), in one transaction (a
+/// following ingest reads the agent's store again at every look: an unchanged total is not
+/// written), and checks the responses counted of the session (`records`) against them.
+fn store_session_totals(
+    conn: &mut Connection,
+    (agent, source): (&'static str, store::agent_totals::Source),
+    totals: Vec<(String, UsageRecord)>,
+    records: &[UsageRecord],
+    stats: &mut Stats,
+) -> Result<(), Error> {
+    let mut by_session: HashMap<&str, Vec<UsageRecord>> = HashMap::new();
+    for r in records {
+        if let Some(session) = r.session_id.as_deref() {
+            by_session.entry(session).or_default().push(r.clone());
+        }
+    }
+    let title = crate::model::agents::Agent::from_name(agent).map_or(agent, |a| a.profile().title);
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for (session, total) in totals {
+        if [
+            total.input,
+            total.output,
+            total.cache_read,
+            total.cache_write,
+        ] == [0; 4]
+        {
+            continue; // a session that never reached a model
+        }
+        store::agent_totals::replace(&tx, &session, Some(agent), source, &total, "import")?;
+        if let Some(counted) = by_session.get(session.as_str()) {
+            stats.check(title, &session, counted, &[total]);
+        }
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Goose's store at `path`: each model call's usage, each session's turns (met with the hooks'
+/// by their prompts: Goose's Stop names no turn) and calls (by the ids its hooks send), each
+/// session with its folder, and Goose's own running totals to check the usage against. The
+/// store is SQLite, read read-only; one that cannot be read is an error of the file, as a
+/// transcript that cannot be.
+fn import_goose_store(
+    conn: &mut Connection,
+    path: &Path,
+    config: &Config,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<Kind, Error> {
+    let len = file_len(path)?;
+    let unreadable = |e: rusqlite::Error| Error::Read {
+        path: path.to_path_buf(),
+        source: io::Error::other(e),
+    };
+    let stored = goose_store::sessions(path).map_err(unreadable)?;
+    let messages = goose_store::messages(path).map_err(unreadable)?;
+    let records = crate::model::transcript::goose::usage(&messages, &stored);
+    let totals = stored
+        .iter()
+        .filter_map(|s| Some((s.id.clone(), s.totals.clone()?)))
+        .collect();
+    let source = store::agent_totals::Source::GooseSession;
+    store_session_totals(
+        conn,
+        (Format::Goose.agent(), source),
+        totals,
+        &records,
+        stats,
+    )?;
+    let mut sessions = HashMap::new();
+    write_batch(conn, records, (Format::Goose, &None), &mut sessions, stats)?;
+    let read: Vec<ReadTurn> = crate::model::transcript::goose::turns(&messages, &stored)
+        .into_iter()
+        .map(|(session, turn, started)| ReadTurn::new(session, turn, started))
+        .collect();
+    let shown = crate::model::transcript::goose::tool_items(&messages);
+    let redactor = Redactor::new(&config.redact);
+    items::write(conn, shown, &redactor, (Format::Goose.agent(), &None))?;
+    let cwds: HashMap<String, String> = stored
+        .iter()
+        .filter_map(|s| Some((s.id.clone(), s.cwd.clone()?)))
+        .collect();
+    let file = (path, Format::Goose, false, &cwds);
+    write_turns(conn, config, read, file, &mut sessions, stats)?;
+    for (session, seen) in sessions.iter_mut() {
+        seen.cwd = cwds.get(session).cloned();
+    }
+    write_sessions(conn, Format::Goose.agent(), sessions)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
