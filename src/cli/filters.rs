@@ -13,7 +13,7 @@ pub struct ReportFilters {
     #[arg(long, value_name = "WHEN")]
     pub until: Option<String>,
     /// Only sessions of this agent (claude, vscode, copilot, codex, gemini, qwen, cursor, qoder,
-    /// droid, opencode, kilo, cline, windsurf, kiro, goose)
+    /// droid, opencode, kilo, cline, windsurf, kiro, goose, kimi)
     #[arg(long, value_name = "AGENT")]
     pub agent: Option<String>,
     /// Only sessions in this project: the working directory's last component, or its path

@@ -41,7 +41,8 @@ const MAX_LINE_BYTES: usize = crate::files::queue::read::DEFAULT_MAX_LINE_BYTES;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Args {
     /// Agent running the hook: claude, vscode, copilot, codex, gemini, qwen, cursor, qoder,
-    /// droid, opencode, kilo, cline, windsurf, kiro, goose or auto (sniffed from the payload)
+    /// droid, opencode, kilo, cline, windsurf, kiro, goose, kimi or auto (sniffed from the
+    /// payload)
     #[arg(long, value_name = "AGENT", default_value = "auto")]
     pub agent: String,
     /// Event name; needed for Copilot CLI camelCase hooks, whose payload carries none

@@ -87,7 +87,7 @@ const SINCE_HELP: &str = "Only calls recorded since then: a duration ago (90m, 3
 today, yesterday, or a date/datetime (local time, UTC with --utc)";
 const UNTIL_HELP: &str = "Only calls recorded before then (same forms as --since)";
 const AGENT_HELP: &str =
-    "Only calls of this agent (claude, vscode, copilot, codex, gemini, qwen, cursor, qoder, droid, opencode, kilo, cline, windsurf, kiro, goose)";
+    "Only calls of this agent (claude, vscode, copilot, codex, gemini, qwen, cursor, qoder, droid, opencode, kilo, cline, windsurf, kiro, goose, kimi)";
 const PROJECT_HELP: &str =
     "Only calls in this project: the working directory's last component, or its path";
 

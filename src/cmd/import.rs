@@ -28,8 +28,8 @@ pub struct Args {
     /// `projects` (`$QWEN_RUNTIME_DIR`, `$QWEN_HOME` or `~/.qwen`), Qoder CLI's `~/.qoder/projects`,
     /// Droid's `~/.factory/sessions`, OpenCode's and Kilo's stores
     /// (`~/.local/share/{opencode/opencode,kilo/kilo}.db`), Goose's
-    /// (`~/.local/share/goose/sessions/sessions.db`) and Cline's `~/.cline/data/sessions`, those
-    /// that exist]
+    /// (`~/.local/share/goose/sessions/sessions.db`), Kimi Code's `~/.kimi-code/sessions` and
+    /// Cline's `~/.cline/data/sessions`, those that exist]
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Read every file again, also those unchanged since an import read them (by default such
@@ -45,7 +45,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         if roots.is_empty() {
             eprintln!(
                 "cmstore import: no Claude Code, Gemini CLI, Codex, Copilot, Qwen Code, Qoder, \
-                 Droid, OpenCode, Kilo, Goose or Cline history found: nothing to import"
+                 Droid, OpenCode, Kilo, Goose, Kimi Code or Cline history found: nothing to \
+                 import"
             );
             return Ok(ExitCode::SUCCESS);
         }

@@ -51,6 +51,10 @@ pub enum Agent {
     /// Claude Code's nesting but payloads of its own (`event`, `matcher_context`,
     /// `working_dir`), a deny by exit code 2 and no other reply read.
     Goose,
+    /// Kimi Code (`@moonshot-ai/kimi-code`): Claude Code's event names, payloads with fields of
+    /// their own (`client_type`, the prompt as content parts, `tool_output`), a refusal by exit
+    /// code 2 and a prompt's stdout read as text.
+    Kimi,
     /// A payload no dialect recognised.
     Unknown,
 }
@@ -165,6 +169,27 @@ pub struct PluginFile {
     pub files: &'static [&'static str],
     /// The agent's events the files hand to `capture`, by the agent's names.
     pub events: &'static [&'static str],
+    /// The list the agent loads plugins from, where an entry must name cmstore's folder
+    /// (Kimi Code's `plugins/installed.json`); `None` for an agent that finds the files by
+    /// their place.
+    pub registry: Option<Registry>,
+}
+
+/// A list of plugins an agent keeps in a JSON file of its own (`{"plugins": [entry, …]}`),
+/// one entry cmstore's, by its id.
+#[derive(Debug)]
+pub struct Registry {
+    /// The file, under the agent's own folder (the one [`UserFolder::Home`] names).
+    pub file: &'static [&'static str],
+    /// cmstore's entry's `id`.
+    pub id: &'static str,
+}
+
+impl PluginFile {
+    /// Whether the agent reads the files only from the user's folder (no project folder).
+    pub fn user_only(&self) -> bool {
+        self.project.is_empty()
+    }
 }
 
 /// How an agent runs one of cmstore's files.
@@ -347,7 +372,7 @@ const NO_AGENT: Profile = Profile {
 };
 
 /// The agent table, one row per [`Agent`], in [`Agent::ALL`]'s order.
-pub const PROFILES: [Profile; 16] = [
+pub const PROFILES: [Profile; 17] = [
     Profile {
         agent: Agent::Claude,
         name: "claude",
@@ -627,6 +652,7 @@ pub const PROFILES: [Profile; 16] = [
             user: UserFolder::UnderConfig(&["opencode", "plugin"]),
             files: &["cmstore.js"],
             events: OPENCODE_EVENTS,
+            registry: None,
         }),
         turns_by_prompt: true,
         ..NO_AGENT
@@ -648,6 +674,7 @@ pub const PROFILES: [Profile; 16] = [
             user: UserFolder::UnderConfig(&["kilo", "plugin"]),
             files: &["cmstore.js"],
             events: OPENCODE_EVENTS,
+            registry: None,
         }),
         turns_by_prompt: true,
         ..NO_AGENT
@@ -679,6 +706,7 @@ pub const PROFILES: [Profile; 16] = [
             // A file per event, named after it.
             files: CLINE_EVENTS,
             events: CLINE_EVENTS,
+            registry: None,
         }),
         turns_by_prompt: true,
         ..NO_AGENT
@@ -744,6 +772,7 @@ pub const PROFILES: [Profile; 16] = [
                 "PostToolUse",
                 "Stop",
             ],
+            registry: None,
         }),
         answer: Answer::ExitCodeAndText,
         prompt_before_stop: true,
@@ -786,6 +815,57 @@ pub const PROFILES: [Profile; 16] = [
         ..NO_AGENT
     },
     Profile {
+        agent: Agent::Kimi,
+        name: "kimi",
+        title: "Kimi Code",
+        aliases: &["kimi-code", "kimi-cli"],
+        participant: "kimi",
+        // A plugin of cmstore's own: its manifest lists the hooks, and Kimi loads the plugins
+        // its `plugins/installed.json` lists (the user's only; a project has none), so the
+        // user's `config.toml` is never edited.
+        plugin: Some(PluginFile {
+            agent: "kimi",
+            template: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/resources/kimi/kimi.plugin.json"
+            )),
+            // In the manifest's `description`: a hook entry takes no key but its own four.
+            marker: "cmstore: ",
+            runner: Runner::Listed,
+            project: &[],
+            user: UserFolder::Home {
+                dir_env: "KIMI_CODE_HOME",
+                home_dir: ".kimi-code",
+                sub: &["plugins", "cmstore"],
+            },
+            files: &["kimi.plugin.json"],
+            events: &[
+                "SessionStart",
+                "SessionEnd",
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PostToolUse",
+                "PostToolUseFailure",
+                "Stop",
+                "StopFailure",
+                "Interrupt",
+                "PreCompact",
+                "PostCompact",
+                "SubagentStart",
+                "SubagentStop",
+            ],
+            registry: Some(Registry {
+                file: &["plugins", "installed.json"],
+                id: "cmstore",
+            }),
+        }),
+        // Its record logs name its turns, its hooks do not.
+        turns_by_prompt: true,
+        answer: Answer::ExitCodeAndText,
+        prompt_before_stop: true,
+        ..NO_AGENT
+    },
+    Profile {
         finds_transcript: true,
         ..NO_AGENT
     },
@@ -793,7 +873,7 @@ pub const PROFILES: [Profile; 16] = [
 
 impl Agent {
     /// Every agent, in the table's order.
-    pub const ALL: [Agent; 16] = [
+    pub const ALL: [Agent; 17] = [
         Agent::Claude,
         Agent::Vscode,
         Agent::Copilot,
@@ -809,6 +889,7 @@ impl Agent {
         Agent::Windsurf,
         Agent::Kiro,
         Agent::Goose,
+        Agent::Kimi,
         Agent::Unknown,
     ];
 
@@ -901,7 +982,7 @@ impl Agent {
 /// texts; a test holds it to the table.
 pub const NAMES: &str =
     "claude, vscode, copilot, codex, gemini, qwen, cursor, qoder, droid, opencode, kilo, cline, \
-     windsurf, kiro, goose";
+     windsurf, kiro, goose, kimi";
 
 #[cfg(test)]
 mod tests {

@@ -1888,22 +1888,7 @@ fn goose_events_are_a_session_with_its_prompt_call_and_answer() {
 fn goose_is_denied_by_exit_code_2_with_the_reason_on_stderr() {
     let env = TestEnv::new();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(env.home()).unwrap();
-    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
-    let mut risky: Value = serde_json::from_str(&payload("goose-1.52-pre-tool-use.json")).unwrap();
-    risky["tool_input"]["command"] = Value::from("rm -rf /");
-    let denied = env
-        .cmd()
-        .current_dir(dir.path())
-        .args(["capture", "--agent", "goose"])
-        .write_stdin(risky.to_string())
-        .output()
-        .unwrap();
-    assert_eq!(denied.status.code(), Some(2));
-    assert!(denied.stdout.is_empty(), "{denied:?}");
-    let reason = String::from_utf8(denied.stderr).unwrap();
-    assert!(reason.contains("rm -rf"), "{reason}");
-    assert_eq!(reason.lines().count(), 1, "{reason}");
+    refused_by_exit_code_2(&env, "goose", "goose-1.52-pre-tool-use.json");
 
     let failed = goose(
         &env,
@@ -2058,6 +2043,183 @@ fn goose_store_is_imported_from_its_place_once() {
         )
         .as_deref(),
         Some("1 1")
+    );
+    let again = import();
+    assert!(again.contains("0 new response row(s)"), "{again}");
+    assert_eq!(env.int("SELECT count(*) FROM turns"), 1);
+}
+
+/// Runs `capture` (`--agent kimi` unless `sniff`) on the Kimi Code fixture `name`.
+fn kimi(env: &TestEnv, name: &str, sniff: bool) -> std::process::Output {
+    let mut cmd = env.cmd();
+    cmd.arg("capture");
+    if !sniff {
+        cmd.args(["--agent", "kimi"]);
+    }
+    cmd.write_stdin(payload(name)).output().unwrap()
+}
+
+/// A session of Kimi Code 2.1.0 as its hooks gave it in runs here (docs/agents.md, "Kimi
+/// Code"): every event one row under `kimi`, nothing printed (Kimi adds a prompt's stdout to
+/// the conversation, `{}` too), the prompt's text from its content parts, the calls paired by
+/// their ids, a failed command's exit code from its error, the turn with its prompt.
+#[test]
+fn kimi_events_are_a_session_with_its_prompt_and_calls() {
+    let env = TestEnv::new();
+    let order = [
+        "kimi-2.1-session-start.json",
+        "kimi-2.1-user-prompt-submit.json",
+        "kimi-2.1-turn-started.json",
+        "kimi-2.1-pre-tool-use.json",
+        "kimi-2.1-post-tool-use.json",
+        "kimi-2.1-pre-tool-use-exit-3.json",
+        "kimi-2.1-post-tool-use-failure.json",
+        "kimi-2.1-stop.json",
+    ];
+    for (n, name) in order.into_iter().enumerate() {
+        let out = kimi(&env, name, n % 2 == 1);
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{name}: {out:?}"
+        );
+    }
+    env.ingest_once();
+    let session = "session_bf2fa782-78ab-4d6a-a584-65811bf891e8";
+    assert_eq!(
+        env.int(&format!(
+            "SELECT count(*) FROM events WHERE agent = 'kimi' AND session_id = '{session}'"
+        )),
+        8
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT prompt FROM events WHERE hook_type = 'UserPromptSubmit'"
+        )
+        .as_deref(),
+        Some("say hello")
+    );
+    let calls: Vec<(String, String, String)> = rows3(
+        &env,
+        "SELECT tool_call_id, outcome, input FROM tool_calls ORDER BY start_ts, rowid",
+    );
+    let calls: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|(id, outcome, _)| (id.as_str(), outcome.as_str()))
+        .collect();
+    assert_eq!(
+        calls,
+        [("call_mock_1", "succeeded"), ("call_mock_2", "failed")]
+    );
+    assert_eq!(
+        env.int(
+            "SELECT json_extract(entry, '$.exitCode') FROM events \
+             WHERE hook_type = 'PostToolUseFailure'"
+        ),
+        3
+    );
+    assert_eq!(
+        text(&env, "SELECT prompt FROM turns WHERE hook_type = 'Stop'").as_deref(),
+        Some("say hello")
+    );
+}
+
+/// Kimi Code reads the exit code: in enforce mode a risky `Bash` call's PreToolUse exits 2
+/// with the reason on stderr and nothing on stdout.
+#[test]
+fn kimi_is_denied_by_exit_code_2_with_the_reason_on_stderr() {
+    let env = TestEnv::new();
+    refused_by_exit_code_2(&env, "kimi", "kimi-2.1-pre-tool-use.json");
+}
+
+/// In enforce mode, `agent`'s PreToolUse fixture `name` with its command made `rm -rf /`
+/// exits 2 with the reason, one line, on stderr and nothing on stdout.
+fn refused_by_exit_code_2(env: &TestEnv, agent: &str, name: &str) {
+    std::fs::create_dir_all(env.home()).unwrap();
+    std::fs::write(env.home().join("cmstore.toml"), "mode = \"enforce\"\n").unwrap();
+    let mut risky: Value = serde_json::from_str(&payload(name)).unwrap();
+    risky["tool_input"]["command"] = Value::from("rm -rf /");
+    let denied = env
+        .cmd()
+        .args(["capture", "--agent", agent])
+        .write_stdin(risky.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(denied.status.code(), Some(2), "{agent}");
+    assert!(denied.stdout.is_empty(), "{agent}: {denied:?}");
+    let reason = String::from_utf8(denied.stderr).unwrap();
+    assert!(reason.contains("rm -rf"), "{agent}: {reason}");
+    assert_eq!(reason.lines().count(), 1, "{agent}: {reason}");
+}
+
+/// `cmstore import`, given no path, reads Kimi Code's record logs where Kimi keeps them
+/// (`~/.kimi-code/sessions/…/agents/main/wire.jsonl`, a log of a 2.1.0 run): the turn with its
+/// prompt, answer, model and calls, each model call's usage (the cache apart, as Kimi counts
+/// it), the session's folder from its `state.json`; a second import adds nothing.
+#[test]
+fn kimi_logs_are_imported_from_their_place_once() {
+    let env = TestEnv::new();
+    let session = "session_5f86d9d9-a0a8-4461-9c4a-52e37aa3be5b";
+    let dir = env
+        .user_home()
+        .join(".kimi-code/sessions/wd_app_3775bcccaa80")
+        .join(session);
+    std::fs::create_dir_all(dir.join("agents/main")).unwrap();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kimi-2.1/wire.jsonl");
+    std::fs::copy(fixture, dir.join("agents/main/wire.jsonl")).unwrap();
+    std::fs::write(
+        dir.join("state.json"),
+        format!(r#"{{"id":"{session}","version":2,"cwd":"/w/app"}}"#),
+    )
+    .unwrap();
+    let import = || {
+        let out = env.cmd().arg("import").output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let said = import();
+    assert!(said.contains("4 new response row(s)"), "{said}");
+    assert_eq!(
+        text(
+            &env,
+            "SELECT prompt || ' / ' || response || ' / ' || model || ' / ' || tool_call_count \
+             FROM turns"
+        )
+        .as_deref(),
+        Some("run the three steps / All three steps are done. / claude-sonnet-4-5 / 3")
+    );
+    let usage: Vec<(String, i64, String)> = rows3(
+        &env,
+        "SELECT message_id, input_tokens, model FROM usage ORDER BY 1",
+    );
+    assert_eq!(
+        usage
+            .iter()
+            .map(|(id, input, _)| (id.as_str(), *input))
+            .collect::<Vec<_>>(),
+        [
+            ("msg_mock_0", 3),
+            ("msg_mock_1", 4),
+            ("msg_mock_2", 5),
+            ("msg_mock_3", 6)
+        ]
+    );
+    assert!(usage
+        .iter()
+        .all(|(_, _, model)| model == "claude-sonnet-4-5"));
+    assert_eq!(
+        text(&env, "SELECT agent || ' ' || cwd FROM sessions").as_deref(),
+        Some("kimi /w/app")
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT transcript_tool_calls || ' ' || missed_tool_calls FROM v_coverage"
+        )
+        .as_deref(),
+        Some("3 3")
     );
     let again = import();
     assert!(again.contains("0 new response row(s)"), "{again}");

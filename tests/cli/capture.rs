@@ -1147,7 +1147,7 @@ fn an_unknown_agent_flag_is_noted_on_the_line_and_sniffed() {
     assert_eq!(
         lines[0]["agentError"],
         "--agent \"claud\" names no agent (claude, vscode, copilot, codex, gemini, qwen, cursor, \
-         qoder, droid, opencode, kilo, cline, windsurf, kiro, goose, or auto); told from the payload: claude"
+         qoder, droid, opencode, kilo, cline, windsurf, kiro, goose, kimi, or auto); told from the payload: claude"
     );
     for line in &lines[1..] {
         assert_eq!(line["agent"], "claude");

@@ -90,6 +90,9 @@ impl TestEnv {
             "CLINE_DIR",
             "CLINE_DATA_DIR",
             "KIRO_SESSION_ID",
+            "QODER_CONFIG_DIR",
+            "KIMI_CODE_HOME",
+            "GOOSE_PATH_ROOT",
         ] {
             cmd.env_remove(key);
         }

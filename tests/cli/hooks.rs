@@ -994,6 +994,7 @@ fn several_agents_at_once_and_status_of_all() {
             ("cline", "missing"),
             ("windsurf", "missing"),
             ("kiro", "missing"),
+            // Not Kimi Code: it has no project scope.
             ("goose", "missing")
         ]
     );
@@ -1054,6 +1055,7 @@ fn status_text_has_a_header_row_and_a_line_per_agent() {
         agents,
         [
             "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "qoder", "droid",
+            // Not Kimi Code: it has no project scope.
             "opencode", "kilo", "cline", "windsurf", "kiro", "goose"
         ],
         "{text}"
@@ -1106,7 +1108,7 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
     let mut expected = Vec::new();
     for agent in [
         "claude", "vscode", "copilot", "codex", "gemini", "qwen", "cursor", "qoder", "droid",
-        "opencode", "kilo", "cline", "windsurf", "kiro", "goose",
+        "opencode", "kilo", "cline", "windsurf", "kiro", "goose", "kimi",
     ] {
         let user = if agent == "claude" {
             "installed"
@@ -1119,17 +1121,21 @@ fn status_without_a_scope_shows_the_users_and_the_projects() {
             "missing"
         };
         expected.push(row(agent, "user", user));
-        expected.push(row(agent, "project", project));
+        // Kimi Code reads plugins from the user's folder only: no project row.
+        if agent != "kimi" {
+            expected.push(row(agent, "project", project));
+        }
     }
     assert_eq!(rows(&dir), expected);
     // In the home directory, Claude's, Codex's, Gemini's, Qwen's, Cursor's, Qoder's and Droid's
     // project files are the user's own, and so are Cline's (`~/.cline/hooks` both) and
-    // Kiro's (`~/.kiro/hooks` both) and Goose's (`~/.agents/plugins` both);
+    // Kiro's (`~/.kiro/hooks` both) and Goose's (`~/.agents/plugins` both), and Kimi Code has
+    // the user's only;
     // OpenCode's and Kilo's user plugins are under ~/.config, their project ones under
     // ~/.opencode and ~/.kilo, and
     // Windsurf's user file under ~/.codeium/windsurf, its project one under ~/.windsurf: two.
     let home_rows = rows(&env.user_home());
-    assert_eq!(home_rows.len(), 20, "{home_rows:?}");
+    assert_eq!(home_rows.len(), 21, "{home_rows:?}");
     assert_eq!(home_rows[0], row("claude", "user", "installed"));
     assert!(
         !home_rows.contains(&row("claude", "project", "installed")),
@@ -2856,4 +2862,112 @@ fn kilo_gets_the_opencode_plugin_in_its_own_folders() {
     hooks(&env, &["uninstall", "--agent", "kilo"], &dir).success();
     assert!(!dir.join(".kilo").exists());
     assert_eq!(read(&dir.join(".opencode/plugin/cmstore.js")), opencode);
+}
+
+/// An agent whose folder an environment variable of its own moves (`QWEN_HOME`,
+/// `QODER_CONFIG_DIR`) gets its user hooks there, as the agent reads them.
+#[test]
+fn a_user_install_follows_the_agents_own_folder_variable() {
+    for (agent, var) in [("qwen", "QWEN_HOME"), ("qoder", "QODER_CONFIG_DIR")] {
+        let env = TestEnv::new();
+        let moved = env.dir.path().join(format!("moved-{agent}"));
+        cmd(&env)
+            .args([
+                "hooks",
+                "install",
+                "--user",
+                "--agent",
+                agent,
+                "--command",
+                PROGRAM,
+            ])
+            .env(var, &moved)
+            .assert()
+            .success();
+        assert!(moved.join("settings.json").is_file(), "{agent}");
+        let home_file = env
+            .user_home()
+            .join(format!(".{agent}"))
+            .join("settings.json");
+        assert!(!home_file.exists(), "{agent}");
+    }
+}
+
+/// Kimi Code loads the plugins its `plugins/installed.json` lists: install writes cmstore's
+/// plugin and lists it there beside the user's own entries, status says when the entry is
+/// gone (outdated) or turned off (will not fire), uninstall takes both away and leaves the
+/// list as it was, byte for byte; a project gets none (Kimi reads no project plugins).
+#[test]
+fn kimi_gets_a_plugin_listed_in_its_plugins_list_and_none_in_a_project() {
+    let env = TestEnv::new();
+    let kimi_home = env.user_home().join(".kimi-code");
+    let list = kimi_home.join("plugins/installed.json");
+    fs::create_dir_all(list.parent().unwrap()).unwrap();
+    let theirs = "{\n  \"version\": 1,\n  \"plugins\": [\n    {\n      \"id\": \"notes\",\n      \"root\": \"/opt/notes\",\n      \"source\": \"local-path\",\n      \"enabled\": true,\n      \"installedAt\": \"2026-11-01T10:00:00.000Z\"\n    }\n  ]\n}\n";
+    fs::write(&list, theirs).unwrap();
+    let user = |action: &str| {
+        let mut c = cmd(&env);
+        c.args(["hooks", action, "--user", "--agent", "kimi"]);
+        if action == "install" {
+            c.args(["--command", PROGRAM]);
+        }
+        c.assert()
+    };
+    let said = String::from_utf8(user("install").success().get_output().stdout.clone()).unwrap();
+    assert!(said.contains("listed it in"), "{said}");
+    let manifest = kimi_home.join("plugins/cmstore/kimi.plugin.json");
+    let doc: Value = serde_json::from_str(&read(&manifest)).unwrap();
+    assert_eq!(doc["hooks"].as_array().unwrap().len(), 13);
+    assert_eq!(
+        doc["hooks"][0]["command"],
+        format!("'{PROGRAM}' capture --agent kimi")
+    );
+    let listed: Value = serde_json::from_str(&read(&list)).unwrap();
+    assert_eq!(listed["plugins"][0]["id"], "notes");
+    assert_eq!(
+        listed["plugins"][1]["root"],
+        manifest.parent().unwrap().display().to_string()
+    );
+    let state = |env: &TestEnv| -> Value {
+        let out = cmd(env)
+            .args([
+                "hooks", "status", "--user", "--agent", "kimi", "--format", "json",
+            ])
+            .args(["--command", PROGRAM])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice::<Value>(&out).unwrap()[0].clone()
+    };
+    assert_eq!(state(&env)["state"], "installed");
+    // Turned off in Kimi (`/plugins disable cmstore`): installed, but it will not fire.
+    let off = read(&list).replacen(
+        "\"enabled\": true,\n      \"installedAt\": \"2026-12",
+        "\"enabled\": false,\n      \"installedAt\": \"2026-12",
+        1,
+    );
+    fs::write(&list, &off).unwrap();
+    let row = state(&env);
+    assert_eq!(row["state"], "installed", "{row}");
+    assert!(row.to_string().contains("turned off in Kimi Code"), "{row}");
+    // Its entry gone: outdated, and an install lists it again.
+    fs::write(&list, theirs).unwrap();
+    assert_eq!(state(&env)["state"], "outdated");
+    user("install").success();
+    assert_eq!(state(&env)["state"], "installed");
+    user("uninstall").success();
+    assert_eq!(read(&list), theirs);
+    assert!(!manifest.exists());
+    // A project: refused, and no row.
+    let dir = project(&env);
+    hooks(
+        &env,
+        &["install", "--agent", "kimi", "--command", PROGRAM],
+        &dir,
+    )
+    .failure()
+    .stderr(predicates::str::contains("user's folder only"));
+    assert!(!dir.join("kimi.plugin.json").exists());
 }

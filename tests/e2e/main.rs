@@ -14,6 +14,7 @@ mod google;
 mod goose;
 mod harness;
 mod kilo;
+mod kimi;
 mod mock;
 mod openai;
 mod opencode;

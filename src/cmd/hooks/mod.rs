@@ -215,7 +215,10 @@ fn install(paths: &Paths, args: InstallArgs) -> anyhow::Result<ExitCode> {
     for agent in agents(&args.agent) {
         if let Some(file) = plugin_of(agent) {
             match plugin::install(file, &location, &program, args.force) {
-                Ok(message) => println!("{}: {message}", agent.as_str()),
+                Ok(message) => {
+                    println!("{}: {message}", agent.as_str());
+                    notes.extend(before_they_fire(agent, &location));
+                }
                 Err(err) => {
                     eprintln!("cmstore: {}: {err:#}", agent.as_str());
                     failed = true;
@@ -583,6 +586,9 @@ fn status(paths: &Paths, args: StatusArgs) -> anyhow::Result<ExitCode> {
     for agent in chosen {
         if let Some(file) = plugin_of(agent) {
             for (location, program) in locations.iter().zip(&programs) {
+                if !plugin::serves(file, location) {
+                    continue;
+                }
                 let row = plugin::status_row(agent, file, location, program);
                 if !rows.iter().any(|r| r.file == row.file) {
                     rows.push(row);
@@ -856,6 +862,7 @@ fn wired_path(agent: Agent, location: &Location) -> PathBuf {
 /// True when a file that may wire `agent` exists at `location`.
 fn is_wired_at(agent: Agent, location: &Location) -> bool {
     match plugin_of(agent) {
+        Some(file) if !plugin::serves(file, location) => false,
         Some(file) => crate::hook::agent_settings::plugin::paths(file, location)
             .iter()
             .any(|p| p.exists()),
@@ -1019,6 +1026,12 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
              no context or budget warning reaches it; it notes cmstore's plugin folder as \
              enabled in its config.yaml (`plugins:`), where `enabled: false` turns it off \
              (docs/agents.md)"
+                .to_string(),
+        ),
+        (Agent::Kimi, _) => Some(
+            "kimi: Kimi Code reads the exit code and a prompt's text: the gate refuses by exit \
+             2; its answers and usage come from `cmstore import` of its record logs (a \
+             following ingest reads them), as no hook carries them (docs/agents.md)"
                 .to_string(),
         ),
         (Agent::Vscode, Location::User { .. }) => Some(

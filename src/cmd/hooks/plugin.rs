@@ -1,6 +1,8 @@
 //! `cmstore hooks` for an agent wired by files cmstore owns whole ([`plugin`]): OpenCode's
 //! plugin (`.opencode/plugin/cmstore.js`), Cline's hook scripts (`.cline/hooks/<Event>`),
-//! Kiro's hook file (`.kiro/hooks/cmstore.json`).
+//! Kiro's hook file (`.kiro/hooks/cmstore.json`), Kimi Code's plugin
+//! (`~/.kimi-code/plugins/cmstore/kimi.plugin.json`, with its entry in the agent's list of
+//! plugins, `plugins/installed.json`).
 //! Install writes them, status compares them with what this cmstore writes, uninstall deletes
 //! them, the doctor runs one as the agent does.
 
@@ -31,16 +33,104 @@ fn read_all(
 /// `article`.
 fn what(plugin: &PluginFile, article: &str) -> String {
     match (plugin.files.len(), plugin.runner) {
-        (1, Runner::Listed) => format!("{article} hook file"),
+        (1, Runner::Listed) if plugin.registry.is_none() => format!("{article} hook file"),
         (1, _) => format!("{article} plugin"),
         (n, _) => format!("{n} hook scripts"),
     }
 }
 
-/// Writes the files at `location`, running `program` (the words before `capture`); replaces
-/// ones edited by hand only when `force`, and never a file at one of their paths that is not
-/// cmstore's.
+/// Whether the agent reads the files at `location`: everywhere, but for an agent that reads
+/// them from the user's folder only (Kimi Code) not in a project.
+pub fn serves(plugin: &PluginFile, location: &Location) -> bool {
+    !(plugin.user_only() && matches!(location, Location::Project(_)))
+}
+
+/// The agent's title, for messages.
+fn title(plugin: &PluginFile) -> &'static str {
+    Agent::from_name(plugin.agent).map_or(plugin.agent, |a| a.profile().title)
+}
+
+/// Lists cmstore's folder in the agent's list of plugins at `location`, when it keeps one;
+/// what was done, to say.
+fn list(plugin: &PluginFile, location: &Location) -> anyhow::Result<Option<String>> {
+    let (Some(registry), Some(path)) = (&plugin.registry, plugin::registry_path(plugin, location))
+    else {
+        return Ok(None);
+    };
+    let folder = plugin::folder(plugin, location).display().to_string();
+    let text = read_existing(&path)?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    match plugin::list(text.as_deref(), registry.id, &folder, &now) {
+        Ok(Some(listed)) => {
+            write_atomic(&path, &listed)?;
+            Ok(Some(format!("listed it in {}", path.display())))
+        }
+        Ok(None) => Ok(None),
+        Err(why) => bail!(
+            "{}: {why}; {} loads no plugin while it does not parse: mend it, then install \
+             again",
+            path.display(),
+            title(plugin)
+        ),
+    }
+}
+
+/// Takes cmstore's entry out of the agent's list of plugins at `location`; what was done.
+fn unlist(plugin: &PluginFile, location: &Location) -> anyhow::Result<Option<String>> {
+    let (Some(registry), Some(path)) = (&plugin.registry, plugin::registry_path(plugin, location))
+    else {
+        return Ok(None);
+    };
+    let Some(text) = read_existing(&path)? else {
+        return Ok(None);
+    };
+    match plugin::unlist(&text, registry.id) {
+        Some(plugin::Unlisted::Rest(rest)) => {
+            write_atomic(&path, &rest)?;
+            Ok(Some(format!("its entry in {}", path.display())))
+        }
+        Some(plugin::Unlisted::Empty) => {
+            fs::remove_file(&path)
+                .map_err(|e| anyhow::anyhow!("cannot remove {}: {e}", path.display()))?;
+            let left = remove_empty_folders(&path, &plugin::root(plugin, location));
+            let folders: Vec<String> = left.iter().map(|f| f.display().to_string()).collect();
+            Ok(Some(match folders.as_slice() {
+                [] => format!("{}, which held nothing else", path.display()),
+                some => format!(
+                    "{}, which held nothing else, and {}",
+                    path.display(),
+                    some.join(", ")
+                ),
+            }))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Writes the files at `location`, running `program` (the words before `capture`), and lists
+/// them where the agent needs it; replaces ones edited by hand only when `force`, and never a
+/// file at one of their paths that is not cmstore's.
 pub fn install(
+    plugin: &PluginFile,
+    location: &Location,
+    program: &[String],
+    force: bool,
+) -> anyhow::Result<String> {
+    if !serves(plugin, location) {
+        bail!(
+            "{} reads its plugins from the user's folder only: install with --user",
+            title(plugin)
+        );
+    }
+    let written = write_files(plugin, location, program, force)?;
+    Ok(match list(plugin, location)? {
+        Some(listed) => format!("{written}; {listed}"),
+        None => written,
+    })
+}
+
+/// [`install`]'s files.
+fn write_files(
     plugin: &PluginFile,
     location: &Location,
     program: &[String],
@@ -106,6 +196,25 @@ pub fn install(
 /// folders they leave empty. A file at one of their paths that is not cmstore's, or that was
 /// changed by hand, is left, and said.
 pub fn uninstall(
+    plugin: &PluginFile,
+    location: &Location,
+    program: &[String],
+) -> anyhow::Result<String> {
+    if !serves(plugin, location) {
+        return Ok(format!(
+            "not installed ({} reads plugins from the user's folder only)",
+            title(plugin)
+        ));
+    }
+    let removed = remove_files(plugin, location, program)?;
+    Ok(match unlist(plugin, location)? {
+        Some(entry) => format!("{removed}; removed {entry}"),
+        None => removed,
+    })
+}
+
+/// [`uninstall`]'s files.
+fn remove_files(
     plugin: &PluginFile,
     location: &Location,
     program: &[String],
@@ -213,6 +322,9 @@ pub fn status_row(
                 _ => 0,
             };
             row.notes = notes;
+            if state != State::Missing {
+                check_listing(plugin, location, &mut row);
+            }
         }
         Err(err) => {
             row.state = "invalid";
@@ -220,6 +332,42 @@ pub fn status_row(
         }
     }
     row
+}
+
+/// What the agent's list of plugins says of cmstore's files, on `row`: not listed (or listed
+/// for another folder), they do not load, and an install mends it; turned off, or a list that
+/// does not parse, they will not fire.
+fn check_listing(plugin: &PluginFile, location: &Location, row: &mut Row) {
+    let (Some(registry), Some(path)) = (&plugin.registry, plugin::registry_path(plugin, location))
+    else {
+        return;
+    };
+    let folder = plugin::folder(plugin, location).display().to_string();
+    let text = match read_existing(&path) {
+        Ok(text) => text,
+        Err(err) => return row.may_not_fire.push(format!("{err:#}")),
+    };
+    let name = title(plugin);
+    match plugin::listing(text.as_deref(), registry.id, &folder) {
+        plugin::Listing::Listed { enabled: true } => {}
+        plugin::Listing::Listed { enabled: false } => row.may_not_fire.push(format!(
+            "turned off in {name} ({}: `enabled: false`; `/plugins enable {}` turns it on)",
+            path.display(),
+            registry.id
+        )),
+        plugin::Listing::Unreadable => row.may_not_fire.push(format!(
+            "{} does not parse: {name} loads no plugin",
+            path.display()
+        )),
+        plugin::Listing::Unlisted | plugin::Listing::Elsewhere(_) => {
+            row.state = State::Outdated.name();
+            row.events_current = 0;
+            row.notes.push(format!(
+                "{} does not list this folder: {name} does not load it (install again)",
+                path.display()
+            ));
+        }
+    }
 }
 
 /// Fires the doctor's probe through the agent's first file at `location`, as the agent runs
@@ -279,19 +427,23 @@ fn how_to_run(agent: Agent, plugin: &PluginFile, path: &Path) -> Result<Run, Str
             "sh".to_string(),
             path.display().to_string(),
         ])),
-        Runner::Listed => listed_command(&read()?).map(Run::Line).ok_or_else(|| {
-            "the file lists no hook with a command (`hooks[].action.command`)".into()
-        }),
+        Runner::Listed => listed_command(&read()?)
+            .map(Run::Line)
+            .ok_or_else(|| "the file lists no hook with a command (`hooks[].command`)".into()),
     }
 }
 
 /// The first hook's command line in a hook file that lists them (Kiro's
-/// `{"hooks": [{"action": {"command": …}}]}`).
+/// `{"hooks": [{"action": {"command": …}}]}`, Kimi Code's `{"hooks": [{"command": …}]}`).
 fn listed_command(text: &str) -> Option<String> {
     let doc: serde_json::Value = serde_json::from_str(text).ok()?;
     doc.get("hooks")?
         .as_array()?
         .iter()
-        .find_map(|hook| hook.pointer("/action/command")?.as_str())
+        .find_map(|hook| {
+            hook.pointer("/action/command")
+                .or_else(|| hook.get("command"))?
+                .as_str()
+        })
         .map(str::to_string)
 }

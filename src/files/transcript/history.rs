@@ -8,7 +8,7 @@ use super::DiscoveryEnv;
 /// The agents' standard locations that exist: Claude Code's projects, Gemini CLI's chats
 /// (under `~/.gemini/tmp`), Codex's rollouts, Copilot CLI's session state, VS Code Copilot
 /// Chat's transcripts, Qwen Code's chats (under its `projects`), Qoder CLI's projects, Droid's
-/// sessions and OpenCode's, Kilo's and Goose's stores.
+/// sessions, Kimi Code's sessions and OpenCode's, Kilo's and Goose's stores.
 pub fn history_roots() -> Vec<PathBuf> {
     let env = DiscoveryEnv::from_env();
     let codex = crate::support::env::path("CODEX_HOME")
@@ -22,6 +22,7 @@ pub fn history_roots() -> Vec<PathBuf> {
         env.home
             .as_ref()
             .map(|h| h.join(".factory").join("sessions")),
+        super::kimi::home(env.home.as_deref()).map(|dir| dir.join("sessions")),
     ]
     .into_iter()
     .flatten()

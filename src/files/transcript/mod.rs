@@ -22,6 +22,7 @@ mod discover;
 pub mod droid;
 pub mod goose;
 pub mod history;
+pub mod kimi;
 pub mod opencode;
 mod workspace;
 

@@ -156,14 +156,15 @@ pub trait Wiring: Copy {
                 ..
             } => {
                 let moved = match file.user.dir_env {
-                    Some("CLAUDE_CONFIG_DIR") => claude_config_dir,
-                    Some("COPILOT_HOME") => copilot_home,
-                    Some("CODEX_HOME") => codex_home,
-                    _ => &None,
+                    Some("CLAUDE_CONFIG_DIR") => claude_config_dir.clone(),
+                    Some("COPILOT_HOME") => copilot_home.clone(),
+                    Some("CODEX_HOME") => codex_home.clone(),
+                    // The agents' own variables that nothing else reads (`QWEN_HOME`,
+                    // `QODER_CONFIG_DIR`), read where they are used.
+                    Some(other) => crate::support::env::path(other),
+                    None => None,
                 };
-                moved
-                    .clone()
-                    .unwrap_or_else(|| home.join(file.user.home_dir))
+                moved.unwrap_or_else(|| home.join(file.user.home_dir))
             }
         }
     }

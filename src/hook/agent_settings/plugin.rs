@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use super::merge::State;
 use super::quote;
 use super::{Location, CURRENT_VERSION};
-pub use crate::model::agents::{Agent, PluginFile, Runner, UserFolder};
+pub use crate::model::agents::{Agent, PluginFile, Registry, Runner, UserFolder};
 
 /// The line that names the capture command, before its JSON array of words.
 const COMMAND_LINE: &str = "const COMMAND = ";
@@ -70,8 +70,15 @@ pub fn root(plugin: &PluginFile, location: &Location) -> PathBuf {
             Location::User {
                 home, cline_dir, ..
             },
-            UserFolder::Home { home_dir, .. },
-        ) => cline_dir.clone().unwrap_or_else(|| home.join(home_dir)),
+            UserFolder::Home {
+                dir_env, home_dir, ..
+            },
+        ) => match *dir_env {
+            "CLINE_DIR" => cline_dir.clone(),
+            // An agent's own variable that nothing else reads (`KIMI_CODE_HOME`).
+            other => crate::support::env::path(other),
+        }
+        .unwrap_or_else(|| home.join(home_dir)),
         (Location::User { home, .. }, UserFolder::UnderHome { home_dir, .. }) => {
             home.join(home_dir)
         }
@@ -107,10 +114,12 @@ fn template(plugin: &PluginFile) -> String {
 pub fn version(plugin: &PluginFile, text: &str) -> Option<u32> {
     let token = |after: &str| after.trim().strip_prefix("hooks-v")?.parse().ok();
     if plugin.runner == Runner::Listed {
+        // In the file's own `description` (Kimi Code's manifest), or a hook's (Kiro's).
         let doc: serde_json::Value = serde_json::from_str(text).ok()?;
-        return doc.get("hooks")?.as_array()?.iter().find_map(|hook| {
+        let hooks = doc.get("hooks")?.as_array()?;
+        return std::iter::once(&doc).chain(hooks).find_map(|item| {
             token(
-                hook.get("description")?
+                item.get("description")?
                     .as_str()?
                     .strip_prefix(plugin.marker)?,
             )
@@ -231,9 +240,176 @@ pub fn status_all<S: AsRef<str>>(
     (state, versions, notes)
 }
 
+/// The agent's list of plugins at `location` (the user's only), when it keeps one.
+pub fn registry_path(plugin: &PluginFile, location: &Location) -> Option<PathBuf> {
+    let registry = plugin.registry.as_ref()?;
+    let home = match location {
+        Location::Project(_) => return None,
+        Location::User { .. } => root(plugin, location),
+    };
+    Some(registry.file.iter().fold(home, |p, s| p.join(s)))
+}
+
+/// What the agent's list says of cmstore's entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// No entry of cmstore's: the agent does not load the files.
+    Unlisted,
+    /// An entry naming this folder: on, or turned off by the person (`enabled: false`).
+    Listed {
+        /// Its `enabled`.
+        enabled: bool,
+    },
+    /// An entry naming another folder.
+    Elsewhere(String),
+    /// The list does not parse as one (the agent then loads no plugin at all).
+    Unreadable,
+}
+
+/// The plugin entries of a list's text, `None` when it is not `{"plugins": [...]}`.
+fn entries(text: &str) -> Option<(serde_json::Value, Vec<serde_json::Value>)> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    let plugins = doc.get("plugins")?.as_array()?.clone();
+    Some((doc, plugins))
+}
+
+/// What the list `text` (`None`: no file) says of the entry `id` for the folder `folder`.
+pub fn listing(text: Option<&str>, id: &str, folder: &str) -> Listing {
+    let Some(text) = text else {
+        return Listing::Unlisted;
+    };
+    let Some((_, plugins)) = entries(text) else {
+        return Listing::Unreadable;
+    };
+    // The agent takes the last entry of an id.
+    match plugins.iter().rev().find(|p| p["id"] == id) {
+        None => Listing::Unlisted,
+        Some(entry) if entry["root"] == folder => Listing::Listed {
+            enabled: entry["enabled"] != false,
+        },
+        Some(entry) => Listing::Elsewhere(entry["root"].as_str().unwrap_or("").to_string()),
+    }
+}
+
+/// The list `text` (`None`: no file yet) with cmstore's entry `id` naming `folder`, enabled
+/// unless the person turned it off, and when it was first listed kept (`now` otherwise);
+/// every other entry as it was. `None` when the text is already so (nothing to write);
+/// an error when the list does not parse (it is left alone).
+pub fn list(
+    text: Option<&str>,
+    id: &str,
+    folder: &str,
+    now: &str,
+) -> Result<Option<String>, String> {
+    let (mut doc, plugins) = match text {
+        None => (serde_json::json!({"version": 1, "plugins": []}), Vec::new()),
+        Some(text) => entries(text).ok_or("it is not a list of plugins ({\"plugins\": [...]})")?,
+    };
+    if matches!(listing(text, id, folder), Listing::Listed { .. }) {
+        let ours = plugins.iter().filter(|p| p["id"] == id).count();
+        if ours == 1 {
+            return Ok(None);
+        }
+    }
+    let earlier = plugins.iter().rev().find(|p| p["id"] == id);
+    let enabled = earlier.is_none_or(|e| e["enabled"] != false);
+    let since = earlier
+        .and_then(|e| e["installedAt"].as_str())
+        .unwrap_or(now)
+        .to_string();
+    let mut kept: Vec<serde_json::Value> = plugins.into_iter().filter(|p| p["id"] != id).collect();
+    kept.push(
+        serde_json::json!({"id": id, "root": folder, "source": "local-path",
+        "enabled": enabled, "installedAt": since}),
+    );
+    doc["plugins"] = serde_json::Value::Array(kept);
+    Ok(Some(match text {
+        Some(text) => super::splice::rewrite(text, &doc),
+        None => serde_json::to_string_pretty(&doc).expect("JSON serializes") + "\n",
+    }))
+}
+
+/// The list `text` without cmstore's entry `id`, every other part as it was written; `None`
+/// when it has none (or does not parse). A list left as an install that found none starts one
+/// (`{"version": 1, "plugins": []}`) is [`Unlisted::Empty`]: the file can go.
+pub fn unlist(text: &str, id: &str) -> Option<Unlisted> {
+    let (mut doc, plugins) = entries(text)?;
+    let before = plugins.len();
+    let kept: Vec<serde_json::Value> = plugins.into_iter().filter(|p| p["id"] != id).collect();
+    if kept.len() == before {
+        return None;
+    }
+    doc["plugins"] = serde_json::Value::Array(kept);
+    if doc == serde_json::json!({"version": 1, "plugins": []}) {
+        return Some(Unlisted::Empty);
+    }
+    Some(Unlisted::Rest(super::splice::rewrite(text, &doc)))
+}
+
+/// What is left of a list of plugins without cmstore's entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unlisted {
+    /// The list's text without it.
+    Rest(String),
+    /// Nothing but an empty list.
+    Empty,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cmstores_entry_is_listed_once_and_taken_out_leaving_the_rest_as_written() {
+        let theirs = "{\n  \"version\": 1,\n  \"plugins\": [\n    {\n      \"id\": \"other\",\n      \"root\": \"/x\",\n      \"enabled\": true\n    }\n  ]\n}\n";
+        let now = "2026-12-08T00:00:00.000Z";
+        let listed = list(Some(theirs), "cmstore", "/h/p/cmstore", now)
+            .unwrap()
+            .expect("a change");
+        assert_eq!(
+            listing(Some(&listed), "cmstore", "/h/p/cmstore"),
+            Listing::Listed { enabled: true }
+        );
+        assert_eq!(
+            listing(Some(&listed), "other", "/x"),
+            Listing::Listed { enabled: true }
+        );
+        assert_eq!(
+            list(Some(&listed), "cmstore", "/h/p/cmstore", now),
+            Ok(None)
+        );
+        assert_eq!(
+            unlist(&listed, "cmstore"),
+            Some(Unlisted::Rest(theirs.to_string()))
+        );
+        assert_eq!(unlist(theirs, "cmstore"), None);
+        // Turned off by the person: a new install keeps it off, and when it was first listed.
+        let off = listed.replace(
+            "\"enabled\": true,\n      \"installedAt\"",
+            "\"enabled\": false,\n      \"installedAt\"",
+        );
+        assert_eq!(
+            listing(Some(&off), "cmstore", "/h/p/cmstore"),
+            Listing::Listed { enabled: false }
+        );
+        let moved = list(Some(&off), "cmstore", "/h/q/cmstore", "later")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            listing(Some(&moved), "cmstore", "/h/q/cmstore"),
+            Listing::Listed { enabled: false }
+        );
+        assert!(moved.contains(now), "{moved}");
+    }
+
+    #[test]
+    fn a_list_started_by_an_install_goes_with_its_entry_and_one_that_does_not_parse_is_left() {
+        let started = list(None, "cmstore", "/h/p/cmstore", "t").unwrap().unwrap();
+        assert_eq!(unlist(&started, "cmstore"), Some(Unlisted::Empty));
+        assert!(list(Some("{not json"), "cmstore", "/h/p/cmstore", "t").is_err());
+        assert_eq!(listing(Some("[]"), "cmstore", "/x"), Listing::Unreadable);
+        assert_eq!(listing(None, "cmstore", "/x"), Listing::Unlisted);
+    }
 
     fn opencode() -> &'static PluginFile {
         of(Agent::Opencode).unwrap()
@@ -348,6 +524,7 @@ mod tests {
             (opencode(), 14_774_868_767_514_898_370),
             (cline(), 12_984_748_622_243_828_019),
             (of(Agent::Kiro).unwrap(), 14_558_250_983_501_539_881),
+            (of(Agent::Kimi).unwrap(), 5_381_787_464_888_774_254),
         ] {
             assert_eq!(version(plugin, plugin.template), Some(CURRENT_VERSION));
             assert_eq!(

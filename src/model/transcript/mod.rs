@@ -23,6 +23,7 @@ mod droid;
 pub mod gemini;
 pub mod goose;
 pub mod items;
+pub mod kimi;
 pub mod opencode;
 pub mod parse;
 #[cfg(test)]

@@ -103,13 +103,7 @@ pub fn tool_result(result: &Value, limit: usize) -> ToolResult {
 
 /// The exit code the IDE writes as the last line of a command's result text.
 fn text_exit_code(text: &str) -> Option<i64> {
-    text.trim_end()
-        .lines()
-        .last()?
-        .strip_prefix("Exit Code: ")?
-        .trim()
-        .parse()
-        .ok()
+    super::outcome::last_line_exit_code(text, "Exit Code: ")
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 pub mod cline;
 pub mod goose;
+pub mod kimi;
 pub mod kiro;
 pub mod opencode;
 pub mod outcome;
@@ -40,6 +41,9 @@ pub fn sniff_agent(p: &Payload) -> Agent {
     }
     if goose::is_payload(p) {
         return Agent::Goose;
+    }
+    if kimi::is_payload(p) {
+        return Agent::Kimi;
     }
     if p.has_any(&["conversation_id"]) && p.has_any(&["workspace_roots"]) {
         return Agent::Cursor;
@@ -385,6 +389,9 @@ pub fn normalize(
     }
     if agent == Agent::Goose {
         goose::fields(p, kind, &mut e, limits.text);
+    }
+    if agent == Agent::Kimi {
+        kimi::fields(p, kind, &mut e, limits.text);
     }
     e
 }

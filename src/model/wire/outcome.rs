@@ -35,6 +35,19 @@ pub fn read(agent: Agent, result: &Value) -> ToolOutcome {
     }
 }
 
+/// The exit code an agent writes on the last line of a text after `prefix` (Kiro's IDE
+/// `Exit Code: N`, Kimi Code's `Command failed with exit code: N.`), a final period aside.
+pub fn last_line_exit_code(text: &str, prefix: &str) -> Option<i64> {
+    text.trim_end()
+        .lines()
+        .last()?
+        .strip_prefix(prefix)?
+        .trim_end_matches('.')
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// A numeric exit code in the result object itself (`exit_code`, `exitCode`), or in its
 /// `metadata` (Codex's JSON shell output `{output, metadata: {exit_code}}`), also when the
 /// result is that JSON as a string.

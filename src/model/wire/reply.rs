@@ -6,7 +6,7 @@
 //! Cline 3 reads `cancel` (with `errorMessage`: it stops the whole task, and the model is not
 //! told) and `contextModification` (a message the model reads next), from its tool hooks only.
 //! Windsurf and Goose read no reply at all, only the exit code (Goose counts even `{}` as a
-//! failed hook), and Kiro the exit code and plain text:
+//! failed hook), and Kiro and Kimi Code the exit code and plain text:
 //! [`deliver`] turns a refusal into exit 2 with its reason on stderr, and for Kiro context
 //! into text on stdout.
 
@@ -106,7 +106,7 @@ pub fn deny(agent: Agent, event: &str, reason: &str) -> Value {
             json!({ "permission": "deny", "user_message": reason, "agent_message": reason })
         }
         Agent::Cline => json!({ "cancel": true, "errorMessage": reason }),
-        Agent::Windsurf | Agent::Kiro | Agent::Goose => {
+        Agent::Windsurf | Agent::Kiro | Agent::Goose | Agent::Kimi => {
             json!({ "decision": "block", "reason": reason })
         }
         Agent::Claude
@@ -164,6 +164,7 @@ pub fn refuse_prompt(agent: Agent, event: &str, reason: &str) -> Option<Value> {
         | Agent::Kilo
         | Agent::Windsurf
         | Agent::Kiro
+        | Agent::Kimi
         | Agent::Unknown => Some(json!({ "decision": "block", "reason": reason })),
     }
 }
@@ -218,8 +219,8 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
         Agent::Cursor => json!({ "additional_context": reason }),
         Agent::Cline => json!({ "contextModification": reason }),
         // A post-action hook cannot refuse anything, and no reply is read (Kiro drops what a
-        // tool hook prints; Goose reads none after a call).
-        Agent::Windsurf | Agent::Kiro | Agent::Goose => empty(),
+        // tool hook prints; Goose and Kimi Code read none after a call).
+        Agent::Windsurf | Agent::Kiro | Agent::Goose | Agent::Kimi => empty(),
         Agent::Claude
         | Agent::Vscode
         | Agent::Codex
@@ -237,11 +238,11 @@ pub fn tool_feedback(agent: Agent, event: &str, reason: &str) -> Value {
 }
 
 /// Whether [`tool_feedback`] reaches `agent` as a block it must act on: not Cursor's (context
-/// only), nor Windsurf's, Kiro's and Goose's (they read no reply after a call).
+/// only), nor Windsurf's, Kiro's, Goose's and Kimi Code's (they read no reply after a call).
 pub fn feedback_blocks(agent: Agent) -> bool {
     !matches!(
         agent,
-        Agent::Cursor | Agent::Windsurf | Agent::Kiro | Agent::Goose
+        Agent::Cursor | Agent::Windsurf | Agent::Kiro | Agent::Goose | Agent::Kimi
     )
 }
 

@@ -268,6 +268,7 @@ impl<'a> FileRead<'a> {
             | Format::Opencode
             | Format::Kilo
             | Format::Goose
+            | Format::Kimi
             | Format::Cline => None,
             Format::Codex => self.codex.cwd().map(str::to_owned),
             Format::Gemini | Format::GeminiJson => gemini_project(self.named),

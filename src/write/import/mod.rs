@@ -30,6 +30,7 @@ use crate::files::tail::{Line, LineReader};
 use crate::files::transcript::archive;
 use crate::files::transcript::cline as cline_session;
 use crate::files::transcript::goose as goose_store;
+use crate::files::transcript::kimi as kimi_log;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
 use crate::model::transcript::codex_turns::{CodexTurn, CodexTurnReader};
@@ -85,6 +86,8 @@ enum Format {
     Qoder,
     /// Goose's SQLite store, `goose/sessions/sessions.db`: its sessions and messages.
     Goose,
+    /// Kimi Code's `sessions/<workspace>/<session>/agents/<agent>/wire.jsonl`: a record log.
+    Kimi,
 }
 
 impl Format {
@@ -120,6 +123,8 @@ impl Format {
             Format::Kilo
         } else if goose_store::is_store(path) {
             Format::Goose
+        } else if kimi_log::log_of(path).is_some() {
+            Format::Kimi
         } else if cline_session::transcript_of(path).is_some() {
             Format::Cline
         } else if crate::files::transcript::history::is_qoders(path) {
@@ -148,6 +153,7 @@ impl Format {
             | Format::Kilo
             | Format::Goose
             | Format::Cline => None,
+            Format::Kimi => kimi_log::log_of(path).map(|(session, _)| session),
         }
     }
 
@@ -166,6 +172,7 @@ impl Format {
             Format::Kilo => "kilo",
             Format::Cline => "cline",
             Format::Goose => "goose",
+            Format::Kimi => "kimi",
         }
     }
 }
@@ -578,6 +585,16 @@ fn import_file(
     }
     if format == Format::Goose {
         return import_goose_store(conn, path, config, stats, progress);
+    }
+    if format == Format::Kimi {
+        return import_kimi_log(
+            conn,
+            (path, named),
+            copied.is_some(),
+            config,
+            stats,
+            progress,
+        );
     }
     let mut reader = open_lines(path, copied.is_some()).map_err(read_error)?;
     let name = named.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -1018,6 +1035,58 @@ fn import_goose_store(
     }
     write_sessions(conn, Format::Goose.agent(), sessions)?;
     stats.bytes += len;
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// A Kimi Code record log at `path` (named `named`; `copy`: an archive's copy of it): each
+/// model call's usage, the session's turns (met with the hooks' by their prompts: Kimi's Stop
+/// names no turn) and calls (by the ids its hooks send), the session's folder from its
+/// `state.json`. Read whole: one session's log, a line per record.
+fn import_kimi_log(
+    conn: &mut Connection,
+    (path, named): (&Path, &Path),
+    copy: bool,
+    config: &Config,
+    stats: &mut Stats,
+    progress: &mut impl FnMut(u64),
+) -> Result<Kind, Error> {
+    let (session, subagent) = kimi_log::log_of(named).expect("Format::of checked it");
+    let bytes = read_whole(path, copy).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let records: Vec<serde_json::Value> = bytes
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect();
+    let read = crate::model::transcript::kimi::read(&records, &session, subagent);
+    let mut sessions = HashMap::new();
+    let agent = (Format::Kimi, &Some(session.clone()));
+    write_batch(conn, read.usage, agent, &mut sessions, stats)?;
+    let redactor = Redactor::new(&config.redact);
+    let shown = (read.calls, read.results);
+    items::write(conn, shown, &redactor, (Format::Kimi.agent(), &None))?;
+    let turns: Vec<ReadTurn> = read
+        .turns
+        .into_iter()
+        .map(|(turn, started)| ReadTurn::new(session.clone(), turn, started))
+        .collect();
+    let cwd = kimi_log::cwd_of(named).or_else(|| kimi_log::cwd_of(path));
+    let cwds: HashMap<String, String> = cwd.iter().map(|c| (session.clone(), c.clone())).collect();
+    write_turns(
+        conn,
+        config,
+        turns,
+        (path, Format::Kimi, false, &cwds),
+        &mut sessions,
+        stats,
+    )?;
+    for seen in sessions.values_mut() {
+        seen.cwd.clone_from(&cwd);
+    }
+    write_sessions(conn, Format::Kimi.agent(), sessions)?;
+    stats.bytes += bytes.len() as u64;
     progress(stats.bytes);
     Ok(Kind::Transcript)
 }
