@@ -799,10 +799,12 @@ pub const PROFILES: [Profile; 17] = [
             owns_file: true,
             bare: false,
             project: &[".agents", "plugins", "cmstore", "hooks", "hooks.json"],
+            // `GOOSE_PATH_ROOT` stands for the home directory: Goose then reads
+            // `$GOOSE_PATH_ROOT/.agents/plugins`.
             user: UserFile {
-                dir_env: None,
-                home_dir: ".agents",
-                file: &["plugins", "cmstore", "hooks", "hooks.json"],
+                dir_env: Some("GOOSE_PATH_ROOT"),
+                home_dir: "",
+                file: &[".agents", "plugins", "cmstore", "hooks", "hooks.json"],
             },
         }),
         // Its store names its turns, its hooks do not.

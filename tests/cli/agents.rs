@@ -1881,6 +1881,49 @@ fn goose_events_are_a_session_with_its_prompt_call_and_answer() {
     );
 }
 
+/// A call another of Goose's plugins refused ends with Goose's `PreToolUseResult` (no
+/// PostToolUse follows): `refused`, the reason Goose gave kept on the line.
+#[test]
+fn a_goose_call_another_plugin_refused_is_refused() {
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let result: Value =
+        serde_json::from_str(&payload("goose-1.52-pre-tool-use-result-denied.json")).unwrap();
+    let mut pre: Value = serde_json::from_str(&payload("goose-1.52-pre-tool-use.json")).unwrap();
+    for key in ["tool_call_id", "tool_input", "working_dir"] {
+        pre[key] = result[key].clone();
+    }
+    for event in [pre, result] {
+        let out = env
+            .cmd()
+            .current_dir(dir.path())
+            .args(["capture", "--agent", "goose"])
+            .write_stdin(event.to_string())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty());
+    }
+    env.ingest_once();
+    assert_eq!(
+        text(
+            &env,
+            "SELECT outcome FROM tool_calls WHERE tool_call_id = 'call_mock_0'"
+        )
+        .as_deref(),
+        Some("refused")
+    );
+    assert_eq!(
+        text(
+            &env,
+            "SELECT event || ': ' || json_extract(entry, '$.reason') FROM events \
+             WHERE hook_type = 'PermissionDenied'"
+        )
+        .as_deref(),
+        Some("PreToolUseResult: cmstore probe denies this")
+    );
+}
+
 /// Goose reads only the exit code: in enforce mode a risky `shell` call's PreToolUse exits 2
 /// with the reason on stderr and nothing on stdout; a failed call (PostToolUseFailure) is
 /// failed.
@@ -2122,6 +2165,19 @@ fn kimi_events_are_a_session_with_its_prompt_and_calls() {
     assert_eq!(
         text(&env, "SELECT prompt FROM turns WHERE hook_type = 'Stop'").as_deref(),
         Some("say hello")
+    );
+    // A turn that ended on the provider's error keeps it.
+    let failed = kimi(&env, "kimi-2.1-stop-failure.json", false);
+    assert!(failed.status.success() && failed.stdout.is_empty());
+    env.ingest_once();
+    assert_eq!(
+        text(
+            &env,
+            "SELECT json_extract(entry, '$.error.name') || ': ' || \
+             json_extract(entry, '$.error.message') FROM events WHERE hook_type = 'StopFailure'"
+        )
+        .as_deref(),
+        Some("APIStatusError: 400 mock bad request")
     );
 }
 

@@ -2865,7 +2865,8 @@ fn kilo_gets_the_opencode_plugin_in_its_own_folders() {
 }
 
 /// An agent whose folder an environment variable of its own moves (`QWEN_HOME`,
-/// `QODER_CONFIG_DIR`) gets its user hooks there, as the agent reads them.
+/// `QODER_CONFIG_DIR`; Goose's `GOOSE_PATH_ROOT`, its home) gets its user hooks there, as the
+/// agent reads them.
 #[test]
 fn a_user_install_follows_the_agents_own_folder_variable() {
     for (agent, var) in [("qwen", "QWEN_HOME"), ("qoder", "QODER_CONFIG_DIR")] {

@@ -84,10 +84,18 @@ fn unlist(plugin: &PluginFile, location: &Location) -> anyhow::Result<Option<Str
     let Some(text) = read_existing(&path)? else {
         return Ok(None);
     };
-    match plugin::unlist(&text, registry.id) {
+    let folder = plugin::folder(plugin, location).display().to_string();
+    if plugin::listing(Some(&text), registry.id, &folder) == plugin::Listing::Unreadable {
+        return Ok(Some(format!(
+            "left {} as it is: it does not parse (take cmstore's entry out by hand if it has \
+             one)",
+            path.display()
+        )));
+    }
+    match plugin::unlist(&text, registry.id, &folder) {
         Some(plugin::Unlisted::Rest(rest)) => {
             write_atomic(&path, &rest)?;
-            Ok(Some(format!("its entry in {}", path.display())))
+            Ok(Some(format!("removed its entry in {}", path.display())))
         }
         Some(plugin::Unlisted::Empty) => {
             fs::remove_file(&path)
@@ -95,9 +103,9 @@ fn unlist(plugin: &PluginFile, location: &Location) -> anyhow::Result<Option<Str
             let left = remove_empty_folders(&path, &plugin::root(plugin, location));
             let folders: Vec<String> = left.iter().map(|f| f.display().to_string()).collect();
             Ok(Some(match folders.as_slice() {
-                [] => format!("{}, which held nothing else", path.display()),
+                [] => format!("removed {}, which held nothing else", path.display()),
                 some => format!(
-                    "{}, which held nothing else, and {}",
+                    "removed {}, which held nothing else, and {}",
                     path.display(),
                     some.join(", ")
                 ),
@@ -208,7 +216,7 @@ pub fn uninstall(
     }
     let removed = remove_files(plugin, location, program)?;
     Ok(match unlist(plugin, location)? {
-        Some(entry) => format!("{removed}; removed {entry}"),
+        Some(entry) => format!("{removed}; {entry}"),
         None => removed,
     })
 }

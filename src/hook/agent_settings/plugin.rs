@@ -281,11 +281,11 @@ pub fn listing(text: Option<&str>, id: &str, folder: &str) -> Listing {
     let Some((_, plugins)) = entries(text) else {
         return Listing::Unreadable;
     };
-    // The agent takes the last entry of an id.
+    // The agent takes the last entry of an id, and loads it only when `enabled` is true.
     match plugins.iter().rev().find(|p| p["id"] == id) {
         None => Listing::Unlisted,
         Some(entry) if entry["root"] == folder => Listing::Listed {
-            enabled: entry["enabled"] != false,
+            enabled: entry["enabled"] == true,
         },
         Some(entry) => Listing::Elsewhere(entry["root"].as_str().unwrap_or("").to_string()),
     }
@@ -305,13 +305,19 @@ pub fn list(
         None => (serde_json::json!({"version": 1, "plugins": []}), Vec::new()),
         Some(text) => entries(text).ok_or("it is not a list of plugins ({\"plugins\": [...]})")?,
     };
-    if matches!(listing(text, id, folder), Listing::Listed { .. }) {
-        let ours = plugins.iter().filter(|p| p["id"] == id).count();
-        if ours == 1 {
+    if let Listing::Elsewhere(root) = listing(text, id, folder) {
+        return Err(format!(
+            "its entry \"{id}\" names another folder ({root}): take that entry out first"
+        ));
+    }
+    let ours: Vec<&serde_json::Value> = plugins.iter().filter(|p| p["id"] == id).collect();
+    if let [only] = ours.as_slice() {
+        if only["root"] == folder && only["enabled"].is_boolean() {
             return Ok(None);
         }
     }
-    let earlier = plugins.iter().rev().find(|p| p["id"] == id);
+    let earlier = ours.last();
+    // Turned off by the person stays off; an entry with no `enabled` is turned on.
     let enabled = earlier.is_none_or(|e| e["enabled"] != false);
     let since = earlier
         .and_then(|e| e["installedAt"].as_str())
@@ -329,13 +335,17 @@ pub fn list(
     }))
 }
 
-/// The list `text` without cmstore's entry `id`, every other part as it was written; `None`
+/// The list `text` without cmstore's entries `id` for `folder`, every other part as it was
+/// written (an entry of that id for another folder is not cmstore's here, and stays); `None`
 /// when it has none (or does not parse). A list left as an install that found none starts one
 /// (`{"version": 1, "plugins": []}`) is [`Unlisted::Empty`]: the file can go.
-pub fn unlist(text: &str, id: &str) -> Option<Unlisted> {
+pub fn unlist(text: &str, id: &str, folder: &str) -> Option<Unlisted> {
     let (mut doc, plugins) = entries(text)?;
     let before = plugins.len();
-    let kept: Vec<serde_json::Value> = plugins.into_iter().filter(|p| p["id"] != id).collect();
+    let kept: Vec<serde_json::Value> = plugins
+        .into_iter()
+        .filter(|p| !(p["id"] == id && p["root"] == folder))
+        .collect();
     if kept.len() == before {
         return None;
     }
@@ -379,10 +389,11 @@ mod tests {
             Ok(None)
         );
         assert_eq!(
-            unlist(&listed, "cmstore"),
+            unlist(&listed, "cmstore", "/h/p/cmstore"),
             Some(Unlisted::Rest(theirs.to_string()))
         );
-        assert_eq!(unlist(theirs, "cmstore"), None);
+        assert_eq!(unlist(&listed, "cmstore", "/elsewhere"), None);
+        assert_eq!(unlist(theirs, "cmstore", "/h/p/cmstore"), None);
         // Turned off by the person: a new install keeps it off, and when it was first listed.
         let off = listed.replace(
             "\"enabled\": true,\n      \"installedAt\"",
@@ -392,20 +403,33 @@ mod tests {
             listing(Some(&off), "cmstore", "/h/p/cmstore"),
             Listing::Listed { enabled: false }
         );
-        let moved = list(Some(&off), "cmstore", "/h/q/cmstore", "later")
+        let again = list(Some(&off), "cmstore", "/h/p/cmstore", "later");
+        assert_eq!(again, Ok(None), "left off");
+        // An entry of the id for another folder is not taken over.
+        assert!(list(Some(&off), "cmstore", "/h/q/cmstore", "later").is_err());
+        // One without `enabled` is not loaded, and an install turns it on.
+        let bare = off.replace("\"enabled\": false,\n      ", "");
+        assert_eq!(
+            listing(Some(&bare), "cmstore", "/h/p/cmstore"),
+            Listing::Listed { enabled: false }
+        );
+        let on = list(Some(&bare), "cmstore", "/h/p/cmstore", "later")
             .unwrap()
             .unwrap();
         assert_eq!(
-            listing(Some(&moved), "cmstore", "/h/q/cmstore"),
-            Listing::Listed { enabled: false }
+            listing(Some(&on), "cmstore", "/h/p/cmstore"),
+            Listing::Listed { enabled: true }
         );
-        assert!(moved.contains(now), "{moved}");
+        assert!(on.contains(now), "{on}");
     }
 
     #[test]
     fn a_list_started_by_an_install_goes_with_its_entry_and_one_that_does_not_parse_is_left() {
         let started = list(None, "cmstore", "/h/p/cmstore", "t").unwrap().unwrap();
-        assert_eq!(unlist(&started, "cmstore"), Some(Unlisted::Empty));
+        assert_eq!(
+            unlist(&started, "cmstore", "/h/p/cmstore"),
+            Some(Unlisted::Empty)
+        );
         assert!(list(Some("{not json"), "cmstore", "/h/p/cmstore", "t").is_err());
         assert_eq!(listing(Some("[]"), "cmstore", "/x"), Listing::Unreadable);
         assert_eq!(listing(None, "cmstore", "/x"), Listing::Unlisted);

@@ -51,7 +51,9 @@ pub fn read(records: &[Value], session: &str, subagent: bool) -> Read {
     for record in records {
         let time = record["time"].as_i64();
         match record["type"].as_str() {
-            Some("turn.prompt") if !subagent => {
+            // A person's prompt; a system trigger's (`origin.kind` other than `user`) fires no
+            // UserPromptSubmit and belongs to the turn it runs in.
+            Some("turn.prompt") if !subagent && is_persons(record) => {
                 close(&mut read, open.take());
                 open = Some(prompt(record, time));
             }
@@ -72,6 +74,13 @@ pub fn read(records: &[Value], session: &str, subagent: bool) -> Read {
     }
     close(&mut read, open);
     read
+}
+
+/// Whether a `turn.prompt` is the person's (`origin.kind: "user"`, or no origin named).
+fn is_persons(record: &Value) -> bool {
+    record["origin"]["kind"]
+        .as_str()
+        .is_none_or(|kind| kind == "user")
 }
 
 /// A turn opened by a `turn.prompt` record.
@@ -348,6 +357,20 @@ mod tests {
             .iter()
             .all(|r| r.sidechain && r.turn_id.is_none()));
         assert!(read.calls.iter().all(|c| c.sidechain));
+    }
+
+    #[test]
+    fn a_system_triggers_prompt_opens_no_turn() {
+        let mut records = log();
+        records.insert(
+            3,
+            json!({"type": "turn.prompt", "origin": {"kind": "system_trigger"},
+                   "input": [{"type": "text", "text": "a reminder"}], "promptId": "p9",
+                   "time": 105}),
+        );
+        let read = read(&records, "session_1", false);
+        assert_eq!(read.turns.len(), 1);
+        assert_eq!(read.turns[0].0.turn_id.as_deref(), Some("msg_01M99K9J"));
     }
 
     #[test]

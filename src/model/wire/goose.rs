@@ -29,12 +29,23 @@ pub fn event_name(p: &Payload) -> Option<String> {
     is_payload(p).then(|| p.str_any(&["event"])).flatten()
 }
 
+/// The plugin folder cmstore's hooks run from: a deny `blocked_by` it is the gate's own, which
+/// its PreToolUse already records.
+const OWN_PLUGIN: &str = "cmstore";
+
 /// The canonical hook type of a Goose event; `None` for those kept under their own names:
 /// `PreToolUseResult` (the decision every plugin's hooks came to, `decision` and who refused
 /// and why), and the per-kind repeats of a tool event (`BeforeShellExecution`,
-/// `AfterShellExecution`, `BeforeReadFile`, `AfterFileEdit`), which name no call id.
-pub fn hook_type(event: &str) -> Option<HookType> {
+/// `AfterShellExecution`, `BeforeReadFile`, `AfterFileEdit`), which name no call id. A
+/// `PreToolUseResult` that says another plugin refused the call is the call's end, as Claude
+/// Code's `PermissionDenied` is (Goose fires no PostToolUse for it): the call is `refused`.
+pub fn hook_type(event: &str, p: &Payload) -> Option<HookType> {
+    let refused_by_another = || {
+        p.str_any(&["decision"]).as_deref() == Some("deny")
+            && p.str_any(&["blocked_by"]).as_deref() != Some(OWN_PLUGIN)
+    };
     match event.trim() {
+        "PreToolUseResult" if refused_by_another() => Some(HookType::PermissionDenied),
         "SessionStart" => Some(HookType::SessionStart),
         "UserPromptSubmit" => Some(HookType::UserPromptSubmit),
         "PreToolUse" => Some(HookType::PreToolUse),
@@ -80,10 +91,22 @@ mod tests {
 
     #[test]
     fn tool_repeats_and_the_decision_keep_their_own_names() {
+        let none = payload(json!({"event": "x", "matcher_context": null}));
         assert_eq!(
-            hook_type("PostToolUseFailure"),
+            hook_type("PostToolUseFailure", &none),
             Some(HookType::PostToolUseFailure)
         );
+        let refused = |by: &str| {
+            payload(
+                json!({"event": "PreToolUseResult", "matcher_context": "shell",
+                           "decision": "deny", "blocked_by": by}),
+            )
+        };
+        assert_eq!(
+            hook_type("PreToolUseResult", &refused("guard")),
+            Some(HookType::PermissionDenied)
+        );
+        assert_eq!(hook_type("PreToolUseResult", &refused("cmstore")), None);
         for own in [
             "PreToolUseResult",
             "BeforeShellExecution",
@@ -91,7 +114,7 @@ mod tests {
             "BeforeReadFile",
             "AfterFileEdit",
         ] {
-            assert_eq!(hook_type(own), None, "{own}");
+            assert_eq!(hook_type(own, &none), None, "{own}");
         }
     }
 }

@@ -25,13 +25,22 @@ pub fn is_payload(p: &Payload) -> bool {
 }
 
 /// What Kimi's payloads say in fields of their own: the prompt's text parts, a failed call's
-/// exit code in its error's last line.
+/// exit code in its error's last line, a failed turn's error (`error_type`, `error_message`).
 pub fn fields(p: &Payload, kind: Option<HookType>, e: &mut QueueEntry, limit: usize) {
     if e.prompt.is_none() {
         e.prompt = p
             .get_any(&["prompt"])
             .and_then(prompt_text)
             .map(|t| cut_text(&t, limit));
+    }
+    if kind == Some(HookType::StopFailure) && e.error.is_none() {
+        // `error_type` and `error_message`, not `error`.
+        let message = p.str_any(&["error_message"]);
+        let name = p.str_any(&["error_type"]);
+        if message.is_some() || name.is_some() {
+            e.error = Some(serde_json::json!({"message": message.unwrap_or_default(),
+                                              "name": name}));
+        }
     }
     if kind == Some(HookType::PostToolUseFailure) {
         let message = p

@@ -218,7 +218,7 @@ pub fn hook_type(agent: Agent, event: &str, p: &Payload) -> Option<HookType> {
         return kiro::hook_type(event);
     }
     if agent == Agent::Goose {
-        return goose::hook_type(event);
+        return goose::hook_type(event, p);
     }
     let kind = HookType::from_event_name(event)?;
     let no_prompt = || {
