@@ -17,7 +17,10 @@ windsurf:NAME, a payload Devin Desktop's Cascade logged
 (tests/fixtures/payloads/windsurf-devin-2026-06-NAME.json: pre-run-command, post-write-code,
 pre-user-prompt, …), as its installed hook runs it (`--agent windsurf`; it prints nothing);
 and kiro:NAME, a payload Kiro 2.16 logged (tests/fixtures/payloads/kiro-2.16-NAME.json:
-pre-tool-use, post-tool-use, …), as cmstore's hook file runs it (`--agent kiro`).
+pre-tool-use, post-tool-use, …), as cmstore's hook file runs it (`--agent kiro`); and
+goose:NAME, kimi:NAME, payloads Goose 1.52 and Kimi Code 2.1 gave in runs here
+(tests/fixtures/payloads/goose-1.52-NAME.json, kimi-2.1-NAME.json: pre-tool-use,
+post-tool-use, …), as cmstore's hooks run them (`--agent goose`, `--agent kimi`).
 
 Usage: [HOOK_EVENT=…] hook_interleaved.py ROUNDS BIN... (the last is the baseline)
 """
@@ -55,7 +58,7 @@ if event.startswith("cursor:"):
 fixtures = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
                         "payloads")
 for agent, version in [("opencode", "1.18"), ("cline", "3.0.65"), ("windsurf", "devin-2026-06"),
-                       ("kiro", "2.16")]:
+                       ("kiro", "2.16"), ("goose", "1.52"), ("kimi", "2.1")]:
     if event.startswith(agent + ":"):
         name = event.split(":", 1)[1]
         payload = open(os.path.join(fixtures, f"{agent}-{version}-{name}.json"), "rb").read()
