@@ -1022,16 +1022,13 @@ fn before_they_fire(agent: Agent, location: &Location) -> Option<String> {
                 .to_string(),
         ),
         (Agent::Goose, _) => Some(
-            "goose: Goose reads only the exit code: the gate refuses a tool call by exit 2, and \
-             no context or budget warning reaches it; it notes cmstore's plugin folder as \
-             enabled in its config.yaml (`plugins:`), where `enabled: false` turns it off \
+            "goose: Goose reads only the exit code: no context or warning reaches it \
              (docs/agents.md)"
                 .to_string(),
         ),
         (Agent::Kimi, _) => Some(
-            "kimi: Kimi Code reads the exit code and a prompt's text: the gate refuses by exit \
-             2; its answers and usage come from `cmstore import` of its record logs (a \
-             following ingest reads them), as no hook carries them (docs/agents.md)"
+            "kimi: its answers and usage come from `cmstore import` of Kimi's logs \
+             (docs/agents.md)"
                 .to_string(),
         ),
         (Agent::Vscode, Location::User { .. }) => Some(

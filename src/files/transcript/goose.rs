@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
 use crate::model::transcript::goose::{cache_exclusive, Message, Session};
@@ -38,20 +37,9 @@ pub fn store(home: Option<&Path>) -> Option<PathBuf> {
     Some(data.join("sessions").join("sessions.db"))
 }
 
-/// Opens the store read-only (nothing of Goose's is written; a running Goose is not waited for
-/// longer than a second).
-fn open(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(std::time::Duration::from_secs(1))?;
-    Ok(conn)
-}
-
 /// Every message of the store at `path`, grouped by session and in each session's order.
 pub fn messages(path: &Path) -> rusqlite::Result<Vec<Message>> {
-    let conn = open(path)?;
+    let conn = super::sqlite_store::open(path)?;
     let mut statement = conn.prepare(
         "SELECT id, message_id, session_id, role, content_json, metadata_json,
                 created_timestamp
@@ -77,7 +65,7 @@ pub fn messages(path: &Path) -> rusqlite::Result<Vec<Message>> {
 
 /// Every session of the store at `path`: its folder, the model it asked for, Goose's totals.
 pub fn sessions(path: &Path) -> rusqlite::Result<Vec<Session>> {
-    let conn = open(path)?;
+    let conn = super::sqlite_store::open(path)?;
     let mut statement = conn.prepare(
         "SELECT id, working_dir, json_extract(model_config_json, '$.model_name'),
                 accumulated_input_tokens, accumulated_output_tokens,
@@ -110,6 +98,7 @@ pub fn sessions(path: &Path) -> rusqlite::Result<Vec<Session>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     #[test]
     fn goose_stores_are_told_by_their_place() {

@@ -24,6 +24,7 @@ pub mod goose;
 pub mod history;
 pub mod kimi;
 pub mod opencode;
+mod sqlite_store;
 mod workspace;
 
 pub use cursor::{

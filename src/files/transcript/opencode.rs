@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 
 use crate::model::queue_line::usage::UsageRecord;
@@ -53,11 +52,7 @@ fn is_store_of(path: &Path, name: &str) -> bool {
 /// read-only (nothing of OpenCode's is written; a running OpenCode is not waited for longer
 /// than a second).
 pub fn assistant_messages(path: &Path) -> rusqlite::Result<Vec<Message>> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(std::time::Duration::from_secs(1))?;
+    let conn = super::sqlite_store::open(path)?;
     let mut statement = conn.prepare(
         "SELECT m.id, m.session_id, m.data, s.directory FROM message m \
          LEFT JOIN session s ON s.id = m.session_id \
@@ -88,11 +83,7 @@ pub fn assistant_messages(path: &Path) -> rusqlite::Result<Vec<Message>> {
 /// within one, for its turns ([`crate::model::transcript::opencode::turns`]); none from a
 /// store without parts (an OpenCode before 1.18's tables).
 pub fn messages_with_parts(path: &Path) -> rusqlite::Result<Vec<StoredMessage>> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(std::time::Duration::from_secs(1))?;
+    let conn = super::sqlite_store::open(path)?;
     let has_parts = conn
         .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'part'")?
         .exists([])?;
@@ -137,11 +128,7 @@ pub fn messages_with_parts(path: &Path) -> rusqlite::Result<Vec<StoredMessage>> 
 /// without a model stored the way usage is (the reasoning inside the output); an error when
 /// the store keeps none (an OpenCode without those columns).
 pub fn session_totals(path: &Path) -> rusqlite::Result<Vec<(String, UsageRecord)>> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(std::time::Duration::from_secs(1))?;
+    let conn = super::sqlite_store::open(path)?;
     let mut statement = conn.prepare(
         "SELECT id, tokens_input, tokens_output, tokens_reasoning, tokens_cache_read, \
          tokens_cache_write FROM session",

@@ -34,6 +34,7 @@ use crate::files::transcript::kimi as kimi_log;
 use crate::files::transcript::opencode as opencode_store;
 use crate::model::redact::Redactor;
 use crate::model::transcript::codex_turns::{CodexTurn, CodexTurnReader};
+use crate::model::transcript::items::{ToolCallItem, ToolResultItem};
 use crate::model::transcript::usage::{
     dedup, from_json_chat, is_chat_file, is_json_chat_file, is_qwen_chat_file, json_chat_parent,
     totals_differ, CodexReader, UsageRecord,
@@ -933,17 +934,33 @@ fn import_opencode_store(
         .collect();
     // And its calls, by the ids the plugin sends the hooks (coverage).
     let shown = crate::model::transcript::opencode::tool_items(&messages);
+    let read = (read, shown);
+    write_whole_sessions(conn, config, (path, format), read, &cwds, sessions, stats)?;
+    stats.bytes += len;
+    progress(stats.bytes);
+    Ok(Kind::Transcript)
+}
+
+/// What an import of sessions read whole (an agent's store, a session's file) writes after their
+/// usage (`sessions`, as writing it left them): the calls they show (coverage), their turns
+/// (`read`), and each session with its folder from `cwds`.
+fn write_whole_sessions(
+    conn: &mut Connection,
+    config: &Config,
+    (path, format): (&Path, Format),
+    (read, shown): (Vec<ReadTurn>, (Vec<ToolCallItem>, Vec<ToolResultItem>)),
+    cwds: &HashMap<String, String>,
+    mut sessions: HashMap<String, Seen>,
+    stats: &mut Stats,
+) -> Result<(), Error> {
     let redactor = Redactor::new(&config.redact);
     items::write(conn, shown, &redactor, (format.agent(), &None))?;
-    let file = (path, format, false, &cwds);
+    let file = (path, format, false, cwds);
     write_turns(conn, config, read, file, &mut sessions, stats)?;
     for (session, seen) in sessions.iter_mut() {
         seen.cwd = cwds.get(session).cloned();
     }
-    write_sessions(conn, format.agent(), sessions)?;
-    stats.bytes += len;
-    progress(stats.bytes);
-    Ok(Kind::Transcript)
+    write_sessions(conn, format.agent(), sessions)
 }
 
 /// Stores each session's totals as its agent keeps them (`source`), in one transaction (a
@@ -1022,18 +1039,12 @@ fn import_goose_store(
         .map(|(session, turn, started)| ReadTurn::new(session, turn, started))
         .collect();
     let shown = crate::model::transcript::goose::tool_items(&messages);
-    let redactor = Redactor::new(&config.redact);
-    items::write(conn, shown, &redactor, (Format::Goose.agent(), &None))?;
     let cwds: HashMap<String, String> = stored
         .iter()
         .filter_map(|s| Some((s.id.clone(), s.cwd.clone()?)))
         .collect();
-    let file = (path, Format::Goose, false, &cwds);
-    write_turns(conn, config, read, file, &mut sessions, stats)?;
-    for (session, seen) in sessions.iter_mut() {
-        seen.cwd = cwds.get(session).cloned();
-    }
-    write_sessions(conn, Format::Goose.agent(), sessions)?;
+    let file = (path, Format::Goose);
+    write_whole_sessions(conn, config, file, (read, shown), &cwds, sessions, stats)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
@@ -1064,28 +1075,16 @@ fn import_kimi_log(
     let mut sessions = HashMap::new();
     let agent = (Format::Kimi, &Some(session.clone()));
     write_batch(conn, read.usage, agent, &mut sessions, stats)?;
-    let redactor = Redactor::new(&config.redact);
     let shown = (read.calls, read.results);
-    items::write(conn, shown, &redactor, (Format::Kimi.agent(), &None))?;
     let turns: Vec<ReadTurn> = read
         .turns
         .into_iter()
         .map(|(turn, started)| ReadTurn::new(session.clone(), turn, started))
         .collect();
     let cwd = kimi_log::cwd_of(named).or_else(|| kimi_log::cwd_of(path));
-    let cwds: HashMap<String, String> = cwd.iter().map(|c| (session.clone(), c.clone())).collect();
-    write_turns(
-        conn,
-        config,
-        turns,
-        (path, Format::Kimi, false, &cwds),
-        &mut sessions,
-        stats,
-    )?;
-    for seen in sessions.values_mut() {
-        seen.cwd.clone_from(&cwd);
-    }
-    write_sessions(conn, Format::Kimi.agent(), sessions)?;
+    let cwds: HashMap<String, String> = cwd.map(|c| (session.clone(), c)).into_iter().collect();
+    let file = (path, Format::Kimi);
+    write_whole_sessions(conn, config, file, (turns, shown), &cwds, sessions, stats)?;
     stats.bytes += bytes.len() as u64;
     progress(stats.bytes);
     Ok(Kind::Transcript)
@@ -1117,8 +1116,6 @@ fn import_cline_session(
         .collect();
     // And its calls, by the model's call ids (coverage).
     let shown = crate::model::transcript::cline::tool_items(&messages, &session);
-    let redactor = Redactor::new(&config.redact);
-    items::write(conn, shown, &redactor, (Format::Cline.agent(), &None))?;
     let mut sessions = HashMap::new();
     write_batch(
         conn,
@@ -1132,18 +1129,8 @@ fn import_cline_session(
         .iter()
         .map(|cwd| (session.clone(), cwd.clone()))
         .collect();
-    write_turns(
-        conn,
-        config,
-        read,
-        (path, Format::Cline, false, &cwds),
-        &mut sessions,
-        stats,
-    )?;
-    for seen in sessions.values_mut() {
-        seen.cwd.clone_from(&run.cwd);
-    }
-    write_sessions(conn, Format::Cline.agent(), sessions)?;
+    let file = (path, Format::Cline);
+    write_whole_sessions(conn, config, file, (read, shown), &cwds, sessions, stats)?;
     stats.bytes += len;
     progress(stats.bytes);
     Ok(Kind::Transcript)
